@@ -1,0 +1,5 @@
+"""`python -m sitemapcrawl` runs the command line."""
+
+from sitemapcrawl.cli import main
+
+main()

@@ -1,0 +1,42 @@
+"""The one error hierarchy of sitemapcrawl.
+
+Every error a user can cause or meet is a `SitemapCrawlError`; the CLI turns it
+into one line on stderr and the error's `exit_code`, in one place. Per-URL
+failures are not errors: they are data on the row (status, reason).
+"""
+
+
+class SitemapCrawlError(Exception):
+    """Base class: a failure worth one clear line to the user; exit code 1."""
+
+    exit_code = 1
+
+
+class UsageError(SitemapCrawlError):
+    """Bad arguments, a bad config file, a bad seed file that cannot be read."""
+
+    exit_code = 2
+
+
+class StoreUnavailableError(SitemapCrawlError):
+    """HBase cannot be reached (after retries) at the configured address."""
+
+    exit_code = 2
+
+
+class TableMissingError(SitemapCrawlError):
+    """A table the command needs does not exist; `sitemapcrawl init` creates it."""
+
+    exit_code = 2
+
+
+class CellDecodeError(SitemapCrawlError):
+    """A stored cell holds a value the row model cannot read; names row and column."""
+
+
+class RowNotFoundError(SitemapCrawlError):
+    """No row exists for the URL asked for."""
+
+
+class SitemapError(SitemapCrawlError):
+    """A document could not be read as a sitemap at all (not one, empty, HTTP error)."""
