@@ -12,14 +12,31 @@ import sys
 from pathlib import Path
 from typing import Annotated, Any
 
-import click
 import typer
+from typer.core import TyperGroup
 
 from sitemapcrawl import __version__
 from sitemapcrawl.config import Settings, load_settings
 from sitemapcrawl.errors import SitemapCrawlError
 
+
+
+class _ErrorReportingGroup(TyperGroup):
+    """The one place where our errors become a stderr line and an exit code."""
+
+    def invoke(self, ctx: Any) -> Any:
+        try:
+            return super().invoke(ctx)
+        except SitemapCrawlError as exc:
+            typer.echo(f"sitemapcrawl: error: {exc}", err=True)
+            raise typer.Exit(exc.exit_code) from None
+        except KeyboardInterrupt:
+            typer.echo("sitemapcrawl: interrupted", err=True)
+            raise typer.Exit(130) from None
+
+
 app = typer.Typer(
+    cls=_ErrorReportingGroup,
     name="sitemapcrawl",
     help="An HBase-backed, sitemap-focused web crawler.",
     no_args_is_help=True,
@@ -104,20 +121,5 @@ def global_options(
 
 
 def main() -> None:
-    """Console entry point: run the app; turn our errors into one line and an exit code."""
-    try:
-        app(standalone_mode=False)
-    except SitemapCrawlError as exc:
-        typer.echo(f"sitemapcrawl: error: {exc}", err=True)
-        sys.exit(exc.exit_code)
-    except typer.Exit as exc:
-        sys.exit(exc.exit_code)
-    except typer.Abort:
-        typer.echo("sitemapcrawl: aborted", err=True)
-        sys.exit(130)
-    except KeyboardInterrupt:
-        typer.echo("sitemapcrawl: interrupted", err=True)
-        sys.exit(130)
-    except click.ClickException as exc:  # usage errors, in non-standalone mode
-        exc.show()
-        sys.exit(exc.exit_code)
+    """Console entry point."""
+    app()
