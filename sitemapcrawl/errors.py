@@ -18,6 +18,17 @@ class UsageError(SitemapCrawlError):
     exit_code = 2
 
 
+class InvalidUrlError(SitemapCrawlError):
+    """A URL that cannot be canonicalised or keyed (or a malformed row key); exit code 2.
+
+    The message is a short reason naming the URL. Jobs that meet many URLs
+    (inject, parse) catch it per URL and count or record it; it reaches the
+    user only when the bad URL was a command-line argument.
+    """
+
+    exit_code = 2
+
+
 class StoreUnavailableError(SitemapCrawlError):
     """HBase cannot be reached (after retries) at the configured address."""
 
