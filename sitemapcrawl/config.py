@@ -46,8 +46,9 @@ class Settings:
     """Prefix for table names, so several crawls (or tests) share one HBase."""
     hbase_timeout_ms: int = 30_000
     """Socket timeout of each Thrift call."""
-    hbase_retries: int = 5
-    """Attempts per HBase operation before giving up (reconnecting in between)."""
+    hbase_retries: int = 8
+    """Attempts per HBase operation before giving up (reconnecting in between;
+    pauses grow from 0.25 s to 5 s, so 8 attempts ride out a ~20 s restart)."""
     hbase_batch_size: int = 1_000
     """Rows per batched write and per scanner round trip."""
 

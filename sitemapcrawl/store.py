@@ -1,0 +1,337 @@
+"""HBase access: the only module that imports happybase.
+
+`Store` offers what jobs need and no more: create the tables, batched writes,
+reads of one or many rows, and scans (by key prefix or range, with a server
+side filter, with only the columns asked for). It speaks bytes: keys and cells
+are built by `urls.py` and `webpage.py`.
+
+Failures of the wire (an idle socket the server closed, a restarted Thrift
+server, a timeout) are retried after reconnecting, a bounded number of times
+with growing pauses. That is safe because every write is an idempotent put:
+sending a batch twice leaves the same cells (one version per column), so a
+retry neither loses nor duplicates rows. A scan that breaks resumes after the
+last row it returned. After the last attempt the error becomes
+`StoreUnavailableError` (exit code 2) naming the address.
+"""
+
+from __future__ import annotations
+
+import logging
+import socket
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TypeVar
+
+import happybase
+from thriftpy2.thrift import TException
+from thriftpy2.transport import TTransportException
+
+from sitemapcrawl.config import Settings
+from sitemapcrawl.errors import StoreUnavailableError, TableMissingError
+from sitemapcrawl.webpage import HOST_FAMILIES, HOST_TABLE, WEBPAGE_FAMILIES, WEBPAGE_TABLE, Family
+
+log = logging.getLogger(__name__)
+
+Cells = dict[bytes, bytes]
+T = TypeVar("T")
+
+#: The tables the crawl uses, by base name, and their families.
+TABLES: dict[str, tuple[Family, ...]] = {WEBPAGE_TABLE: WEBPAGE_FAMILIES, HOST_TABLE: HOST_FAMILIES}
+
+#: Errors of the wire: retried after reconnecting.
+_WIRE_ERRORS = (TTransportException, socket.error, EOFError, BrokenPipeError, ConnectionError)
+
+HOW_TO_START = "start the local one with: scripts/hbase-local start"
+
+
+def _server_message(exc: TException) -> str:
+    return str(getattr(exc, "message", "") or exc)
+
+
+@dataclass(frozen=True)
+class WriteCounts:
+    """What a batched write did: rows sent, round trips, retried batches."""
+
+    rows: int
+    batches: int
+    retries: int
+
+
+class Store:
+    """A pool of Thrift connections to one HBase, with retries.
+
+    Nothing touches the network until the first operation. Thread-safe: each
+    thread takes its own connection from the pool (size `pool_size`).
+    """
+
+    def __init__(self, settings: Settings, pool_size: int = 4) -> None:
+        self.address = settings.hbase
+        self._host = settings.hbase_host
+        self._port = settings.hbase_port
+        self._timeout_ms = settings.hbase_timeout_ms
+        self._attempts = max(1, settings.hbase_retries)
+        self._batch_size = max(1, settings.hbase_batch_size)
+        self._prefix = settings.table_prefix
+        self._pool_size = pool_size
+        self._pool: happybase.ConnectionPool | None = None
+        self._connected_once = False
+        self.retries = 0
+        """Operations retried after a wire error, since this store was made."""
+
+    def _attempts_now(self) -> int:
+        # An HBase that never answered is most likely not running: say so
+        # quickly. One that answered before is worth waiting for (a restart).
+        return self._attempts if self._connected_once else min(2, self._attempts)
+
+    # ---------------------------------------------------------- plumbing --
+
+    def table_name(self, table: str) -> str:
+        """The real HBase table name for a base name (`webpage` -> prefix + `webpage`)."""
+        return self._prefix + table
+
+    def _get_pool(self) -> happybase.ConnectionPool:
+        if self._pool is None:
+            # The pool opens its first connection at once: a wire error here
+            # is retried like any other.
+            self._pool = happybase.ConnectionPool(
+                self._pool_size, host=self._host, port=self._port, timeout=self._timeout_ms,
+                transport="buffered", protocol="binary",
+            )
+        return self._pool
+
+    def _call(self, what: str, operation: Callable[[happybase.Connection], T]) -> T:
+        """Run `operation` on a pooled connection, retrying wire errors with backoff."""
+        pause = 0.25
+        for attempt in range(1, self._attempts + 1):  # noqa: B007 (bounded loop)
+            try:
+                with self._get_pool().connection() as connection:
+                    self._connected_once = True
+                    return operation(connection)
+            except _WIRE_ERRORS as exc:
+                error: Exception = exc
+            except TException as exc:
+                if "TableNotFoundException" in _server_message(exc):
+                    raise TableMissingError(
+                        f"{what}: table missing in HBase at {self.address}; run `sitemapcrawl init`"
+                    ) from None
+                error = exc
+            if attempt >= self._attempts_now():
+                raise StoreUnavailableError(
+                    f"HBase at {self.address} failed {attempt} times ({what}: "
+                    f"{type(error).__name__}: {error}); is it running? {HOW_TO_START}"
+                ) from None
+            log.info("HBase %s failed (%s); retry %d in %.2fs", what, error, attempt, pause)
+            self.retries += 1
+            time.sleep(pause)
+            pause = min(pause * 2, 5.0)
+        raise AssertionError("unreachable")
+
+    def close(self) -> None:
+        """Close every pooled connection (the store may be used again after)."""
+        pool, self._pool = self._pool, None
+        if pool is not None:
+            while True:
+                try:
+                    connection = pool._queue.get_nowait()
+                except Exception:
+                    break
+                connection.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    # ------------------------------------------------------------ tables --
+
+    def existing_tables(self) -> list[str]:
+        """Base names of our tables that exist (one round trip)."""
+        names = {n.decode() for n in self._call("list tables", lambda c: c.tables())}
+        return [base for base in TABLES if self.table_name(base) in names]
+
+    def create_tables(self) -> list[str]:
+        """Create the tables that are missing, with the families of `webpage.py`.
+
+        Returns the base names created; an empty list means all existed and
+        nothing changed. Costs one round trip plus one per table created.
+        """
+        created = []
+        existing = set(self.existing_tables())
+        for base, families in TABLES.items():
+            if base in existing:
+                continue
+            options = {
+                family.name: {
+                    "max_versions": family.max_versions,
+                    "block_cache_enabled": family.block_cache_enabled,
+                    "bloom_filter_type": family.bloom_filter_type,
+                }
+                for family in families
+            }
+            name = self.table_name(base)
+
+            def create(connection: happybase.Connection, name: str = name, options: dict = options) -> None:
+                try:
+                    connection.create_table(name, options)
+                except TException as exc:
+                    # A retry after a lost reply finds the table made: that is success.
+                    if "TableExistsException" not in _server_message(exc):
+                        raise
+
+            self._call(f"create table {name}", create)
+            created.append(base)
+        return created
+
+    def require_tables(self, *bases: str) -> None:
+        """Raise TableMissingError (saying to run init) unless these tables exist."""
+        existing = set(self.existing_tables())
+        missing = [self.table_name(b) for b in bases if b not in existing]
+        if missing:
+            raise TableMissingError(
+                f"table {', '.join(missing)} missing in HBase at {self.address}; run `sitemapcrawl init`"
+            )
+
+    def families(self, table: str) -> dict[str, dict[str, object]]:
+        """Family name -> options as HBase reports them (one round trip)."""
+        name = self.table_name(table)
+        raw = self._call(f"describe {name}", lambda c: c.table(name).families())
+        return {family.decode(): dict(options) for family, options in raw.items()}
+
+    def drop_tables(self) -> list[str]:
+        """Disable and delete this prefix's tables (tests and `init --drop`)."""
+        dropped = []
+        for base in self.existing_tables():
+            name = self.table_name(base)
+            self._call(f"drop table {name}", lambda c, n=name: c.delete_table(n, disable=True))
+            dropped.append(base)
+        return dropped
+
+    # ------------------------------------------------------------ writes --
+
+    def write(self, table: str, rows: Iterable[tuple[bytes, Mapping[bytes, bytes]]]) -> WriteCounts:
+        """Put rows in batches of `hbase_batch_size`; a failed batch is sent again.
+
+        Streams: holds one batch in memory, whatever the length of `rows`.
+        Cells of a row are merged with what the row has (a put per column).
+        """
+        name = self.table_name(table)
+        sent = batches = 0
+        retries_before = self.retries
+        chunk: list[tuple[bytes, Mapping[bytes, bytes]]] = []
+        for row in rows:
+            chunk.append(row)
+            if len(chunk) >= self._batch_size:
+                self._send(name, chunk)
+                sent += len(chunk)
+                batches += 1
+                chunk = []
+        if chunk:
+            self._send(name, chunk)
+            sent += len(chunk)
+            batches += 1
+        return WriteCounts(sent, batches, self.retries - retries_before)
+
+    def _send(self, name: str, chunk: Sequence[tuple[bytes, Mapping[bytes, bytes]]]) -> None:
+        def send(connection: happybase.Connection) -> None:
+            batch = connection.table(name).batch()
+            for key, cells in chunk:
+                if cells:
+                    batch.put(key, dict(cells))
+            batch.send()
+
+        self._call(f"write {len(chunk)} rows to {name}", send)
+
+    def delete(self, table: str, key: bytes, columns: Sequence[bytes] | None = None) -> None:
+        """Delete some columns of a row (all of it when `columns` is None)."""
+        name = self.table_name(table)
+        self._call(f"delete from {name}", lambda c: c.table(name).delete(key, columns=columns))
+
+    # ------------------------------------------------------------- reads --
+
+    def row(self, table: str, key: bytes, columns: Sequence[bytes] | None = None) -> Cells | None:
+        """One row's cells, or None when the row does not exist (one round trip)."""
+        name = self.table_name(table)
+        cells = self._call(f"read from {name}", lambda c: c.table(name).row(key, columns=columns))
+        return cells or None
+
+    def rows(self, table: str, keys: Sequence[bytes], columns: Sequence[bytes] | None = None) -> dict[bytes, Cells]:
+        """Cells of many rows by key, in one round trip per `hbase_batch_size` keys.
+
+        Rows that do not exist are absent from the result.
+        """
+        name = self.table_name(table)
+        found: dict[bytes, Cells] = {}
+        for start in range(0, len(keys), self._batch_size):
+            part = list(keys[start : start + self._batch_size])
+            result = self._call(f"read from {name}", lambda c, p=part: c.table(name).rows(p, columns=columns))
+            found.update((key, cells) for key, cells in result if cells)
+        return found
+
+    def scan(
+        self,
+        table: str,
+        *,
+        prefix: bytes | None = None,
+        start: bytes | None = None,
+        stop: bytes | None = None,
+        columns: Sequence[bytes] | None = None,
+        filter: str | None = None,
+        limit: int | None = None,
+    ) -> Iterator[tuple[bytes, Cells]]:
+        """Rows in key order, `hbase_batch_size` per round trip.
+
+        `prefix` or `start`/`stop` bound the keys; `filter` is an HBase filter
+        string evaluated by the server; `columns` limits the cells fetched. A
+        scan broken by a wire error reopens after the last row returned. The
+        server expires an idle scanner (2 minutes here): do not do slow work
+        between rows; read what you need first.
+        """
+        if prefix is not None:
+            if start is not None or stop is not None:
+                raise ValueError("scan: give prefix, or start/stop, not both")
+            start, stop = prefix, _prefix_end(prefix)
+        name = self.table_name(table)
+        returned = 0
+        last: bytes | None = None
+        pause = 0.25
+        failures = 0
+        while True:
+            resume = start if last is None else last + b"\x00"
+            try:
+                with self._get_pool().connection() as connection:
+                    self._connected_once = True
+                    scanner = connection.table(name).scan(
+                        row_start=resume, row_stop=stop, columns=columns, filter=filter,
+                        batch_size=self._batch_size,
+                        limit=None if limit is None else limit - returned,
+                    )
+                    for key, cells in scanner:
+                        last = key
+                        returned += 1
+                        yield key, cells
+                return
+            except _WIRE_ERRORS + (TException,) as exc:
+                if isinstance(exc, TException) and "TableNotFoundException" in _server_message(exc):
+                    raise TableMissingError(
+                        f"table {name} missing in HBase at {self.address}; run `sitemapcrawl init`"
+                    ) from None
+                failures += 1
+                if failures >= self._attempts_now():
+                    raise StoreUnavailableError(
+                        f"HBase at {self.address} failed {failures} times (scan {name}: "
+                        f"{type(exc).__name__}: {exc}); is it running? {HOW_TO_START}"
+                    ) from None
+                log.info("scan of %s broke (%s); resuming after %r", name, exc, last)
+                self.retries += 1
+                time.sleep(pause)
+                pause = min(pause * 2, 5.0)
+
+
+def _prefix_end(prefix: bytes) -> bytes | None:
+    """The first key after every key starting with `prefix` (None: no end)."""
+    stripped = prefix.rstrip(b"\xff")
+    if not stripped:
+        return None
+    return stripped[:-1] + bytes([stripped[-1] + 1])

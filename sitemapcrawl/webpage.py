@@ -1,0 +1,425 @@
+"""The row model: every HBase column, its meaning and its value format.
+
+This is the only module (with `hbase-schema/`) that knows column names. A row
+is a `WebPage` (table `webpage`, one per URL) or a `HostRow` (table `host`,
+one per scheme+host+port). Jobs build partial rows (only the fields they set)
+and `encode` turns them into cells; `decode` turns cells back into a row,
+raising `CellDecodeError` naming the row and the column for a bad value.
+
+Values are UTF-8 text a person can read in `hbase shell`: numbers as decimal
+strings, times as fixed-width UTC `YYYY-MM-DDTHH:MM:SSZ` (they sort and
+compare as strings, so server-side filters work on them), flags as `1`.
+The exceptions are the map families (inlinks, outlinks: the qualifier is a
+URL) and the content family (gzip-compressed bytes).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import gzip
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any, Generic, TypeVar
+
+from sitemapcrawl.errors import CellDecodeError
+
+TIME_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
+
+WEBPAGE_TABLE = "webpage"
+HOST_TABLE = "host"
+
+
+class FetchStatus(enum.StrEnum):
+    """Where a URL stands in the crawl (column `f:st`)."""
+
+    UNFETCHED = "unfetched"
+    FETCHED = "fetched"
+    NOT_MODIFIED = "not_modified"
+    REDIRECT = "redirect"
+    GONE = "gone"
+    RETRY = "retry"
+    BLOCKED_ROBOTS = "blocked_robots"
+    TOO_LARGE = "too_large"
+    DEFERRED = "deferred"
+
+
+class ChangeFreq(enum.StrEnum):
+    """A sitemap's `<changefreq>` hint (column `s:cf`)."""
+
+    ALWAYS = "always"
+    HOURLY = "hourly"
+    DAILY = "daily"
+    WEEKLY = "weekly"
+    MONTHLY = "monthly"
+    YEARLY = "yearly"
+    NEVER = "never"
+
+
+class SitemapSource(enum.StrEnum):
+    """How a sitemap row came to be (column `s:src`)."""
+
+    SEED = "seed"
+    ROBOTS = "robots"
+    INDEX = "index"
+    PROBE = "probe"
+    LINK = "link"
+
+
+class RobotsStatus(enum.StrEnum):
+    """Outcome of the last robots.txt fetch of a host (column `r:st`)."""
+
+    OK = "ok"
+    MISSING = "missing"
+    ERROR = "error"
+
+
+def format_time(moment: datetime) -> str:
+    """Fixed-width UTC text for a time; naive times are taken as UTC."""
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.astimezone(UTC).strftime(TIME_FORMAT)
+
+
+def parse_time(text: str) -> datetime:
+    """Inverse of `format_time`; raises ValueError on anything else."""
+    return datetime.strptime(text, TIME_FORMAT).replace(tzinfo=UTC)
+
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Codec(Generic[T]):
+    """How one kind of value becomes cell bytes and back."""
+
+    name: str
+    encode: Callable[[T], bytes]
+    decode: Callable[[bytes], T]
+
+
+def _text_codec() -> Codec[str]:
+    return Codec("text", lambda v: v.encode("utf-8"), lambda b: b.decode("utf-8"))
+
+
+def _int_decode(raw: bytes) -> int:
+    return int(raw.decode("ascii"))
+
+
+def _float_encode(value: float) -> bytes:
+    return repr(float(value)).encode("ascii")
+
+
+def _flag_decode(raw: bytes) -> bool:
+    if raw not in (b"1", b"0"):
+        raise ValueError(f"flag must be 1 or 0, not {raw[:20]!r}")
+    return raw == b"1"
+
+
+def _enum_codec(kind: type[enum.StrEnum]) -> Codec[Any]:
+    return Codec(f"one of {', '.join(m.value for m in kind)}", lambda v: v.value.encode(),
+                 lambda b: kind(b.decode("ascii")))
+
+
+def _lines_encode(values: tuple[str, ...]) -> bytes:
+    return "\n".join(values).encode("utf-8")
+
+
+def _lines_decode(raw: bytes) -> tuple[str, ...]:
+    return tuple(line for line in raw.decode("utf-8").split("\n") if line)
+
+
+TEXT: Codec[str] = _text_codec()
+INT: Codec[int] = Codec("decimal integer", lambda v: str(int(v)).encode("ascii"), _int_decode)
+FLOAT: Codec[float] = Codec("decimal number", _float_encode, lambda b: float(b.decode("ascii")))
+TIME: Codec[datetime] = Codec(
+    "UTC time YYYY-MM-DDTHH:MM:SSZ", lambda v: format_time(v).encode("ascii"),
+    lambda b: parse_time(b.decode("ascii")),
+)
+FLAG: Codec[bool] = Codec("1 (0 = explicitly not)", lambda v: b"1" if v else b"0", _flag_decode)
+LINES: Codec[tuple[str, ...]] = Codec("text, one item per line", _lines_encode, _lines_decode)
+GZIP: Codec[bytes] = Codec(
+    "gzip-compressed bytes", lambda v: gzip.compress(v, compresslevel=6, mtime=0), gzip.decompress
+)
+
+
+@dataclass(frozen=True)
+class Column:
+    """One family:qualifier, what it means, its format and who writes it."""
+
+    family: str
+    qualifier: str
+    codec: Codec[Any]
+    meaning: str
+    writer: str
+
+    @property
+    def name(self) -> str:
+        """`family:qualifier`, as HBase and the shell spell it."""
+        return f"{self.family}:{self.qualifier}"
+
+
+@dataclass(frozen=True)
+class MapFamily:
+    """A family whose qualifiers are data (a URL), each cell a text value."""
+
+    family: str
+    meaning: str
+    writer: str
+
+
+@dataclass(frozen=True)
+class Family:
+    """A column family and the options it is created with (as in hbase-schema/)."""
+
+    name: str
+    meaning: str
+    max_versions: int = 1
+    block_cache_enabled: bool = True
+    bloom_filter_type: str = "ROW"
+
+
+def col(family: str, qualifier: str, codec: Codec[Any], meaning: str, writer: str) -> Any:
+    """A dataclass field bound to a column; its default is None ("not set")."""
+    return field(default=None, metadata={"column": Column(family, qualifier, codec, meaning, writer)})
+
+
+def mapcol(family: str, meaning: str, writer: str) -> Any:
+    """A dataclass field bound to a whole map family (qualifier = key)."""
+    return field(default=None, metadata={"map": MapFamily(family, meaning, writer)})
+
+
+# ---------------------------------------------------------------- webpage ---
+
+WEBPAGE_FAMILIES = (
+    Family("f", "fetch state"),
+    Family("s", "sitemap hints and flags"),
+    Family("m", "crawl metadata"),
+    Family("k", "markers: which batch each phase has done"),
+    Family("il", "inlinks: qualifier = source URL"),
+    Family("ol", "outlinks: qualifier = target URL"),
+    Family("c", "content, compressed (optional)", block_cache_enabled=False),
+)
+
+
+@dataclass(frozen=True)
+class WebPage:
+    """One `webpage` row: a URL and what the crawl knows of it.
+
+    Every field but `url` may be None, meaning "not read or not set": a job
+    writes only the fields it sets, and reads only the columns it asks for.
+    """
+
+    url: str
+    # f: fetch state
+    status: FetchStatus | None = col("f", "st", _enum_codec(FetchStatus), "fetch status", "inject, fetch, updatedb")
+    fetch_time: datetime | None = col("f", "ft", TIME, "time of the last fetch", "fetch")
+    prev_fetch_time: datetime | None = col("f", "pft", TIME, "time of the fetch before", "fetch")
+    next_fetch: datetime | None = col("f", "nft", TIME, "when the URL is due again", "inject, updatedb")
+    fetch_interval: int | None = col("f", "fi", INT, "seconds between fetches", "inject, updatedb")
+    retries: int | None = col("f", "rt", INT, "failed fetches in a row", "fetch")
+    http_code: int | None = col("f", "hc", INT, "HTTP status code of the last fetch", "fetch")
+    content_type: str | None = col("f", "ct", TEXT, "Content-Type header", "fetch")
+    etag: str | None = col("f", "et", TEXT, "ETag header (for If-None-Match)", "fetch")
+    last_modified: str | None = col("f", "lm", TEXT, "Last-Modified header as sent (for If-Modified-Since)", "fetch")
+    signature: str | None = col("f", "sig", TEXT, "hex digest of the body", "fetch")
+    content_changed: datetime | None = col("f", "chg", TIME, "last fetch whose signature differed", "fetch")
+    redirect_to: str | None = col("f", "rd", TEXT, "redirect target URL", "fetch")
+    error: str | None = col("f", "er", TEXT, "last fetch error, one line", "fetch")
+    # s: sitemap hints and flags
+    is_sitemap: bool | None = col("s", "sm", FLAG, "this URL is a sitemap document", "inject, detect, updatedb")
+    in_sitemap: bool | None = col("s", "in", FLAG, "some sitemap lists this URL", "updatedb")
+    sitemap_source: SitemapSource | None = col("s", "src", _enum_codec(SitemapSource), "how this sitemap was found", "inject, detect, updatedb")
+    priority: float | None = col("s", "pr", FLOAT, "sitemap <priority> in [0, 1]", "updatedb")
+    changefreq: ChangeFreq | None = col("s", "cf", _enum_codec(ChangeFreq), "sitemap <changefreq>", "updatedb")
+    lastmod: datetime | None = col("s", "lm", TIME, "sitemap <lastmod>, UTC", "updatedb")
+    sitemap_type: str | None = col("s", "ty", TEXT, "urlset, index, text, rss or atom", "parse")
+    sitemap_entries: int | None = col("s", "n", INT, "entries kept from this sitemap", "parse")
+    dropped_scope: int | None = col("s", "xs", INT, "entries dropped: outside the sitemap's scope", "parse")
+    dropped_filter: int | None = col("s", "xf", INT, "entries dropped by the URL filter", "parse")
+    dropped_limit: int | None = col("s", "xl", INT, "entries dropped over the URL or byte limit", "parse")
+    sitemap_problems: tuple[str, ...] | None = col("s", "er", LINES, "parse problems of this sitemap", "parse")
+    parse_time: datetime | None = col("s", "pt", TIME, "when this sitemap was last parsed", "parse")
+    blacklisted: str | None = col("s", "bl", TEXT, "why this sitemap is never fetched", "detect, generate, parse")
+    cross_submitters: tuple[str, ...] | None = col("s", "cs", LINES, "robots.txt URLs that list this sitemap", "detect")
+    # m: crawl metadata
+    score: float | None = col("m", "sc", FLOAT, "link/seed score", "inject, updatedb")
+    depth: int | None = col("m", "dp", INT, "hops still allowed within the site", "inject, updatedb")
+    radius: int | None = col("m", "ra", INT, "hops still allowed after leaving the site", "inject, updatedb")
+    seed: bool | None = col("m", "sd", FLAG, "injected as a seed", "inject")
+    batch_id: str | None = col("m", "b", TEXT, "batch the row was generated into", "generate")
+    partition: int | None = col("m", "pa", INT, "fetch partition of the batch", "generate")
+    # k: markers
+    inject_mark: datetime | None = col("k", "inj", TIME, "when the URL was (last) injected", "inject")
+    generate_mark: str | None = col("k", "gen", TEXT, "batch id: generated", "generate")
+    fetch_mark: str | None = col("k", "fch", TEXT, "batch id: fetched", "fetch")
+    parse_mark: str | None = col("k", "prs", TEXT, "batch id: parsed", "parse")
+    update_mark: str | None = col("k", "upd", TEXT, "batch id: merged by updatedb", "updatedb")
+    # il / ol: links
+    inlinks: Mapping[str, str] | None = mapcol("il", "source URL -> anchor text, or `sitemap`", "updatedb")
+    outlinks: Mapping[str, str] | None = mapcol("ol", "target URL -> anchor text", "parse")
+    # c: content
+    content: bytes | None = col("c", "raw", GZIP, "the fetched body", "fetch (sitemaps; pages with --store-content)")
+
+
+# ------------------------------------------------------------------- host ---
+
+HOST_FAMILIES = (
+    Family("r", "robots.txt: rules, crawl delay, sitemaps"),
+    Family("n", "per-host counters"),
+)
+
+
+@dataclass(frozen=True)
+class HostRow:
+    """One `host` row: what the crawl knows of one scheme+host+port."""
+
+    origin: str
+    """`scheme://host[:port]`, the scope of one robots.txt."""
+    robots_fetch_time: datetime | None = col("r", "ft", TIME, "time robots.txt was fetched", "detect, fetch")
+    robots_status: RobotsStatus | None = col("r", "st", _enum_codec(RobotsStatus), "ok, missing (allow all) or error (deny all until retry)", "detect, fetch")
+    robots_http_code: int | None = col("r", "hc", INT, "HTTP status of robots.txt", "detect, fetch")
+    robots_retry_at: datetime | None = col("r", "nft", TIME, "when to fetch robots.txt again", "detect, fetch")
+    robots_error: str | None = col("r", "er", TEXT, "robots.txt fetch error, one line", "detect, fetch")
+    robots_text: str | None = col("r", "txt", TEXT, "robots.txt body (capped)", "detect, fetch")
+    robots_truncated: bool | None = col("r", "tr", FLAG, "robots.txt was over the size cap", "detect, fetch")
+    crawl_delay: float | None = col("r", "cd", FLOAT, "Crawl-delay for our user agent, seconds", "detect, fetch")
+    sitemaps: tuple[str, ...] | None = col("r", "sm", LINES, "Sitemap: URLs listed in robots.txt", "detect")
+    sitemaps_found: int | None = col("n", "sm", INT, "sitemaps listed or probed, last detect", "detect")
+    sitemaps_new: int | None = col("n", "smn", INT, "sitemaps new to the table, last detect", "detect")
+
+
+# ------------------------------------------------------------- encoding ---
+
+RowT = TypeVar("RowT", WebPage, HostRow)
+
+
+def columns_of(row_type: type[WebPage] | type[HostRow]) -> dict[str, Column]:
+    """Field name -> Column for every single-column field of a row type."""
+    return {f.name: f.metadata["column"] for f in dataclasses.fields(row_type) if "column" in f.metadata}
+
+
+def map_families_of(row_type: type[WebPage] | type[HostRow]) -> dict[str, MapFamily]:
+    """Field name -> MapFamily for the map fields of a row type."""
+    return {f.name: f.metadata["map"] for f in dataclasses.fields(row_type) if "map" in f.metadata}
+
+
+_COLUMNS = {WebPage: columns_of(WebPage), HostRow: columns_of(HostRow)}
+_MAPS = {WebPage: map_families_of(WebPage), HostRow: map_families_of(HostRow)}
+_BY_NAME = {
+    row_type: {column.name.encode(): (name, column) for name, column in columns.items()}
+    for row_type, columns in _COLUMNS.items()
+}
+_MAPS_BY_FAMILY = {
+    row_type: {mf.family.encode(): name for name, mf in maps.items()} for row_type, maps in _MAPS.items()
+}
+
+
+def column_names(row_type: type[WebPage] | type[HostRow], fields: Iterable[str]) -> list[bytes]:
+    """The HBase column names (`f:st`, or `il` for a map family) for these fields.
+
+    Jobs pass the fields they read, so a scan fetches only those columns.
+    Raises KeyError naming an unknown field.
+    """
+    names: list[bytes] = []
+    for name in fields:
+        if name in _COLUMNS[row_type]:
+            names.append(_COLUMNS[row_type][name].name.encode())
+        elif name in _MAPS[row_type]:
+            names.append(_MAPS[row_type][name].family.encode())
+        else:
+            raise KeyError(f"{row_type.__name__} has no field {name!r}")
+    return names
+
+
+def encode(row: WebPage | HostRow) -> dict[bytes, bytes]:
+    """Cells for every field that is set (not None); costs no round trip."""
+    cells: dict[bytes, bytes] = {}
+    row_type = type(row)
+    for name, column in _COLUMNS[row_type].items():
+        value = getattr(row, name)
+        if value is not None:
+            cells[column.name.encode()] = column.codec.encode(value)
+    for name, family in _MAPS[row_type].items():
+        mapping = getattr(row, name)
+        if mapping:
+            for qualifier, text in mapping.items():
+                cells[f"{family.family}:{qualifier}".encode()] = text.encode("utf-8")
+    return cells
+
+
+def decode(row_type: type[RowT], identity: str, cells: Mapping[bytes, bytes]) -> RowT:
+    """A row from its cells; `identity` is the URL (or origin) the key stands for.
+
+    Raises CellDecodeError naming the row and the column for a value that is
+    not in its column's format. Unknown columns are ignored (a newer writer).
+    """
+    values: dict[str, Any] = {}
+    maps: dict[str, dict[str, str]] = {}
+    by_name = _BY_NAME[row_type]
+    maps_by_family = _MAPS_BY_FAMILY[row_type]
+    for raw_name, raw_value in cells.items():
+        hit = by_name.get(raw_name)
+        if hit is not None:
+            name, column = hit
+            try:
+                values[name] = column.codec.decode(raw_value)
+            except (ValueError, UnicodeDecodeError, OSError, EOFError) as exc:
+                raise CellDecodeError(
+                    f"row {identity!r}, column {column.name}: {raw_value[:40]!r} is not {column.codec.name} ({exc})"
+                ) from None
+            continue
+        family, _, qualifier = raw_name.partition(b":")
+        map_field = maps_by_family.get(family)
+        if map_field is not None:
+            try:
+                maps.setdefault(map_field, {})[qualifier.decode("utf-8")] = raw_value.decode("utf-8")
+            except UnicodeDecodeError:
+                raise CellDecodeError(
+                    f"row {identity!r}, column {raw_name.decode('utf-8', 'replace')}: not UTF-8 text"
+                ) from None
+    values.update(maps)
+    return row_type(identity, **values)
+
+
+def readable_cells(row_type: type[WebPage] | type[HostRow], cells: Mapping[bytes, bytes]) -> dict[str, Any]:
+    """`family:qualifier` -> a JSON-ready value, for `readdb --json`.
+
+    Text stays text, numbers become numbers, flags booleans; content becomes
+    its decompressed length (bytes are not for terminals).
+    """
+    out: dict[str, Any] = {}
+    by_name = _BY_NAME[row_type]
+    for raw_name, raw_value in sorted(cells.items()):
+        name = raw_name.decode("utf-8", "replace")
+        hit = by_name.get(raw_name)
+        if hit is None:
+            out[name] = raw_value.decode("utf-8", "replace")
+            continue
+        column = hit[1]
+        try:
+            value = column.codec.decode(raw_value)
+        except (ValueError, UnicodeDecodeError, OSError, EOFError):
+            out[name] = raw_value.decode("utf-8", "replace")
+            continue
+        if isinstance(value, datetime):
+            out[name] = format_time(value)
+        elif isinstance(value, bytes):
+            out[name] = {"bytes": len(value)}
+        elif isinstance(value, tuple):
+            out[name] = list(value)
+        elif isinstance(value, enum.Enum):
+            out[name] = value.value
+        else:
+            out[name] = value
+    return out
+
+
+def all_columns() -> list[tuple[str, Column | MapFamily]]:
+    """Every (table, column or map family) the model knows, for the column map test."""
+    listed: list[tuple[str, Column | MapFamily]] = []
+    for table, row_type in ((WEBPAGE_TABLE, WebPage), (HOST_TABLE, HostRow)):
+        listed.extend((table, column) for column in _COLUMNS[row_type].values())
+        listed.extend((table, family) for family in _MAPS[row_type].values())
+    return listed

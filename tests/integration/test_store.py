@@ -1,0 +1,102 @@
+"""The storage layer against the real local HBase."""
+
+from __future__ import annotations
+
+import subprocess
+import threading
+
+import pytest
+from hbase_fixtures import HBASE_LOCAL
+
+from sitemapcrawl.config import Settings
+from sitemapcrawl.errors import StoreUnavailableError, TableMissingError
+from sitemapcrawl.store import Store
+from sitemapcrawl.webpage import HOST_TABLE, WEBPAGE_TABLE
+
+pytestmark = pytest.mark.integration
+
+
+def test_create_tables_is_idempotent(settings: Settings) -> None:
+    with Store(settings) as store:
+        assert store.create_tables() == [WEBPAGE_TABLE, HOST_TABLE]
+        assert store.create_tables() == []
+        assert sorted(store.existing_tables()) == sorted([WEBPAGE_TABLE, HOST_TABLE])
+
+
+def test_write_read_and_scan(store: Store) -> None:
+    rows = [(f"com.example:http/{i:05d}".encode(), {b"f:st": b"unfetched", b"m:dp": str(i).encode()})
+            for i in range(2500)]
+    rows.append((b"org.other:http/x", {b"f:st": b"fetched"}))
+    counts = store.write(WEBPAGE_TABLE, rows)
+    assert (counts.rows, counts.batches) == (2501, 3)
+
+    assert store.row(WEBPAGE_TABLE, b"com.example:http/00042") == {b"f:st": b"unfetched", b"m:dp": b"42"}
+    assert store.row(WEBPAGE_TABLE, b"com.example:http/nope") is None
+    assert store.row(WEBPAGE_TABLE, b"com.example:http/00042", columns=[b"m:dp"]) == {b"m:dp": b"42"}
+
+    found = store.rows(WEBPAGE_TABLE, [b"com.example:http/00001", b"missing", b"org.other:http/x"])
+    assert sorted(found) == [b"com.example:http/00001", b"org.other:http/x"]
+
+    keys = [key for key, _ in store.scan(WEBPAGE_TABLE, prefix=b"com.example:")]
+    assert len(keys) == 2500 and keys == sorted(keys)
+    assert [k for k, _ in store.scan(WEBPAGE_TABLE, prefix=b"org.")] == [b"org.other:http/x"]
+    fetched = list(store.scan(
+        WEBPAGE_TABLE, filter="SingleColumnValueFilter('f','st',=,'binary:fetched',true,true)"))
+    assert [k for k, _ in fetched] == [b"org.other:http/x"]
+    assert len(list(store.scan(WEBPAGE_TABLE, limit=10))) == 10
+
+
+def test_put_merges_columns_and_keeps_one_version(store: Store) -> None:
+    store.write(WEBPAGE_TABLE, [(b"k:http/", {b"f:st": b"unfetched", b"m:sc": b"1.0"})])
+    store.write(WEBPAGE_TABLE, [(b"k:http/", {b"f:st": b"fetched"})])
+    assert store.row(WEBPAGE_TABLE, b"k:http/") == {b"f:st": b"fetched", b"m:sc": b"1.0"}
+
+
+def test_missing_table_says_run_init(settings: Settings) -> None:
+    with Store(settings) as store:
+        with pytest.raises(TableMissingError, match="sitemapcrawl init"):
+            store.require_tables(WEBPAGE_TABLE)
+        with pytest.raises(TableMissingError, match="sitemapcrawl init"):
+            store.row(WEBPAGE_TABLE, b"x")
+
+
+def test_unreachable_hbase_is_one_clear_error() -> None:
+    with Store(Settings(hbase="127.0.0.1:1")) as store:
+        with pytest.raises(StoreUnavailableError, match=r"127\.0\.0\.1:1.*scripts/hbase-local start"):
+            store.existing_tables()
+
+
+def test_thrift_restart_during_batched_write_loses_and_duplicates_nothing(settings: Settings) -> None:
+    """Restart the Thrift server while a large batched write runs; count the rows after."""
+    total = 120_000
+    with Store(Settings(hbase=settings.hbase, table_prefix=settings.table_prefix, hbase_batch_size=500)) as store:
+        store.create_tables()
+        started = threading.Event()
+
+        def rows():
+            for i in range(total):
+                if i == 20_000:
+                    started.set()
+                yield f"com.bulk:http/{i:07d}".encode(), {b"m:dp": str(i).encode(), b"f:st": b"unfetched"}
+
+        outcome: dict[str, object] = {}
+
+        def write() -> None:
+            try:
+                outcome["counts"] = store.write(WEBPAGE_TABLE, rows())
+            except Exception as exc:  # noqa: BLE001 - reported by the assertion below
+                outcome["error"] = exc
+
+        writer = threading.Thread(target=write)
+        writer.start()
+        assert started.wait(300), "the write never got going"
+        subprocess.run([str(HBASE_LOCAL), "restart-thrift"], check=True, timeout=300)
+        writer.join(600)
+        assert "error" not in outcome, outcome.get("error")
+        assert store.retries > 0, "the restart did not interrupt the write; the test proved nothing"
+
+        seen = 0
+        for key, cells in store.scan(WEBPAGE_TABLE, prefix=b"com.bulk:"):
+            assert cells[b"m:dp"] == str(int(key.rsplit(b"/", 1)[1])).encode()
+            seen += 1
+        assert seen == total
