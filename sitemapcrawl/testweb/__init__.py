@@ -1,0 +1,58 @@
+"""A loopback test web: virtual hosts on 127.0.0.x, built from a small
+description, with switchable faults, an access log and its own truth.
+
+Stand-alone (stdlib only, imports nothing else from sitemapcrawl): tests,
+the README demo and the benchmarks crawl it instead of the internet.
+
+    from sitemapcrawl.testweb import TestWebServer, small_web, Fault
+    with TestWebServer(small_web()) as web:
+        url = web.url("127.0.0.2", "/sitemap_index.xml")
+        web.set_fault(url, Fault.SERVER_ERROR)
+        ...
+        web.truth.listed_by(url); web.log.max_concurrency("127.0.0.2")
+
+Modules: `model` (the description), `render` (bodies), `truth` (what the
+description implies), `server` (serving, faults, revisions, access log),
+`generate` (ready-made webs), `__main__` (``python -m sitemapcrawl.testweb``).
+"""
+
+from sitemapcrawl.testweb.generate import bulk_web, demo_web, small_web
+from sitemapcrawl.testweb.model import (
+    Entry,
+    Fault,
+    FaultSpec,
+    Link,
+    Page,
+    PageRange,
+    Robots,
+    RobotsGroup,
+    Site,
+    Sitemap,
+    SitemapFormat,
+    Web,
+)
+from sitemapcrawl.testweb.server import Access, AccessLog, TestWebServer
+from sitemapcrawl.testweb.truth import ListedEntry, Truth
+
+__all__ = [
+    "Access",
+    "AccessLog",
+    "Entry",
+    "Fault",
+    "FaultSpec",
+    "Link",
+    "ListedEntry",
+    "Page",
+    "PageRange",
+    "Robots",
+    "RobotsGroup",
+    "Site",
+    "Sitemap",
+    "SitemapFormat",
+    "TestWebServer",
+    "Truth",
+    "Web",
+    "bulk_web",
+    "demo_web",
+    "small_web",
+]

@@ -1,0 +1,581 @@
+"""Serving a test web on loopback: one threaded HTTP/1.1 server per site IP,
+all on one port, with run-time faults and revisions and an access log.
+
+`TestWebServer(web).start()` binds 127.0.0.x:PORT for every site (a free
+port shared by all IPs, retried on a clash), serves each from a daemon
+thread, and answers with ETag/Last-Modified and 304s. Bodies are rendered
+per request (nothing is cached, so big webs cost no memory); large ones are
+streamed with a Content-Length computed by a first pass. Nothing is printed
+per request.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import itertools
+import logging
+import socket
+import struct
+import threading
+import time
+import zlib
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from email.utils import format_datetime, parsedate_to_datetime
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from socketserver import TCPServer
+from typing import Any
+from urllib.parse import urljoin, urlsplit
+
+from sitemapcrawl.testweb.model import (
+    ROBOTS_PATH,
+    Fault,
+    FaultSpec,
+    Page,
+    Site,
+    Sitemap,
+    Web,
+    as_fault_spec,
+    expand_ref,
+)
+from sitemapcrawl.testweb.render import (
+    GZIPPED,
+    HTML_TYPE,
+    SITEMAP_HEADERS,
+    TEXT_TYPE,
+    error_page,
+    filler_chunks,
+    gzip_chunks,
+    render_page,
+    render_robots,
+    sitemap_chunks,
+)
+from sitemapcrawl.testweb.truth import Truth
+
+log = logging.getLogger(__name__)
+
+#: Last-Modified of revision 0; each `touch` moves it one hour on.
+EPOCH = datetime(2024, 1, 1, tzinfo=UTC)
+#: Sitemaps with more entries than this are streamed instead of built whole.
+_STREAM_ABOVE = 2_000
+_BIND_TRIES = 20
+
+
+@dataclass(frozen=True)
+class Access:
+    """One request as the test web saw it. `start`/`end` are
+    `time.monotonic()` when the request's headers had been read and when the
+    answer had been written; `status` is 0 when the connection was reset or
+    closed without an answer; `size` counts body bytes sent."""
+
+    host: str
+    port: int
+    method: str
+    target: str
+    user_agent: str
+    if_none_match: str
+    if_modified_since: str
+    status: int
+    size: int
+    start: float
+    end: float
+
+    @property
+    def url(self) -> str:
+        """The absolute URL that was asked for."""
+        return f"http://{self.host}:{self.port}{self.target}"
+
+
+class AccessLog:
+    """The requests served so far, in memory, safe to use from any thread.
+
+    Every query copies the records under a lock and then works on the copy.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._records: list[Access] = []
+
+    def add(self, record: Access) -> None:
+        """Append one record."""
+        with self._lock:
+            self._records.append(record)
+
+    def clear(self) -> None:
+        """Forget every record."""
+        with self._lock:
+            self._records.clear()
+
+    def records(self, host: str | None = None) -> list[Access]:
+        """The records (of `host` only, if given), in the order they ended."""
+        with self._lock:
+            recs = list(self._records)
+        return recs if host is None else [r for r in recs if r.host == host]
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._records)
+
+    def requests_per_host(self) -> dict[str, int]:
+        """Host -> number of requests."""
+        counts: dict[str, int] = {}
+        for r in self.records():
+            counts[r.host] = counts.get(r.host, 0) + 1
+        return counts
+
+    def paths(self, host: str | None = None) -> list[str]:
+        """The path+query of each request (of `host` only, if given), in order."""
+        return [r.target for r in self.records(host)]
+
+    def urls(self) -> list[str]:
+        """The absolute URL of each request, in order."""
+        return [r.url for r in self.records()]
+
+    def was_fetched(self, url: str) -> bool:
+        """Whether any request asked for `url` (absolute, path+query exact)."""
+        return any(r.url == url for r in self.records())
+
+    def count(self, url: str) -> int:
+        """How many requests asked for `url`."""
+        return sum(1 for r in self.records() if r.url == url)
+
+    def min_gap(self, host: str) -> float | None:
+        """The smallest time between the end of a request to `host` and the
+        start of the next one (negative when two overlapped); None with fewer
+        than two requests."""
+        recs = sorted(self.records(host), key=lambda r: r.start)
+        if len(recs) < 2:
+            return None
+        gaps = []
+        last_end = recs[0].end
+        for r in recs[1:]:
+            gaps.append(r.start - last_end)
+            last_end = max(last_end, r.end)
+        return min(gaps)
+
+    def max_concurrency(self, host: str) -> int:
+        """The most requests to `host` that were in flight at one moment."""
+        events = sorted(itertools.chain.from_iterable(
+            ((r.start, 1), (r.end, -1)) for r in self.records(host)))
+        # At equal times the -1 sorts first: a request ending as another starts
+        # is not counted as overlapping.
+        best = now = 0
+        for _, step in events:
+            now += step
+            best = max(best, now)
+        return best
+
+
+@dataclass(frozen=True)
+class _Body:
+    """A body to send: `chunks()` makes a fresh iterator each call."""
+
+    content_type: str
+    chunks: Callable[[], Iterator[bytes]]
+    length: int
+    encoding: str = ""
+
+
+def _body_of(content_type: str, chunks: Callable[[], Iterator[bytes]], *, encoding: str = "",
+             stream: bool = False) -> _Body:
+    """A `_Body`; small bodies are built once, streamed ones are measured by a
+    first pass so Content-Length is exact without holding them."""
+    if not stream:
+        data = b"".join(chunks())
+        return _Body(content_type, lambda: iter((data,)), len(data), encoding)
+    return _Body(content_type, chunks, sum(len(c) for c in chunks()), encoding)
+
+
+class _SiteServer(ThreadingHTTPServer):
+    """The server of one site IP. Tracks its connections and handler threads
+    so `close` can end them within a bound."""
+
+    daemon_threads = True
+    allow_reuse_address = True
+    block_on_close = False
+    request_queue_size = 128
+
+    def __init__(self, app: TestWebServer, site: Site, port: int) -> None:
+        self.app = app
+        self.site = site
+        self._lock = threading.Lock()
+        self._conns: set[socket.socket] = set()
+        self._workers: set[threading.Thread] = set()
+        super().__init__((site.host, port), _Handler)
+
+    def server_bind(self) -> None:
+        # HTTPServer.server_bind does a reverse DNS look-up (getfqdn): skip it.
+        TCPServer.server_bind(self)
+        self.server_name = self.site.host
+        self.server_port = self.server_address[1]
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        t = threading.Thread(target=self._work, args=(request, client_address), daemon=True,
+                             name=f"testweb-{self.site.host}")
+        with self._lock:
+            self._conns.add(request)
+            self._workers.add(t)
+        t.start()
+
+    def _work(self, request: Any, client_address: Any) -> None:
+        try:
+            self.finish_request(request, client_address)
+        except Exception:
+            self.handle_error(request, client_address)
+        finally:
+            with self._lock:
+                self._conns.discard(request)
+                self._workers.discard(threading.current_thread())
+            self.shutdown_request(request)
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # A client that hangs up mid-body is normal here (size caps, resets).
+        log.debug("testweb %s: error serving %s", self.site.host, client_address, exc_info=True)
+
+    def close(self, deadline: float) -> None:
+        """Stop accepting, cut open connections, wait for handlers until `deadline`."""
+        self.shutdown()
+        self.server_close()
+        with self._lock:
+            conns, workers = list(self._conns), list(self._workers)
+        for conn in conns:
+            with contextlib.suppress(OSError):
+                conn.shutdown(socket.SHUT_RDWR)
+        for t in workers:
+            t.join(max(0.0, deadline - time.monotonic()))
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server_version = "sitemapcrawl-testweb/1"
+    sys_version = ""
+    disable_nagle_algorithm = True
+    timeout = 120  # an idle keep-alive connection is dropped after this
+    server: _SiteServer
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+        """Silence: the access log is in memory, not on stderr."""
+
+    def do_GET(self) -> None:  # noqa: N802
+        self._serve(head=False)
+
+    def do_HEAD(self) -> None:  # noqa: N802
+        self._serve(head=True)
+
+    def _serve(self, head: bool) -> None:
+        start = time.monotonic()
+        self._sent = 0
+        status = 0
+        try:
+            status = self._answer(head)
+        finally:
+            srv = self.server
+            h = self.headers
+            srv.app.log.add(Access(
+                srv.site.host, srv.server_port, self.command, self.path,
+                h.get("User-Agent", ""), h.get("If-None-Match", ""),
+                h.get("If-Modified-Since", ""), status, self._sent, start, time.monotonic()))
+
+    # --- answering -------------------------------------------------------
+
+    def _answer(self, head: bool) -> int:
+        app, site, target = self.server.app, self.server.site, self.path
+        fault = app.fault_at(site.host, target)
+        kind = fault.kind if fault else None
+        if kind is Fault.RESET:
+            self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER,
+                                       struct.pack("ii", 1, 0))
+            self.connection.close()
+            self.close_connection = True
+            return 0
+        if kind is Fault.CLOSE:
+            self.close_connection = True
+            return 0
+        if kind is Fault.SLOW and fault:
+            app.stopping.wait(fault.delay)
+        if kind in (Fault.NOT_FOUND, Fault.GONE, Fault.SERVER_ERROR):
+            status = {Fault.NOT_FOUND: 404, Fault.GONE: 410, Fault.SERVER_ERROR: 500}[kind]
+            return self._send_error(status, head)
+        if fault and kind in (Fault.REDIRECT, Fault.REDIRECT_LOOP):
+            here = f"http://{site.host}:{self.server.server_port}{target}"
+            ref = target if kind is Fault.REDIRECT_LOOP else fault.target
+            location = urljoin(here, expand_ref(ref, self.server.server_port, app.web.hosts))
+            self.send_response(fault.status or 301)
+            self.send_header("Location", location)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return fault.status or 301
+
+        revision = app.revision(site.host, target)
+        body = self._normal_body(site, target, revision)
+        if body is None and kind is not Fault.OVERSIZED:
+            return self._send_error(404, head)
+        etag = f'"{zlib.crc32(f"{site.host}{target}".encode()):08x}-{revision}"'
+        modified = format_datetime(EPOCH + timedelta(hours=revision), usegmt=True)
+        if body is not None and self._not_modified(etag, revision):
+            self.send_response(304)
+            self.send_header("ETag", etag)
+            self.send_header("Last-Modified", modified)
+            self.end_headers()
+            return 304
+        if fault and kind is Fault.OVERSIZED:
+            body = self._oversized(body, fault)
+        assert body is not None
+        wrong = fault is not None and kind is Fault.WRONG_TYPE
+        content_type = fault.content_type if fault and wrong else body.content_type
+        self.send_response(200)
+        self.send_header("Content-Type", content_type)
+        if body.encoding:
+            self.send_header("Content-Encoding", body.encoding)
+        self.send_header("Content-Length", str(body.length))
+        self.send_header("ETag", etag)
+        self.send_header("Last-Modified", modified)
+        self.end_headers()
+        if not head:
+            if fault and kind is Fault.TRICKLE:
+                self._trickle(body, fault)
+            else:
+                for chunk in body.chunks():
+                    self.wfile.write(chunk)
+                    self._sent += len(chunk)
+        return 200
+
+    def _normal_body(self, site: Site, target: str, revision: int) -> _Body | None:
+        app, port = self.server.app, self.server.server_port
+        hosts = app.web.hosts
+        here = f"http://{site.host}:{port}{target}"
+        if target == ROBOTS_PATH:
+            robots = site.robots
+            if robots is None:
+                return None
+            return _body_of(TEXT_TYPE, lambda: iter((render_robots(robots, port, hosts,
+                                                                   revision),)))
+        found = site.lookup(target)
+        if isinstance(found, Page):
+            page = found
+            return _body_of(HTML_TYPE, lambda: iter((render_page(page, port, hosts, revision),)))
+        if isinstance(found, Sitemap):
+            sm = found
+            content_type, encoding = SITEMAP_HEADERS[sm.format]
+
+            def chunks() -> Iterator[bytes]:
+                plain = sitemap_chunks(sm, here, port, hosts, revision)
+                return gzip_chunks(plain) if sm.format in GZIPPED else plain
+
+            return _body_of(content_type, chunks, encoding=encoding,
+                            stream=sm.entry_count() > _STREAM_ABOVE)
+        return None
+
+    def _oversized(self, body: _Body | None, fault: FaultSpec) -> _Body:
+        """`body` (or an empty HTML one) padded to `fault.size` bytes before
+        any gzip; streamed, measured by a first pass."""
+        content_type = body.content_type if body else HTML_TYPE
+        gzipped = body is not None and (body.encoding or body.content_type == "application/gzip")
+        sm = self.server.site.lookup(self.path)
+        port, hosts = self.server.server_port, self.server.app.web.hosts
+        rev = self.server.app.revision(self.server.site.host, self.path)
+        here = f"http://{self.server.site.host}:{port}{self.path}"
+
+        def plain() -> Iterator[bytes]:
+            if gzipped and isinstance(sm, Sitemap):
+                # Pad the XML inside the gzip, so the *decompressed* size grows.
+                return sitemap_chunks(sm, here, port, hosts, rev)
+            return body.chunks() if body is not None else iter(())
+
+        plain_len = sum(len(c) for c in plain())
+        pad = max(0, fault.size - plain_len)
+
+        def padded() -> Iterator[bytes]:
+            yield from plain()
+            yield from filler_chunks(content_type, pad)
+
+        if gzipped:
+            encoding = body.encoding if body is not None else ""
+            return _body_of(content_type, lambda: gzip_chunks(padded()), encoding=encoding,
+                            stream=True)
+        return _Body(content_type, padded, plain_len + pad)
+
+    def _trickle(self, body: _Body, fault: FaultSpec) -> None:
+        stopping = self.server.app.stopping
+        for chunk in body.chunks():
+            for i in range(0, len(chunk), fault.chunk_size):
+                if self._sent and stopping.wait(fault.delay):
+                    return
+                piece = chunk[i:i + fault.chunk_size]
+                self.wfile.write(piece)
+                self._sent += len(piece)
+
+    def _not_modified(self, etag: str, revision: int) -> bool:
+        inm = self.headers.get("If-None-Match")
+        if inm is not None:
+            tags = {t.strip().removeprefix("W/") for t in inm.split(",")}
+            return "*" in tags or etag in tags
+        ims = self.headers.get("If-Modified-Since")
+        if ims is None:
+            return False
+        try:
+            since = parsedate_to_datetime(ims)
+        except (TypeError, ValueError):
+            return False
+        if since.tzinfo is None:
+            since = since.replace(tzinfo=UTC)
+        return EPOCH + timedelta(hours=revision) <= since
+
+    def _send_error(self, status: int, head: bool) -> int:
+        body = error_page(status, self.responses.get(status, ("Error",))[0])
+        self.send_response(status)
+        self.send_header("Content-Type", HTML_TYPE)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        if not head:
+            self.wfile.write(body)
+            self._sent = len(body)
+        return status
+
+
+class TestWebServer:
+    """Serves a `Web` on loopback: one server per site IP, one shared port.
+
+    Use as a context manager, or `start()` and `stop()`. Run-time state, all
+    thread-safe: faults (`set_fault`, `clear_fault`), revisions (`touch`),
+    the access `log`; `reset()` puts all three back as described.
+
+    Errors: `start()` raises OSError when the given port is taken on some IP
+    (or, with port 0, when no common free port was found in 20 tries).
+    """
+
+    __test__ = False  # not a pytest test class, despite the name
+
+    def __init__(self, web: Web, port: int = 0) -> None:
+        self.web = web
+        self.port = port
+        self.log = AccessLog()
+        self.stopping = threading.Event()
+        self._lock = threading.Lock()
+        self._faults: dict[tuple[str, str], FaultSpec] = {}
+        self._revisions: dict[tuple[str, str], int] = {}
+        self._servers: list[_SiteServer] = []
+        self._threads: list[threading.Thread] = []
+        self._truth: Truth | None = None
+        self.reset()
+
+    # --- life cycle ------------------------------------------------------
+
+    def start(self) -> TestWebServer:
+        """Bind every site's IP on one port and serve in daemon threads."""
+        if self._servers:
+            raise RuntimeError("test web already started")
+        self.stopping.clear()
+        self._servers = self._bind_all()
+        self.port = self._servers[0].server_port
+        self._truth = Truth(self.web, self.port)
+        for srv in self._servers:
+            t = threading.Thread(target=srv.serve_forever, kwargs={"poll_interval": 0.1},
+                                 daemon=True, name=f"testweb-serve-{srv.site.host}")
+            t.start()
+            self._threads.append(t)
+        log.debug("test web %s serving %d hosts on port %d", self.web.name,
+                  len(self._servers), self.port)
+        return self
+
+    def _bind_all(self) -> list[_SiteServer]:
+        tries = _BIND_TRIES if self.port == 0 else 1
+        for attempt in range(tries):
+            servers: list[_SiteServer] = []
+            try:
+                port = self.port
+                for site in self.web.sites:
+                    servers.append(_SiteServer(self, site, port))
+                    port = servers[0].server_port
+                return servers
+            except OSError as exc:
+                for srv in servers:
+                    srv.server_close()
+                if exc.errno != errno.EADDRINUSE or attempt == tries - 1:
+                    raise
+        raise AssertionError("unreachable")  # the loop returns or raises
+
+    def stop(self, timeout: float = 5.0) -> None:
+        """Stop every server, cut open connections, release the port, and
+        wait up to `timeout` seconds in all for the threads."""
+        self.stopping.set()
+        deadline = time.monotonic() + timeout
+        for srv in self._servers:
+            srv.close(deadline)
+        for t in self._threads:
+            t.join(max(0.0, deadline - time.monotonic()))
+        self._servers, self._threads = [], []
+
+    def __enter__(self) -> TestWebServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    # --- addresses and truth ---------------------------------------------
+
+    @property
+    def truth(self) -> Truth:
+        """The truth of the web on the port it is served on (after `start`)."""
+        if self._truth is None:
+            raise RuntimeError("test web not started: its port is not known yet")
+        return self._truth
+
+    def base_url(self, site: Site | str) -> str:
+        """``http://HOST:PORT/`` of a site (after `start`)."""
+        return self.truth.base_url(site)
+
+    def url(self, site: Site | str, path: str) -> str:
+        """The absolute URL of `path` on `site` (after `start`)."""
+        return self.truth.url(site, path)
+
+    def base_urls(self) -> list[str]:
+        """The base URL of every site, in description order."""
+        return [self.base_url(s) for s in self.web.sites]
+
+    # --- run-time state --------------------------------------------------
+
+    def _key(self, url: str) -> tuple[str, str]:
+        parts = urlsplit(url)
+        if parts.hostname not in self.web.hosts:
+            raise KeyError(f"not a URL of this test web: {url}")
+        return parts.hostname, (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+
+    def set_fault(self, url: str, fault: Fault | FaultSpec) -> None:
+        """Make `url` (absolute, path+query exact) misbehave from now on."""
+        key = self._key(url)
+        with self._lock:
+            self._faults[key] = as_fault_spec(fault)
+
+    def clear_fault(self, url: str) -> None:
+        """Make `url` behave normally again (also undoes a described fault)."""
+        key = self._key(url)
+        with self._lock:
+            self._faults.pop(key, None)
+
+    def fault_at(self, host: str, target: str) -> FaultSpec | None:
+        """The fault in force for path+query `target` on `host`, if any."""
+        with self._lock:
+            return self._faults.get((host, target))
+
+    def touch(self, url: str) -> int:
+        """Bump the revision of `url`: new ETag, later Last-Modified, changed
+        body (pages, robots.txt, XML sitemaps). Returns the new revision."""
+        key = self._key(url)
+        with self._lock:
+            self._revisions[key] = self._revisions.get(key, 0) + 1
+            return self._revisions[key]
+
+    def revision(self, host: str, target: str) -> int:
+        """The current revision of path+query `target` on `host` (0 at first)."""
+        with self._lock:
+            return self._revisions.get((host, target), 0)
+
+    def reset(self) -> None:
+        """Faults back to the description's, every revision to 0, log empty."""
+        with self._lock:
+            self._faults = {(s.host, path): f for s in self.web.sites for path, f in s.faults}
+            self._revisions.clear()
+        self.log.clear()
