@@ -85,6 +85,24 @@ class Settings:
     session_id_names: tuple[str, ...] = DEFAULT_SESSION_ID_NAMES
     strip_www: bool = False
     """Strip a leading `www.` from hosts (off: it changes which server is asked)."""
+    url_lowercase: bool = True
+    """Canonical URLs: lowercase the scheme and the host."""
+    url_idn_to_punycode: bool = True
+    """Canonical URLs: write international host names as punycode."""
+    url_strip_userinfo: bool = True
+    """Canonical URLs: drop `user:password@` (off: such URLs are refused)."""
+    url_strip_default_port: bool = True
+    """Canonical URLs: drop `:80` from http and `:443` from https."""
+    url_remove_fragment: bool = True
+    """Canonical URLs: drop `#fragment`."""
+    url_resolve_dot_segments: bool = True
+    """Canonical URLs: resolve `.` and `..` path segments."""
+    url_normalize_percent: bool = True
+    """Canonical URLs: decode escaped unreserved characters, uppercase escapes, escape the rest."""
+    url_strip_session_ids: bool = True
+    """Canonical URLs: remove `session_id_names` from paths (`;jsessionid=`) and queries."""
+    url_drop_empty_query: bool = True
+    """Canonical URLs: drop empty query parameters (`&&`) and a bare trailing `?`."""
 
     extra: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
     """Keys of the TOML file that no field names (kept, so a warning can name them)."""

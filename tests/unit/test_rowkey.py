@@ -3,11 +3,20 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from sitemapcrawl.errors import InvalidUrlError, SitemapCrawlError
-from sitemapcrawl.urls import row_key, url_from_row_key
+from sitemapcrawl.urls import (
+    CanonicalRules,
+    canonicalize,
+    domain_row_prefixes,
+    host_row_prefix,
+    origin_row_prefix,
+    row_key,
+    url_from_row_key,
+    url_prefix_to_row_prefix,
+)
 
 CASES = [
     # (url, key)
@@ -93,6 +102,91 @@ def test_malformed_keys_raise(key: str) -> None:
         url_from_row_key(key)
 
 
+# --- prefixes -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("host_or_url", "prefix"),
+    [
+        ("www.example.com", "com.example.www:"),
+        ("WWW.Example.COM.", "com.example.www:"),
+        ("https://www.example.com:8443/a", "com.example.www:"),
+        ("Bücher.example", "example.xn--bcher-kva:"),
+        ("127.0.0.2", "127.0.0.2:"),
+        ("http://127.0.0.2:8080/", "127.0.0.2:"),
+        ("::1", "[::1]:"),
+        ("[::1]", "[::1]:"),
+        ("localhost", "localhost:"),
+    ],
+)
+def test_host_row_prefix(host_or_url: str, prefix: str) -> None:
+    assert host_row_prefix(host_or_url) == prefix
+
+
+def test_host_row_prefix_matches_that_host_only() -> None:
+    prefix = host_row_prefix("www.example.com")
+    mine = ["http://www.example.com/", "https://www.example.com:8443/x", "http://www.example.com/:a"]
+    others = ["http://a.www.example.com/", "http://www.example.com.au/", "http://example.com/",
+              "http://www.example.community/", "http://xwww.example.com/"]
+    assert all(row_key(url).startswith(prefix) for url in mine)
+    assert not any(row_key(url).startswith(prefix) for url in others)
+
+
+def test_host_row_prefix_honours_strip_www() -> None:
+    assert host_row_prefix("www.example.com", CanonicalRules(strip_www=True)) == "com.example:"
+
+
+@pytest.mark.parametrize("bad", ["", "example.com:8080", "a b", "[::1", "http:///x"])
+def test_host_row_prefix_refuses_bad_hosts(bad: str) -> None:
+    with pytest.raises(InvalidUrlError):
+        host_row_prefix(bad)
+
+
+def test_origin_row_prefix_is_per_scheme_host_and_port() -> None:
+    assert origin_row_prefix("http://www.example.com/x?y") == "com.example.www:http/"
+    assert origin_row_prefix("HTTP://www.example.com:80/") == "com.example.www:http/"
+    assert origin_row_prefix("http://www.example.com:8080/") == "com.example.www:http:8080/"
+    assert origin_row_prefix("https://[::1]:8443/") == "[::1]:https:8443/"
+    http = origin_row_prefix("http://a.example/")
+    assert not row_key("https://a.example/").startswith(http)
+    assert not row_key("http://a.example:8080/").startswith(http)
+    assert row_key("http://a.example/deep/page?q").startswith(http)
+
+
+def test_domain_row_prefixes_cover_the_domain_and_its_subdomains() -> None:
+    prefixes = domain_row_prefixes("example.com")
+    assert prefixes == ("com.example:", "com.example.")
+    inside = ["http://example.com/", "http://www.example.com/", "https://a.b.example.com:81/"]
+    outside = ["http://example.community/", "http://notexample.com/", "http://example.com0/"]
+    assert all(row_key(url).startswith(prefixes) for url in inside)
+    assert not any(row_key(url).startswith(prefixes) for url in outside)
+    assert domain_row_prefixes("http://127.0.0.1:8080/") == ("127.0.0.1:",)
+    assert domain_row_prefixes("[::1]") == ("[::1]:",)
+
+
+@pytest.mark.parametrize(
+    ("url_prefix", "row_prefix"),
+    [
+        ("http://example.com/blog/", "com.example:http/blog/"),
+        ("HTTP://EXAMPLE.COM:80/blog/", "com.example:http/blog/"),
+        ("http://example.com", "com.example:http/"),
+        ("https://example.com:8443/a?b=", "com.example:https:8443/a?b="),
+        ("http://example.com/caf%c3%a", "com.example:http/caf%C3%A"),
+        ("http://example.com/caf%", "com.example:http/caf%"),
+        ("http://example.com/%7euser/a b", "com.example:http/~user/a%20b"),
+        ("http://example.com/x?", "com.example:http/x?"),
+        ("http://127.0.0.2:8080/s", "127.0.0.2:http:8080/s"),
+    ],
+)
+def test_url_prefix_to_row_prefix(url_prefix: str, row_prefix: str) -> None:
+    assert url_prefix_to_row_prefix(url_prefix) == row_prefix
+
+
+def test_url_prefix_to_row_prefix_refuses_what_has_no_host() -> None:
+    with pytest.raises(InvalidUrlError):
+        url_prefix_to_row_prefix("/blog/")
+
+
 # --- properties ----------------------------------------------------------------
 
 _LABEL = st.from_regex(r"[a-z0-9]([a-z0-9-]{0,10}[a-z0-9])?", fullmatch=True)
@@ -140,3 +234,27 @@ def test_keys_of_one_host_sort_together(hosts: list[str], data: st.DataObject) -
             if current is not None:
                 finished.add(current)
             current = host
+
+
+_RAW_PATH = st.text(
+    st.characters(codec="utf-8", exclude_categories=["Cs", "Cc"], exclude_characters="#"),
+    max_size=20,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(_host_and_url(_NAME), _RAW_PATH, st.data())
+def test_canonical_urls_round_trip_and_their_prefixes_match(
+    host_url: tuple[str, str], extra: str, data: st.DataObject
+) -> None:
+    try:
+        url = canonicalize(host_url[1] + extra)
+    except InvalidUrlError:
+        assume(False)
+        return
+    key = row_key(url)
+    assert url_from_row_key(key) == url
+    # Any prefix of a canonical URL that ends after the host names a prefix of its key.
+    start = url.index("/", url.index("://") + 3)
+    cut = data.draw(st.integers(start, len(url)))
+    assert key.startswith(url_prefix_to_row_prefix(url[:cut]))
