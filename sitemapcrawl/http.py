@@ -1,0 +1,261 @@
+"""The plain, polite HTTP client (the only module that imports `requests`).
+
+`PoliteHttpClient.get` makes one request at a time per host and waits `delay`
+seconds between the end of one request and the start of the next to the same
+host; it follows redirects itself (each hop paced), streams the body and stops
+at `max_bytes` (`truncated=True`), and never raises for network trouble: the
+failure is in `HttpResponse.error`. Bodies are decoded only as far as
+`requests` does for `Content-Encoding` (gzip, deflate); a gzipped *file* stays
+gzipped and the sitemap engine recognises it by its magic bytes.
+
+`open_source` is what `sitemap parse` reads: a local file (as a stream, no
+network, no user agent needed) or a URL through a client.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+from typing import BinaryIO, Protocol
+from urllib.parse import urljoin, urlsplit
+
+import requests
+
+from sitemapcrawl.config import Settings
+from sitemapcrawl.errors import SitemapError, UsageError
+
+log = logging.getLogger(__name__)
+
+_CHUNK = 64 * 1024
+_REDIRECTS = {301, 302, 303, 307, 308}
+
+
+@dataclass(frozen=True)
+class HttpResponse:
+    """The outcome of one GET (after redirects): what came back, or why nothing did."""
+
+    url: str
+    """The final URL (after redirects)."""
+    status: int | None
+    """HTTP status of the final response; None when no response came."""
+    headers: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    """Response headers, keys in lower case."""
+    body: bytes = b""
+    truncated: bool = False
+    """The body was cut at `max_bytes`."""
+    error: str | None = None
+    """Why the request failed (connection, timeout, too many redirects...); None if it did not."""
+    elapsed: float = 0.0
+    """Seconds from the first request to the end of the body."""
+    redirects: tuple[str, ...] = ()
+    """The URLs that answered with a redirect, in order."""
+
+
+class HttpClient(Protocol):
+    """What code that fetches needs: one GET that never raises."""
+
+    def get(
+        self, url: str, headers: Mapping[str, str] | None = None, max_bytes: int | None = None
+    ) -> HttpResponse: ...
+
+
+class _HostGate:
+    """One request at a time per host, `delay` seconds apart (end to start)."""
+
+    def __init__(self, delay: float) -> None:
+        self._delay = delay
+        self._lock = threading.Lock()
+        self._hosts: dict[str, tuple[threading.Lock, list[float]]] = {}
+
+    def slot(self, host: str) -> tuple[threading.Lock, list[float]]:
+        with self._lock:
+            return self._hosts.setdefault(host, (threading.Lock(), [0.0]))
+
+    def wait(self, last_end: list[float]) -> None:
+        pause = last_end[0] + self._delay - time.monotonic()
+        if last_end[0] and pause > 0:
+            time.sleep(pause)
+
+
+class PoliteHttpClient:
+    """A polite `HttpClient` over one `requests.Session` (see the module docstring)."""
+
+    def __init__(
+        self,
+        user_agent: str,
+        delay: float = 1.0,
+        connect_timeout: float = 10.0,
+        read_timeout: float = 30.0,
+        max_bytes: int = 10_000_000,
+        max_redirects: int = 5,
+    ) -> None:
+        if not user_agent or not user_agent.strip():
+            raise UsageError("a user agent is required to fetch")
+        self.user_agent = user_agent
+        self.max_bytes = max_bytes
+        self.max_redirects = max_redirects
+        self._timeouts = (connect_timeout, read_timeout)
+        self._gate = _HostGate(delay)
+        self._session = requests.Session()
+        self._session.headers["User-Agent"] = user_agent
+        self._session.trust_env = False  # no proxies or netrc from the environment
+
+    @classmethod
+    def from_settings(cls, settings: Settings, max_bytes: int | None = None) -> PoliteHttpClient:
+        """A client for the settings; UsageError if no user agent is set."""
+        if not settings.user_agent:
+            raise UsageError(
+                "a user agent is required to fetch: pass --user-agent, set "
+                "SITEMAPCRAWL_USER_AGENT, or set user_agent in the config file"
+            )
+        return cls(
+            settings.user_agent,
+            delay=settings.delay,
+            connect_timeout=settings.http_connect_timeout,
+            read_timeout=settings.http_read_timeout,
+            max_bytes=settings.max_content_bytes if max_bytes is None else max_bytes,
+            max_redirects=settings.max_redirects,
+        )
+
+    def close(self) -> None:
+        """Close the pooled connections."""
+        self._session.close()
+
+    def get(
+        self, url: str, headers: Mapping[str, str] | None = None, max_bytes: int | None = None
+    ) -> HttpResponse:
+        """GET `url`, following redirects; never raises for network errors."""
+        limit = self.max_bytes if max_bytes is None else max_bytes
+        started = time.monotonic()
+        redirects: list[str] = []
+        current = url
+        while True:
+            response = self._one(current, headers, limit, started, tuple(redirects))
+            location = response.headers.get("location")
+            if response.status not in _REDIRECTS or not location or response.error:
+                return response
+            redirects.append(current)
+            if len(redirects) > self.max_redirects:
+                return _failure(current, f"more than {self.max_redirects} redirects", started,
+                                tuple(redirects))
+            current = urljoin(current, location.strip())
+            if urlsplit(current).scheme.lower() not in ("http", "https"):
+                return _failure(current, f"redirect to a non-http(s) URL: {current}", started,
+                                tuple(redirects))
+
+    def _one(
+        self,
+        url: str,
+        headers: Mapping[str, str] | None,
+        limit: int,
+        started: float,
+        redirects: tuple[str, ...],
+    ) -> HttpResponse:
+        try:
+            host = (urlsplit(url).netloc or "").lower()
+        except ValueError as exc:
+            return _failure(url, f"bad URL: {exc}", started, redirects)
+        lock, last_end = self._gate.slot(host)
+        with lock:
+            self._gate.wait(last_end)
+            try:
+                return self._fetch(url, headers, limit, started, redirects)
+            finally:
+                last_end[0] = time.monotonic()
+
+    def _fetch(
+        self,
+        url: str,
+        headers: Mapping[str, str] | None,
+        limit: int,
+        started: float,
+        redirects: tuple[str, ...],
+    ) -> HttpResponse:
+        log.debug("GET %s", url)
+        try:
+            with self._session.get(
+                url,
+                headers=dict(headers or {}),
+                timeout=self._timeouts,
+                stream=True,
+                allow_redirects=False,
+            ) as response:
+                chunks: list[bytes] = []
+                size = 0
+                truncated = False
+                for chunk in response.iter_content(_CHUNK):
+                    if size + len(chunk) > limit:
+                        chunks.append(chunk[: limit - size])
+                        truncated = True
+                        break
+                    chunks.append(chunk)
+                    size += len(chunk)
+                return HttpResponse(
+                    url=url,
+                    status=response.status_code,
+                    headers=MappingProxyType({k.lower(): v for k, v in response.headers.items()}),
+                    body=b"".join(chunks),
+                    truncated=truncated,
+                    elapsed=time.monotonic() - started,
+                    redirects=redirects,
+                )
+        except (requests.RequestException, OSError, ValueError, UnicodeError) as exc:
+            log.debug("GET %s failed: %s", url, exc)
+            return _failure(url, _reason(exc), started, redirects)
+
+
+def _failure(url: str, error: str, started: float, redirects: tuple[str, ...]) -> HttpResponse:
+    return HttpResponse(
+        url=url, status=None, error=error, elapsed=time.monotonic() - started, redirects=redirects
+    )
+
+
+def _reason(exc: Exception) -> str:
+    if isinstance(exc, requests.Timeout):
+        return "timed out"
+    if isinstance(exc, requests.ConnectionError):
+        return f"connection failed: {exc.__class__.__name__}"
+    return f"{exc.__class__.__name__}: {exc}"
+
+
+@dataclass(frozen=True)
+class Source:
+    """A document to parse: its URL and its bytes (or an open file)."""
+
+    url: str
+    data: bytes | BinaryIO
+
+
+@contextmanager
+def open_source(source: str, settings: Settings, max_bytes: int) -> Iterator[Source]:
+    """Open `source`: an http(s) URL (fetched politely) or a local file path.
+
+    A file is streamed (closed on exit) and named by its `file://` URL, so
+    strict scope cannot apply to it. Raises UsageError (no user agent, no such
+    file) or SitemapError (network failure, a status other than 200).
+    """
+    if urlsplit(source).scheme.lower() in ("http", "https"):
+        client = PoliteHttpClient.from_settings(settings, max_bytes=max_bytes)
+        try:
+            response = client.get(source)
+        finally:
+            client.close()
+        if response.error is not None:
+            raise SitemapError(f"{source}: {response.error}")
+        if response.status != 200:
+            raise SitemapError(f"{source}: HTTP {response.status}")
+        yield Source(response.url, response.body)
+        return
+    path = Path(source).expanduser()
+    try:
+        handle = path.open("rb")
+    except OSError as exc:
+        raise UsageError(f"cannot read {source}: {exc.strerror or exc}") from None
+    with handle:
+        yield Source(path.resolve().as_uri(), handle)

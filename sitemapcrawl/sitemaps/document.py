@@ -1,0 +1,326 @@
+"""`parse_sitemap`: bytes (or a stream) and a URL in, a lazily read document out.
+
+The pipeline, all streaming: [Content-Encoding deflate] -> gzip layers (by
+magic, at most two: a `.gz` file sent with `Content-Encoding: gzip` that the
+client did not undo) -> zip members (by magic) -> the byte cap -> sniffing ->
+the format reader (XML via lxml, text) -> normalisation -> strict scope ->
+the URL limit. Entries are produced one at a time as the caller iterates, so
+memory does not grow with the document.
+
+Errors: a document that cannot be read as a sitemap at all raises a
+`SitemapError` subclass from `parse_sitemap` itself (`NotASitemapError`,
+`EmptySitemapError`); everything that goes wrong later (broken XML, cut-off
+gzip, limits, a read error of the stream) is reported in `report` and ends the
+iteration early, never raising. No other exception escapes (fuzz-tested).
+"""
+
+from __future__ import annotations
+
+import io
+import itertools
+import logging
+import zipfile
+from collections.abc import Iterator
+from typing import BinaryIO
+
+from lxml import etree
+
+from sitemapcrawl.sitemaps.decompress import (
+    GzipReader,
+    ZipMemberReader,
+    inflate_deflate,
+    zip_members,
+)
+from sitemapcrawl.sitemaps.feeds import atom_reader, atom_tags, rss_reader, rss_tags
+from sitemapcrawl.sitemaps.limits import ByteSource, CappedReader, SitemapLimits
+from sitemapcrawl.sitemaps.model import (
+    Entry,
+    NotASitemapError,
+    ParseReport,
+    SitemapError,
+    SitemapKind,
+)
+from sitemapcrawl.sitemaps.scope import Scope, ScopeContext
+from sitemapcrawl.sitemaps.sniff import (
+    Container,
+    Detected,
+    PeekReader,
+    sniff_container,
+    sniff_document,
+)
+from sitemapcrawl.sitemaps.text import text_entries
+from sitemapcrawl.sitemaps.xml import (
+    ROOT_SNIFF_BYTES,
+    XmlEntries,
+    page_reader,
+    sitemap_reader,
+    sitemap_tags,
+    url_tags,
+)
+
+log = logging.getLogger(__name__)
+
+_MAX_GZIP_LAYERS = 2
+_MAX_ZIP_MEMBERS = 1_000
+_PLAIN_ENCODINGS = ("", "identity", "gzip", "x-gzip")
+# Errors a byte source or a decoder may raise mid-stream; they end reading, reported.
+_STREAM_ERRORS = (OSError, EOFError, ValueError, UnicodeError, LookupError, etree.LxmlError)
+
+
+class _Part:
+    """One plain document to read: the whole body, or one zip member."""
+
+    def __init__(self, name: str, stream: PeekReader, detected: Detected, gzips: list[GzipReader]):
+        self.name = name
+        self.stream = stream
+        self.detected = detected
+        self.gzips = gzips
+
+
+class SitemapDocument:
+    """One sitemap document, read as it is iterated (single pass).
+
+    `kind` is known at once; iterating yields `PageEntry` (urlset, text, rss,
+    atom) or `SitemapRef` (index) values; `report` is complete once the
+    iteration has ended (before that it counts what was seen so far).
+    Iterating a second time yields nothing more.
+    """
+
+    def __init__(
+        self,
+        url: str,
+        kind: SitemapKind,
+        parts: Iterator[_Part],
+        limits: SitemapLimits,
+        scope: ScopeContext | None,
+        notes: list[str],
+    ) -> None:
+        self.url = url
+        self.kind = kind
+        self.limits = limits
+        self._scope_context = scope
+        self._parts = parts
+        self._problems = notes  # shared: zip members found later add to it
+        self._counts = {"kept": 0, "dropped_scope": 0, "over_limit": 0, "invalid": 0}
+        self._bytes_read = 0
+        self._bytes_limit_hit = False
+        self._truncated = False
+        self._finished = False
+        self._entries = self._run()
+
+    def __iter__(self) -> Iterator[Entry]:
+        return self._entries
+
+    @property
+    def report(self) -> ParseReport:
+        """What happened so far (counts, limits hit, problems)."""
+        return ParseReport(
+            kept=self._counts["kept"],
+            dropped_scope=self._counts["dropped_scope"],
+            over_limit=self._counts["over_limit"],
+            invalid=self._counts["invalid"],
+            bytes_limit_hit=self._bytes_limit_hit,
+            truncated=self._truncated,
+            bytes_read=self._bytes_read,
+            problems=tuple(self._problems) + self._summary(),
+        )
+
+    def _summary(self) -> tuple[str, ...]:
+        counts, limits = self._counts, self.limits
+        out = []
+        if counts["over_limit"]:
+            out.append(
+                f"URL limit: kept the first {limits.max_urls:,} entries, "
+                f"{counts['over_limit']:,} more not kept (max_urls={limits.max_urls:,})"
+            )
+        if self._bytes_limit_hit:
+            out.append(
+                f"byte limit: stopped reading at {limits.max_bytes:,} uncompressed bytes "
+                f"(max_bytes={limits.max_bytes:,}); entries before it kept"
+            )
+        if counts["dropped_scope"]:
+            out.append(f"{counts['dropped_scope']:,} entries outside the sitemap's scope dropped")
+        if counts["invalid"]:
+            out.append(f"{counts['invalid']:,} entries without a usable http(s) URL skipped")
+        if self._finished and not any(counts.values()):
+            out.append("no entries")
+        return tuple(out)
+
+    def _run(self) -> Iterator[Entry]:
+        budget = self.limits.max_bytes
+        try:
+            for part in self._parts:
+                capped = CappedReader(part.stream, budget)
+                yield from self._read_part(part, capped)
+                budget -= capped.bytes_read
+                self._bytes_read += capped.bytes_read
+                for gzip in part.gzips:
+                    if gzip.error and not capped.limit_hit:
+                        self._problem(gzip.error, truncated=True)
+                if capped.limit_hit:
+                    self._bytes_limit_hit = True
+                    break
+        except SitemapError as exc:
+            self._problem(str(exc))
+        finally:
+            self._finished = True
+            log.debug("%s: %s", self.url, self.report)
+
+    def _read_part(self, part: _Part, capped: CappedReader) -> Iterator[Entry]:
+        kind, namespace = part.detected.kind, part.detected.namespace
+        scope = Scope.for_document(
+            self.url, index=kind is SitemapKind.INDEX, context=self._scope_context
+        )
+        if not scope.strict and (self._scope_context or ScopeContext()).strict:
+            self._note_once(f"strict scope not applied: {self.url} is not an http(s) URL")
+        xml: XmlEntries | None = None
+        if kind is SitemapKind.TEXT:
+            entries: Iterator[Entry | None] = text_entries(capped, part.detected.encoding)
+        else:
+            if kind is SitemapKind.URLSET:
+                xml = XmlEntries(capped, url_tags(namespace), page_reader(namespace))
+            elif kind is SitemapKind.INDEX:
+                xml = XmlEntries(capped, sitemap_tags(namespace), sitemap_reader(namespace))
+            elif kind is SitemapKind.RSS:
+                xml = XmlEntries(capped, rss_tags(), rss_reader())
+            else:
+                xml = XmlEntries(capped, atom_tags(namespace), atom_reader(self.url))
+            entries = iter(xml)
+        counts = self._counts
+        max_urls = self.limits.max_urls
+        allows = scope.allows
+        try:
+            for entry in entries:
+                if entry is None:
+                    counts["invalid"] += 1
+                elif not allows(entry.loc):
+                    counts["dropped_scope"] += 1
+                elif counts["kept"] >= max_urls:
+                    counts["over_limit"] += 1
+                else:
+                    counts["kept"] += 1
+                    yield entry
+        except _STREAM_ERRORS as exc:
+            self._problem(f"{part.name}: reading stopped: {exc}", truncated=True)
+        if xml is not None and xml.broken and not capped.limit_hit:
+            for problem in xml.problems:
+                self._problem(f"{part.name}: {problem}" if part.name else problem, truncated=True)
+
+    def _note_once(self, message: str) -> None:
+        if message not in self._problems:
+            self._problems.append(message)
+
+    def _problem(self, message: str, truncated: bool = False) -> None:
+        self._problems.append(message)
+        self._truncated = self._truncated or truncated
+
+
+def _peel_gzip(stream: PeekReader) -> tuple[PeekReader, list[GzipReader]]:
+    """Unwrap up to two gzip layers found by their magic bytes."""
+    gzips: list[GzipReader] = []
+    while len(gzips) < _MAX_GZIP_LAYERS and sniff_container(stream.peek(4)) is Container.GZIP:
+        gzip = GzipReader(stream)
+        gzips.append(gzip)
+        stream = PeekReader(gzip)
+    return stream, gzips
+
+
+def _detect(stream: PeekReader, notes: list[str], name: str = "") -> Detected:
+    head = stream.peek(ROOT_SNIFF_BYTES)
+    detected = sniff_document(head, at_end=len(head) < ROOT_SNIFF_BYTES)
+    stream.skip(detected.skip)
+    if detected.note:
+        notes.append(f"zip member {name!r}: {detected.note}" if name else detected.note)
+    return detected
+
+
+def _zip_member(archive: zipfile.ZipFile, name: str, notes: list[str]) -> _Part:
+    """Open and sniff one member (gzip inside is undone); SitemapError if not a sitemap."""
+    stream, gzips = _peel_gzip(PeekReader(ZipMemberReader(archive, name)))
+    try:
+        detected = _detect(stream, notes, name)
+    except SitemapError as exc:
+        raise SitemapError(f"zip member {name!r}: {exc}") from None
+    return _Part(name, stream, detected, gzips)
+
+
+def _later_members(
+    archive: zipfile.ZipFile, names: list[str], notes: list[str]
+) -> Iterator[_Part]:
+    for name in names:
+        try:
+            yield _zip_member(archive, name, notes)
+        except SitemapError as exc:
+            notes.append(str(exc))
+
+
+def _open_zip(
+    stream: PeekReader, limits: SitemapLimits, notes: list[str]
+) -> tuple[_Part, Iterator[_Part]]:
+    """The first sitemap member of a zip archive, and the later members (lazily)."""
+    data = stream.read(limits.max_bytes + 1)
+    if len(data) > limits.max_bytes:
+        raise NotASitemapError(f"zip archive larger than the {limits.max_bytes:,}-byte limit")
+    archive, names, error = zip_members(data)
+    if archive is None:
+        raise NotASitemapError(error or "zip archive broken")
+    if len(names) > _MAX_ZIP_MEMBERS:
+        notes.append(
+            f"zip archive: only the first {_MAX_ZIP_MEMBERS:,} of {len(names):,} files read"
+        )
+        names = names[:_MAX_ZIP_MEMBERS]
+    skipped: list[str] = []
+    for position, name in enumerate(names):
+        try:
+            first = _zip_member(archive, name, notes)
+        except SitemapError as exc:
+            skipped.append(str(exc))
+            continue
+        notes.extend(skipped)
+        return first, _later_members(archive, names[position + 1 :], notes)
+    reason = f" ({skipped[0]})" if skipped else ""
+    raise NotASitemapError(f"zip archive holds no sitemap{reason}")
+
+
+def parse_sitemap(
+    data: bytes | BinaryIO,
+    url: str,
+    *,
+    limits: SitemapLimits | None = None,
+    scope: ScopeContext | None = None,
+    content_encoding: str | None = None,
+) -> SitemapDocument:
+    """Detect what `data` is and return the document, ready to be iterated.
+
+    `url` is the document's (final) URL: strict scope is relative to it.
+    `content_encoding` is the HTTP header value if the body was not decoded by
+    the client: `deflate` is undone here (it has no magic bytes to sniff);
+    gzip is recognised by its magic bytes whatever the header says. Cost: up
+    to 64 KiB are read (and inflated) at once to sniff; the rest as iterated.
+
+    Raises `NotASitemapError` / `EmptySitemapError` (both `SitemapError`) when
+    the bytes are not a sitemap; nothing else.
+    """
+    limits = limits or SitemapLimits()
+    source: ByteSource = io.BytesIO(data) if isinstance(data, bytes | bytearray) else data
+    notes: list[str] = []
+    encoding = (content_encoding or "").strip().lower()
+    try:
+        if encoding == "deflate":
+            inflated, error = inflate_deflate(source.read(limits.max_bytes + 1), limits.max_bytes)
+            if error:
+                raise NotASitemapError(f"Content-Encoding deflate: {error}")
+            source = io.BytesIO(inflated)
+        elif encoding not in _PLAIN_ENCODINGS:
+            notes.append(f"Content-Encoding {encoding!r} not understood; bytes read as they are")
+        stream, gzips = _peel_gzip(PeekReader(source))
+        parts: Iterator[_Part]
+        if sniff_container(stream.peek(4)) is Container.ZIP:
+            first, rest = _open_zip(stream, limits, notes)
+            parts = itertools.chain([first], rest)
+        else:
+            first = _Part("", stream, _detect(stream, notes), gzips)
+            parts = iter([first])
+    except _STREAM_ERRORS as exc:
+        raise SitemapError(f"cannot read the document: {exc}") from None
+    return SitemapDocument(url, first.detected.kind, parts, limits, scope, notes)

@@ -1,0 +1,90 @@
+"""Named limits of the engine and the reader that enforces the byte limit.
+
+`SitemapLimits` carries the numbers (defaults are the sitemaps.org and mission
+limits); `CappedReader` wraps any byte stream and stops handing out bytes at
+`max_bytes`, remembering that it did, so every format reader obeys the same
+cap without counting bytes itself.
+"""
+
+from __future__ import annotations
+
+import io
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
+
+from sitemapcrawl.errors import UsageError
+
+if TYPE_CHECKING:
+    from sitemapcrawl.config import Settings
+
+
+class ByteSource(Protocol):
+    """Anything with `read(n) -> bytes` (files, BytesIO, the decompressors)."""
+
+    def read(self, size: int = -1, /) -> bytes: ...
+
+
+@dataclass(frozen=True)
+class SitemapLimits:
+    """How much of a document is read and how deep indexes are followed."""
+
+    max_urls: int = 50_000
+    """Entries kept per document, first ones in document order."""
+    max_bytes: int = 10_000_000
+    """Uncompressed bytes read per document; also caps every decompression."""
+    max_depth: int = 5
+    """Index levels followed below a root sitemap (tree walking only)."""
+
+    def __post_init__(self) -> None:
+        for name in ("max_urls", "max_bytes", "max_depth"):
+            if getattr(self, name) < 0:
+                raise UsageError(f"sitemap limit {name} must be >= 0, not {getattr(self, name)}")
+
+    @classmethod
+    def from_settings(
+        cls, settings: Settings, *, max_urls: int | None = None, max_bytes: int | None = None
+    ) -> SitemapLimits:
+        """Limits from `Settings`, with optional overrides (None keeps the setting)."""
+        return cls(
+            max_urls=settings.max_sitemap_urls if max_urls is None else max_urls,
+            max_bytes=settings.max_sitemap_bytes if max_bytes is None else max_bytes,
+            max_depth=settings.max_index_depth,
+        )
+
+
+class CappedReader(io.RawIOBase):
+    """A read-only stream that ends after `limit` bytes of `source`.
+
+    `limit_hit` turns True when the source had more to give at the cap (one
+    extra byte is peeked to tell a document of exactly `limit` bytes from a
+    longer one). `bytes_read` counts what was handed out. Cost: no copy beyond
+    the chunks asked for.
+    """
+
+    def __init__(self, source: ByteSource, limit: int) -> None:
+        super().__init__()
+        self._source = source
+        self._left = limit
+        self.bytes_read = 0
+        self.limit_hit = False
+
+    def readable(self) -> bool:
+        return True
+
+    def read(self, size: int | None = -1, /) -> bytes:
+        if self._left <= 0:
+            if not self.limit_hit and self._source.read(1):
+                self.limit_hit = True
+            return b""
+        want = self._left if size is None or size < 0 else min(size, self._left)
+        data = self._source.read(want)
+        self._left -= len(data)
+        self.bytes_read += len(data)
+        if self._left <= 0 and self._source.read(1):
+            self.limit_hit = True
+        return data
+
+    def readinto(self, buffer: bytearray | memoryview) -> int:  # type: ignore[override]
+        data = self.read(len(buffer))
+        buffer[: len(data)] = data
+        return len(data)

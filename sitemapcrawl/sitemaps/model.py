@@ -1,0 +1,208 @@
+"""The values the sitemap engine hands out: kinds, entries, extensions, the report, errors.
+
+All are frozen (slotted) dataclasses or Enums, so they can be shared, hashed
+and compared. Times are aware UTC datetimes. `to_dict` gives the JSON shape
+the CLI prints with `--jsonl` (and that scripts read).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from enum import Enum
+from typing import Any
+
+from sitemapcrawl.errors import SitemapError
+
+
+class SitemapKind(Enum):
+    """What a document was detected to be (by sniffing its bytes)."""
+
+    URLSET = "urlset"
+    INDEX = "index"
+    TEXT = "text"
+    RSS = "rss"
+    ATOM = "atom"
+
+
+class ChangeFreq(Enum):
+    """The sitemaps.org `changefreq` values; anything else is read as None."""
+
+    ALWAYS = "always"
+    HOURLY = "hourly"
+    DAILY = "daily"
+    WEEKLY = "weekly"
+    MONTHLY = "monthly"
+    YEARLY = "yearly"
+    NEVER = "never"
+
+
+def _iso(value: datetime | None) -> str | None:
+    return None if value is None else value.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+@dataclass(frozen=True, slots=True)
+class Image:
+    """One `image:image` of a page (Google image sitemap extension)."""
+
+    loc: str
+    caption: str | None = None
+    title: str | None = None
+    geo_location: str | None = None
+    license: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON shape: every field, None as null."""
+        return {
+            "loc": self.loc,
+            "caption": self.caption,
+            "title": self.title,
+            "geo_location": self.geo_location,
+            "license": self.license,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Video:
+    """One `video:video` of a page (Google video sitemap extension)."""
+
+    thumbnail_loc: str | None = None
+    title: str | None = None
+    description: str | None = None
+    content_loc: str | None = None
+    player_loc: str | None = None
+    duration: int | None = None
+    """Seconds, when given as a whole number."""
+    publication_date: datetime | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON shape: every field, times as ISO-8601 UTC."""
+        return {
+            "thumbnail_loc": self.thumbnail_loc,
+            "title": self.title,
+            "description": self.description,
+            "content_loc": self.content_loc,
+            "player_loc": self.player_loc,
+            "duration": self.duration,
+            "publication_date": _iso(self.publication_date),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class News:
+    """The `news:news` of a page (Google News sitemap extension)."""
+
+    publication_name: str | None = None
+    publication_language: str | None = None
+    publication_date: datetime | None = None
+    title: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON shape: every field, times as ISO-8601 UTC."""
+        return {
+            "publication_name": self.publication_name,
+            "publication_language": self.publication_language,
+            "publication_date": _iso(self.publication_date),
+            "title": self.title,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Alternate:
+    """An `xhtml:link rel="alternate"`: the page in another language or region."""
+
+    hreflang: str
+    href: str
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON shape."""
+        return {"hreflang": self.hreflang, "href": self.href}
+
+
+@dataclass(frozen=True, slots=True)
+class PageEntry:
+    """A page listed by a urlset, a text sitemap or a feed, with its hints."""
+
+    loc: str
+    lastmod: datetime | None = None
+    changefreq: ChangeFreq | None = None
+    priority: float | None = None
+    """In [0, 1]; None when absent or invalid (consumers read None as 0.5)."""
+    images: tuple[Image, ...] = ()
+    videos: tuple[Video, ...] = ()
+    news: News | None = None
+    alternates: tuple[Alternate, ...] = ()
+
+    kind = "url"
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON shape; extensions only when present."""
+        out: dict[str, Any] = {
+            "kind": "url",
+            "loc": self.loc,
+            "lastmod": _iso(self.lastmod),
+            "changefreq": None if self.changefreq is None else self.changefreq.value,
+            "priority": self.priority,
+        }
+        if self.images:
+            out["images"] = [image.to_dict() for image in self.images]
+        if self.videos:
+            out["videos"] = [video.to_dict() for video in self.videos]
+        if self.news is not None:
+            out["news"] = self.news.to_dict()
+        if self.alternates:
+            out["alternates"] = [alternate.to_dict() for alternate in self.alternates]
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class SitemapRef:
+    """A child sitemap listed by a sitemap index."""
+
+    loc: str
+    lastmod: datetime | None = None
+
+    kind = "sitemap"
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON shape (same keys as a page, hints null)."""
+        return {
+            "kind": "sitemap",
+            "loc": self.loc,
+            "lastmod": _iso(self.lastmod),
+            "changefreq": None,
+            "priority": None,
+        }
+
+
+Entry = PageEntry | SitemapRef
+
+
+@dataclass(frozen=True, slots=True)
+class ParseReport:
+    """What happened while reading one document (complete once it was iterated)."""
+
+    kept: int = 0
+    """Entries handed out."""
+    dropped_scope: int = 0
+    """Entries outside the sitemap's scope (strict scope)."""
+    over_limit: int = 0
+    """Valid, in-scope entries after the URL limit (not handed out)."""
+    invalid: int = 0
+    """Entries or lines with no usable http(s) URL."""
+    bytes_limit_hit: bool = False
+    """Reading stopped at the uncompressed-bytes limit."""
+    truncated: bool = False
+    """The XML or the compressed stream broke before its end (entries before are kept)."""
+    bytes_read: int = 0
+    """Uncompressed bytes read."""
+    problems: tuple[str, ...] = ()
+    """Short sentences for a person, one per kind of problem."""
+
+
+class NotASitemapError(SitemapError):
+    """The bytes are not a sitemap in any supported format (HTML, JSON, binary...)."""
+
+
+class EmptySitemapError(SitemapError):
+    """The document has no content at all (no bytes, only spaces or comments)."""

@@ -1,0 +1,102 @@
+"""Text for people and scripts: table rows, JSON lines, tree lines, report lines.
+
+Pure string building, one entry or node at a time, so output streams.
+"""
+
+from __future__ import annotations
+
+import json
+
+from sitemapcrawl.sitemaps.model import Entry, ParseReport, SitemapKind
+from sitemapcrawl.sitemaps.tree import TreeNode
+
+TABLE_HEADER = f"{'KIND':<7} {'LASTMOD':<20} {'CHANGEFREQ':<10} {'PRIO':>4}  LOC"
+
+
+def json_line(entry: Entry) -> str:
+    """One entry as a compact JSON object (the `--jsonl` shape)."""
+    return json.dumps(entry.to_dict(), ensure_ascii=False, separators=(",", ":"))
+
+
+def table_row(entry: Entry) -> str:
+    """One entry as a fixed-width table row under `TABLE_HEADER`."""
+    data = entry.to_dict()
+    priority = "-" if data["priority"] is None else f"{data['priority']:g}"
+    return (
+        f"{data['kind']:<7} {data['lastmod'] or '-':<20} {data['changefreq'] or '-':<10} "
+        f"{priority:>4}  {data['loc']}"
+    )
+
+
+def report_lines(report: ParseReport) -> list[str]:
+    """The warnings of a report, one line each, for stderr."""
+    return [f"warning: {problem}" for problem in report.problems]
+
+
+def report_summary(kind: SitemapKind, report: ParseReport) -> str:
+    """A one-line summary of a document read."""
+    return (
+        f"{kind.value}: {report.kept:,} entries kept, {report.dropped_scope:,} out of scope, "
+        f"{report.over_limit:,} over the URL limit, {report.invalid:,} invalid, "
+        f"{report.bytes_read:,} bytes read"
+    )
+
+
+def tree_line(node: TreeNode) -> str:
+    """One sitemap of a tree, indented by depth: URL, kind, counts, problems."""
+    indent = "  " * node.depth
+    if node.error is not None or node.kind is None or node.report is None:
+        return f"{indent}{node.url}  [{node.via}] ERROR: {node.error}"
+    counts = (
+        f"{node.children:,} sitemaps"
+        if node.kind is SitemapKind.INDEX
+        else f"{node.report.kept:,} urls"
+    )
+    problems = "; ".join(node.report.problems)
+    tail = f"  ! {problems}" if problems else ""
+    return f"{indent}{node.url}  [{node.kind.value}, {node.via}] {counts}{tail}"
+
+
+def tree_json_line(node: TreeNode) -> str:
+    """One sitemap of a tree as a JSON object (`sitemap tree --jsonl`)."""
+    report = node.report
+    data = {
+        "url": node.url,
+        "depth": node.depth,
+        "via": node.via,
+        "parent": node.parent,
+        "kind": None if node.kind is None else node.kind.value,
+        "urls": None if report is None or node.kind is SitemapKind.INDEX else report.kept,
+        "sitemaps": node.children if node.kind is SitemapKind.INDEX else None,
+        "dropped_scope": None if report is None else report.dropped_scope,
+        "over_limit": None if report is None else report.over_limit,
+        "invalid": None if report is None else report.invalid,
+        "problems": [] if report is None else list(report.problems),
+        "error": node.error,
+    }
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+
+
+class TreeTotals:
+    """Counts over the nodes of a tree, for the closing summary line."""
+
+    def __init__(self) -> None:
+        self.sitemaps = 0
+        self.failed = 0
+        self.urls = 0
+
+    def add(self, node: TreeNode) -> None:
+        """Count one node."""
+        if node.report is None:
+            self.failed += 1
+            return
+        self.sitemaps += 1
+        if node.kind is not SitemapKind.INDEX:
+            self.urls += node.report.kept
+
+    def line(self) -> str:
+        """The one-line summary."""
+        return (
+            f"{self.sitemaps:,} sitemaps read, {self.failed:,} not read, "
+            f"{self.urls:,} page URLs listed"
+        )

@@ -1,0 +1,300 @@
+"""Streaming XML: the safe lxml parser, root sniffing, and urlset/index entries.
+
+lxml's `iterparse` does the work in C: it is asked only for the end of each
+entry element (`url`, `sitemap`, `item`, `entry`), whose few children are read
+and which is then cleared with its finished siblings, so memory stays flat
+whatever the document's size. Entities are never resolved, no DTD is loaded,
+nothing is fetched from the network (`resolve_entities=False, load_dtd=False,
+no_network=True`), so XXE and billion-laughs documents yield their plain text
+only. `recover=True` keeps reading past local errors (an unescaped `&` in a
+URL is common); the errors are reported. An entry closed only by recovery at
+the end of the data (a truncated document) is dropped, so a cut-off URL is
+never handed out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from lxml import etree
+
+from sitemapcrawl.sitemaps.limits import ByteSource
+from sitemapcrawl.sitemaps.model import (
+    Alternate,
+    Entry,
+    Image,
+    News,
+    PageEntry,
+    SitemapRef,
+    Video,
+)
+from sitemapcrawl.sitemaps.normalize import (
+    normalize_loc,
+    parse_changefreq,
+    parse_duration,
+    parse_lastmod,
+    parse_priority,
+    parse_text,
+)
+
+SITEMAP_NS = "http://www.sitemaps.org/schemas/sitemap/0.9"
+SITEMAP_084_NS = "http://www.google.com/schemas/sitemap/0.84"
+IMAGE_NS = "http://www.google.com/schemas/sitemap-image/1.1"
+VIDEO_NS = "http://www.google.com/schemas/sitemap-video/1.1"
+NEWS_NS = "http://www.google.com/schemas/sitemap-news/0.9"
+XHTML_NS = "http://www.w3.org/1999/xhtml"
+
+#: Only this many bytes are searched for the root element.
+ROOT_SNIFF_BYTES = 64 * 1024
+
+_SAFE = {
+    "resolve_entities": False,
+    "load_dtd": False,
+    "no_network": True,
+    "dtd_validation": False,
+    "huge_tree": False,
+    "recover": True,
+}
+
+#: Builds an entry (or None: invalid) from one finished element.
+ElementReader = Callable[[Any], "Entry | None"]
+
+
+def split_tag(tag: object) -> tuple[str, str]:
+    """`{ns}local` -> (ns, local); a tag without namespace -> ("", local)."""
+    if not isinstance(tag, str):
+        return "", ""
+    if tag.startswith("{"):
+        namespace, _, local = tag[1:].partition("}")
+        return namespace, local
+    return "", tag
+
+
+def find_root(head: bytes) -> tuple[str, str] | None:
+    """(namespace, local name) of the first element in `head`, or None.
+
+    Runs the same safe parser over at most `ROOT_SNIFF_BYTES`; cost is one
+    parse of that head. Never raises.
+    """
+    parser = etree.XMLPullParser(events=("start",), remove_comments=True, remove_pis=True, **_SAFE)
+    try:
+        parser.feed(head[:ROOT_SNIFF_BYTES])
+        for _event, element in parser.read_events():
+            return split_tag(element.tag)
+    except (etree.LxmlError, ValueError):
+        return None
+    return None
+
+
+class EofFlagReader:
+    """Wraps a byte stream and remembers when it has returned its last byte."""
+
+    def __init__(self, source: ByteSource) -> None:
+        self._source = source
+        self.eof = False
+
+    def read(self, size: int = -1, /) -> bytes:
+        data = self._source.read(size)
+        if not data:
+            self.eof = True
+        return data
+
+
+class XmlEntries:
+    """Iterate the entries of one XML document; errors gathered in `problems`.
+
+    Each item is an `Entry`, or None for an element with no usable URL (the
+    caller counts those). `broken` tells whether the XML was not well-formed
+    or ended early; `problems` says how, in one sentence.
+    """
+
+    def __init__(self, source: ByteSource, tags: tuple[str, ...], read: ElementReader) -> None:
+        self._source = EofFlagReader(source)
+        self._tags = tags
+        self._read = read
+        self.broken = False
+        self.problems: list[str] = []
+
+    def __iter__(self) -> Iterator[Entry | None]:
+        events = etree.iterparse(
+            self._source,
+            events=("end",),
+            tag=self._tags,
+            remove_comments=True,
+            remove_pis=True,
+            **_SAFE,
+        )
+        read = self._read
+        source = self._source
+        try:
+            for _event, element in events:
+                if source.eof and len(events.error_log):
+                    break  # closed by recovery after the data ended: a cut-off entry
+                entry = read(element)
+                element.clear(keep_tail=False)
+                parent = element.getparent()
+                if parent is not None:
+                    while element.getprevious() is not None:
+                        del parent[0]
+                yield entry
+        except (etree.LxmlError, ValueError, UnicodeError, LookupError) as exc:
+            self._note(f"XML unreadable: {exc}")
+            return
+        errors = events.error_log
+        if len(errors):
+            first = errors[0]
+            self._note(
+                f"XML not well-formed ({len(errors)} error(s); first at line {first.line}: "
+                f"{first.message.strip()})"
+            )
+
+    def _note(self, message: str) -> None:
+        self.broken = True
+        self.problems.append(message)
+
+
+def url_tags(namespace: str) -> tuple[str, ...]:
+    """The `url` element tags to stream for a urlset in `namespace`."""
+    return (f"{{{namespace}}}url", "url") if namespace else ("url",)
+
+
+def sitemap_tags(namespace: str) -> tuple[str, ...]:
+    """The `sitemap` element tags to stream for an index in `namespace`."""
+    return (f"{{{namespace}}}sitemap", "sitemap") if namespace else ("sitemap",)
+
+
+def _fields(namespace: str) -> dict[str, int]:
+    names = ("loc", "lastmod", "changefreq", "priority")
+    out = {name: index for index, name in enumerate(names)}
+    if namespace:
+        out.update({f"{{{namespace}}}{name}": index for index, name in enumerate(names)})
+    return out
+
+
+def page_reader(namespace: str) -> ElementReader:
+    """A reader of `url` elements in `namespace` (the hot loop of the engine)."""
+    fields = _fields(namespace)
+    get = fields.get
+
+    def read(element: Any) -> PageEntry | None:
+        values: list[str | None] = [None, None, None, None]
+        extensions: list[Any] | None = None
+        for child in element:
+            index = get(child.tag)
+            if index is not None:
+                values[index] = child.text
+            elif isinstance(child.tag, str) and child.tag.startswith("{"):
+                if extensions is None:
+                    extensions = []
+                extensions.append(child)
+        loc = normalize_loc(values[0])
+        if loc is None:
+            return None
+        lastmod, changefreq, priority = values[1], values[2], values[3]
+        if extensions is None:
+            return PageEntry(
+                loc,
+                None if lastmod is None else parse_lastmod(lastmod),
+                None if changefreq is None else parse_changefreq(changefreq),
+                None if priority is None else parse_priority(priority),
+            )
+        images, videos, news, alternates = _extensions(extensions)
+        return PageEntry(
+            loc,
+            parse_lastmod(lastmod),
+            parse_changefreq(changefreq),
+            parse_priority(priority),
+            images,
+            videos,
+            news,
+            alternates,
+        )
+
+    return read
+
+
+def sitemap_reader(namespace: str) -> ElementReader:
+    """A reader of `sitemap` elements (children of a sitemap index)."""
+    fields = _fields(namespace)
+
+    def read(element: Any) -> SitemapRef | None:
+        values: list[str | None] = [None, None, None, None]
+        for child in element:
+            index = fields.get(child.tag)
+            if index is not None:
+                values[index] = child.text
+        loc = normalize_loc(values[0])
+        if loc is None:
+            return None
+        return SitemapRef(loc, parse_lastmod(values[1]))
+
+    return read
+
+
+def _children(element: Any) -> dict[str, Any]:
+    """Local name -> child element (first of each name), namespaces ignored."""
+    out: dict[str, Any] = {}
+    for child in element:
+        local = split_tag(child.tag)[1]
+        if local and local not in out:
+            out[local] = child
+    return out
+
+
+def _text(children: dict[str, Any], name: str) -> str | None:
+    child = children.get(name)
+    return None if child is None else parse_text(child.text)
+
+
+def _extensions(
+    elements: list[Any],
+) -> tuple[tuple[Image, ...], tuple[Video, ...], News | None, tuple[Alternate, ...]]:
+    images: list[Image] = []
+    videos: list[Video] = []
+    news: News | None = None
+    alternates: list[Alternate] = []
+    for element in elements:
+        namespace, local = split_tag(element.tag)
+        if namespace == IMAGE_NS and local == "image":
+            children = _children(element)
+            loc = normalize_loc(_text(children, "loc"))
+            if loc is not None:
+                images.append(
+                    Image(
+                        loc,
+                        _text(children, "caption"),
+                        _text(children, "title"),
+                        _text(children, "geo_location"),
+                        _text(children, "license"),
+                    )
+                )
+        elif namespace == VIDEO_NS and local == "video":
+            children = _children(element)
+            videos.append(
+                Video(
+                    normalize_loc(_text(children, "thumbnail_loc")),
+                    _text(children, "title"),
+                    _text(children, "description"),
+                    normalize_loc(_text(children, "content_loc")),
+                    normalize_loc(_text(children, "player_loc")),
+                    parse_duration(_text(children, "duration")),
+                    parse_lastmod(_text(children, "publication_date")),
+                )
+            )
+        elif namespace == NEWS_NS and local == "news" and news is None:
+            children = _children(element)
+            publication = children.get("publication")
+            pub = {} if publication is None else _children(publication)
+            news = News(
+                _text(pub, "name"),
+                _text(pub, "language"),
+                parse_lastmod(_text(children, "publication_date")),
+                _text(children, "title"),
+            )
+        elif namespace == XHTML_NS and local == "link":
+            href = normalize_loc(element.get("href"))
+            hreflang = parse_text(element.get("hreflang"))
+            if element.get("rel", "").strip().lower() == "alternate" and href and hreflang:
+                alternates.append(Alternate(hreflang, href))
+    return tuple(images), tuple(videos), news, tuple(alternates)
