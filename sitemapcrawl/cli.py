@@ -17,7 +17,10 @@ from typer.core import TyperGroup
 
 from sitemapcrawl import __version__
 from sitemapcrawl.config import Settings, load_settings
-from sitemapcrawl.errors import SitemapCrawlError
+from sitemapcrawl.errors import SitemapCrawlError, SitemapError
+from sitemapcrawl.http import PoliteHttpClient, open_source
+from sitemapcrawl.sitemaps import ScopeContext, SitemapLimits, parse_sitemap, render
+from sitemapcrawl.sitemaps.tree import walk_tree
 
 
 
@@ -118,6 +121,71 @@ def global_options(
     State.settings = load_settings(config_file=config, flags=flags)
     for key in State.settings.extra:
         log.warning("config file: unknown setting %r ignored", key)
+
+
+@sitemap_app.command("parse")
+def sitemap_parse(
+    source: Annotated[str, typer.Argument(help="A sitemap URL or a local file path.")],
+    jsonl: Annotated[bool, typer.Option("--jsonl", help="One JSON object per entry.")] = False,
+    strict: Annotated[
+        bool | None,
+        typer.Option("--strict/--no-strict", help="Drop URLs outside the sitemap's scope."),
+    ] = None,
+    max_urls: Annotated[int | None, typer.Option(min=0, help="Entries kept [50000].")] = None,
+    max_bytes: Annotated[
+        int | None, typer.Option(min=0, help="Uncompressed bytes read [10000000].")
+    ] = None,
+) -> None:
+    """Read one sitemap document (no recursion) and print its entries.
+
+    Any format (XML urlset or index, gzip, zip, text, RSS, Atom), detected from
+    the bytes. Warnings go to stderr; the exit code is 0 when the document was
+    read as a sitemap.
+
+    Example: sitemapcrawl --user-agent 'MyBot/1.0' sitemap parse https://example.com/sitemap.xml
+    """
+    settings = State.settings
+    limits = SitemapLimits.from_settings(settings, max_urls=max_urls, max_bytes=max_bytes)
+    scope = ScopeContext(strict=settings.strict_scope if strict is None else strict)
+    with open_source(source, settings, max_bytes=limits.max_bytes) as doc_source:
+        document = parse_sitemap(doc_source.data, doc_source.url, limits=limits, scope=scope)
+        if not jsonl:
+            typer.echo(render.TABLE_HEADER)
+        for entry in document:
+            typer.echo(render.json_line(entry) if jsonl else render.table_row(entry))
+    for line in render.report_lines(document.report):
+        echo_err(line)
+    echo_err(render.report_summary(document.kind, document.report))
+
+
+@sitemap_app.command("tree")
+def sitemap_tree(
+    url: Annotated[str, typer.Argument(help="A homepage or a sitemap URL.")],
+    jsonl: Annotated[bool, typer.Option("--jsonl", help="One JSON object per sitemap.")] = False,
+    strict: Annotated[
+        bool | None,
+        typer.Option("--strict/--no-strict", help="Drop URLs outside each sitemap's scope."),
+    ] = None,
+) -> None:
+    """Find a site's sitemaps (robots.txt, well-known paths) and follow indexes.
+
+    Prints one line per sitemap, indented by depth, with its type, counts and
+    problems. Loops and indexes deeper than max_index_depth are not followed.
+
+    Example: sitemapcrawl --user-agent 'MyBot/1.0' sitemap tree https://example.com/
+    """
+    settings = State.settings
+    limits = SitemapLimits.from_settings(settings)
+    client = PoliteHttpClient.from_settings(settings, max_bytes=limits.max_bytes)
+    totals = render.TreeTotals()
+    strict = settings.strict_scope if strict is None else strict
+    for node in walk_tree(url, client, limits=limits, strict=strict):
+        totals.add(node)
+        typer.echo(render.tree_json_line(node) if jsonl else render.tree_line(node))
+    client.close()
+    echo_err(totals.line())
+    if totals.sitemaps == 0:
+        raise SitemapError(f"no sitemap could be read for {url}")
 
 
 def main() -> None:
