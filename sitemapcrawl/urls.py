@@ -638,11 +638,13 @@ def registered_domain_key(url: str, rules: CanonicalRules = DEFAULT_RULES) -> st
     return _registered_domain(host_key(url, rules))
 
 
-# --- row-key prefixes -------------------------------------------------------------
+def canonical_host(host_or_url: str, rules: CanonicalRules = DEFAULT_RULES) -> str:
+    """The canonical form of a bare host name (`Bücher.Example.`), or of a URL's host.
 
-
-def _host_from(host_or_url: str, rules: CanonicalRules) -> str:
-    """A canonical host from a URL or a bare host name (`[::1]` or `::1` for IPv6)."""
+    IPv6 may be given with or without brackets and comes back bracketed. Cached
+    per host. Raises InvalidUrlError for a bad host, or a host with a port
+    (give a URL for that).
+    """
     if "://" in host_or_url:
         return host_key(host_or_url, rules)
     host = host_or_url.strip()
@@ -653,6 +655,9 @@ def _host_from(host_or_url: str, rules: CanonicalRules) -> str:
     if not host:
         raise InvalidUrlError("empty host")
     return _host_by_rules(host, rules)
+
+
+# --- row-key prefixes -------------------------------------------------------------
 
 
 def host_row_prefix(host_or_url: str, rules: CanonicalRules = DEFAULT_RULES) -> str:
@@ -666,7 +671,7 @@ def host_row_prefix(host_or_url: str, rules: CanonicalRules = DEFAULT_RULES) -> 
     `origin_row_prefix`. Raises InvalidUrlError for a bad host, or a host with
     a port (give a URL for that).
     """
-    return _reverse_host(_host_from(host_or_url, rules)) + ":"
+    return _reverse_host(canonical_host(host_or_url, rules)) + ":"
 
 
 def origin_row_prefix(url: str, rules: CanonicalRules = DEFAULT_RULES) -> str:
@@ -688,7 +693,7 @@ def domain_row_prefixes(domain: str, rules: CanonicalRules = DEFAULT_RULES) -> t
     sorts between them), hence two prefixes, not one. An IP address has no
     subdomains and gives one prefix. Takes what `host_row_prefix` takes.
     """
-    host = _host_from(domain, rules)
+    host = canonical_host(domain, rules)
     reversed_host = _reverse_host(host)
     if reversed_host == host and (host.startswith("[") or _IPV4_SHAPE.fullmatch(host)):
         return (host + ":",)
