@@ -7,21 +7,31 @@ nothing else is caught, so a bug still shows its traceback.
 
 from __future__ import annotations
 
+import contextlib
+import json
 import logging
 import sys
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from rich.console import Console
+from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from typer.core import TyperGroup
 
 from sitemapcrawl import __version__
 from sitemapcrawl.config import Settings, load_settings
-from sitemapcrawl.errors import SitemapCrawlError, SitemapError
+from sitemapcrawl.errors import SitemapCrawlError, SitemapError, UsageError
 from sitemapcrawl.http import PoliteHttpClient, open_source
+from sitemapcrawl.jobs.detect import HostReport, detect
+from sitemapcrawl.jobs.init import init_tables
+from sitemapcrawl.jobs.inject import Rejected, inject
+from sitemapcrawl.jobs.readdb import collect_stats, read_row, rows_with_prefix
+from sitemapcrawl.jobs.rules import UrlRules
 from sitemapcrawl.sitemaps import ScopeContext, SitemapLimits, parse_sitemap, render
 from sitemapcrawl.sitemaps.tree import walk_tree
-
+from sitemapcrawl.store import Store
 
 
 class _ErrorReportingGroup(TyperGroup):
@@ -121,6 +131,148 @@ def global_options(
     State.settings = load_settings(config_file=config, flags=flags)
     for key in State.settings.extra:
         log.warning("config file: unknown setting %r ignored", key)
+
+
+def open_store() -> Store:
+    """The store for the configured HBase address and table prefix."""
+    return Store(State.settings)
+
+
+@app.command()
+def init() -> None:
+    """Create the webpage and host tables (as hbase-schema/ describes them).
+
+    Running it again changes nothing and says so.
+
+    Example: sitemapcrawl --table-prefix demo_ init
+    """
+    with open_store() as store:
+        result = init_tables(store)
+    for name in result.created:
+        echo_err(f"created table {name}")
+    if not result.created:
+        echo_err(f"tables {', '.join(result.existing)} exist; nothing to do")
+
+
+@app.command()
+def readdb(
+    url: Annotated[str | None, typer.Argument(help="The URL whose row to show.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="One JSON object for URL.")] = False,
+    stats: Annotated[bool, typer.Option("--stats", help="Rows by status, sitemap rows, hosts.")] = False,
+    prefix: Annotated[
+        str | None, typer.Option("--prefix", help="Rows whose URL starts with this prefix.")
+    ] = None,
+    jsonl: Annotated[bool, typer.Option("--jsonl", help="With --prefix: one JSON object per line.")] = False,
+) -> None:
+    """Read rows back from HBase, decoded: one URL, a URL prefix, or statistics.
+
+    Example: sitemapcrawl readdb http://127.0.0.2:8000/ --json
+    """
+    if sum([url is not None, stats, prefix is not None]) != 1:
+        raise UsageError("readdb: give exactly one of URL, --stats, --prefix")
+    with open_store() as store:
+        if url is not None:
+            view = read_row(store, url)
+            if as_json:
+                typer.echo(json.dumps(view.as_json(), ensure_ascii=False))
+            else:
+                typer.echo(f"{view.url}\n  key  {view.key}")
+                for name, value in view.cells.items():
+                    typer.echo(f"  {name:<8} {value}")
+        elif prefix is not None:
+            count = 0
+            for view in rows_with_prefix(store, prefix):
+                count += 1
+                typer.echo(json.dumps(view.as_json(), ensure_ascii=False) if jsonl else view.url)
+            echo_err(f"{count} rows")
+        else:
+            totals = collect_stats(store)
+            typer.echo(f"rows\t{totals.rows}")
+            for status, count in sorted(totals.by_status.items()):
+                typer.echo(f"status {status}\t{count}")
+            typer.echo(f"sitemap rows\t{totals.sitemap_rows}")
+            typer.echo(f"found in sitemaps\t{totals.found_in_sitemaps}")
+            typer.echo(f"hosts\t{totals.hosts}")
+            typer.echo(f"host rows\t{totals.host_rows}")
+
+
+@contextlib.contextmanager
+def progress(description: str, total: int | None = None) -> Iterator[Callable[[int], None]]:
+    """A progress display on stderr; yields `update(done)`. Silent with --quiet."""
+    if State.quiet:
+        yield lambda done: None
+        return
+    columns = [SpinnerColumn(), TextColumn("{task.description} {task.completed}"), TimeElapsedColumn()]
+    with Progress(*columns, console=Console(stderr=True), transient=True) as bar:
+        task = bar.add_task(description, total=total)
+        yield lambda done: bar.update(task, completed=done)
+
+
+def http_client() -> PoliteHttpClient:
+    """The polite HTTP client of the settings; UsageError when no user agent is set."""
+    return PoliteHttpClient.from_settings(State.settings)
+
+
+@app.command("inject")
+def inject_command(
+    seeds: Annotated[str, typer.Argument(help="Seed file, or - for standard input.")],
+    overwrite_score: Annotated[
+        bool, typer.Option(help="Replace the score of rows that exist (kept by default).")
+    ] = False,
+) -> None:
+    """Inject seed URLs: one per line, with optional tab-separated key=value metadata.
+
+    Keys: score, fetchInterval (seconds), depth, radius, sitemap=true,
+    sitemaps=URL1 URL2. Bad lines are reported with their number and skipped.
+
+    Example: printf 'http://127.0.0.2:8000/\tdepth=2\n' | sitemapcrawl inject -
+    """
+    rules = UrlRules.from_settings(State.settings)
+
+    def report(rejected: Rejected) -> None:
+        echo_err(f"line {rejected.line}: {rejected.reason}: {rejected.detail}")
+
+    try:
+        handle = sys.stdin if seeds == "-" else open(seeds, encoding="utf-8", errors="replace")  # noqa: SIM115
+    except OSError as exc:
+        raise UsageError(f"cannot read seeds {seeds}: {exc.strerror}") from None
+    with handle, open_store() as store, progress("seed lines") as update:
+        counts = inject(store, handle, rules, overwrite_score=overwrite_score, on_reject=report,
+                        on_progress=update)
+    echo_err(f"inject: {counts.summary()}")
+
+
+@app.command("detect")
+def detect_command(
+    host: Annotated[
+        list[str] | None, typer.Option("--host", help="Check only this host or origin (repeatable).")
+    ] = None,
+    probe_known_paths: Annotated[
+        bool, typer.Option(help="Probe well-known sitemap paths when robots.txt lists none.")
+    ] = False,
+) -> None:
+    """Read each host's robots.txt; record rules and crawl delay; inject its sitemaps.
+
+    Example: sitemapcrawl --user-agent 'MyBot/1.0' detect --probe-known-paths
+    """
+    rules = UrlRules.from_settings(State.settings)
+    client = http_client()
+
+    def report(host_report: HostReport) -> None:
+        usable = host_report.usable_sitemaps
+        line = (f"{host_report.origin}: robots.txt {host_report.robots_status.value}"
+                f" (HTTP {host_report.http_code if host_report.http_code is not None else '-'})"
+                f", sitemaps {len(usable)}, new {host_report.new_sitemaps}")
+        if host_report.error:
+            line += f", error: {host_report.error}"
+        echo_err(line)
+
+    with open_store() as store:
+        counts = detect(store, client, rules, hosts=host or (), probe_known_paths=probe_known_paths,
+                        on_host=report)
+    echo_err(f"detect: {counts.summary()}")
+    if counts.hosts == 0:
+        echo_err("detect: no hosts in the table; inject seeds first")
 
 
 @sitemap_app.command("parse")

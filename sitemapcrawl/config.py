@@ -64,6 +64,20 @@ class Settings:
     max_robots_bytes: int = 500_000
     """Largest robots.txt read (Google reads 500 KiB); bigger files are truncated."""
     max_redirects: int = 5
+    robots_retry_interval: int = 3_600
+    """Seconds before a robots.txt that failed (5xx, timeout) is tried again."""
+    threads: int = 8
+    """Worker threads for jobs that talk to many hosts (one host per thread at a time)."""
+
+    # --- seeds ---------------------------------------------------------------
+    seed_score: float = 1.0
+    """Score of a seed that gives none."""
+    seed_depth: int = 2
+    """Hops allowed within a seed's site, when the seed line gives no `depth`."""
+    seed_radius: int = 0
+    """Hops allowed after leaving the seed's site, when the seed line gives no `radius`."""
+    default_fetch_interval: int = 30 * 24 * 3600
+    """Seconds between fetches of a page with no hints (Nutch's default: 30 days)."""
 
     # --- sitemaps ------------------------------------------------------------
     max_sitemap_urls: int = 50_000

@@ -16,6 +16,7 @@ last row it returned. After the last attempt the error becomes
 
 from __future__ import annotations
 
+import functools
 import logging
 import socket
 import time
@@ -204,7 +205,7 @@ class Store:
         dropped = []
         for base in self.existing_tables():
             name = self.table_name(base)
-            self._call(f"drop table {name}", lambda c, n=name: c.delete_table(n, disable=True))
+            self._call(f"drop table {name}", functools.partial(_drop, name=name))
             dropped.append(base)
         return dropped
 
@@ -265,7 +266,8 @@ class Store:
         found: dict[bytes, Cells] = {}
         for start in range(0, len(keys), self._batch_size):
             part = list(keys[start : start + self._batch_size])
-            result = self._call(f"read from {name}", lambda c, p=part: c.table(name).rows(p, columns=columns))
+            read = functools.partial(_read_rows, name=name, keys=part, columns=columns)
+            result = self._call(f"read from {name}", read)
             found.update((key, cells) for key, cells in result if cells)
         return found
 
@@ -327,6 +329,16 @@ class Store:
                 self.retries += 1
                 time.sleep(pause)
                 pause = min(pause * 2, 5.0)
+
+
+def _drop(connection: happybase.Connection, name: str) -> None:
+    connection.delete_table(name, disable=True)
+
+
+def _read_rows(
+    connection: happybase.Connection, name: str, keys: list[bytes], columns: Sequence[bytes] | None
+) -> list[tuple[bytes, Cells]]:
+    return list(connection.table(name).rows(keys, columns=columns))
 
 
 def _prefix_end(prefix: bytes) -> bytes | None:

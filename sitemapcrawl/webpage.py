@@ -230,7 +230,8 @@ class WebPage:
     # s: sitemap hints and flags
     is_sitemap: bool | None = col("s", "sm", FLAG, "this URL is a sitemap document", "inject, detect, updatedb")
     in_sitemap: bool | None = col("s", "in", FLAG, "some sitemap lists this URL", "updatedb")
-    sitemap_source: SitemapSource | None = col("s", "src", _enum_codec(SitemapSource), "how this sitemap was found", "inject, detect, updatedb")
+    sitemap_source: SitemapSource | None = col(
+        "s", "src", _enum_codec(SitemapSource), "how this sitemap was found", "inject, detect, updatedb")
     priority: float | None = col("s", "pr", FLOAT, "sitemap <priority> in [0, 1]", "updatedb")
     changefreq: ChangeFreq | None = col("s", "cf", _enum_codec(ChangeFreq), "sitemap <changefreq>", "updatedb")
     lastmod: datetime | None = col("s", "lm", TIME, "sitemap <lastmod>, UTC", "updatedb")
@@ -278,7 +279,9 @@ class HostRow:
     origin: str
     """`scheme://host[:port]`, the scope of one robots.txt."""
     robots_fetch_time: datetime | None = col("r", "ft", TIME, "time robots.txt was fetched", "detect, fetch")
-    robots_status: RobotsStatus | None = col("r", "st", _enum_codec(RobotsStatus), "ok, missing (allow all) or error (deny all until retry)", "detect, fetch")
+    robots_status: RobotsStatus | None = col(
+        "r", "st", _enum_codec(RobotsStatus), "ok, missing (allow all) or error (deny all until retry)",
+        "detect, fetch")
     robots_http_code: int | None = col("r", "hc", INT, "HTTP status of robots.txt", "detect, fetch")
     robots_retry_at: datetime | None = col("r", "nft", TIME, "when to fetch robots.txt again", "detect, fetch")
     robots_error: str | None = col("r", "er", TEXT, "robots.txt fetch error, one line", "detect, fetch")
@@ -331,6 +334,18 @@ def column_names(row_type: type[WebPage] | type[HostRow], fields: Iterable[str])
         else:
             raise KeyError(f"{row_type.__name__} has no field {name!r}")
     return names
+
+
+def equals_filter(row_type: type[WebPage] | type[HostRow], field_name: str, value: Any) -> str:
+    """An HBase filter string: rows whose column for `field_name` holds `value`.
+
+    Rows without the column are left out (filterIfMissing). Server side: the
+    rows that fail it never cross the wire.
+    """
+    column = _COLUMNS[row_type][field_name]
+    raw = column.codec.encode(value).decode("utf-8").replace("'", "''")
+    return (f"SingleColumnValueFilter('{column.family}', '{column.qualifier}', =, "
+            f"'binary:{raw}', true, true)")
 
 
 def encode(row: WebPage | HostRow) -> dict[bytes, bytes]:

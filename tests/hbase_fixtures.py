@@ -61,19 +61,26 @@ def store(settings: Settings) -> Iterator[Store]:
         yield opened
 
 
-def hbase_shell(script: str, table_prefix: str = "") -> str:
-    """Run an HBase shell script non-interactively; return what it printed.
+def run_shell_file(path: Path, table_prefix: str = "") -> str:
+    """Run an HBase shell script file through `scripts/hbase-local shell FILE`.
 
-    Raises AssertionError with the shell's output when it exits non-zero.
+    Returns what it printed; raises AssertionError with the output when the
+    shell exits non-zero.
     """
+    env = dict(os.environ, SITEMAPCRAWL_TABLE_PREFIX=table_prefix)
+    done = subprocess.run(
+        [str(HBASE_LOCAL), "shell", str(path)], capture_output=True, text=True, env=env, timeout=300,
+        stdin=subprocess.DEVNULL,
+    )
+    assert done.returncode == 0, f"hbase shell failed ({done.returncode}):\n{done.stdout}\n{done.stderr}"
+    return done.stdout
+
+
+def hbase_shell(script: str, table_prefix: str = "") -> str:
+    """Run HBase shell commands non-interactively; return what they printed."""
     path = Path(os.environ.get("TMPDIR", "/tmp")) / f"shell-{uuid.uuid4().hex}.rb"
     path.write_text(script + "\nexit\n", encoding="utf-8")
     try:
-        env = dict(os.environ, SITEMAPCRAWL_TABLE_PREFIX=table_prefix)
-        done = subprocess.run(
-            [str(HBASE_LOCAL), "shell", str(path)], capture_output=True, text=True, env=env, timeout=300
-        )
+        return run_shell_file(path, table_prefix)
     finally:
         path.unlink()
-    assert done.returncode == 0, f"hbase shell failed ({done.returncode}):\n{done.stdout}\n{done.stderr}"
-    return done.stdout

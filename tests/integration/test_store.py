@@ -61,9 +61,9 @@ def test_missing_table_says_run_init(settings: Settings) -> None:
 
 
 def test_unreachable_hbase_is_one_clear_error() -> None:
-    with Store(Settings(hbase="127.0.0.1:1")) as store:
-        with pytest.raises(StoreUnavailableError, match=r"127\.0\.0\.1:1.*scripts/hbase-local start"):
-            store.existing_tables()
+    with (Store(Settings(hbase="127.0.0.1:1")) as store,
+          pytest.raises(StoreUnavailableError, match=r"127\.0\.0\.1:1.*scripts/hbase-local start")):
+        store.existing_tables()
 
 
 def test_thrift_restart_during_batched_write_loses_and_duplicates_nothing(settings: Settings) -> None:

@@ -1,0 +1,86 @@
+"""`readdb`: read rows back, decoded: one URL, a URL prefix, or table statistics."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from sitemapcrawl import urls
+from sitemapcrawl.errors import RowNotFoundError
+from sitemapcrawl.store import Store
+from sitemapcrawl.webpage import HOST_TABLE, WEBPAGE_TABLE, WebPage, column_names, readable_cells
+
+
+@dataclass(frozen=True)
+class RowView:
+    """One row for people and scripts: its URL, its key, every cell readable."""
+
+    url: str
+    key: str
+    cells: dict[str, Any]
+
+    def as_json(self) -> dict[str, Any]:
+        """`{"url": …, "key": …, "family:qualifier": value, …}`."""
+        return {"url": self.url, "key": self.key, **self.cells}
+
+
+@dataclass
+class DbStats:
+    """Counts over the whole `webpage` table."""
+
+    rows: int = 0
+    by_status: Counter[str] = field(default_factory=Counter)
+    sitemap_rows: int = 0
+    found_in_sitemaps: int = 0
+    hosts: int = 0
+    host_rows: int = 0
+
+
+def _view(key: bytes, cells: dict[bytes, bytes]) -> RowView:
+    text_key = key.decode("utf-8")
+    return RowView(urls.url_from_row_key(text_key), text_key, readable_cells(WebPage, cells))
+
+
+def read_row(store: Store, url: str) -> RowView:
+    """The row of one URL (canonicalised first); RowNotFoundError when absent.
+
+    One round trip.
+    """
+    canonical = urls.canonicalize(url)
+    key = urls.row_key(canonical)
+    cells = store.row(WEBPAGE_TABLE, key.encode("utf-8"))
+    if cells is None:
+        raise RowNotFoundError(f"no row for {canonical} (key {key})")
+    return _view(key.encode("utf-8"), cells)
+
+
+def rows_with_prefix(store: Store, url_prefix: str) -> Iterator[RowView]:
+    """Rows whose URL starts with `url_prefix`, in key order (a prefix scan)."""
+    row_prefix = urls.url_prefix_to_row_prefix(url_prefix)
+    for key, cells in store.scan(WEBPAGE_TABLE, prefix=row_prefix.encode("utf-8")):
+        yield _view(key, cells)
+
+
+def collect_stats(store: Store) -> DbStats:
+    """Rows by status, sitemap rows, rows found in sitemaps, hosts.
+
+    One full scan of the few columns it needs, `hbase_batch_size` rows per
+    round trip; memory holds one counter per status and one entry per host.
+    """
+    stats = DbStats()
+    wanted = column_names(WebPage, ["status", "is_sitemap", "in_sitemap"])
+    hosts: set[str] = set()
+    status_column, sitemap_column, listed_column = wanted
+    for key, cells in store.scan(WEBPAGE_TABLE, columns=wanted):
+        stats.rows += 1
+        stats.by_status[cells.get(status_column, b"(none)").decode("utf-8", "replace")] += 1
+        if cells.get(sitemap_column) == b"1":
+            stats.sitemap_rows += 1
+        if cells.get(listed_column) == b"1":
+            stats.found_in_sitemaps += 1
+        hosts.add(urls.host_key(urls.url_from_row_key(key.decode("utf-8"))))
+    stats.hosts = len(hosts)
+    stats.host_rows = sum(1 for _ in store.scan(HOST_TABLE, filter="KeyOnlyFilter()"))
+    return stats

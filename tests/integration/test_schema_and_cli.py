@@ -1,0 +1,111 @@
+"""init, readdb and the HBase shell against the real local HBase."""
+
+from __future__ import annotations
+
+import json
+import uuid
+
+import pytest
+from hbase_fixtures import REPO, hbase_shell, run_shell_file
+from typer.testing import CliRunner
+
+from sitemapcrawl.cli import app
+from sitemapcrawl.config import Settings
+from sitemapcrawl.store import Store
+from sitemapcrawl.webpage import HOST_TABLE, WEBPAGE_TABLE, FetchStatus, WebPage, encode
+
+pytestmark = pytest.mark.integration
+runner = CliRunner()
+SCHEMA = REPO / "hbase-schema"
+
+
+def cli(settings: Settings, *args: str):
+    return runner.invoke(app, ["--hbase", settings.hbase, "--table-prefix", settings.table_prefix, *args])
+
+
+def test_init_creates_tables_like_the_shell_scripts(settings: Settings) -> None:
+    first = cli(settings, "init")
+    assert first.exit_code == 0, first.output
+    assert f"created table {settings.table_prefix}webpage" in first.stderr
+    again = cli(settings, "init")
+    assert again.exit_code == 0 and "nothing to do" in again.stderr
+
+    shell_prefix = settings.table_prefix + "sh_"
+    try:
+        for table in (WEBPAGE_TABLE, HOST_TABLE):
+            run_shell_file(SCHEMA / f"{table}.hbase", table_prefix=shell_prefix)
+        shell_settings = Settings(hbase=settings.hbase, table_prefix=shell_prefix)
+        with Store(settings) as by_init, Store(shell_settings) as by_shell:
+            for table in (WEBPAGE_TABLE, HOST_TABLE):
+                assert by_shell.families(table) == by_init.families(table), table
+    finally:
+        with Store(Settings(hbase=settings.hbase, table_prefix=shell_prefix)) as store:
+            store.drop_tables()
+
+
+def test_readdb_one_row_prefix_and_stats(settings: Settings, store: Store) -> None:
+    pages = [
+        WebPage("http://example.com/", status=FetchStatus.FETCHED, http_code=200),
+        WebPage("http://example.com/sitemap.xml", status=FetchStatus.UNFETCHED, is_sitemap=True),
+        WebPage("http://example.com/blog/a", status=FetchStatus.UNFETCHED, in_sitemap=True, priority=0.7),
+        WebPage("https://other.org:8443/x", status=FetchStatus.GONE, http_code=404),
+    ]
+    from sitemapcrawl.urls import row_key
+
+    store.write(WEBPAGE_TABLE, [(row_key(p.url).encode(), encode(p)) for p in pages])
+
+    one = cli(settings, "readdb", "http://EXAMPLE.com/blog/a", "--json")
+    assert one.exit_code == 0, one.output
+    assert json.loads(one.stdout) == {
+        "url": "http://example.com/blog/a", "key": "com.example:http/blog/a",
+        "f:st": "unfetched", "s:in": True, "s:pr": 0.7,
+    }
+    readable = cli(settings, "readdb", "http://example.com/")
+    assert "f:hc" in readable.stdout and "200" in readable.stdout
+
+    missing = cli(settings, "readdb", "http://example.com/nope")
+    assert missing.exit_code == 1
+    assert missing.stderr.strip() == (
+        "sitemapcrawl: error: no row for http://example.com/nope (key com.example:http/nope)")
+
+    listed = cli(settings, "readdb", "--prefix", "http://example.com/", "--jsonl")
+    assert [json.loads(line)["url"] for line in listed.stdout.splitlines()] == [
+        "http://example.com/", "http://example.com/blog/a", "http://example.com/sitemap.xml"]
+    assert "3 rows" in listed.stderr
+
+    stats = cli(settings, "readdb", "--stats")
+    assert stats.exit_code == 0, stats.output
+    lines = dict(line.split("\t") for line in stats.stdout.splitlines())
+    assert lines["rows"] == "4"
+    assert lines["status unfetched"] == "2" and lines["status fetched"] == "1" and lines["status gone"] == "1"
+    assert lines["sitemap rows"] == "1" and lines["found in sitemaps"] == "1" and lines["hosts"] == "2"
+
+
+def test_table_missing_says_run_init(settings: Settings) -> None:
+    result = cli(settings, "readdb", "--stats")
+    assert result.exit_code == 2
+    assert "run `sitemapcrawl init`" in result.stderr
+    assert "Traceback" not in result.output
+
+
+def test_unreachable_hbase_exits_2_with_one_line() -> None:
+    result = runner.invoke(app, ["--hbase", "127.0.0.1:1", "--table-prefix", f"x{uuid.uuid4().hex}", "init"])
+    assert result.exit_code == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "127.0.0.1:1" in lines[0] and "scripts/hbase-local start" in lines[0]
+
+
+def test_rows_written_are_readable_in_the_hbase_shell(settings: Settings, store: Store) -> None:
+    from sitemapcrawl.urls import row_key
+
+    page = WebPage("http://shell.example/page", status=FetchStatus.FETCHED, http_code=200, priority=0.9)
+    store.write(WEBPAGE_TABLE, [(row_key(page.url).encode(), encode(page))])
+    table = settings.table_prefix + WEBPAGE_TABLE
+    out = hbase_shell(
+        f"get '{table}', 'example.shell:http/page'\n"
+        f"scan '{table}', {{ROWPREFIXFILTER => 'example.shell:', COLUMNS => ['f:hc', 's:pr']}}\n"
+        f"count '{table}'"
+    )
+    assert "column=f:hc" in out and "value=200" in out and "value=0.9" in out
+    assert "f:st timestamp=" in out and "value=fetched" in out
+    assert "1 row(s)" in out
