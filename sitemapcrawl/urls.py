@@ -274,6 +274,8 @@ def _ipv4(host: str) -> str | None:
         return None
     numbers = []
     for part in parts:
+        if not _NUMERIC_LABEL.fullmatch(part):  # int() would also take "-1" and "1_0"
+            return None
         if part[:2] in ("0x", "0X"):
             digits, base = part[2:] or "0", 16
         elif len(part) > 1 and part.startswith("0"):
@@ -282,7 +284,7 @@ def _ipv4(host: str) -> str | None:
             digits, base = part, 10
         try:
             numbers.append(int(digits, base))
-        except ValueError:
+        except ValueError:  # 8 or 9 in an octal part
             return None
     if any(n > 255 for n in numbers[:-1]) or numbers[-1] >= 256 ** (5 - len(numbers)):
         return None
@@ -411,6 +413,16 @@ def _fix_escape(match: re.Match[str]) -> str:
     return "".join(f"%{byte:02X}" for byte in text.encode("utf-8", "surrogatepass"))
 
 
+# With `normalize_percent` off, only what would break the URL is escaped:
+# spaces and control characters (they would be trimmed or split lines).
+_CONTROLS = re.compile(r"[\x00-\x20\x7f]")
+
+
+def _escapers(rules: CanonicalRules) -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """The (path, query-or-fragment) patterns `_normalize_percent` uses under `rules`."""
+    return (_PATH_FIX, _QUERY_FIX) if rules.normalize_percent else (_CONTROLS, _CONTROLS)
+
+
 def _normalize_percent(text: str, pattern: re.Pattern[str]) -> str:
     """RFC 3986 section 6.2.2.2 plus escaping of what may not appear unescaped.
 
@@ -425,6 +437,7 @@ def _unquote(text: str) -> str:
 
 
 # --- paths and queries
+
 
 def remove_dot_segments(path: str) -> str:
     """Resolve `.` and `..` segments of an absolute path (RFC 3986 section 5.2.4).
@@ -493,8 +506,8 @@ def _canonical_parts(parts: _Parts, url: str, rules: CanonicalRules) -> str:
     if port is not None and rules.strip_default_port and DEFAULT_PORTS.get(scheme.lower()) == port:
         port = None
     path = parts.path or "/"
-    if rules.normalize_percent:
-        path = _normalize_percent(path, _PATH_FIX)
+    path_fix, query_fix = _escapers(rules)
+    path = _normalize_percent(path, path_fix)
     # Session ids go before dot segments: `/a/.;jsessionid=1/b` leaves a `.`.
     if rules.strip_session_ids and ";" in path and rules.session_id_names:
         path = _session_patterns(rules.session_id_names)[0].sub("", path)
@@ -502,12 +515,11 @@ def _canonical_parts(parts: _Parts, url: str, rules: CanonicalRules) -> str:
         path = remove_dot_segments(path)
     query = parts.query
     if query is not None:
-        if rules.normalize_percent:
-            query = _normalize_percent(query, _QUERY_FIX)
+        query = _normalize_percent(query, query_fix)
         query = _clean_query(query, rules)
     fragment = None if rules.remove_fragment else parts.fragment
-    if fragment is not None and rules.normalize_percent:
-        fragment = _normalize_percent(fragment, _QUERY_FIX)
+    if fragment is not None:
+        fragment = _normalize_percent(fragment, query_fix)
     return "".join(
         (
             scheme,
@@ -543,10 +555,12 @@ _HAS_SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.\-]*):")
 def resolve(base: str, link: str, rules: CanonicalRules = DEFAULT_RULES) -> str:
     """Resolve `link` (as found in a page) against `base` and canonicalise the result.
 
-    Follows RFC 3986 section 5.2 (strict: a path's dot segments are resolved
-    even when `resolve_dot_segments` is off, since the merge needs it), with
-    the usual leniency of browsers: surrounding whitespace is ignored and
-    `http:page` with the base's own scheme is relative. Cost: as `canonicalize`.
+    Follows RFC 3986 section 5.2, which resolves the dot segments of a merged
+    path even when the `resolve_dot_segments` rule is off (the merge needs
+    it), with two leniencies of browsers: surrounding whitespace and embedded
+    tabs and newlines are ignored, and `http:page` with the base's own scheme
+    is relative (the RFC's "backward compatible" reading). Cost: as
+    `canonicalize`.
 
     Raises InvalidUrlError when the result is not an absolute http-like URL
     (`mailto:`, `javascript:`, a bad host) or `base` is not absolute.
@@ -714,19 +728,21 @@ def canonicalize_prefix(prefix: str, rules: CanonicalRules = DEFAULT_RULES) -> s
     Raises InvalidUrlError for what `canonicalize` refuses.
     """
     parts = _split(prefix)
-    head = origin(prefix, rules)
-    path = parts.path or "/"
-    rest = path if parts.query is None else f"{path}?{parts.query}"
+    text = parts.path or "/"
+    if parts.query is not None:
+        text += "?" + parts.query
+    tail = ""
     if rules.normalize_percent:
-        partial = _TRAILING_PARTIAL_ESCAPE.search(rest)
-        tail = partial.group().upper() if partial else ""
-        body = rest[: len(rest) - len(tail)]
-        path_part, question, query_part = body.partition("?")
-        rest = _normalize_percent(path_part, _PATH_FIX)
-        if question:
-            rest += "?" + _normalize_percent(query_part, _QUERY_FIX)
-        rest += tail
-    return head + rest
+        partial = _TRAILING_PARTIAL_ESCAPE.search(text)
+        if partial is not None:
+            tail = partial.group().upper()
+            text = text[: partial.start()]
+    path_fix, query_fix = _escapers(rules)
+    path, question, query = text.partition("?")
+    text = _normalize_percent(path, path_fix)
+    if question:
+        text += "?" + _normalize_percent(query, query_fix)
+    return origin(prefix, rules) + text + tail
 
 
 def url_prefix_to_row_prefix(prefix: str, rules: CanonicalRules = DEFAULT_RULES) -> str:

@@ -219,7 +219,7 @@ def test_row_key_round_trips(host_url: tuple[str, str]) -> None:
     assert row_key(url_from_row_key(key)) == key
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=50, deadline=None)
 @given(st.lists(_HOST, min_size=2, max_size=5, unique=True), st.data())
 def test_keys_of_one_host_sort_together(hosts: list[str], data: st.DataObject) -> None:
     pairs = [data.draw(_host_and_url(st.sampled_from(hosts))) for _ in range(12)]
