@@ -1,0 +1,53 @@
+"""Origins (scheme://host[:port]) in the tables: their keys, and finding them.
+
+The `host` table has one row per origin, keyed like a `webpage` row without
+its path (`http://www.example.com:8080` -> `com.example.www:http:8080`), so
+both tables sort the same way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from sitemapcrawl import urls
+from sitemapcrawl.store import Store
+from sitemapcrawl.webpage import WEBPAGE_TABLE
+
+
+def origin_key(origin: str) -> bytes:
+    """The `host` table key of an origin (`scheme://host[:port]`, canonical)."""
+    return urls.row_key(origin + "/")[:-1].encode("utf-8")
+
+
+def origin_from_key(key: bytes) -> str:
+    """The origin a `host` table key stands for (inverse of `origin_key`)."""
+    return urls.url_from_row_key(key.decode("utf-8") + "/")[:-1]
+
+
+def _next_key_after_prefix(prefix: bytes) -> bytes:
+    # Every key of the origin starts with `prefix` (which ends in "/"); the
+    # next byte value after "/" ("0") skips all of them.
+    return prefix[:-1] + bytes([prefix[-1] + 1])
+
+
+def origins_in_table(store: Store) -> Iterator[str]:
+    """Every origin with rows in `webpage`, in key order.
+
+    A skip scan: one round trip per origin (it jumps over each origin's rows
+    instead of reading them), so a table of millions of rows on a few hundred
+    hosts is listed in a few hundred calls.
+    """
+    start = b""
+    while True:
+        found = list(store.scan(WEBPAGE_TABLE, start=start, limit=1,
+                                filter="FirstKeyOnlyFilter() AND KeyOnlyFilter()"))
+        if not found:
+            return
+        key = found[0][0]
+        slash = key.find(b"/")
+        if slash < 0:  # not a webpage key; step past it
+            start = key + b"\x00"
+            continue
+        prefix = key[: slash + 1]
+        yield urls.url_from_row_key(prefix.decode("utf-8"))[:-1]
+        start = _next_key_after_prefix(prefix)

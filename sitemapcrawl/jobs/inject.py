@@ -1,0 +1,301 @@
+"""`inject`: seed URLs become rows, without losing what existing rows know.
+
+A seed file has one URL per line, `#` comments, and optional tab-separated
+`key=value` metadata: `score`, `fetchInterval` (seconds), `depth`, `radius`,
+`sitemap=true` (the URL is a sitemap document), `sitemaps=URL1 URL2` (sitemaps
+that belong to the seed). Bad lines are reported with their line number and
+skipped; the rest is injected.
+
+Streaming: seeds are read, merged with the rows they meet and written in
+chunks of `hbase_batch_size`, so a million seeds cost one chunk of memory.
+Cost per chunk: one multi-get of the existing rows, one batched write.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
+from itertools import islice
+from typing import TypeVar
+
+from sitemapcrawl import urls
+from sitemapcrawl.config import Settings
+from sitemapcrawl.errors import InvalidUrlError
+from sitemapcrawl.jobs.rules import UrlRules
+from sitemapcrawl.store import Store
+from sitemapcrawl.webpage import (
+    WEBPAGE_TABLE,
+    FetchStatus,
+    SitemapSource,
+    WebPage,
+    column_names,
+    decode,
+    encode,
+)
+
+log = logging.getLogger(__name__)
+
+_TRUE = {"true", "yes", "1"}
+_FALSE = {"false", "no", "0"}
+_READ_FIELDS = ["status", "score", "depth", "radius", "is_sitemap", "sitemap_source"]
+
+
+@dataclass(frozen=True)
+class Seed:
+    """One URL to inject, canonical, with its metadata (None: not given)."""
+
+    url: str
+    line: int
+    score: float | None = None
+    fetch_interval: int | None = None
+    depth: int | None = None
+    radius: int | None = None
+    is_seed: bool = True
+    is_sitemap: bool = False
+
+
+@dataclass(frozen=True)
+class Rejected:
+    """A seed line that was skipped, and why."""
+
+    line: int
+    reason: str
+    """The kind of problem: `not a URL`, `bad metadata`, `filtered`, `blacklisted`."""
+    detail: str
+
+
+@dataclass
+class InjectCounts:
+    """What an inject did; `rejected` counts skipped lines by kind of problem."""
+
+    read: int = 0
+    injected: int = 0
+    updated: int = 0
+    sitemaps: int = 0
+    rejected: Counter[str] = field(default_factory=Counter)
+
+    def summary(self) -> str:
+        """One line for the end of the command."""
+        rejected = sum(self.rejected.values())
+        kinds = ", ".join(f"{n} {kind}" for kind, n in sorted(self.rejected.items()))
+        return (
+            f"read {self.read}, injected {self.injected}, updated {self.updated}, "
+            f"sitemap rows {self.sitemaps}, rejected {rejected}" + (f" ({kinds})" if kinds else "")
+        )
+
+
+class SeedLineError(ValueError):
+    """A seed line that cannot be injected; `reason` is its kind."""
+
+    def __init__(self, reason: str, detail: str) -> None:
+        super().__init__(detail)
+        self.reason = reason
+        self.detail = detail
+
+
+def _number(key: str, value: str, kind: type[int] | type[float], minimum: float) -> float:
+    try:
+        number = kind(value)
+    except ValueError:
+        raise SeedLineError("bad metadata", f"{key}={value!r} is not a number") from None
+    if number < minimum:
+        raise SeedLineError("bad metadata", f"{key}={value!r} is below {minimum:g}")
+    return number
+
+
+def _canonical(url: str, rules: UrlRules, what: str) -> str:
+    try:
+        canonical = urls.canonicalize(url, rules.canonical)
+    except InvalidUrlError as exc:
+        raise SeedLineError("not a URL", f"{what}: {exc}") from None
+    reason = rules.url_filter.reason(canonical)
+    if reason is not None:
+        raise SeedLineError("filtered", f"{what} {canonical}: {reason}")
+    return canonical
+
+
+def parse_seed_line(text: str, line: int, rules: UrlRules) -> list[Seed]:
+    """The seeds one line gives: its URL, then any sitemaps it names.
+
+    Blank and `#` lines give none. Raises SeedLineError for a bad URL, bad
+    metadata, a filtered URL, or a blacklisted sitemap.
+    """
+    text = text.strip()
+    if not text or text.startswith("#"):
+        return []
+    url_text, *pairs = text.split("\t")
+    url = _canonical(url_text.strip(), rules, "seed")
+    seed = Seed(url, line)
+    sitemap_urls: list[str] = []
+    for pair in pairs:
+        pair = pair.strip()
+        if not pair:
+            continue
+        key, sep, value = pair.partition("=")
+        key, value = key.strip(), value.strip()
+        if not sep:
+            raise SeedLineError("bad metadata", f"{pair!r} is not key=value")
+        if key == "score":
+            seed = replace(seed, score=_number(key, value, float, float("-inf")))
+        elif key == "fetchInterval":
+            seed = replace(seed, fetch_interval=int(_number(key, value, int, 1)))
+        elif key == "depth":
+            seed = replace(seed, depth=int(_number(key, value, int, 0)))
+        elif key == "radius":
+            seed = replace(seed, radius=int(_number(key, value, int, 0)))
+        elif key == "sitemap":
+            if value.lower() not in _TRUE | _FALSE:
+                raise SeedLineError("bad metadata", f"sitemap={value!r} is not true or false")
+            seed = replace(seed, is_sitemap=value.lower() in _TRUE)
+        elif key == "sitemaps":
+            sitemap_urls.extend(_canonical(u, rules, "sitemap") for u in value.split())
+        else:
+            raise SeedLineError("bad metadata", f"unknown key {key!r}")
+    for candidate in ([seed.url] if seed.is_sitemap else []) + sitemap_urls:
+        reason = rules.blacklist.match(candidate)
+        if reason is not None:
+            raise SeedLineError("blacklisted", f"sitemap {candidate}: {reason}")
+    sitemaps = [
+        Seed(u, line, depth=seed.depth, radius=seed.radius, is_seed=False, is_sitemap=True) for u in sitemap_urls
+    ]
+    return [seed, *sitemaps]
+
+
+N = TypeVar("N", int, float)
+
+
+def _most(a: N | None, b: N | None) -> N | None:
+    return b if a is None else a if b is None else max(a, b)
+
+
+def _merge_seeds(old: Seed, new: Seed) -> Seed:
+    """Two mentions of one URL in the same run: keep the most generous of each."""
+    return Seed(
+        old.url,
+        old.line,
+        score=_most(old.score, new.score),
+        fetch_interval=new.fetch_interval if new.fetch_interval is not None else old.fetch_interval,
+        depth=_most(old.depth, new.depth),
+        radius=_most(old.radius, new.radius),
+        is_seed=old.is_seed or new.is_seed,
+        is_sitemap=old.is_sitemap or new.is_sitemap,
+    )
+
+
+def row_for_seed(seed: Seed, existing: WebPage | None, now: datetime, settings: Settings,
+                 overwrite_score: bool) -> WebPage:
+    """The cells to write for a seed, given the row it meets (None: a new row).
+
+    A new row starts unfetched and due now. An existing row keeps its fetch
+    state and schedule; depth and radius become the larger of old and new;
+    its score changes only when `overwrite_score` is set (or it had none).
+    Depth and radius of `seed` are resolved (defaults filled in) by the caller.
+    """
+    depth = seed.depth if seed.depth is not None else settings.seed_depth
+    radius = seed.radius if seed.radius is not None else settings.seed_radius
+    score = seed.score if seed.score is not None else settings.seed_score
+    sitemap_fields: dict[str, object] = {}
+    if seed.is_sitemap:
+        sitemap_fields["is_sitemap"] = True
+        if existing is None or existing.sitemap_source is None:
+            sitemap_fields["sitemap_source"] = SitemapSource.SEED
+    if existing is None:
+        return WebPage(
+            seed.url,
+            status=FetchStatus.UNFETCHED,
+            next_fetch=now,
+            fetch_interval=seed.fetch_interval or settings.default_fetch_interval,
+            score=score,
+            depth=depth,
+            radius=radius,
+            seed=True if seed.is_seed else None,
+            inject_mark=now,
+            **sitemap_fields,  # type: ignore[arg-type]
+        )
+    return WebPage(
+        seed.url,
+        status=None if existing.status is not None else FetchStatus.UNFETCHED,
+        next_fetch=None if existing.status is not None else now,
+        fetch_interval=seed.fetch_interval,
+        score=score if existing.score is None or (overwrite_score and seed.score is not None) else None,
+        depth=max(depth, existing.depth if existing.depth is not None else -1),
+        radius=max(radius, existing.radius if existing.radius is not None else -1),
+        seed=True if seed.is_seed else None,
+        inject_mark=now,
+        **sitemap_fields,  # type: ignore[arg-type]
+    )
+
+
+def _seed_lines(lines: Iterable[str], rules: UrlRules, counts: InjectCounts,
+                on_reject: Callable[[Rejected], None]) -> Iterator[Seed]:
+    """Seeds of every good line, with depth and radius defaults filled in."""
+    settings = rules.settings
+    for number, text in enumerate(lines, start=1):
+        try:
+            seeds = parse_seed_line(text, number, rules)
+        except SeedLineError as exc:
+            counts.read += 1
+            counts.rejected[exc.reason] += 1
+            on_reject(Rejected(number, exc.reason, exc.detail))
+            continue
+        if seeds:
+            counts.read += 1
+        for seed in seeds:
+            yield replace(
+                seed,
+                depth=settings.seed_depth if seed.depth is None else seed.depth,
+                radius=settings.seed_radius if seed.radius is None else seed.radius,
+            )
+
+
+def inject(
+    store: Store,
+    lines: Iterable[str],
+    rules: UrlRules,
+    *,
+    overwrite_score: bool = False,
+    on_reject: Callable[[Rejected], None] = lambda rejected: None,
+    on_progress: Callable[[int], None] = lambda lines_done: None,
+    now: datetime | None = None,
+) -> InjectCounts:
+    """Inject seed lines into the `webpage` table; returns the counts.
+
+    `on_reject` hears of every skipped line (the CLI prints it); `on_progress`
+    hears how many lines were read after each chunk. Raises
+    StoreUnavailableError / TableMissingError from the store; a bad line never
+    raises.
+    """
+    settings = rules.settings
+    store.require_tables(WEBPAGE_TABLE)
+    now = (now or datetime.now(UTC)).replace(microsecond=0)
+    counts = InjectCounts()
+    wanted = column_names(WebPage, _READ_FIELDS)
+    seeds = _seed_lines(lines, rules, counts, on_reject)
+    chunk_size = max(1, settings.hbase_batch_size)
+    while True:
+        chunk: dict[str, Seed] = {}
+        for seed in islice(seeds, chunk_size):
+            key = urls.row_key(seed.url)
+            chunk[key] = _merge_seeds(chunk[key], seed) if key in chunk else seed
+        if not chunk:
+            break
+        keys = [key.encode("utf-8") for key in chunk]
+        existing = store.rows(WEBPAGE_TABLE, keys, columns=wanted)
+        puts = []
+        for key, seed in chunk.items():
+            cells = existing.get(key.encode("utf-8"))
+            old = decode(WebPage, seed.url, cells) if cells else None
+            row = row_for_seed(seed, old, now, settings, overwrite_score)
+            if old is None:
+                counts.injected += 1
+            else:
+                counts.updated += 1
+            counts.sitemaps += 1 if seed.is_sitemap else 0
+            puts.append((key.encode("utf-8"), encode(row)))
+        store.write(WEBPAGE_TABLE, puts)
+        on_progress(counts.read)
+    log.info("inject: %s", counts.summary())
+    return counts
