@@ -19,6 +19,9 @@ from typing import IO
 from sitemapcrawl.sitemaps.limits import ByteSource
 
 _CHUNK = 64 * 1024
+# Compressed input is fed in small slices: zlib drops a call's output when it
+# meets corrupt data, so small slices keep nearly all the text before a break.
+_IN_CHUNK = 1024
 _GZIP_WBITS = 16 + zlib.MAX_WBITS
 GZIP_MAGIC = b"\x1f\x8b"
 ZIP_MAGIC = b"PK\x03\x04"
@@ -48,7 +51,7 @@ class GzipReader(io.RawIOBase):
         want = _CHUNK if size is None or size < 0 else max(size, 1)
         while not self._done:
             if not self._pending:
-                self._pending = self._source.read(_CHUNK)
+                self._pending = self._source.read(_IN_CHUNK)
                 self.compressed_read += len(self._pending)
                 if not self._pending:
                     self._done = True

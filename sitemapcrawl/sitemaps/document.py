@@ -254,11 +254,23 @@ def _later_members(
             notes.append(str(exc))
 
 
+def _read_up_to(stream: ByteSource, size: int) -> bytes:
+    """Read until `size` bytes or the end (a single `read` may return less)."""
+    chunks: list[bytes] = []
+    while size > 0:
+        chunk = stream.read(min(size, 1 << 20))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        size -= len(chunk)
+    return b"".join(chunks)
+
+
 def _open_zip(
     stream: PeekReader, limits: SitemapLimits, notes: list[str]
 ) -> tuple[_Part, Iterator[_Part]]:
     """The first sitemap member of a zip archive, and the later members (lazily)."""
-    data = stream.read(limits.max_bytes + 1)
+    data = _read_up_to(stream, limits.max_bytes + 1)
     if len(data) > limits.max_bytes:
         raise NotASitemapError(f"zip archive larger than the {limits.max_bytes:,}-byte limit")
     archive, names, error = zip_members(data)
@@ -307,7 +319,8 @@ def parse_sitemap(
     encoding = (content_encoding or "").strip().lower()
     try:
         if encoding == "deflate":
-            inflated, error = inflate_deflate(source.read(limits.max_bytes + 1), limits.max_bytes)
+            raw = _read_up_to(source, limits.max_bytes + 1)
+            inflated, error = inflate_deflate(raw, limits.max_bytes)
             if error:
                 raise NotASitemapError(f"Content-Encoding deflate: {error}")
             source = io.BytesIO(inflated)

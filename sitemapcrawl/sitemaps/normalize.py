@@ -42,7 +42,8 @@ def normalize_loc(text: str | None) -> str | None:
         return None
     if loc.isascii() and loc.isprintable() and " " not in loc:
         rest = loc[8:] if head.startswith("https://") else loc[7:]
-        if rest and rest[0] not in "/?#@:[":
+        slash = rest.find("/")
+        if rest and rest[0] not in "/?#@:[" and ":" not in (rest if slash < 0 else rest[:slash]):
             return loc
     return _iri_to_uri(loc)
 

@@ -14,6 +14,7 @@ never handed out.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -47,6 +48,7 @@ XHTML_NS = "http://www.w3.org/1999/xhtml"
 
 #: Only this many bytes are searched for the root element.
 ROOT_SNIFF_BYTES = 64 * 1024
+_SNIFF_STEP = 4 * 1024
 
 _SAFE = {
     "resolve_entities": False,
@@ -78,12 +80,16 @@ def find_root(head: bytes) -> tuple[str, str] | None:
     parse of that head. Never raises.
     """
     parser = etree.XMLPullParser(events=("start",), remove_comments=True, remove_pis=True, **_SAFE)
-    try:
-        parser.feed(head[:ROOT_SNIFF_BYTES])
-        for _event, element in parser.read_events():
-            return split_tag(element.tag)
-    except (etree.LxmlError, ValueError):
-        return None
+    head = head[:ROOT_SNIFF_BYTES]
+    for start in range(0, len(head), _SNIFF_STEP):
+        # events parsed before an error are still queued, so an error here is not the end
+        with contextlib.suppress(etree.LxmlError, ValueError):
+            parser.feed(head[start : start + _SNIFF_STEP])
+        try:
+            for _event, element in parser.read_events():
+                return split_tag(element.tag)
+        except (etree.LxmlError, ValueError):
+            return None
     return None
 
 
