@@ -198,8 +198,8 @@ def readdb(
 
 @contextlib.contextmanager
 def progress(description: str, total: int | None = None) -> Iterator[Callable[[int], None]]:
-    """A progress display on stderr; yields `update(done)`. Silent with --quiet."""
-    if State.quiet:
+    """A progress display on stderr; yields `update(done)`. Silent with --quiet or no terminal."""
+    if State.quiet or not sys.stderr.isatty():
         yield lambda done: None
         return
     columns = [SpinnerColumn(), TextColumn("{task.description} {task.completed}"), TimeElapsedColumn()]
