@@ -265,35 +265,40 @@ class _Handler(BaseHTTPRequestHandler):
         self._serve(head=True)
 
     def _serve(self, head: bool) -> None:
-        start = time.monotonic()
+        self._start = time.monotonic()
         self._sent = 0
-        status = 0
+        self._logged = False
         try:
-            status = self._answer(head)
+            self._answer(head)
         finally:
-            srv = self.server
-            h = self.headers
-            srv.app.log.add(Access(
-                srv.site.host, srv.server_port, self.command, self.path,
-                h.get("User-Agent", ""), h.get("If-None-Match", ""),
-                h.get("If-Modified-Since", ""), status, self._sent, start, time.monotonic()))
+            if not self._logged:  # an exception before the answer was complete
+                self._log(0)
+
+    def _log(self, status: int) -> None:
+        """Record this request. Called just *before* the last bytes go out,
+        so a client that has read its answer always finds it in the log."""
+        srv, h = self.server, self.headers
+        srv.app.log.add(Access(
+            srv.site.host, srv.server_port, self.command, self.path,
+            h.get("User-Agent", ""), h.get("If-None-Match", ""),
+            h.get("If-Modified-Since", ""), status, self._sent, self._start, time.monotonic()))
+        self._logged = True
 
     # --- answering -------------------------------------------------------
 
-    def _answer(self, head: bool) -> int:
+    def _answer(self, head: bool) -> None:
         app, site, target = self.server.app, self.server.site, self.path
         fault = app.fault_at(site.host, target)
         kind = fault.kind if fault else None
-        if kind is Fault.RESET:
-            self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER,
-                                       struct.pack("ii", 1, 0))
-            self.connection.close()
+        if kind in (Fault.RESET, Fault.CLOSE):
+            self._log(0)
             self.close_connection = True
-            return 0
-        if kind is Fault.CLOSE:
-            self.close_connection = True
-            return 0
-        if kind is Fault.SLOW and fault:
+            if kind is Fault.RESET:  # linger 0: close sends RST instead of FIN
+                self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER,
+                                           struct.pack("ii", 1, 0))
+                self.connection.close()
+            return
+        if fault and kind is Fault.SLOW:
             app.stopping.wait(fault.delay)
         if kind in (Fault.NOT_FOUND, Fault.GONE, Fault.SERVER_ERROR):
             status = {Fault.NOT_FOUND: 404, Fault.GONE: 410, Fault.SERVER_ERROR: 500}[kind]
@@ -302,11 +307,8 @@ class _Handler(BaseHTTPRequestHandler):
             here = f"http://{site.host}:{self.server.server_port}{target}"
             ref = target if kind is Fault.REDIRECT_LOOP else fault.target
             location = urljoin(here, expand_ref(ref, self.server.server_port, app.web.hosts))
-            self.send_response(fault.status or 301)
-            self.send_header("Location", location)
-            self.send_header("Content-Length", "0")
-            self.end_headers()
-            return fault.status or 301
+            return self._send(fault.status or 301, [("Location", location),
+                                                    ("Content-Length", "0")], None)
 
         revision = app.revision(site.host, target)
         body = self._normal_body(site, target, revision)
@@ -314,33 +316,54 @@ class _Handler(BaseHTTPRequestHandler):
             return self._send_error(404, head)
         etag = f'"{zlib.crc32(f"{site.host}{target}".encode()):08x}-{revision}"'
         modified = format_datetime(EPOCH + timedelta(hours=revision), usegmt=True)
+        validators = [("ETag", etag), ("Last-Modified", modified)]
         if body is not None and self._not_modified(etag, revision):
-            self.send_response(304)
-            self.send_header("ETag", etag)
-            self.send_header("Last-Modified", modified)
-            self.end_headers()
-            return 304
+            return self._send(304, validators, None)
         if fault and kind is Fault.OVERSIZED:
             body = self._oversized(body, fault)
         assert body is not None
         wrong = fault is not None and kind is Fault.WRONG_TYPE
-        content_type = fault.content_type if fault and wrong else body.content_type
-        self.send_response(200)
-        self.send_header("Content-Type", content_type)
+        headers = [("Content-Type", fault.content_type if fault and wrong else body.content_type)]
         if body.encoding:
-            self.send_header("Content-Encoding", body.encoding)
-        self.send_header("Content-Length", str(body.length))
-        self.send_header("ETag", etag)
-        self.send_header("Last-Modified", modified)
+            headers.append(("Content-Encoding", body.encoding))
+        headers.append(("Content-Length", str(body.length)))
+        chunks = None if head else body.chunks()
+        if chunks is not None and fault and kind is Fault.TRICKLE:
+            chunks = self._trickled(chunks, fault)
+        self._send(200, headers + validators, chunks)
+
+    def _send(self, status: int, headers: list[tuple[str, str]],
+              chunks: Iterator[bytes] | None) -> None:
+        """Send status, headers and body, logging just before the last write."""
+        self.send_response(status)
+        for name, value in headers:
+            self.send_header(name, value)
+        pieces = (c for c in chunks or () if c)
+        last = next(pieces, None)
+        if last is None:
+            self._log(status)
+            self.end_headers()
+            return
         self.end_headers()
-        if not head:
-            if fault and kind is Fault.TRICKLE:
-                self._trickle(body, fault)
-            else:
-                for chunk in body.chunks():
-                    self.wfile.write(chunk)
-                    self._sent += len(chunk)
-        return 200
+        for piece in pieces:
+            self.wfile.write(last)
+            self._sent += len(last)
+            last = piece
+        self._sent += len(last)
+        self._log(status)
+        self.wfile.write(last)
+
+    def _trickled(self, chunks: Iterator[bytes], fault: FaultSpec) -> Iterator[bytes]:
+        """`chunks` cut into `fault.chunk_size` pieces, `fault.delay` apart
+        (cut short when the server stops)."""
+        stopping = self.server.app.stopping
+        first = True
+        for chunk in chunks:
+            for i in range(0, len(chunk), fault.chunk_size):
+                if not first and stopping.wait(fault.delay):
+                    return
+                first = False
+                yield chunk[i:i + fault.chunk_size]
 
     def _normal_body(self, site: Site, target: str, revision: int) -> _Body | None:
         app, port = self.server.app, self.server.server_port
@@ -397,16 +420,6 @@ class _Handler(BaseHTTPRequestHandler):
                             stream=True)
         return _Body(content_type, padded, plain_len + pad)
 
-    def _trickle(self, body: _Body, fault: FaultSpec) -> None:
-        stopping = self.server.app.stopping
-        for chunk in body.chunks():
-            for i in range(0, len(chunk), fault.chunk_size):
-                if self._sent and stopping.wait(fault.delay):
-                    return
-                piece = chunk[i:i + fault.chunk_size]
-                self.wfile.write(piece)
-                self._sent += len(piece)
-
     def _not_modified(self, etag: str, revision: int) -> bool:
         inm = self.headers.get("If-None-Match")
         if inm is not None:
@@ -423,16 +436,10 @@ class _Handler(BaseHTTPRequestHandler):
             since = since.replace(tzinfo=UTC)
         return EPOCH + timedelta(hours=revision) <= since
 
-    def _send_error(self, status: int, head: bool) -> int:
+    def _send_error(self, status: int, head: bool) -> None:
         body = error_page(status, self.responses.get(status, ("Error",))[0])
-        self.send_response(status)
-        self.send_header("Content-Type", HTML_TYPE)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        if not head:
-            self.wfile.write(body)
-            self._sent = len(body)
-        return status
+        headers = [("Content-Type", HTML_TYPE), ("Content-Length", str(len(body)))]
+        self._send(status, headers, None if head else iter((body,)))
 
 
 class TestWebServer:
