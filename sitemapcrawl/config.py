@@ -68,6 +68,26 @@ class Settings:
     """Seconds before a robots.txt that failed (5xx, timeout) is tried again."""
     threads: int = 8
     """Worker threads for jobs that talk to many hosts (one host per thread at a time)."""
+    threads_per_host: int = 1
+    """fetch: requests in flight at once per queue (host, or IP with queue_by = "ip")."""
+    queue_by: str = "host"
+    """fetch: what one politeness queue is: `host` (the host name) or `ip` (its address)."""
+    max_crawl_delay: float = 30.0
+    """fetch: a robots.txt Crawl-delay above this defers the host's URLs (as Nutch does)."""
+    robots_max_age: int = 86_400
+    """fetch: seconds a stored robots.txt is trusted before it is fetched again."""
+    fetch_retry_interval: int = 3_600
+    """fetch: seconds before a failed URL (5xx, timeout) is due again; doubles per retry."""
+    max_fetch_retries: int = 3
+    """fetch: failed fetches in a row after which a URL becomes gone."""
+    deferred_interval: int = 86_400
+    """fetch: seconds before a deferred URL (crawl delay too long, robots.txt failing) is due again."""
+    store_content: bool = False
+    """fetch: keep page bodies in the content family (sitemap bodies are always kept)."""
+    max_cell_bytes: int = 10_485_760
+    """HBase's `hbase.client.keyvalue.maxsize`: a compressed body larger than this is not stored."""
+    crawl_mode: str = "mixed"
+    """What the crawl fetches: `sitemap-only`, `mixed` or `links-only`."""
 
     # --- seeds ---------------------------------------------------------------
     seed_score: float = 1.0

@@ -227,6 +227,7 @@ class WebPage:
     content_changed: datetime | None = col("f", "chg", TIME, "last fetch whose signature differed", "fetch")
     redirect_to: str | None = col("f", "rd", TEXT, "redirect target URL", "fetch")
     error: str | None = col("f", "er", TEXT, "last fetch error, one line", "fetch")
+    truncated: bool | None = col("f", "tr", FLAG, "the body was cut at the size cap", "fetch")
     # s: sitemap hints and flags
     is_sitemap: bool | None = col("s", "sm", FLAG, "this URL is a sitemap document", "inject, detect, updatedb")
     in_sitemap: bool | None = col("s", "in", FLAG, "some sitemap lists this URL", "updatedb")

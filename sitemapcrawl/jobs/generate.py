@@ -1,0 +1,347 @@
+"""`generate`: pick the rows due for fetching, best first, and stamp them with a batch id.
+
+Selection, as Nutch's generator does it:
+
+- due: next fetch time (`f:nft`) at or before now, tested by the server (rows
+  without a next fetch time are never due);
+- status: any status may be generated once due; the schedule, not the status,
+  keeps gone, too-large or blocked rows away (updatedb and fetch move their
+  next fetch time);
+- not in an unfinished batch: a row whose generate mark (`k:gen`) is set and
+  differs from its update mark (`k:upd`) still belongs to that batch and is
+  not selected twice. One exception, so that the crawl moves on before
+  updatedb has merged the batch: a row the fetch of that batch rescheduled
+  itself (fetch mark = generate mark and next fetch after the fetch time:
+  retries and deferrals) is free again once due. A row fetched normally stays
+  held until updatedb merges its batch; a row the fetch never reached (time
+  limit, Ctrl-C) stays held too, and `fetch --batch` on the same batch picks
+  it up (resumable);
+- not past its depth/radius constraint (depth or radius below 0: the links
+  that led here went further than allowed), not dropped by the URL filter,
+  and, for sitemap rows, not blacklisted (a newly blacklisted sitemap gets
+  the reason on its row, `s:bl`);
+- the crawl mode: `sitemap-only` takes sitemap rows and rows found in
+  sitemaps, `links-only` takes no sitemap rows, `mixed` takes both.
+
+Ranking: `rank` = the row's score (1 when unset) + its sitemap priority
+(0.5 when unset) + a bonus below 0.05 for shallow rows (more hops left) + a
+jitter below 1e-6 derived from the row key, so ties are broken the same way
+every run and one host's rows do not come in a block. Then at most
+`max_per_host` rows per host (or per registered domain), then the best
+`top_n` overall.
+
+Partitions: partition = crc32(host key) mod N, so every URL of a host goes to
+the same fetch worker and politeness holds across workers.
+
+Cost: one full scan of the table's due rows (server-filtered, a dozen small
+columns each); memory of one small tuple per candidate kept: at most
+`top_n`, or hosts x `max_per_host`, or every due row when neither is given;
+one batched write of three cells per selected row.
+"""
+
+from __future__ import annotations
+
+import enum
+import heapq
+import logging
+import re
+import secrets
+import zlib
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any, NamedTuple
+
+from sitemapcrawl import urls
+from sitemapcrawl.errors import CellDecodeError, InvalidUrlError, UsageError
+from sitemapcrawl.jobs.rules import UrlRules
+from sitemapcrawl.store import Store
+from sitemapcrawl.webpage import WEBPAGE_TABLE, WebPage, column_names, columns_of, decode, encode
+
+log = logging.getLogger(__name__)
+
+#: Largest bonus for shallow rows (many hops left); smaller than any priority step.
+DEPTH_BONUS = 0.05
+#: Largest tie-breaking jitter.
+JITTER = 1e-6
+
+_READ_FIELDS = [
+    "status", "next_fetch", "fetch_time", "score", "priority", "depth", "radius", "is_sitemap",
+    "in_sitemap", "blacklisted", "generate_mark", "update_mark", "fetch_mark",
+]
+_BATCH_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+
+
+class CrawlMode(enum.StrEnum):
+    """Which rows a crawl fetches."""
+
+    SITEMAP_ONLY = "sitemap-only"
+    MIXED = "mixed"
+    LINKS_ONLY = "links-only"
+
+
+class CountMode(enum.StrEnum):
+    """What `max_per_host` counts per: the host name or the registered domain."""
+
+    HOST = "host"
+    DOMAIN = "domain"
+
+
+def crawl_mode(value: str) -> CrawlMode:
+    """The crawl mode named `value`; UsageError listing the choices otherwise."""
+    try:
+        return CrawlMode(value)
+    except ValueError:
+        choices = ", ".join(m.value for m in CrawlMode)
+        raise UsageError(f"crawl mode {value!r}: choose one of {choices}") from None
+
+
+@dataclass(frozen=True)
+class GenerateOptions:
+    """The limits of one generate run (None: no limit)."""
+
+    top_n: int | None = None
+    max_per_host: int | None = None
+    count_mode: CountMode = CountMode.HOST
+    partitions: int = 1
+    mode: CrawlMode = CrawlMode.MIXED
+    batch_id: str | None = None
+    """Use this batch id instead of a new one (it must not be in use)."""
+
+    def check(self) -> None:
+        """Raise UsageError naming the first bad option."""
+        if self.top_n is not None and self.top_n < 1:
+            raise UsageError(f"--topN must be at least 1, not {self.top_n}")
+        if self.max_per_host is not None and self.max_per_host < 1:
+            raise UsageError(f"--max-per-host must be at least 1, not {self.max_per_host}")
+        if self.partitions < 1:
+            raise UsageError(f"--partitions must be at least 1, not {self.partitions}")
+        if self.batch_id is not None and not _BATCH_ID.fullmatch(self.batch_id):
+            raise UsageError(f"batch id {self.batch_id!r}: use letters, digits, '.', '_' and '-'")
+
+
+@dataclass
+class GenerateCounts:
+    """What a generate did: the batch, rows read and selected, and why others were not."""
+
+    batch_id: str | None = None
+    """None when nothing was selected (no batch was written)."""
+    due: int = 0
+    selected: int = 0
+    by_partition: Counter[int] = field(default_factory=Counter)
+    by_host: Counter[str] = field(default_factory=Counter)
+    skipped: Counter[str] = field(default_factory=Counter)
+    newly_blacklisted: int = 0
+
+    def summary(self) -> str:
+        """One line for the end of the command."""
+        skipped = ", ".join(f"{n} {why}" for why, n in sorted(self.skipped.items()))
+        return (f"batch {self.batch_id or '-'}: due {self.due}, selected {self.selected}, "
+                f"hosts {len(self.by_host)}" + (f", skipped: {skipped}" if skipped else ""))
+
+
+def new_batch_id(now: datetime) -> str:
+    """A fresh batch id: the UTC time and four random hex digits (`20250102030405-1a2b`)."""
+    return now.astimezone(UTC).strftime("%Y%m%d%H%M%S") + "-" + secrets.token_hex(2)
+
+
+def partition_of(host_key: str, partitions: int) -> int:
+    """The fetch partition of a host: crc32 of its key mod `partitions` (stable everywhere)."""
+    return zlib.crc32(host_key.encode("utf-8")) % partitions
+
+
+def rank(row: WebPage, key: bytes) -> float:
+    """The generate order of a row: higher first (see the module docstring)."""
+    score = row.score if row.score is not None else 1.0
+    priority = row.priority if row.priority is not None else 0.5
+    hops = max(0, row.depth) if row.depth is not None else 0
+    jitter = JITTER * zlib.crc32(key) / 2**32
+    return score + priority + DEPTH_BONUS * hops / (hops + 1) + jitter
+
+
+def held_by(row: WebPage) -> str | None:
+    """The unfinished batch a row belongs to, or None when it is free to generate."""
+    batch = row.generate_mark
+    if not batch or row.update_mark == batch:
+        return None
+    rescheduled = (row.fetch_mark == batch and row.next_fetch is not None and row.fetch_time is not None
+                   and row.next_fetch > row.fetch_time)
+    return None if rescheduled else batch
+
+
+def mode_allows(mode: CrawlMode, row: WebPage) -> bool:
+    """Does the crawl mode fetch this row? (see the module docstring)."""
+    if mode is CrawlMode.LINKS_ONLY:
+        return not row.is_sitemap
+    if mode is CrawlMode.SITEMAP_ONLY:
+        return bool(row.is_sitemap or row.in_sitemap)
+    return True
+
+
+def past_constraint(row: WebPage) -> bool:
+    """Is the row beyond its depth or radius (a negative number of hops left)?"""
+    return (row.depth is not None and row.depth < 0) or (row.radius is not None and row.radius < 0)
+
+
+def compare_filter(field_name: str, op: str, value: Any) -> str:
+    """An HBase filter string: rows whose column for `field_name` compares `op` to `value`.
+
+    Rows without the column are left out. Values compare as bytes, which is
+    why times are fixed-width text.
+    """
+    column = columns_of(WebPage)[field_name]
+    raw = column.codec.encode(value).decode("utf-8").replace("'", "''")
+    return (f"SingleColumnValueFilter('{column.family}', '{column.qualifier}', {op}, "
+            f"'binary:{raw}', true, true)")
+
+
+class Candidate(NamedTuple):
+    """A row that passed every test, waiting for the caps."""
+
+    rank: float
+    key: bytes
+    url: str
+    host: str
+    count_key: str
+
+
+def _read_due(store: Store, now: datetime, on_progress: Callable[[int], None]) -> Iterator[tuple[bytes, WebPage]]:
+    columns = column_names(WebPage, _READ_FIELDS)
+    due_filter = compare_filter("next_fetch", "<=", now)
+    for n, (key, cells) in enumerate(store.scan(WEBPAGE_TABLE, columns=columns, filter=due_filter), 1):
+        try:
+            url = urls.url_from_row_key(key.decode("utf-8"))
+            yield key, decode(WebPage, url, cells)
+        except (InvalidUrlError, CellDecodeError, UnicodeDecodeError) as exc:
+            log.warning("generate: skipping row %r: %s", key[:200], exc)
+            yield key, WebPage("")
+        if n % 1000 == 0:
+            on_progress(n)
+
+
+class _Selector:
+    """Keeps the best candidates under the caps, in bounded memory."""
+
+    def __init__(self, options: GenerateOptions) -> None:
+        self.options = options
+        self.per_key: dict[str, list[Candidate]] = {}
+        self.overall: list[Candidate] = []
+        self.capped = 0
+
+    def add(self, candidate: Candidate) -> None:
+        cap, top = self.options.max_per_host, self.options.top_n
+        if cap is not None:
+            heap = self.per_key.setdefault(candidate.count_key, [])
+            self._push(heap, candidate, cap, count_cap=True)
+        elif top is not None:
+            self._push(self.overall, candidate, top, count_cap=False)
+        else:
+            self.overall.append(candidate)
+
+    def _push(self, heap: list[Candidate], candidate: Candidate, size: int, count_cap: bool) -> None:
+        if len(heap) < size:
+            heapq.heappush(heap, candidate)
+            return
+        if count_cap:
+            self.capped += 1
+        heapq.heappushpop(heap, candidate)
+
+    def chosen(self) -> tuple[list[Candidate], int]:
+        """The selected candidates (best first) and how many the topN cut."""
+        pool: Iterable[Candidate] = self.overall
+        if self.options.max_per_host is not None:
+            pool = [c for heap in self.per_key.values() for c in heap]
+        ranked = sorted(pool, reverse=True)
+        top = self.options.top_n
+        if top is None or len(ranked) <= top:
+            return ranked, 0
+        return ranked[:top], len(ranked) - top
+
+
+def generate(
+    store: Store,
+    rules: UrlRules,
+    options: GenerateOptions,
+    *,
+    on_progress: Callable[[int], None] = lambda scanned: None,
+    now: datetime | None = None,
+) -> GenerateCounts:
+    """Select the due rows (see the module docstring), stamp them, return the counts.
+
+    `on_progress` hears the number of due rows read so far. Raises UsageError
+    for bad options, TableMissingError or StoreUnavailableError from the store.
+    """
+    options.check()
+    store.require_tables(WEBPAGE_TABLE)
+    now = (now or datetime.now(UTC)).replace(microsecond=0)
+    counts = GenerateCounts()
+    selector = _Selector(options)
+    blacklisted: list[tuple[bytes, WebPage]] = []
+    cutoff_by_topn = 0
+    for key, row in _read_due(store, now, on_progress):
+        counts.due += 1
+        reason = _skip_reason(row, key, rules, options.mode, blacklisted)
+        if reason is not None:
+            counts.skipped[reason] += 1
+            continue
+        try:
+            host = urls.host_key(row.url, rules.canonical)
+            count_key = host if options.count_mode is CountMode.HOST else urls.registered_domain_key(
+                row.url, rules.canonical)
+        except InvalidUrlError:
+            counts.skipped["bad row"] += 1
+            continue
+        selector.add(Candidate(rank(row, key), key, row.url, host, count_key))
+    chosen, cutoff_by_topn = selector.chosen()
+    if selector.capped:
+        counts.skipped["over max per host"] = selector.capped
+    if cutoff_by_topn:
+        counts.skipped["over topN"] = cutoff_by_topn
+    if blacklisted:
+        store.write(WEBPAGE_TABLE, ((key, encode(row)) for key, row in blacklisted))
+        counts.newly_blacklisted = len(blacklisted)
+    if not chosen:
+        log.info("generate: %s", counts.summary())
+        return counts
+    batch = options.batch_id or new_batch_id(now)
+    counts.batch_id = batch
+
+    def marks() -> Iterator[tuple[bytes, dict[bytes, bytes]]]:
+        for candidate in chosen:
+            part = partition_of(candidate.host, options.partitions)
+            counts.by_partition[part] += 1
+            counts.by_host[candidate.host] += 1
+            yield candidate.key, encode(WebPage(candidate.url, generate_mark=batch, batch_id=batch,
+                                                partition=part))
+
+    counts.selected = store.write(WEBPAGE_TABLE, marks()).rows
+    log.info("generate: %s", counts.summary())
+    return counts
+
+
+def _skip_reason(
+    row: WebPage, key: bytes, rules: UrlRules, mode: CrawlMode, blacklisted: list[tuple[bytes, WebPage]]
+) -> str | None:
+    """Why a due row is not a candidate, or None. Appends newly blacklisted sitemaps."""
+    if not row.url:
+        return "bad row"
+    if held_by(row) is not None:
+        return "in an unfinished batch"
+    if not mode_allows(mode, row):
+        return f"not in {mode.value} mode"
+    if past_constraint(row):
+        return "past depth/radius"
+    if row.is_sitemap:
+        if row.blacklisted:
+            return "blacklisted sitemap"
+        try:
+            why = rules.blacklist.match(row.url)
+        except InvalidUrlError:
+            return "bad row"
+        if why is not None:
+            blacklisted.append((key, WebPage(row.url, blacklisted=why)))
+            return "blacklisted sitemap"
+    if rules.url_filter.reason(row.url) is not None:
+        return "filtered"
+    return None
