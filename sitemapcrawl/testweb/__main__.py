@@ -34,6 +34,7 @@ def _web(args: argparse.Namespace) -> Web:
 
 
 def _serve(args: argparse.Namespace) -> int:
+    server = TestWebServer(_web(args), port=args.port)  # bad arguments fail before signals
     stop = threading.Event()
 
     def on_signal(signum: int, frame: FrameType | None) -> None:
@@ -41,7 +42,7 @@ def _serve(args: argparse.Namespace) -> int:
 
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
-    with TestWebServer(_web(args), port=args.port) as server:
+    with server:
         urls = server.base_urls()
         print("\n".join(urls), flush=True)
         if args.ready_file:

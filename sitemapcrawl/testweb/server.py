@@ -170,22 +170,27 @@ class AccessLog:
 
 @dataclass(frozen=True)
 class _Body:
-    """A body to send: `chunks()` makes a fresh iterator each call."""
+    """A document to send. `plain()` makes a fresh iterator over the
+    uncompressed bytes each call; `gzip` compresses them on the wire;
+    `stream` marks bodies too big to build whole."""
 
     content_type: str
-    chunks: Callable[[], Iterator[bytes]]
-    length: int
+    plain: Callable[[], Iterator[bytes]]
     encoding: str = ""
+    gzip: bool = False
+    stream: bool = False
 
+    def wire(self) -> tuple[Iterator[bytes], int]:
+        """The bytes to send and their exact length. A small body is built
+        once; a streamed one is measured by a first pass (CPU, not memory)."""
 
-def _body_of(content_type: str, chunks: Callable[[], Iterator[bytes]], *, encoding: str = "",
-             stream: bool = False) -> _Body:
-    """A `_Body`; small bodies are built once, streamed ones are measured by a
-    first pass so Content-Length is exact without holding them."""
-    if not stream:
-        data = b"".join(chunks())
-        return _Body(content_type, lambda: iter((data,)), len(data), encoding)
-    return _Body(content_type, chunks, sum(len(c) for c in chunks()), encoding)
+        def make() -> Iterator[bytes]:
+            return gzip_chunks(self.plain()) if self.gzip else self.plain()
+
+        if not self.stream:
+            data = b"".join(make())
+            return iter((data,)), len(data)
+        return make(), sum(len(c) for c in make())
 
 
 class _SiteServer(ThreadingHTTPServer):
@@ -326,8 +331,9 @@ class _Handler(BaseHTTPRequestHandler):
         headers = [("Content-Type", fault.content_type if fault and wrong else body.content_type)]
         if body.encoding:
             headers.append(("Content-Encoding", body.encoding))
-        headers.append(("Content-Length", str(body.length)))
-        chunks = None if head else body.chunks()
+        wire, length = body.wire()
+        headers.append(("Content-Length", str(length)))
+        chunks = None if head else wire
         if chunks is not None and fault and kind is Fault.TRICKLE:
             chunks = self._trickled(chunks, fault)
         self._send(200, headers + validators, chunks)
@@ -366,59 +372,38 @@ class _Handler(BaseHTTPRequestHandler):
                 yield chunk[i:i + fault.chunk_size]
 
     def _normal_body(self, site: Site, target: str, revision: int) -> _Body | None:
-        app, port = self.server.app, self.server.server_port
-        hosts = app.web.hosts
-        here = f"http://{site.host}:{port}{target}"
+        port, hosts = self.server.server_port, self.server.app.web.hosts
         if target == ROBOTS_PATH:
             robots = site.robots
             if robots is None:
                 return None
-            return _body_of(TEXT_TYPE, lambda: iter((render_robots(robots, port, hosts,
-                                                                   revision),)))
+            return _Body(TEXT_TYPE, lambda: iter((render_robots(robots, port, hosts, revision),)))
         found = site.lookup(target)
         if isinstance(found, Page):
             page = found
-            return _body_of(HTML_TYPE, lambda: iter((render_page(page, port, hosts, revision),)))
+            return _Body(HTML_TYPE, lambda: iter((render_page(page, port, hosts, revision),)))
         if isinstance(found, Sitemap):
             sm = found
+            here = f"http://{site.host}:{port}{target}"
             content_type, encoding = SITEMAP_HEADERS[sm.format]
-
-            def chunks() -> Iterator[bytes]:
-                plain = sitemap_chunks(sm, here, port, hosts, revision)
-                return gzip_chunks(plain) if sm.format in GZIPPED else plain
-
-            return _body_of(content_type, chunks, encoding=encoding,
-                            stream=sm.entry_count() > _STREAM_ABOVE)
+            return _Body(content_type, lambda: sitemap_chunks(sm, here, port, hosts, revision),
+                         encoding, gzip=sm.format in GZIPPED,
+                         stream=sm.entry_count() > _STREAM_ABOVE)
         return None
 
-    def _oversized(self, body: _Body | None, fault: FaultSpec) -> _Body:
-        """`body` (or an empty HTML one) padded to `fault.size` bytes before
-        any gzip; streamed, measured by a first pass."""
-        content_type = body.content_type if body else HTML_TYPE
-        gzipped = body is not None and (body.encoding or body.content_type == "application/gzip")
-        sm = self.server.site.lookup(self.path)
-        port, hosts = self.server.server_port, self.server.app.web.hosts
-        rev = self.server.app.revision(self.server.site.host, self.path)
-        here = f"http://{self.server.site.host}:{port}{self.path}"
-
-        def plain() -> Iterator[bytes]:
-            if gzipped and isinstance(sm, Sitemap):
-                # Pad the XML inside the gzip, so the *decompressed* size grows.
-                return sitemap_chunks(sm, here, port, hosts, rev)
-            return body.chunks() if body is not None else iter(())
-
-        plain_len = sum(len(c) for c in plain())
-        pad = max(0, fault.size - plain_len)
+    @staticmethod
+    def _oversized(body: _Body | None, fault: FaultSpec) -> _Body:
+        """`body` (or an empty HTML one) padded with filler to `fault.size`
+        bytes before any gzip, so a gzipped one grows once decompressed."""
+        body = body or _Body(HTML_TYPE, lambda: iter(()))
+        plain = body.plain
+        pad = max(0, fault.size - sum(len(c) for c in plain()))
 
         def padded() -> Iterator[bytes]:
             yield from plain()
-            yield from filler_chunks(content_type, pad)
+            yield from filler_chunks(body.content_type, pad)
 
-        if gzipped:
-            encoding = body.encoding if body is not None else ""
-            return _body_of(content_type, lambda: gzip_chunks(padded()), encoding=encoding,
-                            stream=True)
-        return _Body(content_type, padded, plain_len + pad)
+        return _Body(body.content_type, padded, body.encoding, body.gzip, stream=True)
 
     def _not_modified(self, etag: str, revision: int) -> bool:
         inm = self.headers.get("If-None-Match")
@@ -449,13 +434,16 @@ class TestWebServer:
     thread-safe: faults (`set_fault`, `clear_fault`), revisions (`touch`),
     the access `log`; `reset()` puts all three back as described.
 
-    Errors: `start()` raises OSError when the given port is taken on some IP
-    (or, with port 0, when no common free port was found in 20 tries).
+    Errors: ValueError for a port outside 0-65535; `start()` raises OSError
+    when the given port is taken on some IP (or, with port 0, when no common
+    free port was found in 20 tries).
     """
 
     __test__ = False  # not a pytest test class, despite the name
 
     def __init__(self, web: Web, port: int = 0) -> None:
+        if not 0 <= port <= 65535:
+            raise ValueError(f"port must be 0-65535 (0: a free one): {port}")
         self.web = web
         self.port = port
         self.log = AccessLog()

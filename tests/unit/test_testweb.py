@@ -45,6 +45,7 @@ from sitemapcrawl.testweb import (
     demo_web,
     small_web,
 )
+from sitemapcrawl.testweb.__main__ import main as run_program
 from sitemapcrawl.testweb.generate import OVER_URL_LIMIT, OVERSIZED_BYTES
 
 MakeTestWeb = Callable[[Web], TestWebServer]
@@ -705,6 +706,8 @@ def test_stop_releases_the_port_and_its_threads() -> None:
 
 
 def test_a_taken_port_is_reported() -> None:
+    with pytest.raises(ValueError, match="port must be"):
+        TestWebServer(small_web(), port=70000)
     with socket.socket() as taken:
         taken.bind(("127.0.0.10", 0))
         taken.listen()
@@ -739,6 +742,14 @@ def test_program_serves_until_sigterm(tmp_path: Path) -> None:
     assert proc.returncode == 0, err
     lines = out.splitlines()
     assert lines[:2] == urls and lines[2].startswith("ready: 2 hosts on port ")
+
+
+def test_program_reports_bad_arguments_in_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    assert run_program(["serve", "--port", "70000"]) == 1
+    assert run_program(["truth", "--web", "bulk", "--hosts", "0"]) == 1
+    assert capsys.readouterr().err.splitlines() == [
+        "testweb: port must be 0-65535 (0: a free one): 70000",
+        "testweb: bulk_web needs hosts >= 1 and pages_per_host >= 0: 0, 200"]
 
 
 def test_program_prints_the_truth() -> None:
