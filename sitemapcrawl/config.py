@@ -99,6 +99,18 @@ class Settings:
     default_fetch_interval: int = 30 * 24 * 3600
     """Seconds between fetches of a page with no hints (Nutch's default: 30 days)."""
 
+    # --- schedule (updatedb) and parse ------------------------------------------
+    min_fetch_interval: int = 3_600
+    """schedule: shortest interval between fetches of a row, seconds (changefreq and adaptive)."""
+    max_fetch_interval: int = 365 * 24 * 3600
+    """schedule: longest interval between fetches of a row, seconds."""
+    adaptive_inc_rate: float = 0.4
+    """schedule: an unchanged page's interval grows by this fraction (Nutch's INC_RATE)."""
+    adaptive_dec_rate: float = 0.2
+    """schedule: a changed page's interval shrinks by this fraction (Nutch's DEC_RATE)."""
+    max_outlinks_per_page: int = 1_000
+    """parse: outlinks kept per HTML page, first ones in document order."""
+
     # --- sitemaps ------------------------------------------------------------
     max_sitemap_urls: int = 50_000
     """Entries kept per sitemap document (sitemaps.org limit)."""

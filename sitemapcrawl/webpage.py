@@ -252,15 +252,22 @@ class WebPage:
     seed: bool | None = col("m", "sd", FLAG, "injected as a seed", "inject")
     batch_id: str | None = col("m", "b", TEXT, "batch the row was generated into", "generate")
     partition: int | None = col("m", "pa", INT, "fetch partition of the batch", "generate")
+    canonical: str | None = col("m", "can", TEXT, "<link rel=canonical> of the page", "parse")
+    noindex: bool | None = col("m", "noi", FLAG, "<meta name=robots> says noindex", "parse")
+    nofollow: bool | None = col("m", "nof", FLAG, "<meta name=robots> says nofollow", "parse")
     # k: markers
     inject_mark: datetime | None = col("k", "inj", TIME, "when the URL was (last) injected", "inject")
     generate_mark: str | None = col("k", "gen", TEXT, "batch id: generated", "generate")
     fetch_mark: str | None = col("k", "fch", TEXT, "batch id: fetched", "fetch")
     parse_mark: str | None = col("k", "prs", TEXT, "batch id: parsed", "parse")
     update_mark: str | None = col("k", "upd", TEXT, "batch id: merged by updatedb", "updatedb")
+    discover_mark: str | None = col("k", "dsc", TEXT, "batch id: has inlinks to merge", "parse, updatedb")
+    merge_mark: str | None = col("k", "mrg", TEXT, "batch id: inlinks merged", "updatedb")
     # il / ol: links
-    inlinks: Mapping[str, str] | None = mapcol("il", "source URL -> anchor text, or `sitemap`", "updatedb")
-    outlinks: Mapping[str, str] | None = mapcol("ol", "target URL -> anchor text", "parse")
+    inlinks: Mapping[str, str] | None = mapcol(
+        "il", "source URL -> KIND key=value... [TAB anchor] (sitemapcrawl/linkvalues.py)", "parse, updatedb")
+    outlinks: Mapping[str, str] | None = mapcol(
+        "ol", "target URL -> KIND [TAB anchor] (sitemapcrawl/linkvalues.py)", "parse")
     # c: content
     content: bytes | None = col("c", "raw", GZIP, "the fetched body", "fetch (sitemaps; pages with --store-content)")
 
