@@ -1,0 +1,404 @@
+"""`parse --batch ID`: fetched sitemaps become entries on their targets; HTML pages get outlinks.
+
+Which rows: those of the batch that fetch finished (`k:fch` = batch id,
+tested by the server) and that this job has not parsed yet (`k:prs` differs:
+rerunning a parse skips what is done). Each row is marked `k:prs` = batch id
+when its work is written.
+
+Sitemap rows (`s:sm`): a blacklisted sitemap is never parsed (the reason goes
+to `s:bl`). A sitemap fetched in this batch (status fetched) is read from its
+stored body (`c:raw`) by the sitemap engine, with strict scope extended by
+the robots.txt files that cross-submitted it (`s:cs`). Every page entry
+(urlset, text, RSS, Atom) becomes one inlink cell on the *target* row,
+`il:<sitemap URL>` = `sitemap pr=.. cf=.. lm=.. dp=.. ra=.. b=BATCH`, plus the
+marker `k:dsc` = batch id; every child of an index becomes `il:<index URL>` =
+`index lm=.. dp=.. ra=..` and the marker. updatedb later merges these cells
+into the rows' hints, flags and schedules (see `sitemapcrawl.jobs.updatedb`).
+The sitemap row records its type, entries written, drops (scope, filter,
+limits) and problems, and the parse time. A sitemap has no outlinks.
+
+The design question, settled: how do 50,000 entries per document, many
+documents per batch, reach their rows without clobbering and in bounded
+memory, when two sitemaps list one page with different hints? Each source
+writes only its own cell (the qualifier is the source URL), with blind,
+idempotent puts streamed in batches of `hbase_batch_size`: no read of the
+target, no read-modify-write, nothing held but one batch. Two sitemaps listing
+one page leave two cells; the merge (max priority, latest lastmod, eagerest
+changefreq, max depth/radius) happens once per row in updatedb, which finds
+the rows to merge by the `k:dsc` marker with a server-side filter. HBase rows
+are the shuffle that Nutch 2.x does with MapReduce. A rerun writes the same
+cells again, so a parse killed half-way is simply run again.
+
+Depth and radius travel in the cell: a sitemap's entries get what a link from
+the sitemap row would grant (`linkvalues.hop`: same registered domain and
+depth > 0 -> depth - 1; otherwise depth 0, radius - 1). An entry that would
+be below zero is not written at all (counted), so no row is created for it;
+a row reachable several ways keeps the largest grant, in updatedb.
+
+HTML pages (mixed and links-only modes), fetched with a stored body and an
+HTML content type: outlinks as `ol:<target>` cells on the page's own row
+(`a` or `sitemap` for sitemap candidates, with the anchor text), its
+`<link rel=canonical>` and its meta robots noindex/nofollow; a page parsed
+in an earlier batch first loses its old outlinks. updatedb turns the batch's
+outlinks into inlinks on the targets. A link-found sitemap candidate whose
+body does not sniff as a sitemap becomes a page again (`s:sm` = 0).
+
+Cost: one scan of the batch's rows (server-filtered, small columns), read in
+chunks so the scanner never idles while a document is parsed; one get per
+stored body; one batched write per `hbase_batch_size` entries. Memory: one
+document's stream and one write batch.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+from sitemapcrawl import urls
+from sitemapcrawl.errors import CellDecodeError, InvalidUrlError, SitemapError
+from sitemapcrawl.htmllinks import extract_links
+from sitemapcrawl.jobs.generate import CrawlMode, crawl_mode
+from sitemapcrawl.jobs.rules import UrlRules
+from sitemapcrawl.linkvalues import Inlink, InlinkKind, Outlink, OutlinkKind, format_inlink, format_outlink, hop
+from sitemapcrawl.sitemaps.document import parse_sitemap
+from sitemapcrawl.sitemaps.limits import SitemapLimits
+from sitemapcrawl.sitemaps.model import PageEntry, SitemapRef
+from sitemapcrawl.sitemaps.scope import ScopeContext
+from sitemapcrawl.store import Store
+from sitemapcrawl.webpage import (
+    WEBPAGE_TABLE,
+    ChangeFreq,
+    FetchStatus,
+    SitemapSource,
+    WebPage,
+    column_names,
+    decode,
+    encode,
+    equals_filter,
+)
+
+log = logging.getLogger(__name__)
+
+_READ_FIELDS = [
+    "status", "is_sitemap", "sitemap_source", "content_type", "blacklisted", "cross_submitters",
+    "depth", "radius", "parse_mark", "fetch_mark",
+]
+_HTML_TYPES = ("text/html", "application/xhtml+xml")
+
+
+@dataclass(frozen=True)
+class SitemapOutcome:
+    """What parsing one sitemap row gave (for the CLI's per-sitemap line)."""
+
+    url: str
+    kind: str | None
+    """urlset, index, text, rss or atom; None when it was not read as a sitemap."""
+    entries: int
+    problems: tuple[str, ...] = ()
+
+
+@dataclass
+class ParseCounts:
+    """What a parse did, summed over the batch."""
+
+    batch_id: str = ""
+    rows: int = 0
+    already_parsed: int = 0
+    sitemaps: int = 0
+    sitemap_errors: int = 0
+    blacklisted: int = 0
+    entries: int = 0
+    children: int = 0
+    dropped_scope: int = 0
+    dropped_filter: int = 0
+    dropped_limit: int = 0
+    dropped_depth: int = 0
+    """Entries that would have been past depth/radius: no row written."""
+    invalid: int = 0
+    pages: int = 0
+    outlinks: int = 0
+    not_parsed: Counter[str] = field(default_factory=Counter)
+    """Rows marked parsed without work, by why (not fetched, not HTML, no body...)."""
+
+    def summary(self) -> str:
+        """One line for the end of the command."""
+        skipped = ", ".join(f"{n} {why}" for why, n in sorted(self.not_parsed.items()))
+        return (
+            f"batch {self.batch_id}: rows {self.rows} (already parsed {self.already_parsed}), "
+            f"sitemaps {self.sitemaps} (errors {self.sitemap_errors}, blacklisted {self.blacklisted}), "
+            f"entries {self.entries}, child sitemaps {self.children}, dropped: scope {self.dropped_scope}, "
+            f"filter {self.dropped_filter}, limit {self.dropped_limit}, depth/radius {self.dropped_depth}, "
+            f"invalid {self.invalid}; pages {self.pages}, outlinks {self.outlinks}"
+            + (f"; not parsed: {skipped}" if skipped else "")
+        )
+
+
+def batch_rows(store: Store, field_name: str, batch_id: str, fields: list[str],
+               chunk: int) -> Iterator[list[tuple[bytes, WebPage]]]:
+    """The rows whose `field_name` equals `batch_id`, in chunks of `chunk` rows.
+
+    Each chunk is a fresh scan resuming after the last key, so no scanner sits
+    idle while the caller works on a chunk. Rows that do not decode are
+    logged and left out. Cost: one server-filtered scan over the table.
+    """
+    columns = column_names(WebPage, fields)
+    row_filter = equals_filter(WebPage, field_name, batch_id)
+    start: bytes | None = None
+    while True:
+        rows: list[tuple[bytes, WebPage]] = []
+        last = None
+        for key, cells in store.scan(WEBPAGE_TABLE, start=start, columns=columns, filter=row_filter,
+                                     limit=chunk):
+            last = key
+            try:
+                rows.append((key, decode(WebPage, urls.url_from_row_key(key.decode("utf-8")), cells)))
+            except (InvalidUrlError, CellDecodeError, UnicodeDecodeError) as exc:
+                log.warning("skipping row %r: %s", key[:200], exc)
+        if last is None:
+            return
+        yield rows
+        start = last + b"\x00"
+
+
+def _to_changefreq(value: object) -> ChangeFreq | None:
+    text = getattr(value, "value", None)
+    return ChangeFreq(text) if text is not None else None
+
+
+class _SitemapParse:
+    """Parse one stored sitemap and stream its entries to their target rows."""
+
+    def __init__(self, row: WebPage, batch_id: str, rules: UrlRules, counts: ParseCounts) -> None:
+        settings = rules.settings
+        self.row = row
+        self.batch_id = batch_id
+        self.rules = rules
+        self.counts = counts
+        self.depth = row.depth if row.depth is not None else settings.seed_depth
+        self.radius = row.radius if row.radius is not None else settings.seed_radius
+        self.written = self.filtered = self.invalid = self.past_depth = self.blacklisted = 0
+
+    def _target(self, loc: str) -> tuple[str, int, int] | None:
+        """Canonical target URL and its grant, or None (counted) when it is not kept."""
+        try:
+            target = urls.canonicalize(loc, self.rules.canonical)
+            same = urls.registered_domain_key(target) == urls.registered_domain_key(self.row.url)
+        except InvalidUrlError:
+            self.invalid += 1
+            return None
+        if self.rules.url_filter.reason(target) is not None:
+            self.filtered += 1
+            return None
+        depth, radius = hop(self.depth, self.radius, same)
+        if depth < 0 or radius < 0:
+            self.past_depth += 1
+            return None
+        return target, depth, radius
+
+    def cells(self, document: Iterator[PageEntry | SitemapRef]) -> Iterator[tuple[bytes, dict[bytes, bytes]]]:
+        """One put per kept entry: the inlink cell and the discover marker."""
+        source = self.row.url
+        for entry in document:
+            found = self._target(entry.loc)
+            if found is None:
+                continue
+            target, depth, radius = found
+            if isinstance(entry, SitemapRef):
+                why = self.rules.blacklist.match(target)
+                if why is not None:
+                    self.blacklisted += 1
+                    continue
+                link = Inlink(InlinkKind.INDEX, depth, radius, self.batch_id, lastmod=entry.lastmod)
+            else:
+                link = Inlink(InlinkKind.SITEMAP, depth, radius, self.batch_id, priority=entry.priority,
+                              changefreq=_to_changefreq(entry.changefreq), lastmod=entry.lastmod)
+            try:
+                key = urls.row_key(target).encode("utf-8")
+            except InvalidUrlError:
+                self.invalid += 1
+                continue
+            self.written += 1
+            yield key, encode(WebPage(target, inlinks={source: format_inlink(link)},
+                                      discover_mark=self.batch_id))
+
+    def problems(self) -> tuple[str, ...]:
+        """Our own notes, added to the engine's problems."""
+        notes = []
+        if self.filtered:
+            notes.append(f"{self.filtered:,} entries dropped by the URL filter")
+        if self.invalid:
+            notes.append(f"{self.invalid:,} entries with a URL that cannot be canonicalised")
+        if self.past_depth:
+            notes.append(f"{self.past_depth:,} entries past depth/radius not kept")
+        if self.blacklisted:
+            notes.append(f"{self.blacklisted:,} child sitemaps blacklisted")
+        return tuple(notes)
+
+
+def parse_sitemap_row(store: Store, key: bytes, row: WebPage, body: bytes, batch_id: str,
+                      rules: UrlRules, counts: ParseCounts, now: datetime) -> SitemapOutcome:
+    """Parse one stored sitemap body, write its entries and its own row; return the outcome.
+
+    A body that is not a sitemap is recorded as a problem (and a link-found
+    candidate becomes a page again). Never raises for bad content.
+    """
+    settings = rules.settings
+    scope = ScopeContext.from_settings(settings, row.cross_submitters or ())
+    try:
+        document = parse_sitemap(body, row.url, limits=SitemapLimits.from_settings(settings), scope=scope)
+    except SitemapError as exc:
+        counts.sitemap_errors += 1
+        problem = f"not read as a sitemap: {exc}"
+        demote = row.sitemap_source is SitemapSource.LINK
+        store.write(WEBPAGE_TABLE, [(key, encode(WebPage(
+            row.url, sitemap_problems=(problem,), parse_time=now, sitemap_entries=0,
+            is_sitemap=False if demote else None, parse_mark=batch_id)))])
+        return SitemapOutcome(row.url, None, 0, (problem,))
+    work = _SitemapParse(row, batch_id, rules, counts)
+    store.write(WEBPAGE_TABLE, work.cells(iter(document)))
+    report = document.report
+    problems = report.problems + work.problems()
+    if document.kind.value == "index":
+        counts.children += work.written
+    else:
+        counts.entries += work.written
+    counts.sitemaps += 1
+    counts.dropped_scope += report.dropped_scope
+    counts.dropped_filter += work.filtered
+    counts.dropped_limit += report.over_limit
+    counts.dropped_depth += work.past_depth
+    counts.invalid += report.invalid + work.invalid
+    store.write(WEBPAGE_TABLE, [(key, encode(WebPage(
+        row.url, sitemap_type=document.kind.value, sitemap_entries=work.written,
+        dropped_scope=report.dropped_scope, dropped_filter=work.filtered, dropped_limit=report.over_limit,
+        sitemap_problems=problems, parse_time=now, parse_mark=batch_id)))])
+    log.debug("parse: %s: %s, %d entries written", row.url, document.kind.value, work.written)
+    return SitemapOutcome(row.url, document.kind.value, work.written, problems)
+
+
+def _is_html(content_type: str | None) -> bool:
+    kind = (content_type or "").split(";", 1)[0].strip().lower()
+    return kind in _HTML_TYPES
+
+
+def parse_page_row(store: Store, key: bytes, row: WebPage, body: bytes, batch_id: str,
+                   rules: UrlRules, counts: ParseCounts) -> WebPage:
+    """One HTML page's outlinks and robots directives: the cells to put on its own row.
+
+    Old outlinks of a page parsed before are deleted here (one round trip),
+    so the put that follows leaves only this parse's.
+    """
+    found = extract_links(body, row.url, rules=rules.canonical, url_filter=rules.url_filter,
+                          max_outlinks=rules.settings.max_outlinks_per_page)
+    if row.parse_mark is not None:
+        store.delete(WEBPAGE_TABLE, key, column_names(WebPage, ["outlinks"]))
+    outlinks = {
+        link.url: format_outlink(Outlink(OutlinkKind.SITEMAP if link.sitemap_candidate else OutlinkKind.LINK,
+                                         link.anchor))
+        for link in found.outlinks
+    }
+    counts.pages += 1
+    counts.outlinks += len(outlinks)
+    return WebPage(row.url, outlinks=outlinks, canonical=found.canonical, noindex=found.noindex,
+                   nofollow=found.nofollow, parse_mark=batch_id)
+
+
+def _body(store: Store, key: bytes, url: str) -> bytes | None:
+    cells = store.row(WEBPAGE_TABLE, key, column_names(WebPage, ["content"]))
+    if not cells:
+        return None
+    try:
+        return decode(WebPage, url, cells).content
+    except CellDecodeError as exc:
+        log.warning("parse: %s", exc)
+        return None
+
+
+def _parse_row(store: Store, key: bytes, row: WebPage, batch_id: str, rules: UrlRules, mode: CrawlMode,
+               counts: ParseCounts, now: datetime) -> tuple[WebPage | None, SitemapOutcome | None]:
+    """Do one row's work; returns (cells still to put on the row, or None; the sitemap outcome).
+
+    Rows with nothing to parse get just the parse mark, counted by why.
+    """
+    why, outcome = _skip_or_sitemap(store, key, row, batch_id, rules, mode, counts, now)
+    if why is not None:
+        counts.not_parsed[why] += 1
+        return WebPage(row.url, parse_mark=batch_id), outcome
+    if outcome is not None and (outcome.kind is not None or row.sitemap_source is not SitemapSource.LINK):
+        return None, outcome
+    body = _body(store, key, row.url)
+    if body is None:
+        counts.not_parsed["no body stored"] += 1
+        return WebPage(row.url, parse_mark=batch_id), outcome
+    return parse_page_row(store, key, row, body, batch_id, rules, counts), outcome
+
+
+def _skip_or_sitemap(store: Store, key: bytes, row: WebPage, batch_id: str, rules: UrlRules,
+                     mode: CrawlMode, counts: ParseCounts,
+                     now: datetime) -> tuple[str | None, SitemapOutcome | None]:
+    """Parse a sitemap row, or say why a row has nothing to parse (None: an HTML page to parse)."""
+    if row.is_sitemap:
+        why = row.blacklisted or rules.blacklist.match(row.url)
+        if why is not None:
+            counts.blacklisted += 1
+            store.write(WEBPAGE_TABLE, [(key, encode(WebPage(row.url, blacklisted=why, parse_mark=batch_id)))])
+            return None, SitemapOutcome(row.url, None, 0, (f"blacklisted: {why}",))
+        if row.status is not FetchStatus.FETCHED:
+            return f"sitemap {row.status.value if row.status else 'not fetched'}", None
+        body = _body(store, key, row.url)
+        if body is None:
+            return "no body stored", None
+        outcome = parse_sitemap_row(store, key, row, body, batch_id, rules, counts, now)
+        if outcome.kind is not None or row.sitemap_source is not SitemapSource.LINK:
+            return None, outcome
+        # A link-found candidate that is no sitemap is a page after all.
+    if mode is CrawlMode.SITEMAP_ONLY:
+        return "page (sitemap-only mode)", None
+    if row.status is not FetchStatus.FETCHED:
+        return f"page {row.status.value if row.status else 'not fetched'}", None
+    if not _is_html(row.content_type):
+        return "not HTML", None
+    return None, None
+
+
+def parse_batch(
+    store: Store,
+    rules: UrlRules,
+    batch_id: str,
+    *,
+    mode: CrawlMode | None = None,
+    on_progress: Callable[[int], None] = lambda rows_done: None,
+    on_sitemap: Callable[[SitemapOutcome], None] = lambda outcome: None,
+    now: datetime | None = None,
+) -> ParseCounts:
+    """Parse the fetched rows of a batch (see the module docstring); return the counts.
+
+    `mode` defaults to the settings' `crawl_mode`. `on_sitemap` hears of each
+    sitemap row parsed (or refused). Per-row trouble is data on the row; only
+    the store's errors (StoreUnavailableError, TableMissingError) and a bad
+    mode (UsageError) raise.
+    """
+    mode = mode or crawl_mode(rules.settings.crawl_mode)
+    store.require_tables(WEBPAGE_TABLE)
+    now = (now or datetime.now(UTC)).replace(microsecond=0)
+    counts = ParseCounts(batch_id=batch_id)
+    chunk = max(1, rules.settings.hbase_batch_size)
+    for rows in batch_rows(store, "fetch_mark", batch_id, _READ_FIELDS, chunk):
+        puts = []
+        for key, row in rows:
+            counts.rows += 1
+            if row.parse_mark == batch_id:
+                counts.already_parsed += 1
+                continue
+            cells, outcome = _parse_row(store, key, row, batch_id, rules, mode, counts, now)
+            if outcome is not None:
+                on_sitemap(outcome)
+            if cells is not None:
+                puts.append((key, encode(cells)))
+        store.write(WEBPAGE_TABLE, puts)
+        on_progress(counts.rows)
+    log.info("parse: %s", counts.summary())
+    return counts

@@ -1,0 +1,304 @@
+"""`updatedb --batch ID`: discovered URLs become rows, hints merge, fetched rows get a schedule.
+
+Three passes over the table, each a server-filtered scan read in chunks
+(so no scanner idles while we work) and written with batched puts; every
+pass can be run again and skips what it has done.
+
+1. Spread (rows fetched in the batch, `k:fch` = batch id, not yet updated):
+   the outlinks parse wrote on a page (`ol:`) and a recorded redirect
+   (`f:rd`) become inlink cells on their targets, `il:<source>` =
+   `link dp=.. ra=.. sc=.. b=BATCH` (or `redirect ...`), plus the marker
+   `k:dsc` = batch id, as blind idempotent puts (sitemap entries got theirs
+   from parse already). Depth and radius follow `linkvalues.hop` (a redirect
+   is no hop: the target gets the source's own); a target that would fall
+   below zero gets no cell (no row is created; counted). The score a page
+   passes on is its score divided among its outlinks (OPIC, as Nutch).
+   In mixed mode a link to a sitemap candidate carries `sm=1`.
+2. Merge (rows marked `k:dsc` = batch id, not yet `k:mrg` = batch id): all
+   the row's inlink cells are read and merged, never clobbering what the row
+   knows: priority the highest any sitemap gives, lastmod the latest (one in
+   the future is ignored), changefreq the most frequent, `s:in` when a
+   sitemap lists it, `s:sm` (source `index`, or `link` for a candidate in
+   mixed mode) when an index lists it, depth and radius the largest of the
+   row's own and every grant, score the row's own plus what this batch's
+   links pass on (the link score stays apart from the sitemap priority;
+   generate ranks by both). A new row (no status yet) starts unfetched and
+   due now. A row fetched before gets a new schedule from its new hints.
+   The put carries `k:mrg` = batch id, in one atomic row mutation, so a
+   rerun never adds a score twice.
+3. Schedule (rows fetched in the batch, not yet `k:upd` = batch id): next
+   fetch time and interval from `sitemapcrawl.schedule` (changefreq, lastmod,
+   adaptive; gone rows lose their next fetch time), and `k:upd` = batch id,
+   which frees the rows for generate. Rows generated but never fetched stay
+   in their batch (see `jobs.generate`): `fetch --batch` can still finish it.
+
+Cost: three server-filtered scans; one put per target of a link (pass 1),
+per merged row (pass 2) and per fetched row (pass 3), batched by
+`hbase_batch_size`; one delete per gone row. Memory: one chunk of rows.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from sitemapcrawl import urls
+from sitemapcrawl.errors import InvalidUrlError
+from sitemapcrawl.jobs.generate import CrawlMode, crawl_mode
+from sitemapcrawl.jobs.parse import batch_rows
+from sitemapcrawl.jobs.rules import UrlRules
+from sitemapcrawl.linkvalues import Inlink, InlinkKind, OutlinkKind, format_inlink, hop, parse_inlink, parse_outlink
+from sitemapcrawl.schedule import SchedulePolicy, eagerest, schedule
+from sitemapcrawl.store import Store
+from sitemapcrawl.webpage import (
+    WEBPAGE_TABLE,
+    FetchStatus,
+    SitemapSource,
+    WebPage,
+    column_names,
+    encode,
+)
+
+log = logging.getLogger(__name__)
+
+_SPREAD_FIELDS = ["status", "redirect_to", "outlinks", "depth", "radius", "score", "update_mark"]
+_SCHEDULE_FIELDS = [
+    "status", "fetch_time", "prev_fetch_time", "fetch_interval", "retries", "content_changed",
+    "changefreq", "lastmod", "update_mark",
+]
+_MERGE_FIELDS = [
+    *_SCHEDULE_FIELDS, "inlinks", "in_sitemap", "is_sitemap", "sitemap_source", "priority", "score",
+    "depth", "radius", "merge_mark", "fetch_mark",
+]
+
+
+@dataclass
+class UpdateCounts:
+    """What an updatedb did, by pass."""
+
+    batch_id: str = ""
+    spread_rows: int = 0
+    links: int = 0
+    redirects: int = 0
+    past_depth: int = 0
+    """Link targets below zero depth/radius: no row written."""
+    filtered: int = 0
+    merged: int = 0
+    new_rows: int = 0
+    already_merged: int = 0
+    scheduled: int = 0
+    already_updated: int = 0
+    not_rescheduled: int = 0
+    """Fetched rows left without a next fetch time (gone, changefreq never)."""
+    unparsed: int = 0
+    """Fetched rows parse had not done (their outlinks or entries are not spread yet)."""
+    by_status: Counter[str] = field(default_factory=Counter)
+
+    def summary(self) -> str:
+        """One line for the end of the command."""
+        statuses = ", ".join(f"{n} {status}" for status, n in sorted(self.by_status.items()))
+        return (
+            f"batch {self.batch_id}: links spread {self.links} from {self.spread_rows} rows "
+            f"(redirects {self.redirects}, past depth/radius {self.past_depth}, filtered {self.filtered}); "
+            f"merged {self.merged} rows (new {self.new_rows}); scheduled {self.scheduled}"
+            + (f" ({statuses})" if statuses else "")
+            + f", not rescheduled {self.not_rescheduled}"
+            + (f"; {self.unparsed} fetched rows not parsed yet" if self.unparsed else "")
+        )
+
+
+# ----------------------------------------------------------------- pass 1 --
+
+def _grant(source: WebPage, target: str, rules: UrlRules) -> tuple[int, int]:
+    settings = rules.settings
+    depth = source.depth if source.depth is not None else settings.seed_depth
+    radius = source.radius if source.radius is not None else settings.seed_radius
+    same = urls.registered_domain_key(target) == urls.registered_domain_key(source.url)
+    return hop(depth, radius, same)
+
+
+def spread_cells(row: WebPage, batch_id: str, rules: UrlRules, mode: CrawlMode,
+                 counts: UpdateCounts) -> Iterator[tuple[bytes, dict[bytes, bytes]]]:
+    """The inlink puts one fetched row gives its outlinks' and redirect's targets. No I/O."""
+    outlinks = {url: parse_outlink(text) for url, text in (row.outlinks or {}).items()}
+    share = (row.score if row.score is not None else 1.0) / max(1, len(outlinks))
+    targets: list[tuple[str, Inlink]] = []
+    for url, outlink in outlinks.items():
+        if outlink is None:
+            continue
+        try:
+            depth, radius = _grant(row, url, rules)
+        except InvalidUrlError:
+            continue
+        if depth < 0 or radius < 0:
+            counts.past_depth += 1
+            continue
+        candidate = (mode is CrawlMode.MIXED and outlink.kind is OutlinkKind.SITEMAP
+                     and rules.blacklist.match(url) is None)
+        targets.append((url, Inlink(InlinkKind.LINK, depth, radius, batch_id, score=share,
+                                    sitemap_candidate=candidate, anchor=outlink.anchor)))
+        counts.links += 1
+    if row.status is FetchStatus.REDIRECT and row.redirect_to:
+        try:
+            target = urls.canonicalize(row.redirect_to, rules.canonical)
+        except InvalidUrlError:
+            target = ""
+        if target and target != row.url:
+            if rules.url_filter.reason(target) is not None:
+                counts.filtered += 1
+            else:
+                depth = row.depth if row.depth is not None else rules.settings.seed_depth
+                radius = row.radius if row.radius is not None else rules.settings.seed_radius
+                targets.append((target, Inlink(InlinkKind.REDIRECT, depth, radius, batch_id)))
+                counts.redirects += 1
+    for url, link in targets:
+        try:
+            key = urls.row_key(url).encode("utf-8")
+        except InvalidUrlError:
+            continue
+        yield key, encode(WebPage(url, inlinks={row.url: format_inlink(link)}, discover_mark=batch_id))
+
+
+def _spread(store: Store, batch_id: str, rules: UrlRules, mode: CrawlMode, counts: UpdateCounts,
+            chunk: int, on_progress: Callable[[int], None]) -> None:
+    done = 0
+    for rows in batch_rows(store, "fetch_mark", batch_id, _SPREAD_FIELDS + ["parse_mark"], chunk):
+        puts: list[tuple[bytes, dict[bytes, bytes]]] = []
+        for _key, row in rows:
+            done += 1
+            if row.update_mark == batch_id:
+                continue
+            counts.spread_rows += 1
+            if row.parse_mark != batch_id:
+                counts.unparsed += 1
+            puts.extend(spread_cells(row, batch_id, rules, mode, counts))
+        store.write(WEBPAGE_TABLE, puts)
+        on_progress(done)
+
+
+# ----------------------------------------------------------------- pass 2 --
+
+def merge_row(row: WebPage, batch_id: str, mode: CrawlMode, policy: SchedulePolicy, now: datetime) -> WebPage:
+    """The cells that merge a row's inlinks into it (see pass 2 above). No I/O."""
+    links = [link for link in map(parse_inlink, (row.inlinks or {}).values()) if link is not None]
+    listed = [link for link in links if link.kind is InlinkKind.SITEMAP]
+    priorities = [link.priority for link in listed if link.priority is not None]
+    lastmods = [link.lastmod for link in links if link.lastmod is not None and link.lastmod <= now
+                and link.kind in (InlinkKind.SITEMAP, InlinkKind.INDEX)]
+    changefreq = None
+    for link in listed:
+        changefreq = eagerest(changefreq, link.changefreq)
+    depth = max([link.depth for link in links] + [row.depth if row.depth is not None else 0])
+    radius = max([link.radius for link in links] + [row.radius if row.radius is not None else 0])
+    gained = sum(link.score or 0.0 for link in links if link.kind is InlinkKind.LINK and link.batch == batch_id)
+    values: dict[str, Any] = {
+        "depth": depth, "radius": radius, "merge_mark": batch_id,
+        "score": (row.score or 0.0) + gained,
+    }
+    if listed:
+        values["in_sitemap"] = True
+    if priorities:
+        values["priority"] = max(priorities)
+    if lastmods:
+        values["lastmod"] = max(lastmods)
+    if changefreq is not None:
+        values["changefreq"] = changefreq
+    source = None
+    if any(link.kind is InlinkKind.INDEX for link in links):
+        source = SitemapSource.INDEX
+    elif mode is CrawlMode.MIXED and any(link.sitemap_candidate for link in links):
+        source = SitemapSource.LINK
+    if source is not None and row.is_sitemap is not False:
+        values["is_sitemap"] = True
+        if row.sitemap_source is None:
+            values["sitemap_source"] = source
+    hinted = WebPage(row.url, status=row.status, fetch_time=row.fetch_time, prev_fetch_time=row.prev_fetch_time,
+                     fetch_interval=row.fetch_interval, retries=row.retries,
+                     content_changed=row.content_changed,
+                     changefreq=values.get("changefreq", row.changefreq),
+                     lastmod=values.get("lastmod", row.lastmod))
+    if row.status is None:
+        values["status"] = FetchStatus.UNFETCHED
+        planned = schedule(hinted, policy, now, just_fetched=False)
+        values["next_fetch"], values["fetch_interval"] = planned.next_fetch, planned.interval
+    elif row.fetch_time is not None and row.fetch_mark != batch_id and (changefreq or lastmods):
+        planned = schedule(hinted, policy, now, just_fetched=False)
+        if planned.next_fetch is not None:
+            values["next_fetch"] = planned.next_fetch
+        values["fetch_interval"] = planned.interval
+    return WebPage(row.url, **values)
+
+
+def _merge(store: Store, batch_id: str, mode: CrawlMode, policy: SchedulePolicy, counts: UpdateCounts,
+           chunk: int, now: datetime, on_progress: Callable[[int], None]) -> None:
+    done = 0
+    for rows in batch_rows(store, "discover_mark", batch_id, _MERGE_FIELDS, chunk):
+        puts: list[tuple[bytes, dict[bytes, bytes]]] = []
+        for key, row in rows:
+            done += 1
+            if row.merge_mark == batch_id:
+                counts.already_merged += 1
+                continue
+            counts.merged += 1
+            counts.new_rows += 1 if row.status is None else 0
+            puts.append((key, encode(merge_row(row, batch_id, mode, policy, now))))
+        store.write(WEBPAGE_TABLE, puts)
+        on_progress(done)
+
+
+# ----------------------------------------------------------------- pass 3 --
+
+def _schedule_batch(store: Store, batch_id: str, policy: SchedulePolicy, counts: UpdateCounts, chunk: int,
+                    now: datetime, on_progress: Callable[[int], None]) -> None:
+    done = 0
+    next_fetch_column = column_names(WebPage, ["next_fetch"])
+    for rows in batch_rows(store, "fetch_mark", batch_id, _SCHEDULE_FIELDS, chunk):
+        puts: list[tuple[bytes, dict[bytes, bytes]]] = []
+        for key, row in rows:
+            done += 1
+            if row.update_mark == batch_id:
+                counts.already_updated += 1
+                continue
+            planned = schedule(row, policy, now, just_fetched=True)
+            counts.scheduled += 1
+            counts.by_status[row.status.value if row.status else "none"] += 1
+            if planned.next_fetch is None:
+                counts.not_rescheduled += 1
+                store.delete(WEBPAGE_TABLE, key, next_fetch_column)
+            puts.append((key, encode(WebPage(row.url, next_fetch=planned.next_fetch,
+                                             fetch_interval=planned.interval, update_mark=batch_id))))
+            log.debug("updatedb: %s next %s (%s)", row.url, planned.next_fetch, planned.reason)
+        store.write(WEBPAGE_TABLE, puts)
+        on_progress(done)
+
+
+def updatedb(
+    store: Store,
+    rules: UrlRules,
+    batch_id: str,
+    *,
+    mode: CrawlMode | None = None,
+    on_progress: Callable[[int], None] = lambda rows_done: None,
+    now: datetime | None = None,
+) -> UpdateCounts:
+    """Merge a parsed batch into the table (see the module docstring); return the counts.
+
+    `mode` defaults to the settings' `crawl_mode`. `on_progress` hears rows
+    done in the current pass. Raises only the store's errors
+    (StoreUnavailableError, TableMissingError) and UsageError for a bad mode.
+    """
+    mode = mode or crawl_mode(rules.settings.crawl_mode)
+    store.require_tables(WEBPAGE_TABLE)
+    now = (now or datetime.now(UTC)).replace(microsecond=0)
+    policy = SchedulePolicy.from_settings(rules.settings)
+    counts = UpdateCounts(batch_id=batch_id)
+    chunk = max(1, rules.settings.hbase_batch_size)
+    _spread(store, batch_id, rules, mode, counts, chunk, on_progress)
+    _merge(store, batch_id, mode, policy, counts, chunk, now, on_progress)
+    _schedule_batch(store, batch_id, policy, counts, chunk, now, on_progress)
+    log.info("updatedb: %s", counts.summary())
+    return counts

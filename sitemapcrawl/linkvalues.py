@@ -1,0 +1,169 @@
+"""The text of inlink (`il:`) and outlink (`ol:`) cells: what one link carries.
+
+Why a value format at all: a page may be listed by several sitemaps and
+linked from many pages, and each of those writes its own cell on the target
+row (the qualifier is the source URL). So parse and updatedb never read a row
+to change it: every source puts one idempotent cell, and updatedb merges the
+cells later (see `sitemapcrawl.jobs.updatedb`). Each cell must therefore carry
+everything the merge needs: the sitemap's hints, the depth and radius the
+link grants, the score it passes on, the batch that wrote it.
+
+Inlink cell (`il:<source URL>`), readable in `hbase shell`::
+
+    sitemap pr=0.8 cf=daily lm=2024-03-01T00:00:00Z dp=1 ra=0 b=20250101-ab12
+    index lm=2024-03-02T10:00:00Z dp=1 ra=0 b=...
+    link dp=1 ra=0 sc=0.25 b=...<TAB>About us
+    link dp=1 ra=0 sc=0.25 sm=1 b=...<TAB>Sitemap
+    redirect dp=2 ra=0 b=...
+
+The first word is the kind (`InlinkKind`), then `key=value` pairs (values
+never hold spaces; unknown keys are ignored, so newer writers can add some),
+then, for links, a tab and the anchor text. Keys: `pr` priority, `cf`
+changefreq, `lm` lastmod (UTC, fixed width), `dp` depth and `ra` radius
+granted to the target, `sc` score passed on, `sm=1` the link points at a
+sitemap candidate, `b` the batch id.
+
+Outlink cell (`ol:<target URL>`): `a` (an ordinary link) or `sitemap` (a
+`<link rel="sitemap">` or a link to a `.xml`/`.xml.gz` file), then a tab and
+the anchor text.
+
+Pure: no I/O. `parse_inlink`/`parse_outlink` never raise: a cell they cannot
+read gives None (a hand-written or foreign value is skipped, not fatal).
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+from dataclasses import dataclass
+from datetime import datetime
+
+from sitemapcrawl.webpage import ChangeFreq, format_time, parse_time
+
+#: Longest anchor text kept in a cell (characters).
+MAX_ANCHOR = 200
+
+
+class InlinkKind(enum.StrEnum):
+    """What kind of source an inlink comes from."""
+
+    SITEMAP = "sitemap"
+    """A urlset (or text/RSS/Atom sitemap) lists the target."""
+    INDEX = "index"
+    """A sitemap index lists the target (a child sitemap)."""
+    LINK = "link"
+    """An HTML page links to the target."""
+    REDIRECT = "redirect"
+    """A fetch of the source was redirected to the target."""
+
+
+class OutlinkKind(enum.StrEnum):
+    """What an HTML page's outlink points at."""
+
+    LINK = "a"
+    SITEMAP = "sitemap"
+
+
+@dataclass(frozen=True)
+class Inlink:
+    """One inlink cell's content (None: not given)."""
+
+    kind: InlinkKind
+    depth: int
+    radius: int
+    batch: str = ""
+    priority: float | None = None
+    changefreq: ChangeFreq | None = None
+    lastmod: datetime | None = None
+    score: float | None = None
+    sitemap_candidate: bool = False
+    anchor: str = ""
+
+
+@dataclass(frozen=True)
+class Outlink:
+    """One outlink cell's content."""
+
+    kind: OutlinkKind
+    anchor: str = ""
+
+
+def _clean_anchor(text: str) -> str:
+    return " ".join(text.split())[:MAX_ANCHOR]
+
+
+def format_inlink(link: Inlink) -> str:
+    """The cell text of an inlink (see the module docstring). No I/O."""
+    words = [link.kind.value]
+    if link.priority is not None:
+        words.append(f"pr={link.priority:g}")
+    if link.changefreq is not None:
+        words.append(f"cf={link.changefreq.value}")
+    if link.lastmod is not None:
+        words.append(f"lm={format_time(link.lastmod)}")
+    words.append(f"dp={link.depth}")
+    words.append(f"ra={link.radius}")
+    if link.score is not None:
+        words.append(f"sc={link.score:.6g}")
+    if link.sitemap_candidate:
+        words.append("sm=1")
+    if link.batch:
+        words.append(f"b={link.batch}")
+    text = " ".join(words)
+    anchor = _clean_anchor(link.anchor)
+    return f"{text}\t{anchor}" if anchor else text
+
+
+def parse_inlink(text: str) -> Inlink | None:
+    """An inlink from its cell text, or None when the text is not one."""
+    head, _, anchor = text.partition("\t")
+    words = head.split()
+    if not words:
+        return None
+    try:
+        kind = InlinkKind(words[0])
+    except ValueError:
+        return None
+    pairs = dict(word.partition("=")[::2] for word in words[1:])
+    try:
+        depth = int(pairs.get("dp", "0"))
+        radius = int(pairs.get("ra", "0"))
+        priority = float(pairs["pr"]) if "pr" in pairs else None
+        score = float(pairs["sc"]) if "sc" in pairs else None
+        changefreq = ChangeFreq(pairs["cf"]) if "cf" in pairs else None
+        lastmod = parse_time(pairs["lm"]) if "lm" in pairs else None
+    except ValueError:
+        return None
+    if priority is not None and not (0.0 <= priority <= 1.0):
+        priority = None
+    if score is not None and not math.isfinite(score):
+        score = None
+    return Inlink(kind, depth, radius, pairs.get("b", ""), priority, changefreq, lastmod, score,
+                  pairs.get("sm") == "1", anchor)
+
+
+def format_outlink(link: Outlink) -> str:
+    """The cell text of an outlink: kind, then a tab and the anchor when there is one."""
+    anchor = _clean_anchor(link.anchor)
+    return f"{link.kind.value}\t{anchor}" if anchor else link.kind.value
+
+
+def parse_outlink(text: str) -> Outlink | None:
+    """An outlink from its cell text, or None when the text is not one."""
+    head, _, anchor = text.partition("\t")
+    try:
+        return Outlink(OutlinkKind(head.strip()), anchor)
+    except ValueError:
+        return None
+
+
+def hop(depth: int, radius: int, same_domain: bool) -> tuple[int, int]:
+    """The depth and radius a link grants its target, from its source's.
+
+    Within the same registered domain from a source with depth > 0: depth - 1,
+    the same radius. Otherwise (another site, or no depth left): depth 0,
+    radius - 1. A negative result means the target is past the constraint.
+    """
+    if same_domain and depth > 0:
+        return depth - 1, radius
+    return 0, radius - 1
