@@ -8,6 +8,7 @@ nothing else is caught, so a bug still shows its traceback.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import logging
 import sys
@@ -17,7 +18,7 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
-from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from typer.core import TyperGroup
 
 from sitemapcrawl import __version__
@@ -25,6 +26,8 @@ from sitemapcrawl.config import Settings, load_settings
 from sitemapcrawl.errors import SitemapCrawlError, SitemapError, UsageError
 from sitemapcrawl.http import PoliteHttpClient, open_source
 from sitemapcrawl.jobs.detect import HostReport, detect
+from sitemapcrawl.jobs.fetch import FetchOptions, FetchProgress, QueueBy, fetch, parse_partition
+from sitemapcrawl.jobs.generate import CountMode, GenerateOptions, crawl_mode, generate
 from sitemapcrawl.jobs.init import init_tables
 from sitemapcrawl.jobs.inject import Rejected, inject
 from sitemapcrawl.jobs.readdb import collect_stats, read_row, rows_with_prefix
@@ -338,6 +341,109 @@ def sitemap_tree(
     echo_err(totals.line())
     if totals.sitemaps == 0:
         raise SitemapError(f"no sitemap could be read for {url}")
+
+
+@app.command("generate")
+def generate_command(
+    top_n: Annotated[int | None, typer.Option("--topN", min=1, help="At most this many URLs in the batch.")] = None,
+    max_per_host: Annotated[
+        int | None, typer.Option(min=1, help="At most this many URLs per host (or domain, see --count-mode).")
+    ] = None,
+    count_mode: Annotated[CountMode, typer.Option(help="What --max-per-host counts per.")] = CountMode.HOST,
+    partitions: Annotated[int, typer.Option(min=1, help="Fetch partitions: hash(host) mod N.")] = 1,
+    mode: Annotated[
+        str | None, typer.Option(help="sitemap-only, mixed or links-only (setting crawl_mode, default mixed).")
+    ] = None,
+    batch_id: Annotated[str | None, typer.Option(help="Use this batch id instead of a new one.")] = None,
+) -> None:
+    """Select the due URLs, best first, and mark them as one batch to fetch.
+
+    Prints the batch id on stdout; counts per partition and the top hosts on stderr.
+
+    Example: sitemapcrawl generate --topN 10000 --max-per-host 500 --partitions 4
+    """
+    options = GenerateOptions(top_n=top_n, max_per_host=max_per_host, count_mode=count_mode,
+                              partitions=partitions, mode=crawl_mode(mode or State.settings.crawl_mode),
+                              batch_id=batch_id)
+    rules = UrlRules.from_settings(State.settings)
+    with open_store() as store, progress("due rows read") as update:
+        counts = generate(store, rules, options, on_progress=update)
+    if counts.batch_id is None:
+        echo_err(f"generate: nothing to fetch; no batch ({counts.summary()})")
+        return
+    typer.echo(counts.batch_id)
+    for part, n in sorted(counts.by_partition.items()):
+        echo_err(f"partition {part}/{partitions}: {n} URLs")
+    for host, n in counts.by_host.most_common(10):
+        echo_err(f"  {host}: {n}")
+    echo_err(f"generate: {counts.summary()}")
+
+
+@contextlib.contextmanager
+def fetch_progress() -> Iterator[Callable[[FetchProgress], None]]:
+    """A fetch progress bar on stderr: pages done/total, pages/s, bytes, errors, active queues."""
+    if State.quiet:
+        yield lambda snapshot: None
+        return
+    columns = [BarColumn(), TextColumn("{task.completed}/{task.total} pages {task.fields[info]}"),
+               TimeElapsedColumn()]
+    with Progress(*columns, console=Console(stderr=True), transient=True) as bar:
+        task = bar.add_task("fetch", total=None, info="")
+
+        def show(p: FetchProgress) -> None:
+            info = f"{p.pages_per_s:.1f}/s, {p.bytes:,} bytes, {p.errors} errors, {p.active_queues} queues"
+            bar.update(task, completed=p.done, total=p.total, info=info)
+
+        yield show
+
+
+@app.command("fetch")
+def fetch_command(
+    batch: Annotated[str, typer.Option("--batch", help="The batch id generate printed.")],
+    partition: Annotated[str | None, typer.Option(help="K/N: fetch partition K (0-based) of N only.")] = None,
+    threads: Annotated[int | None, typer.Option(min=1, help="Worker threads (setting threads, default 8).")] = None,
+    threads_per_host: Annotated[
+        int | None, typer.Option(min=1, help="Requests in flight per host (default 1).")
+    ] = None,
+    delay: Annotated[
+        float | None, typer.Option(min=0, help="Seconds between requests to a host (default 1.0).")
+    ] = None,
+    queue_by: Annotated[QueueBy | None, typer.Option(help="One queue per host name or per IP (default host).")] = None,
+    store_content: Annotated[
+        bool | None, typer.Option("--store-content/--no-store-content", help="Keep page bodies too.")
+    ] = None,
+    time_limit: Annotated[float | None, typer.Option(min=0, help="Stop starting URLs after SECONDS.")] = None,
+    min_throughput: Annotated[
+        float | None, typer.Option(min=0, help="Stop when below PAGES_PER_S after the warm-up.")
+    ] = None,
+    warmup: Annotated[float, typer.Option(min=0, help="Seconds before --min-throughput is checked.")] = 30.0,
+) -> None:
+    """Fetch a generated batch politely: one queue per host, robots.txt, crawl delay, conditional GET.
+
+    Rerunning the same batch skips what is done; Ctrl-C stops after writing what finished.
+
+    Example: sitemapcrawl --user-agent 'MyBot/1.0' fetch --batch 20250101120000-1a2b --partition 0/4
+    """
+    settings = dataclasses.replace(State.settings, threads=threads or State.settings.threads,
+                                   delay=State.settings.delay if delay is None else delay)
+    options = FetchOptions.from_settings(
+        settings, batch, partition=parse_partition(partition) if partition else None,
+        threads_per_host=threads_per_host, queue_by=queue_by, store_content=store_content,
+        time_limit=time_limit, min_throughput=min_throughput, warmup=warmup)
+    rules = UrlRules.from_settings(settings)
+    client = PoliteHttpClient.from_settings(settings)
+    try:
+        with open_store() as store, fetch_progress() as show:
+            counts = fetch(store, client, rules, options, on_progress=show)
+    finally:
+        client.close()
+    for line in counts.host_lines():
+        echo_err(f"  {line}")
+    echo_err(f"fetch: {counts.summary()}")
+    if counts.total == 0 and not counts.already_done:
+        echo_err(f"fetch: batch {batch} has no URLs{' in this partition' if partition else ''}; nothing to do")
+    if counts.stopped == "interrupted":
+        raise typer.Exit(130)
 
 
 def main() -> None:

@@ -26,6 +26,7 @@ from typing import BinaryIO, Protocol
 from urllib.parse import urljoin, urlsplit
 
 import requests
+from requests.adapters import HTTPAdapter
 
 from sitemapcrawl.config import Settings
 from sitemapcrawl.errors import SitemapError, UsageError
@@ -65,6 +66,29 @@ class HttpClient(Protocol):
     ) -> HttpResponse: ...
 
 
+class SingleRequestClient(HttpClient, Protocol):
+    """A client that can also make one bare request, for callers that pace and redirect themselves."""
+
+    def fetch_one(
+        self, url: str, headers: Mapping[str, str] | None = None, max_bytes: int | None = None
+    ) -> HttpResponse: ...
+
+
+def conditional_headers(etag: str | None, last_modified: str | None) -> dict[str, str]:
+    """`If-None-Match` / `If-Modified-Since` from validators a server sent before.
+
+    Only a server's own `ETag` and `Last-Modified` belong here: a sitemap's
+    `<lastmod>` is a hint about the page, not a validator, and sending it for a
+    URL never fetched could make a server answer 304 to a first request.
+    """
+    headers: dict[str, str] = {}
+    if etag:
+        headers["If-None-Match"] = etag
+    if last_modified:
+        headers["If-Modified-Since"] = last_modified
+    return headers
+
+
 class _HostGate:
     """One request at a time per host, `delay` seconds apart (end to start)."""
 
@@ -94,6 +118,7 @@ class PoliteHttpClient:
         read_timeout: float = 30.0,
         max_bytes: int = 10_000_000,
         max_redirects: int = 5,
+        pool_size: int = 10,
     ) -> None:
         if not user_agent or not user_agent.strip():
             raise UsageError("a user agent is required to fetch")
@@ -105,6 +130,11 @@ class PoliteHttpClient:
         self._session = requests.Session()
         self._session.headers["User-Agent"] = user_agent
         self._session.trust_env = False  # no proxies or netrc from the environment
+        # Keep-alive connections for many hosts at once (requests keeps 10 by default).
+        adapter = HTTPAdapter(pool_connections=max(10, pool_size),
+                              pool_maxsize=max(10, pool_size))
+        self._session.mount("http://", adapter)
+        self._session.mount("https://", adapter)
 
     @classmethod
     def from_settings(cls, settings: Settings, max_bytes: int | None = None) -> PoliteHttpClient:
@@ -121,6 +151,7 @@ class PoliteHttpClient:
             read_timeout=settings.http_read_timeout,
             max_bytes=settings.max_content_bytes if max_bytes is None else max_bytes,
             max_redirects=settings.max_redirects,
+            pool_size=settings.threads,
         )
 
     def close(self) -> None:
@@ -148,6 +179,18 @@ class PoliteHttpClient:
             if urlsplit(current).scheme.lower() not in ("http", "https"):
                 return _failure(current, f"redirect to a non-http(s) URL: {current}", started,
                                 tuple(redirects))
+
+    def fetch_one(
+        self, url: str, headers: Mapping[str, str] | None = None, max_bytes: int | None = None
+    ) -> HttpResponse:
+        """One GET of `url` as it is: no redirect followed, no per-host pacing; never raises.
+
+        For callers that keep their own politeness (the fetcher's queues) and
+        record redirects themselves: a 3xx comes back as it is, with its
+        `location` header. The body stops at `max_bytes` (`truncated=True`).
+        """
+        limit = self.max_bytes if max_bytes is None else max_bytes
+        return self._fetch(url, headers, limit, time.monotonic(), ())
 
     def _one(
         self,
