@@ -82,7 +82,8 @@ class SitemapDocument:
 
     `kind` is known at once; iterating yields `PageEntry` (urlset, text, rss,
     atom) or `SitemapRef` (index) values; `report` is complete once the
-    iteration has ended (before that it counts what was seen so far).
+    iteration has ended (or was abandoned); its counts are not updated while
+    a part of the document is being read.
     Iterating a second time yields nothing more.
     """
 
@@ -186,22 +187,27 @@ class SitemapDocument:
             else:
                 xml = XmlEntries(capped, atom_tags(namespace), atom_reader(self.url))
             entries = iter(xml)
+        # Local counters (the hot loop); written back when reading stops.
         counts = self._counts
+        kept, invalid = counts["kept"], counts["invalid"]
+        dropped, over = counts["dropped_scope"], counts["over_limit"]
         max_urls = self.limits.max_urls
         allows = scope.allows
         try:
             for entry in entries:
                 if entry is None:
-                    counts["invalid"] += 1
+                    invalid += 1
                 elif not allows(entry.loc):
-                    counts["dropped_scope"] += 1
-                elif counts["kept"] >= max_urls:
-                    counts["over_limit"] += 1
+                    dropped += 1
+                elif kept >= max_urls:
+                    over += 1
                 else:
-                    counts["kept"] += 1
+                    kept += 1
                     yield entry
         except _STREAM_ERRORS as exc:
             self._problem(f"{part.name}: reading stopped: {exc}", truncated=True)
+        finally:
+            counts.update(kept=kept, invalid=invalid, dropped_scope=dropped, over_limit=over)
         if xml is not None and xml.broken and not capped.limit_hit:
             for problem in xml.problems:
                 self._problem(f"{part.name}: {problem}" if part.name else problem, truncated=True)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 from enum import Enum
-from typing import Any
+from typing import Any, NamedTuple
 
 from sitemapcrawl.errors import SitemapError
 
@@ -119,9 +119,13 @@ class Alternate:
         return {"hreflang": self.hreflang, "href": self.href}
 
 
-@dataclass(frozen=True, slots=True)
-class PageEntry:
-    """A page listed by a urlset, a text sitemap or a feed, with its hints."""
+class PageEntry(NamedTuple):
+    """A page listed by a urlset, a text sitemap or a feed, with its hints.
+
+    A NamedTuple (immutable, like the dataclasses here) because a document
+    makes up to 50,000 of them and a tuple is built three times faster than a
+    frozen dataclass.
+    """
 
     loc: str
     lastmod: datetime | None = None
@@ -133,7 +137,10 @@ class PageEntry:
     news: News | None = None
     alternates: tuple[Alternate, ...] = ()
 
-    kind = "url"
+    @property
+    def kind(self) -> str:
+        """`url`: a page (the JSON `kind`)."""
+        return "url"
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON shape; extensions only when present."""
@@ -155,14 +162,16 @@ class PageEntry:
         return out
 
 
-@dataclass(frozen=True, slots=True)
-class SitemapRef:
+class SitemapRef(NamedTuple):
     """A child sitemap listed by a sitemap index."""
 
     loc: str
     lastmod: datetime | None = None
 
-    kind = "sitemap"
+    @property
+    def kind(self) -> str:
+        """`sitemap`: a child sitemap (the JSON `kind`)."""
+        return "sitemap"
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON shape (same keys as a page, hints null)."""

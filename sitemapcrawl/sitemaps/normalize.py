@@ -18,6 +18,8 @@ from urllib.parse import quote, urlsplit, urlunsplit
 from sitemapcrawl.sitemaps.model import ChangeFreq
 
 _CHANGEFREQ = {member.value: member for member in ChangeFreq}
+# The values nearly every sitemap uses, looked up instead of parsed.
+_COMMON_PRIORITIES = {f"{tenth / 10:.1f}": tenth / 10 for tenth in range(11)} | {"0": 0.0, "1": 1.0}
 # Characters kept as they are when an IRI becomes a URI: reserved, unreserved, "%".
 _URI_SAFE = "!#$%&'()*+,/:;=?@[]~-._"
 _W3C = re.compile(
@@ -30,21 +32,33 @@ def normalize_loc(text: str | None) -> str | None:
     """A trimmed absolute http(s) URI from a `loc` text, or None.
 
     Non-ASCII characters and spaces are percent-encoded (host names become
-    IDNA), so an IRI becomes a URI. Scheme and host are kept as written; the
+    IDNA), so an IRI becomes a URI. The host is kept as written; the
     canonical form is the crawler's business. Cost: a few string checks for a
     clean ASCII URL; `urlsplit` only otherwise.
     """
     if not text:
         return None
     loc = text.strip()
-    head = loc[:8].lower()
-    if not (head.startswith("http://") or head.startswith("https://")):
-        return None
+    if loc.startswith("http://"):
+        start = 7
+    elif loc.startswith("https://"):
+        start = 8
+    else:
+        head = loc[:8].lower()
+        if not (head.startswith("http://") or head.startswith("https://")):
+            return None
+        return _iri_to_uri(loc)
     if loc.isascii() and loc.isprintable() and " " not in loc:
-        rest = loc[8:] if head.startswith("https://") else loc[7:]
-        slash = rest.find("/")
-        if rest and rest[0] not in "/?#@:[" and ":" not in (rest if slash < 0 else rest[:slash]):
-            return loc
+        end = loc.find("/", start)
+        if end < 0:
+            end = len(loc)
+        if end > start and loc[start] not in "?#@:[":
+            colon = loc.find(":", start, end)
+            if colon < 0:
+                return loc
+            port = loc[colon + 1 : end]
+            if port.isdigit() and len(port) <= 5 and int(port) <= 65535:
+                return loc
     return _iri_to_uri(loc)
 
 
@@ -91,6 +105,8 @@ def parse_lastmod(text: str | None) -> datetime | None:
         parsed = _parse_w3c(value)
     if parsed is None:
         return None
+    if parsed.tzinfo is UTC:
+        return parsed
     try:
         if parsed.tzinfo is None:
             return parsed.replace(tzinfo=UTC)
@@ -147,13 +163,16 @@ def parse_changefreq(text: str | None) -> ChangeFreq | None:
     """One of always … never, trimmed and case-insensitive; anything else None."""
     if not text:
         return None
-    return _CHANGEFREQ.get(text.strip().lower())
+    return _CHANGEFREQ.get(text) or _CHANGEFREQ.get(text.strip().lower())
 
 
 def parse_priority(text: str | None) -> float | None:
     """A number in [0, 1]; out of range, NaN or not a number gives None."""
     if not text:
         return None
+    common = _COMMON_PRIORITIES.get(text)
+    if common is not None:
+        return common
     try:
         value = float(text)
     except ValueError:

@@ -105,9 +105,8 @@ class Scope:
         """True when `loc` (an http(s) URL) is in scope, or scope is not strict."""
         if not self.strict:
             return True
-        for text in self._texts:
-            if loc.startswith(text) and "/." not in loc[len(text) - 1 :]:
-                return True
+        if loc.startswith(self._texts) and "/." not in loc:
+            return True
         return self._allows_slow(loc)
 
     def _allows_slow(self, loc: str) -> bool:

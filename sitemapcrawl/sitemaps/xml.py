@@ -2,8 +2,8 @@
 
 lxml's `iterparse` does the work in C: it is asked only for the end of each
 entry element (`url`, `sitemap`, `item`, `entry`), whose few children are read
-and which is then cleared with its finished siblings, so memory stays flat
-whatever the document's size. Entities are never resolved, no DTD is loaded,
+and which is then cleared (and dropped with its finished siblings every 256
+entries), so memory stays flat whatever the document's size. Entities are never resolved, no DTD is loaded,
 nothing is fetched from the network (`resolve_entities=False, load_dtd=False,
 no_network=True`), so XXE and billion-laughs documents yield their plain text
 only. `recover=True` keeps reading past local errors (an unescaped `&` in a
@@ -49,6 +49,9 @@ XHTML_NS = "http://www.w3.org/1999/xhtml"
 #: Only this many bytes are searched for the root element.
 ROOT_SNIFF_BYTES = 64 * 1024
 _SNIFF_STEP = 4 * 1024
+# Finished entries are cleared at once and removed from the tree in batches:
+# memory stays flat and the per-entry cost stays low.
+_PRUNE_EVERY = 256
 
 _SAFE = {
     "resolve_entities": False,
@@ -93,6 +96,13 @@ def find_root(head: bytes) -> tuple[str, str] | None:
     return None
 
 
+def _prune(element: Any) -> None:
+    """Drop the finished (cleared) siblings before `element`, so the tree stays small."""
+    parent = element.getparent()
+    if parent is not None:
+        del parent[: parent.index(element)]
+
+
 class EofFlagReader:
     """Wraps a byte stream and remembers when it has returned its last byte."""
 
@@ -133,16 +143,16 @@ class XmlEntries:
         )
         read = self._read
         source = self._source
+        done = 0
         try:
             for _event, element in events:
                 if source.eof and len(events.error_log):
                     break  # closed by recovery after the data ended: a cut-off entry
                 entry = read(element)
-                element.clear(keep_tail=False)
-                parent = element.getparent()
-                if parent is not None:
-                    while element.getprevious() is not None:
-                        del parent[0]
+                element.clear()
+                done += 1
+                if not done % _PRUNE_EVERY:
+                    _prune(element)
                 yield entry
         except (etree.LxmlError, ValueError, UnicodeError, LookupError) as exc:
             self._note(f"XML unreadable: {exc}")
@@ -179,25 +189,41 @@ def _fields(namespace: str) -> dict[str, int]:
 
 
 def page_reader(namespace: str) -> ElementReader:
-    """A reader of `url` elements in `namespace` (the hot loop of the engine)."""
+    """A reader of `url` elements in `namespace` (the hot loop of the engine).
+
+    The four sitemap fields are matched by plain comparisons of the tag (in
+    the document's namespace); anything else goes to the slower extension
+    path, with the un-namespaced field names accepted there too.
+    """
+    prefix = f"{{{namespace}}}" if namespace else ""
+    loc_tag, lastmod_tag = prefix + "loc", prefix + "lastmod"
+    changefreq_tag, priority_tag = prefix + "changefreq", prefix + "priority"
     fields = _fields(namespace)
-    get = fields.get
 
     def read(element: Any) -> PageEntry | None:
-        values: list[str | None] = [None, None, None, None]
+        loc = lastmod = changefreq = priority = None
         extensions: list[Any] | None = None
         for child in element:
-            index = get(child.tag)
-            if index is not None:
-                values[index] = child.text
-            elif isinstance(child.tag, str) and child.tag.startswith("{"):
+            tag = child.tag
+            if tag == loc_tag:
+                loc = child.text
+            elif tag == lastmod_tag:
+                lastmod = child.text
+            elif tag == changefreq_tag:
+                changefreq = child.text
+            elif tag == priority_tag:
+                priority = child.text
+            elif tag in fields:  # a field without the namespace
+                values = [loc, lastmod, changefreq, priority]
+                values[fields[tag]] = child.text
+                loc, lastmod, changefreq, priority = values
+            elif isinstance(tag, str) and tag.startswith("{"):
                 if extensions is None:
                     extensions = []
                 extensions.append(child)
-        loc = normalize_loc(values[0])
+        loc = normalize_loc(loc)
         if loc is None:
             return None
-        lastmod, changefreq, priority = values[1], values[2], values[3]
         if extensions is None:
             return PageEntry(
                 loc,

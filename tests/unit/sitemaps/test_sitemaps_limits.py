@@ -136,9 +136,10 @@ def test_corrupt_gzip_body_is_reported_not_raised():
 def test_iteration_is_lazy_and_single_pass():
     document = parse_sitemap(urlset(3), URL)
     assert document.report.kept == 0
-    first = next(iter(document))
+    entries = iter(document)
+    first = next(entries)
     assert first.loc == "http://www.example.com/p0"
-    assert len(list(document)) == 2
+    assert len(list(entries)) == 2
     assert list(document) == []
     assert document.report.kept == 3
 

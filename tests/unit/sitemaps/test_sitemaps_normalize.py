@@ -22,7 +22,7 @@ from sitemapcrawl.sitemaps.normalize import (
     [
         ("  http://a.example/x  ", "http://a.example/x"),
         ("\n\thttps://a.example/\n", "https://a.example/"),
-        ("HTTP://A.example/Path", "HTTP://A.example/Path"),
+        ("HTTP://A.example/Path", "http://A.example/Path"),
         ("http://a.example/a b", "http://a.example/a%20b"),
         ("http://a.example/ä?q=é#frag", "http://a.example/%C3%A4?q=%C3%A9#frag"),
         ("http://bücher.example/", "http://xn--bcher-kva.example/"),
