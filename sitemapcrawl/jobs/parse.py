@@ -144,7 +144,8 @@ def batch_rows(store: Store, field_name: str, batch_id: str, fields: list[str],
     idle while the caller works on a chunk. Rows that do not decode are
     logged and left out. Cost: one server-filtered scan over the table.
     """
-    columns = column_names(WebPage, fields)
+    # The server's column filter sees only the columns scanned: scan the tested one too.
+    columns = column_names(WebPage, [*fields, field_name] if field_name not in fields else fields)
     row_filter = equals_filter(WebPage, field_name, batch_id)
     start: bytes | None = None
     while True:
