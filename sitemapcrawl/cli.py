@@ -30,8 +30,10 @@ from sitemapcrawl.jobs.fetch import FetchOptions, FetchProgress, QueueBy, fetch,
 from sitemapcrawl.jobs.generate import CountMode, GenerateOptions, crawl_mode, generate
 from sitemapcrawl.jobs.init import init_tables
 from sitemapcrawl.jobs.inject import Rejected, inject
+from sitemapcrawl.jobs.parse import SitemapOutcome, parse_batch
 from sitemapcrawl.jobs.readdb import collect_stats, read_row, rows_with_prefix
 from sitemapcrawl.jobs.rules import UrlRules
+from sitemapcrawl.jobs.updatedb import updatedb
 from sitemapcrawl.sitemaps import ScopeContext, SitemapLimits, parse_sitemap, render
 from sitemapcrawl.sitemaps.tree import walk_tree
 from sitemapcrawl.store import Store
@@ -444,6 +446,57 @@ def fetch_command(
         echo_err(f"fetch: batch {batch} has no URLs{' in this partition' if partition else ''}; nothing to do")
     if counts.stopped == "interrupted":
         raise typer.Exit(130)
+
+
+@app.command("parse")
+def parse_command(
+    batch: Annotated[str, typer.Option("--batch", help="The batch id fetch worked on.")],
+    mode: Annotated[
+        str | None, typer.Option(help="sitemap-only, mixed or links-only (setting crawl_mode, default mixed).")
+    ] = None,
+) -> None:
+    """Parse a fetched batch: sitemaps become entries on their URLs' rows, HTML pages get outlinks.
+
+    Blacklisted sitemaps are never parsed; one bad entry never stops the rest.
+    Rerunning skips what is done.
+
+    Example: sitemapcrawl parse --batch 20250101120000-1a2b --mode sitemap-only
+    """
+    rules = UrlRules.from_settings(State.settings)
+
+    def report(outcome: SitemapOutcome) -> None:
+        kind = outcome.kind or "not read"
+        echo_err(f"{outcome.url}: {kind}, {outcome.entries} entries"
+                 + "".join(f"\n  {problem}" for problem in outcome.problems))
+
+    with open_store() as store, progress("rows parsed") as update:
+        counts = parse_batch(store, rules, batch, mode=crawl_mode(mode or State.settings.crawl_mode),
+                             on_progress=update, on_sitemap=report)
+    echo_err(f"parse: {counts.summary()}")
+    if counts.rows == 0:
+        echo_err(f"parse: batch {batch} has no fetched rows; nothing to do")
+
+
+@app.command("updatedb")
+def updatedb_command(
+    batch: Annotated[str, typer.Option("--batch", help="The batch id parse worked on.")],
+    mode: Annotated[
+        str | None, typer.Option(help="sitemap-only, mixed or links-only (setting crawl_mode, default mixed).")
+    ] = None,
+) -> None:
+    """Merge a parsed batch: new rows for found URLs, merged hints, depth/radius, next fetch times.
+
+    Existing rows are merged, never clobbered. Rerunning changes nothing more.
+
+    Example: sitemapcrawl updatedb --batch 20250101120000-1a2b
+    """
+    rules = UrlRules.from_settings(State.settings)
+    with open_store() as store, progress("rows merged") as update:
+        counts = updatedb(store, rules, batch, mode=crawl_mode(mode or State.settings.crawl_mode),
+                          on_progress=update)
+    echo_err(f"updatedb: {counts.summary()}")
+    if counts.scheduled == 0 and counts.merged == 0:
+        echo_err(f"updatedb: batch {batch} has nothing (left) to merge; nothing to do")
 
 
 def main() -> None:
