@@ -173,7 +173,7 @@ class FetchOptions:
             raise UsageError("--warmup must not be negative")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class FetchItem:
     """One URL to fetch, with what its row knows (only what the fetch needs)."""
 
@@ -541,8 +541,15 @@ class _Run:
                 else:
                     self.fetch_page(lease, item)
             except Exception:
-                # A bug must not hang the run: give the slot back and go on.
+                # A bug must not hang the run: give the slot back and go on. An
+                # origin whose robots.txt could not be handled is treated as
+                # failing, so its URLs are deferred instead of waiting forever.
                 log.exception("fetch: unexpected error on %s", lease.item)
+                if isinstance(lease.item, RobotsItem):
+                    retry_at = self.now() + timedelta(seconds=self.settings.robots_retry_interval)
+                    policy = RobotsPolicy.from_text(RobotsStatus.ERROR, None, self.user_agent)
+                    self.adopt(lease.item.origin, lease.key,
+                               RobotsRule(policy, retry_at=retry_at, error="robots.txt could not be read"))
                 self.queues.release(lease)
 
     def fetch_robots(self, lease: Lease[FetchItem | RobotsItem], item: RobotsItem) -> None:

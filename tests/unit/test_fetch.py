@@ -155,3 +155,12 @@ def test_counts_summary() -> None:
     line = counts.summary()
     assert "2 of 3 done (fetched 1, gone 1)" in line and "stopped: time limit of 1 s, 1 left" in line
     assert counts.host_lines() == ["h.test: 2 (fetched 1, gone 1)"]
+
+
+def test_queue_by_ip_resolves_names_once_and_keeps_addresses() -> None:
+    from sitemapcrawl.jobs.fetch import _Resolver
+
+    resolve = _Resolver()
+    assert resolve("127.0.0.2") == "127.0.0.2"
+    assert resolve("[::1]") == "::1"
+    assert resolve("localhost") in ("127.0.0.1", "::1")
