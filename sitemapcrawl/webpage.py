@@ -216,7 +216,7 @@ class WebPage:
     status: FetchStatus | None = col("f", "st", _enum_codec(FetchStatus), "fetch status", "inject, fetch, updatedb")
     fetch_time: datetime | None = col("f", "ft", TIME, "time of the last fetch", "fetch")
     prev_fetch_time: datetime | None = col("f", "pft", TIME, "time of the fetch before", "fetch")
-    next_fetch: datetime | None = col("f", "nft", TIME, "when the URL is due again", "inject, updatedb")
+    next_fetch: datetime | None = col("f", "nft", TIME, "when the URL is due again", "inject, fetch, updatedb")
     fetch_interval: int | None = col("f", "fi", INT, "seconds between fetches", "inject, updatedb")
     retries: int | None = col("f", "rt", INT, "failed fetches in a row", "fetch")
     http_code: int | None = col("f", "hc", INT, "HTTP status code of the last fetch", "fetch")
