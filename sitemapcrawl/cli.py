@@ -12,7 +12,7 @@ import dataclasses
 import json
 import logging
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -25,6 +25,7 @@ from sitemapcrawl import __version__
 from sitemapcrawl.config import Settings, load_settings
 from sitemapcrawl.errors import SitemapCrawlError, SitemapError, UsageError
 from sitemapcrawl.http import PoliteHttpClient, open_source
+from sitemapcrawl.jobs.crawl import CrawlOptions, crawl
 from sitemapcrawl.jobs.detect import HostReport, detect
 from sitemapcrawl.jobs.fetch import FetchOptions, FetchProgress, QueueBy, fetch, parse_partition
 from sitemapcrawl.jobs.generate import CountMode, GenerateOptions, crawl_mode, generate
@@ -34,6 +35,7 @@ from sitemapcrawl.jobs.parse import SitemapOutcome, parse_batch
 from sitemapcrawl.jobs.readdb import collect_stats, read_row, rows_with_prefix
 from sitemapcrawl.jobs.rules import UrlRules
 from sitemapcrawl.jobs.updatedb import updatedb
+from sitemapcrawl.report import build_report, sitemap_outcomes
 from sitemapcrawl.sitemaps import ScopeContext, SitemapLimits, parse_sitemap, render
 from sitemapcrawl.sitemaps.tree import walk_tree
 from sitemapcrawl.store import Store
@@ -497,6 +499,77 @@ def updatedb_command(
     echo_err(f"updatedb: {counts.summary()}")
     if counts.scheduled == 0 and counts.merged == 0:
         echo_err(f"updatedb: batch {batch} has nothing (left) to merge; nothing to do")
+
+
+def _seed_lines(seeds: str | None, stack: contextlib.ExitStack) -> Iterable[str]:
+    """The lines of a seed file, of standard input (`-`), or none; the file closes with `stack`."""
+    if seeds is None:
+        return []
+    if seeds == "-":
+        return sys.stdin
+    try:
+        return stack.enter_context(open(seeds, encoding="utf-8", errors="replace"))
+    except OSError as exc:
+        raise UsageError(f"cannot read seeds {seeds}: {exc.strerror}") from None
+
+
+@app.command("crawl")
+def crawl_command(
+    seeds: Annotated[str | None, typer.Argument(help="Seed file, or - for standard input; none: continue.")] = None,
+    mode: Annotated[
+        str | None, typer.Option(help="sitemap-only, mixed or links-only (setting crawl_mode, default mixed).")
+    ] = None,
+    rounds: Annotated[int, typer.Option(min=1, help="Rounds of generate, fetch, parse, updatedb.")] = 3,
+    top_n: Annotated[int | None, typer.Option("--topN", min=1, help="At most this many URLs per round.")] = None,
+    max_per_host: Annotated[int | None, typer.Option(min=1, help="At most this many URLs per host per round.")] = None,
+    partitions: Annotated[int, typer.Option(min=1, help="Fetch partitions (host hash).")] = 1,
+    threads: Annotated[int | None, typer.Option(min=1, help="Worker threads (default 8).")] = None,
+    threads_per_host: Annotated[int | None, typer.Option(min=1, help="Requests in flight per host.")] = None,
+    delay: Annotated[float | None, typer.Option(min=0, help="Seconds between requests to a host.")] = None,
+    probe_known_paths: Annotated[
+        bool, typer.Option(help="Probe well-known sitemap paths when robots.txt lists none.")
+    ] = False,
+) -> None:
+    """Crawl: inject SEEDS, detect sitemaps, then rounds of generate, fetch, parse and updatedb.
+
+    Stops after --rounds or when nothing is due. A second crawl on the same
+    table continues: only due rows are fetched again.
+
+    Example: sitemapcrawl --user-agent 'MyBot/1.0' crawl seeds.txt --mode sitemap-only --rounds 3
+    """
+    settings = dataclasses.replace(
+        State.settings, threads=threads or State.settings.threads,
+        threads_per_host=threads_per_host or State.settings.threads_per_host,
+        delay=State.settings.delay if delay is None else delay)
+    rules = UrlRules.from_settings(settings)
+    options = CrawlOptions(mode=crawl_mode(mode or settings.crawl_mode), rounds=rounds, top_n=top_n,
+                           max_per_host=max_per_host, partitions=partitions, probe_known_paths=probe_known_paths)
+    with contextlib.ExitStack() as stack, open_store() as store, progress("crawl") as update:
+        client = stack.enter_context(contextlib.closing(PoliteHttpClient.from_settings(settings)))
+        result = crawl(store, client, rules, _seed_lines(seeds, stack), options,
+                       on_stage=lambda stage, done: update(done), on_round=lambda r: echo_err(r.line()),
+                       on_reject=lambda r: echo_err(f"line {r.line}: {r.reason}: {r.detail}"))
+        final = build_report(store)
+    echo_err(f"crawl: {len(result.rounds)} rounds, stopped: {result.stopped}")
+    for line in list(final.lines())[:3]:
+        echo_err(f"crawl: {line}")
+    echo_err("crawl: sitemaps " + ", ".join(f"{k} {n}" for k, n in sorted(sitemap_outcomes(final).items())))
+    if result.stopped == "interrupted":
+        raise typer.Exit(130)
+
+
+@app.command("report")
+def report_command(
+    jsonl: Annotated[bool, typer.Option("--jsonl", help="One JSON object per host, per sitemap, and totals.")] = False,
+) -> None:
+    """Print what the table says: per host and per sitemap counts and problems, freshness, totals.
+
+    Example: sitemapcrawl report --jsonl > report.jsonl
+    """
+    with open_store() as store:
+        result = build_report(store)
+    for line in result.json_lines() if jsonl else result.lines():
+        typer.echo(line)
 
 
 def main() -> None:

@@ -1,0 +1,164 @@
+"""`crawl`: inject, detect, then rounds of generate, fetch, parse and updatedb.
+
+The loop of the other jobs, nothing more: each stage is the same job the
+single commands run, on the same table, so a crawl can be stopped at any
+point and continued by another `crawl` (or by the single commands). Rounds
+end when `rounds` are done or generate finds nothing due; an interrupted
+fetch still has its finished outcomes parsed and merged, then the crawl
+stops.
+
+Modes (`CrawlMode`): `sitemap-only` fetches sitemaps and the pages they list
+and never follows HTML links; `mixed` does both, within depth and radius;
+`links-only` is an ordinary crawl: robots.txt sitemaps are not detected,
+sitemap rows are neither generated nor parsed. Mixed and links-only crawls
+keep page bodies (`store_content`) because parse reads outlinks from them.
+
+Cost: that of the stages; the crawl itself holds only the counts.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+from sitemapcrawl.errors import UsageError
+from sitemapcrawl.http import PoliteHttpClient
+from sitemapcrawl.jobs.detect import DetectCounts, detect
+from sitemapcrawl.jobs.fetch import FetchCounts, FetchOptions, FetchProgress, fetch
+from sitemapcrawl.jobs.generate import CountMode, CrawlMode, GenerateCounts, GenerateOptions, generate
+from sitemapcrawl.jobs.inject import InjectCounts, Rejected, inject
+from sitemapcrawl.jobs.parse import ParseCounts, parse_batch
+from sitemapcrawl.jobs.rules import UrlRules
+from sitemapcrawl.jobs.updatedb import UpdateCounts, updatedb
+from sitemapcrawl.store import Store
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class CrawlOptions:
+    """What one crawl does; fetch politeness comes from the settings."""
+
+    mode: CrawlMode = CrawlMode.MIXED
+    rounds: int = 3
+    top_n: int | None = None
+    max_per_host: int | None = None
+    count_mode: CountMode = CountMode.HOST
+    partitions: int = 1
+    probe_known_paths: bool = False
+    time_limit: float | None = None
+    """Seconds each fetch may start URLs for (None: no limit)."""
+
+    def check(self) -> None:
+        """Raise UsageError naming the first bad option."""
+        if self.rounds < 1:
+            raise UsageError(f"--rounds must be at least 1, not {self.rounds}")
+
+
+@dataclass(frozen=True)
+class RoundResult:
+    """The counts of one round's four stages."""
+
+    number: int
+    generate: GenerateCounts
+    fetch: FetchCounts
+    parse: ParseCounts
+    update: UpdateCounts
+
+    def line(self) -> str:
+        """One summary line for the round."""
+        fetched = self.fetch
+        statuses = ", ".join(f"{s} {n}" for s, n in sorted(fetched.by_status.items()))
+        return (
+            f"round {self.number}: batch {self.generate.batch_id}: selected {self.generate.selected}, "
+            f"fetched {fetched.done} ({statuses or 'nothing'}), sitemaps parsed {self.parse.sitemaps} "
+            f"(entries {self.parse.entries}, child sitemaps {self.parse.children}), pages parsed "
+            f"{self.parse.pages} (outlinks {self.parse.outlinks}), rows merged {self.update.merged} "
+            f"(new {self.update.new_rows})"
+        )
+
+
+@dataclass
+class CrawlResult:
+    """What a crawl did, stage by stage, and why it stopped."""
+
+    inject: InjectCounts | None = None
+    detect: DetectCounts | None = None
+    rounds: list[RoundResult] = field(default_factory=list)
+    stopped: str = ""
+    """`rounds done`, `nothing due` or `interrupted`."""
+
+
+def _fetch_options(rules: UrlRules, options: CrawlOptions, batch_id: str) -> FetchOptions:
+    keep_pages = options.mode is not CrawlMode.SITEMAP_ONLY or rules.settings.store_content
+    return FetchOptions.from_settings(rules.settings, batch_id, store_content=keep_pages,
+                                      time_limit=options.time_limit)
+
+
+def crawl(
+    store: Store,
+    client: PoliteHttpClient,
+    rules: UrlRules,
+    seeds: Iterable[str],
+    options: CrawlOptions,
+    *,
+    on_stage: Callable[[str, int], None] = lambda stage, done: None,
+    on_round: Callable[[RoundResult], None] = lambda result: None,
+    on_reject: Callable[[Rejected], None] = lambda rejected: None,
+    now: Callable[[], datetime] | None = None,
+) -> CrawlResult:
+    """Run a whole crawl (see the module docstring); return what each stage did.
+
+    `seeds` are seed-file lines (may be empty: continue the table's crawl).
+    `on_stage(stage, done)` hears progress of the running stage; `on_round`
+    each finished round. Raises what the stages raise: UsageError (options,
+    no user agent), TableMissingError, StoreUnavailableError.
+    """
+    options.check()
+    clock = now or (lambda: datetime.now(UTC).replace(microsecond=0))
+    mode = options.mode
+    result = CrawlResult()
+    result.inject = inject(store, seeds, rules, on_reject=on_reject,
+                           on_progress=lambda done: on_stage("inject", done), now=clock())
+    if mode is not CrawlMode.LINKS_ONLY:
+        hosts = 0
+
+        def host_done(_report: object) -> None:
+            nonlocal hosts
+            hosts += 1
+            on_stage("detect", hosts)
+
+        result.detect = detect(store, client, rules, probe_known_paths=options.probe_known_paths,
+                               on_host=host_done, now=clock())
+    generate_options = GenerateOptions(top_n=options.top_n, max_per_host=options.max_per_host,
+                                       count_mode=options.count_mode, partitions=options.partitions, mode=mode)
+    for number in range(1, options.rounds + 1):
+        generated = generate(store, rules, generate_options, on_progress=lambda done: on_stage("generate", done),
+                             now=clock())
+        if generated.batch_id is None:
+            result.stopped = "nothing due"
+            break
+        batch = generated.batch_id
+
+        def fetched_so_far(progress: FetchProgress) -> None:
+            on_stage("fetch", progress.done)
+
+        fetched = fetch(store, client, rules, _fetch_options(rules, options, batch), on_progress=fetched_so_far,
+                        now=clock)
+        parsed = parse_batch(store, rules, batch, mode=mode, on_progress=lambda done: on_stage("parse", done),
+                             now=clock())
+        updated = updatedb(store, rules, batch, mode=mode, on_progress=lambda done: on_stage("updatedb", done),
+                           now=clock())
+        round_result = RoundResult(number, generated, fetched, parsed, updated)
+        result.rounds.append(round_result)
+        on_round(round_result)
+        log.info("crawl: %s", round_result.line())
+        if fetched.stopped == "interrupted":
+            result.stopped = "interrupted"
+            break
+    else:
+        result.stopped = "rounds done"
+    return result
+
