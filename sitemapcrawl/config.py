@@ -121,6 +121,22 @@ class Settings:
     strict_scope: bool = True
     """Drop sitemap entries outside the sitemap's scheme, host, port and folder."""
 
+    # --- sitemap quality (updatedb; sitemapcrawl/quality.py) ------------------
+    sitemap_quality: bool = True
+    """updatedb: score every sitemap and weight its URLs' priority (two scans of the listed rows)."""
+    sitemap_demote_below: float = 0.7
+    """A sitemap scoring under this is demoted: its entries' priority counts `sitemap_demote_factor` as much."""
+    sitemap_blacklist_below: float = 0.2
+    """A sitemap scoring under this is blacklisted automatically (the reason goes to `s:bl`)."""
+    sitemap_demote_factor: float = 0.5
+    """What a demoted sitemap's weight (its score) is multiplied by."""
+    sitemap_stale_days: int = 365
+    """A sitemap whose newest date is older than this many days starts losing freshness."""
+    sitemap_trusted: tuple[str, ...] = ()
+    """Sitemap URLs pinned as trusted: never demoted or blacklisted by quality; priority counts in full."""
+    sitemap_blocked: tuple[str, ...] = ()
+    """Sitemap URLs pinned as blocked: blacklisted whatever their quality."""
+
     # --- URL rules -----------------------------------------------------------
     url_filter: Path | None = None
     """File of ordered +regex / -regex lines; first match wins."""

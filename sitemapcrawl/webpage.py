@@ -67,6 +67,16 @@ class SitemapSource(enum.StrEnum):
     LINK = "link"
 
 
+class QualityState(enum.StrEnum):
+    """What the sitemap quality filter made of a sitemap (column `s:qst`; see `sitemapcrawl.quality`)."""
+
+    OK = "ok"
+    DEMOTED = "demoted"
+    BLACKLISTED = "blacklisted"
+    TRUSTED = "trusted"
+    BLOCKED = "blocked"
+
+
 class RobotsStatus(enum.StrEnum):
     """Outcome of the last robots.txt fetch of a host (column `r:st`)."""
 
@@ -243,8 +253,25 @@ class WebPage:
     dropped_limit: int | None = col("s", "xl", INT, "entries dropped over the URL or byte limit", "parse")
     sitemap_problems: tuple[str, ...] | None = col("s", "er", LINES, "parse problems of this sitemap", "parse")
     parse_time: datetime | None = col("s", "pt", TIME, "when this sitemap was last parsed", "parse")
-    blacklisted: str | None = col("s", "bl", TEXT, "why this sitemap is never fetched", "detect, generate, parse")
+    blacklisted: str | None = col(
+        "s", "bl", TEXT, "why this sitemap is never fetched", "detect, generate, parse, updatedb")
     cross_submitters: tuple[str, ...] | None = col("s", "cs", LINES, "robots.txt URLs that list this sitemap", "detect")
+    # s: sitemap quality (sitemapcrawl/quality.py), on sitemap rows; weighted priority on listed rows
+    quality: float | None = col("s", "q", FLOAT, "sitemap quality score in [0, 1]", "updatedb")
+    quality_state: QualityState | None = col(
+        "s", "qst", _enum_codec(QualityState), "what the quality filter made of this sitemap", "updatedb")
+    quality_valid: float | None = col("s", "qv", FLOAT, "quality signal: entries valid and in scope", "updatedb")
+    quality_fetch: float | None = col("s", "qf", FLOAT, "quality signal: listed URLs that fetched 200", "updatedb")
+    quality_lastmod: float | None = col("s", "qlm", FLOAT, "quality signal: lastmod sanity", "updatedb")
+    quality_duplicates: float | None = col("s", "qdu", FLOAT, "quality signal: no duplicate entries", "updatedb")
+    quality_errors: float | None = col(
+        "s", "qer", FLOAT, "quality signal: no limit overflow or parse error", "updatedb")
+    quality_freshness: float | None = col(
+        "s", "qfr", FLOAT, "quality signal: the sitemap itself is not stale", "updatedb")
+    quality_notes: tuple[str, ...] | None = col("s", "qn", LINES, "why the quality score is below 1", "updatedb")
+    quality_time: datetime | None = col("s", "qt", TIME, "when the quality was last computed", "updatedb")
+    weighted_priority: float | None = col(
+        "s", "wp", FLOAT, "sitemap priority weighted by the quality of the sitemaps listing the URL", "updatedb")
     # m: crawl metadata
     score: float | None = col("m", "sc", FLOAT, "link/seed score", "inject, updatedb")
     depth: int | None = col("m", "dp", INT, "hops still allowed within the site", "inject, updatedb")

@@ -24,7 +24,8 @@ Selection, as Nutch's generator does it:
   sitemaps, `links-only` takes no sitemap rows, `mixed` takes both.
 
 Ranking: `rank` = the row's score (1 when unset) + its sitemap priority
-(0.5 when unset) + a bonus below 0.05 for shallow rows (more hops left) + a
+weighted by the quality of the sitemaps listing it (`s:wp`, written by
+updatedb; the raw priority when unweighted, 0.5 when unset) + a bonus below 0.05 for shallow rows (more hops left) + a
 jitter below 1e-6 derived from the row key, so ties are broken the same way
 every run and one host's rows do not come in a block. Then at most
 `max_per_host` rows per host (or per registered domain), then the best
@@ -68,7 +69,7 @@ JITTER = 1e-6
 
 _READ_FIELDS = [
     "status", "next_fetch", "fetch_time", "score", "priority", "depth", "radius", "is_sitemap",
-    "in_sitemap", "blacklisted", "generate_mark", "update_mark", "fetch_mark",
+    "in_sitemap", "blacklisted", "generate_mark", "update_mark", "fetch_mark", "weighted_priority",
 ]
 _BATCH_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 
@@ -154,7 +155,8 @@ def partition_of(host_key: str, partitions: int) -> int:
 def rank(row: WebPage, key: bytes) -> float:
     """The generate order of a row: higher first (see the module docstring)."""
     score = row.score if row.score is not None else 1.0
-    priority = row.priority if row.priority is not None else 0.5
+    priority = row.weighted_priority if row.weighted_priority is not None else (
+        row.priority if row.priority is not None else 0.5)
     hops = max(0, row.depth) if row.depth is not None else 0
     jitter = JITTER * zlib.crc32(key) / 2**32
     return score + priority + DEPTH_BONUS * hops / (hops + 1) + jitter

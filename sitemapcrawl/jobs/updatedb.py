@@ -31,6 +31,9 @@ pass can be run again and skips what it has done.
    adaptive; gone rows lose their next fetch time), and `k:upd` = batch id,
    which frees the rows for generate. Rows generated but never fetched stay
    in their batch (see `jobs.generate`): `fetch --batch` can still finish it.
+4. Sitemap quality (setting `sitemap_quality`): every sitemap is scored from
+   what the table holds, demoted or blacklisted below the thresholds, and
+   its URLs' priority weighted by it (see `sitemapcrawl.jobs.quality`).
 
 Cost: three server-filtered scans; one put per target of a link (pass 1),
 per merged row (pass 2) and per fetched row (pass 3), batched by
@@ -50,6 +53,7 @@ from sitemapcrawl import urls
 from sitemapcrawl.errors import InvalidUrlError
 from sitemapcrawl.jobs.generate import CrawlMode, crawl_mode
 from sitemapcrawl.jobs.parse import batch_rows
+from sitemapcrawl.jobs.quality import QualityCounts, score_sitemaps
 from sitemapcrawl.jobs.rules import UrlRules
 from sitemapcrawl.linkvalues import Inlink, InlinkKind, OutlinkKind, format_inlink, hop, parse_inlink, parse_outlink
 from sitemapcrawl.schedule import SchedulePolicy, eagerest, schedule
@@ -97,6 +101,8 @@ class UpdateCounts:
     unparsed: int = 0
     """Fetched rows parse had not done (their outlinks or entries are not spread yet)."""
     by_status: Counter[str] = field(default_factory=Counter)
+    quality: QualityCounts | None = None
+    """The sitemap quality step (None: turned off)."""
 
     def summary(self) -> str:
         """One line for the end of the command."""
@@ -108,6 +114,7 @@ class UpdateCounts:
             + (f" ({statuses})" if statuses else "")
             + f", not rescheduled {self.not_rescheduled}"
             + (f"; {self.unparsed} fetched rows not parsed yet" if self.unparsed else "")
+            + (f"; {self.quality.summary()}" if self.quality is not None else "")
         )
 
 
@@ -300,5 +307,7 @@ def updatedb(
     _spread(store, batch_id, rules, mode, counts, chunk, on_progress)
     _merge(store, batch_id, mode, policy, counts, chunk, now, on_progress)
     _schedule_batch(store, batch_id, policy, counts, chunk, now, on_progress)
+    if rules.settings.sitemap_quality:
+        counts.quality = score_sitemaps(store, rules, now, on_progress=on_progress)
     log.info("updatedb: %s", counts.summary())
     return counts

@@ -1,0 +1,229 @@
+"""Sitemap quality: each signal alone, the score, the filter with its pins, the weighted priority."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from sitemapcrawl.jobs.generate import rank
+from sitemapcrawl.quality import (
+    UNIFORM_MIN,
+    WEIGHTS,
+    ListedStats,
+    Pins,
+    QualityPolicy,
+    Signals,
+    SitemapFacts,
+    assess,
+    invalid_entries,
+    is_quality_reason,
+    observe,
+    signals_of,
+    weighted_priority,
+)
+from sitemapcrawl.sitemaps import parse_sitemap
+from sitemapcrawl.webpage import FetchStatus, QualityState, WebPage
+
+NOW = datetime(2025, 6, 1, 12, 0, tzinfo=UTC)
+DAY = timedelta(days=1)
+URL = "http://q.test/sitemap.xml"
+POLICY = QualityPolicy()
+
+
+def facts(**fields: object) -> SitemapFacts:
+    values: dict[str, object] = {"kind": "urlset", "parsed": True, "entries": 10}
+    values.update(fields)
+    return SitemapFacts(URL, **values)  # type: ignore[arg-type]
+
+
+def listed(*rows: tuple[datetime | None, FetchStatus | None], fetch_time: datetime | None = None,
+           prev: datetime | None = None, changed: datetime | None = None) -> ListedStats:
+    stats = ListedStats()
+    for lastmod, status in rows:
+        observe(stats, lastmod, status, fetch_time, prev, changed, NOW)
+    return stats
+
+
+def signal(name: str, the_facts: SitemapFacts, stats: ListedStats) -> float:
+    return float(getattr(signals_of(the_facts, stats, POLICY, NOW)[0], name))
+
+
+# ------------------------------------------------------------ signals --
+
+def test_a_sitemap_with_no_evidence_is_perfect() -> None:
+    found, notes = signals_of(SitemapFacts(URL), ListedStats(), POLICY, NOW)
+    assert found == Signals() and found.score() == 1.0 and notes == ()
+
+
+def test_valid_share_counts_scope_drops_and_invalid_entries() -> None:
+    clean = facts(entries=10)
+    assert signal("valid", clean, ListedStats()) == 1.0
+    dirty = facts(entries=10, dropped_scope=5, problems=("5 entries without a usable http(s) URL skipped",))
+    assert signal("valid", dirty, ListedStats()) == round(11 / 21, 3)
+
+
+def test_invalid_entries_reads_the_engines_own_problem_lines() -> None:
+    body = (b'<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
+            b"<url><loc>ftp://q.test/a</loc></url><url><loc>nothing</loc></url>"
+            b"<url><loc>http://q.test/ok</loc></url></urlset>")
+    document = parse_sitemap(body, URL)
+    list(document)
+    assert invalid_entries(document.report.problems) == document.report.invalid == 2
+    assert invalid_entries(("1,234 entries with a URL that cannot be canonicalised",)) == 1234
+
+
+def test_fetch_share_judges_only_fetched_urls() -> None:
+    ok = listed(*[(None, FetchStatus.FETCHED)] * 4, (None, FetchStatus.NOT_MODIFIED))
+    assert signal("fetch", facts(), ok) == 1.0
+    waiting = listed(*[(None, s) for s in (FetchStatus.UNFETCHED, FetchStatus.RETRY, FetchStatus.DEFERRED, None)])
+    assert waiting.judged == 0 and signal("fetch", facts(), waiting) == 1.0
+    bad = listed((None, FetchStatus.FETCHED), (None, FetchStatus.GONE), (None, FetchStatus.REDIRECT),
+                 (None, FetchStatus.BLOCKED_ROBOTS))
+    assert (bad.ok, bad.gone, bad.redirected, bad.robots) == (1, 1, 1, 1)
+    assert signal("fetch", facts(), bad) == round(2 / 5, 3)
+
+
+def test_all_404_sitemap_falls_under_the_blacklist_threshold() -> None:
+    stats = listed(*[(None, FetchStatus.GONE)] * 8)
+    verdict = assess(facts(entries=8), stats, POLICY, Pins(), NOW)
+    assert verdict.score < POLICY.blacklist_below and verdict.state is QualityState.BLACKLISTED
+    assert verdict.weight == 0.0 and verdict.reason is not None and is_quality_reason(verdict.reason)
+    assert "8 of 8 fetched entries failed" in verdict.reason
+
+
+def test_one_failure_alone_does_not_sink_a_sitemap() -> None:
+    verdict = assess(facts(entries=1), listed((None, FetchStatus.GONE)), POLICY, Pins(), NOW)
+    assert verdict.state is not QualityState.BLACKLISTED
+
+
+def test_future_lastmods_are_wrong() -> None:
+    stats = listed((NOW + 3 * DAY, None), (NOW - 3 * DAY, None), (NOW + 2 * DAY, None))
+    assert stats.future == 2 and signal("lastmod", facts(), stats) == round(2 / 4, 3)
+    tolerated = listed((NOW + DAY / 2, None))
+    assert tolerated.future == 0
+
+
+def test_one_lastmod_for_every_entry_says_nothing() -> None:
+    same = NOW - 10 * DAY
+    uniform = listed(*[(same, FetchStatus.FETCHED)] * UNIFORM_MIN)
+    assert signal("lastmod", facts(), uniform) == 0.0
+    too_few = listed(*[(same, FetchStatus.FETCHED)] * (UNIFORM_MIN - 1))
+    assert signal("lastmod", facts(), too_few) == 1.0
+    varied = listed(*[(same - i * DAY, FetchStatus.FETCHED) for i in range(UNIFORM_MIN)])
+    assert signal("lastmod", facts(), varied) == 1.0
+
+
+def test_lastmod_older_than_an_observed_change_is_stale() -> None:
+    fetched, before = NOW - DAY, NOW - 10 * DAY
+    # Changed between the fetch before (10 days ago) and the last one; the sitemap claims 20 days.
+    stale = listed((NOW - 20 * DAY, FetchStatus.FETCHED), fetch_time=fetched, prev=before, changed=fetched)
+    assert stale.stale == 1 and stale.phantom == 0
+    honest = listed((NOW - 5 * DAY, FetchStatus.FETCHED), fetch_time=fetched, prev=before, changed=fetched)
+    assert honest.stale == 0
+    first_fetch = listed((NOW - 20 * DAY, FetchStatus.FETCHED), fetch_time=fetched, changed=fetched)
+    assert first_fetch.stale == 0  # no fetch before: no change was observed, only a first body
+
+
+def test_lastmod_newer_while_the_content_stayed_the_same_is_a_phantom() -> None:
+    changed, fetched = NOW - 30 * DAY, NOW - DAY
+    phantom = listed((NOW - 5 * DAY, FetchStatus.NOT_MODIFIED), fetch_time=fetched, changed=changed)
+    assert phantom.phantom == 1
+    consistent = listed((NOW - 40 * DAY, FetchStatus.FETCHED), fetch_time=fetched, changed=changed)
+    assert consistent.phantom == 0
+    after_our_fetch = listed((NOW - DAY / 2, FetchStatus.FETCHED), fetch_time=fetched, changed=changed)
+    assert after_our_fetch.phantom == 0  # a change after our last fetch: nothing to check yet
+
+
+def test_duplicates_are_entries_without_a_row_of_their_own() -> None:
+    stats = listed(*[(None, None)] * 6)
+    assert signal("duplicates", facts(entries=6), stats) == 1.0
+    assert signal("duplicates", facts(entries=10), stats) == round(7 / 11, 3)
+    assert signal("duplicates", facts(entries=10, parsed=False), ListedStats()) == 1.0
+
+
+@pytest.mark.parametrize(("the_facts", "expected"), [
+    (facts(), 1.0),
+    (facts(dropped_limit=5, problems=("URL limit: kept the first 10 entries, 5 more not kept (max_urls=10)",)),
+     0.5),
+    (facts(truncated=True), 0.5),
+    (facts(problems=("XML not well-formed (1 error(s); first at line 3: boom)",)), 0.5),
+    (facts(kind=None, entries=0, problems=("not read as a sitemap: HTML page",)), 0.0),
+    (facts(status=FetchStatus.GONE, kind=None, parsed=False), 0.0),
+])
+def test_limit_overflows_and_parse_errors(the_facts: SitemapFacts, expected: float) -> None:
+    assert signal("errors", the_facts, ListedStats()) == expected
+
+
+def test_a_sitemap_not_updated_for_long_loses_freshness() -> None:
+    recent = listed((NOW - 30 * DAY, None))
+    assert signal("freshness", facts(), recent) == 1.0
+    old = listed((NOW - 730 * DAY, None))
+    assert signal("freshness", facts(), old) == pytest.approx(0.5, abs=0.001)
+    assert signal("freshness", facts(lastmod=NOW - 2 * DAY), old) == 1.0  # its own lastmod (from an index)
+    future_only = listed((NOW + 30 * DAY, None))
+    assert signal("freshness", facts(), future_only) == 1.0
+
+
+# -------------------------------------------------------------- score --
+
+@settings(max_examples=200, deadline=None)
+@given(st.tuples(*[st.floats(0, 1)] * 6))
+def test_the_score_stays_in_range_and_never_exceeds_its_fetch_share(values: tuple[float, ...]) -> None:
+    signals = Signals(*values)
+    score = signals.score()
+    assert 0.0 <= score <= 1.0
+    assert score <= signals.fetch + 0.0005  # the fetch weight is 1: it bounds the score
+
+
+@pytest.mark.parametrize("name", list(WEIGHTS))
+def test_each_signal_lowers_the_score_by_at_most_its_weight(name: str) -> None:
+    worst = Signals(**{name: 0.0})
+    assert worst.score() == pytest.approx(1.0 - WEIGHTS[name], abs=0.001)
+
+
+# ------------------------------------------------------------- filter --
+
+def test_the_states_follow_the_thresholds() -> None:
+    assert assess(facts(), ListedStats(), POLICY, Pins(), NOW).state is QualityState.OK
+    fake = listed(*[(NOW - 10 * DAY, FetchStatus.FETCHED)] * 10)
+    demoted = assess(facts(), fake, POLICY, Pins(), NOW)
+    assert demoted.state is QualityState.DEMOTED and demoted.reason is None
+    assert demoted.weight == pytest.approx(demoted.score * POLICY.demote_factor, abs=0.001)
+
+
+def test_pins_win_over_the_score() -> None:
+    bad = listed(*[(None, FetchStatus.GONE)] * 20)
+    trusted = assess(facts(), bad, POLICY, Pins(trusted=frozenset({URL})), NOW)
+    assert trusted.state is QualityState.TRUSTED and trusted.weight == 1.0 and trusted.reason is None
+    assert trusted.score < POLICY.blacklist_below  # still computed and shown
+    blocked = assess(facts(), ListedStats(), POLICY, Pins(blocked=frozenset({URL})), NOW)
+    assert blocked.state is QualityState.BLOCKED and blocked.weight == 0.0
+    assert blocked.reason is not None and is_quality_reason(blocked.reason)
+
+
+def test_a_blacklist_reason_from_the_file_is_kept_and_counts() -> None:
+    verdict = assess(facts(blacklisted="host q.test"), ListedStats(), POLICY, Pins(trusted=frozenset({URL})), NOW)
+    assert verdict.state is QualityState.BLACKLISTED and verdict.reason is None and verdict.weight == 0.0
+    recovered = assess(facts(blacklisted="quality 0.100 < 0.2: old"), ListedStats(), POLICY, Pins(), NOW)
+    assert recovered.state is QualityState.OK and recovered.reason is None
+
+
+# ------------------------------------------------------------ ranking --
+
+def test_weighted_priority_is_the_best_listing() -> None:
+    assert weighted_priority([(0.8, 1.0)]) == 0.8
+    assert weighted_priority([(None, 1.0)]) == 0.5
+    assert weighted_priority([(1.0, 0.2), (0.5, 0.9)]) == 0.45
+    assert weighted_priority([(1.0, 0.0)]) == 0.0
+
+
+def test_generate_ranks_by_the_weighted_priority_apart_from_the_link_score() -> None:
+    key = b"test.q:http/a"
+    plain = WebPage("http://q.test/a", score=1.0, priority=1.0)
+    weighted = WebPage("http://q.test/a", score=1.0, priority=1.0, weighted_priority=0.1)
+    assert rank(plain, key) - rank(weighted, key) == pytest.approx(0.9)
+    linked = WebPage("http://q.test/a", score=3.0, priority=1.0, weighted_priority=0.0)
+    assert rank(linked, key) == pytest.approx(rank(WebPage("http://q.test/a", score=3.0, priority=0.0), key))
