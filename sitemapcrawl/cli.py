@@ -13,6 +13,7 @@ import json
 import logging
 import sys
 from collections.abc import Callable, Iterable, Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -36,6 +37,9 @@ from sitemapcrawl.jobs.readdb import collect_stats, read_row, rows_with_prefix
 from sitemapcrawl.jobs.rules import UrlRules
 from sitemapcrawl.jobs.updatedb import updatedb
 from sitemapcrawl.report import build_report, sitemap_outcomes
+from sitemapcrawl.report_html import write_report
+from sitemapcrawl.report_panels import take_snapshot
+from sitemapcrawl.serve import ServeOptions, serve
 from sitemapcrawl.sitemaps import ScopeContext, SitemapLimits, parse_sitemap, render
 from sitemapcrawl.sitemaps.tree import walk_tree
 from sitemapcrawl.store import Store
@@ -561,15 +565,46 @@ def crawl_command(
 @app.command("report")
 def report_command(
     jsonl: Annotated[bool, typer.Option("--jsonl", help="One JSON object per host, per sitemap, and totals.")] = False,
+    html: Annotated[
+        Path | None, typer.Option("--html", help="Write one self-contained HTML page (charts inline) to FILE.")
+    ] = None,
 ) -> None:
     """Print what the table says: per host and per sitemap counts and problems, freshness, totals.
 
-    Example: sitemapcrawl report --jsonl > report.jsonl
+    With --html FILE, write the same facts and the sitemaps' quality as one
+    self-contained HTML page with charts instead (nothing on stdout).
+
+    Example: sitemapcrawl report --jsonl > report.jsonl; sitemapcrawl report --html report.html
     """
+    if html is not None:
+        if jsonl:
+            raise UsageError("report: give --html FILE or --jsonl, not both")
+        with open_store() as store:
+            size = write_report(take_snapshot(store, datetime.now(UTC).replace(microsecond=0)), html)
+        echo_err(f"report: wrote {html} ({size:,} bytes)")
+        return
     with open_store() as store:
         result = build_report(store)
     for line in result.json_lines() if jsonl else result.lines():
         typer.echo(line)
+
+
+@app.command("serve")
+def serve_command(
+    bind: Annotated[str, typer.Option(help="Address to listen on (127.0.0.1: this machine only).")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="Port to listen on (0: any free port).")] = 8008,
+    refresh: Annotated[float, typer.Option(help="Seconds between refreshes from HBase (1 to 3600).")] = 5.0,
+) -> None:
+    """Serve a read-only monitoring page of the crawl, live from HBase, with a JSON endpoint per panel.
+
+    GET only; /api lists the panels' JSON endpoints. Ctrl-C stops it.
+
+    Example: sitemapcrawl serve --port 8008   # then open http://127.0.0.1:8008/
+    """
+    with open_store() as store:
+        serve(store, ServeOptions(bind=bind, port=port, refresh=refresh),
+              on_ready=lambda url: echo_err(f"serve: {url} (Ctrl-C stops)"))
+    echo_err("serve: stopped")
 
 
 def main() -> None:

@@ -3,7 +3,8 @@
 On 127.0.0.2: `clean.xml` (ten real pages, varied recent lastmods),
 `broken.xml` (ten URLs that answer 404), `fake.xml` (ten real pages, every
 lastmod the same day a month ahead) and `big.xml` (thirty real pages, over
-the URL limit of twenty that `quality_settings` sets). Every entry has
+the URL limit of twenty that `quality_settings` sets); robots.txt asks for a
+crawl delay of 0.01 s. Every entry has
 priority 0.8, so only quality can tell the sitemaps' pages apart. Shared by
 the quality, report and serve integration tests.
 """
@@ -19,7 +20,7 @@ from sitemapcrawl.jobs.crawl import CrawlOptions, CrawlResult, crawl
 from sitemapcrawl.jobs.generate import CrawlMode
 from sitemapcrawl.jobs.rules import UrlRules
 from sitemapcrawl.store import Store
-from sitemapcrawl.testweb import Entry, PageRange, Site, Sitemap, TestWebServer, Web
+from sitemapcrawl.testweb import Entry, PageRange, Robots, RobotsGroup, Site, Sitemap, TestWebServer, Web
 
 HOST = "127.0.0.2"
 NAMES = ("clean", "broken", "fake", "big")
@@ -38,7 +39,7 @@ def quality_web() -> Web:
     fake = tuple(Entry(f"/b/{i}.html", lastmod=_day(-30), priority="0.8") for i in range(10))
     big = tuple(Entry(f"/c/{i}.html", lastmod=_day(2 + i), priority="0.8") for i in range(30))
     return Web((Site(
-        HOST, name="quality",
+        HOST, name="quality", robots=Robots(groups=(RobotsGroup(("*",), crawl_delay=0.01),)),
         ranges=(PageRange("/a/", 10, links=False), PageRange("/b/", 10, links=False),
                 PageRange("/c/", 30, links=False)),
         sitemaps=(Sitemap("/clean.xml", entries=clean), Sitemap("/broken.xml", entries=broken),
