@@ -84,7 +84,8 @@ def _bucket(delta: timedelta, buckets: tuple[tuple[timedelta, str], ...], last: 
     return last
 
 
-def _add_extra(extras: Extras, row: WebPage, now: datetime) -> None:
+def add_extra(extras: Extras, row: WebPage, now: datetime) -> None:
+    """Count one row into the extras: a sitemap's quality, or a page's changefreq and lastmod age; its due time."""
     if row.is_sitemap:
         signals = {name: getattr(row, f"quality_{name}") for name in SIGNALS}
         extras.quality[row.url] = SitemapQuality(
@@ -113,7 +114,7 @@ def take_snapshot(store: Store, now: datetime) -> Snapshot:
         except (InvalidUrlError, CellDecodeError, UnicodeDecodeError) as exc:
             log.debug("panels: skipping row %r: %s", key[:200], exc)
             continue
-        _add_extra(extras, row, now)
+        add_extra(extras, row, now)
     return Snapshot(now, report, extras)
 
 
