@@ -517,6 +517,24 @@ def _seed_lines(seeds: str | None, stack: contextlib.ExitStack) -> Iterable[str]
         raise UsageError(f"cannot read seeds {seeds}: {exc.strerror}") from None
 
 
+@contextlib.contextmanager
+def stage_progress() -> Iterator[Callable[[str, int], None]]:
+    """One progress line per stage on stderr; yields `update(stage, done)`. Silent with --quiet or no terminal."""
+    if State.quiet or not sys.stderr.isatty():
+        yield lambda stage, done: None
+        return
+    columns = [SpinnerColumn(), TextColumn("{task.description} {task.completed}"), TimeElapsedColumn()]
+    with Progress(*columns, console=Console(stderr=True), transient=True) as bar:
+        tasks: dict[str, Any] = {}
+
+        def update(stage: str, done: int) -> None:
+            if stage not in tasks:
+                tasks[stage] = bar.add_task(stage)
+            bar.update(tasks[stage], completed=done)
+
+        yield update
+
+
 @app.command("crawl")
 def crawl_command(
     seeds: Annotated[str | None, typer.Argument(help="Seed file, or - for standard input; none: continue.")] = None,
@@ -548,10 +566,10 @@ def crawl_command(
     rules = UrlRules.from_settings(settings)
     options = CrawlOptions(mode=crawl_mode(mode or settings.crawl_mode), rounds=rounds, top_n=top_n,
                            max_per_host=max_per_host, partitions=partitions, probe_known_paths=probe_known_paths)
-    with contextlib.ExitStack() as stack, open_store() as store, progress("crawl") as update:
+    with contextlib.ExitStack() as stack, open_store() as store, stage_progress() as update:
         client = stack.enter_context(contextlib.closing(PoliteHttpClient.from_settings(settings)))
         result = crawl(store, client, rules, _seed_lines(seeds, stack), options,
-                       on_stage=lambda stage, done: update(done), on_round=lambda r: echo_err(r.line()),
+                       on_stage=update, on_round=lambda r: echo_err(r.line()),
                        on_reject=lambda r: echo_err(f"line {r.line}: {r.reason}: {r.detail}"))
         final = build_report(store)
     echo_err(f"crawl: {len(result.rounds)} rounds, stopped: {result.stopped}")

@@ -19,6 +19,7 @@ Cost: that of the stages; the crawl itself holds only the counts.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -66,6 +67,15 @@ class RoundResult:
     fetch: FetchCounts
     parse: ParseCounts
     update: UpdateCounts
+    seconds: dict[str, float] = field(default_factory=dict)
+    """Wall-clock seconds of each stage: generate, fetch, parse, updatedb."""
+
+    @property
+    def row_writes(self) -> int:
+        """Row puts the round sent to HBase: marks, outcomes, entries and links, merges, schedules."""
+        parse, update = self.parse, self.update
+        return (self.generate.selected + self.fetch.done + parse.rows + parse.entries + parse.children
+                + update.links + update.redirects + update.merged + update.scheduled)
 
     def line(self) -> str:
         """One summary line for the round."""
@@ -76,7 +86,8 @@ class RoundResult:
             f"fetched {fetched.done} ({statuses or 'nothing'}), sitemaps parsed {self.parse.sitemaps} "
             f"(entries {self.parse.entries}, child sitemaps {self.parse.children}), pages parsed "
             f"{self.parse.pages} (outlinks {self.parse.outlinks}), rows merged {self.update.merged} "
-            f"(new {self.update.new_rows})"
+            f"(new {self.update.new_rows}); "
+            + ", ".join(f"{stage} {took:.1f}s" for stage, took in self.seconds.items())
         )
 
 
@@ -135,8 +146,11 @@ def crawl(
     generate_options = GenerateOptions(top_n=options.top_n, max_per_host=options.max_per_host,
                                        count_mode=options.count_mode, partitions=options.partitions, mode=mode)
     for number in range(1, options.rounds + 1):
+        seconds: dict[str, float] = {}
+        started = time.monotonic()
         generated = generate(store, rules, generate_options, on_progress=lambda done: on_stage("generate", done),
                              now=clock())
+        seconds["generate"] = time.monotonic() - started
         if generated.batch_id is None:
             result.stopped = "nothing due"
             break
@@ -145,13 +159,17 @@ def crawl(
         def fetched_so_far(progress: FetchProgress) -> None:
             on_stage("fetch", progress.done)
 
+        started = time.monotonic()
         fetched = fetch(store, client, rules, _fetch_options(rules, options, batch), on_progress=fetched_so_far,
                         now=clock)
+        seconds["fetch"], started = time.monotonic() - started, time.monotonic()
         parsed = parse_batch(store, rules, batch, mode=mode, on_progress=lambda done: on_stage("parse", done),
                              now=clock())
+        seconds["parse"], started = time.monotonic() - started, time.monotonic()
         updated = updatedb(store, rules, batch, mode=mode, on_progress=lambda done: on_stage("updatedb", done),
                            now=clock())
-        round_result = RoundResult(number, generated, fetched, parsed, updated)
+        seconds["updatedb"] = time.monotonic() - started
+        round_result = RoundResult(number, generated, fetched, parsed, updated, seconds)
         result.rounds.append(round_result)
         on_round(round_result)
         log.info("crawl: %s", round_result.line())
