@@ -551,6 +551,10 @@ def crawl_command(
     probe_known_paths: Annotated[
         bool, typer.Option(help="Probe well-known sitemap paths when robots.txt lists none.")
     ] = False,
+    sitemaps_only_docs: Annotated[
+        bool, typer.Option("--sitemaps-only-docs",
+                           help="Sitemap-only inventory: fetch sitemap documents alone; record listed URLs unfetched.")
+    ] = False,
 ) -> None:
     """Crawl: inject SEEDS, detect sitemaps, then rounds of generate, fetch, parse and updatedb.
 
@@ -564,8 +568,10 @@ def crawl_command(
         threads_per_host=threads_per_host or State.settings.threads_per_host,
         delay=State.settings.delay if delay is None else delay)
     rules = UrlRules.from_settings(settings)
-    options = CrawlOptions(mode=crawl_mode(mode or settings.crawl_mode), rounds=rounds, top_n=top_n,
-                           max_per_host=max_per_host, partitions=partitions, probe_known_paths=probe_known_paths)
+    default_mode = "sitemap-only" if sitemaps_only_docs else settings.crawl_mode
+    options = CrawlOptions(mode=crawl_mode(mode or default_mode), rounds=rounds, top_n=top_n,
+                           max_per_host=max_per_host, partitions=partitions, probe_known_paths=probe_known_paths,
+                           documents_only=sitemaps_only_docs)
     with contextlib.ExitStack() as stack, open_store() as store, stage_progress() as update:
         client = stack.enter_context(contextlib.closing(PoliteHttpClient.from_settings(settings)))
         result = crawl(store, client, rules, _seed_lines(seeds, stack), options,

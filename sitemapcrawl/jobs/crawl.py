@@ -51,11 +51,16 @@ class CrawlOptions:
     probe_known_paths: bool = False
     time_limit: float | None = None
     """Seconds each fetch may start URLs for (None: no limit)."""
+    documents_only: bool = False
+    """Sitemap-only inventory: fetch the sitemap documents alone and record
+    every URL they list without fetching the pages."""
 
     def check(self) -> None:
         """Raise UsageError naming the first bad option."""
         if self.rounds < 1:
             raise UsageError(f"--rounds must be at least 1, not {self.rounds}")
+        if self.documents_only and self.mode is not CrawlMode.SITEMAP_ONLY:
+            raise UsageError("--sitemaps-only-docs goes with --mode sitemap-only")
 
 
 @dataclass(frozen=True)
@@ -144,7 +149,8 @@ def crawl(
         result.detect = detect(store, client, rules, probe_known_paths=options.probe_known_paths,
                                on_host=host_done, now=clock())
     generate_options = GenerateOptions(top_n=options.top_n, max_per_host=options.max_per_host,
-                                       count_mode=options.count_mode, partitions=options.partitions, mode=mode)
+                                       count_mode=options.count_mode, partitions=options.partitions, mode=mode,
+                                       documents_only=options.documents_only)
     for number in range(1, options.rounds + 1):
         seconds: dict[str, float] = {}
         started = time.monotonic()

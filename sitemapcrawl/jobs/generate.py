@@ -109,6 +109,8 @@ class GenerateOptions:
     mode: CrawlMode = CrawlMode.MIXED
     batch_id: str | None = None
     """Use this batch id instead of a new one (it must not be in use)."""
+    documents_only: bool = False
+    """Select sitemap documents alone (an inventory: listed pages get rows, never fetches)."""
 
     def check(self) -> None:
         """Raise UsageError naming the first bad option."""
@@ -283,7 +285,7 @@ def generate(
     cutoff_by_topn = 0
     for key, row in _read_due(store, now, on_progress):
         counts.due += 1
-        reason = _skip_reason(row, key, rules, options.mode, blacklisted)
+        reason = _skip_reason(row, key, rules, options, blacklisted)
         if reason is not None:
             counts.skipped[reason] += 1
             continue
@@ -323,15 +325,17 @@ def generate(
 
 
 def _skip_reason(
-    row: WebPage, key: bytes, rules: UrlRules, mode: CrawlMode, blacklisted: list[tuple[bytes, WebPage]]
+    row: WebPage, key: bytes, rules: UrlRules, options: GenerateOptions, blacklisted: list[tuple[bytes, WebPage]]
 ) -> str | None:
     """Why a due row is not a candidate, or None. Appends newly blacklisted sitemaps."""
     if not row.url:
         return "bad row"
     if held_by(row) is not None:
         return "in an unfinished batch"
-    if not mode_allows(mode, row):
-        return f"not in {mode.value} mode"
+    if not mode_allows(options.mode, row):
+        return f"not in {options.mode.value} mode"
+    if options.documents_only and not row.is_sitemap:
+        return "not a sitemap document"
     if past_constraint(row):
         return "past depth/radius"
     if row.is_sitemap:
