@@ -32,7 +32,7 @@ from sitemapcrawl.sitemaps.decompress import (
     zip_members,
 )
 from sitemapcrawl.sitemaps.feeds import atom_reader, atom_tags, rss_reader, rss_tags
-from sitemapcrawl.sitemaps.limits import ByteSource, CappedReader, SitemapLimits
+from sitemapcrawl.sitemaps.limits import ByteSource, CappedReader, EntryTally, SitemapLimits
 from sitemapcrawl.sitemaps.model import (
     Entry,
     NotASitemapError,
@@ -51,11 +51,10 @@ from sitemapcrawl.sitemaps.sniff import (
 from sitemapcrawl.sitemaps.text import text_entries
 from sitemapcrawl.sitemaps.xml import (
     ROOT_SNIFF_BYTES,
+    UrlsetEntries,
     XmlEntries,
-    page_reader,
     sitemap_reader,
     sitemap_tags,
-    url_tags,
 )
 
 log = logging.getLogger(__name__)
@@ -102,7 +101,7 @@ class SitemapDocument:
         self._scope_context = scope
         self._parts = parts
         self._problems = notes  # shared: zip members found later add to it
-        self._counts = {"kept": 0, "dropped_scope": 0, "over_limit": 0, "invalid": 0}
+        self._tally = EntryTally()
         self._bytes_read = 0
         self._bytes_limit_hit = False
         self._truncated = False
@@ -115,11 +114,12 @@ class SitemapDocument:
     @property
     def report(self) -> ParseReport:
         """What happened so far (counts, limits hit, problems)."""
+        tally = self._tally
         return ParseReport(
-            kept=self._counts["kept"],
-            dropped_scope=self._counts["dropped_scope"],
-            over_limit=self._counts["over_limit"],
-            invalid=self._counts["invalid"],
+            kept=tally.kept,
+            dropped_scope=tally.dropped_scope,
+            over_limit=tally.over_limit,
+            invalid=tally.invalid,
             bytes_limit_hit=self._bytes_limit_hit,
             truncated=self._truncated,
             bytes_read=self._bytes_read,
@@ -127,23 +127,24 @@ class SitemapDocument:
         )
 
     def _summary(self) -> tuple[str, ...]:
-        counts, limits = self._counts, self.limits
+        tally, limits = self._tally, self.limits
         out = []
-        if counts["over_limit"]:
+        if tally.over_limit:
             out.append(
                 f"URL limit: kept the first {limits.max_urls:,} entries, "
-                f"{counts['over_limit']:,} more not kept (max_urls={limits.max_urls:,})"
+                f"{tally.over_limit:,} more not kept (max_urls={limits.max_urls:,})"
             )
         if self._bytes_limit_hit:
             out.append(
                 f"byte limit: stopped reading at {limits.max_bytes:,} uncompressed bytes "
                 f"(max_bytes={limits.max_bytes:,}); entries before it kept"
             )
-        if counts["dropped_scope"]:
-            out.append(f"{counts['dropped_scope']:,} entries outside the sitemap's scope dropped")
-        if counts["invalid"]:
-            out.append(f"{counts['invalid']:,} entries without a usable http(s) URL skipped")
-        if self._finished and not any(counts.values()):
+        if tally.dropped_scope:
+            out.append(f"{tally.dropped_scope:,} entries outside the sitemap's scope dropped")
+        if tally.invalid:
+            out.append(f"{tally.invalid:,} entries without a usable http(s) URL skipped")
+        nothing = not (tally.kept or tally.dropped_scope or tally.over_limit or tally.invalid)
+        if self._finished and nothing:
             out.append("no entries")
         return tuple(out)
 
@@ -152,7 +153,16 @@ class SitemapDocument:
         try:
             for part in self._parts:
                 capped = CappedReader(part.stream, budget)
-                yield from self._read_part(part, capped)
+                xml, entries = self._open_part(part, capped)
+                # Delegated straight to the part's reader: one generator layer per entry.
+                try:
+                    yield from entries
+                except _STREAM_ERRORS as exc:
+                    self._problem(f"{part.name}: reading stopped: {exc}", truncated=True)
+                if xml is not None and xml.broken and not capped.limit_hit:
+                    for problem in xml.problems:
+                        message = f"{part.name}: {problem}" if part.name else problem
+                        self._problem(message, truncated=True)
                 budget -= capped.bytes_read
                 self._bytes_read += capped.bytes_read
                 for gzip in part.gzips:
@@ -167,50 +177,34 @@ class SitemapDocument:
             self._finished = True
             log.debug("%s: %s", self.url, self.report)
 
-    def _read_part(self, part: _Part, capped: CappedReader) -> Iterator[Entry]:
+    def _open_part(
+        self, part: _Part, capped: CappedReader
+    ) -> tuple[XmlEntries | UrlsetEntries | None, Iterator[Entry]]:
+        """The XML reader of one part (None for text) and its valid, in-scope entries.
+
+        Entries are counted into the document's tally as they are read (within
+        the URL limit across parts); nothing is read here yet.
+        """
         kind, namespace = part.detected.kind, part.detected.namespace
         scope = Scope.for_document(
             self.url, index=kind is SitemapKind.INDEX, context=self._scope_context
         )
         if not scope.strict and (self._scope_context or ScopeContext()).strict:
             self._note_once(f"strict scope not applied: {self.url} is not an http(s) URL")
-        xml: XmlEntries | None = None
+        tally, max_urls = self._tally, self.limits.max_urls
+        if kind is SitemapKind.URLSET:
+            # the hot path: reading, scope, limit and counting in one loop
+            pages = UrlsetEntries(capped, namespace, scope, max_urls, tally)
+            return pages, iter(pages)
         if kind is SitemapKind.TEXT:
-            entries: Iterator[Entry | None] = text_entries(capped, part.detected.encoding)
+            return None, _admit(text_entries(capped, part.detected.encoding), scope, max_urls, tally)
+        if kind is SitemapKind.INDEX:
+            xml = XmlEntries(capped, sitemap_tags(namespace), sitemap_reader(namespace))
+        elif kind is SitemapKind.RSS:
+            xml = XmlEntries(capped, rss_tags(), rss_reader())
         else:
-            if kind is SitemapKind.URLSET:
-                xml = XmlEntries(capped, url_tags(namespace), page_reader(namespace))
-            elif kind is SitemapKind.INDEX:
-                xml = XmlEntries(capped, sitemap_tags(namespace), sitemap_reader(namespace))
-            elif kind is SitemapKind.RSS:
-                xml = XmlEntries(capped, rss_tags(), rss_reader())
-            else:
-                xml = XmlEntries(capped, atom_tags(namespace), atom_reader(self.url))
-            entries = iter(xml)
-        # Local counters (the hot loop); written back when reading stops.
-        counts = self._counts
-        kept, invalid = counts["kept"], counts["invalid"]
-        dropped, over = counts["dropped_scope"], counts["over_limit"]
-        max_urls = self.limits.max_urls
-        allows = scope.allows
-        try:
-            for entry in entries:
-                if entry is None:
-                    invalid += 1
-                elif not allows(entry.loc):
-                    dropped += 1
-                elif kept >= max_urls:
-                    over += 1
-                else:
-                    kept += 1
-                    yield entry
-        except _STREAM_ERRORS as exc:
-            self._problem(f"{part.name}: reading stopped: {exc}", truncated=True)
-        finally:
-            counts.update(kept=kept, invalid=invalid, dropped_scope=dropped, over_limit=over)
-        if xml is not None and xml.broken and not capped.limit_hit:
-            for problem in xml.problems:
-                self._problem(f"{part.name}: {problem}" if part.name else problem, truncated=True)
+            xml = XmlEntries(capped, atom_tags(namespace), atom_reader(self.url))
+        return xml, _admit(iter(xml), scope, max_urls, tally)
 
     def _note_once(self, message: str) -> None:
         if message not in self._problems:
@@ -219,6 +213,33 @@ class SitemapDocument:
     def _problem(self, message: str, truncated: bool = False) -> None:
         self._problems.append(message)
         self._truncated = self._truncated or truncated
+
+
+def _admit(
+    entries: Iterator[Entry | None], scope: Scope, max_urls: int, tally: EntryTally
+) -> Iterator[Entry]:
+    """The entries that are valid (not None), in `scope` and within `max_urls`, counted.
+
+    The counts are kept in locals (the hot loop) and stored in `tally` when
+    reading stops. `xml.UrlsetEntries` does the same inside its own loop.
+    """
+    kept, invalid = tally.kept, tally.invalid
+    dropped, over = tally.dropped_scope, tally.over_limit
+    allows = scope.allows
+    try:
+        for entry in entries:
+            if entry is None:
+                invalid += 1
+            elif not allows(entry.loc):
+                dropped += 1
+            elif kept >= max_urls:
+                over += 1
+            else:
+                kept += 1
+                yield entry
+    finally:
+        tally.kept, tally.invalid = kept, invalid
+        tally.dropped_scope, tally.over_limit = dropped, over
 
 
 def _peel_gzip(stream: PeekReader) -> tuple[PeekReader, list[GzipReader]]:

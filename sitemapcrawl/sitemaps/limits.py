@@ -1,9 +1,10 @@
-"""Named limits of the engine and the reader that enforces the byte limit.
+"""Named limits of the engine, the reader that enforces the byte limit, the entry tally.
 
 `SitemapLimits` carries the numbers (defaults are the sitemaps.org and mission
 limits); `CappedReader` wraps any byte stream and stops handing out bytes at
 `max_bytes`, remembering that it did, so every format reader obeys the same
-cap without counting bytes itself.
+cap without counting bytes itself. `EntryTally` counts what became of a
+document's entries (the URL limit is enforced against its `kept`).
 """
 
 from __future__ import annotations
@@ -22,6 +23,27 @@ class ByteSource(Protocol):
     """Anything with `read(n) -> bytes` (files, BytesIO, the decompressors)."""
 
     def read(self, size: int = -1, /) -> bytes: ...
+
+
+class EntryTally:
+    """What became of one document's entries so far (mutable, shared by its parts).
+
+    `kept`: handed out (the URL limit applies to it); `dropped_scope`: outside
+    the sitemap's scope; `over_limit`: valid and in scope but after the URL
+    limit; `invalid`: no usable http(s) URL. The loops that count
+    (`document._admit`, `xml.UrlsetEntries`) keep the numbers in locals and
+    store them here when they stop, so the values are current between parts,
+    not while one is being read. A plain slotted class: it is created per
+    document and is internal, so it needs none of a dataclass's methods.
+    """
+
+    __slots__ = ("dropped_scope", "invalid", "kept", "over_limit")
+
+    def __init__(self) -> None:
+        self.kept = 0
+        self.dropped_scope = 0
+        self.over_limit = 0
+        self.invalid = 0
 
 
 @dataclass(frozen=True)

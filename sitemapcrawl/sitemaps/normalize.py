@@ -2,8 +2,10 @@
 
 Pure functions, never raising: anything unusable becomes None. The hot ones
 (`normalize_loc`, `parse_lastmod`) have a fast path for the common, already
-clean case; `parse_lastmod` is memoised because real sitemaps repeat the same
-few dates thousands of times (bounded cache, 4,096 strings).
+clean case. `parse_lastmod` is not memoised: `datetime.fromisoformat` (C) costs
+about what a cache hit does, and a miss (the unique dates of a large sitemap)
+cost about twice the parse itself. The urlset reader (`xml.UrlsetEntries`) inlines these fast
+paths and falls back to the functions here, which remain the definition.
 """
 
 from __future__ import annotations
@@ -12,14 +14,14 @@ import math
 import re
 from datetime import UTC, datetime, timedelta, timezone
 from email.utils import parsedate_to_datetime
-from functools import lru_cache
 from urllib.parse import quote, urlsplit, urlunsplit
 
 from sitemapcrawl.sitemaps.model import ChangeFreq
 
-_CHANGEFREQ = {member.value: member for member in ChangeFreq}
-# The values nearly every sitemap uses, looked up instead of parsed.
-_COMMON_PRIORITIES = {f"{tenth / 10:.1f}": tenth / 10 for tenth in range(11)} | {"0": 0.0, "1": 1.0}
+#: changefreq text as written in nearly every sitemap -> its value (lookup, no parsing).
+CHANGEFREQS = {member.value: member for member in ChangeFreq}
+#: The priorities nearly every sitemap uses, looked up instead of parsed.
+COMMON_PRIORITIES = {f"{tenth / 10:.1f}": tenth / 10 for tenth in range(11)} | {"0": 0.0, "1": 1.0}
 # Characters kept as they are when an IRI becomes a URI: reserved, unreserved, "%".
 _URI_SAFE = "!#$%&'()*+,/:;=?@[]~-._"
 _W3C = re.compile(
@@ -39,27 +41,40 @@ def normalize_loc(text: str | None) -> str | None:
     if not text:
         return None
     loc = text.strip()
+    if is_normal_loc(loc):
+        return loc
+    if not loc[:8].lower().startswith(("http://", "https://")):
+        return None
+    return _iri_to_uri(loc)
+
+
+def is_normal_loc(loc: str) -> bool:
+    """True when `loc` is an http(s) URI that `normalize_loc` returns as it is.
+
+    That is: a lower-case scheme, ASCII, printable, no space, a host that does
+    not start with a delimiter, and a valid port if any. Whatever follows the
+    first "/" after the host only has to be ASCII, printable and space-free,
+    so a prefix `scheme://host[:port]/...` for which this is True makes every
+    such URL starting with it normal too (`Scope.open_prefixes` relies on it).
+    """
     if loc.startswith("http://"):
         start = 7
     elif loc.startswith("https://"):
         start = 8
     else:
-        head = loc[:8].lower()
-        if not (head.startswith("http://") or head.startswith("https://")):
-            return None
-        return _iri_to_uri(loc)
-    if loc.isascii() and loc.isprintable() and " " not in loc:
-        end = loc.find("/", start)
-        if end < 0:
-            end = len(loc)
-        if end > start and loc[start] not in "?#@:[":
-            colon = loc.find(":", start, end)
-            if colon < 0:
-                return loc
-            port = loc[colon + 1 : end]
-            if port.isdigit() and len(port) <= 5 and int(port) <= 65535:
-                return loc
-    return _iri_to_uri(loc)
+        return False
+    if not (loc.isascii() and loc.isprintable()) or " " in loc:
+        return False
+    end = loc.find("/", start)
+    if end < 0:
+        end = len(loc)
+    if end <= start or loc[start] in "?#@:[":
+        return False
+    colon = loc.find(":", start, end)
+    if colon < 0:
+        return True
+    port = loc[colon + 1 : end]
+    return port.isdigit() and len(port) <= 5 and int(port) <= 65535
 
 
 def _iri_to_uri(loc: str) -> str | None:
@@ -88,7 +103,6 @@ def _iri_to_uri(loc: str) -> str | None:
     )
 
 
-@lru_cache(maxsize=4096)
 def parse_lastmod(text: str | None) -> datetime | None:
     """A W3C datetime (any precision, `Z` or offset) as an aware UTC datetime, or None.
 
@@ -163,14 +177,14 @@ def parse_changefreq(text: str | None) -> ChangeFreq | None:
     """One of always … never, trimmed and case-insensitive; anything else None."""
     if not text:
         return None
-    return _CHANGEFREQ.get(text) or _CHANGEFREQ.get(text.strip().lower())
+    return CHANGEFREQS.get(text) or CHANGEFREQS.get(text.strip().lower())
 
 
 def parse_priority(text: str | None) -> float | None:
     """A number in [0, 1]; out of range, NaN or not a number gives None."""
     if not text:
         return None
-    common = _COMMON_PRIORITIES.get(text)
+    common = COMMON_PRIORITIES.get(text)
     if common is not None:
         return common
     try:

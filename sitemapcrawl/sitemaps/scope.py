@@ -7,7 +7,9 @@ lists the sitemap (cross-submission), that host's URLs are in scope too: the
 caller passes those robots.txt URLs in `ScopeContext`.
 
 Cost: one `startswith` per URL in the common case; `urlsplit` and dot-segment
-removal only for URLs that do not match a prefix as written.
+removal only for URLs that do not match a prefix as written. `open_prefixes`
+and `folder_prefixes` let the urlset reader check a clean URL's form and
+scope in one go.
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
+
+from sitemapcrawl.sitemaps.normalize import is_normal_loc
 
 if TYPE_CHECKING:
     from sitemapcrawl.config import Settings
@@ -75,6 +79,19 @@ class Scope:
         self.strict = strict
         self._rules = tuple(prefixes)
         self._texts = tuple(_prefix_text(origin, folder) for origin, folder in self._rules)
+        # For the urlset reader's fast path: a `loc` text that is ASCII, printable
+        # and without space, and starts with one of `open_prefixes` (or with one
+        # of `folder_prefixes` and has no "/." that could climb out of the
+        # folder), is normal as written (`is_normal_loc`: the prefix holds the
+        # whole host and port) and allowed. Any path is allowed under a "/"
+        # folder, and anything at all when scope is not strict.
+        normal = [
+            (text, folder)
+            for text, (_origin, folder) in zip(self._texts, self._rules, strict=True)
+            if is_normal_loc(text)
+        ]
+        self.open_prefixes = tuple(text for text, folder in normal if folder == "/" or not strict)
+        self.folder_prefixes = tuple(text for text, folder in normal if folder != "/" and strict)
 
     @classmethod
     def for_document(
