@@ -39,6 +39,7 @@ th { background: #eef1f5; position: sticky; top: 0; }
 td.n { text-align: right; font-variant-numeric: tabular-nums; }
 td.url { word-break: break-all; min-width: 14rem; max-width: 28rem; }
 .note { color: var(--muted); font-size: .8rem; }
+td.why { min-width: 18rem; }
 .state-ok, .state-trusted { color: #1d7a3a; } .state-demoted { color: #a35d00; }
 .state-blacklisted, .state-blocked { color: #b3261e; font-weight: 600; }
 svg text { font: 12px system-ui, sans-serif; fill: var(--fg); }
@@ -108,9 +109,11 @@ def _sitemaps(data: dict[str, Any]) -> str:
     body = []
     for r in rows:
         status = _e(r["status"]) + (f" ({_e(r['http_code'])})" if r["http_code"] is not None else "")
-        notes = [*r["notes"], *(p for p in r["problems"] if not any(p in note for note in r["notes"]))]
-        if r["blacklisted"]:
-            notes.insert(0, f"blacklisted: {r['blacklisted']}")
+        # Each sentence once: the blacklist reason quotes the worst note, a note may quote a problem.
+        reason = r["blacklisted"] or ""
+        notes = [f"blacklisted: {reason}"] if reason else []
+        notes += [n for n in r["notes"] if n not in reason]
+        notes += [p for p in r["problems"] if not any(p in note for note in notes)]
         if r["error"]:
             notes.append(f"fetch error: {r['error']}")
         body.append(
@@ -119,7 +122,7 @@ def _sitemaps(data: dict[str, Any]) -> str:
             f'<td class="n">{_e(r["dropped_scope"])} / {_e(r["dropped_filter"])} / {_e(r["dropped_limit"])}</td>'
             f'<td class="n">{_num(r["quality"])}</td><td class="state-{_e(r["state"])}">{_e(r["state"])}</td>'
             + "".join(f'<td class="n">{_num(r["signals"].get(s))}</td>' for s in SIGNALS)
-            + '<td class="note">' + "<br>".join(_e(n) for n in notes) + "</td></tr>")
+            + '<td class="note why">' + "<br>".join(_e(n) for n in notes) + "</td></tr>")
     shown = f'<p class="note">{len(rows)} of {data["count"]} sitemaps shown.</p>' if len(rows) < data["count"] else ""
     return f"{chart}{shown}<table><thead>{head}</thead><tbody>{''.join(body)}</tbody></table>"
 

@@ -31,9 +31,10 @@ pass can be run again and skips what it has done.
    adaptive; gone rows lose their next fetch time), and `k:upd` = batch id,
    which frees the rows for generate. Rows generated but never fetched stay
    in their batch (see `jobs.generate`): `fetch --batch` can still finish it.
-4. Sitemap quality (setting `sitemap_quality`): every sitemap is scored from
-   what the table holds, demoted or blacklisted below the thresholds, and
-   its URLs' priority weighted by it (see `sitemapcrawl.jobs.quality`).
+4. Sitemap quality (setting `sitemap_quality`; not in links-only mode, which
+   uses no sitemap): every sitemap is scored from what the table holds,
+   demoted or blacklisted below the thresholds, and its URLs' priority
+   weighted by it (see `sitemapcrawl.jobs.quality`).
 
 Cost: three server-filtered scans; one put per target of a link (pass 1),
 per merged row (pass 2) and per fetched row (pass 3), batched by
@@ -307,7 +308,7 @@ def updatedb(
     _spread(store, batch_id, rules, mode, counts, chunk, on_progress)
     _merge(store, batch_id, mode, policy, counts, chunk, now, on_progress)
     _schedule_batch(store, batch_id, policy, counts, chunk, now, on_progress)
-    if rules.settings.sitemap_quality:
+    if rules.settings.sitemap_quality and mode is not CrawlMode.LINKS_ONLY:
         counts.quality = score_sitemaps(store, rules, now, on_progress=on_progress)
     log.info("updatedb: %s", counts.summary())
     return counts
