@@ -160,3 +160,29 @@ def test_bad_thresholds_and_pins_are_usage_errors(store: Store, settings: Settin
     bad_pin = dataclasses.replace(settings, sitemap_trusted=("not a url",))
     with pytest.raises(UsageError, match="sitemap_trusted"):
         score_sitemaps(store, UrlRules.from_settings(bad_pin), now)
+
+
+def test_a_change_the_sitemaps_lastmod_does_not_show_makes_it_less_trusted(
+        store: Store, settings: Settings, make_testweb) -> None:  # type: ignore[no-untyped-def]
+    server = make_testweb(quality_web())
+    settings = quality_settings(settings)
+    crawl_quality_web(store, settings, server)
+    sm = sitemap_urls(server)
+    assert table(store)[sm["clean"]][1].quality == 1.0
+    # The clean sitemap's pages change; the sitemap still says they last changed days ago.
+    pages = listed_by(table(store), sm["clean"])
+    now = datetime.now(UTC).replace(microsecond=0)
+    for url in pages:
+        server.touch(url)
+    store.write(WEBPAGE_TABLE, [(key, encode(WebPage(url, next_fetch=now))) for url, (key, _) in pages.items()])
+
+    again = crawl_quality_web(store, settings, server, rounds=1)
+    assert again.rounds[0].fetch.done == len(pages) == 10
+    rows = table(store)
+    for url in pages:
+        page = rows[url][1]
+        assert page.content_changed == page.fetch_time and page.prev_fetch_time is not None, url
+    clean = rows[sm["clean"]][1]
+    assert clean.quality_lastmod is not None and clean.quality_lastmod < 0.2
+    assert any("older than a change 10" in note for note in clean.quality_notes or ())
+    assert clean.quality_state is QualityState.DEMOTED and clean.blacklisted is None
