@@ -82,9 +82,10 @@ def test_the_page_follows_a_crawl_in_another_process(store: Store, settings: Set
                 assert crawler.poll() in (None, 0), (tmp_path / "crawl.log").read_text()
                 time.sleep(0.5)
             assert crawler.wait(timeout=120) == 0, (tmp_path / "crawl.log").read_text()
-            # One more refresh after the crawl ended, so every panel shows the final table.
-            time.sleep(2.5)
-            shown = tab.text()
+            # Refreshes after the crawl ended show the final table in every panel.
+            while "54\nrows" not in (shown := tab.text()) or "crawl delay" not in shown:
+                assert time.monotonic() < deadline, shown
+                time.sleep(0.5)
             status = tab.evaluate("document.getElementById('live-status').textContent")
             tab.screenshot(tmp_path / "serve.png")
             assert tab.console_errors() == []
