@@ -24,6 +24,7 @@ from datetime import UTC, datetime
 from typing import Any, Generic, TypeVar
 
 from sitemapcrawl.errors import CellDecodeError
+from sitemapcrawl.sitemaps.model import ChangeFreq
 
 TIME_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
 
@@ -43,18 +44,6 @@ class FetchStatus(enum.StrEnum):
     BLOCKED_ROBOTS = "blocked_robots"
     TOO_LARGE = "too_large"
     DEFERRED = "deferred"
-
-
-class ChangeFreq(enum.StrEnum):
-    """A sitemap's `<changefreq>` hint (column `s:cf`)."""
-
-    ALWAYS = "always"
-    HOURLY = "hourly"
-    DAILY = "daily"
-    WEEKLY = "weekly"
-    MONTHLY = "monthly"
-    YEARLY = "yearly"
-    NEVER = "never"
 
 
 class SitemapSource(enum.StrEnum):

@@ -70,7 +70,6 @@ from sitemapcrawl.sitemaps.scope import ScopeContext
 from sitemapcrawl.store import Store
 from sitemapcrawl.webpage import (
     WEBPAGE_TABLE,
-    ChangeFreq,
     FetchStatus,
     SitemapSource,
     WebPage,
@@ -164,11 +163,6 @@ def batch_rows(store: Store, field_name: str, batch_id: str, fields: list[str],
         start = last + b"\x00"
 
 
-def _to_changefreq(value: object) -> ChangeFreq | None:
-    text = getattr(value, "value", None)
-    return ChangeFreq(text) if text is not None else None
-
-
 class _SitemapParse:
     """Parse one stored sitemap and stream its entries to their target rows."""
 
@@ -215,7 +209,7 @@ class _SitemapParse:
                 link = Inlink(InlinkKind.INDEX, depth, radius, self.batch_id, lastmod=entry.lastmod)
             else:
                 link = Inlink(InlinkKind.SITEMAP, depth, radius, self.batch_id, priority=entry.priority,
-                              changefreq=_to_changefreq(entry.changefreq), lastmod=entry.lastmod)
+                              changefreq=entry.changefreq, lastmod=entry.lastmod)
             try:
                 key = urls.row_key(target).encode("utf-8")
             except InvalidUrlError:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from enum import Enum
+from enum import Enum, StrEnum
 from typing import Any, NamedTuple
 
 from sitemapcrawl.errors import SitemapError
@@ -25,8 +25,11 @@ class SitemapKind(Enum):
     ATOM = "atom"
 
 
-class ChangeFreq(Enum):
-    """The sitemaps.org `changefreq` values; anything else is read as None."""
+class ChangeFreq(StrEnum):
+    """The sitemaps.org `changefreq` values; anything else is read as None.
+
+    The row model stores the same enum (column `s:cf`).
+    """
 
     ALWAYS = "always"
     HOURLY = "hourly"
