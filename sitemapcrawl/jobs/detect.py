@@ -21,6 +21,7 @@ host by one thread at a time.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections import Counter
 from collections.abc import Callable, Iterable
@@ -163,17 +164,30 @@ def check_origin(origin: str, client: HttpClient, rules: UrlRules, probe_known_p
     return report
 
 
-def _host_row(report: HostReport, now: datetime, retry_after: int) -> HostRow:
+def robots_host_row(report: HostReport, now: datetime, retry_after: int) -> HostRow:
+    """The robots.txt cells of a host row; fetch writes these when it refreshes robots.txt.
+
+    A failing robots.txt is due again `retry_after` seconds from now; any
+    other outcome is recorded as fresh now.
+    """
+    failing = report.robots_status is RobotsStatus.ERROR
     return HostRow(
         report.origin,
         robots_fetch_time=now,
         robots_status=report.robots_status,
         robots_http_code=report.http_code,
-        robots_retry_at=now + timedelta(seconds=retry_after) if report.robots_status is RobotsStatus.ERROR else now,
+        robots_retry_at=now + timedelta(seconds=retry_after) if failing else now,
         robots_error=report.error or "",
         robots_text=report.robots_text or "",
         robots_truncated=report.robots_truncated,
         crawl_delay=report.crawl_delay,
+    )
+
+
+def _host_row(report: HostReport, now: datetime, retry_after: int) -> HostRow:
+    """What detect writes: the robots.txt cells, the Sitemap: lines and the counters."""
+    return dataclasses.replace(
+        robots_host_row(report, now, retry_after),
         sitemaps=tuple(s.url for s in report.sitemaps),
         sitemaps_found=len(report.usable_sitemaps),
         sitemaps_new=report.new_sitemaps,

@@ -74,7 +74,7 @@ from sitemapcrawl import urls
 from sitemapcrawl.config import Settings
 from sitemapcrawl.errors import CellDecodeError, InvalidUrlError, UsageError
 from sitemapcrawl.http import HttpResponse, SingleRequestClient, conditional_headers
-from sitemapcrawl.jobs.detect import HostReport, check_origin
+from sitemapcrawl.jobs.detect import check_origin, robots_host_row
 from sitemapcrawl.jobs.fetch_queues import FetchQueues, Lease
 from sitemapcrawl.jobs.hosts import origin_key
 from sitemapcrawl.jobs.rules import UrlRules
@@ -355,22 +355,6 @@ def _validators(response: HttpResponse, keep: FetchItem | None = None) -> dict[s
     if keep is not None:
         return {k: v for k, v in (("etag", etag), ("last_modified", modified)) if v}
     return {"etag": etag, "last_modified": modified}
-
-
-def robots_host_row(report: HostReport, now: datetime, retry_after: int) -> HostRow:
-    """The robots.txt cells of a host row (the columns `detect` writes, without its counters)."""
-    failing = report.robots_status is RobotsStatus.ERROR
-    return HostRow(
-        report.origin,
-        robots_fetch_time=now,
-        robots_status=report.robots_status,
-        robots_http_code=report.http_code,
-        robots_retry_at=now + timedelta(seconds=retry_after) if failing else now,
-        robots_error=report.error or "",
-        robots_text=report.robots_text or "",
-        robots_truncated=report.robots_truncated,
-        crawl_delay=report.crawl_delay,
-    )
 
 
 def stored_rule(row: HostRow, user_agent: str, now: datetime, max_age: int) -> RobotsRule | None:

@@ -11,7 +11,7 @@ import pytest
 from sitemapcrawl.config import Settings
 from sitemapcrawl.errors import UsageError
 from sitemapcrawl.http import HttpResponse, conditional_headers
-from sitemapcrawl.jobs.detect import HostReport
+from sitemapcrawl.jobs.detect import HostReport, robots_host_row
 from sitemapcrawl.jobs.fetch import (
     FetchCounts,
     FetchItem,
@@ -20,7 +20,6 @@ from sitemapcrawl.jobs.fetch import (
     outcome_row,
     parse_partition,
     retry_or_gone,
-    robots_host_row,
     stored_rule,
 )
 from sitemapcrawl.webpage import FetchStatus, HostRow, RobotsStatus
