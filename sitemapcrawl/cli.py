@@ -43,6 +43,7 @@ from sitemapcrawl.serve import ServeOptions, serve
 from sitemapcrawl.sitemaps import ScopeContext, SitemapLimits, parse_sitemap, render
 from sitemapcrawl.sitemaps.tree import walk_tree
 from sitemapcrawl.store import Store
+from sitemapcrawl.urls import CanonicalRules
 
 
 class _ErrorReportingGroup(TyperGroup):
@@ -183,7 +184,7 @@ def readdb(
         raise UsageError("readdb: give exactly one of URL, --stats, --prefix")
     with open_store() as store:
         if url is not None:
-            view = read_row(store, url)
+            view = read_row(store, url, CanonicalRules.from_settings(State.settings))
             if as_json:
                 typer.echo(json.dumps(view.as_json(), ensure_ascii=False))
             else:
@@ -192,7 +193,7 @@ def readdb(
                     typer.echo(f"  {name:<8} {value}")
         elif prefix is not None:
             count = 0
-            for view in rows_with_prefix(store, prefix):
+            for view in rows_with_prefix(store, prefix, CanonicalRules.from_settings(State.settings)):
                 count += 1
                 typer.echo(json.dumps(view.as_json(), ensure_ascii=False) if jsonl else view.url)
             echo_err(f"{count} rows")

@@ -43,12 +43,12 @@ def _view(key: bytes, cells: dict[bytes, bytes]) -> RowView:
     return RowView(urls.url_from_row_key(text_key), text_key, readable_cells(WebPage, cells))
 
 
-def read_row(store: Store, url: str) -> RowView:
-    """The row of one URL (canonicalised first); RowNotFoundError when absent.
+def read_row(store: Store, url: str, rules: urls.CanonicalRules = urls.DEFAULT_RULES) -> RowView:
+    """The row of one URL (canonicalised by `rules` first); RowNotFoundError when absent.
 
     One round trip.
     """
-    canonical = urls.canonicalize(url)
+    canonical = urls.canonicalize(url, rules)
     key = urls.row_key(canonical)
     cells = store.row(WEBPAGE_TABLE, key.encode("utf-8"))
     if cells is None:
@@ -56,9 +56,11 @@ def read_row(store: Store, url: str) -> RowView:
     return _view(key.encode("utf-8"), cells)
 
 
-def rows_with_prefix(store: Store, url_prefix: str) -> Iterator[RowView]:
+def rows_with_prefix(
+    store: Store, url_prefix: str, rules: urls.CanonicalRules = urls.DEFAULT_RULES
+) -> Iterator[RowView]:
     """Rows whose URL starts with `url_prefix`, in key order (a prefix scan)."""
-    row_prefix = urls.url_prefix_to_row_prefix(url_prefix)
+    row_prefix = urls.url_prefix_to_row_prefix(url_prefix, rules)
     for key, cells in store.scan(WEBPAGE_TABLE, prefix=row_prefix.encode("utf-8")):
         yield _view(key, cells)
 
