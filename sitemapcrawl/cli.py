@@ -209,20 +209,77 @@ def readdb(
 
 
 @contextlib.contextmanager
-def progress(description: str, total: int | None = None) -> Iterator[Callable[[int], None]]:
-    """A progress display on stderr; yields `update(done)`. Silent with --quiet or no terminal."""
+def progress_bar(*columns: Any) -> Iterator[Progress | None]:
+    """A rich progress display on stderr, or None with --quiet or when stderr is no terminal."""
     if State.quiet or not sys.stderr.isatty():
-        yield lambda done: None
+        yield None
         return
-    columns = [SpinnerColumn(), TextColumn("{task.description} {task.completed}"), TimeElapsedColumn()]
     with Progress(*columns, console=Console(stderr=True), transient=True) as bar:
-        task = bar.add_task(description, total=total)
-        yield lambda done: bar.update(task, completed=done)
+        yield bar
 
 
-def http_client() -> PoliteHttpClient:
-    """The polite HTTP client of the settings; UsageError when no user agent is set."""
-    return PoliteHttpClient.from_settings(State.settings)
+@contextlib.contextmanager
+def stage_progress() -> Iterator[Callable[[str, int], None]]:
+    """One progress line per stage on stderr; yields `update(stage, done)`."""
+    with progress_bar(SpinnerColumn(), TextColumn("{task.description} {task.completed}"),
+                      TimeElapsedColumn()) as bar:
+        tasks: dict[str, Any] = {}
+
+        def update(stage: str, done: int) -> None:
+            if bar is None:
+                return
+            if stage not in tasks:
+                tasks[stage] = bar.add_task(stage)
+            bar.update(tasks[stage], completed=done)
+
+        yield update
+
+
+@contextlib.contextmanager
+def progress(description: str) -> Iterator[Callable[[int], None]]:
+    """A one-stage progress line on stderr; yields `update(done)`."""
+    with stage_progress() as update:
+        yield lambda done: update(description, done)
+
+
+@contextlib.contextmanager
+def fetch_progress() -> Iterator[Callable[[FetchProgress], None]]:
+    """A fetch progress bar on stderr: pages done/total, pages/s, bytes, errors, active queues."""
+    columns = [BarColumn(), TextColumn("{task.completed}/{task.total} pages {task.fields[info]}"),
+               TimeElapsedColumn()]
+    with progress_bar(*columns) as bar:
+        if bar is None:
+            yield lambda snapshot: None
+            return
+        task = bar.add_task("fetch", total=None, info="")
+
+        def show(p: FetchProgress) -> None:
+            info = f"{p.pages_per_s:.1f}/s, {p.bytes:,} bytes, {p.errors} errors, {p.active_queues} queues"
+            bar.update(task, completed=p.done, total=p.total, info=info)
+
+        yield show
+
+
+@contextlib.contextmanager
+def http_client(settings: Settings, max_bytes: int | None = None) -> Iterator[PoliteHttpClient]:
+    """The polite HTTP client of `settings`, closed after use; UsageError without a user agent."""
+    client = PoliteHttpClient.from_settings(settings, max_bytes=max_bytes)
+    try:
+        yield client
+    finally:
+        client.close()
+
+
+def _seed_lines(seeds: str | None, stack: contextlib.ExitStack) -> Iterable[str]:
+    """The lines of a seed file, of standard input (`-`), or none; the file closes with `stack`."""
+    if seeds is None:
+        return []
+    if seeds == "-":
+        return sys.stdin
+    try:
+        return stack.enter_context(open(seeds, encoding="utf-8", errors="replace"))
+    except OSError as exc:
+        raise UsageError(f"cannot read seeds {seeds}: {exc.strerror}") from None
 
 
 @app.command("inject")
@@ -244,13 +301,9 @@ def inject_command(
     def report(rejected: Rejected) -> None:
         echo_err(f"line {rejected.line}: {rejected.reason}: {rejected.detail}")
 
-    try:
-        handle = sys.stdin if seeds == "-" else open(seeds, encoding="utf-8", errors="replace")  # noqa: SIM115
-    except OSError as exc:
-        raise UsageError(f"cannot read seeds {seeds}: {exc.strerror}") from None
-    with handle, open_store() as store, progress("seed lines") as update:
-        counts = inject(store, handle, rules, overwrite_score=overwrite_score, on_reject=report,
-                        on_progress=update)
+    with contextlib.ExitStack() as stack, open_store() as store, progress("seed lines") as update:
+        counts = inject(store, _seed_lines(seeds, stack), rules, overwrite_score=overwrite_score,
+                        on_reject=report, on_progress=update)
     echo_err(f"inject: {counts.summary()}")
 
 
@@ -268,7 +321,6 @@ def detect_command(
     Example: sitemapcrawl --user-agent 'MyBot/1.0' detect --probe-known-paths
     """
     rules = UrlRules.from_settings(State.settings)
-    client = http_client()
 
     def report(host_report: HostReport) -> None:
         usable = host_report.usable_sitemaps
@@ -279,7 +331,7 @@ def detect_command(
             line += f", error: {host_report.error}"
         echo_err(line)
 
-    with open_store() as store:
+    with http_client(State.settings) as client, open_store() as store:
         counts = detect(store, client, rules, hosts=host or (), probe_known_paths=probe_known_paths,
                         on_host=report)
     echo_err(f"detect: {counts.summary()}")
@@ -340,13 +392,12 @@ def sitemap_tree(
     """
     settings = State.settings
     limits = SitemapLimits.from_settings(settings)
-    client = PoliteHttpClient.from_settings(settings, max_bytes=limits.max_bytes)
     totals = render.TreeTotals()
     strict = settings.strict_scope if strict is None else strict
-    for node in walk_tree(url, client, limits=limits, strict=strict):
-        totals.add(node)
-        typer.echo(render.tree_json_line(node) if jsonl else render.tree_line(node))
-    client.close()
+    with http_client(settings, max_bytes=limits.max_bytes) as client:
+        for node in walk_tree(url, client, limits=limits, strict=strict):
+            totals.add(node)
+            typer.echo(render.tree_json_line(node) if jsonl else render.tree_line(node))
     echo_err(totals.line())
     if totals.sitemaps == 0:
         raise SitemapError(f"no sitemap could be read for {url}")
@@ -388,24 +439,6 @@ def generate_command(
     echo_err(f"generate: {counts.summary()}")
 
 
-@contextlib.contextmanager
-def fetch_progress() -> Iterator[Callable[[FetchProgress], None]]:
-    """A fetch progress bar on stderr: pages done/total, pages/s, bytes, errors, active queues."""
-    if State.quiet:
-        yield lambda snapshot: None
-        return
-    columns = [BarColumn(), TextColumn("{task.completed}/{task.total} pages {task.fields[info]}"),
-               TimeElapsedColumn()]
-    with Progress(*columns, console=Console(stderr=True), transient=True) as bar:
-        task = bar.add_task("fetch", total=None, info="")
-
-        def show(p: FetchProgress) -> None:
-            info = f"{p.pages_per_s:.1f}/s, {p.bytes:,} bytes, {p.errors} errors, {p.active_queues} queues"
-            bar.update(task, completed=p.done, total=p.total, info=info)
-
-        yield show
-
-
 @app.command("fetch")
 def fetch_command(
     batch: Annotated[str, typer.Option("--batch", help="The batch id generate printed.")],
@@ -440,12 +473,8 @@ def fetch_command(
         threads_per_host=threads_per_host, queue_by=queue_by, store_content=store_content,
         time_limit=time_limit, min_throughput=min_throughput, warmup=warmup)
     rules = UrlRules.from_settings(settings)
-    client = PoliteHttpClient.from_settings(settings)
-    try:
-        with open_store() as store, fetch_progress() as show:
-            counts = fetch(store, client, rules, options, on_progress=show)
-    finally:
-        client.close()
+    with http_client(settings) as client, open_store() as store, fetch_progress() as show:
+        counts = fetch(store, client, rules, options, on_progress=show)
     for line in counts.host_lines():
         echo_err(f"  {line}")
     echo_err(f"fetch: {counts.summary()}")
@@ -506,36 +535,6 @@ def updatedb_command(
         echo_err(f"updatedb: batch {batch} has nothing (left) to merge; nothing to do")
 
 
-def _seed_lines(seeds: str | None, stack: contextlib.ExitStack) -> Iterable[str]:
-    """The lines of a seed file, of standard input (`-`), or none; the file closes with `stack`."""
-    if seeds is None:
-        return []
-    if seeds == "-":
-        return sys.stdin
-    try:
-        return stack.enter_context(open(seeds, encoding="utf-8", errors="replace"))
-    except OSError as exc:
-        raise UsageError(f"cannot read seeds {seeds}: {exc.strerror}") from None
-
-
-@contextlib.contextmanager
-def stage_progress() -> Iterator[Callable[[str, int], None]]:
-    """One progress line per stage on stderr; yields `update(stage, done)`. Silent with --quiet or no terminal."""
-    if State.quiet or not sys.stderr.isatty():
-        yield lambda stage, done: None
-        return
-    columns = [SpinnerColumn(), TextColumn("{task.description} {task.completed}"), TimeElapsedColumn()]
-    with Progress(*columns, console=Console(stderr=True), transient=True) as bar:
-        tasks: dict[str, Any] = {}
-
-        def update(stage: str, done: int) -> None:
-            if stage not in tasks:
-                tasks[stage] = bar.add_task(stage)
-            bar.update(tasks[stage], completed=done)
-
-        yield update
-
-
 @app.command("crawl")
 def crawl_command(
     seeds: Annotated[str | None, typer.Argument(help="Seed file, or - for standard input; none: continue.")] = None,
@@ -574,7 +573,7 @@ def crawl_command(
                            max_per_host=max_per_host, partitions=partitions, probe_known_paths=probe_known_paths,
                            documents_only=sitemaps_only_docs)
     with contextlib.ExitStack() as stack, open_store() as store, stage_progress() as update:
-        client = stack.enter_context(contextlib.closing(PoliteHttpClient.from_settings(settings)))
+        client = stack.enter_context(http_client(settings))
         result = crawl(store, client, rules, _seed_lines(seeds, stack), options,
                        on_stage=update, on_round=lambda r: echo_err(r.line()),
                        on_reject=lambda r: echo_err(f"line {r.line}: {r.reason}: {r.detail}"))
