@@ -117,14 +117,17 @@ def parse_lastmod(text: str | None) -> datetime | None:
         parsed = datetime.fromisoformat(value)
     except ValueError:
         parsed = _parse_w3c(value)
-    if parsed is None:
-        return None
-    if parsed.tzinfo is UTC:
+    if parsed is None or parsed.tzinfo is UTC:
         return parsed
+    return _as_utc(parsed)
+
+
+def _as_utc(moment: datetime) -> datetime | None:
+    """`moment` in UTC; a naive time is taken as UTC; None when it cannot be shifted."""
     try:
-        if parsed.tzinfo is None:
-            return parsed.replace(tzinfo=UTC)
-        return parsed.astimezone(UTC)
+        if moment.tzinfo is None:
+            return moment.replace(tzinfo=UTC)
+        return moment.astimezone(UTC)
     except (OverflowError, ValueError):
         return None
 
@@ -165,12 +168,7 @@ def parse_feed_date(text: str | None) -> datetime | None:
         parsed = parsedate_to_datetime(text.strip())
     except (ValueError, TypeError, IndexError, OverflowError):
         return parse_lastmod(text)
-    try:
-        if parsed.tzinfo is None:
-            return parsed.replace(tzinfo=UTC)
-        return parsed.astimezone(UTC)
-    except (OverflowError, ValueError):
-        return None
+    return _as_utc(parsed)
 
 
 def parse_changefreq(text: str | None) -> ChangeFreq | None:
