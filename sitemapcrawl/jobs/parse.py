@@ -283,22 +283,35 @@ def parse_page_row(store: Store, key: bytes, row: WebPage, body: bytes, batch_id
                    rules: UrlRules, counts: ParseCounts) -> WebPage:
     """One HTML page's outlinks and robots directives: the cells to put on its own row.
 
-    Old outlinks of a page parsed before are deleted here (one round trip),
-    so the put that follows leaves only this parse's.
+    A page parsed before loses the outlinks this parse no longer finds (a read
+    and a delete of just those columns), so the put that follows leaves only
+    this parse's. Only the stale ones are deleted: a delete and a put of the
+    same column in the same millisecond would leave the delete winning.
     """
     found = extract_links(body, row.url, rules=rules.canonical, url_filter=rules.url_filter,
                           max_outlinks=rules.settings.max_outlinks_per_page)
-    if row.parse_mark is not None:
-        store.delete(WEBPAGE_TABLE, key, column_names(WebPage, ["outlinks"]))
     outlinks = {
         link.url: format_outlink(Outlink(OutlinkKind.SITEMAP if link.sitemap_candidate else OutlinkKind.LINK,
                                          link.anchor))
         for link in found.outlinks
     }
+    if row.parse_mark is not None:
+        _delete_stale_outlinks(store, key, row.url, outlinks)
     counts.pages += 1
     counts.outlinks += len(outlinks)
     return WebPage(row.url, outlinks=outlinks, canonical=found.canonical, noindex=found.noindex,
                    nofollow=found.nofollow, parse_mark=batch_id)
+
+
+def _delete_stale_outlinks(store: Store, key: bytes, url: str, current: dict[str, str]) -> None:
+    """Delete the outlink cells of `key` that are not in `current` (one read, maybe one delete)."""
+    cells = store.row(WEBPAGE_TABLE, key, column_names(WebPage, ["outlinks"]))
+    if not cells:
+        return
+    old = decode(WebPage, url, cells).outlinks or {}
+    stale = {target: "" for target in old if target not in current}
+    if stale:
+        store.delete(WEBPAGE_TABLE, key, list(encode(WebPage(url, outlinks=stale))))
 
 
 def _body(store: Store, key: bytes, url: str) -> bytes | None:

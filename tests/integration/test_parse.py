@@ -241,3 +241,19 @@ def test_sitemap_only_mode_follows_no_html_links(store: Store, settings: Setting
     updatedb(store, rules, "b1", mode=CrawlMode.SITEMAP_ONLY, now=NOW)
     assert set(all_rows(store)) == {home}
     assert parse_batch(store, rules, "b1", mode=CrawlMode.SITEMAP_ONLY, now=NOW).already_parsed == 1
+
+
+def test_a_reparsed_page_keeps_only_its_current_outlinks(store: Store, settings: Settings) -> None:
+    url = "http://reparse.example/page.html"
+    html = b'<html><body><a href="/kept.html">kept</a> <a href="/new.html">new</a></body></html>'
+    old = WebPage(url, status=FetchStatus.FETCHED, http_code=200, fetch_time=FETCHED, fetch_mark="b2",
+                  generate_mark="b2", parse_mark="b1", content_type="text/html", content=html, depth=2, radius=0,
+                  outlinks={"http://reparse.example/kept.html": "link\tkept",
+                            "http://reparse.example/gone.html": "link\tgone"})
+    key = urls.row_key(url).encode()
+    store.write(WEBPAGE_TABLE, [(key, encode(old))])
+    counts = parse_batch(store, UrlRules.from_settings(settings), "b2", mode=CrawlMode.MIXED, now=NOW)
+    assert counts.pages == 1
+    row = decode(WebPage, url, store.row(WEBPAGE_TABLE, key) or {})
+    assert set(row.outlinks or {}) == {"http://reparse.example/kept.html", "http://reparse.example/new.html"}
+    assert row.parse_mark == "b2"
