@@ -5,89 +5,79 @@ No crawl logic lives here. Data goes to stdout, messages to stderr. Every
 nothing else is caught, so a bug still shows its traceback.
 """
 
-from __future__ import annotations
-
+# No `from __future__ import annotations` here: typer would then eval every
+# annotation string (twice) at each start; real annotations are built once.
 import contextlib
-import dataclasses
-import json
-import logging
 import sys
-from collections.abc import Callable, Iterable, Iterator
-from datetime import UTC, datetime
+from collections.abc import Iterable, Iterator
+from itertools import islice
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.console import Console
-from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
-from typer.core import TyperGroup
 
 from sitemapcrawl import __version__
-from sitemapcrawl.config import Settings, load_settings
-from sitemapcrawl.errors import SitemapCrawlError, SitemapError, UsageError
-from sitemapcrawl.http import PoliteHttpClient, open_source
-from sitemapcrawl.jobs.crawl import CrawlOptions, crawl
-from sitemapcrawl.jobs.detect import HostReport, detect
-from sitemapcrawl.jobs.fetch import FetchOptions, FetchProgress, QueueBy, fetch, parse_partition
-from sitemapcrawl.jobs.generate import CountMode, GenerateOptions, crawl_mode, generate
-from sitemapcrawl.jobs.init import init_tables
-from sitemapcrawl.jobs.inject import Rejected, inject
-from sitemapcrawl.jobs.parse import SitemapOutcome, parse_batch
-from sitemapcrawl.jobs.readdb import collect_stats, read_row, rows_with_prefix
-from sitemapcrawl.jobs.rules import UrlRules
-from sitemapcrawl.jobs.updatedb import updatedb
-from sitemapcrawl.report import build_report, sitemap_outcomes
-from sitemapcrawl.report_html import write_report
-from sitemapcrawl.report_panels import take_snapshot
-from sitemapcrawl.serve import ServeOptions, serve
-from sitemapcrawl.sitemaps import ScopeContext, SitemapLimits, parse_sitemap, render
-from sitemapcrawl.sitemaps.tree import walk_tree
-from sitemapcrawl.store import Store
-from sitemapcrawl.urls import CanonicalRules
+from sitemapcrawl.cli_core import HELP_OPTION_NAMES, CommandGroup, HelpGroup
+from sitemapcrawl.config import ENV_PREFIX, Settings, load_settings, with_flags
+from sitemapcrawl.console import Messages, StageUpdate, setup_logging
+from sitemapcrawl.errors import SitemapError, UsageError
+from sitemapcrawl.modes import CountMode, CrawlMode, QueueBy
 
+if TYPE_CHECKING:
+    from sitemapcrawl.http import PoliteHttpClient
+    from sitemapcrawl.store import Store
 
-class _ErrorReportingGroup(TyperGroup):
-    """The one place where our errors become a stderr line and an exit code."""
+# Job modules, the store (happybase), the HTTP client (requests), rich and the
+# sitemap engine are imported inside the commands that use them: `--help`,
+# `--version` and `sitemap parse FILE` start in a fraction of the time
+# (benchmarks/bench_cli.py).
 
-    def invoke(self, ctx: Any) -> Any:
-        try:
-            return super().invoke(ctx)
-        except SitemapCrawlError as exc:
-            typer.echo(f"sitemapcrawl: error: {exc}", err=True)
-            raise typer.Exit(exc.exit_code) from None
-        except KeyboardInterrupt:
-            typer.echo("sitemapcrawl: interrupted", err=True)
-            raise typer.Exit(130) from None
-
-
+_CONTEXT = {"help_option_names": HELP_OPTION_NAMES}
 app = typer.Typer(
-    cls=_ErrorReportingGroup,
+    cls=CommandGroup,
     name="sitemapcrawl",
-    help="An HBase-backed, sitemap-focused web crawler.",
     no_args_is_help=True,
-    add_completion=False,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,  # plain click help: fast, nothing cut, [default/env] kept as written
+    context_settings=_CONTEXT,
 )
 sitemap_app = typer.Typer(
+    cls=HelpGroup,
     help="Read sitemaps without HBase: one document, or a site's whole tree.",
     no_args_is_help=True,
+    rich_markup_mode=None,
+    context_settings=_CONTEXT,
 )
 app.add_typer(sitemap_app, name="sitemap")
+config_app = typer.Typer(
+    cls=HelpGroup,
+    help="Look at the settings: their values and where each came from.",
+    no_args_is_help=True,
+    rich_markup_mode=None,
+    context_settings=_CONTEXT,
+)
+app.add_typer(config_app, name="config")
 
-log = logging.getLogger("sitemapcrawl")
+_DEFAULTS = Settings()
+
+
+def setting(name: str) -> str:
+    """Help text naming setting `name`: its environment variable and default."""
+    default = getattr(_DEFAULTS, name)
+    shown = "none" if default is None else '""' if default == "" else default
+    return f"[setting {name}; env {ENV_PREFIX}{name.upper()}; default: {shown}]"
 
 
 class State:
     """What the global options give every command: the settings, built once."""
 
-    settings: Settings = Settings()
-    quiet: bool = False
+    settings: Settings = _DEFAULTS
+    messages = Messages()
 
 
 def echo_err(message: str) -> None:
-    """Print a message for a person on stderr (never data)."""
-    if not State.quiet:
-        typer.echo(message, err=True)
+    """Print a message for a person on stderr (never data), above any live display."""
+    State.messages.echo(message)
 
 
 def _version(value: bool) -> None:
@@ -100,27 +90,41 @@ def _version(value: bool) -> None:
 def global_options(
     hbase: Annotated[
         str | None,
-        typer.Option(help="HBase Thrift server HOST:PORT [env SITEMAPCRAWL_HBASE; default 127.0.0.1:9090]."),
+        typer.Option(metavar="HOST:PORT", show_default=False,
+                     help=f"HBase Thrift server. {setting('hbase')}"),
     ] = None,
     table_prefix: Annotated[
-        str | None, typer.Option(help="Prefix for table names, so crawls can share one HBase.")
+        str | None, typer.Option(metavar="PREFIX", show_default=False,
+                                 help=f"Prefix for table names, so crawls can share one HBase. "
+                                      f"{setting('table_prefix')}")
     ] = None,
     config: Annotated[
-        Path | None, typer.Option("--config", help="TOML settings file.")
+        Path | None, typer.Option("--config", metavar="FILE", show_default=False,
+                                  help="TOML settings file (see `sitemapcrawl config show`).")
     ] = None,
     user_agent: Annotated[
         str | None,
-        typer.Option(help="User-Agent for every request [env SITEMAPCRAWL_USER_AGENT]."),
+        typer.Option(metavar="AGENT", show_default=False,
+                     help=f"User-Agent for every request. {setting('user_agent')}"),
     ] = None,
     url_filter: Annotated[
-        Path | None, typer.Option(help="File of ordered +regex / -regex URL filter lines.")
+        Path | None, typer.Option(metavar="FILE", show_default=False,
+                                  help=f"File of ordered +regex / -regex URL filter lines. {setting('url_filter')}")
     ] = None,
     sitemap_blacklist: Annotated[
         Path | None,
-        typer.Option(help="File of hosts, URL prefixes or re:REGEX whose sitemaps are skipped."),
+        typer.Option(metavar="FILE", show_default=False,
+                     help=f"File of hosts, URL prefixes or re:REGEX whose sitemaps are skipped. "
+                          f"{setting('sitemap_blacklist')}"),
     ] = None,
-    verbose: Annotated[int, typer.Option("--verbose", "-v", count=True, help="More logging.")] = 0,
+    verbose: Annotated[int, typer.Option(
+        "--verbose", "-v", count=True, show_default=False,
+        help="More logging: -v our progress messages, -vv our debug lines, -vvv also the libraries'.")] = 0,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Only errors on stderr.")] = False,
+    log_file: Annotated[
+        Path | None, typer.Option(metavar="FILE", show_default=False,
+                                  help="Also append the log, time-stamped, to FILE (at the level -v chose).")
+    ] = None,
     version: Annotated[
         bool,
         typer.Option("--version", callback=_version, is_eager=True, help="Print the version."),
@@ -128,11 +132,14 @@ def global_options(
 ) -> None:
     """An HBase-backed, sitemap-focused web crawler.
 
+    Global options go before the command. Settings come from defaults < the
+    --config file < SITEMAPCRAWL_* environment variables < options.
+
+    \b
     Example: sitemapcrawl --hbase 127.0.0.1:9090 init
     """
-    level = logging.ERROR if quiet else (logging.WARNING, logging.INFO, logging.DEBUG)[min(verbose, 2)]
-    logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
-    State.quiet = quiet
+    State.messages.quiet = quiet
+    setup_logging(State.messages, verbose, quiet, log_file)
     flags: dict[str, Any] = {
         "hbase": hbase,
         "table_prefix": table_prefix,
@@ -141,12 +148,17 @@ def global_options(
         "sitemap_blacklist": sitemap_blacklist,
     }
     State.settings = load_settings(config_file=config, flags=flags)
-    for key in State.settings.extra:
-        log.warning("config file: unknown setting %r ignored", key)
+    if State.settings.extra:
+        import logging
+
+        for key in State.settings.extra:
+            logging.getLogger("sitemapcrawl").warning("config file: unknown setting %r ignored", key)
 
 
-def open_store() -> Store:
+def open_store() -> "Store":
     """The store for the configured HBase address and table prefix."""
+    from sitemapcrawl.store import Store
+
     return Store(State.settings)
 
 
@@ -156,8 +168,11 @@ def init() -> None:
 
     Running it again changes nothing and says so.
 
+    \b
     Example: sitemapcrawl --table-prefix demo_ init
     """
+    from sitemapcrawl.jobs.init import init_tables
+
     with open_store() as store:
         result = init_tables(store)
     for name in result.created:
@@ -168,18 +183,26 @@ def init() -> None:
 
 @app.command()
 def readdb(
-    url: Annotated[str | None, typer.Argument(help="The URL whose row to show.")] = None,
+    url: Annotated[str | None, typer.Argument(metavar="URL", show_default=False,
+                                              help="The URL whose row to show.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="One JSON object for URL.")] = False,
     stats: Annotated[bool, typer.Option("--stats", help="Rows by status, sitemap rows, hosts.")] = False,
     prefix: Annotated[
-        str | None, typer.Option("--prefix", help="Rows whose URL starts with this prefix.")
+        str | None, typer.Option("--prefix", metavar="URL", show_default=False,
+                                 help="Rows whose URL starts with this prefix.")
     ] = None,
     jsonl: Annotated[bool, typer.Option("--jsonl", help="With --prefix: one JSON object per line.")] = False,
 ) -> None:
     """Read rows back from HBase, decoded: one URL, a URL prefix, or statistics.
 
+    \b
     Example: sitemapcrawl readdb http://127.0.0.2:8000/ --json
     """
+    import json
+
+    from sitemapcrawl.jobs.readdb import collect_stats, read_row, rows_with_prefix
+    from sitemapcrawl.urls import CanonicalRules
+
     if sum([url is not None, stats, prefix is not None]) != 1:
         raise UsageError("readdb: give exactly one of URL, --stats, --prefix")
     with open_store() as store:
@@ -209,60 +232,17 @@ def readdb(
 
 
 @contextlib.contextmanager
-def progress_bar(*columns: Any) -> Iterator[Progress | None]:
-    """A rich progress display on stderr, or None with --quiet or when stderr is no terminal."""
-    if State.quiet or not sys.stderr.isatty():
-        yield None
-        return
-    with Progress(*columns, console=Console(stderr=True), transient=True) as bar:
-        yield bar
-
-
-@contextlib.contextmanager
-def stage_progress() -> Iterator[Callable[[str, int], None]]:
-    """One progress line per stage on stderr; yields `update(stage, done)`."""
-    with progress_bar(SpinnerColumn(), TextColumn("{task.description} {task.completed}"),
-                      TimeElapsedColumn()) as bar:
-        tasks: dict[str, Any] = {}
-
-        def update(stage: str, done: int) -> None:
-            if bar is None:
-                return
-            if stage not in tasks:
-                tasks[stage] = bar.add_task(stage)
-            bar.update(tasks[stage], completed=done)
-
+def stage_progress() -> Iterator[StageUpdate]:
+    """The live display of the running stage on a terminal; yields `update(stage, done, total, errors)`."""
+    with State.messages.stages() as update:
         yield update
 
 
 @contextlib.contextmanager
-def progress(description: str) -> Iterator[Callable[[int], None]]:
-    """A one-stage progress line on stderr; yields `update(done)`."""
-    with stage_progress() as update:
-        yield lambda done: update(description, done)
-
-
-@contextlib.contextmanager
-def fetch_progress() -> Iterator[Callable[[FetchProgress], None]]:
-    """A fetch progress bar on stderr: pages done/total, pages/s, bytes, errors, active queues."""
-    columns = [BarColumn(), TextColumn("{task.completed}/{task.total} pages {task.fields[info]}"),
-               TimeElapsedColumn()]
-    with progress_bar(*columns) as bar:
-        if bar is None:
-            yield lambda snapshot: None
-            return
-        task = bar.add_task("fetch", total=None, info="")
-
-        def show(p: FetchProgress) -> None:
-            info = f"{p.pages_per_s:.1f}/s, {p.bytes:,} bytes, {p.errors} errors, {p.active_queues} queues"
-            bar.update(task, completed=p.done, total=p.total, info=info)
-
-        yield show
-
-
-@contextlib.contextmanager
-def http_client(settings: Settings, max_bytes: int | None = None) -> Iterator[PoliteHttpClient]:
+def http_client(settings: Settings, max_bytes: int | None = None) -> "Iterator[PoliteHttpClient]":
     """The polite HTTP client of `settings`, closed after use; UsageError without a user agent."""
+    from sitemapcrawl.http import PoliteHttpClient
+
     client = PoliteHttpClient.from_settings(settings, max_bytes=max_bytes)
     try:
         yield client
@@ -284,7 +264,7 @@ def _seed_lines(seeds: str | None, stack: contextlib.ExitStack) -> Iterable[str]
 
 @app.command("inject")
 def inject_command(
-    seeds: Annotated[str, typer.Argument(help="Seed file, or - for standard input.")],
+    seeds: Annotated[str, typer.Argument(metavar="FILE", help="Seed file, or - for standard input.")],
     overwrite_score: Annotated[
         bool, typer.Option(help="Replace the score of rows that exist (kept by default).")
     ] = False,
@@ -294,23 +274,28 @@ def inject_command(
     Keys: score, fetchInterval (seconds), depth, radius, sitemap=true,
     sitemaps=URL1 URL2. Bad lines are reported with their number and skipped.
 
-    Example: printf 'http://127.0.0.2:8000/\tdepth=2\n' | sitemapcrawl inject -
+    \b
+    Example: printf 'http://127.0.0.2:8000/\\tdepth=2\\n' | sitemapcrawl inject -
     """
+    from sitemapcrawl.jobs.inject import Rejected, inject
+    from sitemapcrawl.jobs.rules import UrlRules
+
     rules = UrlRules.from_settings(State.settings)
 
     def report(rejected: Rejected) -> None:
         echo_err(f"line {rejected.line}: {rejected.reason}: {rejected.detail}")
 
-    with contextlib.ExitStack() as stack, open_store() as store, progress("seed lines") as update:
+    with contextlib.ExitStack() as stack, open_store() as store, stage_progress() as update:
         counts = inject(store, _seed_lines(seeds, stack), rules, overwrite_score=overwrite_score,
-                        on_reject=report, on_progress=update)
+                        on_reject=report, on_progress=lambda done: update("seed lines", done))
     echo_err(f"inject: {counts.summary()}")
 
 
 @app.command("detect")
 def detect_command(
     host: Annotated[
-        list[str] | None, typer.Option("--host", help="Check only this host or origin (repeatable).")
+        list[str] | None, typer.Option("--host", metavar="HOST", show_default=False,
+                                       help="Check only this host or origin (repeatable).")
     ] = None,
     probe_known_paths: Annotated[
         bool, typer.Option(help="Probe well-known sitemap paths when robots.txt lists none.")
@@ -318,8 +303,12 @@ def detect_command(
 ) -> None:
     """Read each host's robots.txt; record rules and crawl delay; inject its sitemaps.
 
+    \b
     Example: sitemapcrawl --user-agent 'MyBot/1.0' detect --probe-known-paths
     """
+    from sitemapcrawl.jobs.detect import HostReport, detect
+    from sitemapcrawl.jobs.rules import UrlRules
+
     rules = UrlRules.from_settings(State.settings)
 
     def report(host_report: HostReport) -> None:
@@ -339,17 +328,45 @@ def detect_command(
         echo_err("detect: no hosts in the table; inject seeds first")
 
 
+def _is_url(source: str) -> bool:
+    return source.split(":", 1)[0].lower() in ("http", "https") and "://" in source
+
+
+@contextlib.contextmanager
+def _open_sitemap_source(source: str, settings: Settings, max_bytes: int) -> Iterator[Any]:
+    """A URL through the polite HTTP client; a local file opened directly (no requests import)."""
+    if _is_url(source):
+        from sitemapcrawl.http import open_source
+
+        with open_source(source, settings, max_bytes=max_bytes) as doc_source:
+            yield doc_source.data, doc_source.url
+        return
+    path = Path(source).expanduser()
+    try:
+        handle = path.open("rb")
+    except OSError as exc:
+        raise UsageError(f"cannot read {source}: {exc.strerror or exc}") from None
+    with handle:
+        yield handle, path.resolve().as_uri()
+
+
+_OUTPUT_CHUNK = 2_000
+
+
 @sitemap_app.command("parse")
 def sitemap_parse(
-    source: Annotated[str, typer.Argument(help="A sitemap URL or a local file path.")],
+    source: Annotated[str, typer.Argument(metavar="URL|FILE", help="A sitemap URL or a local file path.")],
     jsonl: Annotated[bool, typer.Option("--jsonl", help="One JSON object per entry.")] = False,
     strict: Annotated[
         bool | None,
-        typer.Option("--strict/--no-strict", help="Drop URLs outside the sitemap's scope."),
+        typer.Option("--strict/--no-strict", show_default=False,
+                     help=f"Drop URLs outside the sitemap's scope. {setting('strict_scope')}"),
     ] = None,
-    max_urls: Annotated[int | None, typer.Option(min=0, help="Entries kept [50000].")] = None,
+    max_urls: Annotated[int | None, typer.Option(min=0, metavar="N", show_default=False,
+                                                 help=f"Entries kept. {setting('max_sitemap_urls')}")] = None,
     max_bytes: Annotated[
-        int | None, typer.Option(min=0, help="Uncompressed bytes read [10000000].")
+        int | None, typer.Option(min=0, metavar="N", show_default=False,
+                                 help=f"Uncompressed bytes read. {setting('max_sitemap_bytes')}")
     ] = None,
 ) -> None:
     """Read one sitemap document (no recursion) and print its entries.
@@ -358,17 +375,26 @@ def sitemap_parse(
     the bytes. Warnings go to stderr; the exit code is 0 when the document was
     read as a sitemap.
 
-    Example: sitemapcrawl --user-agent 'MyBot/1.0' sitemap parse https://example.com/sitemap.xml
+    \b
+    Example: sitemapcrawl --user-agent 'MyBot/1.0' sitemap parse \\
+                 https://example.com/sitemap.xml
     """
+    from sitemapcrawl.sitemaps import ScopeContext, SitemapLimits, parse_sitemap, render
+
     settings = State.settings
     limits = SitemapLimits.from_settings(settings, max_urls=max_urls, max_bytes=max_bytes)
     scope = ScopeContext(strict=settings.strict_scope if strict is None else strict)
-    with open_source(source, settings, max_bytes=limits.max_bytes) as doc_source:
-        document = parse_sitemap(doc_source.data, doc_source.url, limits=limits, scope=scope)
+    line_of = render.json_line if jsonl else render.table_row
+    out = sys.stdout
+    with _open_sitemap_source(source, settings, limits.max_bytes) as (data, url):
+        document = parse_sitemap(data, url, limits=limits, scope=scope)
         if not jsonl:
-            typer.echo(render.TABLE_HEADER)
-        for entry in document:
-            typer.echo(render.json_line(entry) if jsonl else render.table_row(entry))
+            out.write(render.TABLE_HEADER + "\n")
+        entries = iter(document)
+        while lines := [line_of(entry) for entry in islice(entries, _OUTPUT_CHUNK)]:
+            lines.append("")  # written in chunks: no flush per line
+            out.write("\n".join(lines))
+        out.flush()
     for line in render.report_lines(document.report):
         echo_err(line)
     echo_err(render.report_summary(document.kind, document.report))
@@ -376,11 +402,12 @@ def sitemap_parse(
 
 @sitemap_app.command("tree")
 def sitemap_tree(
-    url: Annotated[str, typer.Argument(help="A homepage or a sitemap URL.")],
+    url: Annotated[str, typer.Argument(metavar="URL", help="A homepage or a sitemap URL.")],
     jsonl: Annotated[bool, typer.Option("--jsonl", help="One JSON object per sitemap.")] = False,
     strict: Annotated[
         bool | None,
-        typer.Option("--strict/--no-strict", help="Drop URLs outside each sitemap's scope."),
+        typer.Option("--strict/--no-strict", show_default=False,
+                     help=f"Drop URLs outside each sitemap's scope. {setting('strict_scope')}"),
     ] = None,
 ) -> None:
     """Find a site's sitemaps (robots.txt, well-known paths) and follow indexes.
@@ -388,8 +415,12 @@ def sitemap_tree(
     Prints one line per sitemap, indented by depth, with its type, counts and
     problems. Loops and indexes deeper than max_index_depth are not followed.
 
+    \b
     Example: sitemapcrawl --user-agent 'MyBot/1.0' sitemap tree https://example.com/
     """
+    from sitemapcrawl.sitemaps import SitemapLimits, render
+    from sitemapcrawl.sitemaps.tree import walk_tree
+
     settings = State.settings
     limits = SitemapLimits.from_settings(settings)
     totals = render.TreeTotals()
@@ -403,31 +434,39 @@ def sitemap_tree(
         raise SitemapError(f"no sitemap could be read for {url}")
 
 
+_MODE_HELP = f"Which rows are crawled. {setting('crawl_mode')}"
+
+
 @app.command("generate")
 def generate_command(
-    top_n: Annotated[int | None, typer.Option("--topN", min=1, help="At most this many URLs in the batch.")] = None,
+    top_n: Annotated[int | None, typer.Option("--topN", min=1, metavar="N", show_default=False,
+                                              help="At most N URLs in the batch [default: no limit].")] = None,
     max_per_host: Annotated[
-        int | None, typer.Option(min=1, help="At most this many URLs per host (or domain, see --count-mode).")
+        int | None, typer.Option(min=1, metavar="N", show_default=False,
+                                 help="At most N URLs per host (or domain, see --count-mode) [default: no limit].")
     ] = None,
     count_mode: Annotated[CountMode, typer.Option(help="What --max-per-host counts per.")] = CountMode.HOST,
-    partitions: Annotated[int, typer.Option(min=1, help="Fetch partitions: hash(host) mod N.")] = 1,
-    mode: Annotated[
-        str | None, typer.Option(help="sitemap-only, mixed or links-only (setting crawl_mode, default mixed).")
-    ] = None,
-    batch_id: Annotated[str | None, typer.Option(help="Use this batch id instead of a new one.")] = None,
+    partitions: Annotated[int, typer.Option(min=1, metavar="N", help="Fetch partitions: hash(host) mod N.")] = 1,
+    mode: Annotated[CrawlMode | None, typer.Option(show_default=False, help=_MODE_HELP)] = None,
+    batch_id: Annotated[str | None, typer.Option(metavar="ID", show_default=False,
+                                                 help="Use this batch id instead of a new one.")] = None,
 ) -> None:
     """Select the due URLs, best first, and mark them as one batch to fetch.
 
     Prints the batch id on stdout; counts per partition and the top hosts on stderr.
 
+    \b
     Example: sitemapcrawl generate --topN 10000 --max-per-host 500 --partitions 4
     """
+    from sitemapcrawl.jobs.generate import GenerateOptions, crawl_mode, generate
+    from sitemapcrawl.jobs.rules import UrlRules
+
     options = GenerateOptions(top_n=top_n, max_per_host=max_per_host, count_mode=count_mode,
                               partitions=partitions, mode=crawl_mode(mode or State.settings.crawl_mode),
                               batch_id=batch_id)
     rules = UrlRules.from_settings(State.settings)
-    with open_store() as store, progress("due rows read") as update:
-        counts = generate(store, rules, options, on_progress=update)
+    with open_store() as store, stage_progress() as update:
+        counts = generate(store, rules, options, on_progress=lambda done: update("due rows read", done))
     if counts.batch_id is None:
         echo_err(f"generate: nothing to fetch; no batch ({counts.summary()})")
         return
@@ -441,39 +480,57 @@ def generate_command(
 
 @app.command("fetch")
 def fetch_command(
-    batch: Annotated[str, typer.Option("--batch", help="The batch id generate printed.")],
-    partition: Annotated[str | None, typer.Option(help="K/N: fetch partition K (0-based) of N only.")] = None,
-    threads: Annotated[int | None, typer.Option(min=1, help="Worker threads (setting threads, default 8).")] = None,
+    batch: Annotated[str, typer.Option("--batch", metavar="ID", help="The batch id generate printed.")],
+    partition: Annotated[str | None, typer.Option(metavar="K/N", show_default=False,
+                                                  help="Fetch partition K (0-based) of N only.")] = None,
+    threads: Annotated[int | None, typer.Option(min=1, metavar="N", show_default=False,
+                                                help=f"Worker threads. {setting('threads')}")] = None,
     threads_per_host: Annotated[
-        int | None, typer.Option(min=1, help="Requests in flight per host (default 1).")
+        int | None, typer.Option(min=1, metavar="N", show_default=False,
+                                 help=f"Requests in flight per host. {setting('threads_per_host')}")
     ] = None,
     delay: Annotated[
-        float | None, typer.Option(min=0, help="Seconds between requests to a host (default 1.0).")
+        float | None, typer.Option(min=0, metavar="SECONDS", show_default=False,
+                                   help=f"Pause between requests to a host. {setting('delay')}")
     ] = None,
-    queue_by: Annotated[QueueBy | None, typer.Option(help="One queue per host name or per IP (default host).")] = None,
+    queue_by: Annotated[QueueBy | None, typer.Option(show_default=False,
+                                                     help=f"One queue per host name or per IP. "
+                                                          f"{setting('queue_by')}")] = None,
     store_content: Annotated[
-        bool | None, typer.Option("--store-content/--no-store-content", help="Keep page bodies too.")
+        bool | None, typer.Option("--store-content/--no-store-content", show_default=False,
+                                  help=f"Keep page bodies too. {setting('store_content')}")
     ] = None,
-    time_limit: Annotated[float | None, typer.Option(min=0, help="Stop starting URLs after SECONDS.")] = None,
+    time_limit: Annotated[float | None, typer.Option(min=0, metavar="SECONDS", show_default=False,
+                                                     help="Stop starting URLs after SECONDS [default: none].")] = None,
     min_throughput: Annotated[
-        float | None, typer.Option(min=0, help="Stop when below PAGES_PER_S after the warm-up.")
+        float | None, typer.Option(min=0, metavar="PAGES_PER_S", show_default=False,
+                                   help="Stop when below PAGES_PER_S after the warm-up [default: none].")
     ] = None,
-    warmup: Annotated[float, typer.Option(min=0, help="Seconds before --min-throughput is checked.")] = 30.0,
+    warmup: Annotated[float, typer.Option(min=0, metavar="SECONDS",
+                                          help="Seconds before --min-throughput is checked.")] = 30.0,
 ) -> None:
     """Fetch a generated batch politely: one queue per host, robots.txt, crawl delay, conditional GET.
 
     Rerunning the same batch skips what is done; Ctrl-C stops after writing what finished.
 
-    Example: sitemapcrawl --user-agent 'MyBot/1.0' fetch --batch 20250101120000-1a2b --partition 0/4
+    \b
+    Example: sitemapcrawl --user-agent 'MyBot/1.0' fetch --partition 0/4 \\
+                 --batch 20250101120000-1a2b
     """
-    settings = dataclasses.replace(State.settings, threads=threads or State.settings.threads,
-                                   delay=State.settings.delay if delay is None else delay)
+    from sitemapcrawl.jobs.fetch import FetchOptions, FetchProgress, fetch, parse_partition
+    from sitemapcrawl.jobs.rules import UrlRules
+
+    settings = with_flags(State.settings, {"threads": threads, "threads_per_host": threads_per_host,
+                                           "delay": delay, "queue_by": queue_by, "store_content": store_content})
     options = FetchOptions.from_settings(
         settings, batch, partition=parse_partition(partition) if partition else None,
-        threads_per_host=threads_per_host, queue_by=queue_by, store_content=store_content,
         time_limit=time_limit, min_throughput=min_throughput, warmup=warmup)
     rules = UrlRules.from_settings(settings)
-    with http_client(settings) as client, open_store() as store, fetch_progress() as show:
+    with http_client(settings) as client, open_store() as store, stage_progress() as update:
+
+        def show(p: FetchProgress) -> None:
+            update("fetch", p.done, p.total, p.errors)
+
         counts = fetch(store, client, rules, options, on_progress=show)
     for line in counts.host_lines():
         echo_err(f"  {line}")
@@ -486,18 +543,21 @@ def fetch_command(
 
 @app.command("parse")
 def parse_command(
-    batch: Annotated[str, typer.Option("--batch", help="The batch id fetch worked on.")],
-    mode: Annotated[
-        str | None, typer.Option(help="sitemap-only, mixed or links-only (setting crawl_mode, default mixed).")
-    ] = None,
+    batch: Annotated[str, typer.Option("--batch", metavar="ID", help="The batch id fetch worked on.")],
+    mode: Annotated[CrawlMode | None, typer.Option(show_default=False, help=_MODE_HELP)] = None,
 ) -> None:
     """Parse a fetched batch: sitemaps become entries on their URLs' rows, HTML pages get outlinks.
 
     Blacklisted sitemaps are never parsed; one bad entry never stops the rest.
     Rerunning skips what is done.
 
+    \b
     Example: sitemapcrawl parse --batch 20250101120000-1a2b --mode sitemap-only
     """
+    from sitemapcrawl.jobs.generate import crawl_mode
+    from sitemapcrawl.jobs.parse import SitemapOutcome, parse_batch
+    from sitemapcrawl.jobs.rules import UrlRules
+
     rules = UrlRules.from_settings(State.settings)
 
     def report(outcome: SitemapOutcome) -> None:
@@ -505,9 +565,9 @@ def parse_command(
         echo_err(f"{outcome.url}: {kind}, {outcome.entries} entries"
                  + "".join(f"\n  {problem}" for problem in outcome.problems))
 
-    with open_store() as store, progress("rows parsed") as update:
+    with open_store() as store, stage_progress() as update:
         counts = parse_batch(store, rules, batch, mode=crawl_mode(mode or State.settings.crawl_mode),
-                             on_progress=update, on_sitemap=report)
+                             on_progress=lambda done: update("rows parsed", done), on_sitemap=report)
     echo_err(f"parse: {counts.summary()}")
     if counts.rows == 0:
         echo_err(f"parse: batch {batch} has no fetched rows; nothing to do")
@@ -515,21 +575,24 @@ def parse_command(
 
 @app.command("updatedb")
 def updatedb_command(
-    batch: Annotated[str, typer.Option("--batch", help="The batch id parse worked on.")],
-    mode: Annotated[
-        str | None, typer.Option(help="sitemap-only, mixed or links-only (setting crawl_mode, default mixed).")
-    ] = None,
+    batch: Annotated[str, typer.Option("--batch", metavar="ID", help="The batch id parse worked on.")],
+    mode: Annotated[CrawlMode | None, typer.Option(show_default=False, help=_MODE_HELP)] = None,
 ) -> None:
     """Merge a parsed batch: new rows for found URLs, merged hints, depth/radius, next fetch times.
 
     Existing rows are merged, never clobbered. Rerunning changes nothing more.
 
+    \b
     Example: sitemapcrawl updatedb --batch 20250101120000-1a2b
     """
+    from sitemapcrawl.jobs.generate import crawl_mode
+    from sitemapcrawl.jobs.rules import UrlRules
+    from sitemapcrawl.jobs.updatedb import updatedb
+
     rules = UrlRules.from_settings(State.settings)
-    with open_store() as store, progress("rows merged") as update:
+    with open_store() as store, stage_progress() as update:
         counts = updatedb(store, rules, batch, mode=crawl_mode(mode or State.settings.crawl_mode),
-                          on_progress=update)
+                          on_progress=lambda done: update("rows merged", done))
     echo_err(f"updatedb: {counts.summary()}")
     if counts.scheduled == 0 and counts.merged == 0:
         echo_err(f"updatedb: batch {batch} has nothing (left) to merge; nothing to do")
@@ -537,17 +600,24 @@ def updatedb_command(
 
 @app.command("crawl")
 def crawl_command(
-    seeds: Annotated[str | None, typer.Argument(help="Seed file, or - for standard input; none: continue.")] = None,
-    mode: Annotated[
-        str | None, typer.Option(help="sitemap-only, mixed or links-only (setting crawl_mode, default mixed).")
-    ] = None,
-    rounds: Annotated[int, typer.Option(min=1, help="Rounds of generate, fetch, parse, updatedb.")] = 3,
-    top_n: Annotated[int | None, typer.Option("--topN", min=1, help="At most this many URLs per round.")] = None,
-    max_per_host: Annotated[int | None, typer.Option(min=1, help="At most this many URLs per host per round.")] = None,
-    partitions: Annotated[int, typer.Option(min=1, help="Fetch partitions (host hash).")] = 1,
-    threads: Annotated[int | None, typer.Option(min=1, help="Worker threads (default 8).")] = None,
-    threads_per_host: Annotated[int | None, typer.Option(min=1, help="Requests in flight per host.")] = None,
-    delay: Annotated[float | None, typer.Option(min=0, help="Seconds between requests to a host.")] = None,
+    seeds: Annotated[str | None, typer.Argument(metavar="FILE", show_default=False,
+                                                help="Seed file, or - for standard input; none: continue.")] = None,
+    mode: Annotated[CrawlMode | None, typer.Option(show_default=False, help=_MODE_HELP)] = None,
+    rounds: Annotated[int, typer.Option(min=1, metavar="N",
+                                        help="Rounds of generate, fetch, parse, updatedb.")] = 3,
+    top_n: Annotated[int | None, typer.Option("--topN", min=1, metavar="N", show_default=False,
+                                              help="At most N URLs per round [default: no limit].")] = None,
+    max_per_host: Annotated[int | None, typer.Option(min=1, metavar="N", show_default=False,
+                                                     help="At most N URLs per host per round "
+                                                          "[default: no limit].")] = None,
+    partitions: Annotated[int, typer.Option(min=1, metavar="N", help="Fetch partitions (host hash).")] = 1,
+    threads: Annotated[int | None, typer.Option(min=1, metavar="N", show_default=False,
+                                                help=f"Worker threads. {setting('threads')}")] = None,
+    threads_per_host: Annotated[int | None, typer.Option(
+        min=1, metavar="N", show_default=False,
+        help=f"Requests in flight per host. {setting('threads_per_host')}")] = None,
+    delay: Annotated[float | None, typer.Option(min=0, metavar="SECONDS", show_default=False,
+                                                help=f"Pause between requests to a host. {setting('delay')}")] = None,
     probe_known_paths: Annotated[
         bool, typer.Option(help="Probe well-known sitemap paths when robots.txt lists none.")
     ] = False,
@@ -559,21 +629,31 @@ def crawl_command(
     """Crawl: inject SEEDS, detect sitemaps, then rounds of generate, fetch, parse and updatedb.
 
     Stops after --rounds or when nothing is due. A second crawl on the same
-    table continues: only due rows are fetched again.
+    table continues: only due rows are fetched again. Missing tables are
+    created first (as `init` would), and said so on stderr.
 
-    Example: sitemapcrawl --user-agent 'MyBot/1.0' crawl seeds.txt --mode sitemap-only --rounds 3
+    \b
+    Example: sitemapcrawl --user-agent 'MyBot/1.0' crawl seeds.txt \\
+                 --mode sitemap-only --rounds 3
     """
-    settings = dataclasses.replace(
-        State.settings, threads=threads or State.settings.threads,
-        threads_per_host=threads_per_host or State.settings.threads_per_host,
-        delay=State.settings.delay if delay is None else delay)
+    from sitemapcrawl.jobs.crawl import CrawlOptions, crawl
+    from sitemapcrawl.jobs.generate import crawl_mode
+    from sitemapcrawl.jobs.init import init_tables
+    from sitemapcrawl.jobs.rules import UrlRules
+    from sitemapcrawl.report import build_report, sitemap_outcomes
+
+    settings = with_flags(State.settings, {"threads": threads, "threads_per_host": threads_per_host,
+                                           "delay": delay})
     rules = UrlRules.from_settings(settings)
     default_mode = "sitemap-only" if sitemaps_only_docs else settings.crawl_mode
     options = CrawlOptions(mode=crawl_mode(mode or default_mode), rounds=rounds, top_n=top_n,
                            max_per_host=max_per_host, partitions=partitions, probe_known_paths=probe_known_paths,
                            documents_only=sitemaps_only_docs)
-    with contextlib.ExitStack() as stack, open_store() as store, stage_progress() as update:
+    with contextlib.ExitStack() as stack, open_store() as store:
+        for name in init_tables(store).created:
+            echo_err(f"crawl: created table {name} (it did not exist)")
         client = stack.enter_context(http_client(settings))
+        update = stack.enter_context(stage_progress())
         result = crawl(store, client, rules, _seed_lines(seeds, stack), options,
                        on_stage=update, on_round=lambda r: echo_err(r.line()),
                        on_reject=lambda r: echo_err(f"line {r.line}: {r.reason}: {r.detail}"))
@@ -590,7 +670,8 @@ def crawl_command(
 def report_command(
     jsonl: Annotated[bool, typer.Option("--jsonl", help="One JSON object per host, per sitemap, and totals.")] = False,
     html: Annotated[
-        Path | None, typer.Option("--html", help="Write one self-contained HTML page (charts inline) to FILE.")
+        Path | None, typer.Option("--html", metavar="FILE", show_default=False,
+                                  help="Write one self-contained HTML page (charts inline) to FILE.")
     ] = None,
 ) -> None:
     """Print what the table says: per host and per sitemap counts and problems, freshness, totals.
@@ -598,11 +679,20 @@ def report_command(
     With --html FILE, write the same facts and the sitemaps' quality as one
     self-contained HTML page with charts instead (nothing on stdout).
 
-    Example: sitemapcrawl report --jsonl > report.jsonl; sitemapcrawl report --html report.html
+    \b
+    Example: sitemapcrawl report --jsonl > report.jsonl
+    Example: sitemapcrawl report --html report.html
     """
+    from sitemapcrawl.report import build_report
+
     if html is not None:
         if jsonl:
             raise UsageError("report: give --html FILE or --jsonl, not both")
+        from datetime import UTC, datetime
+
+        from sitemapcrawl.report_html import write_report
+        from sitemapcrawl.report_panels import take_snapshot
+
         with open_store() as store:
             size = write_report(take_snapshot(store, datetime.now(UTC).replace(microsecond=0)), html)
         echo_err(f"report: wrote {html} ({size:,} bytes)")
@@ -615,20 +705,51 @@ def report_command(
 
 @app.command("serve")
 def serve_command(
-    bind: Annotated[str, typer.Option(help="Address to listen on (127.0.0.1: this machine only).")] = "127.0.0.1",
-    port: Annotated[int, typer.Option(help="Port to listen on (0: any free port).")] = 8008,
-    refresh: Annotated[float, typer.Option(help="Seconds between refreshes from HBase (1 to 3600).")] = 5.0,
+    bind: Annotated[str, typer.Option(metavar="ADDRESS",
+                                      help="Address to listen on (127.0.0.1: this machine only).")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(metavar="PORT", help="Port to listen on (0: any free port).")] = 8008,
+    refresh: Annotated[float, typer.Option(metavar="SECONDS",
+                                           help="Seconds between refreshes from HBase (1 to 3600).")] = 5.0,
 ) -> None:
     """Serve a read-only monitoring page of the crawl, live from HBase, with a JSON endpoint per panel.
 
     GET only; /api lists the panels' JSON endpoints. Ctrl-C stops it.
 
+    \b
     Example: sitemapcrawl serve --port 8008   # then open http://127.0.0.1:8008/
     """
+    from sitemapcrawl.serve import ServeOptions, serve
+
     with open_store() as store:
         serve(store, ServeOptions(bind=bind, port=port, refresh=refresh),
               on_ready=lambda url: echo_err(f"serve: {url} (Ctrl-C stops)"))
     echo_err("serve: stopped")
+
+
+@config_app.command("show")
+def config_show(
+    as_json: Annotated[bool, typer.Option("--json", help="One JSON object: name -> {value, source}.")] = False,
+) -> None:
+    """Print the effective settings and where each came from (default, file, environment, flag).
+
+    The text form is valid TOML (unset settings are commented out), so it can
+    start a --config file.
+
+    \b
+    Example: sitemapcrawl --config crawl.toml config show --json
+    """
+    import json
+
+    from sitemapcrawl.config import effective
+
+    rows = effective(State.settings)
+    if as_json:
+        typer.echo(json.dumps({name: {"value": value, "source": source} for name, value, source in rows},
+                              ensure_ascii=False, indent=2))
+        return
+    for name, value, source in rows:
+        text = f"{name} = {json.dumps(value, ensure_ascii=False)}" if value is not None else f"# {name} = (not set)"
+        typer.echo(f"{text:<48} # {source}")
 
 
 def main() -> None:

@@ -3,15 +3,23 @@
 Every setting is a field of `Settings`. The TOML file uses the field names
 (`user_agent = "..."`, dashes allowed in place of underscores), the environment
 uses `SITEMAPCRAWL_` and the name in capitals (`SITEMAPCRAWL_USER_AGENT`), and
-the CLI hands in flags it was given. Values from text (environment) are
-converted to the field's type; a value of the wrong type names the setting and
-where it came from.
+the CLI hands in flags it was given. Every value is converted to the field's
+type and checked (`RULES`: ranges, choices; numbers finite) when it is loaded;
+a bad one stops the command with one line naming the setting, the value and
+where it came from. Each setting remembers its source (`config show`).
+
+Hand-written rather than pydantic-settings: the conversions are few (bool,
+int, float, text, path, list of text), and importing pydantic would cost more
+than all of typer at every start of the command line.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import enum
+import math
 import os
+import re
 import tomllib
 import types
 import typing
@@ -21,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from sitemapcrawl.errors import UsageError
+from sitemapcrawl.modes import CrawlMode, QueueBy
 
 ENV_PREFIX = "SITEMAPCRAWL_"
 
@@ -58,12 +67,15 @@ class Settings:
     delay: float = 1.0
     """Seconds between the end of one request and the start of the next, per host."""
     http_connect_timeout: float = 10.0
+    """Seconds to wait for a server to accept a connection."""
     http_read_timeout: float = 30.0
+    """Seconds to wait for the next bytes of an answer."""
     max_content_bytes: int = 10_000_000
     """Largest body read from a server (pages); bigger bodies are truncated."""
     max_robots_bytes: int = 500_000
     """Largest robots.txt read (Google reads 500 KiB); bigger files are truncated."""
     max_redirects: int = 5
+    """Redirects followed per request."""
     robots_retry_interval: int = 3_600
     """Seconds before a robots.txt that failed (5xx, timeout) is tried again."""
     threads: int = 8
@@ -143,8 +155,11 @@ class Settings:
     sitemap_blacklist: Path | None = None
     """File of host names, URL prefixes or re:REGEX lines whose sitemaps are skipped."""
     max_url_length: int = 2_048
+    """Longer URLs are refused."""
     allowed_schemes: tuple[str, ...] = ("http", "https")
+    """URL schemes kept; other URLs are refused."""
     session_id_names: tuple[str, ...] = DEFAULT_SESSION_ID_NAMES
+    """Session-id parameter names (see `url_strip_session_ids`)."""
     strip_www: bool = False
     """Strip a leading `www.` from hosts (off: it changes which server is asked)."""
     url_lowercase: bool = True
@@ -168,6 +183,8 @@ class Settings:
 
     extra: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
     """Keys of the TOML file that no field names (kept, so a warning can name them)."""
+    sources: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
+    """Where each setting that is not a default came from: `file PATH`, `environment $NAME`, `flag --name`."""
 
     @property
     def hbase_host(self) -> str:
@@ -188,50 +205,205 @@ def split_host_port(address: str) -> tuple[str, int]:
     return host.strip("[]"), int(port)
 
 
-def _field_types() -> dict[str, Any]:
+# --- validation ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Rule:
+    """What values a setting accepts beyond its type: a range or a set of choices."""
+
+    low: float | None = 0
+    """Smallest value (None: no lower bound)."""
+    high: float | None = None
+    """Largest value (None: `MAX_NUMBER`)."""
+    above: bool = False
+    """`low` itself is refused (a timeout of 0 would never wait)."""
+    choices: type[enum.Enum] | None = None
+    """A text setting must be one of this Enum's values."""
+
+    def describe(self) -> str:
+        """The accepted values in a few characters, e.g. `1..1000`, `> 0`, `host, ip`."""
+        if self.choices is not None:
+            return ", ".join(str(member.value) for member in self.choices)
+        high = "" if self.high is None else f"{self.high:g}"
+        if self.low is None:
+            return f"<= {high}" if high else "any"
+        if self.above:
+            return f"> {self.low:g}" + (f", <= {high}" if high else "")
+        return f"{self.low:g}..{high}" if high else f">= {self.low:g}"
+
+
+#: No number setting may exceed this (times and sizes far beyond any real crawl,
+#: small enough to add to a date or multiply without overflow).
+MAX_NUMBER = 2**53
+_DAY = 86_400
+_TEN_YEARS = 3_650 * _DAY
+
+#: Ranges and choices. A number setting not named here must be finite and in
+#: 0..MAX_NUMBER; text, paths and lists are checked for their type only.
+RULES: dict[str, Rule] = {
+    "hbase_timeout_ms": Rule(1, 3_600_000),
+    "hbase_retries": Rule(1, 100),
+    "hbase_batch_size": Rule(1, 100_000),
+    "delay": Rule(0, _DAY),
+    "http_connect_timeout": Rule(0, _DAY, above=True),
+    "http_read_timeout": Rule(0, _DAY, above=True),
+    "max_content_bytes": Rule(1),
+    "max_robots_bytes": Rule(1),
+    "max_redirects": Rule(0, 100),
+    "robots_retry_interval": Rule(0, _TEN_YEARS),
+    "threads": Rule(1, 1_000),
+    "threads_per_host": Rule(1, 100),
+    "queue_by": Rule(choices=QueueBy),
+    "max_crawl_delay": Rule(0, _DAY),
+    "robots_max_age": Rule(0, _TEN_YEARS),
+    "fetch_retry_interval": Rule(0, _TEN_YEARS),
+    "max_fetch_retries": Rule(0, 1_000),
+    "deferred_interval": Rule(0, _TEN_YEARS),
+    "max_cell_bytes": Rule(1),
+    "crawl_mode": Rule(choices=CrawlMode),
+    "seed_score": Rule(None),
+    "seed_depth": Rule(0, 1_000),
+    "seed_radius": Rule(0, 1_000),
+    "default_fetch_interval": Rule(1, _TEN_YEARS),
+    "min_fetch_interval": Rule(1, _TEN_YEARS),
+    "max_fetch_interval": Rule(1, _TEN_YEARS),
+    "adaptive_inc_rate": Rule(0, 1),
+    "adaptive_dec_rate": Rule(0, 1),
+    "max_sitemap_urls": Rule(0),
+    "max_sitemap_bytes": Rule(1),
+    "max_index_depth": Rule(0, 100),
+    "sitemap_demote_below": Rule(0, 1),
+    "sitemap_blacklist_below": Rule(0, 1),
+    "sitemap_demote_factor": Rule(0, 1),
+    "sitemap_stale_days": Rule(1, 36_500),
+    "max_url_length": Rule(16, 1_000_000),
+}
+
+#: Pairs (smaller, larger) whose order is checked once all sources are merged.
+ORDERED: tuple[tuple[str, str], ...] = (
+    ("min_fetch_interval", "max_fetch_interval"),
+    ("sitemap_blacklist_below", "sitemap_demote_below"),
+)
+
+_TABLE_PREFIX = re.compile(r"[A-Za-z0-9_.\-]*(:[A-Za-z0-9_.\-]*)?")
+_SHOWN = 80
+
+
+def _shown(value: Any) -> str:
+    """A value as a stderr line may show it: repr, control characters escaped, at most `_SHOWN` chars."""
+    text = repr(value)
+    return text if len(text) <= _SHOWN else text[: _SHOWN - 3] + "..."
+
+
+def field_types() -> dict[str, Any]:
+    """Each setting's name and type (from the annotations of `Settings`)."""
     hints = typing.get_type_hints(Settings)
-    return {f.name: hints[f.name] for f in dataclasses.fields(Settings) if f.name != "extra"}
+    return {f.name: hints[f.name] for f in dataclasses.fields(Settings) if f.name not in ("extra", "sources")}
 
 
-def _convert(name: str, value: Any, target: Any, source: str) -> Any:
-    """Convert `value` to the type of setting `name`; UsageError says where it came from."""
+def _convert(value: Any, target: Any) -> Any:
+    """`value` as `target`; ValueError saying what is wrong otherwise."""
     if value is None:
         return None
     origin = typing.get_origin(target)
-    args = typing.get_args(target)
     if origin in (typing.Union, types.UnionType):
-        inner = [a for a in args if a is not type(None)]
+        args = typing.get_args(target)
         if isinstance(value, str) and value == "" and type(None) in args:
             return None
-        return _convert(name, value, inner[0], source)
+        return _convert(value, next(a for a in args if a is not type(None)))
+    if target is bool:
+        if isinstance(value, bool):
+            return value
+        text = str(value).strip().lower()
+        if text in ("1", "true", "yes", "on"):
+            return True
+        if text in ("0", "false", "no", "off"):
+            return False
+        raise ValueError("expected true or false")
+    if target is int:
+        if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+            raise ValueError("expected a whole number")
+        if isinstance(value, str):
+            text = value.strip().replace("_", "")
+            if not re.fullmatch(r"[+-]?\d{1,30}", text):
+                raise ValueError("expected a whole number")
+            return int(text)
+        if isinstance(value, float) and not (math.isfinite(value) and value.is_integer()):
+            raise ValueError("expected a whole number")
+        return int(value)
+    if target is float:
+        if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+            raise ValueError("expected a number")
+        try:
+            number = float(value)
+        except ValueError:
+            raise ValueError("expected a number") from None
+        if not math.isfinite(number):
+            raise ValueError("expected a finite number")
+        return number
+    if target is str:
+        if not isinstance(value, (str, int, float)) or isinstance(value, bool):
+            raise ValueError("expected text")
+        return str(value)
+    if target is Path:
+        if not isinstance(value, (str, Path)) or not str(value):
+            raise ValueError("expected a file path")
+        return Path(value).expanduser()
+    if origin is tuple:
+        if isinstance(value, str):
+            items: list[Any] = value.split(",")
+        elif isinstance(value, (list, tuple)):
+            items = list(value)
+        else:
+            raise ValueError("expected a list of text")
+        if not all(isinstance(item, str) for item in items):
+            raise ValueError("expected a list of text")
+        return tuple(item.strip() for item in items if item.strip())
+    return value
+
+
+def _check(name: str, value: Any) -> None:
+    """ValueError unless `value` is allowed for setting `name` (its type is already right)."""
+    rule = RULES.get(name, Rule())
+    if isinstance(value, bool) or value is None:
+        return
+    if isinstance(value, (int, float)):
+        high = MAX_NUMBER if rule.high is None else rule.high
+        low_ok = rule.low is None or (value > rule.low if rule.above else value >= rule.low)
+        if not low_ok or value > high:
+            raise ValueError(f"out of range (allowed: {Rule(rule.low, high, rule.above).describe()})")
+        return
+    if isinstance(value, str):
+        if rule.choices is not None and value not in {str(m.value) for m in rule.choices}:
+            raise ValueError(f"choose one of {rule.describe()}")
+        if any(ord(char) < 32 or ord(char) == 127 for char in value):
+            raise ValueError("control characters are not allowed")
+        if name == "hbase":
+            host, port = split_host_port(value)
+            if not 0 < port < 65_536:
+                raise ValueError("port out of range (1..65535)")
+        if name == "table_prefix" and not _TABLE_PREFIX.fullmatch(value):
+            raise ValueError("letters, digits, _ . - and one : (namespace) only")
+
+
+def _setting(name: str, value: Any, target: Any, source: str) -> Any:
+    """`value` converted to setting `name`'s type and checked; UsageError naming the setting and source."""
     try:
-        if target is bool:
-            if isinstance(value, bool):
-                return value
-            text = str(value).strip().lower()
-            if text in ("1", "true", "yes", "on"):
-                return True
-            if text in ("0", "false", "no", "off"):
-                return False
-            raise ValueError(value)
-        if target is int:
-            if isinstance(value, bool):
-                raise ValueError(value)
-            return int(value)
-        if target is float:
-            return float(value)
-        if target is str:
-            return str(value)
-        if target is Path:
-            return Path(value).expanduser()
-        if origin is tuple:
-            items = value.split(",") if isinstance(value, str) else list(value)
-            return tuple(str(item).strip() for item in items if str(item).strip())
-    except (TypeError, ValueError):
-        pass
-    else:
-        return value
-    raise UsageError(f"setting {name!r} from {source}: cannot use {value!r}")
+        converted = _convert(value, target)
+        _check(name, converted)
+    except (ValueError, UsageError) as exc:
+        reason = str(exc).removeprefix("bad HBase address ")
+        raise UsageError(f"setting {name} from {source}: {_shown(value)}: {reason}") from None
+    return converted
+
+
+def _check_order(values: Mapping[str, Any], sources: Mapping[str, str]) -> None:
+    for small, large in ORDERED:
+        if values[small] > values[large]:
+            raise UsageError(
+                f"setting {small} ({values[small]!r}, from {sources.get(small, 'default')}) must not exceed "
+                f"{large} ({values[large]!r}, from {sources.get(large, 'default')})")
 
 
 def _read_toml(path: Path) -> dict[str, Any]:
@@ -240,8 +412,12 @@ def _read_toml(path: Path) -> dict[str, Any]:
             data = tomllib.load(handle)
     except FileNotFoundError:
         raise UsageError(f"config file not found: {path}") from None
+    except IsADirectoryError:
+        raise UsageError(f"config file {path}: is a directory") from None
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"config file {path}: not UTF-8 text (byte {exc.start})") from None
     except (OSError, tomllib.TOMLDecodeError) as exc:
-        raise UsageError(f"config file {path}: {exc}") from None
+        raise UsageError(f"config file {path}: {_shown(str(exc))[1:-1]}") from None
     return {key.replace("-", "_"): value for key, value in data.items()}
 
 
@@ -250,26 +426,63 @@ def load_settings(
     environ: Mapping[str, str] | None = None,
     flags: Mapping[str, Any] | None = None,
 ) -> Settings:
-    """Build the settings once: defaults < TOML file < environment < flags.
+    """Build the settings once: defaults < TOML file < environment < flags, each value checked.
 
-    `flags` holds only options the user gave (None means "not given"). Raises
-    UsageError for an unreadable file or a value of the wrong type.
+    `flags` holds only options the user gave (None means "not given"). Every
+    value is converted to its setting's type and checked against `RULES`
+    (numbers finite and in range, choices, no control characters). Raises
+    UsageError, one line naming the setting, the value and where it came
+    from, for an unreadable file or a bad value.
     """
     environ = os.environ if environ is None else environ
-    types_by_name = _field_types()
+    types_by_name = field_types()
     values: dict[str, Any] = {}
+    sources: dict[str, str] = {}
     extra: dict[str, Any] = {}
     if config_file is not None:
         for key, value in _read_toml(config_file).items():
             if key in types_by_name:
-                values[key] = _convert(key, value, types_by_name[key], f"file {config_file}")
+                source = f"file {config_file}"
+                values[key] = _setting(key, value, types_by_name[key], source)
+                sources[key] = source
             else:
                 extra[key] = value
     for name, target in types_by_name.items():
         env_name = ENV_PREFIX + name.upper()
         if env_name in environ:
-            values[name] = _convert(name, environ[env_name], target, f"${env_name}")
-    for name, value in (flags or {}).items():
+            source = f"environment ${env_name}"
+            values[name] = _setting(name, environ[env_name], target, source)
+            sources[name] = source
+    settings = Settings(**values, extra=extra, sources=sources)
+    return with_flags(settings, flags or {})
+
+
+def with_flags(settings: Settings, flags: Mapping[str, Any]) -> Settings:
+    """`settings` with the command-line `flags` that were given (not None), each checked.
+
+    Raises UsageError naming the flag, as `load_settings` does.
+    """
+    types_by_name = field_types()
+    values: dict[str, Any] = {}
+    sources = dict(settings.sources)
+    for name, value in flags.items():
         if value is not None:
-            values[name] = _convert(name, value, types_by_name[name], f"--{name.replace('_', '-')}")
-    return Settings(**values, extra=extra)
+            source = f"flag --{name.replace('_', '-')}"
+            values[name] = _setting(name, value, types_by_name[name], source)
+            sources[name] = source
+    merged = dataclasses.replace(settings, **values, sources=sources) if values else settings
+    _check_order({name: getattr(merged, name) for name in types_by_name}, sources)
+    return merged
+
+
+def effective(settings: Settings) -> list[tuple[str, Any, str]]:
+    """Every setting as (name, value, source), values as JSON would hold them (paths as text)."""
+    rows = []
+    for name in field_types():
+        value = getattr(settings, name)
+        if isinstance(value, Path):
+            value = str(value)
+        elif isinstance(value, tuple):
+            value = list(value)
+        rows.append((name, value, settings.sources.get(name, "default")))
+    return rows

@@ -120,7 +120,7 @@ def crawl(
     seeds: Iterable[str],
     options: CrawlOptions,
     *,
-    on_stage: Callable[[str, int], None] = lambda stage, done: None,
+    on_stage: Callable[[str, int, int | None, int], None] = lambda stage, done, total, errors: None,
     on_round: Callable[[RoundResult], None] = lambda result: None,
     on_reject: Callable[[Rejected], None] = lambda rejected: None,
     now: Callable[[], datetime] | None = None,
@@ -128,7 +128,8 @@ def crawl(
     """Run a whole crawl (see the module docstring); return what each stage did.
 
     `seeds` are seed-file lines (may be empty: continue the table's crawl).
-    `on_stage(stage, done)` hears progress of the running stage; `on_round`
+    `on_stage(stage, done, total, errors)` hears progress of the running stage
+    (total None when unknown); `on_round`
     each finished round. Raises what the stages raise: UsageError (options,
     no user agent), TableMissingError, StoreUnavailableError.
     """
@@ -137,14 +138,14 @@ def crawl(
     mode = options.mode
     result = CrawlResult()
     result.inject = inject(store, seeds, rules, on_reject=on_reject,
-                           on_progress=lambda done: on_stage("inject", done), now=clock())
+                           on_progress=lambda done: on_stage("inject", done, None, 0), now=clock())
     if mode is not CrawlMode.LINKS_ONLY:
         hosts = 0
 
         def host_done(_report: object) -> None:
             nonlocal hosts
             hosts += 1
-            on_stage("detect", hosts)
+            on_stage("detect", hosts, None, 0)
 
         result.detect = detect(store, client, rules, probe_known_paths=options.probe_known_paths,
                                on_host=host_done, now=clock())
@@ -154,8 +155,8 @@ def crawl(
     for number in range(1, options.rounds + 1):
         seconds: dict[str, float] = {}
         started = time.monotonic()
-        generated = generate(store, rules, generate_options, on_progress=lambda done: on_stage("generate", done),
-                             now=clock())
+        generated = generate(store, rules, generate_options,
+                             on_progress=lambda done: on_stage("generate", done, None, 0), now=clock())
         seconds["generate"] = time.monotonic() - started
         if generated.batch_id is None:
             result.stopped = "nothing due"
@@ -163,17 +164,21 @@ def crawl(
         batch = generated.batch_id
 
         def fetched_so_far(progress: FetchProgress) -> None:
-            on_stage("fetch", progress.done)
+            on_stage("fetch", progress.done, progress.total, progress.errors)
 
         started = time.monotonic()
         fetched = fetch(store, client, rules, _fetch_options(rules, options, batch), on_progress=fetched_so_far,
                         now=clock)
         seconds["fetch"], started = time.monotonic() - started, time.monotonic()
-        parsed = parse_batch(store, rules, batch, mode=mode, on_progress=lambda done: on_stage("parse", done),
-                             now=clock())
+        to_parse = fetched.done + fetched.already_done
+
+        def parsed_so_far(done: int, total: int = to_parse) -> None:
+            on_stage("parse", done, max(done, total), 0)
+
+        parsed = parse_batch(store, rules, batch, mode=mode, on_progress=parsed_so_far, now=clock())
         seconds["parse"], started = time.monotonic() - started, time.monotonic()
-        updated = updatedb(store, rules, batch, mode=mode, on_progress=lambda done: on_stage("updatedb", done),
-                           now=clock())
+        updated = updatedb(store, rules, batch, mode=mode,
+                           on_progress=lambda done: on_stage("updatedb", done, None, 0), now=clock())
         seconds["updatedb"] = time.monotonic() - started
         round_result = RoundResult(number, generated, fetched, parsed, updated, seconds)
         result.rounds.append(round_result)

@@ -57,7 +57,6 @@ Nutch's queue-based fetcher over HBase rows:
 
 from __future__ import annotations
 
-import enum
 import hashlib
 import logging
 import socket
@@ -78,6 +77,7 @@ from sitemapcrawl.jobs.detect import check_origin, robots_host_row
 from sitemapcrawl.jobs.fetch_queues import FetchQueues, Lease
 from sitemapcrawl.jobs.hosts import origin_key
 from sitemapcrawl.jobs.rules import UrlRules
+from sitemapcrawl.modes import QueueBy
 from sitemapcrawl.robots import RobotsPolicy
 from sitemapcrawl.store import Store
 from sitemapcrawl.webpage import (
@@ -104,13 +104,6 @@ _READ_FIELDS = [
     "fetch_mark", "generate_mark", "partition", "score", "depth", "radius",
 ]
 _ROBOTS_FIELDS = ["robots_fetch_time", "robots_status", "robots_retry_at", "robots_text", "crawl_delay"]
-
-
-class QueueBy(enum.StrEnum):
-    """What one politeness queue stands for."""
-
-    HOST = "host"
-    IP = "ip"
 
 
 def parse_partition(text: str) -> tuple[int, int]:

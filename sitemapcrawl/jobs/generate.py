@@ -42,7 +42,6 @@ one batched write of three cells per selected row.
 
 from __future__ import annotations
 
-import enum
 import heapq
 import logging
 import re
@@ -57,6 +56,7 @@ from typing import Any, NamedTuple
 from sitemapcrawl import urls
 from sitemapcrawl.errors import CellDecodeError, InvalidUrlError, UsageError
 from sitemapcrawl.jobs.rules import UrlRules
+from sitemapcrawl.modes import CountMode, CrawlMode
 from sitemapcrawl.store import Store
 from sitemapcrawl.webpage import WEBPAGE_TABLE, WebPage, column_names, columns_of, decode, encode
 
@@ -72,21 +72,6 @@ _READ_FIELDS = [
     "in_sitemap", "blacklisted", "generate_mark", "update_mark", "fetch_mark", "weighted_priority",
 ]
 _BATCH_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
-
-
-class CrawlMode(enum.StrEnum):
-    """Which rows a crawl fetches."""
-
-    SITEMAP_ONLY = "sitemap-only"
-    MIXED = "mixed"
-    LINKS_ONLY = "links-only"
-
-
-class CountMode(enum.StrEnum):
-    """What `max_per_host` counts per: the host name or the registered domain."""
-
-    HOST = "host"
-    DOMAIN = "domain"
 
 
 def crawl_mode(value: str) -> CrawlMode:

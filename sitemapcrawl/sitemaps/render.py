@@ -6,26 +6,63 @@ Pure string building, one entry or node at a time, so output streams.
 from __future__ import annotations
 
 import json
+from datetime import datetime
+from typing import TYPE_CHECKING
 
-from sitemapcrawl.sitemaps.model import Entry, ParseReport, SitemapKind
-from sitemapcrawl.sitemaps.tree import TreeNode
+from sitemapcrawl.sitemaps.model import Entry, PageEntry, ParseReport, SitemapKind, SitemapRef
+
+if TYPE_CHECKING:  # the tree walker (protego, usp) is not needed to print one document
+    from sitemapcrawl.sitemaps.tree import TreeNode
 
 TABLE_HEADER = f"{'KIND':<7} {'LASTMOD':<20} {'CHANGEFREQ':<10} {'PRIO':>4}  LOC"
 
 
+_JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+_quote = json.encoder.encode_basestring  # what JSONEncoder(ensure_ascii=False) does to a str
+
+
+def _iso(value: datetime | None) -> str | None:
+    """`model._iso`, three times faster: `isoformat` holds the same digits for years >= 1000."""
+    if value is None:
+        return None
+    if value.year < 1000:
+        return value.strftime("%Y-%m-%dT%H:%M:%SZ")
+    return value.isoformat()[:19] + "Z"
+
+
 def json_line(entry: Entry) -> str:
-    """One entry as a compact JSON object (the `--jsonl` shape)."""
-    return json.dumps(entry.to_dict(), ensure_ascii=False, separators=(",", ":"))
+    """One entry as a compact JSON object (the `--jsonl` shape: `json.dumps(entry.to_dict())`).
+
+    A plain page (no extensions) or child sitemap is written directly, the
+    rest through the JSON encoder; a test pins both to the same text.
+    """
+    if type(entry) is PageEntry and not (entry.images or entry.videos or entry.news or entry.alternates):
+        kind = '{"kind":"url","loc":'
+        changefreq = "null" if entry.changefreq is None else '"' + entry.changefreq + '"'  # a StrEnum
+        value = entry.priority  # in [0, 1] after normalising: repr is what json writes
+        priority = "null" if value is None else repr(value) if 0 <= value <= 1 else _JSON.encode(value)
+    elif type(entry) is SitemapRef:
+        kind, changefreq, priority = '{"kind":"sitemap","loc":', "null", "null"
+    else:
+        return _JSON.encode(entry.to_dict())
+    lastmod = entry.lastmod
+    if lastmod is None:
+        stamp = "null"
+    elif lastmod.year >= 1000:
+        stamp = '"' + lastmod.isoformat()[:19] + 'Z"'
+    else:
+        stamp = _quote(lastmod.strftime("%Y-%m-%dT%H:%M:%SZ"))
+    return f'{kind}{_quote(entry.loc)},"lastmod":{stamp},"changefreq":{changefreq},"priority":{priority}}}'
 
 
 def table_row(entry: Entry) -> str:
     """One entry as a fixed-width table row under `TABLE_HEADER`."""
-    data = entry.to_dict()
-    priority = "-" if data["priority"] is None else f"{data['priority']:g}"
-    return (
-        f"{data['kind']:<7} {data['lastmod'] or '-':<20} {data['changefreq'] or '-':<10} "
-        f"{priority:>4}  {data['loc']}"
-    )
+    if type(entry) is PageEntry:
+        changefreq = None if entry.changefreq is None else entry.changefreq.value
+        priority = "-" if entry.priority is None else f"{entry.priority:g}"
+    else:
+        changefreq, priority = None, "-"
+    return f"{entry.kind:<7} {_iso(entry.lastmod) or '-':<20} {changefreq or '-':<10} {priority:>4}  {entry.loc}"
 
 
 def report_lines(report: ParseReport) -> list[str]:

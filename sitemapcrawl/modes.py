@@ -1,0 +1,32 @@
+"""The named choices shared by settings, the command line and the jobs.
+
+They live here, below `config` and the jobs, so that `config` can validate a
+setting against them and `cli` can offer them as choices without importing a
+job module (which would cost start-up time).
+"""
+
+from __future__ import annotations
+
+import enum
+
+
+class CrawlMode(enum.StrEnum):
+    """Which rows a crawl fetches."""
+
+    SITEMAP_ONLY = "sitemap-only"
+    MIXED = "mixed"
+    LINKS_ONLY = "links-only"
+
+
+class CountMode(enum.StrEnum):
+    """What `max_per_host` counts per: the host name or the registered domain."""
+
+    HOST = "host"
+    DOMAIN = "domain"
+
+
+class QueueBy(enum.StrEnum):
+    """What one politeness queue stands for."""
+
+    HOST = "host"
+    IP = "ip"
