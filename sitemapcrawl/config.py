@@ -225,12 +225,17 @@ class Rule:
         """The accepted values in a few characters, e.g. `1..1000`, `> 0`, `host, ip`."""
         if self.choices is not None:
             return ", ".join(str(member.value) for member in self.choices)
-        high = "" if self.high is None else f"{self.high:g}"
+        high = "" if self.high is None else _number(self.high)
         if self.low is None:
             return f"<= {high}" if high else "any"
+        low = _number(self.low)
         if self.above:
-            return f"> {self.low:g}" + (f", <= {high}" if high else "")
-        return f"{self.low:g}..{high}" if high else f">= {self.low:g}"
+            return f"> {low}" + (f", <= {high}" if high else "")
+        return f"{low}..{high}" if high else f">= {low}"
+
+
+def _number(value: float) -> str:
+    return f"{int(value):_}" if float(value).is_integer() else f"{value:g}"
 
 
 #: No number setting may exceed this (times and sizes far beyond any real crawl,
@@ -286,6 +291,11 @@ ORDERED: tuple[tuple[str, str], ...] = (
     ("sitemap_blacklist_below", "sitemap_demote_below"),
 )
 
+#: What the text settings with a format accept (checked in `_check`).
+TEXT_FORMATS = {
+    "hbase": "HOST:PORT",
+    "table_prefix": "letters, digits, _ . - and one : (namespace)",
+}
 _TABLE_PREFIX = re.compile(r"[A-Za-z0-9_.\-]*(:[A-Za-z0-9_.\-]*)?")
 _SHOWN = 80
 
@@ -380,11 +390,14 @@ def _check(name: str, value: Any) -> None:
         if any(ord(char) < 32 or ord(char) == 127 for char in value):
             raise ValueError("control characters are not allowed")
         if name == "hbase":
-            host, port = split_host_port(value)
+            try:
+                host, port = split_host_port(value)
+            except UsageError:
+                raise ValueError("expected HOST:PORT") from None
             if not 0 < port < 65_536:
                 raise ValueError("port out of range (1..65535)")
         if name == "table_prefix" and not _TABLE_PREFIX.fullmatch(value):
-            raise ValueError("letters, digits, _ . - and one : (namespace) only")
+            raise ValueError(TEXT_FORMATS[name] + " only")
 
 
 def _setting(name: str, value: Any, target: Any, source: str) -> Any:
@@ -392,9 +405,8 @@ def _setting(name: str, value: Any, target: Any, source: str) -> Any:
     try:
         converted = _convert(value, target)
         _check(name, converted)
-    except (ValueError, UsageError) as exc:
-        reason = str(exc).removeprefix("bad HBase address ")
-        raise UsageError(f"setting {name} from {source}: {_shown(value)}: {reason}") from None
+    except ValueError as exc:
+        raise UsageError(f"setting {name} from {source}: {_shown(value)}: {exc}") from None
     return converted
 
 
