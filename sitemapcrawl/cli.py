@@ -100,7 +100,7 @@ def global_options(
     ] = None,
     config: Annotated[
         Path | None, typer.Option("--config", metavar="FILE", show_default=False,
-                                  help="TOML settings file (see `sitemapcrawl config show`).")
+                                  help="TOML settings file (see `sitemapcrawl config show`) [default: none].")
     ] = None,
     user_agent: Annotated[
         str | None,
@@ -123,7 +123,7 @@ def global_options(
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Only errors on stderr.")] = False,
     log_file: Annotated[
         Path | None, typer.Option(metavar="FILE", show_default=False,
-                                  help="Also append the log, time-stamped, to FILE (at the level -v chose).")
+                                  help="Also append the log, time-stamped, to FILE, at the level -v chose [default: none].")
     ] = None,
     version: Annotated[
         bool,
@@ -189,7 +189,7 @@ def readdb(
     stats: Annotated[bool, typer.Option("--stats", help="Rows by status, sitemap rows, hosts.")] = False,
     prefix: Annotated[
         str | None, typer.Option("--prefix", metavar="URL", show_default=False,
-                                 help="Rows whose URL starts with this prefix.")
+                                 help="Rows whose URL starts with this prefix [default: none].")
     ] = None,
     jsonl: Annotated[bool, typer.Option("--jsonl", help="With --prefix: one JSON object per line.")] = False,
 ) -> None:
@@ -295,7 +295,7 @@ def inject_command(
 def detect_command(
     host: Annotated[
         list[str] | None, typer.Option("--host", metavar="HOST", show_default=False,
-                                       help="Check only this host or origin (repeatable).")
+                                       help="Check only this host or origin (repeatable) [default: every host].")
     ] = None,
     probe_known_paths: Annotated[
         bool, typer.Option(help="Probe well-known sitemap paths when robots.txt lists none.")
@@ -416,7 +416,8 @@ def sitemap_tree(
     problems. Loops and indexes deeper than max_index_depth are not followed.
 
     \b
-    Example: sitemapcrawl --user-agent 'MyBot/1.0' sitemap tree https://example.com/
+    Example: sitemapcrawl --user-agent 'MyBot/1.0' sitemap tree \\
+                 https://example.com/
     """
     from sitemapcrawl.sitemaps import SitemapLimits, render
     from sitemapcrawl.sitemaps.tree import walk_tree
@@ -449,7 +450,7 @@ def generate_command(
     partitions: Annotated[int, typer.Option(min=1, metavar="N", help="Fetch partitions: hash(host) mod N.")] = 1,
     mode: Annotated[CrawlMode | None, typer.Option(show_default=False, help=_MODE_HELP)] = None,
     batch_id: Annotated[str | None, typer.Option(metavar="ID", show_default=False,
-                                                 help="Use this batch id instead of a new one.")] = None,
+                                                 help="Use this batch id [default: a new one].")] = None,
 ) -> None:
     """Select the due URLs, best first, and mark them as one batch to fetch.
 
@@ -482,7 +483,7 @@ def generate_command(
 def fetch_command(
     batch: Annotated[str, typer.Option("--batch", metavar="ID", help="The batch id generate printed.")],
     partition: Annotated[str | None, typer.Option(metavar="K/N", show_default=False,
-                                                  help="Fetch partition K (0-based) of N only.")] = None,
+                                                  help="Fetch partition K (0-based) of N only [default: all].")] = None,
     threads: Annotated[int | None, typer.Option(min=1, metavar="N", show_default=False,
                                                 help=f"Worker threads. {setting('threads')}")] = None,
     threads_per_host: Annotated[
@@ -671,7 +672,7 @@ def report_command(
     jsonl: Annotated[bool, typer.Option("--jsonl", help="One JSON object per host, per sitemap, and totals.")] = False,
     html: Annotated[
         Path | None, typer.Option("--html", metavar="FILE", show_default=False,
-                                  help="Write one self-contained HTML page (charts inline) to FILE.")
+                                  help="Write one self-contained HTML page (charts inline) to FILE [default: none].")
     ] = None,
 ) -> None:
     """Print what the table says: per host and per sitemap counts and problems, freshness, totals.
@@ -753,5 +754,5 @@ def config_show(
 
 
 def main() -> None:
-    """Console entry point."""
-    app()
+    """Console entry point (also `python -m sitemapcrawl`, under the same name)."""
+    app(prog_name="sitemapcrawl")
