@@ -44,6 +44,7 @@ class Messages:
         """Print a line on stderr, above the live display if one runs."""
         live = self._live
         if live is not None:
+            live.refresh()  # the line left under the message shows the current counts
             live.console.print(message, markup=False, highlight=False, emoji=False, soft_wrap=True)
         else:
             sys.stderr.write(message + "\n")
@@ -72,7 +73,9 @@ class Messages:
                             progress.remove_task(task)
                         tasks.clear()
                         tasks[stage] = progress.add_task(stage, total=total, errors=0)
-                    progress.update(tasks[stage], completed=done, total=total, errors=errors)
+                        progress.update(tasks[stage], completed=done, total=total, errors=errors, refresh=True)
+                    else:
+                        progress.update(tasks[stage], completed=done, total=total, errors=errors)
 
                 yield update
             finally:

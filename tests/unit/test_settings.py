@@ -1,0 +1,216 @@
+"""Settings: every value checked at load, named with its source; `config show`.
+
+The generic tests run over every field of `Settings`, so a setting added
+later is covered by them without a new line here.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import typing
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from sitemapcrawl.cli import app
+from sitemapcrawl.config import MAX_NUMBER, ORDERED, RULES, Settings, field_types, load_settings, with_flags
+from sitemapcrawl.errors import UsageError
+
+runner = CliRunner()
+ENV = "SITEMAPCRAWL_"
+
+
+def number_fields() -> list[tuple[str, type]]:
+    return [(name, kind) for name, kind in field_types().items() if kind in (int, float)]
+
+
+def refused(tmp_path: Path, text: str | bytes, environ: dict[str, str] | None = None) -> str:
+    """The one-line error for a config file holding `text` (and `environ`)."""
+    path = tmp_path / "bad.toml"
+    path.write_bytes(text if isinstance(text, bytes) else text.encode())
+    with pytest.raises(UsageError) as caught:
+        load_settings(path, environ=environ or {})
+    message = str(caught.value)
+    assert "\n" not in message and len(message) < 300
+    return message
+
+
+@pytest.mark.parametrize(("toml", "expected"), [
+    ("threads = 0", "setting threads from file {path}: 0: out of range (allowed: 1..1_000)"),
+    ("threads = 1e999", "setting threads from file {path}: inf: expected a whole number"),
+    ("threads = 2.5", "setting threads from file {path}: 2.5: expected a whole number"),
+    ("threads = true", "setting threads from file {path}: True: expected a whole number"),
+    ("threads = \"8x\"", "setting threads from file {path}: '8x': expected a whole number"),
+    ("delay = -5", "setting delay from file {path}: -5: out of range (allowed: 0..86_400)"),
+    ("delay = inf", "setting delay from file {path}: inf: expected a finite number"),
+    ("delay = nan", "setting delay from file {path}: nan: expected a finite number"),
+    ("max_redirects = -1", "setting max_redirects from file {path}: -1: out of range (allowed: 0..100)"),
+    ("http_read_timeout = -3.0", "setting http_read_timeout from file {path}: -3.0: out of range"),
+    ("http_read_timeout = 0", "setting http_read_timeout from file {path}: 0: out of range (allowed: > 0"),
+    ("max_content_bytes = -1", "setting max_content_bytes from file {path}: -1: out of range"),
+    ('queue_by = "banana"', "setting queue_by from file {path}: 'banana': choose one of host, ip"),
+    ('crawl_mode = "fast"', "setting crawl_mode from file {path}: 'fast': choose one of sitemap-only, mixed, "
+                            "links-only"),
+    ("strict_scope = 3", "setting strict_scope from file {path}: 3: expected true or false"),
+    ("sitemap_trusted = [1, 2]", "setting sitemap_trusted from file {path}: [1, 2]: expected a list of text"),
+    ('hbase = "nowhere"', "setting hbase from file {path}: 'nowhere': expected HOST:PORT"),
+    ('hbase = "h:0"', "setting hbase from file {path}: 'h:0': port out of range (1..65535)"),
+    ('table_prefix = "a b"', "setting table_prefix from file {path}: 'a b': letters, digits"),
+    ('user_agent = "Bot\\u001b]0;x\\u0007"', "setting user_agent from file {path}: 'Bot\\x1b]0;x\\x07': control "
+                                            "characters are not allowed"),
+    ("url_filter = 3", "setting url_filter from file {path}: 3: expected a file path"),
+    ("max_fetch_interval = 100", "setting min_fetch_interval (3600, from default) must not exceed "
+                                 "max_fetch_interval (100, from file {path})"),
+    ("threads = [", "config file {path}: "),
+])
+def test_bad_values_in_a_file_are_refused_with_name_value_and_source(tmp_path: Path, toml: str, expected: str) -> None:
+    assert refused(tmp_path, toml).startswith(expected.format(path=tmp_path / "bad.toml"))
+
+
+def test_a_binary_config_file_is_refused_in_one_line(tmp_path: Path) -> None:
+    assert refused(tmp_path, bytes(range(256)) * 4) == f"config file {tmp_path / 'bad.toml'}: not UTF-8 text (byte 128)"
+    assert refused(tmp_path, b"\x00\x01threads = 3").startswith(f"config file {tmp_path / 'bad.toml'}: ")
+
+
+def test_missing_and_directory_config_files(tmp_path: Path) -> None:
+    with pytest.raises(UsageError, match="config file not found"):
+        load_settings(tmp_path / "nope.toml", environ={})
+    with pytest.raises(UsageError, match="is a directory"):
+        load_settings(tmp_path, environ={})
+
+
+def test_a_huge_bad_value_is_shown_shortened(tmp_path: Path) -> None:
+    message = refused(tmp_path, f'queue_by = "{"x" * 10_000}"')
+    assert "..." in message and len(message) < 300 and message.count("x") < 100
+
+
+def test_environment_values_are_converted_and_checked() -> None:
+    settings = load_settings(environ={f"{ENV}THREADS": " 4 ", f"{ENV}DELAY": "0.5", f"{ENV}STRICT_SCOPE": "off",
+                                      f"{ENV}SITEMAP_TRUSTED": "http://a/s.xml, http://b/s.xml",
+                                      f"{ENV}USER_AGENT": "Bot/1", f"{ENV}URL_FILTER": ""})
+    assert settings.threads == 4 and settings.delay == 0.5 and settings.strict_scope is False
+    assert settings.sitemap_trusted == ("http://a/s.xml", "http://b/s.xml") and settings.url_filter is None
+    assert settings.sources == {"threads": f"environment ${ENV}THREADS", "delay": f"environment ${ENV}DELAY",
+                                "strict_scope": f"environment ${ENV}STRICT_SCOPE",
+                                "sitemap_trusted": f"environment ${ENV}SITEMAP_TRUSTED",
+                                "user_agent": f"environment ${ENV}USER_AGENT",
+                                "url_filter": f"environment ${ENV}URL_FILTER"}
+    with pytest.raises(UsageError, match=rf"^setting threads from environment \${ENV}THREADS: '1e999': expected"):
+        load_settings(environ={f"{ENV}THREADS": "1e999"})
+    with pytest.raises(UsageError, match=rf"^setting delay from environment \${ENV}DELAY: 'inf': expected a finite"):
+        load_settings(environ={f"{ENV}DELAY": "inf"})
+
+
+def test_flags_override_and_are_checked_with_their_name(tmp_path: Path) -> None:
+    path = tmp_path / "ok.toml"
+    path.write_text('threads = 2\nuser-agent = "File/1"\n')
+    settings = load_settings(path, environ={f"{ENV}THREADS": "3"}, flags={"user_agent": "Flag/1", "hbase": None})
+    assert settings.threads == 3 and settings.user_agent == "Flag/1"
+    assert settings.sources["threads"] == f"environment ${ENV}THREADS"
+    assert settings.sources["user_agent"] == "flag --user-agent"
+    tuned = with_flags(settings, {"delay": 0.0, "threads": None})
+    assert tuned.delay == 0.0 and tuned.threads == 3 and tuned.sources["delay"] == "flag --delay"
+    for flags, message in [({"delay": math.inf}, "setting delay from flag --delay: inf: expected a finite number"),
+                           ({"delay": 1e300}, "setting delay from flag --delay: 1e+300: out of range"),
+                           ({"threads": 5000}, "setting threads from flag --threads: 5000: out of range")]:
+        with pytest.raises(UsageError) as caught:
+            with_flags(settings, flags)
+        assert str(caught.value).startswith(message)
+
+
+# --- generic over every setting -------------------------------------------------------
+
+
+def test_every_rule_names_a_setting_and_every_pair_is_ordered_by_default() -> None:
+    names = set(field_types())
+    assert set(RULES) <= names
+    defaults = Settings()
+    for small, large in ORDERED:
+        assert {small, large} <= names and getattr(defaults, small) <= getattr(defaults, large)
+
+
+@pytest.mark.parametrize("name", list(field_types()))
+def test_every_default_passes_its_own_checks(name: str) -> None:
+    value = getattr(Settings(), name)
+    if value is None:
+        return
+    shown = list(value) if isinstance(value, tuple) else str(value) if isinstance(value, Path) else value
+    settings = with_flags(Settings(), {name: shown})
+    assert getattr(settings, name) == value
+
+
+@pytest.mark.parametrize(("name", "kind"), number_fields())
+def test_every_number_setting_refuses_non_finite_negative_and_huge_values(name: str, kind: type) -> None:
+    bad = [math.inf, -math.inf, math.nan, MAX_NUMBER * 4, "1e999", "x"]
+    rule = RULES.get(name)
+    if rule is None or rule.low is not None:
+        bad.append(-1)
+    for value in bad:
+        with pytest.raises(UsageError, match=rf"^setting {name} from flag --{name.replace('_', '-')}: "):
+            with_flags(Settings(), {name: value})
+
+
+@pytest.mark.parametrize("name", [n for n, k in field_types().items() if k in (str, str | None)])
+def test_every_text_setting_refuses_control_characters(name: str) -> None:
+    with pytest.raises(UsageError, match=rf"^setting {name} from flag"):
+        with_flags(Settings(), {name: "a\x1b[31mb"})
+
+
+@pytest.mark.parametrize("name", [n for n, k in field_types().items() if k is bool])
+def test_every_boolean_setting_refuses_other_words(name: str) -> None:
+    with pytest.raises(UsageError, match=rf"^setting {name} from environment .*: 'maybe': expected true or false"):
+        load_settings(environ={ENV + name.upper(): "maybe"})
+
+
+@pytest.mark.parametrize("name", [n for n, k in field_types().items() if typing.get_origin(k) is tuple])
+def test_every_list_setting_takes_a_toml_array_or_commas(name: str, tmp_path: Path) -> None:
+    path = tmp_path / "list.toml"
+    path.write_text(f'{name} = ["a", "b"]\n')
+    assert getattr(load_settings(path, environ={}), name) == ("a", "b")
+    assert getattr(load_settings(environ={ENV + name.upper(): "a,b"}), name) == ("a", "b")
+
+
+# --- config show --------------------------------------------------------------------
+
+
+def test_config_show_prints_every_setting_and_its_source(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "crawl.toml"
+    path.write_text('delay = 2.0\nthreads = 2\nsomething_else = 1\n')
+    monkeypatch.setenv(f"{ENV}THREADS", "4")
+    result = runner.invoke(app, ["--config", str(path), "--user-agent", "Bot/1", "config", "show", "--json"])
+    assert result.exit_code == 0, result.output
+    shown = json.loads(result.stdout)
+    assert list(shown) == list(field_types())
+    assert shown["delay"] == {"value": 2.0, "source": f"file {path}"}
+    assert shown["threads"] == {"value": 4, "source": f"environment ${ENV}THREADS"}
+    assert shown["user_agent"] == {"value": "Bot/1", "source": "flag --user-agent"}
+    assert shown["hbase"] == {"value": "127.0.0.1:9090", "source": "default"}
+    assert shown["session_id_names"]["value"][0] == "jsessionid"
+    assert "unknown setting 'something_else' ignored" in result.stderr
+
+    text = runner.invoke(app, ["--config", str(path), "config", "show"])
+    assert text.exit_code == 0
+    lines = {line.removeprefix("# ").split(" ", 1)[0]: line for line in text.stdout.splitlines()}
+    assert lines["delay"].startswith("delay = 2.0") and lines["delay"].endswith(f"# file {path}")
+    assert lines["user_agent"].startswith("# user_agent = (not set)")
+    import tomllib
+
+    reread = tomllib.loads(text.stdout)  # the text form is TOML a config file can start from
+    assert reread["delay"] == 2.0 and "user_agent" not in reread
+
+
+@pytest.mark.parametrize(("args", "env", "message"), [
+    (["fetch", "--batch", "b", "--delay", "1e300"], {}, "setting delay from flag --delay: 1e+300: out of range"),
+    (["config", "show"], {f"{ENV}THREADS": "0"}, f"setting threads from environment ${ENV}THREADS: '0': out of"),
+    (["config", "show"], {f"{ENV}MAX_REDIRECTS": "-2"}, "setting max_redirects from environment"),
+])
+def test_the_command_line_exits_2_with_one_line(args: list[str], env: dict[str, str], message: str,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    result = runner.invoke(app, args)
+    assert result.exit_code == 2, result.output
+    assert result.stderr.startswith(f"sitemapcrawl: error: {message}")
+    assert len(result.stderr.strip().splitlines()) == 1 and "Traceback" not in result.output

@@ -1,0 +1,33 @@
+"""The README's settings table is the one `Settings` renders, and every setting has a meaning."""
+
+from __future__ import annotations
+
+from hbase_fixtures import REPO
+
+from sitemapcrawl.config import ENV_PREFIX, field_types
+from sitemapcrawl.settings_doc import field_docs, readme_section, settings_table
+
+FIX = "run: .venv/bin/python -m sitemapcrawl.settings_doc --write README.md"
+
+
+def test_the_readme_table_is_generated_from_settings() -> None:
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    assert readme_section(readme) == settings_table(), f"README settings table is stale; {FIX}"
+
+
+def test_every_setting_has_a_row_with_its_meaning() -> None:
+    docs = field_docs()
+    table = settings_table().splitlines()
+    assert len(table) == 2 + len(field_types())
+    for name in field_types():
+        assert docs.get(name), f"setting {name} has no docstring under its field in config.py"
+        row = next(line for line in table if line.startswith(f"| `{name}` |"))
+        assert f"`{ENV_PREFIX}{name.upper()}`" in row and docs[name].replace("|", "\\|") in row
+
+
+def test_known_rows() -> None:
+    table = settings_table()
+    assert "| `threads` | 8 | 1..1_000, whole | `SITEMAPCRAWL_THREADS` |" in table
+    assert "| `queue_by` | \"host\" | host, ip | `SITEMAPCRAWL_QUEUE_BY` |" in table
+    assert "| `http_read_timeout` | 30.0 | > 0, <= 86_400 | `SITEMAPCRAWL_HTTP_READ_TIMEOUT` |" in table
+    assert "| `hbase` | \"127.0.0.1:9090\" | HOST:PORT |" in table
