@@ -123,7 +123,8 @@ def global_options(
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Only errors on stderr.")] = False,
     log_file: Annotated[
         Path | None, typer.Option(metavar="FILE", show_default=False,
-                                  help="Also append the log, time-stamped, to FILE, at the level -v chose [default: none].")
+                                  help="Also append the log, time-stamped, to FILE, at the level -v chose "
+                                       "[default: none].")
     ] = None,
     version: Annotated[
         bool,
