@@ -109,3 +109,24 @@ def test_rows_written_are_readable_in_the_hbase_shell(settings: Settings, store:
     assert "column=f:hc" in out and "value=200" in out and "value=0.9" in out
     assert "f:st timestamp=" in out and "value=fetched" in out
     assert "1 row(s)" in out
+
+
+def test_crawl_on_a_fresh_prefix_creates_its_tables_and_says_so(  # type: ignore[no-untyped-def]
+        settings: Settings, make_testweb, tmp_path) -> None:
+    from sitemapcrawl.testweb import demo_web
+
+    web = make_testweb(demo_web())
+    seeds = tmp_path / "seeds.txt"
+    seeds.write_text("".join(f"{s}\n" for s in web.truth.seeds()))
+    result = runner.invoke(app, ["--hbase", settings.hbase, "--table-prefix", settings.table_prefix,
+                                 "--user-agent", "sitemapcrawl-test/1.0", "crawl", str(seeds), "--mode",
+                                 "sitemap-only", "--sitemaps-only-docs", "--rounds", "1", "--delay", "0"])
+    assert result.exit_code == 0, result.output
+    created = [line for line in result.stderr.splitlines() if line.startswith("crawl: created table")]
+    assert sorted(created) == sorted(f"crawl: created table {settings.table_prefix}{table} (it did not exist)"
+                                     for table in (HOST_TABLE, WEBPAGE_TABLE))
+    assert "round 1: batch" in result.stderr and "run `sitemapcrawl init`" not in result.stderr
+    assert "\r" not in result.stderr and "\x1b[" not in result.stderr  # not a terminal: plain lines only
+    again = runner.invoke(app, ["--hbase", settings.hbase, "--table-prefix", settings.table_prefix,
+                                "--user-agent", "sitemapcrawl-test/1.0", "crawl", "--rounds", "1", "--delay", "0"])
+    assert again.exit_code == 0 and "created table" not in again.stderr
