@@ -96,7 +96,7 @@ def test_parse_and_updatedb_commands(store: Store, settings: Settings, testweb: 
     nothing = runner.invoke(app, [*common, "updatedb", "--batch", "nope"])
     assert nothing.exit_code == 0 and "nothing to do" in nothing.stderr
     bad = runner.invoke(app, [*common, "parse", "--batch", "b9", "--mode", "everything"])
-    assert bad.exit_code == 2 and "crawl mode" in bad.stderr
+    assert bad.exit_code == 2 and "'everything' is not one of 'sitemap-only', 'mixed', 'links-only'" in bad.stderr
 
 
 def test_merged_inlinks_read_in_the_hbase_shell(store: Store, settings: Settings) -> None:
