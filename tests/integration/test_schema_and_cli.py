@@ -130,3 +130,34 @@ def test_crawl_on_a_fresh_prefix_creates_its_tables_and_says_so(  # type: ignore
     again = runner.invoke(app, ["--hbase", settings.hbase, "--table-prefix", settings.table_prefix,
                                 "--user-agent", "sitemapcrawl-test/1.0", "crawl", "--rounds", "1", "--delay", "0"])
     assert again.exit_code == 0 and "created table" not in again.stderr
+
+
+def test_on_a_terminal_the_live_line_runs_and_the_summary_stays(settings: Settings, store: Store) -> None:
+    import os
+    import pty
+    import re
+    import subprocess
+    import sys
+
+    controller, terminal = pty.openpty()
+    seeds = "".join(f"http://127.0.0.{2 + n % 3}:8000/page{n}\n" for n in range(300)) + "not a url\n"
+    env = {**os.environ, "COLUMNS": "100", "TERM": "xterm"}
+    done = subprocess.run([sys.executable, "-m", "sitemapcrawl", "--hbase", settings.hbase, "--table-prefix",
+                           settings.table_prefix, "inject", "-"], input=seeds.encode(), stdout=subprocess.PIPE,
+                          stderr=terminal, env=env, timeout=120)
+    os.close(terminal)
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(controller, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(controller)
+    shown = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", b"".join(chunks).decode("utf-8", "replace"))
+    assert done.returncode == 0 and done.stdout == b""
+    assert "seed lines" in shown and "301/?" in shown  # the live line, with the count
+    assert re.search(r"line 301: [^\r\n]*not a url", shown)  # a message printed above it
+    assert shown.rstrip().splitlines()[-1].startswith("inject: ")  # the summary stays, last
