@@ -445,6 +445,8 @@ def load_settings(
     (numbers finite and in range, choices, no control characters). Raises
     UsageError, one line naming the setting, the value and where it came
     from, for an unreadable file or a bad value.
+
+    Cost: one read of the file; a check per value given (defaults are not re-checked).
     """
     environ = os.environ if environ is None else environ
     types_by_name = field_types()
