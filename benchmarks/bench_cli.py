@@ -3,8 +3,8 @@
 Run: .venv/bin/python benchmarks/bench_cli.py [--repeat N]
 
 Every figure is a whole process, start to exit (wall clock, best of
-`--repeat` runs), measured in the same run as its floor, so the ratios hold
-on a busy machine:
+`--repeat` runs), measured in the same run as its floor and interleaved with
+it (one run of each command in turn), so the ratios hold on a busy machine:
 
 - start-up, against `python -c "import typer"`: `sitemapcrawl --version`,
   `--help` (targets: at most 1.5x) and `sitemap parse` of a one-entry local
@@ -56,18 +56,26 @@ print(count)
 """
 
 
-def best_of(command: list[str], repeat: int, stdout_path: Path | None = None) -> float:
-    """Best wall-clock seconds of `repeat` runs of `command` (which must exit 0)."""
-    times = []
+def run_once(command: list[str], stdout_path: Path | None = None) -> float:
+    """Wall-clock seconds of one run of `command`, start to exit (it must exit 0)."""
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    with open(stdout_path or os.devnull, "wb") as out:
+        started = time.perf_counter()
+        done = subprocess.run(command, stdout=out, stderr=subprocess.PIPE, env=env)
+        seconds = time.perf_counter() - started
+    if done.returncode != 0:
+        raise SystemExit(f"{' '.join(command)} failed: {done.stderr.decode()[-500:]}")
+    return seconds
+
+
+def best_of(commands: dict[str, tuple[list[str], Path | None]], repeat: int) -> dict[str, float]:
+    """Best seconds of `repeat` runs of each command, run in turn (a floor and what is compared
+    with it see the same load)."""
+    best = dict.fromkeys(commands, float("inf"))
     for _ in range(repeat):
-        with open(stdout_path or os.devnull, "wb") as out:
-            started = time.perf_counter()
-            done = subprocess.run(command, stdout=out, stderr=subprocess.PIPE, env=env)
-            times.append(time.perf_counter() - started)
-        if done.returncode != 0:
-            raise SystemExit(f"{' '.join(command)} failed: {done.stderr.decode()[-500:]}")
-    return min(times)
+        for name, (command, stdout_path) in commands.items():
+            best[name] = min(best[name], run_once(command, stdout_path))
+    return best
 
 
 def main() -> None:
@@ -84,22 +92,25 @@ def main() -> None:
             (folder / "big.xml.gz").write_bytes(gzip.compress(make_urlset(base, 0), 6))
             url = f"{base}/big.xml.gz"
             out = folder / "out.txt"
-            floor = best_of([PYTHON, "-c", "import typer"], args.repeat)
+            agent = ["--user-agent", "sitemapcrawl-bench/1.0"]
+            times = best_of({
+                "floor": ([PYTHON, "-c", "import typer"], None),
+                "version": ([*cli, "--version"], None),
+                "help": ([*cli, "--help"], None),
+                "small": ([*cli, "sitemap", "parse", str(small)], None),
+                "parse floor": ([PYTHON, "-c", FLOOR_SCRIPT, url], out),
+                "jsonl": ([*cli, *agent, "sitemap", "parse", url, "--jsonl"], out),
+                "table": ([*cli, *agent, "sitemap", "parse", url], out),
+            }, args.repeat)
+            floor, parse_floor = times["floor"], times["parse floor"]
             rows = [
                 ("start-up", "python -c 'import typer' (floor)", floor, floor, None),
-                ("start-up", "sitemapcrawl --version", best_of([*cli, "--version"], args.repeat), floor, 1.5),
-                ("start-up", "sitemapcrawl --help", best_of([*cli, "--help"], args.repeat), floor, 1.5),
-                ("start-up", "sitemap parse SMALL_FILE",
-                 best_of([*cli, "sitemap", "parse", str(small)], args.repeat), floor, 2.0),
-            ]
-            parse_floor = best_of([PYTHON, "-c", FLOOR_SCRIPT, url], args.repeat, out)
-            agent = ["--user-agent", "sitemapcrawl-bench/1.0"]
-            rows += [
+                ("start-up", "sitemapcrawl --version", times["version"], floor, 1.5),
+                ("start-up", "sitemapcrawl --help", times["help"], floor, 1.5),
+                ("start-up", "sitemap parse SMALL_FILE", times["small"], floor, 2.0),
                 ("output", "lxml iterparse script (floor)", parse_floor, parse_floor, None),
-                ("output", "sitemap parse URL --jsonl > FILE",
-                 best_of([*cli, *agent, "sitemap", "parse", url, "--jsonl"], args.repeat, out), parse_floor, 1.5),
-                ("output", "sitemap parse URL > FILE (table)",
-                 best_of([*cli, *agent, "sitemap", "parse", url], args.repeat, out), parse_floor, 1.5),
+                ("output", "sitemap parse URL --jsonl > FILE", times["jsonl"], parse_floor, 1.5),
+                ("output", "sitemap parse URL > FILE (table)", times["table"], parse_floor, 1.5),
             ]
             lines = sum(1 for _ in out.open())
         finally:

@@ -709,7 +709,8 @@ def report_command(
 def serve_command(
     bind: Annotated[str, typer.Option(metavar="ADDRESS",
                                       help="Address to listen on (127.0.0.1: this machine only).")] = "127.0.0.1",
-    port: Annotated[int, typer.Option(metavar="PORT", help="Port to listen on (0: any free port).")] = 8008,
+    port: Annotated[int, typer.Option(min=0, max=65_535, metavar="PORT",
+                                      help="Port to listen on (0: any free port).")] = 8008,
     refresh: Annotated[float, typer.Option(metavar="SECONDS",
                                            help="Seconds between refreshes from HBase (1 to 3600).")] = 5.0,
 ) -> None:

@@ -147,8 +147,8 @@ def _number(value: Any, target: type, low: Any, high: Any, param: Any, ctx: Any)
     if isinstance(number, float) and not math.isfinite(number):
         raise _click.exceptions.BadParameter(f"{value!r} is not a finite number.", ctx=ctx, param=param)
     if (low is not None and number < low) or (high is not None and number > high):
-        bounds = " and ".join(part for part in (
-            f"x>={low}" if low is not None else "", f"x<={high}" if high is not None else "") if part)
+        bounds = (f"{low}<=x<={high}" if low is not None and high is not None
+                  else f"x>={low}" if low is not None else f"x<={high}")
         raise _click.exceptions.BadParameter(f"{value} is not in the range {bounds}.", ctx=ctx, param=param)
     return number
 
