@@ -294,9 +294,7 @@ ORDERED: tuple[tuple[str, str], ...] = (
 #: What the text settings with a format accept (checked in `_check`).
 TEXT_FORMATS = {
     "hbase": "HOST:PORT",
-    "table_prefix": "letters, digits, _ . - and one : (namespace)",
 }
-_TABLE_PREFIX = re.compile(r"[A-Za-z0-9_.\-]*(:[A-Za-z0-9_.\-]*)?")
 _SHOWN = 80
 
 
@@ -396,8 +394,6 @@ def _check(name: str, value: Any) -> None:
                 raise ValueError("expected HOST:PORT") from None
             if not 0 < port < 65_536:
                 raise ValueError("port out of range (1..65535)")
-        if name == "table_prefix" and not _TABLE_PREFIX.fullmatch(value):
-            raise ValueError(TEXT_FORMATS[name] + " only")
 
 
 def _setting(name: str, value: Any, target: Any, source: str) -> Any:

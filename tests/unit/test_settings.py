@@ -57,7 +57,6 @@ def refused(tmp_path: Path, text: str | bytes, environ: dict[str, str] | None = 
     ("sitemap_trusted = [1, 2]", "setting sitemap_trusted from file {path}: [1, 2]: expected a list of text"),
     ('hbase = "nowhere"', "setting hbase from file {path}: 'nowhere': expected HOST:PORT"),
     ('hbase = "h:0"', "setting hbase from file {path}: 'h:0': port out of range (1..65535)"),
-    ('table_prefix = "a b"', "setting table_prefix from file {path}: 'a b': letters, digits"),
     ('user_agent = "Bot\\u001b]0;x\\u0007"', "setting user_agent from file {path}: 'Bot\\x1b]0;x\\x07': control "
                                             "characters are not allowed"),
     ("url_filter = 3", "setting url_filter from file {path}: 3: expected a file path"),
