@@ -63,7 +63,8 @@ print(count)
 REPO = Path(__file__).resolve().parents[1]
 #: As a user's shell runs it: bytecode cached (pip compiles it on install;
 #: PYTHONDONTWRITEBYTECODE would recompile every module at every start), output
-#: buffered. `main` puts the measured checkout first on the path.
+#: buffered. `main` puts the measured checkout first on the path (and runs in it:
+#: `python -m` looks in the working directory first).
 ENV = {k: v for k, v in os.environ.items() if k not in ("PYTHONDONTWRITEBYTECODE", "PYTHONUNBUFFERED")}
 
 
@@ -72,7 +73,7 @@ def run_once(command: list[str], stdout_path: Path | None = None) -> float:
     env = ENV
     with open(stdout_path or os.devnull, "wb") as out:
         started = time.perf_counter()
-        done = subprocess.run(command, stdout=out, stderr=subprocess.PIPE, env=env)
+        done = subprocess.run(command, stdout=out, stderr=subprocess.PIPE, env=env, cwd=ENV["PYTHONPATH"])
         seconds = time.perf_counter() - started
     if done.returncode != 0:
         raise SystemExit(f"{' '.join(command)} failed: {done.stderr.decode()[-500:]}")
