@@ -47,7 +47,10 @@ class Messages:
             live.refresh()  # the line left under the message shows the current counts
             live.console.print(message, markup=False, highlight=False, emoji=False, soft_wrap=True)
         else:
-            sys.stderr.write(message + "\n")
+            try:
+                sys.stderr.write(message + "\n")
+            except UnicodeEncodeError:  # a surrogate-escaped byte, or a terminal that is not UTF-8
+                sys.stderr.write(message.encode("ascii", "backslashreplace").decode("ascii") + "\n")
             sys.stderr.flush()
 
     @contextlib.contextmanager

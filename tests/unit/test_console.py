@@ -137,3 +137,8 @@ def test_log_lines_go_above_the_live_display(restore_logging: None) -> None:
     out = plain(buffer.getvalue())
     assert "INFO sitemapcrawl.jobs.fetch: robots.txt fetched" in out
     assert out.rstrip().splitlines()[-1].count("2/2") == 1
+
+
+def test_a_message_that_cannot_be_encoded_is_escaped_not_a_traceback(capsys: pytest.CaptureFixture[str]) -> None:
+    Messages().echo("line 3: not UTF-8: http://a/\udcff")
+    assert capsys.readouterr().err == "line 3: not UTF-8: http://a/\\udcff\n"
