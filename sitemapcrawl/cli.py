@@ -1,8 +1,16 @@
 """The command line: parse options, build the settings once, call a job, print.
 
-No crawl logic lives here. Data goes to stdout, messages to stderr. Every
-`SitemapCrawlError` becomes one line on stderr and its exit code in `main`;
-nothing else is caught, so a bug still shows its traceback.
+No crawl logic lives here. Data goes to stdout, messages to stderr (through
+`console`, above the live progress line on a terminal). Every
+`SitemapCrawlError` becomes one line on stderr and its exit code in
+`cli_core.CommandGroup`; nothing else is caught, so a bug still shows its
+traceback.
+
+A new command follows the pattern below: options with an explicit `metavar`
+(or an Enum from `modes` for choices) and a visible default, a docstring
+with a `\b`-protected `Example:` line of at most 80 columns, and its job
+module imported inside the body. `tests/unit/test_cli_help.py` and
+`test_cli_startup.py` check every command for these.
 """
 
 # No `from __future__ import annotations` here: typer would then eval every
