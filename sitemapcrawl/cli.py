@@ -8,7 +8,7 @@ traceback.
 
 A new command follows the pattern below: options with an explicit `metavar`
 (or an Enum from `modes` for choices) and a visible default, a docstring
-with a `\b`-protected `Example:` line of at most 80 columns, and its job
+with a `\\b`-protected `Example:` line of at most 80 columns, and its job
 module imported inside the body. `tests/unit/test_cli_help.py` and
 `test_cli_startup.py` check every command for these.
 """
