@@ -138,6 +138,8 @@ def test_options_have_metavars_defaults_and_choices(path: list[str]) -> None:
         else:
             assert param.metavar and re.fullmatch(r"[A-Z][A-Z_:/|]*", param.metavar), \
                 f"{' '.join(path)} {param.name}: metavar {param.metavar!r}"
+        for setting_name in re.findall(r"\[setting (\w+);", help_line):
+            assert f"env SITEMAPCRAWL_{setting_name.upper()}; default: " in help_line, help_line
         assert "default" in help_line or param.required, f"{' '.join(path)} {param.name}: no default in {help_line!r}"
     assert text
 
