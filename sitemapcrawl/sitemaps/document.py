@@ -34,13 +34,14 @@ from sitemapcrawl.sitemaps.decompress import (
 from sitemapcrawl.sitemaps.feeds import atom_reader, atom_tags, rss_reader, rss_tags
 from sitemapcrawl.sitemaps.limits import ByteSource, CappedReader, EntryTally, SitemapLimits
 from sitemapcrawl.sitemaps.model import (
+    LENIENCIES,
     Entry,
     NotASitemapError,
     ParseReport,
     SitemapError,
     SitemapKind,
 )
-from sitemapcrawl.sitemaps.scope import Scope, ScopeContext
+from sitemapcrawl.sitemaps.scope import HOST, Scope, ScopeContext
 from sitemapcrawl.sitemaps.sniff import (
     Container,
     Detected,
@@ -118,12 +119,18 @@ class SitemapDocument:
         return ParseReport(
             kept=tally.kept,
             dropped_scope=tally.dropped_scope,
+            dropped_host=tally.dropped_host,
             over_limit=tally.over_limit,
             invalid=tally.invalid,
             bytes_limit_hit=self._bytes_limit_hit,
             truncated=self._truncated,
             bytes_read=self._bytes_read,
             problems=tuple(self._problems) + self._summary(),
+            warnings=tuple(
+                message.format(n=tally.lenient[message])
+                for message in LENIENCIES
+                if tally.lenient[message]
+            ),
         )
 
     def _summary(self) -> tuple[str, ...]:
@@ -139,8 +146,14 @@ class SitemapDocument:
                 f"byte limit: stopped reading at {limits.max_bytes:,} uncompressed bytes "
                 f"(max_bytes={limits.max_bytes:,}); entries before it kept"
             )
-        if tally.dropped_scope:
-            out.append(f"{tally.dropped_scope:,} entries outside the sitemap's scope dropped")
+        folder, host = tally.dropped_scope - tally.dropped_host, tally.dropped_host
+        if folder:
+            out.append(f"{folder:,} entries out of scope: folder (outside the sitemap's folder) dropped")
+        if host:
+            out.append(
+                f"{host:,} entries out of scope: host (a host that does not vouch for "
+                "this sitemap) dropped"
+            )
         if tally.invalid:
             out.append(f"{tally.invalid:,} entries without a usable http(s) URL skipped")
         nothing = not (tally.kept or tally.dropped_scope or tally.over_limit or tally.invalid)
@@ -199,9 +212,9 @@ class SitemapDocument:
         if kind is SitemapKind.TEXT:
             return None, _admit(text_entries(capped, part.detected.encoding), scope, max_urls, tally)
         if kind is SitemapKind.INDEX:
-            xml = XmlEntries(capped, sitemap_tags(namespace), sitemap_reader(namespace))
+            xml = XmlEntries(capped, sitemap_tags(namespace), sitemap_reader(namespace, tally.lenient))
         elif kind is SitemapKind.RSS:
-            xml = XmlEntries(capped, rss_tags(), rss_reader())
+            xml = XmlEntries(capped, rss_tags(), rss_reader(tally.lenient))
         else:
             xml = XmlEntries(capped, atom_tags(namespace), atom_reader(self.url))
         return xml, _admit(iter(xml), scope, max_urls, tally)
@@ -225,6 +238,7 @@ def _admit(
     """
     kept, invalid = tally.kept, tally.invalid
     dropped, over = tally.dropped_scope, tally.over_limit
+    dropped_host = tally.dropped_host
     allows = scope.allows
     try:
         for entry in entries:
@@ -232,6 +246,8 @@ def _admit(
                 invalid += 1
             elif not allows(entry.loc):
                 dropped += 1
+                if scope.why_not(entry.loc) == HOST:
+                    dropped_host += 1
             elif kept >= max_urls:
                 over += 1
             else:
@@ -240,6 +256,7 @@ def _admit(
     finally:
         tally.kept, tally.invalid = kept, invalid
         tally.dropped_scope, tally.over_limit = dropped, over
+        tally.dropped_host = dropped_host
 
 
 def _peel_gzip(stream: PeekReader) -> tuple[PeekReader, list[GzipReader]]:

@@ -1,18 +1,21 @@
 """RSS 2.0 and Atom 0.3 / 1.0 feeds read as sitemaps (one page per item / entry).
 
-RSS: `item/link` (or a permalink `guid` when there is no link), `pubDate` ->
-lastmod. Atom: the `link` with `rel="alternate"` or no `rel` (relative hrefs
-resolved against the feed's URL), `updated` (1.0) / `modified` (0.3) ->
-lastmod, falling back to `published` / `issued`. Feeds carry no changefreq or
-priority. The elements are streamed by `xml.XmlEntries` like any sitemap.
+RSS: `item/link`, or, when an item has no usable link, its `guid` if that is
+an absolute http(s) URL whatever `isPermaLink` says (as crawler-commons reads
+it; counted as a leniency warning), `pubDate` -> lastmod. Atom: the `link`
+with `rel="alternate"` or no `rel` (relative hrefs resolved against the
+feed's URL), `updated` (1.0) / `modified` (0.3) -> lastmod, falling back
+to `published` / `issued`. Feeds carry no changefreq or priority. The
+elements are streamed by `xml.XmlEntries` like any sitemap.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 from urllib.parse import urljoin
 
-from sitemapcrawl.sitemaps.model import PageEntry
+from sitemapcrawl.sitemaps.model import LINK_FROM_GUID, PageEntry
 from sitemapcrawl.sitemaps.normalize import normalize_loc, parse_feed_date, parse_lastmod
 from sitemapcrawl.sitemaps.xml import ElementReader, split_tag
 
@@ -30,24 +33,26 @@ def atom_tags(namespace: str) -> tuple[str, ...]:
     return (f"{{{namespace}}}entry",) if namespace else ("entry",)
 
 
-def rss_reader() -> ElementReader:
-    """A reader of RSS `item` elements."""
+def rss_reader(lenient: Counter[str] | None = None) -> ElementReader:
+    """A reader of RSS `item` elements; guid fallbacks are counted in `lenient`."""
+    forgiven = Counter[str]() if lenient is None else lenient
 
     def read(element: Any) -> PageEntry | None:
         link = guid = date = None
-        permalink = True
         for child in element:
             tag = child.tag
             if tag == "link":
                 link = child.text
             elif tag == "guid":
                 guid = child.text
-                permalink = (child.get("isPermaLink") or "true").strip().lower() != "false"
             elif tag == "pubDate":
                 date = child.text
-        loc = normalize_loc(link) or (normalize_loc(guid) if permalink else None)
+        loc = normalize_loc(link)
         if loc is None:
-            return None
+            loc = normalize_loc(guid)
+            if loc is None:
+                return None
+            forgiven[LINK_FROM_GUID] += 1
         return PageEntry(loc, parse_feed_date(date))
 
     return read

@@ -10,6 +10,7 @@ document's entries (the URL limit is enforced against its `kept`).
 from __future__ import annotations
 
 import io
+from collections import Counter
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
@@ -29,21 +30,26 @@ class EntryTally:
     """What became of one document's entries so far (mutable, shared by its parts).
 
     `kept`: handed out (the URL limit applies to it); `dropped_scope`: outside
-    the sitemap's scope; `over_limit`: valid and in scope but after the URL
-    limit; `invalid`: no usable http(s) URL. The loops that count
+    the sitemap's scope, `dropped_host` of them on a host that neither holds
+    nor vouches for the sitemap (the rest are outside its folder);
+    `over_limit`: valid and in scope but after the URL limit; `invalid`: no
+    usable http(s) URL; `lenient`: entries read although they break the
+    rules, by what was forgiven (a warning for the site owner). The loops that count
     (`document._admit`, `xml.UrlsetEntries`) keep the numbers in locals and
     store them here when they stop, so the values are current between parts,
     not while one is being read. A plain slotted class: it is created per
     document and is internal, so it needs none of a dataclass's methods.
     """
 
-    __slots__ = ("dropped_scope", "invalid", "kept", "over_limit")
+    __slots__ = ("dropped_host", "dropped_scope", "invalid", "kept", "lenient", "over_limit")
 
     def __init__(self) -> None:
         self.kept = 0
         self.dropped_scope = 0
+        self.dropped_host = 0
         self.over_limit = 0
         self.invalid = 0
+        self.lenient: Counter[str] = Counter()
 
 
 @dataclass(frozen=True)

@@ -198,6 +198,8 @@ class ParseReport:
     """Entries handed out."""
     dropped_scope: int = 0
     """Entries outside the sitemap's scope (strict scope)."""
+    dropped_host: int = 0
+    """Of `dropped_scope`, those on a host that neither holds nor vouches for the sitemap."""
     over_limit: int = 0
     """Valid, in-scope entries after the URL limit (not handed out)."""
     invalid: int = 0
@@ -210,6 +212,23 @@ class ParseReport:
     """Uncompressed bytes read."""
     problems: tuple[str, ...] = ()
     """Short sentences for a person, one per kind of problem."""
+    warnings: tuple[str, ...] = ()
+    """Entries read although they break the rules, one sentence per leniency with its
+    count (`LENIENCIES`): the site owner should fix them; other readers may not forgive them."""
+
+    @property
+    def dropped_folder(self) -> int:
+        """Of `dropped_scope`, those on the sitemap's own host but outside its folder."""
+        return self.dropped_scope - self.dropped_host
+
+
+#: What the engine forgives, as the warning texts say it (`{n}` is the count).
+#: crawler-commons reads the same: a <url> or <sitemap> whose URL is its own text,
+#: and an RSS item whose only URL is its <guid>.
+LOC_FROM_TEXT_URL = "{n:,} <url> element(s) without <loc>: the URL was read from the element's own text"
+LOC_FROM_TEXT_SITEMAP = "{n:,} <sitemap> element(s) without <loc>: the URL was read from the element's own text"
+LINK_FROM_GUID = "{n:,} RSS item(s) without <link>: the URL was read from <guid>"
+LENIENCIES = (LOC_FROM_TEXT_URL, LOC_FROM_TEXT_SITEMAP, LINK_FROM_GUID)
 
 
 class NotASitemapError(SitemapError):

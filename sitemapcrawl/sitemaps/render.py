@@ -66,8 +66,9 @@ def table_row(entry: Entry) -> str:
 
 
 def report_lines(report: ParseReport) -> list[str]:
-    """The warnings of a report, one line each, for stderr."""
-    return [f"warning: {problem}" for problem in report.problems]
+    """The problems and leniency warnings of a report, one line each, for stderr."""
+    lines = [f"warning: {problem}" for problem in report.problems]
+    return lines + [f"warning: lenient read: {warning}" for warning in report.warnings]
 
 
 def report_summary(kind: SitemapKind, report: ParseReport) -> str:
@@ -89,7 +90,9 @@ def tree_line(node: TreeNode) -> str:
         if node.kind is SitemapKind.INDEX
         else f"{node.report.kept:,} urls"
     )
-    problems = "; ".join(node.report.problems)
+    problems = "; ".join(
+        (*node.report.problems, *(f"lenient read: {w}" for w in node.report.warnings))
+    )
     tail = f"  ! {problems}" if problems else ""
     return f"{indent}{node.url}  [{node.kind.value}, {node.via}] {counts}{tail}"
 
@@ -106,9 +109,12 @@ def tree_json_line(node: TreeNode) -> str:
         "urls": None if report is None or node.kind is SitemapKind.INDEX else report.kept,
         "sitemaps": node.children if node.kind is SitemapKind.INDEX else None,
         "dropped_scope": None if report is None else report.dropped_scope,
+        "dropped_folder": None if report is None else report.dropped_folder,
+        "dropped_host": None if report is None else report.dropped_host,
         "over_limit": None if report is None else report.over_limit,
         "invalid": None if report is None else report.invalid,
         "problems": [] if report is None else list(report.problems),
+        "warnings": [] if report is None else list(report.warnings),
         "error": node.error,
     }
     return json.dumps(data, ensure_ascii=False, separators=(",", ":"))

@@ -16,6 +16,7 @@ never handed out.
 from __future__ import annotations
 
 import contextlib
+from collections import Counter
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from typing import Any
@@ -24,6 +25,8 @@ from lxml import etree
 
 from sitemapcrawl.sitemaps.limits import ByteSource, EntryTally
 from sitemapcrawl.sitemaps.model import (
+    LOC_FROM_TEXT_SITEMAP,
+    LOC_FROM_TEXT_URL,
     Alternate,
     Entry,
     Image,
@@ -42,7 +45,7 @@ from sitemapcrawl.sitemaps.normalize import (
     parse_priority,
     parse_text,
 )
-from sitemapcrawl.sitemaps.scope import Scope
+from sitemapcrawl.sitemaps.scope import HOST, Scope
 
 SITEMAP_NS = "http://www.sitemaps.org/schemas/sitemap/0.9"
 SITEMAP_084_NS = "http://www.google.com/schemas/sitemap/0.84"
@@ -241,6 +244,8 @@ class UrlsetEntries(_XmlStream):
         max_urls, tally = self._max_urls, self._tally
         kept, invalid = tally.kept, tally.invalid
         dropped, over = tally.dropped_scope, tally.over_limit
+        dropped_host, from_text = tally.dropped_host, 0
+        why_not = self._scope.why_not
         changefreqs, priorities = CHANGEFREQS, COMMON_PRIORITIES
         fromisoformat, utc = datetime.fromisoformat, UTC
         new_tuple, no_extensions = tuple.__new__, _NO_EXTENSIONS
@@ -271,6 +276,11 @@ class UrlsetEntries(_XmlStream):
                         if extensions is None:
                             extensions = []
                         extensions.append(child)
+                if loc is None:
+                    # Lenient (as crawler-commons): <url>http://...</url> with no <loc>.
+                    loc = loc_from_text(element)
+                    if loc is not None:
+                        from_text += 1
                 extras = None if extensions is None else _extensions(extensions)
                 # Not cleared one by one: pruning frees the finished entries, 256 at a time.
                 done += 1
@@ -296,6 +306,8 @@ class UrlsetEntries(_XmlStream):
                         continue
                     if not allows(loc):
                         dropped += 1
+                        if why_not(loc) == HOST:
+                            dropped_host += 1
                         continue
                 if kept >= max_urls:
                     over += 1
@@ -333,7 +345,16 @@ class UrlsetEntries(_XmlStream):
         finally:
             tally.kept, tally.invalid = kept, invalid
             tally.dropped_scope, tally.over_limit = dropped, over
+            tally.dropped_host = dropped_host
+            if from_text:
+                tally.lenient[LOC_FROM_TEXT_URL] += from_text
         self._check(events)
+
+
+def loc_from_text(element: Any) -> str | None:
+    """The URL an entry element holds as its own text (no `<loc>` child), or None."""
+    text = element.text
+    return None if text is None else normalize_loc(text)
 
 
 def url_tags(namespace: str) -> tuple[str, ...]:
@@ -354,9 +375,14 @@ def _fields(namespace: str) -> dict[str, int]:
     return out
 
 
-def sitemap_reader(namespace: str) -> ElementReader:
-    """A reader of `sitemap` elements (children of a sitemap index)."""
+def sitemap_reader(namespace: str, lenient: Counter[str] | None = None) -> ElementReader:
+    """A reader of `sitemap` elements (children of a sitemap index).
+
+    A `sitemap` element with no `<loc>` whose own text is a URL is read too,
+    counted in `lenient` (`LOC_FROM_TEXT_SITEMAP`).
+    """
     fields = _fields(namespace)
+    forgiven = Counter[str]() if lenient is None else lenient
 
     def read(element: Any) -> SitemapRef | None:
         values: list[str | None] = [None, None, None, None]
@@ -364,7 +390,12 @@ def sitemap_reader(namespace: str) -> ElementReader:
             index = fields.get(child.tag)
             if index is not None:
                 values[index] = child.text
-        loc = normalize_loc(values[0])
+        if values[0] is None:
+            loc = loc_from_text(element)
+            if loc is not None:
+                forgiven[LOC_FROM_TEXT_SITEMAP] += 1
+        else:
+            loc = normalize_loc(values[0])
         if loc is None:
             return None
         return SitemapRef(loc, parse_lastmod(values[1]))
