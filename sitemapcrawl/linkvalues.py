@@ -11,7 +11,7 @@ link grants, the score it passes on, the batch that wrote it.
 Inlink cell (`il:<source URL>`), readable in `hbase shell`::
 
     sitemap pr=0.8 cf=daily lm=2024-03-01T00:00:00Z dp=1 ra=0 b=20250101-ab12
-    index lm=2024-03-02T10:00:00Z dp=1 ra=0 b=...
+    index lm=2024-03-02T10:00:00Z dp=1 ra=0 vb=example.com@1 b=...
     link dp=1 ra=0 sc=0.25 b=...<TAB>About us
     link dp=1 ra=0 sc=0.25 sm=1 b=...<TAB>Sitemap
     redirect dp=2 ra=0 b=...
@@ -21,7 +21,9 @@ never hold spaces; unknown keys are ignored, so newer writers can add some),
 then, for links, a tab and the anchor text. Keys: `pr` priority, `cf`
 changefreq, `lm` lastmod (UTC, fixed width), `dp` depth and `ra` radius
 granted to the target, `sc` score passed on, `sm=1` the link points at a
-sitemap candidate, `b` the batch id.
+sitemap candidate, `vb` the hosts that vouch for a child sitemap through
+this index, each `HOST@LEVEL`, comma-separated (see `sitemaps.scope`), `b`
+the batch id.
 
 Outlink cell (`ol:<target URL>`): `a` (an ordinary link) or `sitemap` (a
 `<link rel="sitemap">` or a link to a `.xml`/`.xml.gz` file), then a tab and
@@ -78,6 +80,8 @@ class Inlink:
     score: float | None = None
     sitemap_candidate: bool = False
     anchor: str = ""
+    vouched_by: tuple[tuple[str, int], ...] = ()
+    """(host, index levels) that vouch for the target through this index (index cells)."""
 
 
 @dataclass(frozen=True)
@@ -107,6 +111,8 @@ def format_inlink(link: Inlink) -> str:
         words.append(f"sc={link.score:.6g}")
     if link.sitemap_candidate:
         words.append("sm=1")
+    if link.vouched_by:
+        words.append("vb=" + ",".join(f"{host}@{level}" for host, level in link.vouched_by))
     if link.batch:
         words.append(f"b={link.batch}")
     text = " ".join(words)
@@ -139,7 +145,17 @@ def parse_inlink(text: str) -> Inlink | None:
     if score is not None and not math.isfinite(score):
         score = None
     return Inlink(kind, depth, radius, pairs.get("b", ""), priority, changefreq, lastmod, score,
-                  pairs.get("sm") == "1", anchor)
+                  pairs.get("sm") == "1", anchor, _vouchers(pairs.get("vb", "")))
+
+
+def _vouchers(text: str) -> tuple[tuple[str, int], ...]:
+    """`host@level,...` -> pairs; malformed items are skipped."""
+    out = []
+    for item in text.split(","):
+        host, _, level = item.rpartition("@")
+        if host and level.isdigit():
+            out.append((host, int(level)))
+    return tuple(out)
 
 
 def format_outlink(link: Outlink) -> str:

@@ -245,6 +245,11 @@ class WebPage:
     blacklisted: str | None = col(
         "s", "bl", TEXT, "why this sitemap is never fetched", "detect, generate, parse, updatedb")
     cross_submitters: tuple[str, ...] | None = col("s", "cs", LINES, "robots.txt URLs that list this sitemap", "detect")
+    vouched_by: tuple[str, ...] | None = col(
+        "s", "vb", LINES, "hosts that vouch for this sitemap, one `HOST LEVEL` a line (LEVEL: indexes between)",
+        "inject, detect, parse")
+    sitemap_warnings: tuple[str, ...] | None = col(
+        "s", "wn", LINES, "lenient reads of this sitemap: rules it breaks, with counts", "parse")
     # s: sitemap quality (sitemapcrawl/quality.py), on sitemap rows; weighted priority on listed rows
     quality: float | None = col("s", "q", FLOAT, "sitemap quality score in [0, 1]", "updatedb")
     quality_state: QualityState | None = col(

@@ -3,8 +3,9 @@
 A seed file has one URL per line, `#` comments, and optional tab-separated
 `key=value` metadata: `score`, `fetchInterval` (seconds), `depth`, `radius`,
 `sitemap=true` (the URL is a sitemap document), `sitemaps=URL1 URL2` (sitemaps
-that belong to the seed). Bad lines are reported with their line number and
-skipped; the rest is injected.
+that belong to the seed). An injected sitemap is vouched for by the seed's
+host (`s:vb`): it may list any URL on that host (see `sitemaps.scope`). Bad
+lines are reported with their line number and skipped; the rest is injected.
 
 Streaming: seeds are read, merged with the rows they meet and written in
 chunks of `hbase_batch_size`, so a million seeds cost one chunk of memory.
@@ -25,6 +26,7 @@ from sitemapcrawl import urls
 from sitemapcrawl.config import Settings
 from sitemapcrawl.errors import InvalidUrlError
 from sitemapcrawl.jobs.rules import UrlRules
+from sitemapcrawl.sitemaps.scope import format_vouchers, merge_vouchers, parse_vouchers, vouch_host
 from sitemapcrawl.store import Store
 from sitemapcrawl.webpage import (
     WEBPAGE_TABLE,
@@ -40,7 +42,7 @@ log = logging.getLogger(__name__)
 
 _TRUE = {"true", "yes", "1"}
 _FALSE = {"false", "no", "0"}
-_READ_FIELDS = ["status", "score", "depth", "radius", "is_sitemap", "sitemap_source"]
+_READ_FIELDS = ["status", "score", "depth", "radius", "is_sitemap", "sitemap_source", "vouched_by"]
 
 
 @dataclass(frozen=True)
@@ -55,6 +57,8 @@ class Seed:
     radius: int | None = None
     is_seed: bool = True
     is_sitemap: bool = False
+    vouched_by: tuple[str, ...] = ()
+    """Hosts that vouch for this sitemap: the host of the seed line that named it."""
 
 
 @dataclass(frozen=True)
@@ -158,8 +162,12 @@ def parse_seed_line(text: str, line: int, rules: UrlRules) -> list[Seed]:
         reason = rules.blacklist.match(candidate)
         if reason is not None:
             raise SeedLineError("blacklisted", f"sitemap {candidate}: {reason}")
+    voucher = tuple(host for host in [vouch_host(url)] if host is not None)
+    if seed.is_sitemap:
+        seed = replace(seed, vouched_by=voucher)
     sitemaps = [
-        Seed(u, line, depth=seed.depth, radius=seed.radius, is_seed=False, is_sitemap=True) for u in sitemap_urls
+        Seed(u, line, depth=seed.depth, radius=seed.radius, is_seed=False, is_sitemap=True, vouched_by=voucher)
+        for u in sitemap_urls
     ]
     return [seed, *sitemaps]
 
@@ -182,6 +190,7 @@ def _merge_seeds(old: Seed, new: Seed) -> Seed:
         radius=_most(old.radius, new.radius),
         is_seed=old.is_seed or new.is_seed,
         is_sitemap=old.is_sitemap or new.is_sitemap,
+        vouched_by=tuple(dict.fromkeys(old.vouched_by + new.vouched_by)),
     )
 
 
@@ -202,6 +211,10 @@ def row_for_seed(seed: Seed, existing: WebPage | None, now: datetime, settings: 
         sitemap_fields["is_sitemap"] = True
         if existing is None or existing.sitemap_source is None:
             sitemap_fields["sitemap_source"] = SitemapSource.SEED
+        if seed.vouched_by:
+            known = parse_vouchers(existing.vouched_by or ()) if existing is not None else {}
+            direct = dict.fromkeys(seed.vouched_by, 0)
+            sitemap_fields["vouched_by"] = format_vouchers(merge_vouchers(known, direct))
     if existing is None:
         return WebPage(
             seed.url,

@@ -7,15 +7,19 @@ when its work is written.
 
 Sitemap rows (`s:sm`): a blacklisted sitemap is never parsed (the reason goes
 to `s:bl`). A sitemap fetched in this batch (status fetched) is read from its
-stored body (`c:raw`) by the sitemap engine, with strict scope extended by
-the robots.txt files that cross-submitted it (`s:cs`). Every page entry
+stored body (`c:raw`) by the sitemap engine, with strict scope widened by the
+hosts that vouch for it (`sitemaps.scope`): those recorded on its row (`s:vb`,
+by detect and inject; `s:cs`, robots.txt cross-submissions) and those its
+indexes pass on in their `il:` cells (`vb=`). The union is written back to
+`s:vb`, and each child of an index inherits it one level further, within
+`max_index_depth`. Every page entry
 (urlset, text, RSS, Atom) becomes one inlink cell on the *target* row,
 `il:<sitemap URL>` = `sitemap pr=.. cf=.. lm=.. dp=.. ra=.. b=BATCH`, plus the
 marker `k:dsc` = batch id; every child of an index becomes `il:<index URL>` =
 `index lm=.. dp=.. ra=..` and the marker. updatedb later merges these cells
 into the rows' hints, flags and schedules (see `sitemapcrawl.jobs.updatedb`).
 The sitemap row records its type, entries written, drops (scope, filter,
-limits) and problems, and the parse time. A sitemap has no outlinks.
+limits), problems, leniency warnings (`s:wn`) and the parse time. A sitemap has no outlinks.
 
 The design question, settled: how do 50,000 entries per document, many
 documents per batch, reach their rows without clobbering and in bounded
@@ -54,7 +58,7 @@ from __future__ import annotations
 import logging
 from collections import Counter
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 
 from sitemapcrawl import urls
@@ -62,11 +66,26 @@ from sitemapcrawl.errors import CellDecodeError, InvalidUrlError, SitemapError
 from sitemapcrawl.htmllinks import extract_links
 from sitemapcrawl.jobs.generate import CrawlMode, crawl_mode
 from sitemapcrawl.jobs.rules import UrlRules
-from sitemapcrawl.linkvalues import Inlink, InlinkKind, Outlink, OutlinkKind, format_inlink, format_outlink, hop
+from sitemapcrawl.linkvalues import (
+    Inlink,
+    InlinkKind,
+    Outlink,
+    OutlinkKind,
+    format_inlink,
+    format_outlink,
+    hop,
+    parse_inlink,
+)
 from sitemapcrawl.sitemaps.document import parse_sitemap
 from sitemapcrawl.sitemaps.limits import SitemapLimits
 from sitemapcrawl.sitemaps.model import PageEntry, SitemapRef
-from sitemapcrawl.sitemaps.scope import ScopeContext
+from sitemapcrawl.sitemaps.scope import (
+    ScopeContext,
+    format_vouchers,
+    inherited_vouchers,
+    merge_vouchers,
+    parse_vouchers,
+)
 from sitemapcrawl.store import Store
 from sitemapcrawl.webpage import (
     WEBPAGE_TABLE,
@@ -83,7 +102,7 @@ log = logging.getLogger(__name__)
 
 _READ_FIELDS = [
     "status", "is_sitemap", "sitemap_source", "content_type", "blacklisted", "cross_submitters",
-    "depth", "radius", "parse_mark", "fetch_mark",
+    "vouched_by", "depth", "radius", "parse_mark", "fetch_mark",
 ]
 _HTML_TYPES = ("text/html", "application/xhtml+xml")
 
@@ -97,6 +116,8 @@ class SitemapOutcome:
     """urlset, index, text, rss or atom; None when it was not read as a sitemap."""
     entries: int
     problems: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
+    """Leniency warnings: rules the document breaks that were forgiven."""
 
 
 @dataclass
@@ -112,11 +133,15 @@ class ParseCounts:
     entries: int = 0
     children: int = 0
     dropped_scope: int = 0
+    dropped_scope_host: int = 0
+    """Of `dropped_scope`, entries on a host that does not vouch (the rest: outside the folder)."""
     dropped_filter: int = 0
     dropped_limit: int = 0
     dropped_depth: int = 0
     """Entries that would have been past depth/radius: no row written."""
     invalid: int = 0
+    lenient: int = 0
+    """Sitemaps read with leniency warnings (`s:wn`)."""
     pages: int = 0
     outlinks: int = 0
     not_parsed: Counter[str] = field(default_factory=Counter)
@@ -130,7 +155,8 @@ class ParseCounts:
             f"sitemaps {self.sitemaps} (errors {self.sitemap_errors}, blacklisted {self.blacklisted}), "
             f"entries {self.entries}, child sitemaps {self.children}, dropped: scope {self.dropped_scope}, "
             f"filter {self.dropped_filter}, limit {self.dropped_limit}, depth/radius {self.dropped_depth}, "
-            f"invalid {self.invalid}; pages {self.pages}, outlinks {self.outlinks}"
+            f"invalid {self.invalid}, sitemaps with warnings {self.lenient}; "
+            f"pages {self.pages}, outlinks {self.outlinks}"
             + (f"; not parsed: {skipped}" if skipped else "")
         )
 
@@ -166,9 +192,12 @@ def batch_rows(store: Store, field_name: str, batch_id: str, fields: list[str],
 class _SitemapParse:
     """Parse one stored sitemap and stream its entries to their target rows."""
 
-    def __init__(self, row: WebPage, batch_id: str, rules: UrlRules, counts: ParseCounts) -> None:
+    def __init__(self, row: WebPage, batch_id: str, rules: UrlRules, counts: ParseCounts,
+                 vouchers: dict[str, int] | None = None) -> None:
         settings = rules.settings
         self.row = row
+        # What each child of an index inherits (nothing past max_index_depth).
+        self.passed_on = tuple(sorted(inherited_vouchers(vouchers or {}, settings.max_index_depth).items()))
         self.batch_id = batch_id
         self.rules = rules
         self.counts = counts
@@ -206,7 +235,8 @@ class _SitemapParse:
                 if why is not None:
                     self.blacklisted += 1
                     continue
-                link = Inlink(InlinkKind.INDEX, depth, radius, self.batch_id, lastmod=entry.lastmod)
+                link = Inlink(InlinkKind.INDEX, depth, radius, self.batch_id, lastmod=entry.lastmod,
+                              vouched_by=self.passed_on)
             else:
                 link = Inlink(InlinkKind.SITEMAP, depth, radius, self.batch_id, priority=entry.priority,
                               changefreq=entry.changefreq, lastmod=entry.lastmod)
@@ -233,15 +263,33 @@ class _SitemapParse:
         return tuple(notes)
 
 
+def sitemap_vouchers(row: WebPage, max_index_depth: int) -> dict[str, int]:
+    """Who vouches for a stored sitemap: host -> index levels, within `max_index_depth`.
+
+    From its row (`s:vb`) and from the `il:` cells of the indexes that list
+    it (`vb=`); `row.inlinks` must have been read. No I/O.
+    """
+    passed: dict[str, int] = {}
+    for text in (row.inlinks or {}).values():
+        link = parse_inlink(text)
+        if link is not None and link.kind is InlinkKind.INDEX and link.vouched_by:
+            passed = merge_vouchers(passed, dict(link.vouched_by))
+    merged = merge_vouchers(parse_vouchers(row.vouched_by or ()), passed)
+    return {host: level for host, level in merged.items() if level <= max_index_depth}
+
+
 def parse_sitemap_row(store: Store, key: bytes, row: WebPage, body: bytes, batch_id: str,
                       rules: UrlRules, counts: ParseCounts, now: datetime) -> SitemapOutcome:
     """Parse one stored sitemap body, write its entries and its own row; return the outcome.
 
-    A body that is not a sitemap is recorded as a problem (and a link-found
-    candidate becomes a page again). Never raises for bad content.
+    `row` carries the sitemap's `s:vb`, `s:cs` and `il:` cells (who vouches
+    for it). A body that is not a sitemap is recorded as a problem (and a
+    link-found candidate becomes a page again). Never raises for bad content.
     """
     settings = rules.settings
-    scope = ScopeContext.from_settings(settings, row.cross_submitters or ())
+    vouchers = sitemap_vouchers(row, settings.max_index_depth)
+    scope = ScopeContext.from_settings(settings, row.cross_submitters or (), vouched_by=vouchers)
+    vouched = format_vouchers(vouchers) if vouchers else None
     try:
         document = parse_sitemap(body, row.url, limits=SitemapLimits.from_settings(settings), scope=scope)
     except SitemapError as exc:
@@ -249,10 +297,10 @@ def parse_sitemap_row(store: Store, key: bytes, row: WebPage, body: bytes, batch
         problem = f"not read as a sitemap: {exc}"
         demote = row.sitemap_source is SitemapSource.LINK
         store.write(WEBPAGE_TABLE, [(key, encode(WebPage(
-            row.url, sitemap_problems=(problem,), parse_time=now, sitemap_entries=0,
-            is_sitemap=False if demote else None, parse_mark=batch_id)))])
+            row.url, sitemap_problems=(problem,), sitemap_warnings=(), parse_time=now, sitemap_entries=0,
+            is_sitemap=False if demote else None, vouched_by=vouched, parse_mark=batch_id)))])
         return SitemapOutcome(row.url, None, 0, (problem,))
-    work = _SitemapParse(row, batch_id, rules, counts)
+    work = _SitemapParse(row, batch_id, rules, counts, vouchers)
     store.write(WEBPAGE_TABLE, work.cells(iter(document)))
     report = document.report
     problems = report.problems + work.problems()
@@ -262,6 +310,8 @@ def parse_sitemap_row(store: Store, key: bytes, row: WebPage, body: bytes, batch
         counts.entries += work.written
     counts.sitemaps += 1
     counts.dropped_scope += report.dropped_scope
+    counts.dropped_scope_host += report.dropped_host
+    counts.lenient += 1 if report.warnings else 0
     counts.dropped_filter += work.filtered
     counts.dropped_limit += report.over_limit
     counts.dropped_depth += work.past_depth
@@ -269,9 +319,10 @@ def parse_sitemap_row(store: Store, key: bytes, row: WebPage, body: bytes, batch
     store.write(WEBPAGE_TABLE, [(key, encode(WebPage(
         row.url, sitemap_type=document.kind.value, sitemap_entries=work.written,
         dropped_scope=report.dropped_scope, dropped_filter=work.filtered, dropped_limit=report.over_limit,
-        sitemap_problems=problems, parse_time=now, parse_mark=batch_id)))])
+        sitemap_problems=problems, sitemap_warnings=report.warnings, vouched_by=vouched,
+        parse_time=now, parse_mark=batch_id)))])
     log.debug("parse: %s: %s, %d entries written", row.url, document.kind.value, work.written)
-    return SitemapOutcome(row.url, document.kind.value, work.written, problems)
+    return SitemapOutcome(row.url, document.kind.value, work.written, problems, report.warnings)
 
 
 def _is_html(content_type: str | None) -> bool:
@@ -325,6 +376,19 @@ def _body(store: Store, key: bytes, url: str) -> bytes | None:
         return None
 
 
+def _sitemap_body(store: Store, key: bytes, row: WebPage) -> tuple[bytes | None, WebPage]:
+    """A sitemap's stored body, and its row with its inlinks (the indexes' vouchers): one get."""
+    cells = store.row(WEBPAGE_TABLE, key, column_names(WebPage, ["content", "inlinks"]))
+    if not cells:
+        return None, row
+    try:
+        stored = decode(WebPage, row.url, cells)
+    except CellDecodeError as exc:
+        log.warning("parse: %s", exc)
+        return None, row
+    return stored.content, replace(row, inlinks=stored.inlinks)
+
+
 def _parse_row(store: Store, key: bytes, row: WebPage, batch_id: str, rules: UrlRules, mode: CrawlMode,
                counts: ParseCounts, now: datetime) -> tuple[WebPage | None, SitemapOutcome | None]:
     """Do one row's work; returns (cells still to put on the row, or None; the sitemap outcome).
@@ -356,7 +420,7 @@ def _skip_or_sitemap(store: Store, key: bytes, row: WebPage, batch_id: str, rule
             return None, SitemapOutcome(row.url, None, 0, (f"blacklisted: {why}",))
         if row.status is not FetchStatus.FETCHED:
             return f"sitemap {row.status.value if row.status else 'not fetched'}", None
-        body = _body(store, key, row.url)
+        body, row = _sitemap_body(store, key, row)
         if body is None:
             return "no body stored", None
         outcome = parse_sitemap_row(store, key, row, body, batch_id, rules, counts, now)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime
 
 import pytest
@@ -29,7 +30,8 @@ def test_metadata_is_read() -> None:
         "http://Example.com/a\tscore=1.5\tfetchInterval=60\tdepth=4\tradius=1\tsitemaps=http://example.com/s.xml",
         3, RULES)
     assert seed == Seed("http://example.com/a", 3, score=1.5, fetch_interval=60, depth=4, radius=1)
-    assert sitemap == Seed("http://example.com/s.xml", 3, depth=4, radius=1, is_seed=False, is_sitemap=True)
+    assert sitemap == Seed("http://example.com/s.xml", 3, depth=4, radius=1, is_seed=False, is_sitemap=True,
+                           vouched_by=("example.com",))
     (only,) = parse_seed_line("http://example.com/s.xml\tsitemap=TRUE", 4, RULES)
     assert only.is_sitemap and only.is_seed
 
@@ -78,3 +80,16 @@ def test_existing_row_keeps_what_it_knows() -> None:
     assert (row.depth, row.radius, row.score) == (5, 3, None)
     assert row.is_sitemap and row.sitemap_source is None  # the first source stays
     assert row_for_seed(seed, old, NOW, SETTINGS, overwrite_score=True).score == 1.0
+
+
+def test_an_injected_sitemap_is_vouched_for_by_the_seed_host():
+    (own,) = parse_seed_line("http://127.0.0.2:8700/maps/s.xml\tsitemap=true", 1, RULES)
+    assert own.vouched_by == ("127.0.0.2:8700",)
+    seed, other = parse_seed_line("https://a.example/\tsitemaps=http://cdn.b.example/a-maps/s.xml", 2, RULES)
+    assert seed.vouched_by == () and other.vouched_by == ("a.example",)
+    existing = WebPage("http://cdn.b.example/a-maps/s.xml", status=FetchStatus.FETCHED,
+                       vouched_by=("b.example 1", "a.example 2"))
+    row = row_for_seed(replace(other, depth=0, radius=0), existing, NOW, SETTINGS, False)
+    assert row.vouched_by == ("a.example 0", "b.example 1")
+    plain = row_for_seed(replace(seed, depth=0, radius=0), None, NOW, SETTINGS, False)
+    assert plain.vouched_by is None
