@@ -129,9 +129,11 @@ class Settings:
     max_sitemap_bytes: int = 10_000_000
     """Uncompressed bytes read per sitemap document; also caps decompression."""
     max_index_depth: int = 5
-    """How deep sitemap indexes are followed."""
+    """How deep sitemap indexes are followed (and how far a host's vouching passes down them)."""
     strict_scope: bool = True
-    """Drop sitemap entries outside the sitemap's scheme, host, port and folder."""
+    """Drop sitemap entries outside the sitemap's scope: the hosts that vouch for it, else its folder."""
+    probe_known_paths: bool = False
+    """detect and `sitemap tree`: probe the well-known sitemap paths of a host whose robots.txt lists none."""
 
     # --- sitemap quality (updatedb; sitemapcrawl/quality.py) ------------------
     sitemap_quality: bool = True

@@ -85,11 +85,12 @@ class RobotsPolicy:
         """`Sitemap:` URLs in file order, relative ones resolved against `robots_url`.
 
         `robots_url` is the URL the text was finally read from (after
-        redirects). Duplicates are dropped; the group does not matter (Sitemap
-        is global). Only proper lines count: protego also takes `Sitemap
-        /x.xml` without a colon and values with spaces in them, which would
-        become sitemap rows that can never be fetched; `malformed_sitemap_lines`
-        counts what is left out.
+        redirects). The values are protego's; duplicates are dropped; the group
+        does not matter (Sitemap is global). Only values that stand on a proper
+        `Sitemap: URL` line count: protego also takes `Sitemap /x.xml` without
+        a colon and values with spaces in them, which would become sitemap rows
+        that can never be fetched; `malformed_sitemap_lines` counts what is
+        left out.
         """
         return list(dict.fromkeys(urljoin(robots_url, value) for value in self._sitemap_values()[0]))
 
@@ -99,13 +100,15 @@ class RobotsPolicy:
         return self._sitemap_values()[1]
 
     def _sitemap_values(self) -> tuple[list[str], int]:
+        """protego's `Sitemap` values that stand on a proper line, and the malformed lines."""
         if self._parser is None:
             return [], 0
-        values, malformed = [], 0
+        proper: set[str] = set()
+        malformed = 0
         for line in self.text.splitlines():
-            proper = _SITEMAP_LINE.fullmatch(line)
-            if proper:
-                values.append(proper.group(1))
+            match = _SITEMAP_LINE.fullmatch(line)
+            if match:
+                proper.add(match.group(1))
             elif _SITEMAP_KEY.match(line):
                 malformed += 1
-        return values, malformed
+        return [value for value in self._parser.sitemaps if value in proper], malformed

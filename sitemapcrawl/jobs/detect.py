@@ -6,13 +6,16 @@ timeout and size cap), parsed with protego, and summarised on the `host`
 row: fetch time and outcome, crawl delay for our agent, the `Sitemap:` URLs
 and the (capped) text, so later jobs check allow/deny without refetching.
 
-Sitemaps listed there become sitemap rows (source `robots`), unless
-blacklisted (an existing row records why) or disallowed by that robots.txt.
-A sitemap on another host than the robots.txt that lists it is a
-cross-submission: the listing robots.txt is recorded on the sitemap row, and
-the sitemap may then list that host's URLs. With `probe_known_paths`, a host
-whose robots.txt names no sitemap is probed at the well-known locations;
-only bodies that really parse as sitemaps count.
+Finding the sitemaps is `discover.discover_sitemaps`, the same path
+`sitemap tree` takes. Sitemaps listed in robots.txt become sitemap rows
+(source `robots`), unless blacklisted (an existing row records why) or
+disallowed by that robots.txt, and the robots.txt's host is recorded as
+vouching for them (`s:vb`, see `sitemaps.scope`): they may list any URL on
+that host. A sitemap on another host than the robots.txt that lists it is a
+cross-submission: the listing robots.txt is recorded on the sitemap row too
+(`s:cs`). With `probe_known_paths`, a host whose robots.txt names no sitemap
+is probed at the well-known locations; only bodies that really parse as
+sitemaps count, and nobody vouches for them.
 
 robots.txt 4xx: allow all. 5xx or no answer: disallow all and retry after
 `robots_retry_interval`. Hosts are checked in parallel (`threads`), each
@@ -28,16 +31,15 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from urllib.parse import urlsplit
 
 from sitemapcrawl import urls
-from sitemapcrawl.errors import InvalidUrlError, SitemapError, UsageError
+from sitemapcrawl.discover import discover_sitemaps
+from sitemapcrawl.errors import InvalidUrlError, UsageError
 from sitemapcrawl.http import HttpClient
-from sitemapcrawl.jobs.hosts import origin_key, origins_in_table
+from sitemapcrawl.jobs.hosts import origin_key, origins_in_table, origins_of_host
 from sitemapcrawl.jobs.rules import UrlRules
-from sitemapcrawl.robots import RobotsPolicy, status_for_http
-from sitemapcrawl.sitemaps.discovery import WELL_KNOWN_SITEMAP_PATHS
-from sitemapcrawl.sitemaps.document import parse_sitemap
-from sitemapcrawl.sitemaps.limits import SitemapLimits
+from sitemapcrawl.sitemaps.scope import format_vouchers, merge_vouchers, parse_vouchers, vouch_host
 from sitemapcrawl.store import Store
 from sitemapcrawl.webpage import (
     HOST_TABLE,
@@ -108,57 +110,24 @@ class DetectCounts:
         )
 
 
-def _body_text(body: bytes) -> str:
-    return body.decode("utf-8", errors="replace").lstrip("\ufeff")
-
-
-def is_real_sitemap(body: bytes, url: str, limits: SitemapLimits) -> bool:
-    """Does this body parse as a sitemap with at least one entry? (sniffed, not trusted)."""
-    try:
-        document = parse_sitemap(body, url, limits=limits)
-        return next(iter(document), None) is not None
-    except SitemapError:
-        return False
-
-
 def check_origin(origin: str, client: HttpClient, rules: UrlRules, probe_known_paths: bool) -> HostReport:
-    """Fetch and interpret one origin's robots.txt (and probe if asked). No HBase."""
-    settings = rules.settings
-    robots_url = origin + "/robots.txt"
-    response = client.get(robots_url, max_bytes=settings.max_robots_bytes)
-    status = RobotsStatus.ERROR if response.error else status_for_http(response.status)
-    text = _body_text(response.body) if status is RobotsStatus.OK else None
-    policy = RobotsPolicy.from_text(status, text, settings.user_agent or "")
-    report = HostReport(origin, status, response.status, error=response.error,
-                        crawl_delay=policy.crawl_delay, robots_text=text,
-                        robots_truncated=response.truncated and status is RobotsStatus.OK)
-    if status is RobotsStatus.ERROR and report.error is None:
-        report.error = f"HTTP {response.status}"
+    """Fetch and interpret one origin's robots.txt (and probe if asked). No HBase.
 
-    listed: list[tuple[str, SitemapSource]] = []
-    report.invalid_sitemap_lines = policy.malformed_sitemap_lines
-    # Relative Sitemap lines resolve against where the text came from (after redirects).
-    for raw in policy.sitemaps(response.url or robots_url):
-        try:
-            listed.append((urls.canonicalize(raw, rules.canonical), SitemapSource.ROBOTS))
-        except InvalidUrlError:
-            report.invalid_sitemap_lines += 1
-    if not listed and probe_known_paths and status is not RobotsStatus.ERROR:
-        limits = SitemapLimits.from_settings(settings)
-        for path in WELL_KNOWN_SITEMAP_PATHS:
-            candidate = f"{origin}/{path}"
-            if not policy.allowed(candidate) or rules.blacklist.match(candidate):
-                continue
-            probe = client.get(candidate, max_bytes=settings.max_sitemap_bytes)
-            if probe.status == 200 and not probe.error and is_real_sitemap(probe.body, probe.url, limits):
-                listed.append((urls.canonicalize(candidate, rules.canonical), SitemapSource.PROBE))
-    for url, source in listed:
-        same_origin = urls.origin(url) == origin
+    Discovery itself is `discover.discover_sitemaps`, which `sitemap tree` uses too.
+    """
+    site = discover_sitemaps(origin, client, rules.settings, canonical=rules.canonical,
+                             blacklist=rules.blacklist, probe=probe_known_paths)
+    report = HostReport(origin, site.robots_status, site.http_code, error=site.error,
+                        crawl_delay=site.policy.crawl_delay, robots_text=site.robots_text,
+                        robots_truncated=site.robots_truncated,
+                        invalid_sitemap_lines=site.invalid_sitemap_lines)
+    for found in site.sitemaps:
+        same_origin = urls.origin(found.url) == origin
         report.sitemaps.append(FoundSitemap(
-            url,
-            source,
-            blacklisted=rules.blacklist.match(url),
-            disallowed=same_origin and not policy.allowed(url),
+            found.url,
+            found.source,
+            blacklisted=rules.blacklist.match(found.url),
+            disallowed=same_origin and not site.policy.allowed(found.url),
             cross_submitted=not same_origin,
         ))
     return report
@@ -214,10 +183,11 @@ def _record(store: Store, report: HostReport, rules: UrlRules, now: datetime) ->
     settings = rules.settings
     depth, radius = _seed_allowance(store, report.origin)
     keys = [urls.row_key(s.url).encode("utf-8") for s in report.sitemaps]
-    wanted = column_names(WebPage, ["status", "is_sitemap", "sitemap_source", "cross_submitters"])
+    wanted = column_names(WebPage, ["status", "is_sitemap", "sitemap_source", "cross_submitters", "vouched_by"])
     existing = store.rows(WEBPAGE_TABLE, keys, columns=wanted)
     puts = []
     robots_url = report.origin + "/robots.txt"
+    voucher = vouch_host(robots_url)
     for key, found in zip(keys, report.sitemaps, strict=True):
         cells = existing.get(key)
         old = decode(WebPage, found.url, cells) if cells else None
@@ -231,6 +201,11 @@ def _record(store: Store, report: HostReport, rules: UrlRules, now: datetime) ->
         if found.cross_submitted:
             known = old.cross_submitters if old is not None and old.cross_submitters else ()
             submitters = tuple(sorted(set(known) | {robots_url}))
+        vouched = None
+        if found.source is SitemapSource.ROBOTS and voucher is not None:
+            # robots.txt vouches for the sitemaps it lists (probed ones keep the folder rule)
+            known_vouchers = parse_vouchers(old.vouched_by or ()) if old is not None else {}
+            vouched = format_vouchers(merge_vouchers(known_vouchers, {voucher: 0}))
         if old is None:
             report.new_sitemaps += 1
             row = WebPage(
@@ -244,6 +219,7 @@ def _record(store: Store, report: HostReport, rules: UrlRules, now: datetime) ->
                 depth=depth if depth is not None else settings.seed_depth,
                 radius=radius if radius is not None else settings.seed_radius,
                 cross_submitters=submitters,
+                vouched_by=vouched,
             )
         else:
             row = WebPage(
@@ -251,6 +227,7 @@ def _record(store: Store, report: HostReport, rules: UrlRules, now: datetime) ->
                 is_sitemap=True,
                 sitemap_source=found.source if old.sitemap_source is None else None,
                 cross_submitters=submitters,
+                vouched_by=vouched,
             )
         puts.append((key, encode(row)))
     store.write(WEBPAGE_TABLE, puts)
@@ -258,15 +235,30 @@ def _record(store: Store, report: HostReport, rules: UrlRules, now: datetime) ->
                               encode(_host_row(report, now, settings.robots_retry_interval)))])
 
 
-def _origins_from_hosts(hosts: Iterable[str], rules: UrlRules) -> list[str]:
-    origins = []
+def _port(origin: str) -> int | None:
+    parts = urlsplit(origin)
+    return parts.port or {"http": 80, "https": 443}.get(parts.scheme)
+
+
+def _origins_from_hosts(store: Store, hosts: Iterable[str], rules: UrlRules) -> list[str]:
+    """The origins `--host` values name: an origin as given; for a bare host name
+    (no scheme), every origin of that host the table knows (with a port: that
+    port only), or `http://HOST[:PORT]` when the table knows none."""
+    origins: list[str] = []
     for host in hosts:
-        url = host if "://" in host else f"http://{host}/"
+        bare = "://" not in host
+        url = f"http://{host}/" if bare else host
         try:
-            origins.append(urls.origin(url, rules.canonical))
+            origin = urls.origin(url, rules.canonical)
         except InvalidUrlError as exc:
             raise UsageError(f"--host {host!r}: {exc}") from None
-    return origins
+        known = origins_of_host(store, origin) if bare else []
+        if bare and urlsplit(url).port is not None:
+            known = [o for o in known if _port(o) == urlsplit(url).port]
+        if bare and not known:
+            log.info("detect: the table has no rows of %s; checking %s", host, origin)
+        origins.extend(known or [origin])
+    return list(dict.fromkeys(origins))
 
 
 def detect(
@@ -287,7 +279,7 @@ def detect(
     """
     store.require_tables(WEBPAGE_TABLE, HOST_TABLE)
     now = (now or datetime.now(UTC)).replace(microsecond=0)
-    origins = _origins_from_hosts(hosts, rules) if hosts else list(origins_in_table(store))
+    origins = _origins_from_hosts(store, hosts, rules) if hosts else list(origins_in_table(store))
     counts = DetectCounts()
     with ThreadPoolExecutor(max_workers=max(1, rules.settings.threads)) as pool:
         reports = pool.map(lambda o: check_origin(o, client, rules, probe_known_paths), origins)

@@ -30,18 +30,18 @@ def _next_key_after_prefix(prefix: bytes) -> bytes:
     return prefix[:-1] + bytes([prefix[-1] + 1])
 
 
-def origins_in_table(store: Store) -> Iterator[str]:
-    """Every origin with rows in `webpage`, in key order.
+def origins_in_table(store: Store, within: bytes = b"") -> Iterator[str]:
+    """Every origin with rows in `webpage` (whose keys start with `within`), in key order.
 
     A skip scan: one round trip per origin (it jumps over each origin's rows
     instead of reading them), so a table of millions of rows on a few hundred
     hosts is listed in a few hundred calls.
     """
-    start = b""
+    start = within
     while True:
         found = list(store.scan(WEBPAGE_TABLE, start=start, limit=1,
                                 filter="FirstKeyOnlyFilter() AND KeyOnlyFilter()"))
-        if not found:
+        if not found or not found[0][0].startswith(within):
             return
         key = found[0][0]
         slash = key.find(b"/")
@@ -51,3 +51,15 @@ def origins_in_table(store: Store) -> Iterator[str]:
         prefix = key[: slash + 1]
         yield urls.url_from_row_key(prefix.decode("utf-8"))[:-1]
         start = _next_key_after_prefix(prefix)
+
+
+def origins_of_host(store: Store, origin: str) -> list[str]:
+    """The origins (any scheme, any port) the table knows for the host name of `origin`.
+
+    `origin` is canonical (`scheme://host[:port]`); only its host name counts.
+    A skip scan over the keys of that host name: one round trip per origin found.
+    """
+    key = urls.row_key(origin + "/")
+    # The key is `reversed-host:scheme[:port]/...`; an IPv6 host keeps its brackets.
+    end = key.index("]:") + 1 if key.startswith("[") else key.index(":")
+    return list(origins_in_table(store, key[: end + 1].encode("utf-8")))

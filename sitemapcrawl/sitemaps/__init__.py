@@ -10,9 +10,9 @@ alone. Modules, one job each:
 - `feeds`     RSS 2.0 and Atom 0.3 / 1.0 items as pages.
 - `text`      plain-text sitemaps, one URL per line.
 - `normalize` loc (IRI -> URI), lastmod (W3C -> UTC), changefreq, priority.
-- `scope`     strict sitemaps.org scope, with robots.txt cross-submission.
+- `scope`     sitemap scope: vouching hosts, else the sitemaps.org folder rule.
 - `limits`    the named limits and the byte cap.
-- `discovery` robots.txt `Sitemap:` lines and well-known sitemap paths.
+- `discovery` the well-known sitemap paths (fetching is `sitemapcrawl.discover`).
 - `tree`      walking a site's sitemaps and indexes (network behind a protocol).
 - `render`    the text table and tree lines the CLI prints.
 - `model`     the values and the error types.
@@ -23,9 +23,9 @@ Which library does what, and why:
   streams the document in bounded memory, asked only for finished entry
   elements, with entities, DTDs and network access off. This is what makes the
   engine fast (close to a bare lxml loop) and safe.
-- **ultimate-sitemap-parser** gives the list of well-known sitemap paths
-  (`discovery.WELL_KNOWN_SITEMAP_PATHS`, read from the installed package at
-  import time) and is the reference the benchmark compares against. Its
+- **ultimate-sitemap-parser** is the source of the list of well-known
+  sitemap paths (`discovery.WELL_KNOWN_SITEMAP_PATHS`, kept in the project:
+  usp's list is private) and is the reference the benchmark compares against. Its
   parsers are not used to read documents: they hold the whole document in
   memory as a string, fetch sub-sitemaps from inside the parser, take RSS dates
   as news dates rather than lastmod, and take the Atom `rel="self"` link rather

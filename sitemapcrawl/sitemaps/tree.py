@@ -1,32 +1,33 @@
-"""Walk a site's sitemaps: robots.txt, then well-known paths, then indexes, recursively.
+"""Walk a site's sitemaps: its discovered sitemaps (or a start URL), then indexes, recursively.
 
 The network stays outside: the walker is handed a `Fetcher` (anything with
 `get(url, headers=None, max_bytes=None)` returning an object with `url`,
 `status`, `body`, `error`, `truncated`; `sitemapcrawl.http.PoliteHttpClient`
-is one). Nodes come out in pre-order as each sitemap has been read, so a
-printer can stream the tree. Each document is counted while streamed and only
-the child-sitemap URLs of an index are kept, so memory is that of one document
-plus the pending URLs.
+is one) and a `discover` function that finds a site's sitemaps
+(`sitemapcrawl.discover` gives the one `detect` uses: robots.txt, then the
+well-known paths when asked). Nodes come out in pre-order as each sitemap has
+been read, so a printer can stream the tree. Each document is counted while
+streamed and only the child-sitemap URLs of an index are kept, so memory is
+that of one document plus the pending URLs.
 
-Well-known paths are probed only when robots.txt announces no sitemap (to stay
-polite); probes that find nothing (404, an HTML page) are not reported as
-nodes. Index children beyond `max_depth`, and children already read, are
-reported as nodes with a problem and not followed (a loop is never followed).
+Scope is the crawl's (`scope`): a sitemap is vouched for by the hosts
+`discover` names (robots.txt's host), a start URL that is a sitemap by its
+own host (as an injected one), index children inherit within `max_depth`
+levels, and a redirect is scoped by `scope.vouchers_after_redirect`.
+
+Probes that find nothing (404, an HTML page) are not reported as nodes.
+Index children beyond `max_depth`, and children already read, are reported
+as nodes with a problem and not followed (a loop is never followed).
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
 from typing import Protocol
 
-from sitemapcrawl.sitemaps.discovery import (
-    is_site_root,
-    robots_sitemaps,
-    robots_txt_url,
-    well_known_sitemap_urls,
-)
+from sitemapcrawl.sitemaps.discovery import is_site_root
 from sitemapcrawl.sitemaps.document import parse_sitemap
 from sitemapcrawl.sitemaps.limits import SitemapLimits
 from sitemapcrawl.sitemaps.model import (
@@ -36,7 +37,12 @@ from sitemapcrawl.sitemaps.model import (
     SitemapKind,
     SitemapRef,
 )
-from sitemapcrawl.sitemaps.scope import ScopeContext
+from sitemapcrawl.sitemaps.scope import (
+    ScopeContext,
+    inherited_vouchers,
+    vouch_host,
+    vouchers_after_redirect,
+)
 
 
 class Fetched(Protocol):
@@ -60,6 +66,19 @@ class Fetcher(Protocol):
     def get(
         self, url: str, headers: Mapping[str, str] | None = None, max_bytes: int | None = None
     ) -> Fetched: ...
+
+
+@dataclass(frozen=True)
+class Start:
+    """A sitemap a site announces (or that a probe found): where a walk begins."""
+
+    url: str
+    via: str
+    """`robots.txt` or `well-known`."""
+    vouched_by: tuple[str, ...] = ()
+    """Hosts that vouch for it (robots.txt's host)."""
+    fetched: Fetched | None = None
+    """The response already read (a probe), so it is not fetched twice."""
 
 
 @dataclass(frozen=True)
@@ -87,49 +106,55 @@ class _Todo:
     via: str
     parent: str | None
     ancestors: tuple[str, ...]
-    context: ScopeContext
+    vouchers: Mapping[str, int] = field(default_factory=dict)
+    """Host -> index levels: who vouches for this sitemap."""
     quiet_miss: bool = False
     """A probe: an HTTP error or a non-sitemap is no node at all."""
     fallback: bool = False
     """The start URL: if it is not a sitemap, the site's sitemaps are looked for instead."""
+    fetched: Fetched | None = None
+
+
+def _no_sites(url: str) -> Iterable[Start]:
+    return ()
+
+
+def _never_same(a: str, b: str) -> bool:
+    return False
 
 
 def walk_tree(
-    url: str, fetcher: Fetcher, *, limits: SitemapLimits, strict: bool = True
+    url: str,
+    fetcher: Fetcher,
+    *,
+    limits: SitemapLimits,
+    strict: bool = True,
+    discover: Callable[[str], Iterable[Start]] = _no_sites,
+    same_site: Callable[[str, str], bool] = _never_same,
 ) -> Iterator[TreeNode]:
     """Yield the sitemap tree of the site at `url` (a homepage or a sitemap URL).
 
     From a homepage (or a start URL that turns out not to be a sitemap, like an
-    HTML page), the sitemaps come from robots.txt, else from the well-known
-    paths. Cost: one
-    request per sitemap (plus robots.txt and the probes), paced by the fetcher.
+    HTML page), the sitemaps come from `discover(url)`. `same_site(a, b)` tells
+    whether two URLs share a registered domain (for redirects). Cost: one
+    request per sitemap (plus discovery's), paced by the fetcher.
     """
     visited: set[str] = set()
     if not is_site_root(url):
-        start = _Todo(url, 0, "start", None, (), ScopeContext(strict=strict), fallback=True)
+        own = vouch_host(url)
+        start = _Todo(url, 0, "start", None, (), {own: 0} if own else {}, fallback=True)
         found = False
-        for node in _walk([start], fetcher, limits, visited):
+        for node in _walk([start], fetcher, limits, strict, same_site, visited):
             found = True
             yield node
         if found:
             return
-    yield from _walk(_discover(url, fetcher, strict, limits), fetcher, limits, visited)
-
-
-def _discover(url: str, fetcher: Fetcher, strict: bool, limits: SitemapLimits) -> list[_Todo]:
-    robots = robots_txt_url(url)
-    response = fetcher.get(robots, max_bytes=limits.max_bytes)
-    listed: list[str] = []
-    if response.error is None and response.status == 200:
-        listed = robots_sitemaps(response.body.decode("utf-8", errors="replace"))
-    if listed:
-        context = ScopeContext(strict=strict, cross_submitted_from=(robots,))
-        return [_Todo(sitemap, 0, "robots.txt", None, (), context) for sitemap in listed]
-    context = ScopeContext(strict=strict)
-    return [
-        _Todo(probe, 0, "well-known", None, (), context, quiet_miss=True)
-        for probe in well_known_sitemap_urls(url)
+    todo = [
+        _Todo(item.url, 0, item.via, None, (), dict.fromkeys(item.vouched_by, 0),
+              quiet_miss=item.fetched is not None, fetched=item.fetched)
+        for item in discover(url)
     ]
+    yield from _walk(todo, fetcher, limits, strict, same_site, visited)
 
 
 def _skipped(item: _Todo, error: str) -> TreeNode:
@@ -137,7 +162,12 @@ def _skipped(item: _Todo, error: str) -> TreeNode:
 
 
 def _walk(
-    todo: list[_Todo], fetcher: Fetcher, limits: SitemapLimits, visited: set[str]
+    todo: list[_Todo],
+    fetcher: Fetcher,
+    limits: SitemapLimits,
+    strict: bool,
+    same_site: Callable[[str, str], bool],
+    visited: set[str],
 ) -> Iterator[TreeNode]:
     stack = list(reversed(todo))
     while stack:
@@ -152,31 +182,42 @@ def _walk(
             yield _skipped(item, f"index depth limit {limits.max_depth} reached, not followed")
             continue
         visited.add(item.url)
-        node, children = _read(item, fetcher, limits)
+        node, children, vouchers = _read(item, fetcher, limits, strict, same_site)
         if node is None:
             continue
         visited.add(node.url)
         yield node
         ancestors = (*item.ancestors, item.url, node.url)
+        passed_on = inherited_vouchers(vouchers, limits.max_depth)
         for child in reversed(children):
-            stack.append(_Todo(child, item.depth + 1, "index", node.url, ancestors, item.context))
+            stack.append(_Todo(child, item.depth + 1, "index", node.url, ancestors, passed_on))
 
 
 def _read(
-    item: _Todo, fetcher: Fetcher, limits: SitemapLimits
-) -> tuple[TreeNode | None, list[str]]:
-    """Fetch and count one sitemap: its node (None: a probe that found nothing), its children."""
-    response = fetcher.get(item.url, max_bytes=limits.max_bytes)
+    item: _Todo,
+    fetcher: Fetcher,
+    limits: SitemapLimits,
+    strict: bool,
+    same_site: Callable[[str, str], bool],
+) -> tuple[TreeNode | None, list[str], Mapping[str, int]]:
+    """Fetch and count one sitemap: its node (None: a probe that found nothing), its children
+    and who vouches for it (after any redirect)."""
+    response = item.fetched or fetcher.get(item.url, max_bytes=limits.max_bytes)
     if response.error is not None or response.status != 200:
         if item.quiet_miss:
-            return None, []
-        return _skipped(item, response.error or f"HTTP {response.status}"), []
+            return None, [], {}
+        return _skipped(item, response.error or f"HTTP {response.status}"), [], {}
+    vouchers = item.vouchers
+    if response.url != item.url:
+        vouchers = vouchers_after_redirect(vouchers, item.url, response.url,
+                                           same_site=same_site(item.url, response.url))
+    context = ScopeContext(strict=strict, vouched_by=tuple(vouchers))
     try:
-        document = parse_sitemap(response.body, response.url, limits=limits, scope=item.context)
+        document = parse_sitemap(response.body, response.url, limits=limits, scope=context)
     except SitemapError as exc:
         if (item.quiet_miss or item.fallback) and isinstance(exc, NotASitemapError):
-            return None, []
-        return _skipped(item, str(exc)), []
+            return None, [], {}
+        return _skipped(item, str(exc)), [], {}
     children = [entry.loc for entry in document if isinstance(entry, SitemapRef)]
     report = document.report
     if response.truncated:
@@ -191,4 +232,4 @@ def _read(
         report=report,
         children=len(children),
     )
-    return node, children
+    return node, children, vouchers

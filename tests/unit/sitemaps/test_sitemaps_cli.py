@@ -117,7 +117,9 @@ def test_tree_probes_well_known_paths_when_robots_lists_none():
         routes["/sitemap_index.xml"] = Reply(index(web.base, "/s.xml"))
         routes["/s.xml"] = Reply(urlset(web.base, "/x"))
         routes["/sitemap"] = Reply(corpus("page.html"))  # soft 404: not reported
-        result = run("sitemap", "tree", web.base)
+        # Probing is off by default, as in detect (setting probe_known_paths).
+        assert run("sitemap", "tree", web.base).exit_code == 1
+        result = run("sitemap", "tree", web.base, "--probe-known-paths")
         assert result.exit_code == 0, result.stderr
         assert result.stdout.splitlines() == [
             f"{web.base}/sitemap_index.xml  [index, well-known] 1 sitemaps",
