@@ -16,7 +16,7 @@ description implies), `server` (serving, faults, revisions, access log),
 `generate` (ready-made webs), `__main__` (``python -m sitemapcrawl.testweb``).
 """
 
-from sitemapcrawl.testweb.generate import bulk_web, demo_web, small_web
+from sitemapcrawl.testweb.generate import bulk_web, demo_web, small_web, vouching_web
 from sitemapcrawl.testweb.model import (
     Entry,
     Fault,
@@ -55,4 +55,5 @@ __all__ = [
     "bulk_web",
     "demo_web",
     "small_web",
+    "vouching_web",
 ]

@@ -1,6 +1,6 @@
 """Ready-made test webs: `small_web` (every format and fault, for
-integration tests), `demo_web` (for the README's demo) and `bulk_web`
-(big and lazy, for benchmarks)."""
+integration tests), `demo_web` (for the README's demo), `vouching_web`
+(sitemaps in folders: scope) and `bulk_web` (big and lazy, for benchmarks)."""
 
 from __future__ import annotations
 
@@ -328,3 +328,56 @@ def bulk_web(hosts: int, pages_per_host: int, sitemap_listed: bool = True, links
             sitemaps=(Sitemap("/sitemap.xml", ranges=(pages,)),) if sitemap_listed else (),
         ))
     return Web(tuple(sites), f"bulk-{hosts}x{pages_per_host}")
+
+
+def vouching_web() -> Web:
+    """Sitemaps kept in folders, as large sites keep them (issue 10's scope rule).
+
+    - 127.0.0.2 ("vouched"): robots.txt lists a root index whose children live
+      in `/sitemaps/` and list pages all over the host; it also lists a
+      sitemap on 127.0.0.3 (a cross-submission).
+    - 127.0.0.3 ("host"): serves `/for-a/sitemap.xml`, which lists pages of
+      127.0.0.2, its own pages inside and outside `/for-a/`, and a page of
+      127.0.0.4.
+    - 127.0.0.4 ("linked"): the same folder children, reached only through a
+      link on its home page (robots.txt names no sitemap).
+    - 127.0.0.5 ("injected"): a folder sitemap `/feeds/sitemap.xml` listing
+      root pages, meant to be injected with `sitemap=true`.
+    """
+    vouched, host, linked, injected = _hosts("127.0.0.2", 4)
+    pages = (Page("/", "Home"), Page("/about.html", "About"), Page("/blog/post-1.html", "Post 1"),
+             Page("/sitemaps/archive.html", "Archive"))
+    children = (
+        Sitemap("/sitemaps/posts.xml", entries=(Entry("/blog/post-1.html", "2024-05-01"),
+                                                Entry("/sitemaps/archive.html"))),
+        Sitemap("/sitemaps/pages.xml", entries=(Entry("/"), Entry("/about.html"))),
+    )
+    everyone = (RobotsGroup(("*",)),)
+    vouched_site = Site(
+        vouched, "vouched", pages,
+        robots=Robots(groups=everyone, sitemaps=("/sitemap_index.xml", f"//{host}/for-a/sitemap.xml")),
+        sitemaps=(Sitemap("/sitemap_index.xml", index=True,
+                          entries=tuple(Entry(child.path) for child in children)), *children),
+    )
+    host_site = Site(
+        host, "host", (Page("/", "Host"), Page("/for-a/b-page.html", "In the folder"),
+                       Page("/b-root.html", "Outside the folder")),
+        robots=Robots(groups=everyone),
+        sitemaps=(Sitemap("/for-a/sitemap.xml", entries=(
+            Entry(f"//{vouched}/about.html"), Entry(f"//{vouched}/blog/post-1.html"),
+            Entry("/for-a/b-page.html"), Entry("/b-root.html"), Entry(f"//{linked}/about.html"))),),
+    )
+    linked_site = Site(
+        linked, "linked",
+        (Page("/", "Home", (Link("/sitemaps/posts.xml", "Posts sitemap"), Link("/about.html", "About"))),
+         *pages[1:]),
+        robots=Robots(groups=everyone),
+        sitemaps=children,
+    )
+    injected_site = Site(
+        injected, "injected", (*pages, Page("/feeds/latest.html", "Latest")),
+        robots=Robots(groups=everyone),
+        sitemaps=(Sitemap("/feeds/sitemap.xml", entries=(
+            Entry("/"), Entry("/about.html"), Entry("/feeds/latest.html"))),),
+    )
+    return Web((vouched_site, host_site, linked_site, injected_site), "vouching")
