@@ -130,3 +130,21 @@ def test_detect_needs_a_user_agent(settings: Settings, store: Store) -> None:
                            env={"SITEMAPCRAWL_USER_AGENT": ""})
     assert result.exit_code == 2
     assert "user agent" in result.stderr and "--user-agent" in result.stderr
+
+
+def test_detect_host_with_a_bare_host_name_checks_every_origin_the_table_knows(
+        settings: Settings, store: Store, testweb: TestWebServer) -> None:
+    shop = testweb.base_url(SHOP).rstrip("/")
+    # Rows of the shop on the test web's port, and on a port where nothing listens.
+    seeds = f"{shop}/\nhttp://{SHOP}:9/nothing-here\n"
+    assert cli(settings, "inject", "-", stdin=seeds).exit_code == 0
+    result = cli(settings, "detect", "--host", SHOP)
+    assert result.exit_code == 0, result.output
+    assert "detect: hosts 2, " in result.stderr.splitlines()[-1]
+    assert host_row(store, shop).robots_status is RobotsStatus.OK
+    assert host_row(store, f"http://{SHOP}:9").robots_status is RobotsStatus.ERROR
+    # With a port, only that origin; an origin as given is checked as it is.
+    one = cli(settings, "detect", "--host", f"{SHOP}:{testweb.port}")
+    assert one.exit_code == 0 and "detect: hosts 1, " in one.stderr.splitlines()[-1]
+    bad = cli(settings, "detect", "--host", "http://")
+    assert bad.exit_code == 2 and "--host" in bad.stderr and bad.stderr.count("\n") == 1
