@@ -7,8 +7,10 @@ families) and one of `host` give:
   only through links, fetch errors (retry, gone), robots.txt denials, and
   the host row's robots.txt outcome;
 - per sitemap: how it was found, fetch status and HTTP code, type, entries
-  kept, drops by scope, filter and limits, the problems parse recorded, a
-  blacklist hit, the fetch error;
+  kept, drops by scope, filter and limits, the problems parse recorded (drops
+  by scope say their reason: `out of scope: folder` or `out of scope:
+  host`), the leniency warnings (rules the sitemap breaks that were
+  forgiven), who vouches for it, a blacklist hit, the fetch error;
 - totals: rows by status and by discovery source (seed, sitemap, link,
   sitemap document), and freshness of pages that have a sitemap lastmod
   (fetched after it: fresh; lastmod newer than the fetch: stale; never
@@ -46,7 +48,7 @@ log = logging.getLogger(__name__)
 _ROW_FIELDS = [
     "status", "http_code", "error", "fetch_time", "is_sitemap", "in_sitemap", "sitemap_source", "seed",
     "sitemap_type", "sitemap_entries", "dropped_scope", "dropped_filter", "dropped_limit", "sitemap_problems",
-    "blacklisted", "lastmod",
+    "blacklisted", "lastmod", "sitemap_warnings", "vouched_by",
 ]
 _HOST_FIELDS = ["robots_status", "robots_http_code", "robots_error", "crawl_delay", "sitemaps"]
 _ERRORS = (FetchStatus.RETRY.value, FetchStatus.GONE.value)
@@ -84,6 +86,10 @@ class SitemapSummary:
     problems: tuple[str, ...]
     blacklisted: str | None
     error: str | None
+    warnings: tuple[str, ...] = ()
+    """Leniency warnings: rules the sitemap breaks that were forgiven (for its owner to fix)."""
+    vouched_by: tuple[str, ...] = ()
+    """Hosts that vouch for it, `HOST LEVEL` (see `sitemaps.scope`)."""
 
 
 @dataclass
@@ -135,8 +141,12 @@ class Report:
                 yield f"    blacklisted: {sitemap.blacklisted}"
             if sitemap.error:
                 yield f"    fetch error: {sitemap.error}"
+            if sitemap.vouched_by:
+                yield f"    vouched for by: {', '.join(sitemap.vouched_by)}"
             for problem in sitemap.problems:
                 yield f"    problem: {problem}"
+            for warning in sitemap.warnings:
+                yield f"    warning (read leniently): {warning}"
 
     def json_lines(self) -> Iterator[str]:
         """One JSON object per host, per sitemap, then the totals."""
@@ -202,7 +212,8 @@ def _add_row(report: Report, row: WebPage) -> None:
         report.sitemaps.append(SitemapSummary(
             row.url, row.sitemap_source.value if row.sitemap_source else None, status if row.status else None,
             row.http_code, row.sitemap_type, row.sitemap_entries, row.dropped_scope, row.dropped_filter,
-            row.dropped_limit, row.sitemap_problems or (), row.blacklisted, row.error))
+            row.dropped_limit, row.sitemap_problems or (), row.blacklisted, row.error,
+            row.sitemap_warnings or (), row.vouched_by or ()))
 
 
 def _robots_line(origin: str, row: HostRow) -> str:

@@ -116,6 +116,7 @@ def _sitemaps(data: dict[str, Any]) -> str:
         notes += [p for p in r["problems"] if not any(p in note for note in notes)]
         if r["error"]:
             notes.append(f"fetch error: {r['error']}")
+        notes += [f"warning (read leniently): {w}" for w in r.get("warnings", ())]
         body.append(
             f'<tr><td class="url">{_e(r["url"])}</td><td>{_e(r["type"])}</td><td>{_e(r["source"])}</td>'
             f'<td>{status}</td><td class="n">{_e(r["entries"])}</td>'

@@ -164,7 +164,7 @@ def sitemaps_panel(snapshot: Snapshot, limit: int | None = None, state: QualityS
             "dropped_filter": sitemap.dropped_filter, "dropped_limit": sitemap.dropped_limit,
             "quality": quality.score, "state": quality.state, "signals": quality.signals,
             "notes": list(quality.notes), "problems": list(sitemap.problems), "blacklisted": sitemap.blacklisted,
-            "error": sitemap.error,
+            "error": sitemap.error, "warnings": list(sitemap.warnings),
         })
     rows.sort(key=lambda r: (r["quality"] if r["quality"] is not None else 2.0, r["url"]))
     return {"count": len(rows), "sitemaps": rows[:limit] if limit is not None else rows}

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from datetime import UTC, datetime
 
 import pytest
 from typer.testing import CliRunner
@@ -20,10 +21,20 @@ from sitemapcrawl.http import PoliteHttpClient
 from sitemapcrawl.jobs.crawl import CrawlOptions, crawl
 from sitemapcrawl.jobs.generate import CrawlMode
 from sitemapcrawl.jobs.hosts import origin_key
+from sitemapcrawl.jobs.parse import parse_batch
 from sitemapcrawl.jobs.rules import UrlRules
 from sitemapcrawl.store import Store
 from sitemapcrawl.testweb import TestWebServer, vouching_web
-from sitemapcrawl.webpage import HOST_TABLE, WEBPAGE_TABLE, HostRow, SitemapSource, WebPage, decode
+from sitemapcrawl.webpage import (
+    HOST_TABLE,
+    WEBPAGE_TABLE,
+    FetchStatus,
+    HostRow,
+    SitemapSource,
+    WebPage,
+    decode,
+    encode,
+)
 
 pytestmark = pytest.mark.integration
 runner = CliRunner()
@@ -146,3 +157,27 @@ def test_sitemap_parse_keeps_the_folder_rule_unless_vouched_for(settings: Settin
     assert wrong_port.stdout == ""  # 127.0.0.2 on port 80 is another host
     bad = cli(settings, "sitemap", "parse", pages, "--vouched-by", "not a host/")
     assert bad.exit_code == 2 and bad.stderr.count("\n") == 1 and "--vouched-by" in bad.stderr
+
+
+def test_leniency_warnings_reach_the_row_and_every_report(settings: Settings, store: Store, tmp_path) -> None:
+    sitemap = "http://127.0.0.9:8000/sitemap.xml"
+    body = (b'<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
+            b"<url><loc>http://127.0.0.9:8000/a</loc></url><url>http://127.0.0.9:8000/b</url></urlset>")
+    row = WebPage(sitemap, status=FetchStatus.FETCHED, fetch_mark="b1", is_sitemap=True,
+                  sitemap_source=SitemapSource.SEED, content=body, depth=1, radius=0)
+    store.write(WEBPAGE_TABLE, [(urls.row_key(sitemap).encode(), encode(row))])
+    counts = parse_batch(store, UrlRules.from_settings(settings), "b1", now=datetime(2025, 1, 1, tzinfo=UTC))
+    assert counts.entries == 2 and counts.lenient == 1
+    warning = "1 <url> element(s) without <loc>: the URL was read from the element's own text"
+    cells = store.row(WEBPAGE_TABLE, urls.row_key(sitemap).encode())
+    assert cells is not None and decode(WebPage, sitemap, cells).sitemap_warnings == (warning,)
+
+    text = cli(settings, "report")
+    assert f"warning (read leniently): {warning}" in text.stdout
+    jsonl = cli(settings, "report", "--jsonl")
+    objects = [json.loads(line) for line in jsonl.stdout.splitlines()]
+    assert [o["warnings"] for o in objects if o["kind"] == "sitemap"] == [[warning]]
+    page = tmp_path / "report.html"
+    html = cli(settings, "report", "--html", str(page))
+    assert html.exit_code == 0, html.output
+    assert "warning (read leniently): 1 &lt;url&gt; element(s) without &lt;loc&gt;" in page.read_text()
