@@ -27,6 +27,15 @@ _SITEMAP_LINE = re.compile(r"\s*sitemap\s*:\s*(\S+)\s*(?:#.*)?", re.IGNORECASE)
 _SITEMAP_KEY = re.compile(r"\s*sitemap\b", re.IGNORECASE)
 
 
+def _resolve(base: str, value: str) -> str:
+    """`value` resolved against `base`; as it is when it cannot be (`http://[broken`):
+    the caller's canonicalisation then rejects and counts it."""
+    try:
+        return urljoin(base, value)
+    except ValueError:
+        return value
+
+
 def product_token(user_agent: str) -> str:
     """The name robots.txt groups are matched against: `MyBot/1.2 (+url)` -> `MyBot`.
 
@@ -92,7 +101,7 @@ class RobotsPolicy:
         that can never be fetched; `malformed_sitemap_lines` counts what is
         left out.
         """
-        return list(dict.fromkeys(urljoin(robots_url, value) for value in self._sitemap_values()[0]))
+        return list(dict.fromkeys(_resolve(robots_url, value) for value in self._sitemap_values()[0]))
 
     @property
     def malformed_sitemap_lines(self) -> int:
