@@ -54,6 +54,8 @@ class SitemapSource(enum.StrEnum):
     INDEX = "index"
     PROBE = "probe"
     LINK = "link"
+    REDIRECT = "redirect"
+    """A sitemap URL redirected here."""
 
 
 class QualityState(enum.StrEnum):

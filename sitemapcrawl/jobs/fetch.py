@@ -31,7 +31,9 @@ Nutch's queue-based fetcher over HBase rows:
   filtered; it joins the batch (marks set) so its own row holds its outcome.
   A target on another host becomes a new row (`unfetched`, due now, the
   source's score, depth and radius) and is fetched in a later batch, under
-  that host's politeness.
+  that host's politeness. A sitemap's target stays a sitemap (`s:sm`, source
+  `redirect`); a same-host hop also gets its redirect inlink at once, so
+  parse scopes it by who vouched for its source in the same batch.
 - Outcomes are data on the row, never exceptions: status, HTTP code, content
   type, ETag, Last-Modified, MD5 signature, content-changed time, fetch time
   (and the one before), retries, error, and the fetch mark. 404, 410 and other
@@ -77,6 +79,7 @@ from sitemapcrawl.jobs.detect import check_origin, robots_host_row
 from sitemapcrawl.jobs.fetch_queues import FetchQueues, Lease
 from sitemapcrawl.jobs.hosts import origin_key
 from sitemapcrawl.jobs.rules import UrlRules
+from sitemapcrawl.linkvalues import Inlink, InlinkKind, format_inlink
 from sitemapcrawl.modes import QueueBy
 from sitemapcrawl.robots import RobotsPolicy
 from sitemapcrawl.store import Store
@@ -86,6 +89,7 @@ from sitemapcrawl.webpage import (
     FetchStatus,
     HostRow,
     RobotsStatus,
+    SitemapSource,
     WebPage,
     column_names,
     decode,
@@ -616,9 +620,13 @@ class _Run:
         defaults = WebPage(target, status=FetchStatus.UNFETCHED, next_fetch=now,
                            fetch_interval=self.settings.default_fetch_interval, score=item.score,
                            depth=item.depth, radius=item.radius)
+        if item.is_sitemap:
+            # A sitemap that moved stays a sitemap; parse scopes it by who vouched for its source.
+            defaults = _with(defaults, sitemap_source=SitemapSource.REDIRECT)
         if target_host != item.host:
+            marks = WebPage(target, is_sitemap=True) if item.is_sitemap else WebPage(target)
             with self.lock:
-                self.outcomes.append(Outcome(urls.row_key(target).encode(), WebPage(target), defaults))
+                self.outcomes.append(Outcome(urls.row_key(target).encode(), marks, defaults))
             return row
         if len(chain) > self.settings.max_redirects:
             return _with(row, error=f"more than {self.settings.max_redirects} redirects")
@@ -643,6 +651,14 @@ class _Run:
             marks.update(generate_mark=batch, batch_id=batch, partition=item.partition)
             if_new = WebPage(item.url, next_fetch=self.now(), fetch_interval=self.settings.default_fetch_interval,
                              score=item.score, depth=item.depth, radius=item.radius)
+            if item.is_sitemap:
+                # The redirect inlink updatedb would write, now: parse (this batch) reads who
+                # vouched for the source from it.
+                depth = item.depth if item.depth is not None else self.settings.seed_depth
+                radius = item.radius if item.radius is not None else self.settings.seed_radius
+                link = format_inlink(Inlink(InlinkKind.REDIRECT, depth, radius, batch))
+                marks.update(is_sitemap=True, inlinks={item.chain[-1]: link})
+                if_new = _with(if_new, sitemap_source=SitemapSource.REDIRECT)
         row = _with(row, **marks)
         status = row.status.value if row.status else "unknown"
         with self.lock:

@@ -12,7 +12,10 @@ hosts that vouch for it (`sitemaps.scope`): those recorded on its row (`s:vb`,
 by detect and inject; `s:cs`, robots.txt cross-submissions) and those its
 indexes pass on in their `il:` cells (`vb=`). The union is written back to
 `s:vb`, and each child of an index inherits it one level further, within
-`max_index_depth`. Every page entry
+`max_index_depth`. A sitemap reached through a redirect (an `il:` redirect
+cell) is also vouched for by whoever vouched for the URL it came from
+(`scope.vouchers_after_redirect`: plus its own host when the site moved it
+within its registered domain). Every page entry
 (urlset, text, RSS, Atom) becomes one inlink cell on the *target* row,
 `il:<sitemap URL>` = `sitemap pr=.. cf=.. lm=.. dp=.. ra=.. b=BATCH`, plus the
 marker `k:dsc` = batch id; every child of an index becomes `il:<index URL>` =
@@ -62,6 +65,7 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 
 from sitemapcrawl import urls
+from sitemapcrawl.config import Settings
 from sitemapcrawl.errors import CellDecodeError, InvalidUrlError, SitemapError
 from sitemapcrawl.htmllinks import extract_links
 from sitemapcrawl.jobs.generate import CrawlMode, crawl_mode
@@ -85,6 +89,7 @@ from sitemapcrawl.sitemaps.scope import (
     inherited_vouchers,
     merge_vouchers,
     parse_vouchers,
+    vouchers_after_redirect,
 )
 from sitemapcrawl.store import Store
 from sitemapcrawl.webpage import (
@@ -266,16 +271,52 @@ class _SitemapParse:
 def sitemap_vouchers(row: WebPage, max_index_depth: int) -> dict[str, int]:
     """Who vouches for a stored sitemap: host -> index levels, within `max_index_depth`.
 
-    From its row (`s:vb`) and from the `il:` cells of the indexes that list
-    it (`vb=`); `row.inlinks` must have been read. No I/O.
+    From its row (`s:vb`; the robots.txt files of `s:cs` at level 0) and from
+    the `il:` cells of the indexes that list it (`vb=`); `row.inlinks` must
+    have been read. No I/O.
     """
     passed: dict[str, int] = {}
     for text in (row.inlinks or {}).values():
         link = parse_inlink(text)
         if link is not None and link.kind is InlinkKind.INDEX and link.vouched_by:
             passed = merge_vouchers(passed, dict(link.vouched_by))
-    merged = merge_vouchers(parse_vouchers(row.vouched_by or ()), passed)
+    cross = {host: 0 for host in ScopeContext(cross_submitted_from=row.cross_submitters or ()).vouching_hosts()}
+    merged = merge_vouchers(parse_vouchers(row.vouched_by or ()), cross, passed)
     return {host: level for host, level in merged.items() if level <= max_index_depth}
+
+
+_VOUCHING_FIELDS = ["vouched_by", "cross_submitters", "inlinks"]
+
+
+def vouchers_through_redirects(store: Store, row: WebPage, settings: Settings,
+                               seen: frozenset[str] = frozenset()) -> dict[str, int]:
+    """`sitemap_vouchers`, plus what reached the sitemap through redirects (`il:` redirect cells).
+
+    Each URL that redirected here is read (its vouching columns and inlinks,
+    one get) and its vouchers carried over by `scope.vouchers_after_redirect`,
+    following chains up to `max_redirects` long. Cost: nothing without
+    redirect cells; one get per redirecting URL otherwise.
+    """
+    own = sitemap_vouchers(row, settings.max_index_depth)
+    if len(seen) >= settings.max_redirects:
+        return own
+    for source, text in (row.inlinks or {}).items():
+        link = parse_inlink(text)
+        if link is None or link.kind is not InlinkKind.REDIRECT or source in seen or source == row.url:
+            continue
+        try:
+            cells = store.row(WEBPAGE_TABLE, urls.row_key(source).encode("utf-8"),
+                              column_names(WebPage, _VOUCHING_FIELDS))
+            before = decode(WebPage, source, cells) if cells else None
+            same = urls.registered_domain_key(source) == urls.registered_domain_key(row.url)
+        except (InvalidUrlError, CellDecodeError) as exc:
+            log.warning("parse: %s: redirect source %s: %s", row.url, source[:200], exc)
+            continue
+        if before is None:
+            continue
+        carried = vouchers_through_redirects(store, before, settings, seen | {row.url})
+        own = merge_vouchers(own, vouchers_after_redirect(carried, source, row.url, same_site=same))
+    return own
 
 
 def parse_sitemap_row(store: Store, key: bytes, row: WebPage, body: bytes, batch_id: str,
@@ -287,7 +328,7 @@ def parse_sitemap_row(store: Store, key: bytes, row: WebPage, body: bytes, batch
     link-found candidate becomes a page again). Never raises for bad content.
     """
     settings = rules.settings
-    vouchers = sitemap_vouchers(row, settings.max_index_depth)
+    vouchers = vouchers_through_redirects(store, row, settings)
     scope = ScopeContext.from_settings(settings, row.cross_submitters or (), vouched_by=vouchers)
     vouched = format_vouchers(vouchers) if vouchers else None
     try:

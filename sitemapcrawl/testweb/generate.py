@@ -343,8 +343,10 @@ def vouching_web() -> Web:
       link on its home page (robots.txt names no sitemap).
     - 127.0.0.5 ("injected"): a folder sitemap `/feeds/sitemap.xml` listing
       root pages, meant to be injected with `sitemap=true`.
+    - 127.0.0.6 ("moved"): robots.txt lists two sitemaps that redirect: one
+      into `/sitemaps/` on the same host, one to `/elsewhere/` on 127.0.0.3.
     """
-    vouched, host, linked, injected = _hosts("127.0.0.2", 4)
+    vouched, host, linked, injected, moved = _hosts("127.0.0.2", 5)
     pages = (Page("/", "Home"), Page("/about.html", "About"), Page("/blog/post-1.html", "Post 1"),
              Page("/sitemaps/archive.html", "Archive"))
     children = (
@@ -365,7 +367,9 @@ def vouching_web() -> Web:
         robots=Robots(groups=everyone),
         sitemaps=(Sitemap("/for-a/sitemap.xml", entries=(
             Entry(f"//{vouched}/about.html"), Entry(f"//{vouched}/blog/post-1.html"),
-            Entry("/for-a/b-page.html"), Entry("/b-root.html"), Entry(f"//{linked}/about.html"))),),
+            Entry("/for-a/b-page.html"), Entry("/b-root.html"), Entry(f"//{linked}/about.html"))),
+                  Sitemap("/elsewhere/s.xml", entries=(
+                      Entry(f"//{moved}/about.html"), Entry("/elsewhere/x.html"), Entry("/b-root.html")))),
     )
     linked_site = Site(
         linked, "linked",
@@ -380,4 +384,11 @@ def vouching_web() -> Web:
         sitemaps=(Sitemap("/feeds/sitemap.xml", entries=(
             Entry("/"), Entry("/about.html"), Entry("/feeds/latest.html"))),),
     )
-    return Web((vouched_site, host_site, linked_site, injected_site), "vouching")
+    moved_site = Site(
+        moved, "moved", pages,
+        robots=Robots(groups=everyone, sitemaps=("/old-sitemap.xml", "/away-sitemap.xml")),
+        sitemaps=(Sitemap("/sitemaps/moved.xml", entries=(Entry("/"), Entry("/about.html"))),),
+        faults=(("/old-sitemap.xml", FaultSpec(Fault.REDIRECT, target="/sitemaps/moved.xml")),
+                ("/away-sitemap.xml", FaultSpec(Fault.REDIRECT, target=f"//{host}/elsewhere/s.xml"))),
+    )
+    return Web((vouched_site, host_site, linked_site, injected_site, moved_site), "vouching")

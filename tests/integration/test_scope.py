@@ -39,7 +39,7 @@ from sitemapcrawl.webpage import (
 pytestmark = pytest.mark.integration
 runner = CliRunner()
 AGENT = "sitemapcrawl-test/1.0"
-VOUCHED, HOST, LINKED, INJECTED = (f"127.0.0.{i}" for i in range(2, 6))
+VOUCHED, HOST, LINKED, INJECTED, MOVED = (f"127.0.0.{i}" for i in range(2, 7))
 
 
 @pytest.fixture
@@ -67,7 +67,8 @@ def cli(settings: Settings, *args: str):
 
 def test_a_crawl_keeps_what_each_host_vouches_for(settings: Settings, store: Store, web: TestWebServer) -> None:
     u = web.url
-    seeds = [f"{u(VOUCHED, '/')}\tradius=1", u(LINKED, "/"), f"{u(INJECTED, '/feeds/sitemap.xml')}\tsitemap=true"]
+    seeds = [f"{u(VOUCHED, '/')}\tradius=1", u(LINKED, "/"), f"{u(INJECTED, '/feeds/sitemap.xml')}\tsitemap=true",
+             f"{u(MOVED, '/')}\tradius=1"]
     crawl_settings = dataclasses.replace(settings, user_agent=AGENT, delay=0.0, threads=4)
     client = PoliteHttpClient.from_settings(crawl_settings)
     try:
@@ -111,6 +112,17 @@ def test_a_crawl_keeps_what_each_host_vouches_for(settings: Settings, store: Sto
     assert rows[feed].vouched_by == (f"{INJECTED}:{port} 0",)
     assert listed_by(rows, feed) == {u(INJECTED, "/"), u(INJECTED, "/about.html"), u(INJECTED, "/feeds/latest.html")}
     assert rows[feed].dropped_scope == 0
+
+    # A sitemap that redirects within its host is vouched for as its source was.
+    moved = u(MOVED, "/sitemaps/moved.xml")
+    assert rows[moved].is_sitemap and rows[moved].sitemap_source is SitemapSource.REDIRECT
+    assert rows[moved].vouched_by == (f"{MOVED}:{port} 0",)
+    assert listed_by(rows, moved) == {u(MOVED, "/"), u(MOVED, "/about.html")}
+    # One redirected to another registered domain: its source's vouchers, its own folder, nothing new.
+    away = u(HOST, "/elsewhere/s.xml")
+    assert rows[away].is_sitemap and rows[away].vouched_by == (f"{MOVED}:{port} 0",)
+    assert listed_by(rows, away) == {u(MOVED, "/about.html"), u(HOST, "/elsewhere/x.html")}
+    assert rows[away].dropped_scope == 1
 
     # The report says the drop reasons per sitemap.
     report = cli(settings, "report")
