@@ -59,3 +59,18 @@ def test_a_clean_document_has_no_warnings_and_the_tree_line_carries_them():
     _entries, other = read_all(lenient, "http://a.test/sitemap.xml")
     node = TreeNode("http://a.test/sitemap.xml", 0, "robots.txt", kind=other.kind, report=other.report)
     assert '"warnings":["1 <url> element(s)' in tree_json_line(node)
+
+
+def test_a_broken_index_keeps_what_came_before_the_break_and_still_counts_its_leniencies():
+    data = (f'<sitemapindex xmlns="{NS}"><sitemap>http://a.test/s1.xml</sitemap>'
+            "<sitemap><loc>http://a.test/s2.xml</loc></sitemap><sitemap><loc>http://a.te").encode()
+    entries, document = read_all(data, "http://a.test/index.xml")
+    assert locs(entries) == ["http://a.test/s1.xml", "http://a.test/s2.xml"]
+    assert document.report.truncated and document.report.problems
+    assert document.report.warnings == (LOC_FROM_TEXT_SITEMAP.format(n=1),)
+
+
+def test_an_entry_with_both_text_and_loc_uses_loc_and_is_not_a_leniency():
+    data = (f'<urlset xmlns="{NS}"><url>http://a.test/text<loc>http://a.test/loc</loc></url></urlset>').encode()
+    entries, document = read_all(data, "http://a.test/sitemap.xml")
+    assert locs(entries) == ["http://a.test/loc"] and document.report.warnings == ()
