@@ -148,3 +148,17 @@ def test_detect_host_with_a_bare_host_name_checks_every_origin_the_table_knows(
     assert one.exit_code == 0 and "detect: hosts 1, " in one.stderr.splitlines()[-1]
     bad = cli(settings, "detect", "--host", "http://")
     assert bad.exit_code == 2 and "--host" in bad.stderr and bad.stderr.count("\n") == 1
+
+
+def test_probing_is_off_by_default_as_in_sitemap_tree(settings: Settings, store: Store,
+                                                      testweb: TestWebServer) -> None:
+    docs = testweb.base_url(DOCS).rstrip("/")
+    assert cli(settings, "inject", "-", stdin=f"{docs}/\n").exit_code == 0
+    assert cli(settings, "detect", "--host", DOCS).exit_code == 0
+    assert sitemap_rows(settings, docs) == {}
+    tree = cli(settings, "sitemap", "tree", docs + "/")
+    assert tree.exit_code == 1 and "no sitemap could be read" in tree.stderr
+    assert cli(settings, "detect", "--host", DOCS, "--probe-known-paths").exit_code == 0
+    assert list(sitemap_rows(settings, docs)) == [docs + "/sitemap.xml"]
+    tree = cli(settings, "sitemap", "tree", docs + "/", "--probe-known-paths")
+    assert tree.exit_code == 0 and tree.stdout.splitlines()[0].startswith(f"{docs}/sitemap.xml  [index, well-known]")
