@@ -22,7 +22,8 @@ marker `k:dsc` = batch id; every child of an index becomes `il:<index URL>` =
 `index lm=.. dp=.. ra=..` and the marker. updatedb later merges these cells
 into the rows' hints, flags and schedules (see `sitemapcrawl.jobs.updatedb`).
 The sitemap row records its type, entries written, drops (scope, filter,
-limits), problems, leniency warnings (`s:wn`) and the parse time. A sitemap has no outlinks.
+limits), problems, leniency warnings (`s:wn`) and the parse time. A sitemap
+has no outlinks.
 
 The design question, settled: how do 50,000 entries per document, many
 documents per batch, reach their rows without clobbering and in bounded
@@ -158,7 +159,8 @@ class ParseCounts:
         return (
             f"batch {self.batch_id}: rows {self.rows} (already parsed {self.already_parsed}), "
             f"sitemaps {self.sitemaps} (errors {self.sitemap_errors}, blacklisted {self.blacklisted}), "
-            f"entries {self.entries}, child sitemaps {self.children}, dropped: scope {self.dropped_scope}, "
+            f"entries {self.entries}, child sitemaps {self.children}, dropped: scope {self.dropped_scope} "
+            f"(folder {self.dropped_scope - self.dropped_scope_host}, host {self.dropped_scope_host}), "
             f"filter {self.dropped_filter}, limit {self.dropped_limit}, depth/radius {self.dropped_depth}, "
             f"invalid {self.invalid}, sitemaps with warnings {self.lenient}; "
             f"pages {self.pages}, outlinks {self.outlinks}"
