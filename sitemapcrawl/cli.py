@@ -304,11 +304,14 @@ def inject_command(
 def detect_command(
     host: Annotated[
         list[str] | None, typer.Option("--host", metavar="HOST", show_default=False,
-                                       help="Check only this host or origin (repeatable) [default: every host].")
+                                       help="Check only this origin, or every origin the table knows of a bare "
+                                            "host name (repeatable) [default: every host].")
     ] = None,
     probe_known_paths: Annotated[
-        bool, typer.Option(help="Probe well-known sitemap paths when robots.txt lists none.")
-    ] = False,
+        bool | None, typer.Option("--probe-known-paths/--no-probe-known-paths", show_default=False,
+                                  help="Probe well-known sitemap paths when robots.txt lists none. "
+                                       f"{setting('probe_known_paths')}")
+    ] = None,
 ) -> None:
     """Read each host's robots.txt; record rules and crawl delay; inject its sitemaps.
 
@@ -330,8 +333,8 @@ def detect_command(
         echo_err(line)
 
     with http_client(State.settings) as client, open_store() as store:
-        counts = detect(store, client, rules, hosts=host or (), probe_known_paths=probe_known_paths,
-                        on_host=report)
+        probe = State.settings.probe_known_paths if probe_known_paths is None else probe_known_paths
+        counts = detect(store, client, rules, hosts=host or (), probe_known_paths=probe, on_host=report)
     echo_err(f"detect: {counts.summary()}")
     if counts.hosts == 0:
         echo_err("detect: no hosts in the table; inject seeds first")
@@ -362,6 +365,19 @@ def _open_sitemap_source(source: str, settings: Settings, max_bytes: int) -> Ite
 _OUTPUT_CHUNK = 2_000
 
 
+def _vouching_hosts(hosts: Iterable[str]) -> tuple[str, ...]:
+    """The `--vouched-by` values as hosts; UsageError naming a value that is no host name."""
+    from sitemapcrawl.sitemaps.scope import host_of
+
+    found = []
+    for text in hosts:
+        host = host_of(text)
+        if host is None:
+            raise UsageError(f"--vouched-by {text!r}: not a host name (like example.com or 127.0.0.2:8700)")
+        found.append(host)
+    return tuple(found)
+
+
 @sitemap_app.command("parse")
 def sitemap_parse(
     source: Annotated[str, typer.Argument(metavar="URL|FILE", help="A sitemap URL or a local file path.")],
@@ -377,12 +393,18 @@ def sitemap_parse(
         int | None, typer.Option(min=0, metavar="N", show_default=False,
                                  help=f"Uncompressed bytes read. {setting('max_sitemap_bytes')}")
     ] = None,
+    vouched_by: Annotated[
+        list[str] | None,
+        typer.Option("--vouched-by", metavar="HOST", show_default=False,
+                     help="Read it as the crawl would if HOST vouched for it (its robots.txt lists it): "
+                          "any URL on HOST is in scope (repeatable) [default: none, the folder rule].")
+    ] = None,
 ) -> None:
     """Read one sitemap document (no recursion) and print its entries.
 
     Any format (XML urlset or index, gzip, zip, text, RSS, Atom), detected from
     the bytes. Warnings go to stderr; the exit code is 0 when the document was
-    read as a sitemap.
+    read as a sitemap. Scope is the folder rule unless --vouched-by names hosts.
 
     \b
     Example: sitemapcrawl --user-agent 'MyBot/1.0' sitemap parse \\
@@ -392,7 +414,8 @@ def sitemap_parse(
 
     settings = State.settings
     limits = SitemapLimits.from_settings(settings, max_urls=max_urls, max_bytes=max_bytes)
-    scope = ScopeContext(strict=settings.strict_scope if strict is None else strict)
+    scope = ScopeContext(strict=settings.strict_scope if strict is None else strict,
+                         vouched_by=_vouching_hosts(vouched_by or ()))
     line_of = render.json_line if jsonl else render.table_row
     out = sys.stdout
     with _open_sitemap_source(source, settings, limits.max_bytes) as (data, url):
@@ -418,25 +441,35 @@ def sitemap_tree(
         typer.Option("--strict/--no-strict", show_default=False,
                      help=f"Drop URLs outside each sitemap's scope. {setting('strict_scope')}"),
     ] = None,
+    probe_known_paths: Annotated[
+        bool | None, typer.Option("--probe-known-paths/--no-probe-known-paths", show_default=False,
+                                  help="Probe well-known sitemap paths when robots.txt lists none. "
+                                       f"{setting('probe_known_paths')}")
+    ] = None,
 ) -> None:
-    """Find a site's sitemaps (robots.txt, well-known paths) and follow indexes.
+    """Find a site's sitemaps as detect does (robots.txt, well-known paths) and follow indexes.
 
     Prints one line per sitemap, indented by depth, with its type, counts and
-    problems. Loops and indexes deeper than max_index_depth are not followed.
+    problems. Scope is the crawl's. Loops and indexes deeper than
+    max_index_depth are not followed.
 
     \b
     Example: sitemapcrawl --user-agent 'MyBot/1.0' sitemap tree \\
                  https://example.com/
     """
+    from sitemapcrawl.discover import site_tree
+    from sitemapcrawl.jobs.rules import UrlRules
     from sitemapcrawl.sitemaps import SitemapLimits, render
-    from sitemapcrawl.sitemaps.tree import walk_tree
 
     settings = State.settings
     limits = SitemapLimits.from_settings(settings)
     totals = render.TreeTotals()
     strict = settings.strict_scope if strict is None else strict
+    probe = settings.probe_known_paths if probe_known_paths is None else probe_known_paths
+    rules = UrlRules.from_settings(settings)
     with http_client(settings, max_bytes=limits.max_bytes) as client:
-        for node in walk_tree(url, client, limits=limits, strict=strict):
+        for node in site_tree(url, client, settings, canonical=rules.canonical, blacklist=rules.blacklist,
+                              probe=probe, strict=strict):
             totals.add(node)
             typer.echo(render.tree_json_line(node) if jsonl else render.tree_line(node))
     echo_err(totals.line())
@@ -573,7 +606,8 @@ def parse_command(
     def report(outcome: SitemapOutcome) -> None:
         kind = outcome.kind or "not read"
         echo_err(f"{outcome.url}: {kind}, {outcome.entries} entries"
-                 + "".join(f"\n  {problem}" for problem in outcome.problems))
+                 + "".join(f"\n  {problem}" for problem in outcome.problems)
+                 + "".join(f"\n  lenient read: {warning}" for warning in outcome.warnings))
 
     with open_store() as store, stage_progress() as update:
         counts = parse_batch(store, rules, batch, mode=crawl_mode(mode or State.settings.crawl_mode),
@@ -629,8 +663,10 @@ def crawl_command(
     delay: Annotated[float | None, typer.Option(min=0, metavar="SECONDS", show_default=False,
                                                 help=f"Pause between requests to a host. {setting('delay')}")] = None,
     probe_known_paths: Annotated[
-        bool, typer.Option(help="Probe well-known sitemap paths when robots.txt lists none.")
-    ] = False,
+        bool | None, typer.Option("--probe-known-paths/--no-probe-known-paths", show_default=False,
+                                  help="Probe well-known sitemap paths when robots.txt lists none. "
+                                       f"{setting('probe_known_paths')}")
+    ] = None,
     sitemaps_only_docs: Annotated[
         bool, typer.Option("--sitemaps-only-docs",
                            help="Sitemap-only inventory: fetch sitemap documents alone; record listed URLs unfetched.")
@@ -657,7 +693,9 @@ def crawl_command(
     rules = UrlRules.from_settings(settings)
     default_mode = "sitemap-only" if sitemaps_only_docs else settings.crawl_mode
     options = CrawlOptions(mode=crawl_mode(mode or default_mode), rounds=rounds, top_n=top_n,
-                           max_per_host=max_per_host, partitions=partitions, probe_known_paths=probe_known_paths,
+                           max_per_host=max_per_host, partitions=partitions,
+                           probe_known_paths=settings.probe_known_paths if probe_known_paths is None
+                           else probe_known_paths,
                            documents_only=sitemaps_only_docs)
     with contextlib.ExitStack() as stack, open_store() as store:
         for name in init_tables(store).created:
