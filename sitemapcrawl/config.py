@@ -134,6 +134,8 @@ class Settings:
     """Drop sitemap entries outside the sitemap's scope: the hosts that vouch for it, else its folder."""
     probe_known_paths: bool = False
     """detect and `sitemap tree`: probe the well-known sitemap paths of a host whose robots.txt lists none."""
+    history_keep: int = 20
+    """parse: parses of each sitemap whose changes the `history` table keeps (older ones are deleted)."""
 
     # --- sitemap quality (updatedb; sitemapcrawl/quality.py) ------------------
     sitemap_quality: bool = True

@@ -30,7 +30,15 @@ from thriftpy2.transport import TTransportException
 
 from sitemapcrawl.config import Settings
 from sitemapcrawl.errors import StoreUnavailableError, TableMissingError
-from sitemapcrawl.webpage import HOST_FAMILIES, HOST_TABLE, WEBPAGE_FAMILIES, WEBPAGE_TABLE, Family
+from sitemapcrawl.webpage import (
+    HISTORY_FAMILIES,
+    HISTORY_TABLE,
+    HOST_FAMILIES,
+    HOST_TABLE,
+    WEBPAGE_FAMILIES,
+    WEBPAGE_TABLE,
+    Family,
+)
 
 log = logging.getLogger(__name__)
 
@@ -38,7 +46,9 @@ Cells = dict[bytes, bytes]
 T = TypeVar("T")
 
 #: The tables the crawl uses, by base name, and their families.
-TABLES: dict[str, tuple[Family, ...]] = {WEBPAGE_TABLE: WEBPAGE_FAMILIES, HOST_TABLE: HOST_FAMILIES}
+TABLES: dict[str, tuple[Family, ...]] = {
+    WEBPAGE_TABLE: WEBPAGE_FAMILIES, HOST_TABLE: HOST_FAMILIES, HISTORY_TABLE: HISTORY_FAMILIES,
+}
 
 #: Errors of the wire: retried after reconnecting.
 _WIRE_ERRORS = (TTransportException, socket.error, EOFError, BrokenPipeError, ConnectionError)

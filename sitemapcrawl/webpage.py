@@ -30,6 +30,7 @@ TIME_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
 
 WEBPAGE_TABLE = "webpage"
 HOST_TABLE = "host"
+HISTORY_TABLE = "history"
 
 
 class FetchStatus(enum.StrEnum):
@@ -168,6 +169,8 @@ class MapFamily:
     family: str
     meaning: str
     writer: str
+    key_name: str = "url"
+    """What the qualifier is, as `hbase-schema/columns.tsv` names it (`il:<url>`)."""
 
 
 @dataclass(frozen=True)
@@ -186,9 +189,9 @@ def col(family: str, qualifier: str, codec: Codec[Any], meaning: str, writer: st
     return field(default=None, metadata={"column": Column(family, qualifier, codec, meaning, writer)})
 
 
-def mapcol(family: str, meaning: str, writer: str) -> Any:
+def mapcol(family: str, meaning: str, writer: str, key_name: str = "url") -> Any:
     """A dataclass field bound to a whole map family (qualifier = key)."""
-    return field(default=None, metadata={"map": MapFamily(family, meaning, writer)})
+    return field(default=None, metadata={"map": MapFamily(family, meaning, writer, key_name)})
 
 
 # ---------------------------------------------------------------- webpage ---
@@ -268,6 +271,11 @@ class WebPage:
     quality_time: datetime | None = col("s", "qt", TIME, "when the quality was last computed", "updatedb")
     weighted_priority: float | None = col(
         "s", "wp", FLOAT, "sitemap priority weighted by the quality of the sitemaps listing the URL", "updatedb")
+    # s: sitemap change tracking (sitemapcrawl/changes.py, jobs/history.py)
+    new_in_sitemap: str | None = col(
+        "s", "nw", TEXT, "batch id: a re-parsed sitemap newly listed this URL (generate's boost)", "parse")
+    sitemaps_listing: int | None = col(
+        "s", "nl", INT, "sitemaps whose latest parse lists this URL", "updatedb")
     # m: crawl metadata
     score: float | None = col("m", "sc", FLOAT, "link/seed score", "inject, updatedb")
     depth: int | None = col("m", "dp", INT, "hops still allowed within the site", "inject, updatedb")
@@ -278,6 +286,7 @@ class WebPage:
     canonical: str | None = col("m", "can", TEXT, "<link rel=canonical> of the page", "parse")
     noindex: bool | None = col("m", "noi", FLAG, "<meta name=robots> says noindex", "parse")
     nofollow: bool | None = col("m", "nof", FLAG, "<meta name=robots> says nofollow", "parse")
+    link_inlinks: int | None = col("m", "nil", INT, "pages linking to this URL (link inlinks)", "updatedb")
     # k: markers
     inject_mark: datetime | None = col("k", "inj", TIME, "when the URL was (last) injected", "inject")
     generate_mark: str | None = col("k", "gen", TEXT, "batch id: generated", "generate")
@@ -324,23 +333,66 @@ class HostRow:
     sitemaps_new: int | None = col("n", "smn", INT, "sitemaps new to the table, last detect", "detect")
 
 
+# ---------------------------------------------------------------- history ---
+
+HISTORY_FAMILIES = (
+    Family("h", "one parse of a sitemap: when, entries, changes by kind"),
+    Family("c", "the changes of that parse: qualifier = chunk number", block_cache_enabled=False),
+    Family("s", "the latest entry snapshot of a sitemap: when, entries, chunks"),
+    Family("e", "the latest entry snapshot: qualifier = chunk number", block_cache_enabled=False),
+)
+
+
+@dataclass(frozen=True)
+class HistoryRow:
+    """One `history` row: a parse of a sitemap, or the sitemap's latest entry snapshot.
+
+    Keys (`sitemapcrawl.changes.history_key`): `<sitemap's webpage key> <inverted
+    time>` for a parse (families h and c), `<sitemap's webpage key>` alone for
+    the snapshot (families s and e) the next parse is compared with.
+    """
+
+    key: str
+    sitemap: str | None = col("h", "url", TEXT, "the sitemap URL", "parse")
+    parsed_at: datetime | None = col("h", "at", TIME, "when the sitemap was parsed", "parse")
+    batch: str | None = col("h", "b", TEXT, "batch id of the parse", "parse")
+    entries: int | None = col("h", "n", INT, "entries the parse kept", "parse")
+    baseline: bool | None = col("h", "base", FLAG, "first parse: nothing to compare with, no changes", "parse")
+    added: int | None = col("h", "add", INT, "URLs added since the previous parse", "parse")
+    removed: int | None = col("h", "rm", INT, "URLs removed since the previous parse", "parse")
+    lastmod_changed: int | None = col("h", "lm", INT, "URLs whose lastmod changed", "parse")
+    changefreq_changed: int | None = col("h", "cf", INT, "URLs whose changefreq changed", "parse")
+    priority_changed: int | None = col("h", "pr", INT, "URLs whose priority changed", "parse")
+    statuses: str | None = col(
+        "h", "st", TEXT, "fetch statuses of the listed URLs after this round: status=count ...", "updatedb")
+    change_chunks: Mapping[str, str] | None = mapcol(
+        "c", "chunk number -> change lines: kind TAB URL TAB old TAB new (sitemapcrawl/changes.py)", "parse", "n")
+    snapshot_at: datetime | None = col("s", "at", TIME, "when the snapshot was taken", "parse")
+    snapshot_entries: int | None = col("s", "n", INT, "entries in the snapshot", "parse")
+    snapshot_chunks: int | None = col("s", "k", INT, "cells the snapshot takes in family e", "parse")
+    snapshot: Mapping[str, str] | None = mapcol(
+        "e", "chunk number -> entry lines: URL TAB lastmod TAB changefreq TAB priority (sitemapcrawl/changes.py)",
+        "parse", "n")
+
+
 # ------------------------------------------------------------- encoding ---
 
-RowT = TypeVar("RowT", WebPage, HostRow)
+RowT = TypeVar("RowT", WebPage, HostRow, HistoryRow)
+AnyRowType = type[WebPage] | type[HostRow] | type[HistoryRow]
 
 
-def columns_of(row_type: type[WebPage] | type[HostRow]) -> dict[str, Column]:
+def columns_of(row_type: AnyRowType) -> dict[str, Column]:
     """Field name -> Column for every single-column field of a row type."""
     return {f.name: f.metadata["column"] for f in dataclasses.fields(row_type) if "column" in f.metadata}
 
 
-def map_families_of(row_type: type[WebPage] | type[HostRow]) -> dict[str, MapFamily]:
+def map_families_of(row_type: AnyRowType) -> dict[str, MapFamily]:
     """Field name -> MapFamily for the map fields of a row type."""
     return {f.name: f.metadata["map"] for f in dataclasses.fields(row_type) if "map" in f.metadata}
 
 
-_COLUMNS = {WebPage: columns_of(WebPage), HostRow: columns_of(HostRow)}
-_MAPS = {WebPage: map_families_of(WebPage), HostRow: map_families_of(HostRow)}
+_COLUMNS = {WebPage: columns_of(WebPage), HostRow: columns_of(HostRow), HistoryRow: columns_of(HistoryRow)}
+_MAPS = {WebPage: map_families_of(WebPage), HostRow: map_families_of(HostRow), HistoryRow: map_families_of(HistoryRow)}
 _BY_NAME = {
     row_type: {column.name.encode(): (name, column) for name, column in columns.items()}
     for row_type, columns in _COLUMNS.items()
@@ -350,7 +402,7 @@ _MAPS_BY_FAMILY = {
 }
 
 
-def column_names(row_type: type[WebPage] | type[HostRow], fields: Iterable[str]) -> list[bytes]:
+def column_names(row_type: AnyRowType, fields: Iterable[str]) -> list[bytes]:
     """The HBase column names (`f:st`, or `il` for a map family) for these fields.
 
     Jobs pass the fields they read, so a scan fetches only those columns.
@@ -367,7 +419,7 @@ def column_names(row_type: type[WebPage] | type[HostRow], fields: Iterable[str])
     return names
 
 
-def equals_filter(row_type: type[WebPage] | type[HostRow], field_name: str, value: Any) -> str:
+def equals_filter(row_type: AnyRowType, field_name: str, value: Any) -> str:
     """An HBase filter string: rows whose column for `field_name` holds `value`.
 
     Rows without the column are left out (filterIfMissing). Server side: the
@@ -379,7 +431,19 @@ def equals_filter(row_type: type[WebPage] | type[HostRow], field_name: str, valu
             f"'binary:{raw}', true, true)")
 
 
-def encode(row: WebPage | HostRow) -> dict[bytes, bytes]:
+def compare_filter_of(row_type: AnyRowType, field_name: str, op: str, value: Any) -> str:
+    """An HBase filter string: rows whose column for `field_name` compares `op` (`>=`, `<`...) to `value`.
+
+    Rows without the column are left out. Values compare as bytes, which is
+    why times are fixed-width text.
+    """
+    column = _COLUMNS[row_type][field_name]
+    raw = column.codec.encode(value).decode("utf-8").replace("'", "''")
+    return (f"SingleColumnValueFilter('{column.family}', '{column.qualifier}', {op}, "
+            f"'binary:{raw}', true, true)")
+
+
+def encode(row: WebPage | HostRow | HistoryRow) -> dict[bytes, bytes]:
     """Cells for every field that is set (not None); costs no round trip."""
     cells: dict[bytes, bytes] = {}
     row_type = type(row)
@@ -429,7 +493,7 @@ def decode(row_type: type[RowT], identity: str, cells: Mapping[bytes, bytes]) ->
     return row_type(identity, **values)
 
 
-def readable_cells(row_type: type[WebPage] | type[HostRow], cells: Mapping[bytes, bytes]) -> dict[str, Any]:
+def readable_cells(row_type: AnyRowType, cells: Mapping[bytes, bytes]) -> dict[str, Any]:
     """`family:qualifier` -> a JSON-ready value, for `readdb --json`.
 
     Text stays text, numbers become numbers, flags booleans; content becomes
@@ -465,7 +529,7 @@ def readable_cells(row_type: type[WebPage] | type[HostRow], cells: Mapping[bytes
 def all_columns() -> list[tuple[str, Column | MapFamily]]:
     """Every (table, column or map family) the model knows, for the column map test."""
     listed: list[tuple[str, Column | MapFamily]] = []
-    for table, row_type in ((WEBPAGE_TABLE, WebPage), (HOST_TABLE, HostRow)):
+    for table, row_type in ((WEBPAGE_TABLE, WebPage), (HOST_TABLE, HostRow), (HISTORY_TABLE, HistoryRow)):
         listed.extend((table, column) for column in _COLUMNS[row_type].values())
         listed.extend((table, family) for family in _MAPS[row_type].values())
     return listed

@@ -27,7 +27,11 @@ Ranking: `rank` = the row's score (1 when unset) + its sitemap priority
 weighted by the quality of the sitemaps listing it (`s:wp`, written by
 updatedb; the raw priority when unweighted, 0.5 when unset) + a bonus below 0.05 for shallow rows (more hops left) + a
 jitter below 1e-6 derived from the row key, so ties are broken the same way
-every run and one host's rows do not come in a block. Then at most
+every run and one host's rows do not come in a block. A URL that a re-parsed
+sitemap newly listed (`s:nw`, written by parse when it compares a sitemap
+with its previous parse) gets `NEW_URL_BOOST` on top while it is unfetched,
+so it goes first: a news sitemap's new articles are fetched in the round
+after the one that re-read the sitemap, before any caps cut the batch. Then at most
 `max_per_host` rows per host (or per registered domain), then the best
 `top_n` overall.
 
@@ -66,10 +70,14 @@ log = logging.getLogger(__name__)
 DEPTH_BONUS = 0.05
 #: Largest tie-breaking jitter.
 JITTER = 1e-6
+#: Added to the rank of a URL a re-parsed sitemap newly listed (`s:nw`) while it is unfetched: far above
+#: any score + priority, so new entries (a news sitemap's new articles) are fetched in the next round.
+NEW_URL_BOOST = 1e6
 
 _READ_FIELDS = [
     "status", "next_fetch", "fetch_time", "score", "priority", "depth", "radius", "is_sitemap",
     "in_sitemap", "blacklisted", "generate_mark", "update_mark", "fetch_mark", "weighted_priority",
+    "new_in_sitemap",
 ]
 _BATCH_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 
@@ -146,7 +154,8 @@ def rank(row: WebPage, key: bytes) -> float:
         row.priority if row.priority is not None else 0.5)
     hops = max(0, row.depth) if row.depth is not None else 0
     jitter = JITTER * zlib.crc32(key) / 2**32
-    return score + priority + DEPTH_BONUS * hops / (hops + 1) + jitter
+    boost = NEW_URL_BOOST if row.new_in_sitemap and row.fetch_time is None else 0.0
+    return boost + score + priority + DEPTH_BONUS * hops / (hops + 1) + jitter
 
 
 def held_by(row: WebPage) -> str | None:

@@ -66,10 +66,12 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 
 from sitemapcrawl import urls
+from sitemapcrawl.changes import Hints, entry_hints
 from sitemapcrawl.config import Settings
 from sitemapcrawl.errors import CellDecodeError, InvalidUrlError, SitemapError
 from sitemapcrawl.htmllinks import extract_links
 from sitemapcrawl.jobs.generate import CrawlMode, crawl_mode
+from sitemapcrawl.jobs.history import record_parse
 from sitemapcrawl.jobs.rules import UrlRules
 from sitemapcrawl.linkvalues import (
     Inlink,
@@ -94,6 +96,7 @@ from sitemapcrawl.sitemaps.scope import (
 )
 from sitemapcrawl.store import Store
 from sitemapcrawl.webpage import (
+    HISTORY_TABLE,
     WEBPAGE_TABLE,
     FetchStatus,
     SitemapSource,
@@ -148,6 +151,10 @@ class ParseCounts:
     invalid: int = 0
     lenient: int = 0
     """Sitemaps read with leniency warnings (`s:wn`)."""
+    baselines: int = 0
+    """Sitemaps parsed for the first time (their history starts here)."""
+    changes: Counter[str] = field(default_factory=Counter)
+    """Changes found in re-parsed sitemaps, by kind (added, removed, lastmod...)."""
     pages: int = 0
     outlinks: int = 0
     not_parsed: Counter[str] = field(default_factory=Counter)
@@ -162,8 +169,9 @@ class ParseCounts:
             f"entries {self.entries}, child sitemaps {self.children}, dropped: scope {self.dropped_scope} "
             f"(folder {self.dropped_scope - self.dropped_scope_host}, host {self.dropped_scope_host}), "
             f"filter {self.dropped_filter}, limit {self.dropped_limit}, depth/radius {self.dropped_depth}, "
-            f"invalid {self.invalid}, sitemaps with warnings {self.lenient}; "
-            f"pages {self.pages}, outlinks {self.outlinks}"
+            f"invalid {self.invalid}, sitemaps with warnings {self.lenient}; changes: "
+            + (", ".join(f"{n} {kind}" for kind, n in sorted(self.changes.items())) or "none")
+            + f" (first parses {self.baselines}); pages {self.pages}, outlinks {self.outlinks}"
             + (f"; not parsed: {skipped}" if skipped else "")
         )
 
@@ -211,6 +219,8 @@ class _SitemapParse:
         self.depth = row.depth if row.depth is not None else settings.seed_depth
         self.radius = row.radius if row.radius is not None else settings.seed_radius
         self.written = self.filtered = self.invalid = self.past_depth = self.blacklisted = 0
+        self.listed: dict[str, Hints] = {}
+        """Target URL -> hints of every entry written: what `record_parse` compares."""
 
     def _target(self, loc: str) -> tuple[str, int, int] | None:
         """Canonical target URL and its grant, or None (counted) when it is not kept."""
@@ -253,6 +263,7 @@ class _SitemapParse:
                 self.invalid += 1
                 continue
             self.written += 1
+            self.listed[target] = entry_hints(entry)
             yield key, encode(WebPage(target, inlinks={source: format_inlink(link)},
                                       discover_mark=self.batch_id))
 
@@ -364,8 +375,19 @@ def parse_sitemap_row(store: Store, key: bytes, row: WebPage, body: bytes, batch
         dropped_scope=report.dropped_scope, dropped_filter=work.filtered, dropped_limit=report.over_limit,
         sitemap_problems=problems, sitemap_warnings=report.warnings, vouched_by=vouched,
         parse_time=now, parse_mark=batch_id)))])
+    record_history(store, key, row.url, work.listed, batch_id, now, settings.history_keep, counts)
     log.debug("parse: %s: %s, %d entries written", row.url, document.kind.value, work.written)
     return SitemapOutcome(row.url, document.kind.value, work.written, problems, report.warnings)
+
+
+def record_history(store: Store, key: bytes, url: str, listed: dict[str, Hints], batch_id: str, now: datetime,
+                   keep: int, counts: ParseCounts) -> None:
+    """Compare this parse with the sitemap's previous one and record the changes (`jobs.history`)."""
+    found = record_parse(store, key, url, listed, batch_id, now, keep)
+    if found.baseline:
+        counts.baselines += 1
+    else:
+        counts.changes.update({kind.value: n for kind, n in found.counts.items() if n})
 
 
 def _is_html(content_type: str | None) -> bool:
@@ -497,7 +519,7 @@ def parse_batch(
     mode (UsageError) raise.
     """
     mode = mode or crawl_mode(rules.settings.crawl_mode)
-    store.require_tables(WEBPAGE_TABLE)
+    store.require_tables(WEBPAGE_TABLE, HISTORY_TABLE)
     now = (now or datetime.now(UTC)).replace(microsecond=0)
     counts = ParseCounts(batch_id=batch_id)
     chunk = max(1, rules.settings.hbase_batch_size)

@@ -14,7 +14,8 @@ table already holds (the formula is in `sitemapcrawl.quality`):
    so they sort by time), so URLs a sitemap no longer lists do not count
    against it.
 3. Score each sitemap and write the score, its six signals, the notes, the
-   state and the time on the sitemap row; a blacklist reason of ours is
+   state and the time on the sitemap row (and the statuses of its listed URLs
+   on its latest `history` parse row, for the report's chart); a blacklist reason of ours is
    written (`s:bl`) or cleared when the sitemap recovers or is pinned
    trusted. A reason from the blacklist file is never touched.
 4. Scan the listed rows again and write `s:wp`, the sitemap priority weighted
@@ -36,6 +37,7 @@ from datetime import datetime
 
 from sitemapcrawl import urls
 from sitemapcrawl.errors import CellDecodeError, InvalidUrlError, UsageError
+from sitemapcrawl.jobs.history import record_statuses
 from sitemapcrawl.jobs.rules import UrlRules
 from sitemapcrawl.linkvalues import Inlink, InlinkKind, parse_inlink
 from sitemapcrawl.quality import (
@@ -157,11 +159,13 @@ def _listed_rows(store: Store) -> Iterator[tuple[bytes, WebPage, list[tuple[str,
 class _Tally:
     """Per sitemap: the batch of its latest parse seen so far and the stats of its cells."""
 
-    __slots__ = ("batch", "stats")
+    __slots__ = ("batch", "stats", "statuses")
 
     def __init__(self) -> None:
         self.batch = ""
         self.stats = ListedStats()
+        self.statuses: Counter[str] = Counter()
+        """Fetch statuses of the URLs of the latest parse (the history chart's)."""
 
 
 def _count_listed(store: Store, tallies: dict[str, _Tally], now: datetime, counts: QualityCounts,
@@ -173,7 +177,8 @@ def _count_listed(store: Store, tallies: dict[str, _Tally], now: datetime, count
             if tally is None or link.batch < tally.batch:
                 continue
             if link.batch > tally.batch:
-                tally.batch, tally.stats = link.batch, ListedStats()
+                tally.batch, tally.stats, tally.statuses = link.batch, ListedStats(), Counter()
+            tally.statuses[row.status.value if row.status else "none"] += 1
             observe(tally.stats, link.lastmod, row.status, row.fetch_time, row.prev_fetch_time,
                     row.content_changed, now)
         if counts.listed_rows % 1000 == 0:
@@ -239,6 +244,7 @@ def score_sitemaps(store: Store, rules: UrlRules, now: datetime, *,
         puts.append((key, encode(_verdict_row(url, verdict, now))))
         log.debug("quality: %s %.3f %s", url, verdict.score, verdict.state.value)
     store.write(WEBPAGE_TABLE, puts)
+    record_statuses(store, {url: tally.statuses for url, tally in tallies.items() if tally.statuses})
     _reweigh(store, weights, counts, max(1, rules.settings.hbase_batch_size))
     log.info("quality: %s", counts.summary())
     return counts

@@ -18,7 +18,10 @@ pass can be run again and skips what it has done.
    the row's inlink cells are read and merged, never clobbering what the row
    knows: priority the highest any sitemap gives, lastmod the latest (one in
    the future is ignored), changefreq the most frequent, `s:in` when a
-   sitemap lists it, `s:sm` (source `index`, or `link` for a candidate in
+   sitemap lists it (0 again once none does: parse deletes the cell of a
+   sitemap that stopped listing it), `s:nl` how many sitemaps list it and
+   `m:nil` how many pages link to it (the audit's orphans and unlisted
+   pages come from these two), `s:sm` (source `index`, or `link` for a candidate in
    mixed mode) when an index lists it, depth and radius the largest of the
    row's own and every grant, score the row's own plus what this batch's
    links pass on (the link score stays apart from the sitemap priority;
@@ -209,6 +212,11 @@ def merge_row(row: WebPage, batch_id: str, mode: CrawlMode, policy: SchedulePoli
     }
     if listed:
         values["in_sitemap"] = True
+    elif row.in_sitemap:
+        # Every sitemap that listed it stopped (parse removed their cells): no longer in sitemaps.
+        values["in_sitemap"] = False
+    values["sitemaps_listing"] = len(listed)
+    values["link_inlinks"] = sum(1 for link in links if link.kind is InlinkKind.LINK)
     if priorities:
         values["priority"] = max(priorities)
     if lastmods:
