@@ -751,6 +751,38 @@ def report_command(
         typer.echo(line)
 
 
+@app.command("changes")
+def changes_command(
+    sitemap: Annotated[
+        str | None, typer.Option("--sitemap", metavar="URL", help="Only this sitemap's changes.")
+    ] = None,
+    host: Annotated[
+        str | None, typer.Option("--host", metavar="HOST", help="Only the sitemaps of this host.")
+    ] = None,
+    since: Annotated[
+        str | None,
+        typer.Option("--since", metavar="ISO-TIME", help="Only parses at or after this time (UTC if no zone)."),
+    ] = None,
+    jsonl: Annotated[bool, typer.Option("--jsonl", help="One JSON object per change.")] = False,
+) -> None:
+    """What each sitemap added, removed or changed between its parses (the history table).
+
+    Text groups by sitemap, its counts first; --jsonl gives one record per
+    change: sitemap, url, change, old, new, at. No scan of the webpage table.
+
+    Example: sitemapcrawl changes --host 127.0.0.2 --since 2024-06-01 --jsonl
+    """
+    from sitemapcrawl.jobs.history import ChangesCounts, change_output, parse_since
+
+    counts = ChangesCounts()
+    rules = CanonicalRules.from_settings(State.settings)
+    with open_store() as store:
+        for line in change_output(store, counts, sitemap=sitemap, host=host,
+                                  since=parse_since(since) if since else None, jsonl=jsonl, rules=rules):
+            typer.echo(line)
+    echo_err(f"changes: {counts.summary()}")
+
+
 @app.command("serve")
 def serve_command(
     bind: Annotated[str, typer.Option(metavar="ADDRESS",

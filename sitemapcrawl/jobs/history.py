@@ -29,11 +29,13 @@ removed URL. Memory: the two snapshots of one sitemap.
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import logging
 from collections import Counter
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 
 from sitemapcrawl import urls
 from sitemapcrawl.changes import (
@@ -50,7 +52,7 @@ from sitemapcrawl.changes import (
     sitemap_key_of,
     snapshot_lines,
 )
-from sitemapcrawl.errors import CellDecodeError, InvalidUrlError
+from sitemapcrawl.errors import CellDecodeError, InvalidUrlError, UsageError
 from sitemapcrawl.store import Store
 from sitemapcrawl.webpage import (
     HISTORY_TABLE,
@@ -271,3 +273,55 @@ def changes_of(store: Store, parse: HistoryRow) -> Iterator[ChangeRecord]:
 def parse_counts(parse: HistoryRow) -> dict[ChangeKind, int]:
     """The change counts of one parse row."""
     return {kind: getattr(parse, name) or 0 for kind, name in _COUNT_FIELDS.items()}
+
+
+def parse_since(text: str) -> datetime:
+    """`--since`: an ISO-8601 date or time (`2024-06-01`, `2024-06-01T12:00:00Z`, with an offset);
+    naive times are UTC. UsageError naming the value otherwise."""
+    try:
+        moment = datetime.fromisoformat(text.strip().replace("Z", "+00:00").replace("z", "+00:00"))
+    except ValueError:
+        raise UsageError(f"--since {text[:60]!r}: expected an ISO time such as 2024-06-01T12:00:00Z") from None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.astimezone(UTC)
+
+
+@dataclass
+class ChangesCounts:
+    """What `change_output` printed."""
+
+    sitemaps: int = 0
+    parses: int = 0
+    records: int = 0
+
+    def summary(self) -> str:
+        """One line for stderr."""
+        return f"{self.records} changes from {self.parses} parses of {self.sitemaps} sitemaps"
+
+
+def change_output(store: Store, counts: ChangesCounts, *, sitemap: str | None = None, host: str | None = None,
+                  since: datetime | None = None, jsonl: bool = False,
+                  rules: urls.CanonicalRules = urls.DEFAULT_RULES) -> Iterator[str]:
+    """The lines of `sitemapcrawl changes`: JSON records, or per sitemap its counts then its changes.
+
+    Oldest parse first within a sitemap. Streams: one sitemap's parse
+    summaries and one parse's changes in memory.
+    """
+    for history in histories(store, sitemap=sitemap, host=host, since=since, rules=rules):
+        counts.sitemaps += 1
+        counts.parses += len(history.parses)
+        if not jsonl:
+            totals = history.totals()
+            first = sum(1 for p in history.parses if p.baseline)
+            yield (f"{history.sitemap}: " + ", ".join(f"{n} {kind.value}" for kind, n in totals.items())
+                   + f" ({len(history.parses)} parses" + (f", {first} first" if first else "") + ")")
+        for parse in history.parses:
+            for record in changes_of(store, parse):
+                counts.records += 1
+                if jsonl:
+                    yield json.dumps(dataclasses.asdict(record), ensure_ascii=False)
+                else:
+                    moved = record.change not in ("added", "removed")
+                    values = f": {record.old or '-'} -> {record.new or '-'}" if moved else ""
+                    yield f"  {record.at} {record.change:<10} {record.url}{values}"

@@ -13,10 +13,10 @@ the README demo and the benchmarks crawl it instead of the internet.
 
 Modules: `model` (the description), `render` (bodies), `truth` (what the
 description implies), `server` (serving, faults, revisions, access log),
-`generate` (ready-made webs), `__main__` (``python -m sitemapcrawl.testweb``).
+`generate` (ready-made webs; `changing_web` changes between crawls), `__main__` (``python -m sitemapcrawl.testweb``).
 """
 
-from sitemapcrawl.testweb.generate import bulk_web, demo_web, small_web, vouching_web
+from sitemapcrawl.testweb.generate import bulk_web, changing_web, demo_web, small_web, vouching_web
 from sitemapcrawl.testweb.model import (
     Entry,
     Fault,
@@ -32,7 +32,7 @@ from sitemapcrawl.testweb.model import (
     Web,
 )
 from sitemapcrawl.testweb.server import Access, AccessLog, TestWebServer
-from sitemapcrawl.testweb.truth import ListedEntry, Truth
+from sitemapcrawl.testweb.truth import ListedEntry, SitemapChange, Truth
 
 __all__ = [
     "Access",
@@ -48,11 +48,13 @@ __all__ = [
     "RobotsGroup",
     "Site",
     "Sitemap",
+    "SitemapChange",
     "SitemapFormat",
     "TestWebServer",
     "Truth",
     "Web",
     "bulk_web",
+    "changing_web",
     "demo_web",
     "small_web",
     "vouching_web",

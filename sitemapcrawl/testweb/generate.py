@@ -392,3 +392,79 @@ def vouching_web() -> Web:
                 ("/away-sitemap.xml", FaultSpec(Fault.REDIRECT, target=f"//{host}/elsewhere/s.xml"))),
     )
     return Web((vouched_site, host_site, linked_site, injected_site, moved_site), "vouching")
+
+
+def changing_web(version: int = 1) -> Web:
+    """A news site (127.0.0.2) whose sitemaps change from `version` 1 to 2, with an audit's
+    worth of faults; serve version 1, crawl, `TestWebServer.change_web(changing_web(2))`,
+    crawl again. `Truth.sitemap_changes` says what moved.
+
+    Both versions: robots.txt disallows /blocked/ and names the index. The pages
+    sitemap lists a 404 (/broken.html), a 410 (/gone.html), a redirect
+    (/moved.html -> /about.html), a robots-blocked page (/blocked/secret.html),
+    a noindex page (/noindex.html), a page naming another canonical
+    (/dup.html -> /about.html), an orphan no page links to (/orphan.html) and
+    /news/1.html, which the news sitemap lists too (listed twice). The home
+    page links to /linked-only.html, which no sitemap lists (unlisted).
+
+    From 1 to 2: the news sitemap adds /news/4.html and /news/5.html, drops
+    /news/1.html (still in the pages sitemap), moves the lastmod of
+    /news/2.html and the priority of /news/3.html; the pages sitemap drops
+    /retired.html and changes the changefreq of /about.html; the index drops
+    /sitemap-old.xml (still served, unchanged) and moves the news sitemap's
+    lastmod.
+    """
+    if version not in (1, 2):
+        raise ValueError(f"changing_web has versions 1 and 2, not {version}")
+    v2 = version == 2
+    news_ids = (2, 3, 4, 5) if v2 else (1, 2, 3)
+    all_news = tuple(Page(f"/news/{i}.html", f"News {i}", (Link("/", "Home"),)) for i in range(1, 6))
+    home_links = (Link("/about.html", "About"), *(Link(f"/news/{i}.html", f"News {i}") for i in news_ids),
+                  Link("/linked-only.html", "Only linked"), Link("/moved.html", "Moved"),
+                  Link("/noindex.html", "Noindex"), Link("/dup.html", "Duplicate"), Link("/broken.html", "Broken"),
+                  Link("/blocked/secret.html", "Secret"))
+    pages = (
+        Page("/", "News home", home_links),
+        Page("/about.html", "About"),
+        Page("/linked-only.html", "Reached by links only"),
+        Page("/noindex.html", "Not for indexes", meta_robots="noindex"),
+        Page("/dup.html", "A duplicate", canonical="/about.html"),
+        Page("/orphan.html", "Linked from nowhere"),
+        Page("/retired.html", "Retired"),
+        Page("/blocked/secret.html", "Secret"),
+        *all_news,
+        *(Page(f"/old/{i}.html", f"Old {i}") for i in (1, 2)),
+    )
+    news = tuple(Entry(
+        f"/news/{i}.html",
+        lastmod="2024-06-15T10:00:00Z" if (v2 and i == 2) else f"2024-05-0{i}T10:00:00Z",
+        changefreq="hourly",
+        priority="0.5" if (v2 and i == 3) else "0.8") for i in news_ids)
+    listed_pages = (
+        Entry("/", "2024-05-01", "daily", "1.0"),
+        Entry("/about.html", "2024-01-15", "weekly" if v2 else "monthly", "0.5"),
+        Entry("/broken.html"), Entry("/gone.html"), Entry("/moved.html"), Entry("/blocked/secret.html"),
+        Entry("/noindex.html"), Entry("/dup.html"), Entry("/orphan.html"), Entry("/news/1.html"),
+        *(() if v2 else (Entry("/retired.html", "2023-02-01"),)),
+    )
+    children = (
+        Entry("/sitemap-news.xml", lastmod="2024-06-15" if v2 else "2024-05-03"),
+        Entry("/sitemap-pages.xml"),
+        *(() if v2 else (Entry("/sitemap-old.xml"),)),
+    )
+    site = Site(
+        "127.0.0.2", "news", pages,
+        robots=Robots(groups=(RobotsGroup(("*",), disallow=("/blocked/",)),), sitemaps=("/sitemap_index.xml",)),
+        sitemaps=(
+            Sitemap("/sitemap_index.xml", index=True, entries=children),
+            Sitemap("/sitemap-news.xml", entries=news),
+            Sitemap("/sitemap-pages.xml", entries=listed_pages),
+            Sitemap("/sitemap-old.xml", entries=(Entry("/old/1.html", "2022-01-01"), Entry("/old/2.html"))),
+        ),
+        faults=(
+            ("/broken.html", FaultSpec(Fault.NOT_FOUND)),
+            ("/gone.html", FaultSpec(Fault.GONE)),
+            ("/moved.html", FaultSpec(Fault.REDIRECT, target="/about.html")),
+        ),
+    )
+    return Web((site,), f"changing-v{version}")

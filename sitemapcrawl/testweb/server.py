@@ -568,6 +568,38 @@ class TestWebServer:
         with self._lock:
             return self._revisions.get((host, target), 0)
 
+    def change_web(self, web: Web) -> list[str]:
+        """Serve `web` instead from now on (a site changing between two crawls); return the changed URLs.
+
+        `web` must have the same hosts. Every page, sitemap and robots.txt whose
+        description differs gets a new revision (new ETag and Last-Modified, so
+        a conditional GET sees the change); faults become the new
+        description's; the truth becomes the new web's (keep the old `truth`
+        to compare: `new.truth.sitemap_changes(old_truth)`). The access log is
+        kept. Raises ValueError for other hosts.
+        """
+        if web.hosts != self.web.hosts:
+            raise ValueError("change_web: the new web must have the same hosts")
+        changed: list[str] = []
+        for site in web.sites:
+            old = self.web.site(site.host)
+            paths = {p.path for p in (*old.pages, *site.pages)} | {m.path for m in (*old.sitemaps, *site.sitemaps)}
+            differs = sorted(p for p in paths if old.lookup(p) != site.lookup(p))
+            if old.robots != site.robots:
+                differs.append(ROBOTS_PATH)
+            with self._lock:
+                for path in differs:
+                    self._revisions[(site.host, path)] = self._revisions.get((site.host, path), 0) + 1
+                self._faults = {k: f for k, f in self._faults.items() if k[0] != site.host}
+                self._faults.update({(site.host, path): f for path, f in site.faults})
+            changed.extend(f"http://{site.host}:{self.port}{path}" for path in differs)
+        for srv in self._servers:
+            srv.site = web.site(srv.site.host)
+        self.web = web
+        if self._servers:
+            self._truth = Truth(web, self.port)
+        return changed
+
     def reset(self) -> None:
         """Faults back to the description's, every revision to 0, log empty."""
         with self._lock:

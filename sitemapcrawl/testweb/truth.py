@@ -51,6 +51,18 @@ class ListedEntry:
     in_scope: bool
 
 
+@dataclass(frozen=True)
+class SitemapChange:
+    """One change of a sitemap between two webs: `kind` is added, removed,
+    lastmod, changefreq or priority; `old`/`new` the hint's raw text ("" absent)."""
+
+    sitemap: str
+    url: str
+    kind: str
+    old: str = ""
+    new: str = ""
+
+
 class Truth:
     """Answers about `web` as served on `port` (see the module docstring)."""
 
@@ -209,6 +221,28 @@ class Truth:
             if known[url].index:
                 todo.extend(self.children(url))
         return frozenset(found)
+
+    def sitemap_changes(self, before: Truth) -> list[SitemapChange]:
+        """What changed in the sitemaps served both `before` and now (same port), as a crawler
+        comparing two parses of each sees it: URLs added, removed, and each hint (lastmod,
+        changefreq, priority) whose text moved. Raw hint text, as written in the descriptions;
+        sitemaps present in only one of the two are left out (nothing to compare)."""
+        found: list[SitemapChange] = []
+        old_maps = before.sitemaps()
+        for url in sorted(self.sitemaps().keys() & old_maps.keys()):
+            old = {e.url: e.entry for e in before.entries(url)}
+            new = {e.url: e.entry for e in self.entries(url)}
+            for loc in sorted(old.keys() | new.keys()):
+                if loc not in old:
+                    found.append(SitemapChange(url, loc, "added"))
+                elif loc not in new:
+                    found.append(SitemapChange(url, loc, "removed"))
+                else:
+                    for kind in ("lastmod", "changefreq", "priority"):
+                        was, now = getattr(old[loc], kind), getattr(new[loc], kind)
+                        if was != now:
+                            found.append(SitemapChange(url, loc, kind, was, now))
+        return found
 
     # --- robots.txt ------------------------------------------------------
 
