@@ -30,6 +30,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field, fields
 
 from sitemapcrawl import urls
+from sitemapcrawl.audit import discovered_via
 from sitemapcrawl.errors import CellDecodeError, InvalidUrlError
 from sitemapcrawl.jobs.hosts import origin_from_key
 from sitemapcrawl.store import Store
@@ -176,13 +177,7 @@ def _counts(counter: Counter[str]) -> str:
 
 def discovery(row: WebPage) -> str:
     """How a row came to be: `sitemap document`, `seed`, `sitemap` or `link`."""
-    if row.is_sitemap:
-        return "sitemap document"
-    if row.seed:
-        return "seed"
-    if row.in_sitemap:
-        return "sitemap"
-    return "link"
+    return discovered_via(row)
 
 
 def _add_row(report: Report, row: WebPage) -> None:

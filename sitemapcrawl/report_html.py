@@ -40,6 +40,15 @@ td.n { text-align: right; font-variant-numeric: tabular-nums; }
 td.url { word-break: break-all; min-width: 14rem; max-width: 28rem; }
 .note { color: var(--muted); font-size: .8rem; }
 td.why { min-width: 18rem; }
+table.sitemaps td.url { min-width: 12rem; max-width: 20rem; }
+td.signals { font-size: .75rem; white-space: nowrap; font-variant-numeric: tabular-nums; }
+.audits { display: grid; grid-template-columns: repeat(auto-fit, minmax(360px, 1fr)); gap: .75rem; }
+.audit ul { margin: .25rem 0; padding-left: 1.1rem; max-height: 16rem; overflow-y: auto; }
+.audit li.url { word-break: break-all; font-size: .85rem; }
+.audit .count { color: var(--muted); font-weight: normal; }
+h3 { font-size: .95rem; margin: .75rem 0 .35rem; }
+h3.url { word-break: break-all; }
+.history { margin-bottom: 1rem; }
 .state-ok, .state-trusted { color: #1d7a3a; } .state-demoted { color: #a35d00; }
 .state-blacklisted, .state-blocked { color: #b3261e; font-weight: 600; }
 svg text { font: 12px system-ui, sans-serif; fill: var(--fg); }
@@ -104,8 +113,8 @@ def _sitemaps(data: dict[str, Any]) -> str:
                       [_STATE_COLOURS.get(r["state"], "#9aa3b2") for r in charted], width=760, fmt="{:.2f}") \
         if charted else '<p class="note">No sitemap scored yet.</p>'
     head = ("<tr><th>sitemap</th><th>type</th><th>found</th><th>status</th><th>entries</th>"
-            "<th>dropped scope/filter/limit</th><th>quality</th><th>state</th>"
-            + "".join(f"<th>{_e(s)}</th>" for s in SIGNALS) + "<th>why, problems, errors</th></tr>")
+            "<th>dropped scope / filter / limit</th><th>quality</th><th>state</th>"
+            '<th>signals</th><th class="why">why, problems, errors</th></tr>')
     body = []
     for r in rows:
         status = _e(r["status"]) + (f" ({_e(r['http_code'])})" if r["http_code"] is not None else "")
@@ -122,10 +131,12 @@ def _sitemaps(data: dict[str, Any]) -> str:
             f'<td>{status}</td><td class="n">{_e(r["entries"])}</td>'
             f'<td class="n">{_e(r["dropped_scope"])} / {_e(r["dropped_filter"])} / {_e(r["dropped_limit"])}</td>'
             f'<td class="n">{_num(r["quality"])}</td><td class="state-{_e(r["state"])}">{_e(r["state"])}</td>'
-            + "".join(f'<td class="n">{_num(r["signals"].get(s))}</td>' for s in SIGNALS)
-            + '<td class="note why">' + "<br>".join(_e(n) for n in notes) + "</td></tr>")
+            # The six signals in one narrow column, so the why column fits a 1280 px screen.
+            + '<td class="signals">' + "<br>".join(f"{_e(s)} {_num(r['signals'].get(s))}" for s in SIGNALS)
+            + '</td><td class="note why">' + "<br>".join(_e(n) for n in notes) + "</td></tr>")
     shown = f'<p class="note">{len(rows)} of {data["count"]} sitemaps shown.</p>' if len(rows) < data["count"] else ""
-    return f"{chart}{shown}<table><thead>{head}</thead><tbody>{''.join(body)}</tbody></table>"
+    return (f'{chart}{shown}<table class="sitemaps"><thead>{head}</thead>'
+            f"<tbody>{''.join(body)}</tbody></table>")
 
 
 def _hosts(data: dict[str, Any]) -> str:
@@ -144,11 +155,100 @@ def _hosts(data: dict[str, Any]) -> str:
 
 
 def _freshness(data: dict[str, Any]) -> str:
-    return (_chart_block("Pages by lastmod age", data["lastmod_age"])
+    months = data["lastmod_by_month"]
+    by_month = (f"<h3>Pages by lastmod month</h3>{column_chart(months, 'Pages by lastmod month')}" if months
+                else '<p class="note">No page has a lastmod.</p>')
+    return (by_month
             + _chart_block("Pages by changefreq", data["changefreq"])
             + _chart_block("Rows by when they are due", data["due"])
             + _chart_block("Pages with a lastmod: fetched after it (fresh) or before (stale)",
                            data["fresh_vs_stale"]))
+
+
+def column_chart(pairs: list[list[Any]], title: str, width: int = 460, height: int = 140) -> str:
+    """A vertical bar chart as inline SVG (a histogram): one column per [label, value], labels every few."""
+    top = max([float(v) for _, v in pairs] + [1e-9])
+    step = max(1, len(pairs) // 8)
+    inner = height - 34
+    bar_w = max(2.0, (width - 10) / max(1, len(pairs)))
+    parts = []
+    for i, (label, value) in enumerate(pairs):
+        tall = inner * float(value) / top
+        x = 5 + i * bar_w
+        parts.append(f'<rect x="{x:.1f}" y="{14 + inner - tall:.1f}" width="{max(1.0, bar_w - 1):.1f}" '
+                     f'height="{tall:.1f}" fill="var(--bar)"><title>{_e(label)}: {_e(value)}</title></rect>')
+        if i % step == 0:
+            parts.append(f'<text x="{x:.1f}" y="{height - 6}">{_e(label)}</text>')
+    return (f'<svg role="img" aria-label="{_e(title)}" width="{width}" height="{height}" '
+            f'viewBox="0 0 {width} {height}" xmlns="http://www.w3.org/2000/svg"><title>{_e(title)}</title>'
+            f'<text x="5" y="11">max {_e(f"{top:,.0f}")}</text>' + "".join(parts) + "</svg>")
+
+
+_STATUS_COLOURS = {"fetched": "#2e8b57", "not_modified": "#5fae7f", "unfetched": "#9aa3b2", "redirect": "#e69500",
+                   "gone": "#c0392b", "retry": "#d9534f", "blocked_robots": "#7b4fa0", "too_large": "#8a5a44",
+                   "deferred": "#b8b8b8"}
+
+
+def history_chart(parses: list[dict[str, Any]], title: str, width: int = 420, height: int = 120) -> str:
+    """Per parse, a column of the sitemap's entries split by the statuses of its URLs (inline SVG)."""
+    top = max([float(p["entries"] or 0) for p in parses] + [sum(p["statuses"].values()) for p in parses] + [1e-9])
+    inner = height - 30
+    col = min(40.0, (width - 10) / max(1, len(parses)))
+    parts = []
+    for i, p in enumerate(parses):
+        x = 5 + i * col
+        y = 12 + inner
+        statuses = p["statuses"] or {"entries": p["entries"] or 0}
+        for status, n in sorted(statuses.items()):
+            tall = inner * n / top
+            y -= tall
+            parts.append(f'<rect x="{x:.1f}" y="{y:.1f}" width="{col - 4:.1f}" height="{tall:.1f}" '
+                         f'fill="{_STATUS_COLOURS.get(status, "var(--bar)")}"><title>{_e(p["at"])}: '
+                         f'{_e(status)} {n:,}</title></rect>')
+        parts.append(f'<text x="{x:.1f}" y="{height - 4}">{_e(p["entries"])}</text>')
+    return (f'<svg role="img" aria-label="{_e(title)}" width="{width}" height="{height}" '
+            f'viewBox="0 0 {width} {height}" xmlns="http://www.w3.org/2000/svg"><title>{_e(title)}</title>'
+            + "".join(parts) + "</svg>")
+
+
+def _audit(data: dict[str, Any]) -> str:
+    blocks = []
+    for name, item in data["lists"].items():
+        if name in ("orphans", "unlisted") and not data["mixed"]:
+            blocks.append(f'<div class="audit"><h3>{_e(item["title"])}</h3><p class="note">Needs a mixed crawl '
+                          "(sitemaps and links): no crawled page linked anywhere yet.</p></div>")
+            continue
+        shown = len(item["urls"])
+        more = (f'<p class="note">{shown} of {item["total"]:,} shown; all of them: '
+                f'<code>{_e(item["export"])}</code></p>') if item["total"] > shown else ""
+        listing = ("<ul>" + "".join(f'<li class="url">{_e(u)}</li>' for u in item["urls"]) + "</ul>"
+                   if shown else '<p class="note">None.</p>')
+        blocks.append(f'<div class="audit" data-list="{_e(name)}"><h3>{_e(item["title"])} '
+                      f'<span class="count">{item["total"]:,}</span></h3>{listing}{more}</div>')
+    return '<div class="audits">' + "".join(blocks) + "</div>"
+
+
+def _history(data: dict[str, Any]) -> str:
+    if not data["sitemaps"]:
+        return '<p class="note">No sitemap parsed yet.</p>'
+    blocks = []
+    for sitemap in data["sitemaps"]:
+        parses = sitemap["parses"]
+        rows = "".join(
+            f'<tr><td>{_e(p["at"])}</td><td class="n">{_e(p["entries"])}</td>'
+            + ('<td colspan="5" class="note">first parse</td>' if p["first"] else "".join(
+                f'<td class="n">{p[k]:,}</td>' for k in ("added", "removed", "lastmod", "changefreq", "priority")))
+            + '<td class="note">' + ", ".join(f"{_e(k)} {v:,}" for k, v in sorted(p["statuses"].items()))
+            + "</td></tr>" for p in reversed(parses))
+        blocks.append(
+            f'<div class="history"><h3 class="url">{_e(sitemap["url"])}</h3>'
+            f'{history_chart(parses, "Entries and statuses per parse: " + sitemap["url"])}'
+            "<table><thead><tr><th>parsed</th><th>entries</th><th>added</th><th>removed</th><th>lastmod</th>"
+            f"<th>changefreq</th><th>priority</th><th>statuses of its URLs</th></tr></thead><tbody>{rows}</tbody>"
+            "</table></div>")
+    return ('<p class="note">Each column: one parse, its entries split by the fetch status of its URLs '
+            "(green fetched, grey unfetched, orange redirect, red gone or retry, purple robots.txt). "
+            "Every change: <code>sitemapcrawl changes --sitemap URL</code>.</p>" + "".join(blocks))
 
 
 def render_panel(snapshot: Snapshot, name: str, options: dict[str, Any] | None = None) -> str:
@@ -164,10 +264,14 @@ def render_panel(snapshot: Snapshot, name: str, options: dict[str, Any] | None =
         return _sitemaps(data)
     if name == "hosts":
         return _hosts(data)
+    if name == "audit":
+        return _audit(data)
+    if name == "history":
+        return _history(data)
     return _freshness(data)
 
 
-_WIDE = {"sitemaps", "hosts"}
+_WIDE = {"sitemaps", "hosts", "audit", "history"}
 
 
 def page(snapshot: Snapshot, title: str = "sitemapcrawl report", live: str = "") -> str:

@@ -3,30 +3,47 @@
 A `Snapshot` is the text report's data (`sitemapcrawl.report.build_report`:
 totals, hosts, sitemaps) plus what the pages show beyond it, from one more
 scan of a few small columns: each sitemap's quality score, state, signals
-and notes; the changefreq and lastmod-age distributions of the pages; when
-rows are due (next fetch time). Each panel (`PANELS`) turns a snapshot into
+and notes; the changefreq, lastmod-month and lastmod-age distributions of
+the pages; when rows are due (next fetch time); the audit lists
+(`sitemapcrawl.audit`: listed URLs that fail, redirect, are blocked, noindex
+or canonicalised elsewhere; orphans, unlisted and multi-listed pages), each
+capped at `AUDIT_CAP` URLs with its total; and, from the `history` table,
+each sitemap's last parses (entries, statuses, changes). Each panel (`PANELS`) turns a snapshot into
 a plain dict, so `report --html` draws it, `serve` draws it live and
 `/api/<panel>` hands it to scripts. Nothing here reads the settings, so no
 panel can show a configuration value.
 
-Cost: two scans of `webpage` (the report's and this one) and one of `host`;
-memory: one small record per host and per sitemap, and a few counters.
+Cost: two scans of `webpage` (the report's and this one), one of `host` and
+one of the `history` summaries; memory: one small record per host and per
+sitemap, `history_keep` per sitemap, a few counters and the capped lists.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
 from sitemapcrawl import urls
+from sitemapcrawl.audit import is_multi_listed, is_orphan, is_unlisted, problems
 from sitemapcrawl.errors import CellDecodeError, InvalidUrlError, UsageError
+from sitemapcrawl.jobs.history import SitemapHistory, histories, parse_counts, parse_statuses
 from sitemapcrawl.report import Report, build_report, sitemap_outcomes
 from sitemapcrawl.store import Store
-from sitemapcrawl.webpage import WEBPAGE_TABLE, ChangeFreq, QualityState, WebPage, column_names, decode
+from sitemapcrawl.webpage import (
+    HISTORY_TABLE,
+    WEBPAGE_TABLE,
+    ChangeFreq,
+    QualityState,
+    WebPage,
+    column_names,
+    decode,
+    format_time,
+)
 
 log = logging.getLogger(__name__)
 
@@ -34,7 +51,24 @@ _EXTRA_FIELDS = [
     "is_sitemap", "changefreq", "lastmod", "next_fetch", "quality", "quality_state", "quality_valid",
     "quality_fetch", "quality_lastmod", "quality_duplicates", "quality_errors", "quality_freshness",
     "quality_notes",
+    # the audit (sitemapcrawl/audit.py)
+    "in_sitemap", "status", "http_code", "noindex", "canonical", "link_inlinks", "sitemaps_listing",
 ]
+#: URLs kept per audit list (the total is counted in full; `export` gives them all).
+AUDIT_CAP = 50
+#: The audit lists, in the order shown, with the `export` command that gives all of a list.
+AUDIT_LISTS: dict[str, tuple[str, str]] = {
+    "http-error": ("Sitemap URLs answering 4xx/5xx", "sitemapcrawl export --in-sitemaps (http_code >= 400)"),
+    "redirect": ("Sitemap URLs that redirect", "sitemapcrawl export --in-sitemaps --status redirect"),
+    "blocked": ("Sitemap URLs blocked by robots.txt", "sitemapcrawl export --in-sitemaps --status blocked_robots"),
+    "noindex": ("Sitemap URLs carrying noindex", "sitemapcrawl export --in-sitemaps (column noindex)"),
+    "canonical": ("Sitemap URLs naming another canonical", "sitemapcrawl export --in-sitemaps (column canonical)"),
+    "orphans": ("Orphans: in a sitemap, linked from no crawled page", "sitemapcrawl export --orphans"),
+    "unlisted": ("Missing from the sitemaps: reached by links, listed nowhere", "sitemapcrawl export --unlisted"),
+    "multi-listed": ("Listed by several sitemaps", "sitemapcrawl export --in-sitemaps (column sitemaps)"),
+}
+#: Months drawn in the lastmod histogram (the most recent; earlier ones are summed in one bar).
+LASTMOD_MONTHS = 60
 SIGNALS = ("valid", "fetch", "lastmod", "duplicates", "errors", "freshness")
 #: Age buckets (upper bound, label), for lastmods (age) and next fetch times (wait).
 AGE_BUCKETS = ((timedelta(days=1), "< 1 day"), (timedelta(days=7), "< 1 week"), (timedelta(days=30), "< 1 month"),
@@ -59,13 +93,33 @@ class SitemapQuality:
 
 
 @dataclass
+class AuditList:
+    """One audit list: the first `AUDIT_CAP` URLs (key order) and the total."""
+
+    total: int = 0
+    urls: list[str] = field(default_factory=list)
+
+    def add(self, url: str) -> None:
+        """Count a URL, keeping it while the list has room."""
+        self.total += 1
+        if len(self.urls) < AUDIT_CAP:
+            self.urls.append(url)
+
+
+@dataclass
 class Extras:
     """What the pages show beyond the text report."""
 
     quality: dict[str, SitemapQuality] = field(default_factory=dict)
     changefreq: Counter[str] = field(default_factory=Counter)
     lastmod_age: Counter[str] = field(default_factory=Counter)
+    lastmod_month: Counter[str] = field(default_factory=Counter)
     due: Counter[str] = field(default_factory=Counter)
+    audit: dict[str, AuditList] = field(default_factory=lambda: {name: AuditList() for name in AUDIT_LISTS})
+    linked_rows: int = 0
+    """Rows some crawled page links to: none means no links were followed (not a mixed crawl)."""
+    history: list[SitemapHistory] = field(default_factory=list)
+    """Each sitemap's recorded parses (the `history` table), oldest first."""
 
 
 @dataclass(frozen=True)
@@ -98,16 +152,39 @@ def add_extra(extras: Extras, row: WebPage, now: datetime) -> None:
             extras.lastmod_age["future"] += 1
         else:
             extras.lastmod_age[_bucket(now - row.lastmod, AGE_BUCKETS, "older")] += 1
+        if row.lastmod is not None:
+            extras.lastmod_month[row.lastmod.strftime("%Y-%m")] += 1
+        _audit(extras, row)
     if row.next_fetch is None:
         extras.due["never"] += 1
     else:
         extras.due[_bucket(row.next_fetch - now, DUE_BUCKETS, "later")] += 1
 
 
+def _audit(extras: Extras, row: WebPage) -> None:
+    """Count one page into the audit lists (see `sitemapcrawl.audit`)."""
+    if row.link_inlinks:
+        extras.linked_rows += 1
+    for problem in problems(row):
+        extras.audit[problem].add(row.url)
+    if is_orphan(row):
+        extras.audit["orphans"].add(row.url)
+    if is_unlisted(row):
+        extras.audit["unlisted"].add(row.url)
+    if is_multi_listed(row):
+        extras.audit["multi-listed"].add(row.url)
+
+
 def take_snapshot(store: Store, now: datetime) -> Snapshot:
-    """Read the tables once for every panel. Raises the store's errors (TableMissingError...)."""
+    """Read the tables once for every panel. Raises the store's errors (TableMissingError...).
+
+    The sitemap history comes from a scan of the `history` table's summary
+    columns (none when the table is missing: made by an older `init`).
+    """
     report = build_report(store)
     extras = Extras()
+    if HISTORY_TABLE in store.existing_tables():
+        extras.history = list(histories(store))
     for key, cells in store.scan(WEBPAGE_TABLE, columns=column_names(WebPage, _EXTRA_FIELDS)):
         try:
             row = decode(WebPage, urls.url_from_row_key(key.decode("utf-8")), cells)
@@ -179,10 +256,57 @@ def hosts_panel(snapshot: Snapshot, limit: int | None = None) -> dict[str, Any]:
     return {"count": len(rows), "hosts": rows[:limit] if limit is not None else rows}
 
 
+def lastmod_months(months: Counter[str]) -> list[list[Any]]:
+    """[month, pages] for every month from the earliest lastmod to the latest (zeros kept).
+
+    Over LASTMOD_MONTHS months, the earlier ones are summed in one first bar
+    `before YYYY-MM`.
+    """
+    if not months:
+        return []
+    first, last = min(months), max(months)
+    year, month = int(first[:4]), int(first[5:7])
+    every: list[str] = []
+    while True:
+        label = f"{year:04d}-{month:02d}"
+        every.append(label)
+        if label >= last:
+            break
+        year, month = (year + 1, 1) if month == 12 else (year, month + 1)
+    shown = every[-LASTMOD_MONTHS:]
+    pairs: list[list[Any]] = [[label, months.get(label, 0)] for label in shown]
+    if len(every) > len(shown):
+        pairs.insert(0, [f"before {shown[0]}", sum(n for label, n in months.items() if label < shown[0])])
+    return pairs
+
+
+def audit_panel(snapshot: Snapshot) -> dict[str, Any]:
+    """The audit lists (capped, with totals and the export command for all), and whether links were crawled."""
+    extras = snapshot.extras
+    lists = {name: {"title": title, "total": extras.audit[name].total, "urls": list(extras.audit[name].urls),
+                    "export": hint}
+             for name, (title, hint) in AUDIT_LISTS.items()}
+    return {"cap": AUDIT_CAP, "mixed": extras.linked_rows > 0, "lists": lists}
+
+
+def history_panel(snapshot: Snapshot, limit: int | None = None) -> dict[str, Any]:
+    """Per sitemap, its last parses: entries, statuses of its URLs, and changes by kind."""
+    sitemaps = []
+    for history in snapshot.extras.history:
+        parses = [{
+            "at": format_time(p.parsed_at) if p.parsed_at else None, "batch": p.batch, "entries": p.entries,
+            "first": bool(p.baseline), "statuses": parse_statuses(p.statuses),
+            **{kind.value: n for kind, n in parse_counts(p).items()},
+        } for p in history.parses]
+        sitemaps.append({"url": history.sitemap, "parses": parses})
+    return {"count": len(sitemaps), "sitemaps": sitemaps[:limit] if limit is not None else sitemaps}
+
+
 def freshness_panel(snapshot: Snapshot) -> dict[str, Any]:
-    """Pages' lastmod ages and changefreqs, rows by when they are due, pages fresh or stale."""
+    """Pages' lastmod by month and age, changefreqs, rows by when they are due, pages fresh or stale."""
     extras = snapshot.extras
     return {
+        "lastmod_by_month": lastmod_months(extras.lastmod_month),
         "lastmod_age": _ordered(extras.lastmod_age, AGE_ORDER),
         "changefreq": _ordered(extras.changefreq, CHANGEFREQ_ORDER),
         "due": _ordered(extras.due, DUE_ORDER),
@@ -198,9 +322,13 @@ PANELS: dict[str, tuple[str, Callable[..., dict[str, Any]]]] = {
     "sitemaps": ("Sitemaps and their quality", sitemaps_panel),
     "hosts": ("Hosts: errors and politeness", hosts_panel),
     "freshness": ("Freshness", freshness_panel),
+    "audit": ("Sitemap audit: what to fix", audit_panel),
+    "history": ("Sitemap history: entries, statuses and changes per crawl", history_panel),
 }
 #: Query parameters each panel accepts (all optional).
-PANEL_OPTIONS: dict[str, tuple[str, ...]] = {"sitemaps": ("limit", "state"), "hosts": ("limit",)}
+PANEL_OPTIONS: dict[str, tuple[str, ...]] = {
+    "sitemaps": ("limit", "state"), "hosts": ("limit",), "history": ("limit",),
+}
 MAX_LIMIT = 100_000
 
 
@@ -226,6 +354,17 @@ def panel_options(name: str, query: dict[str, list[str]]) -> dict[str, Any]:
                 choices = ", ".join(s.value for s in QualityState)
                 raise UsageError(f"state must be one of {choices}, not {value[:40]!r}") from None
     return options
+
+
+def json_lines(snapshot: Snapshot) -> Iterator[str]:
+    """`report --jsonl`: the report's records (hosts, sitemaps, totals), then what the HTML page adds:
+    one `audit` record (the capped lists with totals), one `lastmod_by_month` record and one
+    `sitemap_history` record per sitemap."""
+    yield from snapshot.report.json_lines()
+    yield json.dumps({"kind": "audit", **audit_panel(snapshot)}, sort_keys=True)
+    yield json.dumps({"kind": "lastmod_by_month", "months": lastmod_months(snapshot.extras.lastmod_month)})
+    for sitemap in history_panel(snapshot)["sitemaps"]:
+        yield json.dumps({"kind": "sitemap_history", **sitemap}, sort_keys=True)
 
 
 def panel_data(snapshot: Snapshot, name: str, options: dict[str, Any] | None = None) -> dict[str, Any]:

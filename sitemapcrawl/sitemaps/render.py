@@ -55,6 +55,11 @@ def json_line(entry: Entry) -> str:
     return f'{kind}{_quote(entry.loc)},"lastmod":{stamp},"changefreq":{changefreq},"priority":{priority}}}'
 
 
+def entry_json_line(sitemap: str, entry: Entry) -> str:
+    """One entry with the sitemap that lists it (`sitemap tree --entries --jsonl`)."""
+    return json.dumps({"sitemap": sitemap, **entry.to_dict()}, ensure_ascii=False, separators=(",", ":"))
+
+
 def table_row(entry: Entry) -> str:
     """One entry as a fixed-width table row under `TABLE_HEADER`."""
     if type(entry) is PageEntry:

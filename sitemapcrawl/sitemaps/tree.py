@@ -32,6 +32,7 @@ from sitemapcrawl.sitemaps.document import parse_sitemap
 from sitemapcrawl.sitemaps.limits import SitemapLimits
 from sitemapcrawl.sitemaps.model import (
     NotASitemapError,
+    PageEntry,
     ParseReport,
     SitemapError,
     SitemapKind,
@@ -123,6 +124,10 @@ def _never_same(a: str, b: str) -> bool:
     return False
 
 
+#: Hears each page entry of each urlset as it is read: (sitemap URL, entry).
+EntrySink = Callable[[str, PageEntry], None]
+
+
 def walk_tree(
     url: str,
     fetcher: Fetcher,
@@ -131,20 +136,23 @@ def walk_tree(
     strict: bool = True,
     discover: Callable[[str], Iterable[Start]] = _no_sites,
     same_site: Callable[[str, str], bool] = _never_same,
+    on_entry: EntrySink | None = None,
 ) -> Iterator[TreeNode]:
     """Yield the sitemap tree of the site at `url` (a homepage or a sitemap URL).
 
     From a homepage (or a start URL that turns out not to be a sitemap, like an
     HTML page), the sitemaps come from `discover(url)`. `same_site(a, b)` tells
-    whether two URLs share a registered domain (for redirects). Cost: one
-    request per sitemap (plus discovery's), paced by the fetcher.
+    whether two URLs share a registered domain (for redirects). `on_entry`
+    hears every page entry (the no-database inventory of `sitemap tree
+    --entries`), before its sitemap's node. Cost: one request per sitemap
+    (plus discovery's), paced by the fetcher.
     """
     visited: set[str] = set()
     if not is_site_root(url):
         own = vouch_host(url)
         start = _Todo(url, 0, "start", None, (), {own: 0} if own else {}, fallback=True)
         found = False
-        for node in _walk([start], fetcher, limits, strict, same_site, visited):
+        for node in _walk([start], fetcher, limits, strict, same_site, visited, on_entry):
             found = True
             yield node
         if found:
@@ -154,7 +162,7 @@ def walk_tree(
               quiet_miss=item.fetched is not None, fetched=item.fetched)
         for item in discover(url)
     ]
-    yield from _walk(todo, fetcher, limits, strict, same_site, visited)
+    yield from _walk(todo, fetcher, limits, strict, same_site, visited, on_entry)
 
 
 def _skipped(item: _Todo, error: str) -> TreeNode:
@@ -168,6 +176,7 @@ def _walk(
     strict: bool,
     same_site: Callable[[str, str], bool],
     visited: set[str],
+    on_entry: EntrySink | None = None,
 ) -> Iterator[TreeNode]:
     stack = list(reversed(todo))
     while stack:
@@ -182,7 +191,7 @@ def _walk(
             yield _skipped(item, f"index depth limit {limits.max_depth} reached, not followed")
             continue
         visited.add(item.url)
-        node, children, vouchers = _read(item, fetcher, limits, strict, same_site)
+        node, children, vouchers = _read(item, fetcher, limits, strict, same_site, on_entry)
         if node is None:
             continue
         visited.add(node.url)
@@ -199,6 +208,7 @@ def _read(
     limits: SitemapLimits,
     strict: bool,
     same_site: Callable[[str, str], bool],
+    on_entry: EntrySink | None = None,
 ) -> tuple[TreeNode | None, list[str], Mapping[str, int]]:
     """Fetch and count one sitemap: its node (None: a probe that found nothing), its children
     and who vouches for it (after any redirect)."""
@@ -218,7 +228,12 @@ def _read(
         if (item.quiet_miss or item.fallback) and isinstance(exc, NotASitemapError):
             return None, [], {}
         return _skipped(item, str(exc)), [], {}
-    children = [entry.loc for entry in document if isinstance(entry, SitemapRef)]
+    children = []
+    for entry in document:
+        if isinstance(entry, SitemapRef):
+            children.append(entry.loc)
+        elif on_entry is not None:
+            on_entry(response.url, entry)
     report = document.report
     if response.truncated:
         problem = f"body cut off at {limits.max_bytes:,} bytes by the fetcher"

@@ -1,0 +1,281 @@
+"""`export`: one flat row per URL, with readable column names, as CSV, JSON lines or Parquet.
+
+This is a deliberate full scan of `webpage` (or of one host's key range with
+`--host`): the data out, for a notebook or a spreadsheet, not part of a crawl
+round. What it reads per row: a dozen small columns and only the *sitemap*
+inlink cells (a server-side filter drops link cells, so a page with thousands
+of inlinks costs nothing extra); plus, first, one filtered scan of the
+sitemap rows for their quality scores (one float per sitemap in memory).
+
+Streams: rows go out as they are read. CSV and JSON lines write one row at a
+time; Parquet (pyarrow, the optional `parquet` extra) writes a row group per
+`PARQUET_GROUP` rows. Memory stays flat whatever the table holds.
+
+Columns (`COLUMNS`): url, host, status, http_code, content_type, fetched_at,
+next_fetch_at, discovered_via (seed, sitemap, link, sitemap document),
+sitemaps (the sitemaps listing the URL; space-separated in CSV, a list in
+JSON and Parquet), lastmod, changefreq, priority, sitemap_quality (the best
+score among the listing sitemaps), depth, radius, noindex, canonical,
+redirect_to, linked_from (pages linking to it). Empty / null: not known.
+Filters: `--host`, `--status` (tested by the server), in or not in
+sitemaps, orphans and unlisted pages (`sitemapcrawl.audit`).
+"""
+
+from __future__ import annotations
+
+import csv
+import enum
+import json
+import logging
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from datetime import datetime
+from typing import IO, Any
+
+from sitemapcrawl import urls
+from sitemapcrawl.audit import discovered_via, is_orphan, is_unlisted
+from sitemapcrawl.errors import CellDecodeError, InvalidUrlError, UsageError
+from sitemapcrawl.linkvalues import InlinkKind, parse_inlink
+from sitemapcrawl.store import Store
+from sitemapcrawl.webpage import (
+    WEBPAGE_TABLE,
+    FetchStatus,
+    WebPage,
+    column_names,
+    decode,
+    equals_filter,
+    format_time,
+    map_families_of,
+)
+
+log = logging.getLogger(__name__)
+
+#: The columns of every format, in order.
+COLUMNS = (
+    "url", "host", "status", "http_code", "content_type", "fetched_at", "next_fetch_at", "discovered_via",
+    "sitemaps", "lastmod", "changefreq", "priority", "sitemap_quality", "depth", "radius", "noindex",
+    "canonical", "redirect_to", "linked_from",
+)
+#: Rows per Parquet row group (and per write).
+PARQUET_GROUP = 50_000
+PARQUET_MISSING = "Parquet export needs pyarrow: pip install 'sitemapcrawl[parquet]' (or pip install pyarrow)"
+
+_FIELDS = [
+    "status", "http_code", "content_type", "fetch_time", "next_fetch", "is_sitemap", "in_sitemap", "seed",
+    "lastmod", "changefreq", "priority", "depth", "radius", "noindex", "canonical", "redirect_to",
+    "link_inlinks", "inlinks",
+]
+
+
+class ExportFormat(enum.StrEnum):
+    """What `export` writes."""
+
+    CSV = "csv"
+    JSONL = "jsonl"
+    PARQUET = "parquet"
+
+
+class Listing(enum.StrEnum):
+    """Which rows by their sitemap membership."""
+
+    ALL = "all"
+    IN_SITEMAPS = "in-sitemaps"
+    NOT_IN_SITEMAPS = "not-in-sitemaps"
+    ORPHANS = "orphans"
+    UNLISTED = "unlisted"
+
+
+@dataclass(frozen=True)
+class ExportOptions:
+    """Which rows to export."""
+
+    host: str | None = None
+    status: str | None = None
+    listing: Listing = Listing.ALL
+
+    def status_value(self) -> FetchStatus | None:
+        """`status` as a FetchStatus; UsageError listing the choices for a bad one."""
+        if self.status is None:
+            return None
+        try:
+            return FetchStatus(self.status)
+        except ValueError:
+            choices = ", ".join(s.value for s in FetchStatus)
+            raise UsageError(f"--status {self.status!r}: choose one of {choices}") from None
+
+
+@dataclass
+class ExportCounts:
+    """What an export did."""
+
+    scanned: int = 0
+    written: int = 0
+    unreadable: int = 0
+
+    def summary(self) -> str:
+        """One line for stderr."""
+        return f"{self.written} rows written of {self.scanned} read" + (
+            f", {self.unreadable} unreadable rows skipped" if self.unreadable else "")
+
+
+def _sitemap_filter() -> str:
+    """The row's own columns, and of its inlinks only the cells a sitemap wrote (`sitemap ...`)."""
+    inlinks = map_families_of(WebPage)["inlinks"].family
+    return f"(FamilyFilter(!=, 'binary:{inlinks}') OR ValueFilter(=, 'binaryprefix:{InlinkKind.SITEMAP.value} '))"
+
+
+def sitemap_scores(store: Store) -> dict[str, float]:
+    """Quality score by sitemap URL (one filtered scan of the sitemap rows)."""
+    scores: dict[str, float] = {}
+    scan = store.scan(WEBPAGE_TABLE, columns=column_names(WebPage, ["is_sitemap", "quality"]),
+                      filter=equals_filter(WebPage, "is_sitemap", True))
+    for key, cells in scan:
+        try:
+            row = decode(WebPage, urls.url_from_row_key(key.decode("utf-8")), cells)
+        except (InvalidUrlError, CellDecodeError, UnicodeDecodeError):
+            continue
+        if row.quality is not None:
+            scores[row.url] = row.quality
+    return scores
+
+
+def _keep(row: WebPage, listing: Listing) -> bool:
+    if listing is Listing.IN_SITEMAPS:
+        return bool(row.in_sitemap)
+    if listing is Listing.NOT_IN_SITEMAPS:
+        return not row.in_sitemap
+    if listing is Listing.ORPHANS:
+        return is_orphan(row)
+    if listing is Listing.UNLISTED:
+        return is_unlisted(row)
+    return True
+
+
+def flat_row(row: WebPage, scores: dict[str, float]) -> dict[str, Any]:
+    """One exported row (JSON-ready values; None: not known). No I/O."""
+    listing = sorted(source for source, text in (row.inlinks or {}).items()
+                     if (link := parse_inlink(text)) is not None and link.kind is InlinkKind.SITEMAP)
+    quality = [scores[s] for s in listing if s in scores]
+    return {
+        "url": row.url, "host": urls.host_key(row.url),
+        "status": row.status.value if row.status else None, "http_code": row.http_code,
+        "content_type": row.content_type,
+        "fetched_at": format_time(row.fetch_time) if row.fetch_time else None,
+        "next_fetch_at": format_time(row.next_fetch) if row.next_fetch else None,
+        "discovered_via": discovered_via(row), "sitemaps": listing,
+        "lastmod": format_time(row.lastmod) if row.lastmod else None,
+        "changefreq": row.changefreq.value if row.changefreq else None, "priority": row.priority,
+        "sitemap_quality": max(quality) if quality else None, "depth": row.depth, "radius": row.radius,
+        "noindex": row.noindex, "canonical": row.canonical, "redirect_to": row.redirect_to,
+        "linked_from": row.link_inlinks,
+    }
+
+
+def export_rows(store: Store, options: ExportOptions, counts: ExportCounts,
+                rules: urls.CanonicalRules = urls.DEFAULT_RULES,
+                on_progress: Callable[[int], None] = lambda rows: None) -> Iterator[dict[str, Any]]:
+    """The exported rows in key order (see the module docstring).
+
+    Raises UsageError for a bad status, InvalidUrlError for a bad host, and
+    the store's errors. Unreadable rows are counted and skipped.
+    """
+    store.require_tables(WEBPAGE_TABLE)
+    status = options.status_value()
+    prefix = urls.host_row_prefix(options.host, rules).encode("utf-8") if options.host else None
+    row_filter = _sitemap_filter()
+    if status is not None:
+        row_filter = f"{equals_filter(WebPage, 'status', status)} AND {row_filter}"
+    scores = sitemap_scores(store)
+    for key, cells in store.scan(WEBPAGE_TABLE, prefix=prefix, columns=column_names(WebPage, _FIELDS),
+                                 filter=row_filter):
+        counts.scanned += 1
+        if counts.scanned % 10_000 == 0:
+            on_progress(counts.scanned)
+        try:
+            row = decode(WebPage, urls.url_from_row_key(key.decode("utf-8")), cells)
+        except (InvalidUrlError, CellDecodeError, UnicodeDecodeError) as exc:
+            log.warning("export: skipping row %r: %s", key[:200], exc)
+            counts.unreadable += 1
+            continue
+        if not _keep(row, options.listing):
+            continue
+        counts.written += 1
+        yield flat_row(row, scores)
+
+
+# ------------------------------------------------------------------ formats --
+
+def _csv_value(value: Any) -> Any:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, list):
+        return " ".join(value)
+    return value
+
+
+def write_csv(rows: Iterator[dict[str, Any]], out: IO[str]) -> None:
+    """CSV with a header; empty cell = unknown, flags true/false, `sitemaps` space-separated."""
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(COLUMNS)
+    for row in rows:
+        writer.writerow([_csv_value(row[name]) for name in COLUMNS])
+
+
+def write_jsonl(rows: Iterator[dict[str, Any]], out: IO[str]) -> None:
+    """One JSON object per row, keys in `COLUMNS` order."""
+    for row in rows:
+        out.write(json.dumps(row, ensure_ascii=False) + "\n")
+
+
+def parquet_schema() -> Any:
+    """The Parquet schema (times as UTC timestamps, `sitemaps` a list of strings)."""
+    pa = _pyarrow()
+    text, number, whole, flag = pa.string(), pa.float64(), pa.int64(), pa.bool_()
+    moment = pa.timestamp("s", tz="UTC")
+    types = {"http_code": whole, "fetched_at": moment, "next_fetch_at": moment, "sitemaps": pa.list_(text),
+             "lastmod": moment, "priority": number, "sitemap_quality": number, "depth": whole, "radius": whole,
+             "noindex": flag, "linked_from": whole}
+    return pa.schema([(name, types.get(name, text)) for name in COLUMNS])
+
+
+def _pyarrow() -> Any:
+    try:
+        import pyarrow
+    except ImportError:
+        raise UsageError(PARQUET_MISSING) from None
+    return pyarrow
+
+
+def _parquet_value(name: str, value: Any) -> Any:
+    if value is not None and name in ("fetched_at", "next_fetch_at", "lastmod"):
+        return datetime.strptime(value, "%Y-%m-%dT%H:%M:%SZ")
+    return value
+
+
+def write_parquet(rows: Iterator[dict[str, Any]], out: Any) -> None:
+    """Parquet, one row group per PARQUET_GROUP rows; `out` is a path or a binary file."""
+    pa = _pyarrow()
+    import pyarrow.parquet as pq
+
+    schema = parquet_schema()
+    with pq.ParquetWriter(out, schema) as writer:
+        batch: dict[str, list[Any]] = {name: [] for name in COLUMNS}
+        size = 0
+        for row in rows:
+            for name in COLUMNS:
+                batch[name].append(_parquet_value(name, row[name]))
+            size += 1
+            if size >= PARQUET_GROUP:
+                writer.write_table(pa.table(batch, schema=schema))
+                batch = {name: [] for name in COLUMNS}
+                size = 0
+        if size:
+            writer.write_table(pa.table(batch, schema=schema))
+
+
+def check_format(fmt: ExportFormat) -> None:
+    """UsageError with the one-line hint when the format's library is missing."""
+    if fmt is ExportFormat.PARQUET:
+        _pyarrow()
