@@ -166,13 +166,14 @@ def inverted_time(moment: datetime) -> str:
     return f"{_TIME_TOP - int(moment.timestamp()):010d}"
 
 
-def history_key(sitemap_key: str, moment: datetime) -> str:
-    """Row key of one parse of a sitemap: its `webpage` row key, a space, the inverted time.
+def history_key(sitemap_key: str, moment: datetime, batch_id: str) -> str:
+    """Row key of one parse of a sitemap: its `webpage` row key, a space, the inverted time, `-batch id`.
 
     A space never occurs in a canonical URL (it is percent-encoded), so the
     prefix `sitemap_key + " "` holds that sitemap's parses and nothing else.
+    The batch id keeps two parses in one second apart.
     """
-    return f"{sitemap_key} {inverted_time(moment)}"
+    return f"{sitemap_key} {inverted_time(moment)}-{batch_id}"
 
 
 def sitemap_key_of(history_row_key: str) -> str:

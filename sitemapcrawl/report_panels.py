@@ -357,14 +357,16 @@ def panel_options(name: str, query: dict[str, list[str]]) -> dict[str, Any]:
 
 
 def json_lines(snapshot: Snapshot) -> Iterator[str]:
-    """`report --jsonl`: the report's records (hosts, sitemaps, totals), then what the HTML page adds:
-    one `audit` record (the capped lists with totals), one `lastmod_by_month` record and one
-    `sitemap_history` record per sitemap."""
-    yield from snapshot.report.json_lines()
+    """`report --jsonl`: the report's host and sitemap records, then what the HTML page adds (one
+    `audit` record: the capped lists with totals; one `lastmod_by_month` record; one
+    `sitemap_history` record per sitemap), then the totals record, last as before."""
+    records = list(snapshot.report.json_lines())
+    yield from records[:-1]
     yield json.dumps({"kind": "audit", **audit_panel(snapshot)}, sort_keys=True)
     yield json.dumps({"kind": "lastmod_by_month", "months": lastmod_months(snapshot.extras.lastmod_month)})
     for sitemap in history_panel(snapshot)["sitemaps"]:
         yield json.dumps({"kind": "sitemap_history", **sitemap}, sort_keys=True)
+    yield records[-1]
 
 
 def panel_data(snapshot: Snapshot, name: str, options: dict[str, Any] | None = None) -> dict[str, Any]:

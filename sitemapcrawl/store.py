@@ -259,6 +259,32 @@ class Store:
         name = self.table_name(table)
         self._call(f"delete from {name}", lambda c: c.table(name).delete(key, columns=columns))
 
+    def delete_columns(self, table: str, rows: Iterable[tuple[bytes, Sequence[bytes]]]) -> int:
+        """Delete some columns of many rows, `hbase_batch_size` rows per round trip; return rows sent.
+
+        Idempotent (deleting what is gone is a no-op), so a failed batch is sent again.
+        """
+        name = self.table_name(table)
+        sent = 0
+        chunk: list[tuple[bytes, Sequence[bytes]]] = []
+
+        def send(connection: happybase.Connection, part: list[tuple[bytes, Sequence[bytes]]]) -> None:
+            batch = connection.table(name).batch()
+            for key, columns in part:
+                batch.delete(key, columns=list(columns))
+            batch.send()
+
+        for row in rows:
+            chunk.append(row)
+            if len(chunk) >= self._batch_size:
+                self._call(f"delete from {name}", functools.partial(send, part=chunk))
+                sent += len(chunk)
+                chunk = []
+        if chunk:
+            self._call(f"delete from {name}", functools.partial(send, part=chunk))
+            sent += len(chunk)
+        return sent
+
     # ------------------------------------------------------------- reads --
 
     def row(self, table: str, key: bytes, columns: Sequence[bytes] | None = None) -> Cells | None:

@@ -16,7 +16,8 @@ next_fetch_at, discovered_via (seed, sitemap, link, sitemap document),
 sitemaps (the sitemaps listing the URL; space-separated in CSV, a list in
 JSON and Parquet), lastmod, changefreq, priority, sitemap_quality (the best
 score among the listing sitemaps), depth, radius, noindex, canonical,
-redirect_to, linked_from (pages linking to it). Empty / null: not known.
+redirect_to, linked_from (pages linking to it). Empty / null: not known
+(an empty text cell counts as not known too).
 Filters: `--host`, `--status` (tested by the server), in or not in
 sitemaps, orphans and unlisted pages (`sitemapcrawl.audit`).
 """
@@ -159,14 +160,14 @@ def flat_row(row: WebPage, scores: dict[str, float]) -> dict[str, Any]:
     return {
         "url": row.url, "host": urls.host_key(row.url),
         "status": row.status.value if row.status else None, "http_code": row.http_code,
-        "content_type": row.content_type,
+        "content_type": row.content_type or None,
         "fetched_at": format_time(row.fetch_time) if row.fetch_time else None,
         "next_fetch_at": format_time(row.next_fetch) if row.next_fetch else None,
         "discovered_via": discovered_via(row), "sitemaps": listing,
         "lastmod": format_time(row.lastmod) if row.lastmod else None,
         "changefreq": row.changefreq.value if row.changefreq else None, "priority": row.priority,
         "sitemap_quality": max(quality) if quality else None, "depth": row.depth, "radius": row.radius,
-        "noindex": row.noindex, "canonical": row.canonical, "redirect_to": row.redirect_to,
+        "noindex": row.noindex, "canonical": row.canonical or None, "redirect_to": row.redirect_to or None,
         "linked_from": row.link_inlinks,
     }
 

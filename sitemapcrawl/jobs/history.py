@@ -24,7 +24,8 @@ the last `history_keep` parse rows, and acts on the rows of the changed URLs:
 Cost per sitemap parsed: one get of its snapshot (about 1 MB per 10,000
 entries), one put of the parse row and one of the snapshot, one small prefix
 scan to prune, one put per added URL and one delete plus one put per
-removed URL. Memory: the two snapshots of one sitemap.
+removed URL (batched by `hbase_batch_size`). Memory: the two snapshots of
+one sitemap.
 """
 
 from __future__ import annotations
@@ -112,7 +113,7 @@ def record_parse(store: Store, sitemap_key: bytes, sitemap_url: str, listed: Map
     counts = count_changes(changes)
     change_cells = {str(n): text for n, text in enumerate(chunks(change_lines(changes)))}
     parse_row = HistoryRow(
-        history_key(key_text, now), sitemap=sitemap_url, parsed_at=now, batch=batch_id, entries=len(listed),
+        history_key(key_text, now, batch_id), sitemap=sitemap_url, parsed_at=now, batch=batch_id, entries=len(listed),
         baseline=previous is None, change_chunks=change_cells, added=counts[ChangeKind.ADDED],
         removed=counts[ChangeKind.REMOVED], lastmod_changed=counts[ChangeKind.LASTMOD],
         changefreq_changed=counts[ChangeKind.CHANGEFREQ], priority_changed=counts[ChangeKind.PRIORITY])
@@ -134,6 +135,7 @@ def _act_on_rows(store: Store, sitemap_url: str, changes: list[Change], batch_id
     """Removed URLs lose the sitemap's inlink cell and get merged again; added ones get the boost mark."""
     inlink_column = list(encode(WebPage("", inlinks={sitemap_url: ""})))
     puts: list[tuple[bytes, dict[bytes, bytes]]] = []
+    deletes: list[tuple[bytes, list[bytes]]] = []
     for change in changes:
         if change.kind not in (ChangeKind.ADDED, ChangeKind.REMOVED):
             continue
@@ -142,20 +144,23 @@ def _act_on_rows(store: Store, sitemap_url: str, changes: list[Change], batch_id
         except InvalidUrlError:
             continue
         if change.kind is ChangeKind.REMOVED:
-            store.delete(WEBPAGE_TABLE, key, inlink_column)
+            deletes.append((key, inlink_column))
             puts.append((key, encode(WebPage(change.url, discover_mark=batch_id))))
         else:
             puts.append((key, encode(WebPage(change.url, new_in_sitemap=batch_id))))
+    # Different columns from the puts, so a delete and a put in one millisecond do not collide.
+    store.delete_columns(WEBPAGE_TABLE, deletes)
     store.write(WEBPAGE_TABLE, puts)
 
 
 def _prune(store: Store, sitemap_key: str, keep: int) -> None:
     """Delete this sitemap's parse rows beyond the newest `keep`."""
     prefix = f"{sitemap_key} ".encode()
-    columns = column_names(HistoryRow, ["parsed_at"])
-    for n, (key, _cells) in enumerate(store.scan(HISTORY_TABLE, prefix=prefix, columns=columns)):
-        if n >= max(1, keep):
-            store.delete(HISTORY_TABLE, key)
+    parses = [decode(HistoryRow, key.decode("utf-8"), cells)
+              for key, cells in store.scan(HISTORY_TABLE, prefix=prefix, columns=column_names(
+                  HistoryRow, ["parsed_at", "batch"]))]
+    for parse in sorted(parses, key=_order, reverse=True)[max(1, keep):]:
+        store.delete(HISTORY_TABLE, parse.key.encode("utf-8"))
 
 
 def record_statuses(store: Store, statuses: Mapping[str, Counter[str]]) -> int:
@@ -164,16 +169,24 @@ def record_statuses(store: Store, statuses: Mapping[str, Counter[str]]) -> int:
     Cost: one prefix scan of one row per sitemap, one batched write.
     """
     puts: list[tuple[bytes, dict[bytes, bytes]]] = []
-    columns = column_names(HistoryRow, ["parsed_at"])
+    columns = column_names(HistoryRow, ["parsed_at", "batch"])
     for url, counter in statuses.items():
         try:
             prefix = (urls.row_key(url) + " ").encode("utf-8")
         except InvalidUrlError:
             continue
-        for key, _cells in store.scan(HISTORY_TABLE, prefix=prefix, columns=columns, limit=1):
+        parses = [decode(HistoryRow, key.decode("utf-8"), cells)
+                  for key, cells in store.scan(HISTORY_TABLE, prefix=prefix, columns=columns)]
+        if parses:
+            latest = max(parses, key=_order)
             text = " ".join(f"{status}={n}" for status, n in sorted(counter.items()))
-            puts.append((key, encode(HistoryRow(key.decode("utf-8"), statuses=text))))
+            puts.append((latest.key.encode("utf-8"), encode(HistoryRow(latest.key, statuses=text))))
     return store.write(HISTORY_TABLE, puts).rows
+
+
+def _order(parse: HistoryRow) -> tuple[str, str]:
+    """Chronological order of parse rows: time, then batch id (ids start with the UTC time)."""
+    return (format_time(parse.parsed_at) if parse.parsed_at else "", parse.batch or "")
 
 
 def parse_statuses(text: str | None) -> dict[str, int]:
@@ -250,12 +263,12 @@ def histories(store: Store, *, sitemap: str | None = None, host: str | None = No
                 continue
             owner = sitemap_key_of(row.key)
             if group and owner != current:
-                yield SitemapHistory(group[0].sitemap or "", group[::-1])
+                yield SitemapHistory(group[0].sitemap or "", sorted(group, key=_order))
                 group = []
             current = owner
             group.append(row)
         if group:
-            yield SitemapHistory(group[0].sitemap or "", group[::-1])
+            yield SitemapHistory(group[0].sitemap or "", sorted(group, key=_order))
 
 
 def changes_of(store: Store, parse: HistoryRow) -> Iterator[ChangeRecord]:

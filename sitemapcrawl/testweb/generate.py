@@ -454,7 +454,8 @@ def changing_web(version: int = 1) -> Web:
     )
     site = Site(
         "127.0.0.2", "news", pages,
-        robots=Robots(groups=(RobotsGroup(("*",), disallow=("/blocked/",)),), sitemaps=("/sitemap_index.xml",)),
+        robots=Robots(groups=(RobotsGroup(("*",), disallow=("/blocked/",)),),
+                      sitemaps=("//127.0.0.2/sitemap_index.xml",)),
         sitemaps=(
             Sitemap("/sitemap_index.xml", index=True, entries=children),
             Sitemap("/sitemap-news.xml", entries=news),

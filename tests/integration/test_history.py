@@ -1,0 +1,58 @@
+"""The history table at the size of a full sitemap: cells under the limit, changes read back, pruning."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from sitemapcrawl import urls
+from sitemapcrawl.changes import CHUNK_BYTES, CHUNK_LINES, ChangeKind, Hints
+from sitemapcrawl.jobs.history import changes_of, histories, record_parse
+from sitemapcrawl.store import Store
+from sitemapcrawl.webpage import HISTORY_TABLE, HistoryRow, decode
+
+pytestmark = pytest.mark.integration
+SITEMAP = "http://127.0.0.2:8000/sitemap.xml"
+T0 = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+def entries(start: int, n: int, priority: str = "0.5") -> dict[str, Hints]:
+    path = "/a-rather-long-path/with/several/segments/to-look-like-a-real-news-site/article-"
+    return {f"http://127.0.0.2:8000{path}{i:06d}.html": Hints("2025-12-01T00:00:00Z", "daily", priority)
+            for i in range(start, start + n)}
+
+
+def test_a_50000_url_sitemap_replaced_half_way_keeps_cells_small_and_every_change(store: Store) -> None:
+    key = urls.row_key(SITEMAP).encode()
+    first = entries(0, 50_000)
+    assert record_parse(store, key, SITEMAP, first, "b1", T0, keep=2).baseline
+
+    cells = store.row(HISTORY_TABLE, key)
+    assert cells is not None
+    snapshot = decode(HistoryRow, key.decode(), cells)
+    assert snapshot.snapshot_entries == 50_000 and snapshot.snapshot_chunks == len(snapshot.snapshot or {}) >= 10
+    assert max(len(v) for v in cells.values()) <= CHUNK_BYTES
+    assert all(len(text.split("\n")) <= CHUNK_LINES for text in (snapshot.snapshot or {}).values())
+
+    second = {**entries(25_000, 50_000)}
+    second.update({u: h._replace(priority="0.9") for u, h in list(second.items())[:1_000]})
+    found = record_parse(store, key, SITEMAP, second, "b2", T0 + timedelta(hours=1), keep=2)
+    assert not found.baseline
+    assert found.counts == {ChangeKind.ADDED: 25_000, ChangeKind.REMOVED: 25_000, ChangeKind.LASTMOD: 0,
+                            ChangeKind.CHANGEFREQ: 0, ChangeKind.PRIORITY: 1_000}
+    [history] = list(histories(store, sitemap=SITEMAP))
+    assert [p.batch for p in history.parses] == ["b1", "b2"]
+    records = list(changes_of(store, history.parses[1]))
+    assert len(records) == 51_000 and {r.at for r in records} == {"2026-01-01T01:00:00Z"}
+    assert sum(r.change == "priority" and r.old == "0.5" and r.new == "0.9" for r in records) == 1_000
+    parse_cells = store.row(HISTORY_TABLE, history.parses[1].key.encode())
+    assert parse_cells is not None and max(len(v) for v in parse_cells.values()) <= CHUNK_BYTES
+
+    # A smaller third parse: stale snapshot cells go, and only the newest `keep` parses stay.
+    record_parse(store, key, SITEMAP, entries(0, 10), "b3", T0 + timedelta(hours=2), keep=2)
+    snapshot = decode(HistoryRow, key.decode(), store.row(HISTORY_TABLE, key) or {})
+    assert snapshot.snapshot_entries == 10 and len(snapshot.snapshot or {}) == 1
+    [history] = list(histories(store, sitemap=SITEMAP))
+    assert [p.batch for p in history.parses] == ["b2", "b3"]
+    assert [p.batch for p in next(histories(store, since=T0 + timedelta(hours=2))).parses] == ["b3"]
