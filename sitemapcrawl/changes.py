@@ -24,7 +24,6 @@ from __future__ import annotations
 import enum
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from datetime import datetime
 from typing import NamedTuple
 
 from sitemapcrawl.sitemaps.model import PageEntry, SitemapRef
@@ -34,8 +33,8 @@ from sitemapcrawl.webpage import format_time
 CHUNK_LINES = 5_000
 #: Most bytes in one cell (a long-URL sitemap cuts earlier than CHUNK_LINES).
 CHUNK_BYTES = 1_000_000
-#: Largest inverted time: row keys of newer parses sort first.
-_TIME_TOP = 9_999_999_999
+#: Largest inverted stamp (microseconds): row keys of newer parses sort first.
+_STAMP_TOP = 9_999_999_999_999_999
 
 
 class ChangeKind(enum.StrEnum):
@@ -161,19 +160,16 @@ def count_changes(changes: Iterable[Change]) -> dict[ChangeKind, int]:
     return counts
 
 
-def inverted_time(moment: datetime) -> str:
-    """Ten digits that sort newest first: 9999999999 - epoch seconds."""
-    return f"{_TIME_TOP - int(moment.timestamp()):010d}"
+def history_key(sitemap_key: str, stamp_us: int) -> str:
+    """Row key of one parse of a sitemap: its `webpage` row key, a space, 16 digits that sort newest first.
 
-
-def history_key(sitemap_key: str, moment: datetime, batch_id: str) -> str:
-    """Row key of one parse of a sitemap: its `webpage` row key, a space, the inverted time, `-batch id`.
-
-    A space never occurs in a canonical URL (it is percent-encoded), so the
-    prefix `sitemap_key + " "` holds that sitemap's parses and nothing else.
-    The batch id keeps two parses in one second apart.
+    The digits are 9999999999999999 minus `stamp_us`, the recording time in
+    microseconds since the epoch, so a prefix scan reads a sitemap's parses
+    newest first, even two in one second. A space never occurs in a
+    canonical URL (it is percent-encoded), so the prefix `sitemap_key + " "`
+    holds that sitemap's parses and nothing else.
     """
-    return f"{sitemap_key} {inverted_time(moment)}-{batch_id}"
+    return f"{sitemap_key} {_STAMP_TOP - stamp_us:016d}"
 
 
 def sitemap_key_of(history_row_key: str) -> str:

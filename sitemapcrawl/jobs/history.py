@@ -33,6 +33,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
+import time
 from collections import Counter
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -113,7 +114,8 @@ def record_parse(store: Store, sitemap_key: bytes, sitemap_url: str, listed: Map
     counts = count_changes(changes)
     change_cells = {str(n): text for n, text in enumerate(chunks(change_lines(changes)))}
     parse_row = HistoryRow(
-        history_key(key_text, now, batch_id), sitemap=sitemap_url, parsed_at=now, batch=batch_id, entries=len(listed),
+        history_key(key_text, time.time_ns() // 1000), sitemap=sitemap_url, parsed_at=now, batch=batch_id,
+        entries=len(listed),
         baseline=previous is None, change_chunks=change_cells, added=counts[ChangeKind.ADDED],
         removed=counts[ChangeKind.REMOVED], lastmod_changed=counts[ChangeKind.LASTMOD],
         changefreq_changed=counts[ChangeKind.CHANGEFREQ], priority_changed=counts[ChangeKind.PRIORITY])
@@ -154,13 +156,13 @@ def _act_on_rows(store: Store, sitemap_url: str, changes: list[Change], batch_id
 
 
 def _prune(store: Store, sitemap_key: str, keep: int) -> None:
-    """Delete this sitemap's parse rows beyond the newest `keep`."""
+    """Delete this sitemap's parse rows beyond the newest `keep` (keys sort newest first)."""
     prefix = f"{sitemap_key} ".encode()
-    parses = [decode(HistoryRow, key.decode("utf-8"), cells)
-              for key, cells in store.scan(HISTORY_TABLE, prefix=prefix, columns=column_names(
-                  HistoryRow, ["parsed_at", "batch"]))]
-    for parse in sorted(parses, key=_order, reverse=True)[max(1, keep):]:
-        store.delete(HISTORY_TABLE, parse.key.encode("utf-8"))
+    columns = column_names(HistoryRow, ["parsed_at"])
+    old = [key for n, (key, _cells) in enumerate(store.scan(HISTORY_TABLE, prefix=prefix, columns=columns))
+           if n >= max(1, keep)]
+    for key in old:
+        store.delete(HISTORY_TABLE, key)
 
 
 def record_statuses(store: Store, statuses: Mapping[str, Counter[str]]) -> int:
@@ -169,24 +171,16 @@ def record_statuses(store: Store, statuses: Mapping[str, Counter[str]]) -> int:
     Cost: one prefix scan of one row per sitemap, one batched write.
     """
     puts: list[tuple[bytes, dict[bytes, bytes]]] = []
-    columns = column_names(HistoryRow, ["parsed_at", "batch"])
+    columns = column_names(HistoryRow, ["parsed_at"])
     for url, counter in statuses.items():
         try:
             prefix = (urls.row_key(url) + " ").encode("utf-8")
         except InvalidUrlError:
             continue
-        parses = [decode(HistoryRow, key.decode("utf-8"), cells)
-                  for key, cells in store.scan(HISTORY_TABLE, prefix=prefix, columns=columns)]
-        if parses:
-            latest = max(parses, key=_order)
+        for key, _cells in store.scan(HISTORY_TABLE, prefix=prefix, columns=columns, limit=1):
             text = " ".join(f"{status}={n}" for status, n in sorted(counter.items()))
-            puts.append((latest.key.encode("utf-8"), encode(HistoryRow(latest.key, statuses=text))))
+            puts.append((key, encode(HistoryRow(key.decode("utf-8"), statuses=text))))
     return store.write(HISTORY_TABLE, puts).rows
-
-
-def _order(parse: HistoryRow) -> tuple[str, str]:
-    """Chronological order of parse rows: time, then batch id (ids start with the UTC time)."""
-    return (format_time(parse.parsed_at) if parse.parsed_at else "", parse.batch or "")
 
 
 def parse_statuses(text: str | None) -> dict[str, int]:
@@ -263,12 +257,12 @@ def histories(store: Store, *, sitemap: str | None = None, host: str | None = No
                 continue
             owner = sitemap_key_of(row.key)
             if group and owner != current:
-                yield SitemapHistory(group[0].sitemap or "", sorted(group, key=_order))
+                yield SitemapHistory(group[0].sitemap or "", group[::-1])
                 group = []
             current = owner
             group.append(row)
         if group:
-            yield SitemapHistory(group[0].sitemap or "", sorted(group, key=_order))
+            yield SitemapHistory(group[0].sitemap or "", group[::-1])
 
 
 def changes_of(store: Store, parse: HistoryRow) -> Iterator[ChangeRecord]:
