@@ -173,7 +173,7 @@ def open_store() -> "Store":
 
 @app.command()
 def init() -> None:
-    """Create the webpage and host tables (as hbase-schema/ describes them).
+    """Create the webpage, host and history tables (as hbase-schema/ describes them).
 
     Running it again changes nothing and says so.
 

@@ -24,6 +24,9 @@ into the rows' hints, flags and schedules (see `sitemapcrawl.jobs.updatedb`).
 The sitemap row records its type, entries written, drops (scope, filter,
 limits), problems, leniency warnings (`s:wn`) and the parse time. A sitemap
 has no outlinks.
+Then `record_history` compares the entries with the sitemap's previous
+parse (`jobs.history`: the `history` table, changes, membership of removed
+URLs, the boost mark of new ones).
 
 The design question, settled: how do 50,000 entries per document, many
 documents per batch, reach their rows without clobbering and in bounded

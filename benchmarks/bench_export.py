@@ -1,0 +1,145 @@
+"""Export benchmark: `export` of 1,000,000 rows against a bare happybase scan of the same columns.
+
+Loads two fresh tables of the local HBase (100,000 and 1,000,000 rows over
+1,000 hosts, each row with a crawl's columns, a sitemap inlink cell and, for
+half of them, a link inlink cell that the export's filter leaves on the
+server), then, each in a fresh Python process so peak RSS is its own:
+
+- `happybase floor`: a bare `table.scan` with the same columns, the same
+  server filter and the same batch size, counting rows (no decoding);
+- `export csv` / `export jsonl` / `export parquet`: the export job and writer the CLI uses,
+  writing to /dev/null.
+
+Time is compared with the floor of the same size in the same run (the machine
+is shared, so only ratios travel); memory is compared between 100,000 and
+1,000,000 rows (flat means the export streams). Run with the local HBase up:
+
+    .venv/bin/python benchmarks/bench_export.py [--sizes 100000,1000000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+import uuid
+from datetime import UTC, datetime
+
+import happybase
+
+from sitemapcrawl import urls
+from sitemapcrawl.config import Settings
+from sitemapcrawl.store import Store
+from sitemapcrawl.webpage import WEBPAGE_TABLE, ChangeFreq, FetchStatus, WebPage, encode, format_time
+
+FLOOR = r"""
+import json, resource, sys, time
+import happybase
+from sitemapcrawl.jobs.export import _FIELDS, _sitemap_filter
+from sitemapcrawl.webpage import WebPage, column_names
+host, port, table = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+connection = happybase.Connection(host, port, timeout=120_000)
+started = time.perf_counter()
+rows = 0
+for _key, _cells in connection.table(table).scan(columns=column_names(WebPage, _FIELDS), filter=_sitemap_filter(),
+                                                  batch_size=1000):
+    rows += 1
+seconds = time.perf_counter() - started
+print(json.dumps({"rows": rows, "seconds": seconds,
+                  "peak_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}))
+"""
+
+EXPORT = r"""
+import json, resource, sys, time
+from sitemapcrawl.config import Settings
+from sitemapcrawl.jobs.export import ExportCounts, ExportOptions, export_rows, write_csv, write_jsonl, write_parquet
+from sitemapcrawl.store import Store
+hbase, prefix, fmt = sys.argv[1], sys.argv[2], sys.argv[3]
+counts = ExportCounts()
+with Store(Settings(hbase=hbase, table_prefix=prefix)) as store:
+    started = time.perf_counter()
+    rows = export_rows(store, ExportOptions(), counts)
+    if fmt == "parquet":
+        write_parquet(rows, "/dev/null")
+    else:
+        with open("/dev/null", "w", encoding="utf-8") as out:
+            (write_csv if fmt == "csv" else write_jsonl)(rows, out)
+    seconds = time.perf_counter() - started
+print(json.dumps({"rows": counts.written, "seconds": seconds,
+                  "peak_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}))
+"""
+
+
+def load(settings: Settings, size: int) -> None:
+    """`size` rows over 1,000 hosts, written with plain happybase batches (the loader is not measured)."""
+    with Store(settings) as store:
+        store.create_tables()
+    connection = happybase.Connection(settings.hbase_host, settings.hbase_port, timeout=120_000)
+    table = connection.table(settings.table_prefix + WEBPAGE_TABLE)
+    now = datetime.now(UTC).replace(microsecond=0)
+    fetched = format_time(now)
+    with table.batch(batch_size=5_000) as batch:
+        for i in range(size):
+            host = f"host{i % 1000}.example.com"
+            url = f"http://{host}/section/{i // 1000}/article-{i}.html"
+            sitemap = f"http://{host}/sitemap-{i % 7}.xml"
+            cells = encode(WebPage(
+                url, status=FetchStatus.FETCHED, http_code=200, content_type="text/html; charset=utf-8",
+                fetch_time=now, next_fetch=now, lastmod=now, changefreq=ChangeFreq.DAILY,
+                in_sitemap=True, priority=0.5 + (i % 5) / 10, depth=1, radius=0, sitemaps_listing=1,
+                link_inlinks=i % 3, canonical=url if i % 4 == 0 else None,
+                inlinks={sitemap: f"sitemap pr=0.8 cf=daily lm={fetched} dp=1 ra=0 b=20250101000000-abcd",
+                         **({f"http://{host}/": "link dp=1 ra=0 sc=0.1 b=20250101000000-abcd\tHome"}
+                            if i % 2 else {})}))
+            batch.put(urls.row_key(url).encode(), cells)
+    connection.close()
+
+
+def child(code: str, *args: str) -> dict[str, float]:
+    done = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, check=False,
+                          env={**os.environ, "PYTHONPATH": os.getcwd()})
+    if done.returncode != 0:
+        raise SystemExit(f"benchmark child failed:\n{done.stderr}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default="100000,1000000")
+    parser.add_argument("--formats", default="csv,jsonl,parquet")
+    parser.add_argument("--hbase", default=os.environ.get("SITEMAPCRAWL_HBASE", "127.0.0.1:9090"))
+    args = parser.parse_args()
+    sizes = [int(s) for s in args.sizes.split(",")]
+    formats = args.formats.split(",")
+    results: list[tuple[int, str, dict[str, float]]] = []
+    for size in sizes:
+        settings = Settings(hbase=args.hbase, table_prefix=f"bench_export_{uuid.uuid4().hex[:8]}_")
+        started = time.perf_counter()
+        load(settings, size)
+        print(f"  loaded {size:,} rows in {time.perf_counter() - started:.0f}s", file=sys.stderr)
+        try:
+            table = settings.table_prefix + WEBPAGE_TABLE
+            results.append((size, "happybase floor", child(FLOOR, settings.hbase_host, str(settings.hbase_port),
+                                                           table)))
+            for fmt in formats if size == sizes[-1] else formats[:1]:
+                results.append((size, f"export {fmt}", child(EXPORT, settings.hbase, settings.table_prefix, fmt)))
+                print(f"  {size:,} {fmt}: {results[-1][2]['seconds']:.1f}s", file=sys.stderr)
+        finally:
+            with Store(settings) as store:
+                store.drop_tables()
+    floors = {size: r for size, name, r in results if name == "happybase floor"}
+    first_peak = {name: r["peak_kb"] for size, name, r in results if size == sizes[0]}
+    print(f"{'rows':>10} {'what':<16} {'seconds':>8} {'rows/s':>9} {'x floor':>8} {'peak MB':>8} "
+          f"{'peak vs ' + f'{sizes[0]:,}':>15}")
+    for size, name, r in results:
+        rate = r["rows"] / r["seconds"] if r["seconds"] else 0.0
+        peak_ratio = r["peak_kb"] / first_peak[name] if name in first_peak else float("nan")
+        print(f"{int(r['rows']):>10,} {name:<16} {r['seconds']:>8.1f} {rate:>9,.0f} "
+              f"{r['seconds'] / floors[size]['seconds']:>7.2f}x {r['peak_kb'] / 1024:>8.1f} {peak_ratio:>14.2f}x")
+
+
+if __name__ == "__main__":
+    main()
