@@ -760,3 +760,26 @@ def test_program_prints_the_truth() -> None:
     data = json.loads(out)
     assert data == json.loads(json.dumps(Truth(demo_web(), 1234).to_json()))
     assert data["sites"][0]["base_url"] == "http://127.0.0.2:1234/"
+
+
+def test_a_web_changes_between_crawls_with_new_validators_and_its_own_truth() -> None:
+    from sitemapcrawl.testweb import changing_web
+
+    with TestWebServer(changing_web(1)) as web:
+        before = web.truth
+        news = web.url("127.0.0.2", "/sitemap-news.xml")
+        old = web.url("127.0.0.2", "/sitemap-old.xml")
+        status, headers, body = get(news)
+        etag, old_etag = headers["ETag"], get(old)[1]["ETag"]
+        assert status == 200 and b"/news/1.html" in body and b"/news/4.html" not in body
+        changed = web.change_web(changing_web(2))
+        assert news in changed and web.url("127.0.0.2", "/sitemap_index.xml") in changed
+        assert old not in changed and web.url("127.0.0.2", "/") in changed
+        status, headers, body = get(news, {"If-None-Match": etag})
+        assert status == 200 and headers["ETag"] != etag and b"/news/4.html" in body and b"/news/1.html" not in body
+        assert get(old, {"If-None-Match": old_etag})[0] == 304  # unchanged: still 304
+        kinds = {(c.url.rsplit("/", 1)[-1], c.kind) for c in web.truth.sitemap_changes(before)}
+        assert ("4.html", "added") in kinds and ("1.html", "removed") in kinds and ("3.html", "priority") in kinds
+        assert ("sitemap-old.xml", "removed") in kinds and len(kinds) == 9
+        with pytest.raises(ValueError, match="same hosts"):
+            web.change_web(small_web())
