@@ -177,8 +177,9 @@ def export_rows(store: Store, options: ExportOptions, counts: ExportCounts,
                 on_progress: Callable[[int], None] = lambda rows: None) -> Iterator[dict[str, Any]]:
     """The exported rows in key order (see the module docstring).
 
-    Raises UsageError for a bad status, InvalidUrlError for a bad host, and
-    the store's errors. Unreadable rows are counted and skipped.
+    Raises at once (before any row, so no output is started) UsageError for
+    a bad status, InvalidUrlError for a bad host, and the store's errors.
+    Unreadable rows are counted and skipped.
     """
     store.require_tables(WEBPAGE_TABLE)
     status = options.status_value()
@@ -187,6 +188,11 @@ def export_rows(store: Store, options: ExportOptions, counts: ExportCounts,
     if status is not None:
         row_filter = f"{equals_filter(WebPage, 'status', status)} AND {row_filter}"
     scores = sitemap_scores(store)
+    return _rows(store, prefix, row_filter, scores, options.listing, counts, on_progress)
+
+
+def _rows(store: Store, prefix: bytes | None, row_filter: str, scores: dict[str, float], listing: Listing,
+          counts: ExportCounts, on_progress: Callable[[int], None]) -> Iterator[dict[str, Any]]:
     for key, cells in store.scan(WEBPAGE_TABLE, prefix=prefix, columns=column_names(WebPage, _FIELDS),
                                  filter=row_filter):
         counts.scanned += 1
@@ -198,7 +204,7 @@ def export_rows(store: Store, options: ExportOptions, counts: ExportCounts,
             log.warning("export: skipping row %r: %s", key[:200], exc)
             counts.unreadable += 1
             continue
-        if not _keep(row, options.listing):
+        if not _keep(row, listing):
             continue
         counts.written += 1
         yield flat_row(row, scores)

@@ -30,6 +30,8 @@ def test_audit_lists_history_and_the_page_at_1280_px(
     settings = crawl_settings(settings)
     server = make_testweb(changing_web(1))
     run_crawl(store, settings, server)
+    first = panel_data(take_snapshot(store, datetime.now(UTC).replace(microsecond=0)), "audit")
+    assert first["lists"]["multi-listed"]["urls"] == [server.url(HOST, "/news/1.html")]  # news and pages
     before = server.truth
     server.change_web(changing_web(2))
     make_due(store, sitemaps_only=True)

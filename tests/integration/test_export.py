@@ -132,6 +132,9 @@ def test_export_round_trips_every_row_in_each_format_and_filters(
     assert urls_of("--status", "gone") == {server.url(HOST, "/broken.html"), server.url(HOST, "/gone.html")}
     assert urls_of("--host", HOST) == set(table) and urls_of("--host", "127.0.0.9") == set()
 
+    nowhere = tmp_path / "nowhere.parquet"
+    bad_host = cli(settings, "export", "--format", "parquet", "-o", str(nowhere), "--host", "bad host:1")
+    assert bad_host.exit_code == 2 and len(bad_host.stderr.splitlines()) == 1 and not nowhere.exists()
     for bad, message in ((["--format", "xls"], "--format"), (["--status", "nope"], "--status"),
                          (["--orphans", "--unlisted"], "not both"), (["--orphans", "--in-sitemaps"], "--orphans")):
         done = cli(settings, "export", *bad)
