@@ -168,7 +168,7 @@ def _freshness(data: dict[str, Any]) -> str:
 def column_chart(pairs: list[list[Any]], title: str, width: int = 460, height: int = 140) -> str:
     """A vertical bar chart as inline SVG (a histogram): one column per [label, value], labels every few."""
     top = max([float(v) for _, v in pairs] + [1e-9])
-    step = max(1, len(pairs) // 8)
+    step = max(1, -(-len(pairs) // 6))  # at most six labels, so they never overlap
     inner = height - 34
     bar_w = max(2.0, (width - 10) / max(1, len(pairs)))
     parts = []

@@ -276,6 +276,8 @@ class WebPage:
         "s", "nw", TEXT, "batch id: a re-parsed sitemap newly listed this URL (generate's boost)", "parse")
     sitemaps_listing: int | None = col(
         "s", "nl", INT, "sitemaps whose latest parse lists this URL", "updatedb")
+    history_key: str | None = col(
+        "s", "hk", TEXT, "row key of this sitemap's latest parse in the history table", "parse")
     # m: crawl metadata
     score: float | None = col("m", "sc", FLOAT, "link/seed score", "inject, updatedb")
     depth: int | None = col("m", "dp", INT, "hops still allowed within the site", "inject, updatedb")

@@ -85,6 +85,8 @@ class ParseChanges:
     """What `record_parse` found for one sitemap."""
 
     baseline: bool
+    key: str
+    """The parse row's key (parse keeps it on the sitemap row, `s:hk`)."""
     counts: dict[ChangeKind, int] = field(default_factory=dict)
 
 
@@ -130,7 +132,7 @@ def record_parse(store: Store, sitemap_key: bytes, sitemap_url: str, listed: Map
     _prune(store, key_text, keep)
     if previous is not None:
         _act_on_rows(store, sitemap_url, changes, batch_id)
-    return ParseChanges(previous is None, counts)
+    return ParseChanges(previous is None, parse_row.key, counts)
 
 
 def _act_on_rows(store: Store, sitemap_url: str, changes: list[Change], batch_id: str) -> None:
@@ -166,20 +168,12 @@ def _prune(store: Store, sitemap_key: str, keep: int) -> None:
 
 
 def record_statuses(store: Store, statuses: Mapping[str, Counter[str]]) -> int:
-    """Write each sitemap's listed-URL statuses on its latest parse row; return rows written.
+    """Write listed-URL statuses on parse rows, by parse row key (`s:hk`); return rows written.
 
-    Cost: one prefix scan of one row per sitemap, one batched write.
+    Cost: one batched write, no read.
     """
-    puts: list[tuple[bytes, dict[bytes, bytes]]] = []
-    columns = column_names(HistoryRow, ["parsed_at"])
-    for url, counter in statuses.items():
-        try:
-            prefix = (urls.row_key(url) + " ").encode("utf-8")
-        except InvalidUrlError:
-            continue
-        for key, _cells in store.scan(HISTORY_TABLE, prefix=prefix, columns=columns, limit=1):
-            text = " ".join(f"{status}={n}" for status, n in sorted(counter.items()))
-            puts.append((key, encode(HistoryRow(key.decode("utf-8"), statuses=text))))
+    puts = [(key.encode("utf-8"), encode(HistoryRow(key, statuses=" ".join(
+        f"{status}={n}" for status, n in sorted(counter.items()))))) for key, counter in statuses.items() if key]
     return store.write(HISTORY_TABLE, puts).rows
 
 

@@ -387,6 +387,7 @@ def record_history(store: Store, key: bytes, url: str, listed: dict[str, Hints],
                    keep: int, counts: ParseCounts) -> None:
     """Compare this parse with the sitemap's previous one and record the changes (`jobs.history`)."""
     found = record_parse(store, key, url, listed, batch_id, now, keep)
+    store.write(WEBPAGE_TABLE, [(key, encode(WebPage(url, history_key=found.key)))])
     if found.baseline:
         counts.baselines += 1
     else:

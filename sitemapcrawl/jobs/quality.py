@@ -66,7 +66,7 @@ log = logging.getLogger(__name__)
 
 _SITEMAP_FIELDS = [
     "is_sitemap", "status", "truncated", "sitemap_type", "sitemap_entries", "dropped_scope", "dropped_limit",
-    "sitemap_problems", "parse_time", "lastmod", "blacklisted",
+    "sitemap_problems", "parse_time", "lastmod", "blacklisted", "history_key",
 ]
 _LISTED_FIELDS = [
     "in_sitemap", "is_sitemap", "inlinks", "status", "fetch_time", "prev_fetch_time", "content_changed",
@@ -220,10 +220,13 @@ def score_sitemaps(store: Store, rules: UrlRules, now: datetime, *,
     pins = pins_from_settings(rules)
     counts = QualityCounts()
     sitemaps: dict[str, tuple[bytes, SitemapFacts]] = {}
+    history_keys: dict[str, str] = {}
     scan = store.scan(WEBPAGE_TABLE, columns=column_names(WebPage, _SITEMAP_FIELDS),
                       filter=equals_filter(WebPage, "is_sitemap", True))
     for key, row in _decoded(scan):
         sitemaps[row.url] = (key, _facts(row))
+        if row.history_key:
+            history_keys[row.url] = row.history_key
     tallies = {url: _Tally() for url in sitemaps}
     _count_listed(store, tallies, now, counts, on_progress)
     weights: dict[str, float] = {}
@@ -244,7 +247,8 @@ def score_sitemaps(store: Store, rules: UrlRules, now: datetime, *,
         puts.append((key, encode(_verdict_row(url, verdict, now))))
         log.debug("quality: %s %.3f %s", url, verdict.score, verdict.state.value)
     store.write(WEBPAGE_TABLE, puts)
-    record_statuses(store, {url: tally.statuses for url, tally in tallies.items() if tally.statuses})
+    record_statuses(store, {history_keys[url]: tally.statuses for url, tally in tallies.items()
+                            if tally.statuses and url in history_keys})
     _reweigh(store, weights, counts, max(1, rules.settings.hbase_batch_size))
     log.info("quality: %s", counts.summary())
     return counts
