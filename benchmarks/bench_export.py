@@ -118,9 +118,9 @@ def main() -> None:
     for size in sizes:
         settings = Settings(hbase=args.hbase, table_prefix=f"bench_export_{uuid.uuid4().hex[:8]}_")
         started = time.perf_counter()
-        load(settings, size)
-        print(f"  loaded {size:,} rows in {time.perf_counter() - started:.0f}s", file=sys.stderr)
         try:
+            load(settings, size)
+            print(f"  loaded {size:,} rows in {time.perf_counter() - started:.0f}s", file=sys.stderr)
             table = settings.table_prefix + WEBPAGE_TABLE
             results.append((size, "happybase floor", child(FLOOR, settings.hbase_host, str(settings.hbase_port),
                                                            table)))

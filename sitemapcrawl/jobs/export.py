@@ -28,15 +28,16 @@ import csv
 import enum
 import json
 import logging
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import IO, Any
 
 from sitemapcrawl import urls
 from sitemapcrawl.audit import discovered_via, is_orphan, is_unlisted
 from sitemapcrawl.errors import CellDecodeError, InvalidUrlError, UsageError
-from sitemapcrawl.linkvalues import InlinkKind, parse_inlink
+from sitemapcrawl.linkvalues import InlinkKind
 from sitemapcrawl.store import Store
 from sitemapcrawl.webpage import (
     WEBPAGE_TABLE,
@@ -45,7 +46,6 @@ from sitemapcrawl.webpage import (
     column_names,
     decode,
     equals_filter,
-    format_time,
     map_families_of,
 )
 
@@ -152,19 +152,43 @@ def _keep(row: WebPage, listing: Listing) -> bool:
     return True
 
 
-def flat_row(row: WebPage, scores: dict[str, float]) -> dict[str, Any]:
-    """One exported row (JSON-ready values; None: not known). No I/O."""
-    listing = sorted(source for source, text in (row.inlinks or {}).items()
-                     if (link := parse_inlink(text)) is not None and link.kind is InlinkKind.SITEMAP)
+#: Times go out as the text stored (fixed-width UTC): no parse and format per row.
+_TIME_FIELDS = ("fetch_time", "next_fetch", "lastmod")
+_TIME_COLUMNS = tuple(zip(("fetched_at", "next_fetch_at", "lastmod"), column_names(WebPage, _TIME_FIELDS),
+                          strict=True))
+_TIME_TEXT = re.compile(rb"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ")
+_INLINK_PREFIX = map_families_of(WebPage)["inlinks"].family.encode() + b":"
+
+
+def split_cells(cells: dict[bytes, bytes]) -> tuple[dict[str, str | None], list[str]]:
+    """Take the time cells (checked, as text) and the sitemap inlink qualifiers out of `cells`.
+
+    What is left is decoded as usual. The scan's filter sends only sitemap
+    inlink cells, so each `il:` qualifier left is a listing sitemap. Raises
+    CellDecodeError for a time cell not in the stored format. No I/O.
+    """
+    times: dict[str, str | None] = {}
+    for name, column in _TIME_COLUMNS:
+        raw = cells.pop(column, None)
+        if raw is not None and not _TIME_TEXT.fullmatch(raw):
+            raise CellDecodeError(f"column {column.decode()}: {raw[:40]!r} is not a UTC time")
+        times[name] = raw.decode("ascii") if raw is not None else None
+    listing = sorted(key[len(_INLINK_PREFIX):].decode("utf-8") for key in cells if key.startswith(_INLINK_PREFIX))
+    for source in listing:
+        del cells[_INLINK_PREFIX + source.encode("utf-8")]
+    return times, listing
+
+
+def flat_row(row: WebPage, scores: dict[str, float], times: dict[str, str | None],
+             listing: list[str]) -> dict[str, Any]:
+    """One exported row (JSON-ready values; None: not known), from `split_cells` and the decoded rest. No I/O."""
     quality = [scores[s] for s in listing if s in scores]
     return {
         "url": row.url, "host": urls.host_key(row.url),
         "status": row.status.value if row.status else None, "http_code": row.http_code,
         "content_type": row.content_type or None,
-        "fetched_at": format_time(row.fetch_time) if row.fetch_time else None,
-        "next_fetch_at": format_time(row.next_fetch) if row.next_fetch else None,
-        "discovered_via": discovered_via(row), "sitemaps": listing,
-        "lastmod": format_time(row.lastmod) if row.lastmod else None,
+        "fetched_at": times["fetched_at"], "next_fetch_at": times["next_fetch_at"],
+        "discovered_via": discovered_via(row), "sitemaps": listing, "lastmod": times["lastmod"],
         "changefreq": row.changefreq.value if row.changefreq else None, "priority": row.priority,
         "sitemap_quality": max(quality) if quality else None, "depth": row.depth, "radius": row.radius,
         "noindex": row.noindex, "canonical": row.canonical or None, "redirect_to": row.redirect_to or None,
@@ -199,6 +223,7 @@ def _rows(store: Store, prefix: bytes | None, row_filter: str, scores: dict[str,
         if counts.scanned % 10_000 == 0:
             on_progress(counts.scanned)
         try:
+            times, sitemaps = split_cells(cells)
             row = decode(WebPage, urls.url_from_row_key(key.decode("utf-8")), cells)
         except (InvalidUrlError, CellDecodeError, UnicodeDecodeError) as exc:
             log.warning("export: skipping row %r: %s", key[:200], exc)
@@ -207,7 +232,7 @@ def _rows(store: Store, prefix: bytes | None, row_filter: str, scores: dict[str,
         if not _keep(row, listing):
             continue
         counts.written += 1
-        yield flat_row(row, scores)
+        yield flat_row(row, scores, times, sitemaps)
 
 
 # ------------------------------------------------------------------ formats --
@@ -257,7 +282,9 @@ def _pyarrow() -> Any:
 
 def _parquet_value(name: str, value: Any) -> Any:
     if value is not None and name in ("fetched_at", "next_fetch_at", "lastmod"):
-        return datetime.strptime(value, "%Y-%m-%dT%H:%M:%SZ")
+        # Fixed-width text, checked by split_cells: slicing is much cheaper than strptime.
+        return datetime(int(value[0:4]), int(value[5:7]), int(value[8:10]), int(value[11:13]),
+                        int(value[14:16]), int(value[17:19]), tzinfo=UTC)
     return value
 
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections import Counter
 from datetime import UTC, datetime
 
+import pytest
+
 from sitemapcrawl.audit import discovered_via, is_multi_listed, is_orphan, is_unlisted, problems
 from sitemapcrawl.changes import (
     CHUNK_BYTES,
@@ -23,12 +25,13 @@ from sitemapcrawl.changes import (
     sitemap_key_of,
     snapshot_lines,
 )
-from sitemapcrawl.jobs.export import _csv_value, flat_row
+from sitemapcrawl.errors import CellDecodeError
+from sitemapcrawl.jobs.export import _csv_value, flat_row, split_cells
 from sitemapcrawl.jobs.generate import NEW_URL_BOOST, rank
 from sitemapcrawl.jobs.history import parse_statuses
 from sitemapcrawl.report_panels import LASTMOD_MONTHS, lastmod_months
 from sitemapcrawl.sitemaps.model import ChangeFreq, PageEntry, SitemapRef
-from sitemapcrawl.webpage import FetchStatus, WebPage
+from sitemapcrawl.webpage import FetchStatus, WebPage, column_names, decode, encode
 
 A, B, C = "http://x.test/a", "http://x.test/b", "http://x.test/c"
 
@@ -108,14 +111,24 @@ def test_audit_definitions() -> None:
 
 
 def test_export_row_and_csv_values() -> None:
-    row = WebPage(A, status=FetchStatus.FETCHED, http_code=200, in_sitemap=True, redirect_to="", canonical="",
-                  inlinks={"http://x.test/s1.xml": "sitemap pr=0.5 dp=0 ra=0 b=1",
-                           "http://x.test/s2.xml": "sitemap dp=0 ra=0 b=1", B: "link dp=0 ra=0 b=1"})
-    flat = flat_row(row, {"http://x.test/s1.xml": 0.4, "http://x.test/s2.xml": 0.9})
+    page = WebPage(A, status=FetchStatus.FETCHED, http_code=200, in_sitemap=True, redirect_to="", canonical="",
+                   fetch_time=datetime(2025, 1, 2, 3, 4, 5, tzinfo=UTC),
+                   inlinks={"http://x.test/s2.xml": "sitemap dp=0 ra=0 b=1",
+                            "http://x.test/s1.xml": "sitemap pr=0.5 dp=0 ra=0 b=1"})
+    cells = encode(page)
+    times, listing = split_cells(cells)
+    assert times == {"fetched_at": "2025-01-02T03:04:05Z", "next_fetch_at": None, "lastmod": None}
+    assert listing == ["http://x.test/s1.xml", "http://x.test/s2.xml"]
+    row = decode(WebPage, A, cells)
+    assert row.inlinks is None and row.fetch_time is None and row.http_code == 200  # taken out, the rest decodes
+    flat = flat_row(row, {"http://x.test/s1.xml": 0.4, "http://x.test/s2.xml": 0.9}, times, listing)
     assert flat["sitemaps"] == ["http://x.test/s1.xml", "http://x.test/s2.xml"]
     assert flat["sitemap_quality"] == 0.9 and flat["host"] == "x.test" and flat["discovered_via"] == "sitemap"
     assert flat["redirect_to"] is None and flat["canonical"] is None
     assert [_csv_value(v) for v in (None, True, False, ["a", "b"], 3)] == ["", "true", "false", "a b", 3]
+    [fetch_column] = column_names(WebPage, ["fetch_time"])
+    with pytest.raises(CellDecodeError, match=fetch_column.decode()):
+        split_cells({**encode(page), fetch_column: b"yesterday"})
 
 
 def test_lastmod_months_cover_every_month_and_sum_the_oldest() -> None:
