@@ -21,6 +21,12 @@ the last `history_keep` parse rows, and acts on the rows of the changed URLs:
   ranks it first while it is unfetched (`jobs.generate.NEW_URL_BOOST`). The
   first parse of a sitemap is a baseline: no changes, no boost.
 
+`record_statuses` (updatedb's quality step) writes the fetch statuses of
+each sitemap's URLs on its latest parse row, found by the key parse keeps on
+the sitemap row (`s:hk`): the report's chart of entries and statuses per
+crawl. `histories`, `changes_of` and `change_output` read it back for
+`changes`, the report and `serve`.
+
 Cost per sitemap parsed: one get of its snapshot (about 1 MB per 10,000
 entries), one put of the parse row and one of the snapshot, one small prefix
 scan to prune, one put per added URL and one delete plus one put per
