@@ -81,7 +81,8 @@ def load(settings: Settings, size: int) -> None:
     table = connection.table(settings.table_prefix + WEBPAGE_TABLE)
     now = datetime.now(UTC).replace(microsecond=0)
     fetched = format_time(now)
-    with table.batch(batch_size=5_000) as batch:
+    # Modest batches: the local HBase has a small heap, shared with other work.
+    with table.batch(batch_size=1_000) as batch:
         for i in range(size):
             host = f"host{i % 1000}.example.com"
             url = f"http://{host}/section/{i // 1000}/article-{i}.html"
