@@ -29,9 +29,11 @@ import enum
 import json
 import logging
 import re
+import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import IO, Any
 
 from sitemapcrawl import urls
@@ -88,11 +90,32 @@ class Listing(enum.StrEnum):
 
 @dataclass(frozen=True)
 class ExportOptions:
-    """Which rows to export."""
+    """Which rows to export, and how."""
 
     host: str | None = None
     status: str | None = None
     listing: Listing = Listing.ALL
+    format: ExportFormat = ExportFormat.CSV
+
+    @classmethod
+    def from_flags(cls, fmt: str, *, host: str | None = None, status: str | None = None,
+                   in_sitemaps: bool | None = None, orphans: bool = False, unlisted: bool = False) -> ExportOptions:
+        """The options of the command line; UsageError naming the first bad or clashing flag."""
+        try:
+            chosen = ExportFormat(fmt)
+        except ValueError:
+            raise UsageError(f"--format {fmt!r}: choose one of csv, jsonl, parquet") from None
+        if orphans and unlisted:
+            raise UsageError("export: give --orphans or --unlisted, not both")
+        if (orphans or unlisted) and in_sitemaps is not None:
+            raise UsageError("export: --orphans and --unlisted already say whether rows are in sitemaps")
+        listing = Listing.ORPHANS if orphans else Listing.UNLISTED if unlisted else (
+            Listing.ALL if in_sitemaps is None else Listing.IN_SITEMAPS if in_sitemaps else Listing.NOT_IN_SITEMAPS)
+        options = cls(host=host, status=status, listing=listing, format=chosen)
+        options.status_value()
+        if chosen is ExportFormat.PARQUET:
+            _pyarrow()
+        return options
 
     def status_value(self) -> FetchStatus | None:
         """`status` as a FetchStatus; UsageError listing the choices for a bad one."""
@@ -309,7 +332,26 @@ def write_parquet(rows: Iterator[dict[str, Any]], out: Any) -> None:
             writer.write_table(pa.table(batch, schema=schema))
 
 
-def check_format(fmt: ExportFormat) -> None:
-    """UsageError with the one-line hint when the format's library is missing."""
-    if fmt is ExportFormat.PARQUET:
-        _pyarrow()
+def export(store: Store, options: ExportOptions, output: Path | None, counts: ExportCounts,
+           rules: urls.CanonicalRules = urls.DEFAULT_RULES,
+           on_progress: Callable[[int], None] = lambda rows: None) -> None:
+    """Write the export to `output` (None: stdout) in `options.format`.
+
+    UsageError when Parquet would go to a terminal or the file cannot be
+    written; the errors of `export_rows` come before anything is written.
+    """
+    if options.format is ExportFormat.PARQUET and output is None and sys.stdout.isatty():
+        raise UsageError("export: Parquet is binary; give --output FILE or redirect stdout")
+    rows = export_rows(store, options, counts, rules, on_progress=on_progress)
+    try:
+        if options.format is ExportFormat.PARQUET:
+            write_parquet(rows, str(output) if output else sys.stdout.buffer)
+            return
+        write = write_csv if options.format is ExportFormat.CSV else write_jsonl
+        if output is None:
+            write(rows, sys.stdout)
+            return
+        with output.open("w", encoding="utf-8", newline="") as out:
+            write(rows, out)
+    except OSError as exc:
+        raise UsageError(f"export: cannot write {output or 'stdout'}: {exc.strerror or exc}") from None
