@@ -143,3 +143,29 @@ def test_lastmod_months_cover_every_month_and_sum_the_oldest() -> None:
 def test_statuses_text() -> None:
     assert parse_statuses("fetched=3 gone=1 bad x=y") == {"fetched": 3, "gone": 1}
     assert parse_statuses(None) == {}
+
+
+def test_export_flags() -> None:
+    from sitemapcrawl.errors import UsageError
+    from sitemapcrawl.jobs.export import ExportFormat, ExportOptions, Listing
+
+    assert ExportOptions.from_flags("jsonl", in_sitemaps=False).listing is Listing.NOT_IN_SITEMAPS
+    assert ExportOptions.from_flags("parquet", orphans=True) == ExportOptions(
+        listing=Listing.ORPHANS, format=ExportFormat.PARQUET)
+    for kwargs, message in (({"fmt": "xls"}, "--format"), ({"fmt": "csv", "status": "nope"}, "--status"),
+                            ({"fmt": "csv", "orphans": True, "unlisted": True}, "not both"),
+                            ({"fmt": "csv", "unlisted": True, "in_sitemaps": True}, "--unlisted")):
+        with pytest.raises(UsageError, match=message):
+            ExportOptions.from_flags(**kwargs)  # type: ignore[arg-type]
+
+
+def test_parquet_flag_without_pyarrow(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    from sitemapcrawl.errors import UsageError
+    from sitemapcrawl.jobs.export import PARQUET_MISSING, ExportOptions
+
+    monkeypatch.setitem(sys.modules, "pyarrow", None)
+    with pytest.raises(UsageError) as caught:
+        ExportOptions.from_flags("parquet")
+    assert str(caught.value) == PARQUET_MISSING and "\n" not in PARQUET_MISSING
