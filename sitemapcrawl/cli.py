@@ -29,7 +29,7 @@ from sitemapcrawl.cli_core import HELP_OPTION_NAMES, CommandGroup, HelpGroup
 from sitemapcrawl.config import ENV_PREFIX, Settings, load_settings, with_flags
 from sitemapcrawl.console import Messages, StageUpdate, setup_logging
 from sitemapcrawl.errors import SitemapError, UsageError
-from sitemapcrawl.modes import CountMode, CrawlMode, QueueBy
+from sitemapcrawl.modes import CountMode, CrawlMode, ExportFormat, QueueBy
 
 if TYPE_CHECKING:
     from sitemapcrawl.http import PoliteHttpClient
@@ -435,7 +435,7 @@ def sitemap_parse(
 @sitemap_app.command("tree")
 def sitemap_tree(
     url: Annotated[str, typer.Argument(metavar="URL", help="A homepage or a sitemap URL.")],
-    jsonl: Annotated[bool, typer.Option("--jsonl", help="One JSON object per sitemap.")] = False,
+    jsonl: Annotated[bool, typer.Option("--jsonl", help="One JSON object per sitemap (or entry).")] = False,
     strict: Annotated[
         bool | None,
         typer.Option("--strict/--no-strict", show_default=False,
@@ -446,16 +446,23 @@ def sitemap_tree(
                                   help="Probe well-known sitemap paths when robots.txt lists none. "
                                        f"{setting('probe_known_paths')}")
     ] = None,
+    entries: Annotated[
+        bool, typer.Option("--entries", help="Print every page URL of the sitemaps, not the sitemaps.")
+    ] = False,
 ) -> None:
     """Find a site's sitemaps as detect does (robots.txt, well-known paths) and follow indexes.
 
     Prints one line per sitemap, indented by depth, with its type, counts and
     problems. Scope is the crawl's. Loops and indexes deeper than
     max_index_depth are not followed.
+    With --entries, every page URL of every sitemap instead (with --jsonl:
+    sitemap, loc, lastmod, changefreq, priority...): an inventory, no HBase.
 
     \b
     Example: sitemapcrawl --user-agent 'MyBot/1.0' sitemap tree \\
                  https://example.com/
+    Example: sitemapcrawl --user-agent 'MyBot/1.0' sitemap tree \\
+                 https://example.com/ --entries --jsonl > inventory.jsonl
     """
     from sitemapcrawl.discover import site_tree
     from sitemapcrawl.jobs.rules import UrlRules
@@ -467,10 +474,20 @@ def sitemap_tree(
     strict = settings.strict_scope if strict is None else strict
     probe = settings.probe_known_paths if probe_known_paths is None else probe_known_paths
     rules = UrlRules.from_settings(settings)
+
+    def entry_line(sitemap: str, entry: Any) -> None:
+        typer.echo(render.entry_json_line(sitemap, entry) if jsonl else render.table_row(entry))
+
     with http_client(settings, max_bytes=limits.max_bytes) as client:
+        if entries and not jsonl:
+            typer.echo(render.TABLE_HEADER)
         for node in site_tree(url, client, settings, canonical=rules.canonical, blacklist=rules.blacklist,
-                              probe=probe, strict=strict):
+                              probe=probe, strict=strict, on_entry=entry_line if entries else None):
             totals.add(node)
+            if entries:
+                if node.error is not None:
+                    echo_err(f"warning: {node.url}: {node.error}")
+                continue
             typer.echo(render.tree_json_line(node) if jsonl else render.tree_line(node))
     echo_err(totals.line())
     if totals.sitemaps == 0:
@@ -724,6 +741,7 @@ def report_command(
 ) -> None:
     """Print what the table says: per host and per sitemap counts and problems, freshness, totals.
 
+    --jsonl adds the audit lists, lastmod by month and each sitemap's history.
     With --html FILE, write the same facts and the sitemaps' quality as one
     self-contained HTML page with charts instead (nothing on stdout).
 
@@ -745,23 +763,36 @@ def report_command(
             size = write_report(take_snapshot(store, datetime.now(UTC).replace(microsecond=0)), html)
         echo_err(f"report: wrote {html} ({size:,} bytes)")
         return
+    if jsonl:
+        from datetime import UTC, datetime
+
+        from sitemapcrawl.report_panels import json_lines, take_snapshot
+
+        with open_store() as store:
+            snapshot = take_snapshot(store, datetime.now(UTC).replace(microsecond=0))
+        for line in json_lines(snapshot):
+            typer.echo(line)
+        return
     with open_store() as store:
         result = build_report(store)
-    for line in result.json_lines() if jsonl else result.lines():
+    for line in result.lines():
         typer.echo(line)
 
 
 @app.command("changes")
 def changes_command(
     sitemap: Annotated[
-        str | None, typer.Option("--sitemap", metavar="URL", help="Only this sitemap's changes.")
+        str | None, typer.Option("--sitemap", metavar="URL", show_default=False,
+                                 help="Only this sitemap's changes [default: all sitemaps].")
     ] = None,
     host: Annotated[
-        str | None, typer.Option("--host", metavar="HOST", help="Only the sitemaps of this host.")
+        str | None, typer.Option("--host", metavar="HOST", show_default=False,
+                                 help="Only the sitemaps of this host [default: all hosts].")
     ] = None,
     since: Annotated[
         str | None,
-        typer.Option("--since", metavar="ISO-TIME", help="Only parses at or after this time (UTC if no zone)."),
+        typer.Option("--since", metavar="ISO_TIME", show_default=False,
+                     help="Only parses at or after this time, UTC if no zone [default: all kept].")
     ] = None,
     jsonl: Annotated[bool, typer.Option("--jsonl", help="One JSON object per change.")] = False,
 ) -> None:
@@ -770,9 +801,11 @@ def changes_command(
     Text groups by sitemap, its counts first; --jsonl gives one record per
     change: sitemap, url, change, old, new, at. No scan of the webpage table.
 
+    \b
     Example: sitemapcrawl changes --host 127.0.0.2 --since 2024-06-01 --jsonl
     """
     from sitemapcrawl.jobs.history import ChangesCounts, change_output, parse_since
+    from sitemapcrawl.urls import CanonicalRules
 
     counts = ChangesCounts()
     rules = CanonicalRules.from_settings(State.settings)
@@ -781,6 +814,54 @@ def changes_command(
                                   since=parse_since(since) if since else None, jsonl=jsonl, rules=rules):
             typer.echo(line)
     echo_err(f"changes: {counts.summary()}")
+
+
+@app.command("export")
+def export_command(
+    fmt: Annotated[
+        ExportFormat, typer.Option("--format", help="Output format (parquet needs pyarrow).")
+    ] = ExportFormat.CSV,
+    output: Annotated[
+        Path | None, typer.Option("--output", "-o", metavar="FILE", show_default=False,
+                                  help="Write here [default: stdout].")
+    ] = None,
+    host: Annotated[str | None, typer.Option("--host", metavar="HOST", show_default=False,
+                                             help="Only this host's URLs [default: all].")] = None,
+    status: Annotated[
+        str | None,
+        typer.Option("--status", metavar="STATUS", show_default=False, help=(
+            "Only rows with this fetch status: unfetched, fetched, not_modified, redirect, gone, retry, "
+            "blocked_robots, too_large or deferred [default: any].")),
+    ] = None,
+    in_sitemaps: Annotated[
+        bool | None,
+        typer.Option("--in-sitemaps/--not-in-sitemaps", show_default=False,
+                     help="Only URLs some sitemap lists / none lists [default: all]."),
+    ] = None,
+    orphans: Annotated[
+        bool, typer.Option("--orphans", help="Only sitemap URLs no crawled page links to.")
+    ] = False,
+    unlisted: Annotated[bool, typer.Option("--unlisted", help="Only URLs found by links, in no sitemap.")] = False,
+) -> None:
+    """Export one flat row per URL (url, status, sitemaps, hints, quality...).
+
+    A deliberate full scan of the webpage table (or one host's rows),
+    streamed: memory stays flat. Columns: see the README.
+
+    \b
+    Example: sitemapcrawl export > urls.csv
+    Example: sitemapcrawl export --format parquet -o urls.parquet --in-sitemaps
+    """
+    from sitemapcrawl.jobs.export import ExportCounts, ExportOptions, export
+    from sitemapcrawl.urls import CanonicalRules
+
+    options = ExportOptions.from_flags(fmt, host=host, status=status, in_sitemaps=in_sitemaps, orphans=orphans,
+                                       unlisted=unlisted)
+    counts = ExportCounts()
+    with open_store() as store, stage_progress() as update:
+        export(store, options, output, counts, CanonicalRules.from_settings(State.settings),
+               on_progress=lambda done: update("rows read", done))
+    echo_err(f"export: {counts.summary()}")
 
 
 @app.command("serve")

@@ -282,6 +282,7 @@ RULES: dict[str, Rule] = {
     "max_sitemap_urls": Rule(0),
     "max_sitemap_bytes": Rule(1),
     "max_index_depth": Rule(0, 100),
+    "history_keep": Rule(1, 10_000),
     "sitemap_demote_below": Rule(0, 1),
     "sitemap_blacklist_below": Rule(0, 1),
     "sitemap_demote_factor": Rule(0, 1),

@@ -33,7 +33,7 @@ from sitemapcrawl.sitemaps.discovery import well_known_sitemap_urls
 from sitemapcrawl.sitemaps.document import parse_sitemap
 from sitemapcrawl.sitemaps.limits import SitemapLimits
 from sitemapcrawl.sitemaps.scope import vouch_host
-from sitemapcrawl.sitemaps.tree import Start, TreeNode, walk_tree
+from sitemapcrawl.sitemaps.tree import EntrySink, Start, TreeNode, walk_tree
 from sitemapcrawl.urlfilters import SitemapBlacklist
 from sitemapcrawl.urls import CanonicalRules
 from sitemapcrawl.webpage import RobotsStatus, SitemapSource
@@ -138,6 +138,7 @@ def site_tree(
     blacklist: SitemapBlacklist,
     probe: bool,
     strict: bool,
+    on_entry: EntrySink | None = None,
 ) -> Iterator[TreeNode]:
     """The sitemap tree of the site at `url` (a homepage or a sitemap URL), as the crawl scopes it.
 
@@ -167,4 +168,4 @@ def site_tree(
             return False
 
     yield from walk_tree(url, client, limits=SitemapLimits.from_settings(settings), strict=strict,
-                         discover=discover, same_site=same_site)
+                         discover=discover, same_site=same_site, on_entry=on_entry)

@@ -30,3 +30,11 @@ class QueueBy(enum.StrEnum):
 
     HOST = "host"
     IP = "ip"
+
+
+class ExportFormat(enum.StrEnum):
+    """What `export` writes."""
+
+    CSV = "csv"
+    JSONL = "jsonl"
+    PARQUET = "parquet"

@@ -40,6 +40,7 @@ from sitemapcrawl import urls
 from sitemapcrawl.audit import discovered_via, is_orphan, is_unlisted
 from sitemapcrawl.errors import CellDecodeError, InvalidUrlError, UsageError
 from sitemapcrawl.linkvalues import InlinkKind
+from sitemapcrawl.modes import ExportFormat
 from sitemapcrawl.store import Store
 from sitemapcrawl.webpage import (
     WEBPAGE_TABLE,
@@ -70,14 +71,6 @@ _FIELDS = [
 ]
 
 
-class ExportFormat(enum.StrEnum):
-    """What `export` writes."""
-
-    CSV = "csv"
-    JSONL = "jsonl"
-    PARQUET = "parquet"
-
-
 class Listing(enum.StrEnum):
     """Which rows by their sitemap membership."""
 
@@ -98,7 +91,7 @@ class ExportOptions:
     format: ExportFormat = ExportFormat.CSV
 
     @classmethod
-    def from_flags(cls, fmt: str, *, host: str | None = None, status: str | None = None,
+    def from_flags(cls, fmt: str | ExportFormat, *, host: str | None = None, status: str | None = None,
                    in_sitemaps: bool | None = None, orphans: bool = False, unlisted: bool = False) -> ExportOptions:
         """The options of the command line; UsageError naming the first bad or clashing flag."""
         try:
