@@ -88,6 +88,19 @@ def parse_time(text: str) -> datetime:
     return datetime.strptime(text, TIME_FORMAT).replace(tzinfo=UTC)
 
 
+def format_precise_time(moment: datetime) -> str:
+    """Fixed-width UTC text to the millisecond (`YYYY-MM-DDTHH:MM:SS.mmmZ`), for politeness times."""
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    moment = moment.astimezone(UTC)
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+
+
+def parse_precise_time(text: str) -> datetime:
+    """Inverse of `format_precise_time`; raises ValueError on anything else."""
+    return datetime.strptime(text, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC)
+
+
 T = TypeVar("T")
 
 
@@ -137,6 +150,10 @@ FLOAT: Codec[float] = Codec("decimal number", _float_encode, lambda b: float(b.d
 TIME: Codec[datetime] = Codec(
     "UTC time YYYY-MM-DDTHH:MM:SSZ", lambda v: format_time(v).encode("ascii"),
     lambda b: parse_time(b.decode("ascii")),
+)
+PRECISE_TIME: Codec[datetime] = Codec(
+    "UTC time YYYY-MM-DDTHH:MM:SS.mmmZ", lambda v: format_precise_time(v).encode("ascii"),
+    lambda b: parse_precise_time(b.decode("ascii")),
 )
 FLAG: Codec[bool] = Codec("1 (0 = explicitly not)", lambda v: b"1" if v else b"0", _flag_decode)
 LINES: Codec[tuple[str, ...]] = Codec("text, one item per line", _lines_encode, _lines_decode)
@@ -229,6 +246,8 @@ class WebPage:
     redirect_to: str | None = col("f", "rd", TEXT, "redirect target URL", "fetch")
     error: str | None = col("f", "er", TEXT, "last fetch error, one line", "fetch")
     truncated: bool | None = col("f", "tr", FLAG, "the body was cut at the size cap", "fetch")
+    retry_at: datetime | None = col(
+        "f", "ra", TIME, "earliest retry the server or robots.txt allows (Retry-After, robots.txt retry)", "fetch")
     # s: sitemap hints and flags
     is_sitemap: bool | None = col("s", "sm", FLAG, "this URL is a sitemap document", "inject, detect, updatedb")
     in_sitemap: bool | None = col("s", "in", FLAG, "some sitemap lists this URL", "updatedb")
@@ -322,6 +341,13 @@ class HostRow:
     sitemaps: tuple[str, ...] | None = col("r", "sm", LINES, "Sitemap: URLs listed in robots.txt", "detect")
     sitemaps_found: int | None = col("n", "sm", INT, "sitemaps listed or probed, last detect", "detect")
     sitemaps_new: int | None = col("n", "smn", INT, "sitemaps new to the table, last detect", "detect")
+    # n: politeness state, on the rows of politeness keys (`jobs/politeness.py`), not on origin rows
+    last_request: datetime | None = col(
+        "n", "lr", PRECISE_TIME, "politeness: end of the last request to this queue key", "fetch, detect")
+    not_before: datetime | None = col(
+        "n", "nb", PRECISE_TIME, "politeness: no request before this time (Retry-After)", "fetch")
+    slow_delay: float | None = col(
+        "n", "sd", FLOAT, "politeness: delay raised by 429/503 answers, seconds (0: none)", "fetch")
 
 
 # ------------------------------------------------------------- encoding ---

@@ -48,6 +48,8 @@ class _Queue(Generic[T]):
     in_flight: int = 0
     heap_time: float = math.inf
     """The time of this queue's live entry in the ready heap (inf: none)."""
+    hold_until: float = 0.0
+    """No slot of this queue frees before this time (a pause the server asked for)."""
 
 
 class FetchQueues(Generic[T]):
@@ -100,6 +102,15 @@ class FetchQueues(Generic[T]):
         """Use `delay` for this queue from its next release on (a robots.txt Crawl-delay)."""
         with self._cond:
             self._queue(key).delay = delay
+
+    def hold(self, key: Hashable, until: float) -> None:
+        """No request of this queue starts before `until` (clock time), in flight or not (Retry-After)."""
+        with self._cond:
+            queue = self._queue(key)
+            queue.hold_until = max(queue.hold_until, until)
+            queue.slots = [max(slot, until) for slot in queue.slots]
+            heapq.heapify(queue.slots)
+            self._schedule(key, queue)
 
     def delay(self, key: Hashable) -> float:
         """The delay of a queue (the default one for a queue never seen)."""
@@ -178,7 +189,8 @@ class FetchQueues(Generic[T]):
             queue.in_flight -= 1
             self._in_flight -= 1
             no_request = max(lease.slot_time, self._clock() + pause)
-            heapq.heappush(queue.slots, no_request if ended is None else ended + queue.delay)
+            freed = no_request if ended is None else ended + queue.delay
+            heapq.heappush(queue.slots, max(freed, queue.hold_until))
             self._schedule(lease.key, queue)
             self._cond.notify_all()
 

@@ -72,7 +72,7 @@ log = logging.getLogger(__name__)
 
 _SPREAD_FIELDS = ["status", "redirect_to", "outlinks", "depth", "radius", "score", "update_mark"]
 _SCHEDULE_FIELDS = [
-    "status", "fetch_time", "prev_fetch_time", "fetch_interval", "retries", "content_changed",
+    "status", "fetch_time", "prev_fetch_time", "fetch_interval", "retries", "retry_at", "content_changed",
     "changefreq", "lastmod", "update_mark",
 ]
 _MERGE_FIELDS = [
@@ -225,7 +225,7 @@ def merge_row(row: WebPage, batch_id: str, mode: CrawlMode, policy: SchedulePoli
         if row.sitemap_source is None:
             values["sitemap_source"] = source
     hinted = WebPage(row.url, status=row.status, fetch_time=row.fetch_time, prev_fetch_time=row.prev_fetch_time,
-                     fetch_interval=row.fetch_interval, retries=row.retries,
+                     fetch_interval=row.fetch_interval, retries=row.retries, retry_at=row.retry_at,
                      content_changed=row.content_changed,
                      changefreq=values.get("changefreq", row.changefreq),
                      lastmod=values.get("lastmod", row.lastmod))
