@@ -489,10 +489,14 @@ def generate_command(
                                  help="At most N URLs per host (or domain, see --count-mode) [default: no limit].")
     ] = None,
     count_mode: Annotated[CountMode, typer.Option(help="What --max-per-host counts per.")] = CountMode.HOST,
-    partitions: Annotated[int, typer.Option(min=1, metavar="N", help="Fetch partitions: hash(host) mod N.")] = 1,
+    partitions: Annotated[int, typer.Option(min=1, metavar="N",
+                                            help="Fetch partitions: hash(politeness key) mod N.")] = 1,
     mode: Annotated[CrawlMode | None, typer.Option(show_default=False, help=_MODE_HELP)] = None,
     batch_id: Annotated[str | None, typer.Option(metavar="ID", show_default=False,
                                                  help="Use this batch id [default: a new one].")] = None,
+    queue_by: Annotated[QueueBy | None, typer.Option(show_default=False,
+                                                     help="Partition by host name or by IP (as fetch queues). "
+                                                          f"{setting('queue_by')}")] = None,
 ) -> None:
     """Select the due URLs, best first, and mark them as one batch to fetch.
 
@@ -506,7 +510,7 @@ def generate_command(
 
     options = GenerateOptions(top_n=top_n, max_per_host=max_per_host, count_mode=count_mode,
                               partitions=partitions, mode=crawl_mode(mode or State.settings.crawl_mode),
-                              batch_id=batch_id)
+                              batch_id=batch_id, queue_by=queue_by)
     rules = UrlRules.from_settings(State.settings)
     with open_store() as store, stage_progress() as update:
         counts = generate(store, rules, options, on_progress=lambda done: update("due rows read", done))

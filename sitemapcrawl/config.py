@@ -76,6 +76,10 @@ class Settings:
     """Largest robots.txt read (Google reads 500 KiB); bigger files are truncated."""
     max_redirects: int = 5
     """Redirects followed per request."""
+    http_proxy: str = ""
+    """Proxy URL for http:// requests (`http://proxy:3128`); empty: none (the environment's is ignored)."""
+    https_proxy: str = ""
+    """Proxy URL for https:// requests (tunnelled with CONNECT); empty: none."""
     robots_retry_interval: int = 3_600
     """Seconds before a robots.txt that failed (5xx, timeout) is tried again."""
     threads: int = 8

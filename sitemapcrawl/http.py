@@ -8,6 +8,9 @@ failure is in `HttpResponse.error`. Bodies are decoded only as far as
 `requests` does for `Content-Encoding` (gzip, deflate); a gzipped *file* stays
 gzipped and the sitemap engine recognises it by its magic bytes.
 
+Requests go through a proxy only when the settings name one (`http_proxy`,
+`https_proxy`); the environment's proxy variables are ignored.
+
 `open_source` is what `sitemap parse` reads: a local file (as a stream, no
 network, no user agent needed) or a URL through a client.
 """
@@ -119,6 +122,7 @@ class PoliteHttpClient:
         max_bytes: int = 10_000_000,
         max_redirects: int = 5,
         pool_size: int = 10,
+        proxies: Mapping[str, str] | None = None,
     ) -> None:
         if not user_agent or not user_agent.strip():
             raise UsageError("a user agent is required to fetch")
@@ -130,6 +134,8 @@ class PoliteHttpClient:
         self._session = requests.Session()
         self._session.headers["User-Agent"] = user_agent
         self._session.trust_env = False  # no proxies or netrc from the environment
+        # Only the proxies the settings name (http_proxy / https_proxy), by URL scheme.
+        self._session.proxies = {scheme: url for scheme, url in (proxies or {}).items() if url}
         # Keep-alive connections for many hosts at once (requests keeps 10 by default).
         adapter = HTTPAdapter(pool_connections=max(10, pool_size),
                               pool_maxsize=max(10, pool_size))
@@ -144,6 +150,9 @@ class PoliteHttpClient:
                 "a user agent is required to fetch: pass --user-agent, set "
                 "SITEMAPCRAWL_USER_AGENT, or set user_agent in the config file"
             )
+        for name, proxy in (("http_proxy", settings.http_proxy), ("https_proxy", settings.https_proxy)):
+            if proxy and (urlsplit(proxy).scheme.lower() not in ("http", "https") or not urlsplit(proxy).hostname):
+                raise UsageError(f"{name} {proxy!r}: give a proxy URL such as http://proxy.example:3128")
         return cls(
             settings.user_agent,
             delay=settings.delay,
@@ -152,6 +161,7 @@ class PoliteHttpClient:
             max_bytes=settings.max_content_bytes if max_bytes is None else max_bytes,
             max_redirects=settings.max_redirects,
             pool_size=settings.threads,
+            proxies={"http": settings.http_proxy, "https": settings.https_proxy},
         )
 
     def close(self) -> None:

@@ -22,6 +22,7 @@ from sitemapcrawl.jobs.politeness import (
     SLOW_DOWN_CODES,
     KeyState,
     recovered,
+    request_end,
     retry_after_seconds,
     slowed,
     wall_now,
@@ -74,7 +75,7 @@ class Pacing:
 
     def answered(self, key: Hashable, code: int | None, retry_after: str | None) -> None:
         """A request of this key ended (call before releasing its slot): note it, slow down or recover."""
-        now, clock = wall_now(), time.monotonic()
+        now, clock = request_end(), time.monotonic()
         base = self.base_delay(key)
         pause = 0.0
         with self._lock:

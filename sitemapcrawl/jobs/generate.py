@@ -31,8 +31,10 @@ every run and one host's rows do not come in a block. Then at most
 `max_per_host` rows per host (or per registered domain), then the best
 `top_n` overall.
 
-Partitions: partition = crc32(host key) mod N, so every URL of a host goes to
-the same fetch worker and politeness holds across workers.
+Partitions: partition = crc32(politeness key) mod N, the key being the host
+(or, with `queue_by = "ip"`, the host's IP address, so hosts sharing an IP
+land in one partition), so every URL of a politeness queue goes to the same
+fetch worker and politeness holds across workers.
 
 Cost: one full scan of the table's due rows (server-filtered, a dozen small
 columns each); memory of one small tuple per candidate kept: at most
@@ -55,6 +57,7 @@ from typing import Any, NamedTuple
 
 from sitemapcrawl import urls
 from sitemapcrawl.errors import CellDecodeError, InvalidUrlError, UsageError
+from sitemapcrawl.jobs.politeness import QueueBy, Resolver, queue_key
 from sitemapcrawl.jobs.rules import UrlRules
 from sitemapcrawl.modes import CountMode, CrawlMode
 from sitemapcrawl.store import Store
@@ -96,6 +99,8 @@ class GenerateOptions:
     """Use this batch id instead of a new one (it must not be in use)."""
     documents_only: bool = False
     """Select sitemap documents alone (an inventory: listed pages get rows, never fetches)."""
+    queue_by: QueueBy | None = None
+    """What partitions follow: host or IP (None: the setting `queue_by`)."""
 
     def check(self) -> None:
         """Raise UsageError naming the first bad option."""
@@ -135,7 +140,7 @@ def new_batch_id(now: datetime) -> str:
 
 
 def partition_of(host_key: str, partitions: int) -> int:
-    """The fetch partition of a host: crc32 of its key mod `partitions` (stable everywhere)."""
+    """The fetch partition of a politeness key (host or IP): crc32 of it mod `partitions` (stable everywhere)."""
     return zlib.crc32(host_key.encode("utf-8")) % partitions
 
 
@@ -296,9 +301,13 @@ def generate(
     batch = options.batch_id or new_batch_id(now)
     counts.batch_id = batch
 
+    by = _queue_by(options, rules)
+    resolve = Resolver()
+
     def marks() -> Iterator[tuple[bytes, dict[bytes, bytes]]]:
         for candidate in chosen:
-            part = partition_of(candidate.host, options.partitions)
+            key = queue_key(candidate.host, by, resolve) if options.partitions > 1 else candidate.host
+            part = partition_of(key, options.partitions)
             counts.by_partition[part] += 1
             counts.by_host[candidate.host] += 1
             yield candidate.key, encode(WebPage(candidate.url, generate_mark=batch, batch_id=batch,
@@ -307,6 +316,15 @@ def generate(
     counts.selected = store.write(WEBPAGE_TABLE, marks()).rows
     log.info("generate: %s", counts.summary())
     return counts
+
+
+def _queue_by(options: GenerateOptions, rules: UrlRules) -> QueueBy:
+    if options.queue_by is not None:
+        return options.queue_by
+    try:
+        return QueueBy(rules.settings.queue_by)
+    except ValueError:
+        raise UsageError(f"queue_by {rules.settings.queue_by!r}: choose host or ip") from None
 
 
 def _skip_reason(

@@ -34,7 +34,7 @@ import time
 from collections.abc import Hashable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from email.utils import parsedate_to_datetime
 
 from sitemapcrawl import urls
@@ -169,6 +169,12 @@ def wall_now() -> datetime:
     return datetime.now(UTC)
 
 
+def request_end() -> datetime:
+    """The real time rounded up to the next millisecond: the stored end of a request is never early."""
+    moment = datetime.now(UTC)
+    return moment + timedelta(microseconds=(1000 - moment.microsecond % 1000) % 1000)
+
+
 class KeyGate:
     """One request at a time per politeness key, each waiting out the key's stored delay (for detect).
 
@@ -196,7 +202,7 @@ class KeyGate:
                 yield
             finally:
                 with self._lock:
-                    self._states[key] = KeyState(wall_now(), state.not_before, state.slow_delay)
+                    self._states[key] = KeyState(request_end(), state.not_before, state.slow_delay)
 
     def state(self, key: Hashable) -> KeyState:
         """The key's state as this gate knows it."""
