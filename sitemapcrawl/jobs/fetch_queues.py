@@ -9,6 +9,9 @@ robots.txt denial, a deferral). So no two requests of one queue are closer
 than the delay, end to start, and at most `slots_per_queue` are in flight.
 With more than one slot, each slot keeps the delay on its own.
 
+A queue can also be *held* until a time (`hold`: a server's Retry-After):
+no slot of it frees earlier, whether taken or not.
+
 Ready queues are found through a heap keyed by the time their next slot
 frees, so `take` costs O(log queues) however many hosts there are. No I/O;
 thread-safe; `clock` is injectable for tests.

@@ -48,6 +48,8 @@ __all__ = ["KeyGate", "KeyState", "QueueBy", "Resolver", "load_states", "queue_k
 
 log = logging.getLogger(__name__)
 
+#: Every politeness row key starts with this; origin rows sort before it.
+POLITENESS_KEYS_START = b"~"
 #: Answers that ask us to slow down.
 SLOW_DOWN_CODES = frozenset({429, 503})
 #: The extra delay a first slow-down answer sets, at least (seconds).
@@ -85,7 +87,7 @@ def queue_key(host: str, by: QueueBy, resolve: Resolver) -> str:
 
 def state_key(key: Hashable, by: QueueBy) -> bytes:
     """The `host` table row key of a politeness key: `~host:NAME` or `~ip:ADDRESS`."""
-    return f"~{by.value}:{key}".encode()
+    return POLITENESS_KEYS_START + f"{by.value}:{key}".encode()
 
 
 @dataclass(frozen=True)

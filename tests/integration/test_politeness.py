@@ -32,6 +32,7 @@ from sitemapcrawl.jobs.detect import detect
 from sitemapcrawl.jobs.fetch import FetchCounts, FetchOptions, fetch
 from sitemapcrawl.jobs.generate import CrawlMode, GenerateOptions, generate
 from sitemapcrawl.jobs.politeness import QueueBy, Resolver, state_key
+from sitemapcrawl.jobs.readdb import collect_stats
 from sitemapcrawl.jobs.rules import UrlRules
 from sitemapcrawl.jobs.updatedb import updatedb
 from sitemapcrawl.store import Store
@@ -131,6 +132,7 @@ def test_a_fetch_started_right_after_another_waits_out_the_delay(site: TestWebSe
     state = decode(HostRow, "127.0.0.2", cells)
     assert state.last_request is not None and state.slow_delay == 0.0
     assert timedelta(0) <= datetime.now(UTC) - state.last_request < timedelta(seconds=30)
+    assert collect_stats(store).host_rows == 2  # the origins; politeness rows are not counted as hosts
 
 
 def test_three_crawl_rounds_keep_the_crawl_delay(site: TestWebServer, store: Store, polite: Settings) -> None:
@@ -377,3 +379,13 @@ def test_fetch_records_facts_and_updatedb_sets_each_next_fetch(site: TestWebServ
     assert rows["robots-failing"].next_fetch == robots_row.robots_retry_at  # robots.txt's retry time, not 24 h
     assert wait("robots-failing") is not None and wait("robots-failing") <= timedelta(seconds=121)
     assert wait("over-the-cap") == timedelta(days=1)  # deferred_interval
+
+    # not modified: fetched again, a 304; the adaptive interval grows by adaptive_inc_rate (0.4)
+    add_rows(store, WebPage(cases["fetched"], next_fetch=PAST))
+    make_batch(store, settings, "fx2")
+    run_fetch(store, settings, "fx2")
+    assert read(store, cases["fetched"]).next_fetch == PAST
+    updatedb(store, UrlRules.from_settings(settings), "fx2", mode=CrawlMode.MIXED)
+    again = read(store, cases["fetched"])
+    assert again.status is FetchStatus.NOT_MODIFIED and again.fetch_time is not None
+    assert again.next_fetch == again.fetch_time + timedelta(days=14) and again.fetch_interval == 14 * 86_400
