@@ -10,7 +10,9 @@ import pytest
 
 from sitemapcrawl.jobs.fetch_pacing import Pacing
 from sitemapcrawl.jobs.fetch_queues import FetchQueues
+from sitemapcrawl.jobs.hosts import origin_key
 from sitemapcrawl.jobs.politeness import (
+    POLITENESS_KEYS_START,
     KeyGate,
     KeyState,
     QueueBy,
@@ -147,3 +149,10 @@ def test_key_gate_serialises_a_key_and_records_the_end() -> None:
     assert most[0] == 1
     last = gate.state("k").last_request
     assert last is not None and last > NOW
+
+
+def test_politeness_rows_sort_after_every_origin_row() -> None:
+    for origin in ("http://www.example.com", "https://zzz.zz:8443", "http://127.0.0.2:8000", "http://[::1]:8080",
+                   "http://xn--bcher-kva.example"):
+        assert origin_key(origin) < POLITENESS_KEYS_START, origin
+    assert state_key("a", QueueBy.HOST).startswith(POLITENESS_KEYS_START)
