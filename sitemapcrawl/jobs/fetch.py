@@ -116,7 +116,7 @@ def fetch(
     queues: FetchQueues[FetchItem | RobotsItem] = FetchQueues(options.delay, options.threads_per_host)
     keys = {item.queue for item in feed.items}
     pacing = Pacing(queues, options.delay, settings.max_crawl_delay, load_states(store, keys, options.queue_by))
-    writer = Writer(store, options.queue_by, pacing.take_states)
+    writer = Writer(store, options.queue_by, pacing.snapshot)
     worker = Worker(client, rules, options, queues, pacing, writer, counts, feed.seen, clock)
     for origin, rule in feed.rules.items():
         worker.adopt(origin, feed.queues[origin], rule)
@@ -125,11 +125,13 @@ def fetch(
     queue_all(feed, queues.add)
     threads = [threading.Thread(target=worker.work, name=f"fetch-{i}", daemon=True)
                for i in range(min(options.threads, max(1, queues.pending)))]
-    for thread in threads:
-        thread.start()
     monitor = _Monitor(options, started)
     last_write = time.monotonic()
     try:
+        # Started inside the try: a Ctrl-C at any moment after the first
+        # request still reaches the final flush (outcomes and politeness state).
+        for thread in threads:
+            thread.start()
         while any(t.is_alive() for t in threads):
             threads[0].join(0.2)
             tick = time.monotonic()
@@ -146,7 +148,8 @@ def fetch(
         queues.close()
         try:
             for thread in threads:
-                thread.join()
+                if thread.is_alive():  # one not started yet cannot be joined
+                    thread.join()
         except KeyboardInterrupt:
             log.warning("fetch: not waiting for requests in flight")
     finally:

@@ -4,8 +4,9 @@ Each queue key's delay is the largest of the setting (`delay`), its
 robots.txt Crawl-delay (within `max_crawl_delay`) and the extra delay 429
 and 503 answers raised (`jobs/politeness.py`: doubled by each, shrunk by
 every other answer). A Retry-After holds the whole queue. The end of every
-request is noted; `take_states` hands the keys that changed to the writer,
-which puts them in the `host` table, so the next job (or round, or worker)
+request is noted with a version per key; the writer reads `snapshot` and
+puts the keys whose version it has not written yet in the `host` table
+(nothing is handed over and lost, so an interrupted write is simply redone), so the next job (or round, or worker)
 starts where this one stopped. Thread-safe; no I/O.
 """
 
@@ -40,7 +41,8 @@ class Pacing:
         self._lock = threading.Lock()
         self._base: dict[Hashable, float] = {}
         self._states: dict[Hashable, KeyState] = dict(states)
-        self._changed: set[Hashable] = set()
+        self._versions: dict[Hashable, int] = {}
+        """Key -> how many times its state changed in this run (only keys that made requests)."""
 
     def start(self, known_delays: Mapping[Hashable, float]) -> None:
         """Before the first request: each queue waits out what its stored state and delays still ask."""
@@ -90,17 +92,15 @@ class Pacing:
             elif code is not None and slow:
                 slow = recovered(slow, base)
             self._states[key] = KeyState(now, not_before, slow)
-            self._changed.add(key)
+            self._versions[key] = self._versions.get(key, 0) + 1
         self._apply(key)
         if pause > 0:
             self._queues.hold(key, clock + pause)
 
-    def take_states(self) -> dict[Hashable, KeyState]:
-        """The states of the keys that changed since the last call (for the writer)."""
+    def snapshot(self) -> dict[Hashable, tuple[int, KeyState]]:
+        """Key -> (version, state) for every key this run made requests to (for the writer)."""
         with self._lock:
-            changed = {key: self._states[key] for key in self._changed}
-            self._changed.clear()
-        return changed
+            return {key: (version, self._states[key]) for key, version in self._versions.items()}
 
     def state(self, key: Hashable) -> KeyState:
         """What this run knows of a key."""

@@ -6,8 +6,9 @@ second, and at the end). Taken outcomes stay until written, so an
 interrupted write is sent again by the next flush (puts are idempotent).
 A redirect hop or a new redirect target carries default cells that are
 written only when its row does not exist yet (one multi-get to know).
-Each flush also writes the politeness state of the keys that made requests
-since the last one (`Pacing.take_states`).
+Each flush also writes the politeness state of the keys whose state
+changed since it was last written (`Pacing.snapshot` versions; a write that
+fails or is interrupted is redone by the next flush).
 
 Cost per flush: one multi-get for possibly new rows, one batched put per
 table.
@@ -37,7 +38,8 @@ class Outcome:
 class Writer:
     """Buffers what workers finished and writes it from the job's thread (see the module docstring)."""
 
-    def __init__(self, store: Store, queue_by: QueueBy, states: Callable[[], dict[Hashable, KeyState]]) -> None:
+    def __init__(self, store: Store, queue_by: QueueBy,
+                 states: Callable[[], dict[Hashable, tuple[int, KeyState]]]) -> None:
         self._store = store
         self._queue_by = queue_by
         self._states = states
@@ -46,7 +48,8 @@ class Writer:
         self._host_rows: list[HostRow] = []
         self._unwritten: list[Outcome] = []
         self._unwritten_hosts: list[HostRow] = []
-        self._unwritten_states: dict[Hashable, KeyState] = {}
+        self._written: dict[Hashable, int] = {}
+        """Key -> the version of its politeness state last written."""
         self.new_rows = 0
         """Rows this run created (redirect hops and targets)."""
 
@@ -72,12 +75,14 @@ class Writer:
             self._unwritten.extend(self._outcomes)
             self._unwritten_hosts.extend(self._host_rows)
             self._outcomes, self._host_rows = [], []
-        self._unwritten_states.update(self._states())
-        if self._unwritten_hosts or self._unwritten_states:
+        fresh = {key: (version, state) for key, (version, state) in self._states().items()
+                 if version > self._written.get(key, 0)}
+        if self._unwritten_hosts or fresh:
             puts = [(origin_key(r.origin), encode(r)) for r in self._unwritten_hosts]
-            puts += state_rows(self._unwritten_states, self._queue_by)
+            puts += state_rows({key: state for key, (_, state) in fresh.items()}, self._queue_by)
             self._store.write(HOST_TABLE, puts)
-            self._unwritten_hosts, self._unwritten_states = [], {}
+            self._unwritten_hosts = []
+            self._written.update({key: version for key, (version, _) in fresh.items()})
         self._write(self._unwritten)
         self._unwritten = []
 

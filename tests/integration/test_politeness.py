@@ -184,7 +184,9 @@ def test_processes_back_to_back_and_a_restart_after_ctrl_c(site: TestWebServer, 
     assert third.returncode == 0, third.stderr
     assert all(read(store, u).fetch_mark == "cc" for u in shop + blog)
     for host, delay in (("127.0.0.2", 1.2), ("127.0.0.3", 1.2)):
-        assert min(gaps(site, host)) >= delay - SLACK, (host, gaps(site, host))
+        assert min(gaps(site, host)) >= delay - SLACK, (host, gaps(site, host),
+                                                        [(r.target, r.start, r.end) for r in site.log.records(host)],
+                                                        second.returncode, err, third.stderr)
 
 
 def test_detect_waits_out_a_fetch_and_records_its_request(site: TestWebServer, store: Store,

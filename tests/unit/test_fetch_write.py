@@ -35,7 +35,7 @@ class FakeStore:
 def test_flush_writes_outcomes_robots_rows_and_politeness_state_and_resends_after_a_failure() -> None:
     store = FakeStore()
     store.tables[WEBPAGE_TABLE][b"old"] = {b"f:st": b"fetched"}
-    states: dict[Hashable, KeyState] = {"h.test": KeyState(NOW, None, 0.0)}
+    states: dict[Hashable, tuple[int, KeyState]] = {"h.test": (1, KeyState(NOW, None, 0.0))}
     writer = Writer(store, QueueBy.HOST, lambda: states.copy())  # type: ignore[arg-type]
     writer.add(Outcome(b"new", WebPage("http://h.test/n", status=FetchStatus.FETCHED),
                        if_new=WebPage("http://h.test/n", score=1.0)))
@@ -46,11 +46,17 @@ def test_flush_writes_outcomes_robots_rows_and_politeness_state_and_resends_afte
     store.fail_next = True
     with pytest.raises(StoreUnavailableError):
         writer.flush()
-    states.clear()  # already handed over: the next flush must still write them
-    writer.flush()
+    writer.flush()  # the failed write is redone: outcomes, robots.txt row and politeness state
     assert writer.waiting == 0 and writer.new_rows == 1
     assert store.tables[WEBPAGE_TABLE][b"new"] == {b"f:st": b"fetched", b"m:sc": b"1.0"}
     assert store.tables[WEBPAGE_TABLE][b"old"] == {b"f:st": b"gone"}  # defaults only for a row that is new
     host = store.tables[HOST_TABLE]
     assert host[b"~host:h.test"][b"n:lr"] == b"2025-03-01T12:00:00.000Z"
     assert any(cells.get(b"r:cd") == b"2.0" for cells in host.values())
+    # a state already written is not written again; a newer version is
+    del host[b"~host:h.test"]
+    writer.flush()
+    assert b"~host:h.test" not in host
+    states["h.test"] = (2, KeyState(NOW, None, 1.0))
+    writer.flush()
+    assert host[b"~host:h.test"][b"n:sd"] == b"1.0"

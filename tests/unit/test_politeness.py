@@ -121,9 +121,9 @@ def test_pacing_slows_a_key_on_503_and_holds_it_for_retry_after() -> None:
     assert queues.take(timeout=0) is None
     pacing.answered("h", 200, None)
     assert pacing.state("h").slow_delay == 0.75 and queues.delay("h") == 0.75
-    assert set(pacing.take_states()) == {"h"} and pacing.take_states() == {}
+    assert pacing.snapshot() == {"h": (2, pacing.state("h"))}
     pacing.answered("h", None, None)  # no answer: neither slower nor faster
-    assert pacing.state("h").slow_delay == 0.75
+    assert pacing.state("h").slow_delay == 0.75 and pacing.snapshot()["h"][0] == 3
 
 
 def test_key_gate_serialises_a_key_and_records_the_end() -> None:
