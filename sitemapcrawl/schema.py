@@ -160,15 +160,20 @@ def split_keys_from_urls(urls: Iterable[str], regions: int) -> tuple[str, ...]:
             continue
     ordered = sorted(hosts)
     total = sum(hosts.values())
+    before = [0]  # before[i]: URLs of the hosts sorted before ordered[i]
+    for prefix in ordered[:-1]:
+        before.append(before[-1] + hosts[prefix])
     keys: list[str] = []
-    seen = 0
-    for prefix in ordered:
-        # A region starts at this host once the hosts before it hold the next share.
-        if seen and seen * regions >= (len(keys) + 1) * total:
-            keys.append(prefix)
-            if len(keys) == regions - 1:
-                break
-        seen += hosts[prefix]
+    previous = 0
+    regions = min(regions, len(ordered))  # a host is never cut: at most one region per host
+    for k in range(1, regions):
+        # Region k starts at the host whose URLs-before come closest to k shares,
+        # leaving a host for each boundary still to place.
+        candidates = range(previous + 1, len(ordered) - (regions - 1 - k))
+        if not candidates:
+            break
+        previous = min(candidates, key=lambda i: (abs(before[i] * regions - k * total), i))
+        keys.append(ordered[previous])
     return tuple(keys)
 
 
