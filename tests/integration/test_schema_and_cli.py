@@ -92,7 +92,9 @@ def test_unreachable_hbase_exits_2_with_one_line() -> None:
     result = runner.invoke(app, ["--hbase", "127.0.0.1:1", "--table-prefix", f"x{uuid.uuid4().hex}", "init"])
     assert result.exit_code == 2
     lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1 and "127.0.0.1:1" in lines[0] and "scripts/hbase-local start" in lines[0]
+    assert len(lines) == 1 and "127.0.0.1:1" in lines[0] and "transport buffered and protocol binary" in lines[0]
+    # Only the local default address (127.0.0.1:9090) is told to start the local HBase (issue 12).
+    assert "scripts/hbase-local start" not in lines[0]
 
 
 def test_rows_written_are_readable_in_the_hbase_shell(settings: Settings, store: Store) -> None:
