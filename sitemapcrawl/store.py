@@ -388,9 +388,12 @@ def create_refusal(exc: TException, name: str, address: str) -> StoreRejectedErr
         return StoreRejectedError(
             f"create table {name}: namespace {namespace!r} does not exist in HBase at {address}; Thrift1 cannot "
             f"create it: run `create_namespace '{namespace}'` in the HBase shell, or set hbase_shell and run init")
-    if "sanity checks" in message or "ompression" in message or type(exc).__name__ == "IllegalArgument":
+    if "sanity checks" in message or "compression" in message.lower():
         return StoreRejectedError(f"create table {name}: HBase at {address} refused it: {line}; "
                                   "choose another --compression (gz needs no native library) or ask its operator")
+    if type(exc).__name__ == "IllegalArgument":
+        return StoreRejectedError(f"create table {name}: HBase at {address} refused it: {line}; "
+                                  "check the table prefix (letters, digits, '_', '-', '.'; `ns:` for a namespace)")
     if "AccessDeniedException" in message:
         return StoreRejectedError(f"create table {name}: HBase at {address} denied it: {line}; "
                                   "ask its operator for CREATE rights, or to run `init --print-schema` as admin")

@@ -175,5 +175,8 @@ def test_create_refusals_name_the_server_line_and_what_to_do() -> None:
     bad = create_refusal(IllegalArgument(message=b"java.lang.IllegalArgumentException: Unsupported compression "
                                                  b"algorithm name: lzo\n\tat z"), "webpage", "h:9090")
     assert bad is not None and "Unsupported compression algorithm name: lzo" in str(bad)
+    name = create_refusal(IllegalArgument(message=b"java.lang.IllegalArgumentException: Illegal character <33> "
+                                                  b"at 3\n\tat z"), "t_!webpage", "h:9090")
+    assert name is not None and "Illegal character" in str(name) and "table prefix" in str(name)
     assert create_refusal(IOError(message=b"org.apache.hadoop.hbase.ipc.ServerNotRunningYetException: x"),
                           "webpage", "h:9090") is None
