@@ -13,7 +13,8 @@ from hbase_fixtures import REPO
 from Hbase_thrift import IllegalArgument, IOError
 
 from sitemapcrawl.config import Settings, load_settings
-from sitemapcrawl.errors import UsageError
+from sitemapcrawl.errors import StoreRejectedError, UsageError
+from sitemapcrawl.hbase_shell import run_script
 from sitemapcrawl.modes import Compression
 from sitemapcrawl.schema import (
     Layout,
@@ -180,3 +181,21 @@ def test_create_refusals_name_the_server_line_and_what_to_do() -> None:
     assert name is not None and "Illegal character" in str(name) and "table prefix" in str(name)
     assert create_refusal(IOError(message=b"org.apache.hadoop.hbase.ipc.ServerNotRunningYetException: x"),
                           "webpage", "h:9090") is None
+
+
+# --- running a script through the HBase shell ----------------------------------------
+
+
+def test_run_script_hands_the_file_to_the_command_and_returns_its_output() -> None:
+    assert run_script("sh -c 'cat \"$0\"'", "create 't', 'f'\nexit\n") == "create 't', 'f'\nexit\n"
+
+
+def test_run_script_turns_the_shell_error_line_into_one_line() -> None:
+    with pytest.raises(StoreRejectedError, match=r"failed \(exit 0\): ERROR: NamespaceExistException: crawl$"):
+        run_script("sh -c 'echo noise; echo \"ERROR: NamespaceExistException: crawl\"; echo more'", "x")
+    with pytest.raises(StoreRejectedError, match=r"failed \(exit 3\): last words"):
+        run_script("sh -c 'echo last words; exit 3'", "x")
+    with pytest.raises(UsageError, match="not found"):
+        run_script("no-such-hbase-shell-here -n", "x")
+    with pytest.raises(UsageError, match="empty"):
+        run_script("  ", "x")
