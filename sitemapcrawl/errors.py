@@ -45,6 +45,14 @@ class CellDecodeError(SitemapCrawlError):
     """A stored cell holds a value the row model cannot read; names row and column."""
 
 
+class FieldNotReadError(AttributeError):
+    """Code read a row field that its decode was not asked for (a bug, not user input).
+
+    Not a SitemapCrawlError: no input causes it, so it keeps its traceback.
+    An AttributeError, as reading a missing attribute is.
+    """
+
+
 class RowNotFoundError(SitemapCrawlError):
     """No row exists for the URL asked for."""
 
