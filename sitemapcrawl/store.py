@@ -274,6 +274,41 @@ class Store:
         name = self.table_name(table)
         self._call(f"delete from {name}", lambda c: c.table(name).delete(key, columns=columns))
 
+    def delete_many(self, table: str, rows: Iterable[tuple[bytes, Sequence[bytes] | None]]) -> WriteCounts:
+        """Delete cells of many rows: (key, columns) pairs, a whole row when columns is None.
+
+        One round trip per `hbase_batch_size` rows, like `write`; a failed
+        batch is sent again, which is safe: deleting twice leaves the same
+        row. An empty column list deletes nothing. Streams: holds one batch.
+        Mind HBase's timestamps: a delete and a put of the same column in
+        the same millisecond leave the delete winning, so never delete a
+        column that a put just sent.
+        """
+        name = self.table_name(table)
+        sent = batches = 0
+        retries_before = self.retries
+        chunk: list[tuple[bytes, Sequence[bytes] | None]] = []
+        for key, columns in rows:
+            if columns is not None and not columns:
+                continue
+            chunk.append((key, columns))
+            if len(chunk) >= self._batch_size:
+                self._send_deletes(name, chunk)
+                sent, batches, chunk = sent + len(chunk), batches + 1, []
+        if chunk:
+            self._send_deletes(name, chunk)
+            sent, batches = sent + len(chunk), batches + 1
+        return WriteCounts(sent, batches, self.retries - retries_before)
+
+    def _send_deletes(self, name: str, chunk: Sequence[tuple[bytes, Sequence[bytes] | None]]) -> None:
+        def send(connection: happybase.Connection) -> None:
+            batch = connection.table(name).batch()
+            for key, columns in chunk:
+                batch.delete(key, columns=columns)
+            batch.send()
+
+        self._call(f"delete from {len(chunk)} rows of {name}", send)
+
     # ------------------------------------------------------------- reads --
 
     def row(self, table: str, key: bytes, columns: Sequence[bytes] | None = None) -> Cells | None:

@@ -224,6 +224,7 @@ def score_sitemaps(store: Store, rules: UrlRules, now: datetime, *,
     weights: dict[str, float] = {}
     puts: list[tuple[bytes, dict[bytes, bytes]]] = []
     blacklist_column = column_names(WebPage, ["blacklisted"])
+    cleared: list[tuple[bytes, list[bytes]]] = []
     for url, (key, facts) in sitemaps.items():
         verdict = assess(facts, tallies[url].stats, policy, pins, now)
         weights[url] = verdict.weight
@@ -234,10 +235,11 @@ def score_sitemaps(store: Store, rules: UrlRules, now: datetime, *,
             counts.newly_blacklisted += 1
             log.info("quality: blacklisted %s: %s", url, verdict.reason)
         if ours and verdict.reason is None:
-            store.delete(WEBPAGE_TABLE, key, blacklist_column)
+            cleared.append((key, blacklist_column))
             counts.cleared += 1
         puts.append((key, encode(_verdict_row(url, verdict, now))))
         log.debug("quality: %s %.3f %s", url, verdict.score, verdict.state.value)
+    store.delete_many(WEBPAGE_TABLE, cleared)  # the verdict puts hold no s:bl for these rows
     store.write(WEBPAGE_TABLE, puts)
     _reweigh(store, weights, counts, max(1, rules.settings.hbase_batch_size))
     log.info("quality: %s", counts.summary())

@@ -38,7 +38,7 @@ pass can be run again and skips what it has done.
 
 Cost: three server-filtered scans; one put per target of a link (pass 1),
 per merged row (pass 2) and per fetched row (pass 3), batched by
-`hbase_batch_size`; one delete per gone row. Memory: one chunk of rows.
+`hbase_batch_size`; one batched delete per chunk with gone rows. Memory: one chunk of rows.
 """
 
 from __future__ import annotations
@@ -266,6 +266,7 @@ def _schedule_batch(store: Store, batch_id: str, policy: SchedulePolicy, counts:
     next_fetch_column = column_names(WebPage, ["next_fetch"])
     for rows in batch_rows(store, "fetch_mark", batch_id, _SCHEDULE_FIELDS, chunk):
         puts: list[tuple[bytes, dict[bytes, bytes]]] = []
+        unscheduled: list[tuple[bytes, list[bytes]]] = []
         for key, row in rows:
             done += 1
             if row.update_mark == batch_id:
@@ -276,10 +277,11 @@ def _schedule_batch(store: Store, batch_id: str, policy: SchedulePolicy, counts:
             counts.by_status[row.status.value if row.status else "none"] += 1
             if planned.next_fetch is None:
                 counts.not_rescheduled += 1
-                store.delete(WEBPAGE_TABLE, key, next_fetch_column)
+                unscheduled.append((key, next_fetch_column))
             puts.append((key, encode(WebPage(row.url, next_fetch=planned.next_fetch,
                                              fetch_interval=planned.interval, update_mark=batch_id))))
             log.debug("updatedb: %s next %s (%s)", row.url, planned.next_fetch, planned.reason)
+        store.delete_many(WEBPAGE_TABLE, unscheduled)  # the puts do not hold f:nft for these rows
         store.write(WEBPAGE_TABLE, puts)
         on_progress(done)
 

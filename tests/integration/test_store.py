@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import subprocess
 import threading
 
@@ -10,7 +11,7 @@ from hbase_fixtures import HBASE_LOCAL
 
 from sitemapcrawl.config import Settings
 from sitemapcrawl.errors import StoreUnavailableError, TableMissingError
-from sitemapcrawl.store import Store
+from sitemapcrawl.store import Store, WriteCounts
 from sitemapcrawl.webpage import HOST_TABLE, WEBPAGE_TABLE
 
 pytestmark = pytest.mark.integration
@@ -102,3 +103,24 @@ def test_thrift_restart_during_batched_write_loses_and_duplicates_nothing(settin
             assert cells[b"m:dp"] == str(int(key.rsplit(b"/", 1)[1])).encode()
             seen += 1
         assert seen == total
+
+
+def test_delete_many_deletes_columns_and_rows_in_batches(settings: Settings) -> None:
+    with Store(dataclasses.replace(settings, hbase_batch_size=2)) as store:
+        store.create_tables()
+        store.write(WEBPAGE_TABLE, [(f"k:{i}".encode(), {b"f:st": b"fetched", b"f:nft": b"x", b"m:dp": b"1"})
+                                    for i in range(5)])
+        done = store.delete_many(WEBPAGE_TABLE, [
+            (b"k:0", [b"f:nft"]), (b"k:1", [b"f:nft", b"m:dp"]), (b"k:2", None), (b"k:3", []),
+            (b"k:9", [b"f:nft"]),  # no such row: nothing happens
+        ])
+        assert (done.rows, done.batches) == (4, 2)  # the empty column list is no delete
+        assert store.row(WEBPAGE_TABLE, b"k:0") == {b"f:st": b"fetched", b"m:dp": b"1"}
+        assert store.row(WEBPAGE_TABLE, b"k:1") == {b"f:st": b"fetched"}
+        assert store.row(WEBPAGE_TABLE, b"k:2") is None
+        assert store.row(WEBPAGE_TABLE, b"k:3") == store.row(WEBPAGE_TABLE, b"k:4")
+        assert store.delete_many(WEBPAGE_TABLE, iter([])) == WriteCounts(0, 0, 0)
+        # Sending the same deletes again (a retried batch) leaves the same rows.
+        store.delete_many(WEBPAGE_TABLE, [(b"k:0", [b"f:nft"]), (b"k:2", None)])
+        assert store.row(WEBPAGE_TABLE, b"k:0") == {b"f:st": b"fetched", b"m:dp": b"1"}
+        assert store.row(WEBPAGE_TABLE, b"k:2") is None
