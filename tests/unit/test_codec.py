@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 from datetime import UTC, datetime, timedelta, timezone
+from zoneinfo import ZoneInfo
 
 import pytest
 from hypothesis import given
@@ -181,6 +182,18 @@ def test_times_are_stored_in_utc_to_the_second() -> None:
     assert format_time(datetime(2026, 3, 1, 0, 30, 0, 999_999, tzinfo=berlin)) == "2026-02-28T23:30:00Z"
     assert format_time(datetime(2026, 3, 1, 0, 30)) == "2026-03-01T00:30:00Z"  # naive is UTC
     assert format_time(datetime(999, 1, 2, 3, 4, 5, tzinfo=UTC)) == "0999-01-02T03:04:05Z"
+
+
+def test_time_text_memo_keeps_instants_apart() -> None:
+    berlin = ZoneInfo("Europe/Berlin")
+    # 02:30 happens twice on 2026-10-25 in Berlin; the two compare equal but are an hour apart.
+    first, second = datetime(2026, 10, 25, 2, 30, tzinfo=berlin), datetime(2026, 10, 25, 2, 30, fold=1, tzinfo=berlin)
+    assert first == second
+    assert (format_time(first), format_time(second)) == ("2026-10-25T00:30:00Z", "2026-10-25T01:30:00Z")
+    many = [T + timedelta(seconds=i) for i in range(10_000)]  # past the memo's size
+    assert [format_time(m) for m in many] == [format_time(m) for m in many]
+    assert format_time(many[-1]) == "2024-03-01T02:46:37Z"
+    assert format_time(T.replace(tzinfo=None)) == format_time(T) == "2024-02-29T23:59:58Z"
 
 
 OFFSETS = st.builds(timezone, st.timedeltas(min_value=timedelta(hours=-23, minutes=-59),
