@@ -5,6 +5,9 @@ is a `WebPage` (table `webpage`, one per URL) or a `HostRow` (table `host`,
 one per scheme+host+port). Jobs build partial rows (only the fields they set)
 and `encode` turns them into cells; `decode` turns cells back into a row,
 raising `CellDecodeError` naming the row and the column for a bad value.
+Given the fields a job asked for, `decode` makes a row on which any other
+field raises `FieldNotReadError` instead of reading as None. Both are on
+every crawl's hot path: they work from tables computed once at import.
 
 Values are UTF-8 text a person can read in `hbase shell`: numbers as decimal
 strings, times as fixed-width UTC `YYYY-MM-DDTHH:MM:SSZ` (they sort and
