@@ -105,7 +105,7 @@ def format_inlink(link: Inlink) -> str:
     if link.priority is not None:
         words.append(f"pr={link.priority:g}")
     if link.changefreq is not None:
-        words.append(f"cf={link.changefreq}")
+        words.append("cf=" + link.changefreq)
     if link.lastmod is not None:
         words.append("lm=" + format_time(link.lastmod))
     words.append(f"dp={link.depth} ra={link.radius}")
