@@ -16,8 +16,9 @@ cell of the sitemap that lists it (14 cells, 3 of them times).
    happybase batch puts of the same keys and cells (the floor) against
    building rows, `encode` and `Store.write`; a plain happybase scan against
    `Store.scan`, `decode` and `parse_inlink` of every row's inlink. Each side
-   writes its own fresh table, `--repeat` times, going first every other
-   time; each step's best time counts.
+   puts into and scans its own fresh table, dropped before the other side
+   starts (the local HBase has a small heap), `--repeat` times, going first
+   every other time; each step's best time counts.
 
 Prints two tables; the machine is noisy, so read the ratios. Run with the
 local HBase up:
@@ -129,6 +130,8 @@ def baseline_tree(ref: str, into: Path) -> Path:
 
 FLOOR_PUT = "put: plain happybase batch"
 FLOOR_SCAN = "scan: plain happybase"
+CODEC_PUT = "put: build, encode, Store.write"
+CODEC_SCAN = "scan: Store.scan, decode, parse_inlink"
 
 
 def hbase_part(hbase: str, rows: int, repeat: int) -> list[tuple[str, int, float, str]]:
@@ -162,60 +165,45 @@ def hbase_part(hbase: str, rows: int, repeat: int) -> list[tuple[str, int, float
         if step not in best or seconds < best[step][1]:
             best[step] = (count, seconds)
 
-    def attempt(first: str) -> None:
-        floor_settings = Settings(hbase=hbase, table_prefix=f"bench_codec_floor_{uuid.uuid4().hex[:6]}_")
-        codec_settings = Settings(hbase=hbase, table_prefix=f"bench_codec_{uuid.uuid4().hex[:6]}_")
-        batch_size = floor_settings.hbase_batch_size
-        with Store(floor_settings) as floor_store, Store(codec_settings) as store:
-            floor_store.create_tables()
-            store.create_tables()
-            connection = happybase.Connection(floor_settings.hbase_host, floor_settings.hbase_port,
-                                              timeout=floor_settings.hbase_timeout_ms)
-            table = connection.table(floor_store.table_name(WEBPAGE_TABLE))
+    def floor_side(settings: Settings, store: Store) -> None:
+        connection = happybase.Connection(settings.hbase_host, settings.hbase_port, timeout=settings.hbase_timeout_ms)
+        try:
+            table = connection.table(store.table_name(WEBPAGE_TABLE))
+            started = time.perf_counter()
+            with table.batch(batch_size=settings.hbase_batch_size) as batch:
+                for key, cells in floor_rows:
+                    batch.put(key, cells)
+            keep(FLOOR_PUT, rows, started)
+            started = time.perf_counter()
+            keep(FLOOR_SCAN, sum(1 for _ in table.scan(batch_size=settings.hbase_batch_size)), started)
+        finally:
+            connection.close()
 
-            def floor_put() -> None:
-                started = time.perf_counter()
-                with table.batch(batch_size=batch_size) as batch:
-                    for key, cells in floor_rows:
-                        batch.put(key, cells)
-                keep(FLOOR_PUT, rows, started)
-
-            def codec_put() -> None:
-                started = time.perf_counter()
-                store.write(WEBPAGE_TABLE, pages())
-                keep("put: build, encode, Store.write", rows, started)
-
-            def floor_scan() -> None:
-                started = time.perf_counter()
-                keep(FLOOR_SCAN, sum(1 for _ in table.scan(batch_size=batch_size)), started)
-
-            def codec_scan() -> None:
-                started = time.perf_counter()
-                scanned = 0
-                for key, cells in store.scan(WEBPAGE_TABLE):
-                    row = decode(WebPage, urls.url_from_row_key(key.decode()), cells)
-                    for text in (row.inlinks or {}).values():
-                        parse_inlink(text)
-                    scanned += 1
-                keep("scan: Store.scan, decode, parse_inlink", scanned, started)
-
-            try:
-                puts, scans = [floor_put, codec_put], [floor_scan, codec_scan]
-                if first == "codec":
-                    puts.reverse()
-                    scans.reverse()
-                for run in (*puts, *scans):
-                    run()
-            finally:
-                connection.close()
-                floor_store.drop_tables()
-                store.drop_tables()
+    def codec_side(settings: Settings, store: Store) -> None:
+        started = time.perf_counter()
+        store.write(WEBPAGE_TABLE, pages())
+        keep(CODEC_PUT, rows, started)
+        started = time.perf_counter()
+        scanned = 0
+        for key, cells in store.scan(WEBPAGE_TABLE):
+            row = decode(WebPage, urls.url_from_row_key(key.decode()), cells)
+            for text in (row.inlinks or {}).values():
+                parse_inlink(text)
+            scanned += 1
+        keep(CODEC_SCAN, scanned, started)
 
     for number in range(max(1, repeat)):
-        # Each side goes first every other time: the second writer may meet a memstore flush.
-        attempt("codec" if number % 2 else "floor")
-    floor_of = {FLOOR_PUT: "", "put: build, encode, Store.write": FLOOR_PUT, FLOOR_SCAN: "",
-                "scan: Store.scan, decode, parse_inlink": FLOOR_SCAN}
+        # Each side goes first every other time (the second may meet a flush of the first's
+        # memstore); one side's table at a time, dropped after, so a small local HBase copes.
+        for side in (codec_side, floor_side) if number % 2 else (floor_side, codec_side):
+            settings = Settings(hbase=hbase, table_prefix=f"bench_codec_{uuid.uuid4().hex[:6]}_")
+            with Store(settings) as store:
+                store.create_tables()
+                try:
+                    side(settings, store)
+                finally:
+                    store.drop_tables()
+    floor_of = {FLOOR_PUT: "", CODEC_PUT: FLOOR_PUT, FLOOR_SCAN: "", CODEC_SCAN: FLOOR_SCAN}
     return [(step, *best[step], floor_of[step]) for step in floor_of]
 
 
