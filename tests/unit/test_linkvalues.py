@@ -24,6 +24,8 @@ INLINKS = st.builds(
     score=st.none() | st.sampled_from([0.0, 0.25, 1.5, 123456.0]),
     sitemap_candidate=st.booleans(),
     anchor=st.lists(st.from_regex(r"[A-Za-zÀ-ÿ0-9]{1,8}", fullmatch=True), max_size=5).map(" ".join),
+    vouched_by=st.lists(st.tuples(st.from_regex(r"[a-z0-9.-]{1,20}", fullmatch=True), st.integers(0, 9)),
+                        max_size=3).map(tuple),
 )
 
 
