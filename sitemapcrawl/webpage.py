@@ -464,7 +464,9 @@ class _Layout:
         # Rows decoded for a job that named its fields: a subclass whose other fields raise.
         namespace: dict[str, Any] = {name: _Unread(name) for name in names[1:]}
         namespace.update(__module__=row_type.__module__, __qualname__=row_type.__qualname__,
-                         __doc__=f"A {row_type.__name__} decoded with some fields only.")
+                         __doc__=f"A {row_type.__name__} decoded with some fields only.",
+                         __dataclass_fields__=_HeldFields(row_type.__dataclass_fields__),
+                         __init__=_partial_init(self.identity, frozenset(names)))
         self.partial_type = type(row_type.__name__, (row_type,), namespace)
         self._asked: dict[tuple[str, ...], dict[str, None]] = {}
 
@@ -497,6 +499,35 @@ class _Unread:
         raise FieldNotReadError(
             f"{owner.__name__}.{self.name} was not read: add {self.name!r} to the fields the job reads"
         )
+
+
+class _HeldFields:
+    """`__dataclass_fields__` of a partly decoded row: every field on the class, the held ones on a row.
+
+    So `dataclasses.replace` (and `fields`, `asdict`) see a partly decoded
+    row as a row of the fields it holds: a replaced copy is partial too, and
+    its fields not read still raise.
+    """
+
+    def __init__(self, every: dict[str, dataclasses.Field[Any]]) -> None:
+        self.every = every
+
+    def __get__(self, row: object, owner: type) -> dict[str, dataclasses.Field[Any]]:
+        if row is None:
+            return self.every
+        held = row.__dict__
+        return {name: f for name, f in self.every.items() if name in held}
+
+
+def _partial_init(identity: str, names: frozenset[str]) -> Callable[..., None]:
+    """The `__init__` `dataclasses.replace` calls on a partly decoded row: every held field by keyword."""
+
+    def __init__(self: Any, **values: Any) -> None:
+        if identity not in values or not values.keys() <= names:
+            raise TypeError(f"a partly decoded row is made from its fields by keyword, {identity!r} first")
+        self.__dict__.update(values)
+
+    return __init__
 
 
 def _fast_init(layout: _Layout) -> Callable[..., None]:

@@ -300,6 +300,19 @@ def test_a_field_not_asked_for_fails_loudly() -> None:
     assert encode(row) == {b"f:st": b"fetched", b"m:dp": b"2"}
 
 
+def test_a_partly_decoded_row_can_be_replaced_and_stays_partial() -> None:
+    row = decode(WebPage, "http://x/", {b"f:st": b"fetched"}, ["status", "inlinks"])
+    copy = dataclasses.replace(row, inlinks={"http://a/": "link"})
+    assert copy.status is FetchStatus.FETCHED and copy.inlinks == {"http://a/": "link"} and copy.url == "http://x/"
+    assert [f.name for f in dataclasses.fields(copy)] == ["url", "status", "inlinks"]
+    assert len(dataclasses.fields(WebPage)) > 3 and isinstance(copy, WebPage)
+    with pytest.raises(FieldNotReadError, match="fetch_time"):
+        _ = copy.fetch_time
+    assert encode(copy) == {b"f:st": b"fetched", b"il:http://a/": b"link"}
+    with pytest.raises(TypeError):
+        type(row)(status=FetchStatus.GONE)
+
+
 def test_the_fields_asked_for_are_checked() -> None:
     with pytest.raises(KeyError, match="nope"):
         decode(WebPage, "http://x/", {}, ["status", "nope"])
