@@ -70,6 +70,8 @@ class Settings:
     """Seconds to wait for a server to accept a connection."""
     http_read_timeout: float = 30.0
     """Seconds to wait for the next bytes of an answer."""
+    http_deadline: float = 60.0
+    """Seconds one request may take in all (connect, headers, body), however the bytes trickle in."""
     max_content_bytes: int = 10_000_000
     """Largest body read from a server (pages); bigger bodies are truncated."""
     max_robots_bytes: int = 500_000
@@ -259,6 +261,7 @@ RULES: dict[str, Rule] = {
     "delay": Rule(0, _DAY),
     "http_connect_timeout": Rule(0, _DAY, above=True),
     "http_read_timeout": Rule(0, _DAY, above=True),
+    "http_deadline": Rule(0, _DAY, above=True),
     "max_content_bytes": Rule(1),
     "max_robots_bytes": Rule(1),
     "max_redirects": Rule(0, 100),

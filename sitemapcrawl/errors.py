@@ -51,3 +51,13 @@ class RowNotFoundError(SitemapCrawlError):
 
 class SitemapError(SitemapCrawlError):
     """A document could not be read as a sitemap at all (not one, empty, HTTP error)."""
+
+
+class StoreRejectedError(SitemapCrawlError):
+    """HBase refused a request in a way no retry can cure (invalid name, key too long, access denied)."""
+
+    exit_code = 2
+
+
+class LeaseHeldError(SitemapCrawlError):
+    """Another worker holds the share of a batch this command would work on."""
