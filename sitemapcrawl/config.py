@@ -106,6 +106,10 @@ class Settings:
     """HBase's `hbase.client.keyvalue.maxsize`: a compressed body larger than this is not stored."""
     crawl_mode: str = "mixed"
     """What the crawl fetches: `sitemap-only`, `mixed` or `links-only`."""
+    lease_seconds: float = 60.0
+    """A worker's claim on a share of a batch (fetch partition, parse, update) lasts this long unless refreshed."""
+    batch_max_age: int = 7 * 24 * 3600
+    """An unfinished batch generated longer ago than this is released (its rows freed), not finished."""
 
     # --- seeds ---------------------------------------------------------------
     seed_score: float = 1.0

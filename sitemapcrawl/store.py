@@ -41,7 +41,15 @@ from thriftpy2.transport import TTransportException
 
 from sitemapcrawl.config import Settings
 from sitemapcrawl.errors import StoreRejectedError, StoreUnavailableError, TableMissingError, UsageError
-from sitemapcrawl.webpage import HOST_FAMILIES, HOST_TABLE, WEBPAGE_FAMILIES, WEBPAGE_TABLE, Family
+from sitemapcrawl.webpage import (
+    BATCH_FAMILIES,
+    BATCH_TABLE,
+    HOST_FAMILIES,
+    HOST_TABLE,
+    WEBPAGE_FAMILIES,
+    WEBPAGE_TABLE,
+    Family,
+)
 
 log = logging.getLogger(__name__)
 
@@ -49,7 +57,8 @@ Cells = dict[bytes, bytes]
 T = TypeVar("T")
 
 #: The tables the crawl uses, by base name, and their families.
-TABLES: dict[str, tuple[Family, ...]] = {WEBPAGE_TABLE: WEBPAGE_FAMILIES, HOST_TABLE: HOST_FAMILIES}
+TABLES: dict[str, tuple[Family, ...]] = {
+    WEBPAGE_TABLE: WEBPAGE_FAMILIES, HOST_TABLE: HOST_FAMILIES, BATCH_TABLE: BATCH_FAMILIES}
 
 #: Errors of the wire: retried after reconnecting.
 _WIRE_ERRORS = (TTransportException, socket.error, EOFError, BrokenPipeError, ConnectionError)

@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 from sitemapcrawl.cli import app
 from sitemapcrawl.config import Settings
 from sitemapcrawl.store import Store
-from sitemapcrawl.webpage import HOST_TABLE, WEBPAGE_TABLE, FetchStatus, WebPage, encode
+from sitemapcrawl.webpage import BATCH_TABLE, HOST_TABLE, WEBPAGE_TABLE, FetchStatus, WebPage, encode
 
 pytestmark = pytest.mark.integration
 runner = CliRunner()
@@ -32,11 +32,11 @@ def test_init_creates_tables_like_the_shell_scripts(settings: Settings) -> None:
 
     shell_prefix = settings.table_prefix + "sh_"
     try:
-        for table in (WEBPAGE_TABLE, HOST_TABLE):
+        for table in (WEBPAGE_TABLE, HOST_TABLE, BATCH_TABLE):
             run_shell_file(SCHEMA / f"{table}.hbase", table_prefix=shell_prefix)
         shell_settings = Settings(hbase=settings.hbase, table_prefix=shell_prefix)
         with Store(settings) as by_init, Store(shell_settings) as by_shell:
-            for table in (WEBPAGE_TABLE, HOST_TABLE):
+            for table in (WEBPAGE_TABLE, HOST_TABLE, BATCH_TABLE):
                 assert by_shell.families(table) == by_init.families(table), table
     finally:
         with Store(Settings(hbase=settings.hbase, table_prefix=shell_prefix)) as store:
