@@ -16,6 +16,7 @@ module imported inside the body. `tests/unit/test_cli_help.py` and
 # No `from __future__ import annotations` here: typer would then eval every
 # annotation string (twice) at each start; real annotations are built once.
 import contextlib
+import io
 import sys
 from collections.abc import Iterable, Iterator
 from itertools import islice
@@ -260,12 +261,13 @@ def http_client(settings: Settings, max_bytes: int | None = None) -> "Iterator[P
 
 def _seed_lines(seeds: str | None, stack: contextlib.ExitStack) -> Iterable[str]:
     """The lines of a seed file, of standard input (`-`), or none; the file closes with `stack`."""
+    # surrogateescape: a line that is not UTF-8 reaches inject as it was, which refuses it by number.
     if seeds is None:
         return []
     if seeds == "-":
-        return sys.stdin
+        return io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="surrogateescape")
     try:
-        return stack.enter_context(open(seeds, encoding="utf-8", errors="replace"))
+        return stack.enter_context(open(seeds, encoding="utf-8", errors="surrogateescape"))
     except OSError as exc:
         raise UsageError(f"cannot read seeds {seeds}: {exc.strerror}") from None
 
