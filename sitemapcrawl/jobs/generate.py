@@ -324,8 +324,10 @@ def generate(
             yield candidate.key, encode(WebPage(candidate.url, generate_mark=batch, batch_id=batch,
                                                 partition=part))
 
+    # Registered before its rows are marked: a generate killed half-way leaves
+    # a batch that crawl finishes, never rows held by a batch nobody knows.
+    batches.record_generated(store, batch, now, len(chosen), options.partitions, options.mode.value)
     counts.selected = store.write(WEBPAGE_TABLE, marks()).rows
-    batches.record_generated(store, batch, now, counts.selected, options.partitions, options.mode.value)
     log.info("generate: %s", counts.summary())
     return counts
 
