@@ -517,6 +517,8 @@ def generate_command(
     rules = UrlRules.from_settings(State.settings)
     with open_store() as store, stage_progress() as update:
         counts = generate(store, rules, options, on_progress=lambda done: update("due rows read", done))
+    for line in counts.held_lines():
+        echo_err(f"generate: warning: {line}")
     if counts.batch_id is None:
         echo_err(f"generate: nothing to fetch; no batch ({counts.summary()})")
         return

@@ -41,7 +41,7 @@ columns each); memory of one small tuple per candidate kept: at most
 `top_n`, or hosts x `max_per_host`, or every due row when neither is given;
 one batched write of three cells per selected row; one put registering the
 batch (`jobs.batches`). Due rows held by an unfinished batch are counted per
-batch and named in a warning.
+batch (`held_lines` says how to finish each; `generate` prints them).
 """
 
 from __future__ import annotations
@@ -132,6 +132,12 @@ class GenerateCounts:
     newly_blacklisted: int = 0
     held: Counter[str] = field(default_factory=Counter)
     """Due rows held by each unfinished batch (not selected again)."""
+
+    def held_lines(self) -> list[str]:
+        """A warning per unfinished batch that holds due rows, saying how to finish it."""
+        return [f"{n} due rows are held by unfinished batch {batch}: `sitemapcrawl batches` shows it; "
+                f"`sitemapcrawl crawl` or `sitemapcrawl batches --resume {batch}` finishes it"
+                for batch, n in sorted(self.held.items())]
 
     def summary(self) -> str:
         """One line for the end of the command."""
@@ -295,9 +301,8 @@ def generate(
             counts.skipped["bad row"] += 1
             continue
         selector.add(Candidate(rank(row, key), key, row.url, host, count_key))
-    for held, n in sorted(counts.held.items()):
-        log.warning("generate: %d due rows are held by unfinished batch %s: `sitemapcrawl batches` shows it; "
-                    "`sitemapcrawl crawl` or `sitemapcrawl batches --resume %s` finishes it", n, held, held)
+    for line in counts.held_lines():
+        log.info("generate: %s", line)
     chosen, cutoff_by_topn = selector.chosen()
     if selector.capped:
         counts.skipped["over max per host"] = selector.capped

@@ -301,3 +301,53 @@ def test_permanent_hbase_errors_fail_at_once_with_one_line(settings: Settings, s
     with pytest.raises(StoreRejectedError, match="could not process the request"):
         store._call("read", lambda c: c.table(b"bad name!").row(b"r"))
     assert store.retries == before
+
+
+# -------------------------------------------------------------- batches ---
+
+
+def test_batches_lists_warns_resumes_and_releases(site: TestWebServer, store: Store,
+                                                  fetch_settings: Settings) -> None:
+    pages = [site.url("127.0.0.2", f"/p/{i}.html") for i in range(7)]
+    now = datetime.now(UTC).replace(microsecond=0)
+    old = now - timedelta(days=10)
+    rows = [WebPage(u, status=FetchStatus.UNFETCHED, next_fetch=old - timedelta(hours=1), score=1.0, depth=1,
+                    radius=0) for u in pages[:3]]
+    store.write(WEBPAGE_TABLE, [(urls.row_key(r.url).encode(), encode(r)) for r in rows])
+    rules = UrlRules.from_settings(fetch_settings)
+    assert generate(store, rules, GenerateOptions(batch_id="old"), now=old).selected == 3
+    add_due(store, *pages[3:6])
+    assert make_batch(store, fetch_settings, "fresh") == 3
+
+    listed = cli(fetch_settings, "batches")
+    assert listed.exit_code == 0, listed.output
+    lines = listed.stdout.strip().splitlines()
+    assert [line.split("\t")[:2] for line in lines] == [["old", "fetching (0 of 1 partitions done)"],
+                                                       ["fresh", "fetching (0 of 1 partitions done)"]]
+    assert "finish one with --resume ID" in listed.stderr
+
+    add_due(store, pages[6])
+    generated = cli(fetch_settings, "generate")
+    assert generated.exit_code == 0, generated.output
+    assert "3 due rows are held by unfinished batch fresh" in generated.stderr
+    assert "`sitemapcrawl batches --resume old` finishes it" in generated.stderr
+    newest = generated.stdout.strip()
+
+    resumed = cli(fetch_settings, "batches", "--resume", "fresh")
+    assert resumed.exit_code == 0, resumed.output
+    assert all(read(store, u).fetch_mark == "fresh" for u in pages[3:6])
+    assert [line.split("\t")[0] for line in cli(fetch_settings, "batches").stdout.splitlines()] == ["old", newest]
+
+    crawled = cli(fetch_settings, "crawl", "--rounds", "1", "--delay", "0")
+    assert crawled.exit_code == 0, crawled.output
+    assert (f"crawl: batch old: released, 3 rows freed: generated {old.strftime('%Y-%m-%dT%H:%M:%SZ')}, "
+            "longer ago than batch_max_age (604800 s), so it will not be finished") in crawled.stderr
+    assert f"crawl: batch {newest}: resuming, left unfinished by an earlier run (fetching (0 of 1" in crawled.stderr
+    assert read(store, pages[6]).fetch_mark == newest
+    assert all(read(store, u).status is FetchStatus.FETCHED for u in pages)  # the released rows, in a new batch
+    assert cli(fetch_settings, "batches").stdout == ""
+
+    unknown = cli(fetch_settings, "batches", "--release", "nosuch")
+    assert unknown.exit_code == 2
+    assert unknown.stderr.strip() == ("sitemapcrawl: error: batch 'nosuch' is not in the batch registry; "
+                                      "`sitemapcrawl batches` lists them")
