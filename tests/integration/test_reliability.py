@@ -351,3 +351,30 @@ def test_batches_lists_warns_resumes_and_releases(site: TestWebServer, store: St
     assert unknown.exit_code == 2
     assert unknown.stderr.strip() == ("sitemapcrawl: error: batch 'nosuch' is not in the batch registry; "
                                       "`sitemapcrawl batches` lists them")
+
+
+# ---------------------------------------------------------------- seeds ---
+
+
+def test_inject_refuses_bad_seeds_by_line_and_keeps_the_rest(settings: Settings, store: Store, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    seeds = tmp_path / "seeds.txt"
+    seeds.write_bytes(b"http://example.com/a\n"
+                      b"http://example.com/caf\xe9\n"
+                      b"http://example.com/b\tscore=nan\n"
+                      b"http://example.com/c\tscore=inf\n"
+                      b"http://example.com/" + b"\x1b]0;x\x07" + b"z" * 100_000 + b"\tscore=oops\n"
+                      b"http://example.com/d\tscore=2\n")
+    for source, given in ((str(seeds), None), ("-", seeds.read_bytes())):
+        done = runner.invoke(app, ["--hbase", settings.hbase, "--table-prefix", settings.table_prefix, "inject",
+                                   source], input=given)
+        assert done.exit_code == 0, done.output
+        lines = done.stderr.splitlines()
+        assert lines[0] == ("line 2: not UTF-8: byte 0xe9 at column 23 is not UTF-8; the line is refused, "
+                            "not guessed at")
+        assert lines[1] == "line 3: bad metadata: score='nan' is not a finite number"
+        assert lines[2] == "line 4: bad metadata: score='inf' is not a finite number"
+        assert lines[3].startswith("line 5: ") and len(lines[3]) < 400 and "\x1b" not in lines[3]
+        assert "inject: read 6, injected" in lines[-1] and "rejected 4" in lines[-1]
+    for url in ("http://example.com/a", "http://example.com/d"):
+        assert read(store, url).status is FetchStatus.UNFETCHED
+    assert read(store, "http://example.com/caf%C3%A9").status is None  # never guessed into another URL
