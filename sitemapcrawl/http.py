@@ -234,6 +234,12 @@ class _DeadlineAdapter(HTTPAdapter):
         manager: urllib3.PoolManager = self.poolmanager
         manager.pool_classes_by_scheme = {"http": _WatchedHTTPPool, "https": _WatchedHTTPSPool}
 
+    def proxy_manager_for(self, proxy: str, **proxy_kwargs: object) -> urllib3.PoolManager:
+        manager: urllib3.PoolManager = super().proxy_manager_for(proxy, **proxy_kwargs)
+        if not proxy.lower().startswith("socks"):  # SOCKS managers bring their own connection classes
+            manager.pool_classes_by_scheme = {"http": _WatchedHTTPPool, "https": _WatchedHTTPSPool}
+        return manager
+
 
 class _HostGate:
     """One request at a time per host, `delay` seconds apart (end to start)."""
