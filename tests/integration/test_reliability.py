@@ -215,7 +215,8 @@ def test_two_workers_on_one_share_fetch_each_url_once(site: TestWebServer, store
     pages = [site.url("127.0.0.2", f"/p/{i}.html") for i in range(12)]
     add_due(store, *pages)
     make_batch(store, fetch_settings, "two")
-    command = [sys.executable, "-m", "sitemapcrawl", "fetch", "--batch", "two", "--delay", "0.2"]
+    # 12 URLs 0.5 s apart: the first worker is still at work long after the second has started.
+    command = [sys.executable, "-m", "sitemapcrawl", "fetch", "--batch", "two", "--delay", "0.5"]
     first = subprocess.Popen(command, env=cli_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     second = subprocess.Popen(command, env=cli_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     results = [(p.wait(timeout=120), p.communicate()[1]) for p in (first, second)]
@@ -236,7 +237,7 @@ def test_wait_takes_over_an_expired_lease_and_a_dead_holder_at_once(
     add_due(store, *pages)
     make_batch(store, fetch_settings, "w")
     column = batch_cell("l", "fetch.0/1")
-    until = datetime.now(UTC).replace(microsecond=0) + timedelta(seconds=4)
+    until = datetime.now(UTC).replace(microsecond=0) + timedelta(seconds=10)
     store.write(BATCH_TABLE, [(b"w", {column: Holder("elsewhere:77:abc", until).text()})])
     command = [sys.executable, "-m", "sitemapcrawl", "fetch", "--batch", "w", "--delay", "0"]
 
