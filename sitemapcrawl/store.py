@@ -78,8 +78,9 @@ _PERMANENT = (
     ("AccessDeniedException", "access denied"),
     ("IllegalArgumentException", "invalid request"),
     ("TableExistsException", "table exists"),
-    ("DoNotRetryIOException", "request refused"),
 )
+# Not DoNotRetryIOException as such: the Thrift server wraps passing trouble in it too
+# ("Zookeeper GET could not be completed in 10000 ms"), and that is worth a retry.
 
 
 def server_message(exc: BaseException, limit: int = 300) -> str:

@@ -74,6 +74,8 @@ def test_server_messages_in_bytes_become_one_short_line() -> None:
         (TTransportException(message="closed"), None),
         (ConnectionResetError(), None),
         (HbaseIOError(message=b"org.apache.hadoop.hbase.NotServingRegionException: busy"), None),
+        (HbaseIOError(message=b"org.apache.hadoop.hbase.DoNotRetryIOException: Zookeeper GET could not be "
+                              b"completed in 10000 ms\n\tat org.apache..."), None),
         (HbaseIOError(message=b"org.apache.hadoop.hbase.TableNotFoundException: t"), "table missing"),
         (HbaseIOError(message=b"org.apache.hadoop.hbase.NamespaceNotFoundException: n"), "namespace missing"),
         (HbaseIOError(message=b"org.apache.hadoop.hbase.security.AccessDeniedException: no"), "access denied"),
