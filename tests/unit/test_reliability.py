@@ -193,3 +193,47 @@ def test_serve_logs_a_client_gone_away_as_one_debug_line(caplog: pytest.LogCaptu
         (logging.DEBUG, "serve: client 127.0.0.9 went away (BrokenPipeError)"),
         (logging.WARNING, "serve: request from 127.0.0.9 failed: ValueError: odd"),
     ]
+
+
+# ------------------------------------------------------------ deadlines ---
+
+
+def test_an_expired_deadline_ends_a_blocked_read_and_a_finished_one_leaves_the_socket_alone() -> None:
+    from sitemapcrawl.http import _Deadline
+
+    reader, writer = socket.socketpair()
+    try:
+        deadline = _Deadline(at=0.0)
+        deadline.attach(reader)
+        deadline.expire()  # what the watchdog does at the deadline
+        assert deadline.expired
+        assert reader.recv(10) == b""  # the read that would have waited for a drip ends at once
+    finally:
+        reader.close()
+        writer.close()
+    reader, writer = socket.socketpair()
+    try:
+        done = _Deadline(at=0.0)
+        done.attach(reader)
+        done.finish()  # the request ended first: the kept-alive socket must survive a late expiry
+        done.expire()
+        assert not done.expired
+        writer.sendall(b"still open")
+        assert reader.recv(10) == b"still open"
+    finally:
+        reader.close()
+        writer.close()
+
+
+def test_a_socket_attached_after_the_deadline_is_shut_at_once() -> None:
+    from sitemapcrawl.http import _Deadline
+
+    reader, writer = socket.socketpair()
+    try:
+        late = _Deadline(at=0.0)
+        late.expire()
+        late.attach(reader)  # a connection made after the deadline passed
+        assert reader.recv(10) == b""
+    finally:
+        reader.close()
+        writer.close()
