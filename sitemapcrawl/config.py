@@ -280,6 +280,8 @@ RULES: dict[str, Rule] = {
     "deferred_interval": Rule(0, _TEN_YEARS),
     "max_cell_bytes": Rule(1),
     "crawl_mode": Rule(choices=CrawlMode),
+    "lease_seconds": Rule(1, _DAY),
+    "batch_max_age": Rule(1, _TEN_YEARS),
     "seed_score": Rule(None),
     "seed_depth": Rule(0, 1_000),
     "seed_radius": Rule(0, 1_000),
