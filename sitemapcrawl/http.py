@@ -419,7 +419,8 @@ class PoliteHttpClient:
                     redirects=redirects,
                 )
         except (requests.RequestException, OSError, ValueError, UnicodeError, urllib3.exceptions.HTTPError) as exc:
-            if deadline.expired:
+            # The socket's own timeout (capped at the deadline) may fire just before the watchdog does.
+            if deadline.expired or time.monotonic() >= deadline.at:
                 log.debug("GET %s: deadline passed (%s)", url, exc)
                 return _failure(url, self._late(), started, redirects)
             log.debug("GET %s failed: %s", url, exc)

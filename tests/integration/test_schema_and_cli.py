@@ -124,7 +124,7 @@ def test_crawl_on_a_fresh_prefix_creates_its_tables_and_says_so(  # type: ignore
     assert result.exit_code == 0, result.output
     created = [line for line in result.stderr.splitlines() if line.startswith("crawl: created table")]
     assert sorted(created) == sorted(f"crawl: created table {settings.table_prefix}{table} (it did not exist)"
-                                     for table in (HOST_TABLE, WEBPAGE_TABLE))
+                                     for table in (HOST_TABLE, WEBPAGE_TABLE, BATCH_TABLE))
     assert "round 1: batch" in result.stderr and "run `sitemapcrawl init`" not in result.stderr
     assert "\r" not in result.stderr and "\x1b[" not in result.stderr  # not a terminal: plain lines only
     again = runner.invoke(app, ["--hbase", settings.hbase, "--table-prefix", settings.table_prefix,
