@@ -276,7 +276,8 @@ class Store:
                     connection.create_table(name, options)
                 except TException as exc:
                     # A retry after a lost reply finds the table made: that is success.
-                    if "TableExistsException" not in server_message(exc, limit=2000):
+                    exists = type(exc).__name__ == "AlreadyExists"  # Thrift's own answer to a second create
+                    if not exists and "TableExistsException" not in server_message(exc, limit=2000):
                         raise
 
             self._call(f"create table {name}", create)
