@@ -30,7 +30,7 @@ from sitemapcrawl.cli_core import HELP_OPTION_NAMES, CommandGroup, HelpGroup
 from sitemapcrawl.config import ENV_PREFIX, Settings, load_settings, with_flags
 from sitemapcrawl.console import Messages, StageUpdate, setup_logging
 from sitemapcrawl.errors import SitemapError, UsageError
-from sitemapcrawl.modes import CountMode, CrawlMode, QueueBy
+from sitemapcrawl.modes import Compression, CountMode, CrawlMode, QueueBy
 
 if TYPE_CHECKING:
     from sitemapcrawl.http import PoliteHttpClient
@@ -173,20 +173,58 @@ def open_store() -> "Store":
 
 
 @app.command()
-def init() -> None:
+def init(
+    print_schema: Annotated[bool, typer.Option(
+        "--print-schema", help="Print the HBase shell script for these options; create nothing.")] = False,
+    split_keys: Annotated[Path | None, typer.Option(
+        metavar="FILE", show_default=False,
+        help="Pre-split webpage at these row keys, one a line [default: one region].")] = None,
+    split_from_seeds: Annotated[Path | None, typer.Option(
+        metavar="FILE", show_default=False,
+        help="Pre-split webpage from a seed file: --regions shares of its hosts [default: none].")] = None,
+    regions: Annotated[int, typer.Option(
+        metavar="N", min=1, max=10_000, help="Regions for --split-from-seeds.")] = 8,
+    compression: Annotated[Compression, typer.Option(
+        help="Block compression of every family (the cluster must support it).")] = Compression.NONE,
+    hbase_shell: Annotated[str | None, typer.Option(
+        metavar="CMD", show_default=False,
+        help=f"Runs a shell script (pre-split, namespace). {setting('hbase_shell')}")] = None,
+) -> None:
     """Create the webpage and host tables (as hbase-schema/ describes them).
 
-    Running it again changes nothing and says so.
+    Running it again changes nothing and says so. A table prefix `ns:` puts
+    the tables in namespace ns. Pre-splitting and creating a namespace need
+    the HBase shell (Thrift1 cannot): set hbase_shell, or print the script.
 
     \b
     Example: sitemapcrawl --table-prefix demo_ init
+    Example: sitemapcrawl init --split-from-seeds seeds.txt --regions 16 \\
+                 --compression gz --print-schema > schema.hbase
     """
+    from sitemapcrawl import schema
     from sitemapcrawl.jobs.init import init_tables
 
+    settings = with_flags(State.settings, {"hbase_shell": hbase_shell})
+    if split_keys is not None and split_from_seeds is not None:
+        raise UsageError("give --split-keys or --split-from-seeds, not both")
+    keys: tuple[str, ...] = ()
+    if split_keys is not None:
+        keys = schema.read_split_keys(split_keys)
+    elif split_from_seeds is not None:
+        keys = schema.split_keys_from_urls(schema.seed_urls(split_from_seeds), regions)
+        if len(keys) < regions - 1:
+            echo_err(f"init: the seeds name too few hosts for {regions} regions: {len(keys) + 1} regions")
+    layout = schema.Layout(settings.table_prefix, compression, keys)
+    if print_schema:
+        sys.stdout.write(schema.shell_script(layout))
+        return
     with open_store() as store:
-        result = init_tables(store)
+        result = init_tables(store, layout, settings.hbase_shell)
     for name in result.created:
-        echo_err(f"created table {name}")
+        shown = f" ({result.regions} regions)" if result.regions and name.endswith("webpage") else ""
+        echo_err(f"created table {name}{shown}")
+    for note in result.notes:
+        echo_err(f"init: {note}")
     if not result.created:
         echo_err(f"tables {', '.join(result.existing)} exist; nothing to do")
 

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from sitemapcrawl.errors import UsageError
-from sitemapcrawl.modes import CrawlMode, QueueBy
+from sitemapcrawl.modes import CrawlMode, QueueBy, ThriftProtocol, ThriftTransport
 
 ENV_PREFIX = "SITEMAPCRAWL_"
 
@@ -60,6 +60,13 @@ class Settings:
     pauses grow from 0.25 s to 5 s, so 8 attempts ride out a ~20 s restart)."""
     hbase_batch_size: int = 1_000
     """Rows per batched write and per scanner round trip."""
+    hbase_transport: str = "buffered"
+    """Thrift transport: `buffered`, or `framed` for a gateway started with `-framed` (or `-hsha`, `-nonblocking`)."""
+    hbase_protocol: str = "binary"
+    """Thrift protocol: `binary`, or `compact` for a gateway started with `-compact`."""
+    hbase_shell: str | None = None
+    """Command that runs an HBase shell script, the file's path appended (`hbase shell -n`): init uses it
+    for what Thrift1 cannot do (pre-split tables, create a namespace)."""
 
     # --- identity and politeness --------------------------------------------
     user_agent: str | None = None
@@ -262,6 +269,8 @@ RULES: dict[str, Rule] = {
     "hbase_timeout_ms": Rule(1, 3_600_000),
     "hbase_retries": Rule(1, 100),
     "hbase_batch_size": Rule(1, 100_000),
+    "hbase_transport": Rule(choices=ThriftTransport),
+    "hbase_protocol": Rule(choices=ThriftProtocol),
     "delay": Rule(0, _DAY),
     "http_connect_timeout": Rule(0, _DAY, above=True),
     "http_read_timeout": Rule(0, _DAY, above=True),

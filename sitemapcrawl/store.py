@@ -142,6 +142,15 @@ def check_key(key: bytes, what: str) -> None:
                                  f"{MAX_KEY_BYTES:,} bytes")
 
 
+def how_to_reach(settings: Settings) -> str:
+    """What to do when HBase does not answer: start the local one only when the address is the local default."""
+    if settings.hbase == Settings().hbase:
+        return f"is it running? {HOW_TO_START}"
+    return (f"is its Thrift1 gateway running there, with transport {settings.hbase_transport} and protocol "
+            f"{settings.hbase_protocol} (settings hbase_transport, hbase_protocol)?")
+
+
+
 @dataclass(frozen=True)
 class WriteCounts:
     """What a batched write did: rows sent, round trips, retried batches."""
@@ -167,6 +176,9 @@ class Store:
         self._batch_size = max(1, settings.hbase_batch_size)
         check_table_prefix(settings.table_prefix)
         self._prefix = settings.table_prefix
+        self._transport = settings.hbase_transport
+        self._protocol = settings.hbase_protocol
+        self._how_to_start = how_to_reach(settings)
         self._pool_size = pool_size
         self._pool: happybase.ConnectionPool | None = None
         self._connected_once = False
@@ -190,7 +202,7 @@ class Store:
             # is retried like any other.
             self._pool = happybase.ConnectionPool(
                 self._pool_size, host=self._host, port=self._port, timeout=self._timeout_ms,
-                transport="buffered", protocol="binary",
+                transport=self._transport, protocol=self._protocol,
             )
         return self._pool
 
@@ -208,7 +220,7 @@ class Store:
             if attempt >= self._attempts_now():
                 raise StoreUnavailableError(
                     f"HBase at {self.address} failed {attempt} times ({what}: "
-                    f"{type(error).__name__}: {server_message(error)}); is it running? {HOW_TO_START}"
+                    f"{type(error).__name__}: {server_message(error)}); {self._how_to_start}"
                 ) from None
             log.info("HBase %s failed (%s); retry %d in %.2fs", what, server_message(error), attempt, pause)
             self.retries += 1
@@ -250,11 +262,15 @@ class Store:
         names = {n.decode() for n in self._call("list tables", lambda c: c.tables())}
         return [base for base in TABLES if self.table_name(base) in names]
 
-    def create_tables(self) -> list[str]:
+    def create_tables(self, compression: str = "NONE") -> list[str]:
         """Create the tables that are missing, with the families of `webpage.py`.
 
-        Returns the base names created; an empty list means all existed and
-        nothing changed. Costs one round trip plus one per table created.
+        `compression` is HBase's name for the families' block compression
+        (NONE, GZ, SNAPPY...): the cluster checks that it can use it, and a
+        refusal (or a missing namespace) raises StoreRejectedError at once,
+        one line with the server's first line and what to do. Returns the
+        base names created; an empty list means all existed and nothing
+        changed. Costs one round trip plus one per table created.
         """
         created = []
         existing = set(self.existing_tables())
@@ -266,6 +282,7 @@ class Store:
                     "max_versions": family.max_versions,
                     "block_cache_enabled": family.block_cache_enabled,
                     "bloom_filter_type": family.bloom_filter_type,
+                    "compression": compression,
                 }
                 for family in families
             }
@@ -278,11 +295,20 @@ class Store:
                     # A retry after a lost reply finds the table made: that is success.
                     exists = type(exc).__name__ == "AlreadyExists"  # Thrift's own answer to a second create
                     if not exists and "TableExistsException" not in server_message(exc, limit=2000):
+                        refusal = create_refusal(exc, name, self.address)
+                        if refusal is not None:
+                            raise refusal from None
                         raise
 
             self._call(f"create table {name}", create)
             created.append(base)
         return created
+
+    def regions(self, table: str) -> list[tuple[bytes, bytes, str]]:
+        """The table's regions as (start key, end key, server), in key order (one round trip)."""
+        name = self.table_name(table)
+        found = self._call(f"regions of {name}", lambda c: c.table(name).regions())
+        return [(r["start_key"], r["end_key"], f"{_text(r.get('server_name', b''))}:{r.get('port', 0)}") for r in found]
 
     def require_tables(self, *bases: str) -> None:
         """Raise TableMissingError (saying to run init) unless these tables exist."""
@@ -445,12 +471,53 @@ class Store:
                 if failures >= self._attempts_now():
                     raise StoreUnavailableError(
                         f"HBase at {self.address} failed {failures} times (scan {name}: "
-                        f"{type(exc).__name__}: {server_message(exc)}); is it running? {HOW_TO_START}"
+                        f"{type(exc).__name__}: {server_message(exc)}); {self._how_to_start}"
                     ) from None
                 log.info("scan of %s broke (%s); resuming after %r", name, server_message(exc), last)
                 self.retries += 1
                 time.sleep(pause)
                 pause = min(pause * 2, 5.0)
+
+
+def _text(value: bytes | str) -> str:
+    return value.decode("utf-8", "replace") if isinstance(value, bytes) else value
+
+
+def first_line(exc: BaseException, limit: int = 300) -> str:
+    """`server_message` with Java's exception wrapping stripped, for messages shown to an operator."""
+    line = server_message(exc, limit=100_000)
+    while True:  # "org...DoNotRetryIOException: org...DoNotRetryIOException: java.lang.X: why" -> "java.lang.X: why"
+        head, sep, rest = line.partition(": ")
+        if not (sep and head.startswith("org.apache.hadoop.hbase.") and rest):
+            break
+        line = rest
+    return line if len(line) <= limit else line[: limit - 3] + "..."
+
+
+def create_refusal(exc: TException, name: str, address: str) -> StoreRejectedError | None:
+    """The one-line error for a table creation the cluster refused for good, or None (retry it).
+
+    A missing namespace (Thrift1 cannot create one), a compression the
+    cluster cannot use (its table sanity check) and an invalid argument are
+    permanent; anything else may be passing trouble.
+    """
+    message = _text(getattr(exc, "message", b"") or b"")
+    line = first_line(exc)
+    namespace = name.partition(":")[0]
+    if "NamespaceNotFoundException" in message:
+        return StoreRejectedError(
+            f"create table {name}: namespace {namespace!r} does not exist in HBase at {address}; Thrift1 cannot "
+            f"create it: run `create_namespace '{namespace}'` in the HBase shell, or set hbase_shell and run init")
+    if "sanity checks" in message or "compression" in message.lower():
+        return StoreRejectedError(f"create table {name}: HBase at {address} refused it: {line}; "
+                                  "choose another --compression (gz needs no native library) or ask its operator")
+    if type(exc).__name__ == "IllegalArgument":
+        return StoreRejectedError(f"create table {name}: HBase at {address} refused it: {line}; "
+                                  "check the table prefix (letters, digits, '_', '-', '.'; `ns:` for a namespace)")
+    if "AccessDeniedException" in message:
+        return StoreRejectedError(f"create table {name}: HBase at {address} denied it: {line}; "
+                                  "ask its operator for CREATE rights, or to run `init --print-schema` as admin")
+    return None
 
 
 def _drop(connection: happybase.Connection, name: str) -> None:

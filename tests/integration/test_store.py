@@ -62,8 +62,10 @@ def test_missing_table_says_run_init(settings: Settings) -> None:
 
 def test_unreachable_hbase_is_one_clear_error() -> None:
     with (Store(Settings(hbase="127.0.0.1:1")) as store,
-          pytest.raises(StoreUnavailableError, match=r"127\.0\.0\.1:1.*scripts/hbase-local start")):
+          pytest.raises(StoreUnavailableError, match=r"127\.0\.0\.1:1.*Thrift1 gateway running there") as caught):
         store.existing_tables()
+    # Not the local default address: no advice to start the local HBase (issue 12).
+    assert "scripts/hbase-local" not in str(caught.value)
 
 
 def test_thrift_restart_during_batched_write_loses_and_duplicates_nothing(settings: Settings) -> None:
