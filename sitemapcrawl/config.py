@@ -77,6 +77,8 @@ class Settings:
     """Seconds to wait for a server to accept a connection."""
     http_read_timeout: float = 30.0
     """Seconds to wait for the next bytes of an answer."""
+    http_deadline: float = 60.0
+    """Seconds one request may take in all (connect, headers, body), however the bytes trickle in."""
     max_content_bytes: int = 10_000_000
     """Largest body read from a server (pages); bigger bodies are truncated."""
     max_robots_bytes: int = 500_000
@@ -111,6 +113,10 @@ class Settings:
     """HBase's `hbase.client.keyvalue.maxsize`: a compressed body larger than this is not stored."""
     crawl_mode: str = "mixed"
     """What the crawl fetches: `sitemap-only`, `mixed` or `links-only`."""
+    lease_seconds: float = 60.0
+    """A worker's claim on a share of a batch (fetch partition, parse, update) lasts this long unless refreshed."""
+    batch_max_age: int = 7 * 24 * 3600
+    """An unfinished batch generated longer ago than this is released (its rows freed), not finished."""
 
     # --- seeds ---------------------------------------------------------------
     seed_score: float = 1.0
@@ -268,6 +274,7 @@ RULES: dict[str, Rule] = {
     "delay": Rule(0, _DAY),
     "http_connect_timeout": Rule(0, _DAY, above=True),
     "http_read_timeout": Rule(0, _DAY, above=True),
+    "http_deadline": Rule(0, _DAY, above=True),
     "max_content_bytes": Rule(1),
     "max_robots_bytes": Rule(1),
     "max_redirects": Rule(0, 100),
@@ -282,6 +289,8 @@ RULES: dict[str, Rule] = {
     "deferred_interval": Rule(0, _TEN_YEARS),
     "max_cell_bytes": Rule(1),
     "crawl_mode": Rule(choices=CrawlMode),
+    "lease_seconds": Rule(1, _DAY),
+    "batch_max_age": Rule(1, _TEN_YEARS),
     "seed_score": Rule(None),
     "seed_depth": Rule(0, 1_000),
     "seed_radius": Rule(0, 1_000),

@@ -65,3 +65,7 @@ class StoreRejectedError(SitemapCrawlError):
     """HBase refused a request in a way no retry can cure (invalid name, key too long, access denied)."""
 
     exit_code = 2
+
+
+class LeaseHeldError(SitemapCrawlError):
+    """Another worker holds the share of a batch this command would work on."""

@@ -12,12 +12,22 @@ sending a batch twice leaves the same cells (one version per column), so a
 retry neither loses nor duplicates rows. A scan that breaks resumes after the
 last row it returned. After the last attempt the error becomes
 `StoreUnavailableError` (exit code 2) naming the address.
+
+What the server itself reports is classified first (`classify`): a missing
+table or namespace, an invalid table name, a key too long, a missing family,
+access denied, or a request the server could not process at all
+(`TApplicationException`) is permanent and fails at once with one line
+(`StoreRejectedError` or `TableMissingError`); only the rest is retried.
+Server messages arrive as bytes (thriftpy2) and carry Java stack traces:
+`server_message` turns them into one short line, so formatting an error never
+fails.
 """
 
 from __future__ import annotations
 
 import functools
 import logging
+import re
 import socket
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -25,12 +35,21 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 import happybase
-from thriftpy2.thrift import TException
+from Hbase_thrift import Mutation
+from thriftpy2.thrift import TApplicationException, TException
 from thriftpy2.transport import TTransportException
 
 from sitemapcrawl.config import Settings
-from sitemapcrawl.errors import StoreRejectedError, StoreUnavailableError, TableMissingError
-from sitemapcrawl.webpage import HOST_FAMILIES, HOST_TABLE, WEBPAGE_FAMILIES, WEBPAGE_TABLE, Family
+from sitemapcrawl.errors import StoreRejectedError, StoreUnavailableError, TableMissingError, UsageError
+from sitemapcrawl.webpage import (
+    BATCH_FAMILIES,
+    BATCH_TABLE,
+    HOST_FAMILIES,
+    HOST_TABLE,
+    WEBPAGE_FAMILIES,
+    WEBPAGE_TABLE,
+    Family,
+)
 
 log = logging.getLogger(__name__)
 
@@ -38,12 +57,89 @@ Cells = dict[bytes, bytes]
 T = TypeVar("T")
 
 #: The tables the crawl uses, by base name, and their families.
-TABLES: dict[str, tuple[Family, ...]] = {WEBPAGE_TABLE: WEBPAGE_FAMILIES, HOST_TABLE: HOST_FAMILIES}
+TABLES: dict[str, tuple[Family, ...]] = {
+    WEBPAGE_TABLE: WEBPAGE_FAMILIES, HOST_TABLE: HOST_FAMILIES, BATCH_TABLE: BATCH_FAMILIES}
 
 #: Errors of the wire: retried after reconnecting.
 _WIRE_ERRORS = (TTransportException, socket.error, EOFError, BrokenPipeError, ConnectionError)
 
 HOW_TO_START = "start the local one with: scripts/hbase-local start"
+
+
+#: HBase's longest row key (Short.MAX_VALUE bytes).
+MAX_KEY_BYTES = 32_767
+#: A table name HBase accepts: [namespace:]qualifier, letters, digits, '_', '-', '.'.
+_TABLE_NAME = re.compile(r"(?:[A-Za-z0-9_]+:)?[A-Za-z0-9_][A-Za-z0-9_.-]*")
+#: Java exceptions in a server message that no retry can cure, and what to tell the user.
+_PERMANENT = (
+    ("TableNotFoundException", "table missing"),
+    ("NamespaceNotFoundException", "namespace missing"),
+    ("NoSuchColumnFamilyException", "column family missing (a table from another version?)"),
+    ("AccessDeniedException", "access denied"),
+    ("IllegalArgumentException", "invalid request"),
+    ("TableExistsException", "table exists"),
+)
+# Not DoNotRetryIOException as such: the Thrift server wraps passing trouble in it too
+# ("Zookeeper GET could not be completed in 10000 ms"), and that is worth a retry.
+
+
+def server_message(exc: BaseException, limit: int = 300) -> str:
+    """One short line for any error, Thrift ones included; never raises.
+
+    thriftpy2 exceptions carry `message` as bytes (and `str()` of them then
+    fails); HBase adds a Java stack trace. The first line is kept, decoded
+    with replacement, control characters escaped and cut at `limit`.
+    """
+    raw = getattr(exc, "message", None)
+    if isinstance(raw, bytes):
+        text = raw.decode("utf-8", "replace")
+    elif isinstance(raw, str):
+        text = raw
+    else:
+        try:
+            text = str(exc)
+        except Exception:  # noqa: BLE001 - a broken __str__ must not hide the error
+            text = ""
+    line = next((part.strip() for part in text.splitlines() if part.strip()), "") or type(exc).__name__
+    line = "".join(ch if ch.isprintable() else f"\\x{ord(ch):02x}" for ch in line)
+    return line if len(line) <= limit else line[: limit - 3] + "..."
+
+
+def classify(exc: BaseException) -> str | None:
+    """What the server's error means: a short permanent reason, or None (retry it).
+
+    Wire errors (a closed socket, a timeout, a restarting server) and server
+    errors not known to be permanent are retried; a request the server could
+    not process (`TApplicationException`: HBase's answer to an invalid table
+    name or a key too long) and the exceptions in `_PERMANENT` are not.
+    """
+    if isinstance(exc, _WIRE_ERRORS):
+        return None
+    if isinstance(exc, TApplicationException):
+        return f"the server could not process the request ({server_message(exc)})"
+    if isinstance(exc, TException):
+        message = server_message(exc, limit=2000)
+        if type(exc).__name__ == "IllegalArgument":
+            return f"invalid request: {server_message(exc)}"
+        for java_name, reason in _PERMANENT:
+            if java_name in message:
+                return reason
+    return None
+
+
+def check_table_prefix(prefix: str) -> None:
+    """UsageError unless `prefix` + a base name is a valid HBase table name."""
+    if prefix and not _TABLE_NAME.fullmatch(prefix + "webpage"):
+        shown = server_message(ValueError(prefix), limit=80)
+        raise UsageError(f"table prefix {shown!r}: an HBase table name is [namespace:]name of letters, "
+                         "digits, '_', '-' and '.'")
+
+
+def check_key(key: bytes, what: str) -> None:
+    """StoreRejectedError for a row key HBase refuses (empty is allowed for scans only)."""
+    if len(key) > MAX_KEY_BYTES:
+        raise StoreRejectedError(f"{what}: row key of {len(key):,} bytes is over HBase's limit of "
+                                 f"{MAX_KEY_BYTES:,} bytes")
 
 
 def how_to_reach(settings: Settings) -> str:
@@ -53,9 +149,6 @@ def how_to_reach(settings: Settings) -> str:
     return (f"is its Thrift1 gateway running there, with transport {settings.hbase_transport} and protocol "
             f"{settings.hbase_protocol} (settings hbase_transport, hbase_protocol)?")
 
-
-def _server_message(exc: TException) -> str:
-    return str(getattr(exc, "message", "") or exc)
 
 
 @dataclass(frozen=True)
@@ -81,6 +174,7 @@ class Store:
         self._timeout_ms = settings.hbase_timeout_ms
         self._attempts = max(1, settings.hbase_retries)
         self._batch_size = max(1, settings.hbase_batch_size)
+        check_table_prefix(settings.table_prefix)
         self._prefix = settings.table_prefix
         self._transport = settings.hbase_transport
         self._protocol = settings.hbase_protocol
@@ -120,24 +214,29 @@ class Store:
                 with self._get_pool().connection() as connection:
                     self._connected_once = True
                     return operation(connection)
-            except _WIRE_ERRORS as exc:
+            except _WIRE_ERRORS + (TException,) as exc:
                 error: Exception = exc
-            except TException as exc:
-                if "TableNotFoundException" in _server_message(exc):
-                    raise TableMissingError(
-                        f"{what}: table missing in HBase at {self.address}; run `sitemapcrawl init`"
-                    ) from None
-                error = exc
+                self._raise_if_permanent(what, exc)
             if attempt >= self._attempts_now():
                 raise StoreUnavailableError(
                     f"HBase at {self.address} failed {attempt} times ({what}: "
-                    f"{type(error).__name__}: {error}); {self._how_to_start}"
+                    f"{type(error).__name__}: {server_message(error)}); {self._how_to_start}"
                 ) from None
-            log.info("HBase %s failed (%s); retry %d in %.2fs", what, error, attempt, pause)
+            log.info("HBase %s failed (%s); retry %d in %.2fs", what, server_message(error), attempt, pause)
             self.retries += 1
             time.sleep(pause)
             pause = min(pause * 2, 5.0)
         raise AssertionError("unreachable")
+
+    def _raise_if_permanent(self, what: str, exc: BaseException) -> None:
+        """Raise the one-line error for a failure no retry can cure; return otherwise."""
+        reason = classify(exc)
+        if reason is None:
+            return
+        if reason in ("table missing", "namespace missing"):
+            raise TableMissingError(
+                f"{what}: {reason} in HBase at {self.address}; run `sitemapcrawl init`") from None
+        raise StoreRejectedError(f"{what}: HBase at {self.address} refused it: {reason}") from None
 
     def close(self) -> None:
         """Close every pooled connection (the store may be used again after)."""
@@ -194,7 +293,8 @@ class Store:
                     connection.create_table(name, options)
                 except TException as exc:
                     # A retry after a lost reply finds the table made: that is success.
-                    if "TableExistsException" not in _server_message(exc):
+                    exists = type(exc).__name__ == "AlreadyExists"  # Thrift's own answer to a second create
+                    if not exists and "TableExistsException" not in server_message(exc, limit=2000):
                         refusal = create_refusal(exc, name, self.address)
                         if refusal is not None:
                             raise refusal from None
@@ -247,6 +347,7 @@ class Store:
         retries_before = self.retries
         chunk: list[tuple[bytes, Mapping[bytes, bytes]]] = []
         for row in rows:
+            check_key(row[0], f"write to {name}")
             chunk.append(row)
             if len(chunk) >= self._batch_size:
                 self._send(name, chunk)
@@ -272,6 +373,7 @@ class Store:
     def delete(self, table: str, key: bytes, columns: Sequence[bytes] | None = None) -> None:
         """Delete some columns of a row (all of it when `columns` is None)."""
         name = self.table_name(table)
+        check_key(key, f"delete from {name}")
         self._call(f"delete from {name}", lambda c: c.table(name).delete(key, columns=columns))
 
     def delete_many(self, table: str, rows: Iterable[tuple[bytes, Sequence[bytes] | None]]) -> WriteCounts:
@@ -309,11 +411,33 @@ class Store:
 
         self._call(f"delete from {len(chunk)} rows of {name}", send)
 
+    def check_and_put(self, table: str, key: bytes, column: bytes, expected: bytes | None, value: bytes) -> bool:
+        """Put `value` in one cell if it holds `expected` now (None: if it is absent); atomic.
+
+        HBase's checkAndPut through Thrift1: of two callers expecting the same
+        value, exactly one wins. Returns whether the put was made. One round
+        trip. A wire error is retried: a retry after a lost reply may find the
+        cell already holding `value`, which counts as a win.
+        """
+        name = self.table_name(table)
+        check_key(key, f"check-and-put in {name}")
+
+        def attempt(connection: happybase.Connection) -> bool:
+            done = connection.client.checkAndPut(name.encode(), key, column, expected,
+                                                 Mutation(column=column, value=value), {})
+            if done:
+                return True
+            now = connection.table(name).row(key, columns=[column]).get(column)
+            return now == value
+
+        return bool(self._call(f"check-and-put in {name}", attempt))
+
     # ------------------------------------------------------------- reads --
 
     def row(self, table: str, key: bytes, columns: Sequence[bytes] | None = None) -> Cells | None:
         """One row's cells, or None when the row does not exist (one round trip)."""
         name = self.table_name(table)
+        check_key(key, f"read from {name}")
         cells = self._call(f"read from {name}", lambda c: c.table(name).row(key, columns=columns))
         return cells or None
 
@@ -326,6 +450,8 @@ class Store:
         found: dict[bytes, Cells] = {}
         for start in range(0, len(keys), self._batch_size):
             part = list(keys[start : start + self._batch_size])
+            for key in part:
+                check_key(key, f"read from {name}")
             read = functools.partial(_read_rows, name=name, keys=part, columns=columns)
             result = self._call(f"read from {name}", read)
             found.update((key, cells) for key, cells in result if cells)
@@ -375,17 +501,14 @@ class Store:
                         yield key, cells
                 return
             except _WIRE_ERRORS + (TException,) as exc:
-                if isinstance(exc, TException) and "TableNotFoundException" in _server_message(exc):
-                    raise TableMissingError(
-                        f"table {name} missing in HBase at {self.address}; run `sitemapcrawl init`"
-                    ) from None
+                self._raise_if_permanent(f"scan {name}", exc)
                 failures += 1
                 if failures >= self._attempts_now():
                     raise StoreUnavailableError(
                         f"HBase at {self.address} failed {failures} times (scan {name}: "
-                        f"{type(exc).__name__}: {exc}); {self._how_to_start}"
+                        f"{type(exc).__name__}: {server_message(exc)}); {self._how_to_start}"
                     ) from None
-                log.info("scan of %s broke (%s); resuming after %r", name, exc, last)
+                log.info("scan of %s broke (%s); resuming after %r", name, server_message(exc), last)
                 self.retries += 1
                 time.sleep(pause)
                 pause = min(pause * 2, 5.0)
@@ -396,16 +519,13 @@ def _text(value: bytes | str) -> str:
 
 
 def first_line(exc: BaseException, limit: int = 300) -> str:
-    """The server's first line for a Thrift error (bytes in thriftpy2), Java's wrapping stripped; never raises."""
-    raw = getattr(exc, "message", None)
-    text = _text(raw) if isinstance(raw, (bytes, str)) else repr(exc)
-    line = next((part.strip() for part in text.splitlines() if part.strip()), type(exc).__name__)
+    """`server_message` with Java's exception wrapping stripped, for messages shown to an operator."""
+    line = server_message(exc, limit=100_000)
     while True:  # "org...DoNotRetryIOException: org...DoNotRetryIOException: java.lang.X: why" -> "java.lang.X: why"
         head, sep, rest = line.partition(": ")
         if not (sep and head.startswith("org.apache.hadoop.hbase.") and rest):
             break
         line = rest
-    line = "".join(ch if ch.isprintable() else f"\\x{ord(ch):02x}" for ch in line)
     return line if len(line) <= limit else line[: limit - 3] + "..."
 
 

@@ -1,8 +1,9 @@
 """The row model: every HBase column, its meaning and its value format.
 
 This is the only module (with `hbase-schema/`) that knows column names. A row
-is a `WebPage` (table `webpage`, one per URL) or a `HostRow` (table `host`,
-one per scheme+host+port). Jobs build partial rows (only the fields they set)
+is a `WebPage` (table `webpage`, one per URL), a `HostRow` (table `host`,
+one per scheme+host+port) or a `BatchRow` (table `batch`, one per batch id:
+what generate made, which phases finished, who holds each share). Jobs build partial rows (only the fields they set)
 and `encode` turns them into cells; `decode` turns cells back into a row,
 raising `CellDecodeError` naming the row and the column for a bad value.
 Given the fields a job asked for, `decode` makes a row on which any other
@@ -34,6 +35,7 @@ TIME_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
 
 WEBPAGE_TABLE = "webpage"
 HOST_TABLE = "host"
+BATCH_TABLE = "batch"
 
 
 class FetchStatus(enum.StrEnum):
@@ -252,6 +254,8 @@ class MapFamily:
     family: str
     meaning: str
     writer: str
+    key: str = "url"
+    """What a qualifier is (`url`, `share`), as columns.tsv names it."""
 
 
 @dataclass(frozen=True)
@@ -270,9 +274,9 @@ def col(family: str, qualifier: str, codec: Codec[Any], meaning: str, writer: st
     return field(default=None, metadata={"column": Column(family, qualifier, codec, meaning, writer)})
 
 
-def mapcol(family: str, meaning: str, writer: str) -> Any:
+def mapcol(family: str, meaning: str, writer: str, key: str = "url") -> Any:
     """A dataclass field bound to a whole map family (qualifier = key)."""
-    return field(default=None, metadata={"map": MapFamily(family, meaning, writer)})
+    return field(default=None, metadata={"map": MapFamily(family, meaning, writer, key)})
 
 
 # ---------------------------------------------------------------- webpage ---
@@ -417,23 +421,54 @@ class HostRow:
         "n", "sd", FLOAT, "politeness: delay raised by 429/503 answers, seconds (0: none)", "fetch")
 
 
+# ------------------------------------------------------------------ batch ---
+
+BATCH_FAMILIES = (
+    Family("b", "batch: what generate made"),
+    Family("d", "done: qualifier = phase or share, value = when it finished"),
+    Family("l", "leases: qualifier = share, value = holder and expiry"),
+)
+
+
+@dataclass(frozen=True)
+class BatchRow:
+    """One `batch` row: a batch's facts, its finished phases and its leases (see jobs/batches.py)."""
+
+    batch_id: str
+    generated: datetime | None = col("b", "gt", TIME, "when generate made the batch", "generate")
+    selected: int | None = col("b", "n", INT, "rows generate selected", "generate")
+    partitions: int | None = col("b", "np", INT, "fetch partitions of the batch", "generate")
+    mode: str | None = col("b", "md", TEXT, "crawl mode of the batch", "generate")
+    done: Mapping[str, str] | None = mapcol(
+        "d", "fetch.K/N, parse, update or release -> UTC time it finished", "fetch, parse, updatedb, batches",
+        key="phase")
+    leases: Mapping[str, str] | None = mapcol(
+        "l", "share (fetch.K/N, parse, update) -> worker=ID until=UTC time, set by check-and-put",
+        "fetch, parse, updatedb", key="share")
+
+
+def batch_cell(family: str, qualifier: str) -> bytes:
+    """The column name of a `BatchRow` map cell (`d:parse`, `l:fetch.0/2`)."""
+    return f"{family}:{qualifier}".encode()
+
+
 # ------------------------------------------------------------- encoding ---
 
-RowT = TypeVar("RowT", WebPage, HostRow)
+RowT = TypeVar("RowT", WebPage, HostRow, BatchRow)
 
 
-def columns_of(row_type: type[WebPage] | type[HostRow]) -> dict[str, Column]:
+def columns_of(row_type: type[WebPage] | type[HostRow] | type[BatchRow]) -> dict[str, Column]:
     """Field name -> Column for every single-column field of a row type."""
     return {f.name: f.metadata["column"] for f in dataclasses.fields(row_type) if "column" in f.metadata}
 
 
-def map_families_of(row_type: type[WebPage] | type[HostRow]) -> dict[str, MapFamily]:
+def map_families_of(row_type: type[WebPage] | type[HostRow] | type[BatchRow]) -> dict[str, MapFamily]:
     """Field name -> MapFamily for the map fields of a row type."""
     return {f.name: f.metadata["map"] for f in dataclasses.fields(row_type) if "map" in f.metadata}
 
 
-_COLUMNS = {WebPage: columns_of(WebPage), HostRow: columns_of(HostRow)}
-_MAPS = {WebPage: map_families_of(WebPage), HostRow: map_families_of(HostRow)}
+_COLUMNS = {WebPage: columns_of(WebPage), HostRow: columns_of(HostRow), BatchRow: columns_of(BatchRow)}
+_MAPS = {WebPage: map_families_of(WebPage), HostRow: map_families_of(HostRow), BatchRow: map_families_of(BatchRow)}
 _BY_NAME = {
     row_type: {column.name.encode(): (name, column) for name, column in columns.items()}
     for row_type, columns in _COLUMNS.items()
@@ -450,7 +485,7 @@ class _Layout:
     `object.__setattr__` per field, about 5 µs for `WebPage`).
     """
 
-    def __init__(self, row_type: type[WebPage] | type[HostRow]) -> None:
+    def __init__(self, row_type: type[WebPage] | type[HostRow] | type[BatchRow]) -> None:
         names = [f.name for f in dataclasses.fields(row_type)]
         self.row_type = row_type
         self.identity = names[0]
@@ -554,14 +589,14 @@ def _fast_init(layout: _Layout) -> Callable[..., None]:
     return __init__
 
 
-def _row_repr(row: WebPage | HostRow) -> str:
+def _row_repr(row: WebPage | HostRow | BatchRow) -> str:
     """The identity and the fields that hold a value."""
     shown = ", ".join(f"{name}={value!r}" for name, value in row.__dict__.items() if value is not None)
     return f"{type(row).__name__}({shown})"
 
 
 _LAYOUTS: dict[type, _Layout] = {}
-for _row_type in (WebPage, HostRow):
+for _row_type in (WebPage, HostRow, BatchRow):
     _layout = _LAYOUTS[_row_type] = _Layout(_row_type)
     _LAYOUTS[_layout.partial_type] = _layout
     # Set after the dataclass is made, so mypy still checks every WebPage(...) against the fields.
@@ -598,7 +633,7 @@ def equals_filter(row_type: type[WebPage] | type[HostRow], field_name: str, valu
             f"'binary:{raw}', true, true)")
 
 
-def encode(row: WebPage | HostRow) -> dict[bytes, bytes]:
+def encode(row: WebPage | HostRow | BatchRow) -> dict[bytes, bytes]:
     """Cells for every field that is set (not None); costs no round trip.
 
     Cost: one dict lookup per field the row holds, plus its codec; the fields
@@ -710,7 +745,9 @@ def readable_cells(row_type: type[WebPage] | type[HostRow], cells: Mapping[bytes
 def all_columns() -> list[tuple[str, Column | MapFamily]]:
     """Every (table, column or map family) the model knows, for the column map test."""
     listed: list[tuple[str, Column | MapFamily]] = []
-    for table, row_type in ((WEBPAGE_TABLE, WebPage), (HOST_TABLE, HostRow)):
+    tables: tuple[tuple[str, type[WebPage] | type[HostRow] | type[BatchRow]], ...] = (
+        (WEBPAGE_TABLE, WebPage), (HOST_TABLE, HostRow), (BATCH_TABLE, BatchRow))
+    for table, row_type in tables:
         listed.extend((table, column) for column in _COLUMNS[row_type].values())
         listed.extend((table, family) for family in _MAPS[row_type].values())
     return listed

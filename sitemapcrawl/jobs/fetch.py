@@ -18,10 +18,18 @@ Nutch's queue-based fetcher over HBase rows, in four parts a reader can hold:
 This module is the job loop, the one place that decides to stop:
 `time_limit` stops handing out URLs after a duration, and `min_throughput`
 (pages/s over `throughput_window` seconds after a `warmup`) stops a fetch
-stalled on slow hosts. A KeyboardInterrupt stops handing out too; requests
-in flight finish and every finished outcome is written. What was not
-fetched keeps its row untouched (no fetch mark): the same batch can be
-fetched again, and after updatedb it is due again.
+stalled on slow hosts; requests still in flight `ABANDON_AFTER` seconds
+later are abandoned (each also has its own deadline, `http_deadline`). A
+KeyboardInterrupt stops at once, abandoning requests in flight. Every
+finished outcome is written; what was not fetched keeps its row untouched
+(no fetch mark): the same batch can be fetched again (`crawl` does, first
+thing), and stays held until then.
+
+One worker per share: the run claims the lease of its partition (or of
+every partition of the batch) in the batch registry before it reads a row
+(`jobs.leases`); a second worker on the same share stops with one line
+naming the holder (or, with `wait`, takes over when the lease expires). A
+partition that fetched every row is marked done in the registry.
 """
 
 from __future__ import annotations
@@ -34,6 +42,7 @@ from datetime import UTC, datetime
 
 from sitemapcrawl.errors import UsageError
 from sitemapcrawl.http import SingleRequestClient
+from sitemapcrawl.jobs import batches
 from sitemapcrawl.jobs.fetch_feed import queue_all, read_feed, stored_rule
 from sitemapcrawl.jobs.fetch_model import (
     FetchCounts,
@@ -49,6 +58,7 @@ from sitemapcrawl.jobs.fetch_pacing import Pacing
 from sitemapcrawl.jobs.fetch_queues import FetchQueues
 from sitemapcrawl.jobs.fetch_work import Worker, outcome_row, retry_or_gone
 from sitemapcrawl.jobs.fetch_write import Writer
+from sitemapcrawl.jobs.leases import Lease
 from sitemapcrawl.jobs.politeness import Resolver, load_states
 from sitemapcrawl.jobs.rules import UrlRules
 from sitemapcrawl.store import Store
@@ -58,6 +68,9 @@ __all__ = ["FetchCounts", "FetchItem", "FetchOptions", "FetchProgress", "QueueBy
            "fetch", "outcome_row", "parse_partition", "retry_or_gone", "stored_rule"]
 
 log = logging.getLogger(__name__)
+
+#: Seconds after a stop (time limit, throughput) that requests still in flight are abandoned.
+ABANDON_AFTER = 2.0
 
 
 class _Monitor:
@@ -95,9 +108,10 @@ def fetch(
     """Fetch the batch (or one partition of it); return the counts (see the module docstring).
 
     Per-URL failures are data on the rows. Raises UsageError (bad options, no
-    user agent), TableMissingError or StoreUnavailableError. A
-    KeyboardInterrupt stops the run cleanly (outcomes written, `stopped` set)
-    instead of propagating; a second one stops waiting for requests in flight.
+    user agent), LeaseHeldError (another worker has the share),
+    TableMissingError or StoreUnavailableError. A KeyboardInterrupt stops the
+    run cleanly (finished outcomes written, requests in flight abandoned,
+    `stopped` set) instead of propagating.
     Cost: see the parts; the loop itself wakes five times a second.
     """
     options.check()
@@ -107,6 +121,22 @@ def fetch(
                          "SITEMAPCRAWL_USER_AGENT, or set user_agent in the config file")
     store.require_tables(WEBPAGE_TABLE, HOST_TABLE)
     clock = now or (lambda: datetime.now(UTC).replace(microsecond=0))
+    shares = batches.fetch_shares(store, options.batch_id, options.partition)
+    lease = Lease(store, options.batch_id, shares, settings.lease_seconds)
+    lease.claim(wait=options.wait, on_wait=log.warning)
+    try:
+        counts = _fetch_claimed(store, client, rules, options, on_progress, clock, lease)
+    finally:
+        lease.release()
+    if not counts.stopped and counts.left == 0:
+        batches.record_done(store, options.batch_id, shares, clock())
+    return counts
+
+
+def _fetch_claimed(store: Store, client: SingleRequestClient, rules: UrlRules, options: FetchOptions,
+                   on_progress: Callable[[FetchProgress], None], clock: Callable[[], datetime],
+                   lease: Lease) -> FetchCounts:
+    settings = rules.settings
     counts = FetchCounts(options.batch_id)
     started = time.monotonic()
     feed = read_feed(store, rules, options, counts, Resolver(), clock)
@@ -127,6 +157,7 @@ def fetch(
                for i in range(min(options.threads, max(1, queues.pending)))]
     monitor = _Monitor(options, started)
     last_write = time.monotonic()
+    abandon_at: float | None = None
     try:
         # Started inside the try: a Ctrl-C at any moment after the first
         # request still reaches the final flush (outcomes and politeness state).
@@ -138,20 +169,19 @@ def fetch(
             if writer.waiting >= settings.hbase_batch_size or tick - last_write >= 1.0:
                 writer.flush()
                 last_write = tick
-            reason = counts.stopped or monitor.reason_to_stop(tick, counts.done)
+            reason = counts.stopped or monitor.reason_to_stop(tick, counts.done) or (
+                "lease lost to another worker" if lease.lost.is_set() else None)
             if reason and not counts.stopped:
                 counts.stopped = reason
                 queues.close()
+                abandon_at = tick + ABANDON_AFTER
             on_progress(_progress(counts, queues, tick - started))
+            if abandon_at is not None and tick >= abandon_at:
+                log.warning("fetch: abandoning the requests still in flight; their rows stay due")
+                break
     except KeyboardInterrupt:
         counts.stopped = "interrupted"
         queues.close()
-        try:
-            for thread in threads:
-                if thread.is_alive():  # one not started yet cannot be joined
-                    thread.join()
-        except KeyboardInterrupt:
-            log.warning("fetch: not waiting for requests in flight")
     finally:
         writer.flush()
         counts.new_rows = writer.new_rows

@@ -49,6 +49,8 @@ class FetchOptions:
     """Pages/s below which (after `warmup`) no new URL is started."""
     warmup: float = 30.0
     throughput_window: float = 5.0
+    wait: bool = False
+    """When another worker holds the share, wait for its lease to expire instead of stopping."""
 
     @classmethod
     def from_settings(cls, settings: Settings, batch_id: str, **given: object) -> FetchOptions:

@@ -39,7 +39,9 @@ fetch worker and politeness holds across workers.
 Cost: one full scan of the table's due rows (server-filtered, a dozen small
 columns each); memory of one small tuple per candidate kept: at most
 `top_n`, or hosts x `max_per_host`, or every due row when neither is given;
-one batched write of three cells per selected row.
+one batched write of three cells per selected row; one put registering the
+batch (`jobs.batches`). Due rows held by an unfinished batch are counted per
+batch (`held_lines` says how to finish each; `generate` prints them).
 """
 
 from __future__ import annotations
@@ -57,6 +59,7 @@ from typing import Any, NamedTuple
 
 from sitemapcrawl import urls
 from sitemapcrawl.errors import CellDecodeError, InvalidUrlError, UsageError
+from sitemapcrawl.jobs import batches
 from sitemapcrawl.jobs.politeness import QueueBy, Resolver, queue_key
 from sitemapcrawl.jobs.rules import UrlRules
 from sitemapcrawl.modes import CountMode, CrawlMode
@@ -74,6 +77,7 @@ _READ_FIELDS = [
     "status", "next_fetch", "fetch_time", "score", "priority", "depth", "radius", "is_sitemap",
     "in_sitemap", "blacklisted", "generate_mark", "update_mark", "fetch_mark", "weighted_priority",
 ]
+_HELD = "in an unfinished batch"
 _BATCH_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 
 
@@ -126,6 +130,14 @@ class GenerateCounts:
     by_host: Counter[str] = field(default_factory=Counter)
     skipped: Counter[str] = field(default_factory=Counter)
     newly_blacklisted: int = 0
+    held: Counter[str] = field(default_factory=Counter)
+    """Due rows held by each unfinished batch (not selected again)."""
+
+    def held_lines(self) -> list[str]:
+        """A warning per unfinished batch that holds due rows, saying how to finish it."""
+        return [f"{n} due rows are held by unfinished batch {batch}: `sitemapcrawl batches` shows it; "
+                f"`sitemapcrawl crawl` or `sitemapcrawl batches --resume {batch}` finishes it"
+                for batch, n in sorted(self.held.items())]
 
     def summary(self) -> str:
         """One line for the end of the command."""
@@ -278,6 +290,8 @@ def generate(
         reason = _skip_reason(row, key, rules, options, blacklisted)
         if reason is not None:
             counts.skipped[reason] += 1
+            if reason == _HELD:
+                counts.held[held_by(row) or "?"] += 1
             continue
         try:
             host = urls.host_key(row.url, rules.canonical)
@@ -287,6 +301,8 @@ def generate(
             counts.skipped["bad row"] += 1
             continue
         selector.add(Candidate(rank(row, key), key, row.url, host, count_key))
+    for line in counts.held_lines():
+        log.info("generate: %s", line)
     chosen, cutoff_by_topn = selector.chosen()
     if selector.capped:
         counts.skipped["over max per host"] = selector.capped
@@ -313,6 +329,9 @@ def generate(
             yield candidate.key, encode(WebPage(candidate.url, generate_mark=batch, batch_id=batch,
                                                 partition=part))
 
+    # Registered before its rows are marked: a generate killed half-way leaves
+    # a batch that crawl finishes, never rows held by a batch nobody knows.
+    batches.record_generated(store, batch, now, len(chosen), options.partitions, options.mode.value)
     counts.selected = store.write(WEBPAGE_TABLE, marks()).rows
     log.info("generate: %s", counts.summary())
     return counts
@@ -334,7 +353,7 @@ def _skip_reason(
     if not row.url:
         return "bad row"
     if held_by(row) is not None:
-        return "in an unfinished batch"
+        return _HELD
     if not mode_allows(options.mode, row):
         return f"not in {options.mode.value} mode"
     if options.documents_only and not row.is_sitemap:

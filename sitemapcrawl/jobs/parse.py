@@ -70,6 +70,7 @@ from sitemapcrawl import urls
 from sitemapcrawl.config import Settings
 from sitemapcrawl.errors import CellDecodeError, InvalidUrlError, SitemapError
 from sitemapcrawl.htmllinks import extract_links
+from sitemapcrawl.jobs import batches
 from sitemapcrawl.jobs.generate import CrawlMode, crawl_mode
 from sitemapcrawl.jobs.rules import UrlRules
 from sitemapcrawl.linkvalues import (
@@ -497,36 +498,39 @@ def parse_batch(
     on_progress: Callable[[int], None] = lambda rows_done: None,
     on_sitemap: Callable[[SitemapOutcome], None] = lambda outcome: None,
     now: datetime | None = None,
+    wait: bool = False,
 ) -> ParseCounts:
     """Parse the fetched rows of a batch (see the module docstring); return the counts.
 
     `mode` defaults to the settings' `crawl_mode`. `on_sitemap` hears of each
     sitemap row parsed (or refused). Per-row trouble is data on the row; only
-    the store's errors (StoreUnavailableError, TableMissingError) and a bad
-    mode (UsageError) raise.
+    the store's errors (StoreUnavailableError, TableMissingError), a bad
+    mode (UsageError) and another worker parsing the batch (LeaseHeldError;
+    with `wait`, its lease is waited for) raise.
     """
     mode = mode or crawl_mode(rules.settings.crawl_mode)
     store.require_tables(WEBPAGE_TABLE)
     now = (now or datetime.now(UTC)).replace(microsecond=0)
     counts = ParseCounts(batch_id=batch_id)
     chunk = max(1, rules.settings.hbase_batch_size)
-    for rows in batch_rows(store, "fetch_mark", batch_id, _READ_FIELDS, chunk):
-        puts = []
-        reparsed: list[tuple[bytes, WebPage]] = []
-        for key, row in rows:
-            counts.rows += 1
-            if row.parse_mark == batch_id:
-                counts.already_parsed += 1
-                continue
-            cells, outcome = _parse_row(store, key, row, batch_id, rules, mode, counts, now)
-            if outcome is not None:
-                on_sitemap(outcome)
-            if cells is not None:
-                puts.append((key, encode(cells)))
-                if row.parse_mark is not None and cells.outlinks is not None:
-                    reparsed.append((key, cells))
-        _delete_stale_outlinks(store, reparsed)
-        store.write(WEBPAGE_TABLE, puts)
-        on_progress(counts.rows)
+    with batches.working_on(store, batch_id, batches.PARSE, rules.settings, wait=wait):
+        for rows in batch_rows(store, "fetch_mark", batch_id, _READ_FIELDS, chunk):
+            puts = []
+            reparsed: list[tuple[bytes, WebPage]] = []
+            for key, row in rows:
+                counts.rows += 1
+                if row.parse_mark == batch_id:
+                    counts.already_parsed += 1
+                    continue
+                cells, outcome = _parse_row(store, key, row, batch_id, rules, mode, counts, now)
+                if outcome is not None:
+                    on_sitemap(outcome)
+                if cells is not None:
+                    puts.append((key, encode(cells)))
+                    if row.parse_mark is not None and cells.outlinks is not None:
+                        reparsed.append((key, cells))
+            _delete_stale_outlinks(store, reparsed)
+            store.write(WEBPAGE_TABLE, puts)
+            on_progress(counts.rows)
     log.info("parse: %s", counts.summary())
     return counts

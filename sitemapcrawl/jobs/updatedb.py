@@ -52,6 +52,7 @@ from typing import Any
 
 from sitemapcrawl import urls
 from sitemapcrawl.errors import InvalidUrlError
+from sitemapcrawl.jobs import batches
 from sitemapcrawl.jobs.generate import CrawlMode, crawl_mode
 from sitemapcrawl.jobs.parse import batch_rows
 from sitemapcrawl.jobs.quality import QualityCounts, score_sitemaps
@@ -294,12 +295,16 @@ def updatedb(
     mode: CrawlMode | None = None,
     on_progress: Callable[[int], None] = lambda rows_done: None,
     now: datetime | None = None,
+    wait: bool = False,
 ) -> UpdateCounts:
     """Merge a parsed batch into the table (see the module docstring); return the counts.
 
     `mode` defaults to the settings' `crawl_mode`. `on_progress` hears rows
     done in the current pass. Raises only the store's errors
-    (StoreUnavailableError, TableMissingError) and UsageError for a bad mode.
+    (StoreUnavailableError, TableMissingError), UsageError for a bad mode and
+    LeaseHeldError when another worker updates the batch (with `wait`, its
+    lease is waited for). The batch is finished in the registry when it was
+    wholly parsed before this began.
     """
     mode = mode or crawl_mode(rules.settings.crawl_mode)
     store.require_tables(WEBPAGE_TABLE)
@@ -307,10 +312,11 @@ def updatedb(
     policy = SchedulePolicy.from_settings(rules.settings)
     counts = UpdateCounts(batch_id=batch_id)
     chunk = max(1, rules.settings.hbase_batch_size)
-    _spread(store, batch_id, rules, mode, counts, chunk, on_progress)
-    _merge(store, batch_id, mode, policy, counts, chunk, now, on_progress)
-    _schedule_batch(store, batch_id, policy, counts, chunk, now, on_progress)
-    if rules.settings.sitemap_quality and mode is not CrawlMode.LINKS_ONLY:
-        counts.quality = score_sitemaps(store, rules, now, on_progress=on_progress)
+    with batches.working_on(store, batch_id, batches.UPDATE, rules.settings, wait=wait):
+        _spread(store, batch_id, rules, mode, counts, chunk, on_progress)
+        _merge(store, batch_id, mode, policy, counts, chunk, now, on_progress)
+        _schedule_batch(store, batch_id, policy, counts, chunk, now, on_progress)
+        if rules.settings.sitemap_quality and mode is not CrawlMode.LINKS_ONLY:
+            counts.quality = score_sitemaps(store, rules, now, on_progress=on_progress)
     log.info("updatedb: %s", counts.summary())
     return counts

@@ -7,6 +7,8 @@ import re
 from pathlib import Path
 
 from sitemapcrawl.webpage import (
+    BATCH_FAMILIES,
+    BATCH_TABLE,
     HOST_FAMILIES,
     HOST_TABLE,
     WEBPAGE_FAMILIES,
@@ -37,6 +39,7 @@ def without_meaning(families: tuple[Family, ...]) -> list[Family]:
 def test_shell_scripts_declare_the_model_families() -> None:
     assert families_in_script(WEBPAGE_TABLE) == without_meaning(WEBPAGE_FAMILIES)
     assert families_in_script(HOST_TABLE) == without_meaning(HOST_FAMILIES)
+    assert families_in_script(BATCH_TABLE) == without_meaning(BATCH_FAMILIES)
 
 
 def test_column_map_lists_every_column_of_the_model() -> None:
@@ -44,7 +47,7 @@ def test_column_map_lists_every_column_of_the_model() -> None:
         listed = {(row["table"], row["column"]): row for row in csv.DictReader(handle, delimiter="\t")}
     expected = {}
     for table, column in all_columns():
-        name = column.name if isinstance(column, Column) else f"{column.family}:<url>"
+        name = column.name if isinstance(column, Column) else f"{column.family}:<{column.key}>"
         expected[(table, name)] = column
     assert set(listed) == set(expected)
     for key, column in expected.items():
@@ -55,6 +58,7 @@ def test_column_map_lists_every_column_of_the_model() -> None:
 
 
 def test_every_column_family_is_declared() -> None:
-    declared = {WEBPAGE_TABLE: {f.name for f in WEBPAGE_FAMILIES}, HOST_TABLE: {f.name for f in HOST_FAMILIES}}
+    declared = {WEBPAGE_TABLE: {f.name for f in WEBPAGE_FAMILIES}, HOST_TABLE: {f.name for f in HOST_FAMILIES},
+                BATCH_TABLE: {f.name for f in BATCH_FAMILIES}}
     for table, column in all_columns():
         assert column.family in declared[table], (table, column)
