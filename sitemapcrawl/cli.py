@@ -16,6 +16,7 @@ module imported inside the body. `tests/unit/test_cli_help.py` and
 # No `from __future__ import annotations` here: typer would then eval every
 # annotation string (twice) at each start; real annotations are built once.
 import contextlib
+import io
 import sys
 from collections.abc import Iterable, Iterator
 from itertools import islice
@@ -29,7 +30,7 @@ from sitemapcrawl.cli_core import HELP_OPTION_NAMES, CommandGroup, HelpGroup
 from sitemapcrawl.config import ENV_PREFIX, Settings, load_settings, with_flags
 from sitemapcrawl.console import Messages, StageUpdate, setup_logging
 from sitemapcrawl.errors import SitemapError, UsageError
-from sitemapcrawl.modes import CountMode, CrawlMode, ExportFormat, QueueBy
+from sitemapcrawl.modes import Compression, CountMode, CrawlMode, ExportFormat, QueueBy
 
 if TYPE_CHECKING:
     from sitemapcrawl.http import PoliteHttpClient
@@ -172,20 +173,58 @@ def open_store() -> "Store":
 
 
 @app.command()
-def init() -> None:
-    """Create the webpage, host and history tables (as hbase-schema/ describes them).
+def init(
+    print_schema: Annotated[bool, typer.Option(
+        "--print-schema", help="Print the HBase shell script for these options; create nothing.")] = False,
+    split_keys: Annotated[Path | None, typer.Option(
+        metavar="FILE", show_default=False,
+        help="Pre-split webpage at these row keys, one a line [default: one region].")] = None,
+    split_from_seeds: Annotated[Path | None, typer.Option(
+        metavar="FILE", show_default=False,
+        help="Pre-split webpage from a seed file: --regions shares of its hosts [default: none].")] = None,
+    regions: Annotated[int, typer.Option(
+        metavar="N", min=1, max=10_000, help="Regions for --split-from-seeds.")] = 8,
+    compression: Annotated[Compression, typer.Option(
+        help="Block compression of every family (the cluster must support it).")] = Compression.NONE,
+    hbase_shell: Annotated[str | None, typer.Option(
+        metavar="CMD", show_default=False,
+        help=f"Runs a shell script (pre-split, namespace). {setting('hbase_shell')}")] = None,
+) -> None:
+    """Create the webpage, host, batch and history tables (as hbase-schema/ describes them).
 
-    Running it again changes nothing and says so.
+    Running it again changes nothing and says so. A table prefix `ns:` puts
+    the tables in namespace ns. Pre-splitting and creating a namespace need
+    the HBase shell (Thrift1 cannot): set hbase_shell, or print the script.
 
     \b
     Example: sitemapcrawl --table-prefix demo_ init
+    Example: sitemapcrawl init --split-from-seeds seeds.txt --regions 16 \\
+                 --compression gz --print-schema > schema.hbase
     """
+    from sitemapcrawl import schema
     from sitemapcrawl.jobs.init import init_tables
 
+    settings = with_flags(State.settings, {"hbase_shell": hbase_shell})
+    if split_keys is not None and split_from_seeds is not None:
+        raise UsageError("give --split-keys or --split-from-seeds, not both")
+    keys: tuple[str, ...] = ()
+    if split_keys is not None:
+        keys = schema.read_split_keys(split_keys)
+    elif split_from_seeds is not None:
+        keys = schema.split_keys_from_urls(schema.seed_urls(split_from_seeds), regions)
+        if len(keys) < regions - 1:
+            echo_err(f"init: the seeds name too few hosts for {regions} regions: {len(keys) + 1} regions")
+    layout = schema.Layout(settings.table_prefix, compression, keys)
+    if print_schema:
+        sys.stdout.write(schema.shell_script(layout))
+        return
     with open_store() as store:
-        result = init_tables(store)
+        result = init_tables(store, layout, settings.hbase_shell)
     for name in result.created:
-        echo_err(f"created table {name}")
+        shown = f" ({result.regions} regions)" if result.regions and name.endswith("webpage") else ""
+        echo_err(f"created table {name}{shown}")
+    for note in result.notes:
+        echo_err(f"init: {note}")
     if not result.created:
         echo_err(f"tables {', '.join(result.existing)} exist; nothing to do")
 
@@ -207,9 +246,8 @@ def readdb(
     \b
     Example: sitemapcrawl readdb http://127.0.0.2:8000/ --json
     """
-    import json
-
     from sitemapcrawl.jobs.readdb import collect_stats, read_row, rows_with_prefix
+    from sitemapcrawl.safetext import printable, printable_json
     from sitemapcrawl.urls import CanonicalRules
 
     if sum([url is not None, stats, prefix is not None]) != 1:
@@ -218,16 +256,16 @@ def readdb(
         if url is not None:
             view = read_row(store, url, CanonicalRules.from_settings(State.settings))
             if as_json:
-                typer.echo(json.dumps(view.as_json(), ensure_ascii=False))
+                typer.echo(printable_json(view.as_json()))
             else:
-                typer.echo(f"{view.url}\n  key  {view.key}")
+                typer.echo(f"{printable(view.url)}\n  key  {printable(view.key)}")
                 for name, value in view.cells.items():
-                    typer.echo(f"  {name:<8} {value}")
+                    typer.echo(f"  {name:<8} {printable(str(value))}")
         elif prefix is not None:
             count = 0
             for view in rows_with_prefix(store, prefix, CanonicalRules.from_settings(State.settings)):
                 count += 1
-                typer.echo(json.dumps(view.as_json(), ensure_ascii=False) if jsonl else view.url)
+                typer.echo(printable_json(view.as_json()) if jsonl else printable(view.url))
             echo_err(f"{count} rows")
         else:
             totals = collect_stats(store)
@@ -261,12 +299,13 @@ def http_client(settings: Settings, max_bytes: int | None = None) -> "Iterator[P
 
 def _seed_lines(seeds: str | None, stack: contextlib.ExitStack) -> Iterable[str]:
     """The lines of a seed file, of standard input (`-`), or none; the file closes with `stack`."""
+    # surrogateescape: a line that is not UTF-8 reaches inject as it was, which refuses it by number.
     if seeds is None:
         return []
     if seeds == "-":
-        return sys.stdin
+        return io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="surrogateescape")
     try:
-        return stack.enter_context(open(seeds, encoding="utf-8", errors="replace"))
+        return stack.enter_context(open(seeds, encoding="utf-8", errors="surrogateescape"))
     except OSError as exc:
         raise UsageError(f"cannot read seeds {seeds}: {exc.strerror}") from None
 
@@ -410,13 +449,14 @@ def sitemap_parse(
     Example: sitemapcrawl --user-agent 'MyBot/1.0' sitemap parse \\
                  https://example.com/sitemap.xml
     """
+    from sitemapcrawl.safetext import printable
     from sitemapcrawl.sitemaps import ScopeContext, SitemapLimits, parse_sitemap, render
 
     settings = State.settings
     limits = SitemapLimits.from_settings(settings, max_urls=max_urls, max_bytes=max_bytes)
     scope = ScopeContext(strict=settings.strict_scope if strict is None else strict,
                          vouched_by=_vouching_hosts(vouched_by or ()))
-    line_of = render.json_line if jsonl else render.table_row
+    line_of = render.json_line if jsonl else (lambda entry: printable(render.table_row(entry)))
     out = sys.stdout
     with _open_sitemap_source(source, settings, limits.max_bytes) as (data, url):
         document = parse_sitemap(data, url, limits=limits, scope=scope)
@@ -466,6 +506,7 @@ def sitemap_tree(
     """
     from sitemapcrawl.discover import site_tree
     from sitemapcrawl.jobs.rules import UrlRules
+    from sitemapcrawl.safetext import printable
     from sitemapcrawl.sitemaps import SitemapLimits, render
 
     settings = State.settings
@@ -476,7 +517,7 @@ def sitemap_tree(
     rules = UrlRules.from_settings(settings)
 
     def entry_line(sitemap: str, entry: Any) -> None:
-        typer.echo(render.entry_json_line(sitemap, entry) if jsonl else render.table_row(entry))
+        typer.echo(render.entry_json_line(sitemap, entry) if jsonl else printable(render.table_row(entry)))
 
     with http_client(settings, max_bytes=limits.max_bytes) as client:
         if entries and not jsonl:
@@ -488,7 +529,7 @@ def sitemap_tree(
                 if node.error is not None:
                     echo_err(f"warning: {node.url}: {node.error}")
                 continue
-            typer.echo(render.tree_json_line(node) if jsonl else render.tree_line(node))
+            typer.echo(render.tree_json_line(node) if jsonl else printable(render.tree_line(node)))
     echo_err(totals.line())
     if totals.sitemaps == 0:
         raise SitemapError(f"no sitemap could be read for {url}")
@@ -506,10 +547,14 @@ def generate_command(
                                  help="At most N URLs per host (or domain, see --count-mode) [default: no limit].")
     ] = None,
     count_mode: Annotated[CountMode, typer.Option(help="What --max-per-host counts per.")] = CountMode.HOST,
-    partitions: Annotated[int, typer.Option(min=1, metavar="N", help="Fetch partitions: hash(host) mod N.")] = 1,
+    partitions: Annotated[int, typer.Option(min=1, metavar="N",
+                                            help="Fetch partitions: hash(politeness key) mod N.")] = 1,
     mode: Annotated[CrawlMode | None, typer.Option(show_default=False, help=_MODE_HELP)] = None,
     batch_id: Annotated[str | None, typer.Option(metavar="ID", show_default=False,
                                                  help="Use this batch id [default: a new one].")] = None,
+    queue_by: Annotated[QueueBy | None, typer.Option(show_default=False,
+                                                     help="Partition by host name or by IP (as fetch queues). "
+                                                          f"{setting('queue_by')}")] = None,
 ) -> None:
     """Select the due URLs, best first, and mark them as one batch to fetch.
 
@@ -523,10 +568,12 @@ def generate_command(
 
     options = GenerateOptions(top_n=top_n, max_per_host=max_per_host, count_mode=count_mode,
                               partitions=partitions, mode=crawl_mode(mode or State.settings.crawl_mode),
-                              batch_id=batch_id)
+                              batch_id=batch_id, queue_by=queue_by)
     rules = UrlRules.from_settings(State.settings)
     with open_store() as store, stage_progress() as update:
         counts = generate(store, rules, options, on_progress=lambda done: update("due rows read", done))
+    for line in counts.held_lines():
+        echo_err(f"generate: warning: {line}")
     if counts.batch_id is None:
         echo_err(f"generate: nothing to fetch; no batch ({counts.summary()})")
         return
@@ -568,10 +615,13 @@ def fetch_command(
     ] = None,
     warmup: Annotated[float, typer.Option(min=0, metavar="SECONDS",
                                           help="Seconds before --min-throughput is checked.")] = 30.0,
+    wait: Annotated[bool, typer.Option("--wait", help="If another worker holds this share, take it over "
+                                                      "when its lease expires.")] = False,
 ) -> None:
     """Fetch a generated batch politely: one queue per host, robots.txt, crawl delay, conditional GET.
 
     Rerunning the same batch skips what is done; Ctrl-C stops after writing what finished.
+    One worker per partition: a second one on the same share stops, naming the holder.
 
     \b
     Example: sitemapcrawl --user-agent 'MyBot/1.0' fetch --partition 0/4 \\
@@ -584,7 +634,7 @@ def fetch_command(
                                            "delay": delay, "queue_by": queue_by, "store_content": store_content})
     options = FetchOptions.from_settings(
         settings, batch, partition=parse_partition(partition) if partition else None,
-        time_limit=time_limit, min_throughput=min_throughput, warmup=warmup)
+        time_limit=time_limit, min_throughput=min_throughput, warmup=warmup, wait=wait)
     rules = UrlRules.from_settings(settings)
     with http_client(settings) as client, open_store() as store, stage_progress() as update:
 
@@ -605,11 +655,13 @@ def fetch_command(
 def parse_command(
     batch: Annotated[str, typer.Option("--batch", metavar="ID", help="The batch id fetch worked on.")],
     mode: Annotated[CrawlMode | None, typer.Option(show_default=False, help=_MODE_HELP)] = None,
+    wait: Annotated[bool, typer.Option("--wait", help="If another worker parses this batch, take over "
+                                                      "when its lease expires.")] = False,
 ) -> None:
     """Parse a fetched batch: sitemaps become entries on their URLs' rows, HTML pages get outlinks.
 
     Blacklisted sitemaps are never parsed; one bad entry never stops the rest.
-    Rerunning skips what is done.
+    Rerunning skips what is done. One worker per batch.
 
     \b
     Example: sitemapcrawl parse --batch 20250101120000-1a2b --mode sitemap-only
@@ -628,7 +680,7 @@ def parse_command(
 
     with open_store() as store, stage_progress() as update:
         counts = parse_batch(store, rules, batch, mode=crawl_mode(mode or State.settings.crawl_mode),
-                             on_progress=lambda done: update("rows parsed", done), on_sitemap=report)
+                             on_progress=lambda done: update("rows parsed", done), on_sitemap=report, wait=wait)
     echo_err(f"parse: {counts.summary()}")
     if counts.rows == 0:
         echo_err(f"parse: batch {batch} has no fetched rows; nothing to do")
@@ -638,10 +690,13 @@ def parse_command(
 def updatedb_command(
     batch: Annotated[str, typer.Option("--batch", metavar="ID", help="The batch id parse worked on.")],
     mode: Annotated[CrawlMode | None, typer.Option(show_default=False, help=_MODE_HELP)] = None,
+    wait: Annotated[bool, typer.Option("--wait", help="If another worker updates this batch, take over "
+                                                      "when its lease expires.")] = False,
 ) -> None:
     """Merge a parsed batch: new rows for found URLs, merged hints, depth/radius, next fetch times.
 
     Existing rows are merged, never clobbered. Rerunning changes nothing more.
+    One worker per batch.
 
     \b
     Example: sitemapcrawl updatedb --batch 20250101120000-1a2b
@@ -653,7 +708,7 @@ def updatedb_command(
     rules = UrlRules.from_settings(State.settings)
     with open_store() as store, stage_progress() as update:
         counts = updatedb(store, rules, batch, mode=crawl_mode(mode or State.settings.crawl_mode),
-                          on_progress=lambda done: update("rows merged", done))
+                          on_progress=lambda done: update("rows merged", done), wait=wait)
     echo_err(f"updatedb: {counts.summary()}")
     if counts.scheduled == 0 and counts.merged == 0:
         echo_err(f"updatedb: batch {batch} has nothing (left) to merge; nothing to do")
@@ -692,8 +747,10 @@ def crawl_command(
     """Crawl: inject SEEDS, detect sitemaps, then rounds of generate, fetch, parse and updatedb.
 
     Stops after --rounds or when nothing is due. A second crawl on the same
-    table continues: only due rows are fetched again. Missing tables are
-    created first (as `init` would), and said so on stderr.
+    table continues: it first finishes any batch an earlier run left
+    unfinished (killed, interrupted, stopped by a time limit), then fetches
+    only due rows. Missing tables are created first (as `init` would), and
+    said so on stderr.
 
     \b
     Example: sitemapcrawl --user-agent 'MyBot/1.0' crawl seeds.txt \\
@@ -721,7 +778,8 @@ def crawl_command(
         update = stack.enter_context(stage_progress())
         result = crawl(store, client, rules, _seed_lines(seeds, stack), options,
                        on_stage=update, on_round=lambda r: echo_err(r.line()),
-                       on_reject=lambda r: echo_err(f"line {r.line}: {r.reason}: {r.detail}"))
+                       on_reject=lambda r: echo_err(f"line {r.line}: {r.reason}: {r.detail}"),
+                       on_resume=lambda line: echo_err(f"crawl: {line}"))
         final = build_report(store)
     echo_err(f"crawl: {len(result.rounds)} rounds, stopped: {result.stopped}")
     for line in list(final.lines())[:3]:
@@ -729,6 +787,61 @@ def crawl_command(
     echo_err("crawl: sitemaps " + ", ".join(f"{k} {n}" for k, n in sorted(sitemap_outcomes(final).items())))
     if result.stopped == "interrupted":
         raise typer.Exit(130)
+
+
+@app.command("batches")
+def batches_command(
+    resume: Annotated[str | None, typer.Option("--resume", metavar="ID", show_default=False,
+                                               help="Finish this batch: fetch, parse and update what is left "
+                                                    "[default: none].")] = None,
+    release: Annotated[str | None, typer.Option("--release", metavar="ID", show_default=False,
+                                                help="Give up this batch: free its rows for generate "
+                                                     "[default: none].")] = None,
+) -> None:
+    """List the unfinished batches (state, rows, leases); finish or release one.
+
+    A batch is unfinished from generate until updatedb merged it: a crawl
+    killed or interrupted, or a fetch stopped by its time limit, leaves one.
+    `crawl` finishes them first by itself.
+
+    \b
+    Example: sitemapcrawl batches --release 20250101120000-1a2b
+    """
+    from datetime import UTC, datetime
+
+    from sitemapcrawl.jobs import batches as registry
+    from sitemapcrawl.jobs.crawl import CrawlOptions, finish_batch
+    from sitemapcrawl.jobs.generate import crawl_mode
+    from sitemapcrawl.jobs.rules import UrlRules
+    from sitemapcrawl.safetext import printable
+
+    if resume is not None and release is not None:
+        raise UsageError("batches: give --resume ID or --release ID, not both")
+    with open_store() as store:
+        if release is not None:
+            freed = registry.release(store, release, datetime.now(UTC).replace(microsecond=0))
+            echo_err(f"batches: released {release}: {freed} rows freed for generate")
+            return
+        if resume is not None:
+            state = registry.read_batch(store, resume)
+            if state is None:
+                raise UsageError(f"batch {resume!r} is not in the batch registry; `sitemapcrawl batches` lists them")
+            rules = UrlRules.from_settings(State.settings)
+            options = CrawlOptions(mode=crawl_mode(state.mode or State.settings.crawl_mode))
+            with http_client(State.settings) as client, stage_progress() as update:
+                finished = finish_batch(store, client, rules, state, options, on_stage=update)
+            echo_err(f"batches: {finished.line()}")
+            if finished.fetch.stopped == "interrupted":
+                raise typer.Exit(130)
+            return
+        listed = registry.unfinished(store)
+    for state in listed:
+        typer.echo(printable(state.line()))
+    if listed:
+        echo_err(f"batches: {len(listed)} unfinished; finish one with --resume ID (crawl does it first), "
+                 "give one up with --release ID")
+    else:
+        echo_err("batches: no unfinished batch; nothing to do")
 
 
 @app.command("report")
@@ -775,8 +888,10 @@ def report_command(
         return
     with open_store() as store:
         result = build_report(store)
+    from sitemapcrawl.safetext import printable
+
     for line in result.lines():
-        typer.echo(line)
+        typer.echo(printable(line))
 
 
 @app.command("changes")

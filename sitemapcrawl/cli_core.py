@@ -33,6 +33,7 @@ from typer._coercion import RuntimeParam
 from typer.core import TyperGroup
 
 from sitemapcrawl.errors import SitemapCrawlError
+from sitemapcrawl.safetext import printable
 
 PROG = "sitemapcrawl"
 HELP_OPTION_NAMES = ["-h", "--help"]
@@ -73,7 +74,7 @@ class CommandGroup(HelpGroup):
                 exc.possibilities = None
             raise
         except SitemapCrawlError as exc:
-            typer.echo(f"{PROG}: error: {exc}", err=True)
+            typer.echo(f"{PROG}: error: {printable(str(exc), limit=500)}", err=True)
             raise typer.Exit(exc.exit_code) from None
         except KeyboardInterrupt:
             typer.echo(f"{PROG}: interrupted", err=True)

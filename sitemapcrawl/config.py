@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from sitemapcrawl.errors import UsageError
-from sitemapcrawl.modes import CrawlMode, QueueBy
+from sitemapcrawl.modes import CrawlMode, QueueBy, ThriftProtocol, ThriftTransport
 
 ENV_PREFIX = "SITEMAPCRAWL_"
 
@@ -60,6 +60,13 @@ class Settings:
     pauses grow from 0.25 s to 5 s, so 8 attempts ride out a ~20 s restart)."""
     hbase_batch_size: int = 1_000
     """Rows per batched write and per scanner round trip."""
+    hbase_transport: str = "buffered"
+    """Thrift transport: `buffered`, or `framed` for a gateway started with `-framed` (or `-hsha`, `-nonblocking`)."""
+    hbase_protocol: str = "binary"
+    """Thrift protocol: `binary`, or `compact` for a gateway started with `-compact`."""
+    hbase_shell: str | None = None
+    """Command that runs an HBase shell script, the file's path appended (`hbase shell -n`): init uses it
+    for what Thrift1 cannot do (pre-split tables, create a namespace)."""
 
     # --- identity and politeness --------------------------------------------
     user_agent: str | None = None
@@ -70,12 +77,18 @@ class Settings:
     """Seconds to wait for a server to accept a connection."""
     http_read_timeout: float = 30.0
     """Seconds to wait for the next bytes of an answer."""
+    http_deadline: float = 60.0
+    """Seconds one request may take in all (connect, headers, body), however the bytes trickle in."""
     max_content_bytes: int = 10_000_000
     """Largest body read from a server (pages); bigger bodies are truncated."""
     max_robots_bytes: int = 500_000
     """Largest robots.txt read (Google reads 500 KiB); bigger files are truncated."""
     max_redirects: int = 5
     """Redirects followed per request."""
+    http_proxy: str = ""
+    """Proxy URL for http:// requests (`http://proxy:3128`); empty: none (the environment's is ignored)."""
+    https_proxy: str = ""
+    """Proxy URL for https:// requests (tunnelled with CONNECT); empty: none."""
     robots_retry_interval: int = 3_600
     """Seconds before a robots.txt that failed (5xx, timeout) is tried again."""
     threads: int = 8
@@ -100,6 +113,10 @@ class Settings:
     """HBase's `hbase.client.keyvalue.maxsize`: a compressed body larger than this is not stored."""
     crawl_mode: str = "mixed"
     """What the crawl fetches: `sitemap-only`, `mixed` or `links-only`."""
+    lease_seconds: float = 60.0
+    """A worker's claim on a share of a batch (fetch partition, parse, update) lasts this long unless refreshed."""
+    batch_max_age: int = 7 * 24 * 3600
+    """An unfinished batch generated longer ago than this is released (its rows freed), not finished."""
 
     # --- seeds ---------------------------------------------------------------
     seed_score: float = 1.0
@@ -254,9 +271,12 @@ RULES: dict[str, Rule] = {
     "hbase_timeout_ms": Rule(1, 3_600_000),
     "hbase_retries": Rule(1, 100),
     "hbase_batch_size": Rule(1, 100_000),
+    "hbase_transport": Rule(choices=ThriftTransport),
+    "hbase_protocol": Rule(choices=ThriftProtocol),
     "delay": Rule(0, _DAY),
     "http_connect_timeout": Rule(0, _DAY, above=True),
     "http_read_timeout": Rule(0, _DAY, above=True),
+    "http_deadline": Rule(0, _DAY, above=True),
     "max_content_bytes": Rule(1),
     "max_robots_bytes": Rule(1),
     "max_redirects": Rule(0, 100),
@@ -271,6 +291,8 @@ RULES: dict[str, Rule] = {
     "deferred_interval": Rule(0, _TEN_YEARS),
     "max_cell_bytes": Rule(1),
     "crawl_mode": Rule(choices=CrawlMode),
+    "lease_seconds": Rule(1, _DAY),
+    "batch_max_age": Rule(1, _TEN_YEARS),
     "seed_score": Rule(None),
     "seed_depth": Rule(0, 1_000),
     "seed_radius": Rule(0, 1_000),

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from sitemapcrawl.errors import UsageError
+from sitemapcrawl.safetext import printable
 
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 LOG_DATE_FORMAT = "%Y-%m-%dT%H:%M:%S"
@@ -41,7 +42,8 @@ class Messages:
             self.write(message)
 
     def write(self, message: str) -> None:
-        """Print a line on stderr, above the live display if one runs."""
+        """Print a line on stderr, above the live display if one runs; control characters escaped."""
+        message = printable(message, keep_newlines=True)  # what servers send must not drive the terminal
         live = self._live
         if live is not None:
             live.refresh()  # the line left under the message shows the current counts

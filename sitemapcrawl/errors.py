@@ -45,9 +45,27 @@ class CellDecodeError(SitemapCrawlError):
     """A stored cell holds a value the row model cannot read; names row and column."""
 
 
+class FieldNotReadError(AttributeError):
+    """Code read a row field that its decode was not asked for (a bug, not user input).
+
+    Not a SitemapCrawlError: no input causes it, so it keeps its traceback.
+    An AttributeError, as reading a missing attribute is.
+    """
+
+
 class RowNotFoundError(SitemapCrawlError):
     """No row exists for the URL asked for."""
 
 
 class SitemapError(SitemapCrawlError):
     """A document could not be read as a sitemap at all (not one, empty, HTTP error)."""
+
+
+class StoreRejectedError(SitemapCrawlError):
+    """HBase refused a request in a way no retry can cure (invalid name, key too long, access denied)."""
+
+    exit_code = 2
+
+
+class LeaseHeldError(SitemapCrawlError):
+    """Another worker holds the share of a batch this command would work on."""

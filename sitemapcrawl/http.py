@@ -8,17 +8,33 @@ failure is in `HttpResponse.error`. Bodies are decoded only as far as
 `requests` does for `Content-Encoding` (gzip, deflate); a gzipped *file* stays
 gzipped and the sitemap engine recognises it by its magic bytes.
 
+Requests go through a proxy only when the settings name one (`http_proxy`,
+`https_proxy`); the environment's proxy variables are ignored.
+
+Every request has a total deadline (`http_deadline`: connect, headers and
+body together). The read timeout alone cannot bound a request, since every
+byte that arrives resets it: a server that drips one byte a second would hold
+a request forever. So the socket of each request is registered with a
+watchdog thread that shuts it down when the deadline passes, which ends any
+blocked read at once; the request then fails with one line
+(`no complete answer within N s`), and the fetcher retries it later like
+any timeout. The same client serves robots.txt, `sitemap parse` and
+`sitemap tree`, so they get the same deadline.
+
 `open_source` is what `sitemap parse` reads: a local file (as a stream, no
 network, no user agent needed) or a URL through a client.
 """
 
 from __future__ import annotations
 
+import contextlib
+import heapq
+import itertools
 import logging
+import socket
 import threading
 import time
 from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
@@ -26,7 +42,10 @@ from typing import BinaryIO, Protocol
 from urllib.parse import urljoin, urlsplit
 
 import requests
+import urllib3
 from requests.adapters import HTTPAdapter
+from urllib3.connection import HTTPConnection, HTTPSConnection
+from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 
 from sitemapcrawl.config import Settings
 from sitemapcrawl.errors import SitemapError, UsageError
@@ -89,6 +108,139 @@ def conditional_headers(etag: str | None, last_modified: str | None) -> dict[str
     return headers
 
 
+class _Deadline:
+    """One request's deadline and the socket it reads from (set as soon as there is one)."""
+
+    def __init__(self, at: float) -> None:
+        self.at = at
+        self.expired = False
+        self.done = False
+        self._sock: socket.socket | None = None
+        self._lock = threading.Lock()
+
+    def attach(self, sock: socket.socket | None) -> None:
+        """The socket this request uses now; shut at once if the deadline already passed."""
+        with self._lock:
+            self._sock = sock
+            if self.expired and not self.done:
+                _shut(sock)
+
+    def expire(self) -> None:
+        """The deadline passed: end whatever read is blocked on the socket."""
+        with self._lock:
+            if self.done:
+                return
+            self.expired = True
+            _shut(self._sock)
+
+    def finish(self) -> None:
+        """The request is over: its socket (back in the pool) must not be shut later."""
+        with self._lock:
+            self.done = True
+            self._sock = None
+
+
+def _shut(sock: socket.socket | None) -> None:
+    if sock is None:
+        return
+    with contextlib.suppress(OSError):  # already closed: nothing left to stop
+        sock.shutdown(socket.SHUT_RDWR)
+
+
+class _Watchdog:
+    """One daemon thread that expires request deadlines in time order."""
+
+    def __init__(self) -> None:
+        self._heap: list[tuple[float, int, _Deadline]] = []
+        self._order = itertools.count()
+        self._wake = threading.Condition()
+        self._thread: threading.Thread | None = None
+
+    def watch(self, deadline: _Deadline) -> None:
+        with self._wake:
+            heapq.heappush(self._heap, (deadline.at, next(self._order), deadline))
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(target=self._run, name="http-deadlines", daemon=True)
+                self._thread.start()
+            self._wake.notify()
+
+    def _run(self) -> None:
+        while True:
+            with self._wake:
+                while self._heap and self._heap[0][2].done:
+                    heapq.heappop(self._heap)
+                if not self._heap:
+                    self._wake.wait()
+                    continue
+                at, _, deadline = self._heap[0]
+                pause = at - time.monotonic()
+                if pause > 0:
+                    self._wake.wait(pause)
+                    continue
+                heapq.heappop(self._heap)
+            deadline.expire()
+
+
+_WATCHDOG = _Watchdog()
+_current = threading.local()
+"""`_current.deadline`: the deadline of the request this thread is making, if any."""
+
+
+def _attach_current(sock: socket.socket | None) -> None:
+    deadline = getattr(_current, "deadline", None)
+    if deadline is not None:
+        deadline.attach(sock)
+
+
+class _WatchedHTTPConnection(HTTPConnection):
+    """An urllib3 connection that hands its socket to the running request's deadline."""
+
+    def connect(self) -> None:
+        super().connect()
+        _attach_current(self.sock)
+
+    def request(self, *args: object, **kwargs: object) -> None:  # type: ignore[override]
+        if self.sock is not None:  # a kept-alive connection: no connect() this time
+            _attach_current(self.sock)
+        super().request(*args, **kwargs)  # type: ignore[arg-type]
+
+
+class _WatchedHTTPSConnection(HTTPSConnection):
+    """The https twin of `_WatchedHTTPConnection`."""
+
+    def connect(self) -> None:
+        super().connect()
+        _attach_current(self.sock)
+
+    def request(self, *args: object, **kwargs: object) -> None:  # type: ignore[override]
+        if self.sock is not None:
+            _attach_current(self.sock)
+        super().request(*args, **kwargs)  # type: ignore[arg-type]
+
+
+class _WatchedHTTPPool(HTTPConnectionPool):
+    ConnectionCls = _WatchedHTTPConnection
+
+
+class _WatchedHTTPSPool(HTTPSConnectionPool):
+    ConnectionCls = _WatchedHTTPSConnection
+
+
+class _DeadlineAdapter(HTTPAdapter):
+    """requests' adapter with connections whose sockets the deadline watchdog can shut."""
+
+    def init_poolmanager(self, *args: object, **kwargs: object) -> None:
+        super().init_poolmanager(*args, **kwargs)  # type: ignore[arg-type]
+        manager: urllib3.PoolManager = self.poolmanager
+        manager.pool_classes_by_scheme = {"http": _WatchedHTTPPool, "https": _WatchedHTTPSPool}
+
+    def proxy_manager_for(self, proxy: str, **proxy_kwargs: object) -> urllib3.PoolManager:
+        manager: urllib3.PoolManager = super().proxy_manager_for(proxy, **proxy_kwargs)
+        if not proxy.lower().startswith("socks"):  # SOCKS managers bring their own connection classes
+            manager.pool_classes_by_scheme = {"http": _WatchedHTTPPool, "https": _WatchedHTTPSPool}
+        return manager
+
+
 class _HostGate:
     """One request at a time per host, `delay` seconds apart (end to start)."""
 
@@ -119,6 +271,8 @@ class PoliteHttpClient:
         max_bytes: int = 10_000_000,
         max_redirects: int = 5,
         pool_size: int = 10,
+        proxies: Mapping[str, str] | None = None,
+        deadline: float = 60.0,
     ) -> None:
         if not user_agent or not user_agent.strip():
             raise UsageError("a user agent is required to fetch")
@@ -126,12 +280,16 @@ class PoliteHttpClient:
         self.max_bytes = max_bytes
         self.max_redirects = max_redirects
         self._timeouts = (connect_timeout, read_timeout)
+        self.deadline = deadline
+        """Seconds one request may take in all (connect, headers, body)."""
         self._gate = _HostGate(delay)
         self._session = requests.Session()
         self._session.headers["User-Agent"] = user_agent
         self._session.trust_env = False  # no proxies or netrc from the environment
+        # Only the proxies the settings name (http_proxy / https_proxy), by URL scheme.
+        self._session.proxies = {scheme: url for scheme, url in (proxies or {}).items() if url}
         # Keep-alive connections for many hosts at once (requests keeps 10 by default).
-        adapter = HTTPAdapter(pool_connections=max(10, pool_size),
+        adapter = _DeadlineAdapter(pool_connections=max(10, pool_size),
                               pool_maxsize=max(10, pool_size))
         self._session.mount("http://", adapter)
         self._session.mount("https://", adapter)
@@ -144,6 +302,9 @@ class PoliteHttpClient:
                 "a user agent is required to fetch: pass --user-agent, set "
                 "SITEMAPCRAWL_USER_AGENT, or set user_agent in the config file"
             )
+        for name, proxy in (("http_proxy", settings.http_proxy), ("https_proxy", settings.https_proxy)):
+            if proxy and (urlsplit(proxy).scheme.lower() not in ("http", "https") or not urlsplit(proxy).hostname):
+                raise UsageError(f"{name} {proxy!r}: give a proxy URL such as http://proxy.example:3128")
         return cls(
             settings.user_agent,
             delay=settings.delay,
@@ -152,6 +313,8 @@ class PoliteHttpClient:
             max_bytes=settings.max_content_bytes if max_bytes is None else max_bytes,
             max_redirects=settings.max_redirects,
             pool_size=settings.threads,
+            proxies={"http": settings.http_proxy, "https": settings.https_proxy},
+            deadline=settings.http_deadline,
         )
 
     def close(self) -> None:
@@ -221,11 +384,14 @@ class PoliteHttpClient:
         redirects: tuple[str, ...],
     ) -> HttpResponse:
         log.debug("GET %s", url)
+        deadline = _Deadline(time.monotonic() + self.deadline)
+        _current.deadline = deadline
+        _WATCHDOG.watch(deadline)
         try:
             with self._session.get(
                 url,
                 headers=dict(headers or {}),
-                timeout=self._timeouts,
+                timeout=(min(self._timeouts[0], self.deadline), min(self._timeouts[1], self.deadline)),
                 stream=True,
                 allow_redirects=False,
             ) as response:
@@ -233,12 +399,16 @@ class PoliteHttpClient:
                 size = 0
                 truncated = False
                 for chunk in response.iter_content(_CHUNK):
+                    if deadline.expired:
+                        break
                     if size + len(chunk) > limit:
                         chunks.append(chunk[: limit - size])
                         truncated = True
                         break
                     chunks.append(chunk)
                     size += len(chunk)
+                if deadline.expired:
+                    return _failure(url, self._late(), started, redirects)
                 return HttpResponse(
                     url=url,
                     status=response.status_code,
@@ -248,9 +418,19 @@ class PoliteHttpClient:
                     elapsed=time.monotonic() - started,
                     redirects=redirects,
                 )
-        except (requests.RequestException, OSError, ValueError, UnicodeError) as exc:
+        except (requests.RequestException, OSError, ValueError, UnicodeError, urllib3.exceptions.HTTPError) as exc:
+            # The socket's own timeout (capped at the deadline) may fire just before the watchdog does.
+            if deadline.expired or time.monotonic() >= deadline.at:
+                log.debug("GET %s: deadline passed (%s)", url, exc)
+                return _failure(url, self._late(), started, redirects)
             log.debug("GET %s failed: %s", url, exc)
             return _failure(url, _reason(exc), started, redirects)
+        finally:
+            deadline.finish()
+            _current.deadline = None
+
+    def _late(self) -> str:
+        return f"no complete answer within the deadline of {self.deadline:g} s"
 
 
 def _failure(url: str, error: str, started: float, redirects: tuple[str, ...]) -> HttpResponse:
@@ -275,7 +455,7 @@ class Source:
     data: bytes | BinaryIO
 
 
-@contextmanager
+@contextlib.contextmanager
 def open_source(source: str, settings: Settings, max_bytes: int) -> Iterator[Source]:
     """Open `source`: an http(s) URL (fetched politely) or a local file path.
 

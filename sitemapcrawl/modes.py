@@ -38,3 +38,25 @@ class ExportFormat(enum.StrEnum):
     CSV = "csv"
     JSONL = "jsonl"
     PARQUET = "parquet"
+
+
+class ThriftTransport(enum.StrEnum):
+    """How bytes travel to the HBase Thrift1 gateway (its `-framed` flag, or not)."""
+
+    BUFFERED = "buffered"
+    FRAMED = "framed"
+
+
+class ThriftProtocol(enum.StrEnum):
+    """How Thrift calls are encoded (the gateway's `-compact` flag, or not)."""
+
+    BINARY = "binary"
+    COMPACT = "compact"
+
+
+class Compression(enum.StrEnum):
+    """Block compression of the tables' families; `none` writes HBase's NONE."""
+
+    NONE = "none"
+    GZ = "gz"
+    SNAPPY = "snappy"

@@ -10,7 +10,9 @@ families) and one of `host` give:
   kept, drops by scope, filter and limits, the problems parse recorded (drops
   by scope say their reason: `out of scope: folder` or `out of scope:
   host`), the leniency warnings (rules the sitemap breaks that were
-  forgiven), who vouches for it, a blacklist hit, the fetch error;
+  forgiven), who vouches for it, a blacklist hit, the fetch error, and its
+  quality (score, state, the six signals and the notes: all the HTML report
+  shows);
 - totals: rows by status and by discovery source (seed, sitemap, link,
   sitemap document), and freshness of pages that have a sitemap lastmod
   (fetched after it: fresh; lastmod newer than the fetch: stale; never
@@ -49,8 +51,12 @@ log = logging.getLogger(__name__)
 _ROW_FIELDS = [
     "status", "http_code", "error", "fetch_time", "is_sitemap", "in_sitemap", "sitemap_source", "seed",
     "sitemap_type", "sitemap_entries", "dropped_scope", "dropped_filter", "dropped_limit", "sitemap_problems",
-    "blacklisted", "lastmod", "sitemap_warnings", "vouched_by",
+    "blacklisted", "lastmod", "sitemap_warnings", "vouched_by", "quality", "quality_state", "quality_valid",
+    "quality_fetch", "quality_lastmod", "quality_duplicates", "quality_errors", "quality_freshness",
+    "quality_notes",
 ]
+#: The six quality signals of a sitemap, in the order the HTML report shows them.
+QUALITY_SIGNALS = ("valid", "fetch", "lastmod", "duplicates", "errors", "freshness")
 _HOST_FIELDS = ["robots_status", "robots_http_code", "robots_error", "crawl_delay", "sitemaps"]
 _ERRORS = (FetchStatus.RETRY.value, FetchStatus.GONE.value)
 
@@ -91,6 +97,14 @@ class SitemapSummary:
     """Leniency warnings: rules the sitemap breaks that were forgiven (for its owner to fix)."""
     vouched_by: tuple[str, ...] = ()
     """Hosts that vouch for it, `HOST LEVEL` (see `sitemaps.scope`)."""
+    quality: float | None = None
+    """The quality score in [0, 1] (None: not scored yet)."""
+    state: str | None = None
+    """What the quality filter made of it: ok, demoted, blacklisted, trusted, blocked."""
+    signals: dict[str, float | None] = field(default_factory=dict)
+    """The six quality signals by name (see `sitemapcrawl.quality`)."""
+    notes: tuple[str, ...] = ()
+    """Why the quality score is below 1."""
 
 
 @dataclass
@@ -208,7 +222,9 @@ def _add_row(report: Report, row: WebPage) -> None:
             row.url, row.sitemap_source.value if row.sitemap_source else None, status if row.status else None,
             row.http_code, row.sitemap_type, row.sitemap_entries, row.dropped_scope, row.dropped_filter,
             row.dropped_limit, row.sitemap_problems or (), row.blacklisted, row.error,
-            row.sitemap_warnings or (), row.vouched_by or ()))
+            row.sitemap_warnings or (), row.vouched_by or (), row.quality,
+            row.quality_state.value if row.quality_state else None,
+            {name: getattr(row, f"quality_{name}") for name in QUALITY_SIGNALS}, row.quality_notes or ()))
 
 
 def _robots_line(origin: str, row: HostRow) -> str:

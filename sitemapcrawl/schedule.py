@@ -5,9 +5,17 @@ The rules, in order:
 
 1. Never fetched (no fetch time, or status unfetched): due now.
 2. Gone: not rescheduled (no next fetch time; generate never selects it).
-3. Retry (5xx, timeout): backs off, `retry_interval` x 2^(retries - 1),
-   capped at `max_interval` (the fetcher uses the same numbers).
-4. Deferred (crawl delay too long, robots.txt failing): `deferred_interval`.
+3. Retry (5xx, 429, timeout): backs off, `retry_interval` x 2^(retries - 1),
+   capped at `max_interval`, or later when the server's `Retry-After` said
+   so (`retry_at`). After `max_retries` failures in a row fetch records the
+   URL as gone (`after_failure`, the one place that counts them).
+4. Deferred: at the robots.txt retry time when robots.txt was failing
+   (`retry_at`); otherwise (crawl delay too long) `deferred_interval`.
+
+fetch records facts only (status, HTTP code, error, retries, `retry_at`,
+fetch time); this module alone turns them into a next fetch time, and
+updatedb writes it. A `retry_at` older than the fetch is an earlier
+fetch's and is ignored.
 5. A sitemap `<lastmod>` newer than the last fetch makes the row due now (the
    site says the page changed since we saw it); a lastmod in the future is
    ignored (clocks and generators lie).
@@ -66,6 +74,8 @@ class SchedulePolicy:
     dec_rate: float = 0.2
     retry_interval: int = HOUR
     deferred_interval: int = DAY
+    max_retries: int = 3
+    """Failed fetches in a row after which a URL is gone."""
 
     @classmethod
     def from_settings(cls, settings: Settings) -> SchedulePolicy:
@@ -78,6 +88,7 @@ class SchedulePolicy:
             dec_rate=settings.adaptive_dec_rate,
             retry_interval=settings.fetch_retry_interval,
             deferred_interval=settings.deferred_interval,
+            max_retries=settings.max_fetch_retries,
         )
 
     def clamp(self, seconds: float) -> int:
@@ -117,11 +128,22 @@ def _changed(row: WebPage, fetched: datetime) -> bool:
     return row.content_changed is not None and row.content_changed >= fetched
 
 
+def after_failure(retries_before: int, policy: SchedulePolicy) -> tuple[FetchStatus, int]:
+    """A failed fetch's status and retry count: retry, or gone at `max_retries` failures in a row."""
+    retries = retries_before + 1
+    return (FetchStatus.GONE if retries >= policy.max_retries else FetchStatus.RETRY), retries
+
+
+def _retry_time(row: WebPage, fetched: datetime) -> datetime | None:
+    """The server's or robots.txt's earliest retry, if this fetch recorded one."""
+    return row.retry_at if row.retry_at is not None and row.retry_at > fetched else None
+
+
 def schedule(row: WebPage, policy: SchedulePolicy, now: datetime, *, just_fetched: bool) -> Schedule:
     """The next fetch of `row` (see the module docstring for the rules).
 
     `row` needs status, fetch_time, prev_fetch_time, fetch_interval, retries,
-    content_changed, changefreq and lastmod (None where unknown).
+    retry_at, content_changed, changefreq and lastmod (None where unknown).
     `just_fetched`: the row was fetched in the batch being merged, so the
     adaptive interval may move; otherwise only hints change the schedule.
     No I/O, never raises.
@@ -137,8 +159,16 @@ def schedule(row: WebPage, policy: SchedulePolicy, now: datetime, *, just_fetche
     if row.status is FetchStatus.RETRY:
         exponent = max(0, (row.retries or 1) - 1)
         backoff = min(policy.max_interval, policy.retry_interval * 2 ** min(exponent, 32))
-        return Schedule(fetched + timedelta(seconds=backoff), interval, f"retry {row.retries or 1}")
+        due = fetched + timedelta(seconds=backoff)
+        asked = _retry_time(row, fetched)
+        if asked is not None and asked > due:
+            latest = fetched + timedelta(seconds=policy.max_interval)
+            return Schedule(min(asked, latest), interval, f"retry {row.retries or 1}: Retry-After")
+        return Schedule(due, interval, f"retry {row.retries or 1}")
     if row.status is FetchStatus.DEFERRED:
+        asked = _retry_time(row, fetched)
+        if asked is not None:
+            return Schedule(asked, interval, "deferred: robots.txt retry")
         return Schedule(fetched + timedelta(seconds=policy.deferred_interval), interval, "deferred")
     lastmod = row.lastmod if row.lastmod is not None and row.lastmod <= now else None
     newer = lastmod is not None and lastmod > fetched

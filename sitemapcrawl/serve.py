@@ -10,7 +10,9 @@ Routes (GET only; any other method gets 405):
 
 A bad query parameter gets 400 with a message; an unknown path 404; an
 HBase that does not answer 503 (the detail goes to the log, not the page).
-No page shows a setting: panels are built from the tables alone.
+No page shows a setting: panels are built from the tables alone. A client
+that goes away before its answer is written is one line at debug level; any
+other failure of a request is one warning line, never a traceback on stderr.
 
 The tables are read at most once per `refresh` seconds, whatever the
 number of clients (one snapshot shared by every request, taken under a
@@ -22,6 +24,7 @@ from __future__ import annotations
 
 import json
 import logging
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -194,6 +197,14 @@ class _Server(ThreadingHTTPServer):
         self.options = options
         self.cache = cache
         super().__init__((options.bind, options.port), _Handler)
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """One log line instead of socketserver's traceback on stderr."""
+        error = sys.exc_info()[1]
+        if isinstance(error, ConnectionError | TimeoutError):
+            log.debug("serve: client %s went away (%s)", client_address[0], type(error).__name__)
+        else:
+            log.warning("serve: request from %s failed: %s: %s", client_address[0], type(error).__name__, error)
 
 
 def make_server(store: Store, options: ServeOptions) -> ThreadingHTTPServer:

@@ -12,12 +12,22 @@ sending a batch twice leaves the same cells (one version per column), so a
 retry neither loses nor duplicates rows. A scan that breaks resumes after the
 last row it returned. After the last attempt the error becomes
 `StoreUnavailableError` (exit code 2) naming the address.
+
+What the server itself reports is classified first (`classify`): a missing
+table or namespace, an invalid table name, a key too long, a missing family,
+access denied, or a request the server could not process at all
+(`TApplicationException`) is permanent and fails at once with one line
+(`StoreRejectedError` or `TableMissingError`); only the rest is retried.
+Server messages arrive as bytes (thriftpy2) and carry Java stack traces:
+`server_message` turns them into one short line, so formatting an error never
+fails.
 """
 
 from __future__ import annotations
 
 import functools
 import logging
+import re
 import socket
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -25,12 +35,15 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 import happybase
-from thriftpy2.thrift import TException
+from Hbase_thrift import Mutation
+from thriftpy2.thrift import TApplicationException, TException
 from thriftpy2.transport import TTransportException
 
 from sitemapcrawl.config import Settings
-from sitemapcrawl.errors import StoreUnavailableError, TableMissingError
+from sitemapcrawl.errors import StoreRejectedError, StoreUnavailableError, TableMissingError, UsageError
 from sitemapcrawl.webpage import (
+    BATCH_FAMILIES,
+    BATCH_TABLE,
     HISTORY_FAMILIES,
     HISTORY_TABLE,
     HOST_FAMILIES,
@@ -47,7 +60,8 @@ T = TypeVar("T")
 
 #: The tables the crawl uses, by base name, and their families.
 TABLES: dict[str, tuple[Family, ...]] = {
-    WEBPAGE_TABLE: WEBPAGE_FAMILIES, HOST_TABLE: HOST_FAMILIES, HISTORY_TABLE: HISTORY_FAMILIES,
+    WEBPAGE_TABLE: WEBPAGE_FAMILIES, HOST_TABLE: HOST_FAMILIES, BATCH_TABLE: BATCH_FAMILIES,
+    HISTORY_TABLE: HISTORY_FAMILIES,
 }
 
 #: Errors of the wire: retried after reconnecting.
@@ -56,8 +70,89 @@ _WIRE_ERRORS = (TTransportException, socket.error, EOFError, BrokenPipeError, Co
 HOW_TO_START = "start the local one with: scripts/hbase-local start"
 
 
-def _server_message(exc: TException) -> str:
-    return str(getattr(exc, "message", "") or exc)
+#: HBase's longest row key (Short.MAX_VALUE bytes).
+MAX_KEY_BYTES = 32_767
+#: A table name HBase accepts: [namespace:]qualifier, letters, digits, '_', '-', '.'.
+_TABLE_NAME = re.compile(r"(?:[A-Za-z0-9_]+:)?[A-Za-z0-9_][A-Za-z0-9_.-]*")
+#: Java exceptions in a server message that no retry can cure, and what to tell the user.
+_PERMANENT = (
+    ("TableNotFoundException", "table missing"),
+    ("NamespaceNotFoundException", "namespace missing"),
+    ("NoSuchColumnFamilyException", "column family missing (a table from another version?)"),
+    ("AccessDeniedException", "access denied"),
+    ("IllegalArgumentException", "invalid request"),
+    ("TableExistsException", "table exists"),
+)
+# Not DoNotRetryIOException as such: the Thrift server wraps passing trouble in it too
+# ("Zookeeper GET could not be completed in 10000 ms"), and that is worth a retry.
+
+
+def server_message(exc: BaseException, limit: int = 300) -> str:
+    """One short line for any error, Thrift ones included; never raises.
+
+    thriftpy2 exceptions carry `message` as bytes (and `str()` of them then
+    fails); HBase adds a Java stack trace. The first line is kept, decoded
+    with replacement, control characters escaped and cut at `limit`.
+    """
+    raw = getattr(exc, "message", None)
+    if isinstance(raw, bytes):
+        text = raw.decode("utf-8", "replace")
+    elif isinstance(raw, str):
+        text = raw
+    else:
+        try:
+            text = str(exc)
+        except Exception:  # noqa: BLE001 - a broken __str__ must not hide the error
+            text = ""
+    line = next((part.strip() for part in text.splitlines() if part.strip()), "") or type(exc).__name__
+    line = "".join(ch if ch.isprintable() else f"\\x{ord(ch):02x}" for ch in line)
+    return line if len(line) <= limit else line[: limit - 3] + "..."
+
+
+def classify(exc: BaseException) -> str | None:
+    """What the server's error means: a short permanent reason, or None (retry it).
+
+    Wire errors (a closed socket, a timeout, a restarting server) and server
+    errors not known to be permanent are retried; a request the server could
+    not process (`TApplicationException`: HBase's answer to an invalid table
+    name or a key too long) and the exceptions in `_PERMANENT` are not.
+    """
+    if isinstance(exc, _WIRE_ERRORS):
+        return None
+    if isinstance(exc, TApplicationException):
+        return f"the server could not process the request ({server_message(exc)})"
+    if isinstance(exc, TException):
+        message = server_message(exc, limit=2000)
+        if type(exc).__name__ == "IllegalArgument":
+            return f"invalid request: {server_message(exc)}"
+        for java_name, reason in _PERMANENT:
+            if java_name in message:
+                return reason
+    return None
+
+
+def check_table_prefix(prefix: str) -> None:
+    """UsageError unless `prefix` + a base name is a valid HBase table name."""
+    if prefix and not _TABLE_NAME.fullmatch(prefix + "webpage"):
+        shown = server_message(ValueError(prefix), limit=80)
+        raise UsageError(f"table prefix {shown!r}: an HBase table name is [namespace:]name of letters, "
+                         "digits, '_', '-' and '.'")
+
+
+def check_key(key: bytes, what: str) -> None:
+    """StoreRejectedError for a row key HBase refuses (empty is allowed for scans only)."""
+    if len(key) > MAX_KEY_BYTES:
+        raise StoreRejectedError(f"{what}: row key of {len(key):,} bytes is over HBase's limit of "
+                                 f"{MAX_KEY_BYTES:,} bytes")
+
+
+def how_to_reach(settings: Settings) -> str:
+    """What to do when HBase does not answer: start the local one only when the address is the local default."""
+    if settings.hbase == Settings().hbase:
+        return f"is it running? {HOW_TO_START}"
+    return (f"is its Thrift1 gateway running there, with transport {settings.hbase_transport} and protocol "
+            f"{settings.hbase_protocol} (settings hbase_transport, hbase_protocol)?")
+
 
 
 @dataclass(frozen=True)
@@ -83,7 +178,11 @@ class Store:
         self._timeout_ms = settings.hbase_timeout_ms
         self._attempts = max(1, settings.hbase_retries)
         self._batch_size = max(1, settings.hbase_batch_size)
+        check_table_prefix(settings.table_prefix)
         self._prefix = settings.table_prefix
+        self._transport = settings.hbase_transport
+        self._protocol = settings.hbase_protocol
+        self._how_to_start = how_to_reach(settings)
         self._pool_size = pool_size
         self._pool: happybase.ConnectionPool | None = None
         self._connected_once = False
@@ -107,7 +206,7 @@ class Store:
             # is retried like any other.
             self._pool = happybase.ConnectionPool(
                 self._pool_size, host=self._host, port=self._port, timeout=self._timeout_ms,
-                transport="buffered", protocol="binary",
+                transport=self._transport, protocol=self._protocol,
             )
         return self._pool
 
@@ -119,24 +218,29 @@ class Store:
                 with self._get_pool().connection() as connection:
                     self._connected_once = True
                     return operation(connection)
-            except _WIRE_ERRORS as exc:
+            except _WIRE_ERRORS + (TException,) as exc:
                 error: Exception = exc
-            except TException as exc:
-                if "TableNotFoundException" in _server_message(exc):
-                    raise TableMissingError(
-                        f"{what}: table missing in HBase at {self.address}; run `sitemapcrawl init`"
-                    ) from None
-                error = exc
+                self._raise_if_permanent(what, exc)
             if attempt >= self._attempts_now():
                 raise StoreUnavailableError(
                     f"HBase at {self.address} failed {attempt} times ({what}: "
-                    f"{type(error).__name__}: {error}); is it running? {HOW_TO_START}"
+                    f"{type(error).__name__}: {server_message(error)}); {self._how_to_start}"
                 ) from None
-            log.info("HBase %s failed (%s); retry %d in %.2fs", what, error, attempt, pause)
+            log.info("HBase %s failed (%s); retry %d in %.2fs", what, server_message(error), attempt, pause)
             self.retries += 1
             time.sleep(pause)
             pause = min(pause * 2, 5.0)
         raise AssertionError("unreachable")
+
+    def _raise_if_permanent(self, what: str, exc: BaseException) -> None:
+        """Raise the one-line error for a failure no retry can cure; return otherwise."""
+        reason = classify(exc)
+        if reason is None:
+            return
+        if reason in ("table missing", "namespace missing"):
+            raise TableMissingError(
+                f"{what}: {reason} in HBase at {self.address}; run `sitemapcrawl init`") from None
+        raise StoreRejectedError(f"{what}: HBase at {self.address} refused it: {reason}") from None
 
     def close(self) -> None:
         """Close every pooled connection (the store may be used again after)."""
@@ -162,11 +266,15 @@ class Store:
         names = {n.decode() for n in self._call("list tables", lambda c: c.tables())}
         return [base for base in TABLES if self.table_name(base) in names]
 
-    def create_tables(self) -> list[str]:
+    def create_tables(self, compression: str = "NONE") -> list[str]:
         """Create the tables that are missing, with the families of `webpage.py`.
 
-        Returns the base names created; an empty list means all existed and
-        nothing changed. Costs one round trip plus one per table created.
+        `compression` is HBase's name for the families' block compression
+        (NONE, GZ, SNAPPY...): the cluster checks that it can use it, and a
+        refusal (or a missing namespace) raises StoreRejectedError at once,
+        one line with the server's first line and what to do. Returns the
+        base names created; an empty list means all existed and nothing
+        changed. Costs one round trip plus one per table created.
         """
         created = []
         existing = set(self.existing_tables())
@@ -178,6 +286,7 @@ class Store:
                     "max_versions": family.max_versions,
                     "block_cache_enabled": family.block_cache_enabled,
                     "bloom_filter_type": family.bloom_filter_type,
+                    "compression": compression,
                 }
                 for family in families
             }
@@ -188,12 +297,22 @@ class Store:
                     connection.create_table(name, options)
                 except TException as exc:
                     # A retry after a lost reply finds the table made: that is success.
-                    if "TableExistsException" not in _server_message(exc):
+                    exists = type(exc).__name__ == "AlreadyExists"  # Thrift's own answer to a second create
+                    if not exists and "TableExistsException" not in server_message(exc, limit=2000):
+                        refusal = create_refusal(exc, name, self.address)
+                        if refusal is not None:
+                            raise refusal from None
                         raise
 
             self._call(f"create table {name}", create)
             created.append(base)
         return created
+
+    def regions(self, table: str) -> list[tuple[bytes, bytes, str]]:
+        """The table's regions as (start key, end key, server), in key order (one round trip)."""
+        name = self.table_name(table)
+        found = self._call(f"regions of {name}", lambda c: c.table(name).regions())
+        return [(r["start_key"], r["end_key"], f"{_text(r.get('server_name', b''))}:{r.get('port', 0)}") for r in found]
 
     def require_tables(self, *bases: str) -> None:
         """Raise TableMissingError (saying to run init) unless these tables exist."""
@@ -232,6 +351,7 @@ class Store:
         retries_before = self.retries
         chunk: list[tuple[bytes, Mapping[bytes, bytes]]] = []
         for row in rows:
+            check_key(row[0], f"write to {name}")
             chunk.append(row)
             if len(chunk) >= self._batch_size:
                 self._send(name, chunk)
@@ -257,39 +377,71 @@ class Store:
     def delete(self, table: str, key: bytes, columns: Sequence[bytes] | None = None) -> None:
         """Delete some columns of a row (all of it when `columns` is None)."""
         name = self.table_name(table)
+        check_key(key, f"delete from {name}")
         self._call(f"delete from {name}", lambda c: c.table(name).delete(key, columns=columns))
 
-    def delete_columns(self, table: str, rows: Iterable[tuple[bytes, Sequence[bytes]]]) -> int:
-        """Delete some columns of many rows, `hbase_batch_size` rows per round trip; return rows sent.
+    def delete_many(self, table: str, rows: Iterable[tuple[bytes, Sequence[bytes] | None]]) -> WriteCounts:
+        """Delete cells of many rows: (key, columns) pairs, a whole row when columns is None.
 
-        Idempotent (deleting what is gone is a no-op), so a failed batch is sent again.
+        One round trip per `hbase_batch_size` rows, like `write`; a failed
+        batch is sent again, which is safe: deleting twice leaves the same
+        row. An empty column list deletes nothing. Streams: holds one batch.
+        Mind HBase's timestamps: a delete and a put of the same column in
+        the same millisecond leave the delete winning, so never delete a
+        column that a put just sent.
         """
         name = self.table_name(table)
-        sent = 0
-        chunk: list[tuple[bytes, Sequence[bytes]]] = []
+        sent = batches = 0
+        retries_before = self.retries
+        chunk: list[tuple[bytes, Sequence[bytes] | None]] = []
+        for key, columns in rows:
+            if columns is not None and not columns:
+                continue
+            chunk.append((key, columns))
+            if len(chunk) >= self._batch_size:
+                self._send_deletes(name, chunk)
+                sent, batches, chunk = sent + len(chunk), batches + 1, []
+        if chunk:
+            self._send_deletes(name, chunk)
+            sent, batches = sent + len(chunk), batches + 1
+        return WriteCounts(sent, batches, self.retries - retries_before)
 
-        def send(connection: happybase.Connection, part: list[tuple[bytes, Sequence[bytes]]]) -> None:
+    def _send_deletes(self, name: str, chunk: Sequence[tuple[bytes, Sequence[bytes] | None]]) -> None:
+        def send(connection: happybase.Connection) -> None:
             batch = connection.table(name).batch()
-            for key, columns in part:
-                batch.delete(key, columns=list(columns))
+            for key, columns in chunk:
+                batch.delete(key, columns=columns)
             batch.send()
 
-        for row in rows:
-            chunk.append(row)
-            if len(chunk) >= self._batch_size:
-                self._call(f"delete from {name}", functools.partial(send, part=chunk))
-                sent += len(chunk)
-                chunk = []
-        if chunk:
-            self._call(f"delete from {name}", functools.partial(send, part=chunk))
-            sent += len(chunk)
-        return sent
+        self._call(f"delete from {len(chunk)} rows of {name}", send)
+
+    def check_and_put(self, table: str, key: bytes, column: bytes, expected: bytes | None, value: bytes) -> bool:
+        """Put `value` in one cell if it holds `expected` now (None: if it is absent); atomic.
+
+        HBase's checkAndPut through Thrift1: of two callers expecting the same
+        value, exactly one wins. Returns whether the put was made. One round
+        trip. A wire error is retried: a retry after a lost reply may find the
+        cell already holding `value`, which counts as a win.
+        """
+        name = self.table_name(table)
+        check_key(key, f"check-and-put in {name}")
+
+        def attempt(connection: happybase.Connection) -> bool:
+            done = connection.client.checkAndPut(name.encode(), key, column, expected,
+                                                 Mutation(column=column, value=value), {})
+            if done:
+                return True
+            now = connection.table(name).row(key, columns=[column]).get(column)
+            return now == value
+
+        return bool(self._call(f"check-and-put in {name}", attempt))
 
     # ------------------------------------------------------------- reads --
 
     def row(self, table: str, key: bytes, columns: Sequence[bytes] | None = None) -> Cells | None:
         """One row's cells, or None when the row does not exist (one round trip)."""
         name = self.table_name(table)
+        check_key(key, f"read from {name}")
         cells = self._call(f"read from {name}", lambda c: c.table(name).row(key, columns=columns))
         return cells or None
 
@@ -302,6 +454,8 @@ class Store:
         found: dict[bytes, Cells] = {}
         for start in range(0, len(keys), self._batch_size):
             part = list(keys[start : start + self._batch_size])
+            for key in part:
+                check_key(key, f"read from {name}")
             read = functools.partial(_read_rows, name=name, keys=part, columns=columns)
             result = self._call(f"read from {name}", read)
             found.update((key, cells) for key, cells in result if cells)
@@ -351,20 +505,58 @@ class Store:
                         yield key, cells
                 return
             except _WIRE_ERRORS + (TException,) as exc:
-                if isinstance(exc, TException) and "TableNotFoundException" in _server_message(exc):
-                    raise TableMissingError(
-                        f"table {name} missing in HBase at {self.address}; run `sitemapcrawl init`"
-                    ) from None
+                self._raise_if_permanent(f"scan {name}", exc)
                 failures += 1
                 if failures >= self._attempts_now():
                     raise StoreUnavailableError(
                         f"HBase at {self.address} failed {failures} times (scan {name}: "
-                        f"{type(exc).__name__}: {exc}); is it running? {HOW_TO_START}"
+                        f"{type(exc).__name__}: {server_message(exc)}); {self._how_to_start}"
                     ) from None
-                log.info("scan of %s broke (%s); resuming after %r", name, exc, last)
+                log.info("scan of %s broke (%s); resuming after %r", name, server_message(exc), last)
                 self.retries += 1
                 time.sleep(pause)
                 pause = min(pause * 2, 5.0)
+
+
+def _text(value: bytes | str) -> str:
+    return value.decode("utf-8", "replace") if isinstance(value, bytes) else value
+
+
+def first_line(exc: BaseException, limit: int = 300) -> str:
+    """`server_message` with Java's exception wrapping stripped, for messages shown to an operator."""
+    line = server_message(exc, limit=100_000)
+    while True:  # "org...DoNotRetryIOException: org...DoNotRetryIOException: java.lang.X: why" -> "java.lang.X: why"
+        head, sep, rest = line.partition(": ")
+        if not (sep and head.startswith("org.apache.hadoop.hbase.") and rest):
+            break
+        line = rest
+    return line if len(line) <= limit else line[: limit - 3] + "..."
+
+
+def create_refusal(exc: TException, name: str, address: str) -> StoreRejectedError | None:
+    """The one-line error for a table creation the cluster refused for good, or None (retry it).
+
+    A missing namespace (Thrift1 cannot create one), a compression the
+    cluster cannot use (its table sanity check) and an invalid argument are
+    permanent; anything else may be passing trouble.
+    """
+    message = _text(getattr(exc, "message", b"") or b"")
+    line = first_line(exc)
+    namespace = name.partition(":")[0]
+    if "NamespaceNotFoundException" in message:
+        return StoreRejectedError(
+            f"create table {name}: namespace {namespace!r} does not exist in HBase at {address}; Thrift1 cannot "
+            f"create it: run `create_namespace '{namespace}'` in the HBase shell, or set hbase_shell and run init")
+    if "sanity checks" in message or "compression" in message.lower():
+        return StoreRejectedError(f"create table {name}: HBase at {address} refused it: {line}; "
+                                  "choose another --compression (gz needs no native library) or ask its operator")
+    if type(exc).__name__ == "IllegalArgument":
+        return StoreRejectedError(f"create table {name}: HBase at {address} refused it: {line}; "
+                                  "check the table prefix (letters, digits, '_', '-', '.'; `ns:` for a namespace)")
+    if "AccessDeniedException" in message:
+        return StoreRejectedError(f"create table {name}: HBase at {address} denied it: {line}; "
+                                  "ask its operator for CREATE rights, or to run `init --print-schema` as admin")
+    return None
 
 
 def _drop(connection: happybase.Connection, name: str) -> None:

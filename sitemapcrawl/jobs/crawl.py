@@ -7,6 +7,14 @@ end when `rounds` are done or generate finds nothing due; an interrupted
 fetch still has its finished outcomes parsed and merged, then the crawl
 stops.
 
+Resume is the default: before anything else, every batch the registry
+(`jobs.batches`) calls unfinished (a crawl killed or interrupted, a fetch
+stopped by its time limit) is finished: fetch what is not fetched, parse
+what is not parsed, update; each is said with the batch id and why. A batch
+generated longer ago than `batch_max_age` is released instead (its rows
+freed for generate). Every phase skips what is done, so finishing costs what
+is left.
+
 Modes (`CrawlMode`): `sitemap-only` fetches sitemaps and the pages they list
 and never follows HTML links; `mixed` does both, within depth and radius;
 `links-only` is an ordinary crawl: robots.txt sitemaps are not detected,
@@ -18,6 +26,7 @@ Cost: that of the stages; the crawl itself holds only the counts.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import time
 from collections.abc import Callable, Iterable
@@ -26,6 +35,8 @@ from datetime import UTC, datetime
 
 from sitemapcrawl.errors import UsageError
 from sitemapcrawl.http import PoliteHttpClient
+from sitemapcrawl.jobs import batches
+from sitemapcrawl.jobs.batches import BatchState
 from sitemapcrawl.jobs.detect import DetectCounts, detect
 from sitemapcrawl.jobs.fetch import FetchCounts, FetchOptions, FetchProgress, fetch
 from sitemapcrawl.jobs.generate import CountMode, CrawlMode, GenerateCounts, GenerateOptions, generate
@@ -34,6 +45,7 @@ from sitemapcrawl.jobs.parse import ParseCounts, parse_batch
 from sitemapcrawl.jobs.rules import UrlRules
 from sitemapcrawl.jobs.updatedb import UpdateCounts, updatedb
 from sitemapcrawl.store import Store
+from sitemapcrawl.webpage import BATCH_TABLE, HOST_TABLE, WEBPAGE_TABLE, format_time
 
 log = logging.getLogger(__name__)
 
@@ -103,6 +115,10 @@ class CrawlResult:
     inject: InjectCounts | None = None
     detect: DetectCounts | None = None
     rounds: list[RoundResult] = field(default_factory=list)
+    resumed: list[RoundResult] = field(default_factory=list)
+    """Unfinished batches of earlier runs, finished first."""
+    released: dict[str, int] = field(default_factory=dict)
+    """Batches too old to finish, released: batch id -> rows freed."""
     stopped: str = ""
     """`rounds done`, `nothing due` or `interrupted`."""
 
@@ -111,6 +127,80 @@ def _fetch_options(rules: UrlRules, options: CrawlOptions, batch_id: str) -> Fet
     keep_pages = options.mode is not CrawlMode.SITEMAP_ONLY or rules.settings.store_content
     return FetchOptions.from_settings(rules.settings, batch_id, store_content=keep_pages,
                                       time_limit=options.time_limit)
+
+
+def finish_batch(
+    store: Store,
+    client: PoliteHttpClient,
+    rules: UrlRules,
+    state: BatchState,
+    options: CrawlOptions,
+    *,
+    on_stage: Callable[[str, int, int | None, int], None] = lambda stage, done, total, errors: None,
+    now: Callable[[], datetime] | None = None,
+) -> RoundResult:
+    """Finish one batch: fetch what is not fetched, parse what is not parsed, update.
+
+    Each phase skips what an earlier run did, and waits for a lease another
+    worker still holds on it. Returns the counts as a round numbered 0.
+    """
+    clock = now or (lambda: datetime.now(UTC).replace(microsecond=0))
+    mode = crawl_mode_of(state, options)
+    batch = state.batch_id
+    seconds: dict[str, float] = {}
+    started = time.monotonic()
+    fetch_options = dataclasses.replace(_fetch_options(rules, dataclasses.replace(options, mode=mode), batch),
+                                        wait=True)
+    fetched = fetch(store, client, rules, fetch_options,
+                    on_progress=lambda p: on_stage("fetch", p.done, p.total, p.errors), now=clock)
+    seconds["fetch"], started = time.monotonic() - started, time.monotonic()
+    parsed = parse_batch(store, rules, batch, mode=mode, on_progress=lambda done: on_stage("parse", done, None, 0),
+                         now=clock(), wait=True)
+    seconds["parse"], started = time.monotonic() - started, time.monotonic()
+    updated = updatedb(store, rules, batch, mode=mode,
+                       on_progress=lambda done: on_stage("updatedb", done, None, 0), now=clock(), wait=True)
+    seconds["updatedb"] = time.monotonic() - started
+    generated = GenerateCounts(batch_id=batch, selected=state.selected or 0)
+    return RoundResult(0, generated, fetched, parsed, updated, seconds)
+
+
+def crawl_mode_of(state: BatchState, options: CrawlOptions) -> CrawlMode:
+    """The mode a batch was generated in (the crawl's own when the registry does not say)."""
+    try:
+        return CrawlMode(state.mode) if state.mode else options.mode
+    except ValueError:
+        return options.mode
+
+
+def resume_unfinished(
+    store: Store,
+    client: PoliteHttpClient,
+    rules: UrlRules,
+    options: CrawlOptions,
+    result: CrawlResult,
+    *,
+    on_resume: Callable[[str], None],
+    on_stage: Callable[[str, int, int | None, int], None],
+    on_round: Callable[[RoundResult], None],
+    now: Callable[[], datetime],
+) -> bool:
+    """Finish (or, when too old, release) every unfinished batch; False when interrupted."""
+    for state in batches.unfinished(store):
+        batch = state.batch_id
+        if batches.too_old(state, now(), rules.settings.batch_max_age):
+            freed = batches.release(store, batch, now())
+            result.released[batch] = freed
+            on_resume(f"batch {batch}: released, {freed} rows freed: generated "
+                      f"{format_time(state.generated) if state.generated else '?'}, longer ago than "
+                      f"batch_max_age ({rules.settings.batch_max_age} s), so it will not be finished")
+            continue
+        on_resume(f"batch {batch}: resuming, left unfinished by an earlier run ({state.phase()})")
+        finished = finish_batch(store, client, rules, state, options, on_stage=on_stage, now=now)
+        result.resumed.append(finished)
+        on_round(finished)
+        if finished.fetch.stopped == "interrupted":
+            return False
+    return True
 
 
 def crawl(
@@ -123,20 +213,27 @@ def crawl(
     on_stage: Callable[[str, int, int | None, int], None] = lambda stage, done, total, errors: None,
     on_round: Callable[[RoundResult], None] = lambda result: None,
     on_reject: Callable[[Rejected], None] = lambda rejected: None,
+    on_resume: Callable[[str], None] = lambda line: None,
     now: Callable[[], datetime] | None = None,
 ) -> CrawlResult:
     """Run a whole crawl (see the module docstring); return what each stage did.
 
     `seeds` are seed-file lines (may be empty: continue the table's crawl).
     `on_stage(stage, done, total, errors)` hears progress of the running stage
-    (total None when unknown); `on_round`
-    each finished round. Raises what the stages raise: UsageError (options,
+    (total None when unknown); `on_round` each finished round; `on_resume` one
+    line per unfinished batch it finishes or releases first. Raises what the
+    stages raise: UsageError (options,
     no user agent), TableMissingError, StoreUnavailableError.
     """
     options.check()
     clock = now or (lambda: datetime.now(UTC).replace(microsecond=0))
     mode = options.mode
     result = CrawlResult()
+    store.require_tables(WEBPAGE_TABLE, HOST_TABLE, BATCH_TABLE)
+    if not resume_unfinished(store, client, rules, options, result, on_resume=on_resume, on_stage=on_stage,
+                             on_round=on_round, now=clock):
+        result.stopped = "interrupted"
+        return result
     result.inject = inject(store, seeds, rules, on_reject=on_reject,
                            on_progress=lambda done: on_stage("inject", done, None, 0), now=clock())
     if mode is not CrawlMode.LINKS_ONLY:

@@ -19,7 +19,11 @@ sitemaps count, and nobody vouches for them.
 
 robots.txt 4xx: allow all. 5xx or no answer: disallow all and retry after
 `robots_retry_interval`. Hosts are checked in parallel (`threads`), each
-host by one thread at a time.
+politeness key (host, or IP with `queue_by = "ip"`) by one thread at a
+time, after waiting out the delay its stored politeness state asks
+(`jobs/politeness.py`: the last request of an earlier fetch, detect or
+round, the host's stored Crawl-delay, a Retry-After pause); the end of its
+requests is written back with the host row.
 """
 
 from __future__ import annotations
@@ -35,9 +39,18 @@ from urllib.parse import urlsplit
 
 from sitemapcrawl import urls
 from sitemapcrawl.discover import discover_sitemaps
-from sitemapcrawl.errors import InvalidUrlError, UsageError
+from sitemapcrawl.errors import CellDecodeError, InvalidUrlError, UsageError
 from sitemapcrawl.http import HttpClient
 from sitemapcrawl.jobs.hosts import origin_key, origins_in_table, origins_of_host
+from sitemapcrawl.jobs.politeness import (
+    KeyGate,
+    QueueBy,
+    Resolver,
+    host_of_origin,
+    load_states,
+    queue_key,
+    state_rows,
+)
 from sitemapcrawl.jobs.rules import UrlRules
 from sitemapcrawl.sitemaps.scope import format_vouchers, merge_vouchers, parse_vouchers, vouch_host
 from sitemapcrawl.store import Store
@@ -235,6 +248,44 @@ def _record(store: Store, report: HostReport, rules: UrlRules, now: datetime) ->
                               encode(_host_row(report, now, settings.robots_retry_interval)))])
 
 
+class _Pace:
+    """Politeness across jobs for detect: one turn per politeness key, after its stored delay."""
+
+    def __init__(self, store: Store, rules: UrlRules, origins: list[str]) -> None:
+        settings = rules.settings
+        try:
+            self.by = QueueBy(settings.queue_by)
+        except ValueError:
+            raise UsageError(f"queue_by {settings.queue_by!r}: choose host or ip") from None
+        self.rules = rules
+        resolve = Resolver()
+        self.keys = {origin: queue_key(host_of_origin(origin) or origin, self.by, resolve) for origin in origins}
+        self.delays: dict[str, float] = {key: settings.delay for key in self.keys.values()}
+        stored = store.rows(HOST_TABLE, [origin_key(o) for o in origins],
+                            columns=column_names(HostRow, ["crawl_delay"]))
+        for origin in origins:
+            cells = stored.get(origin_key(origin))
+            try:
+                delay = decode(HostRow, origin, cells).crawl_delay if cells else None
+            except CellDecodeError:
+                delay = None
+            if delay is not None and delay <= settings.max_crawl_delay:
+                key = self.keys[origin]
+                self.delays[key] = max(self.delays[key], delay)
+        self.gate = KeyGate(load_states(store, set(self.keys.values()), self.by))
+
+    def check(self, origin: str, client: HttpClient, probe_known_paths: bool) -> HostReport:
+        """`check_origin` in the origin's politeness turn."""
+        key = self.keys[origin]
+        with self.gate.turn(key, self.delays[key]):
+            return check_origin(origin, client, self.rules, probe_known_paths)
+
+    def state_rows(self, origin: str) -> list[tuple[bytes, dict[bytes, bytes]]]:
+        """The put recording the politeness state of the origin's key."""
+        key = self.keys[origin]
+        return state_rows({key: self.gate.state(key)}, self.by)
+
+
 def _port(origin: str) -> int | None:
     parts = urlsplit(origin)
     return parts.port or {"http": 80, "https": 443}.get(parts.scheme)
@@ -281,10 +332,12 @@ def detect(
     now = (now or datetime.now(UTC)).replace(microsecond=0)
     origins = _origins_from_hosts(store, hosts, rules) if hosts else list(origins_in_table(store))
     counts = DetectCounts()
+    pace = _Pace(store, rules, origins)
     with ThreadPoolExecutor(max_workers=max(1, rules.settings.threads)) as pool:
-        reports = pool.map(lambda o: check_origin(o, client, rules, probe_known_paths), origins)
+        reports = pool.map(lambda o: pace.check(o, client, probe_known_paths), origins)
         for report in reports:
             _record(store, report, rules, now)
+            store.write(HOST_TABLE, pace.state_rows(report.origin))
             counts.hosts += 1
             counts.robots[report.robots_status.value] += 1
             counts.sitemaps_found += len(report.usable_sitemaps)

@@ -9,6 +9,9 @@ robots.txt denial, a deferral). So no two requests of one queue are closer
 than the delay, end to start, and at most `slots_per_queue` are in flight.
 With more than one slot, each slot keeps the delay on its own.
 
+A queue can also be *held* until a time (`hold`: a server's Retry-After):
+no slot of it frees earlier, whether taken or not.
+
 Ready queues are found through a heap keyed by the time their next slot
 frees, so `take` costs O(log queues) however many hosts there are. No I/O;
 thread-safe; `clock` is injectable for tests.
@@ -48,6 +51,8 @@ class _Queue(Generic[T]):
     in_flight: int = 0
     heap_time: float = math.inf
     """The time of this queue's live entry in the ready heap (inf: none)."""
+    hold_until: float = 0.0
+    """No slot of this queue frees before this time (a pause the server asked for)."""
 
 
 class FetchQueues(Generic[T]):
@@ -100,6 +105,15 @@ class FetchQueues(Generic[T]):
         """Use `delay` for this queue from its next release on (a robots.txt Crawl-delay)."""
         with self._cond:
             self._queue(key).delay = delay
+
+    def hold(self, key: Hashable, until: float) -> None:
+        """No request of this queue starts before `until` (clock time), in flight or not (Retry-After)."""
+        with self._cond:
+            queue = self._queue(key)
+            queue.hold_until = max(queue.hold_until, until)
+            queue.slots = [max(slot, until) for slot in queue.slots]
+            heapq.heapify(queue.slots)
+            self._schedule(key, queue)
 
     def delay(self, key: Hashable) -> float:
         """The delay of a queue (the default one for a queue never seen)."""
@@ -178,7 +192,8 @@ class FetchQueues(Generic[T]):
             queue.in_flight -= 1
             self._in_flight -= 1
             no_request = max(lease.slot_time, self._clock() + pause)
-            heapq.heappush(queue.slots, no_request if ended is None else ended + queue.delay)
+            freed = no_request if ended is None else ended + queue.delay
+            heapq.heappush(queue.slots, max(freed, queue.hold_until))
             self._schedule(lease.key, queue)
             self._cond.notify_all()
 

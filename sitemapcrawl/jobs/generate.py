@@ -35,13 +35,17 @@ after the one that re-read the sitemap, before any caps cut the batch. Then at m
 `max_per_host` rows per host (or per registered domain), then the best
 `top_n` overall.
 
-Partitions: partition = crc32(host key) mod N, so every URL of a host goes to
-the same fetch worker and politeness holds across workers.
+Partitions: partition = crc32(politeness key) mod N, the key being the host
+(or, with `queue_by = "ip"`, the host's IP address, so hosts sharing an IP
+land in one partition), so every URL of a politeness queue goes to the same
+fetch worker and politeness holds across workers.
 
 Cost: one full scan of the table's due rows (server-filtered, a dozen small
 columns each); memory of one small tuple per candidate kept: at most
 `top_n`, or hosts x `max_per_host`, or every due row when neither is given;
-one batched write of three cells per selected row.
+one batched write of three cells per selected row; one put registering the
+batch (`jobs.batches`). Due rows held by an unfinished batch are counted per
+batch (`held_lines` says how to finish each; `generate` prints them).
 """
 
 from __future__ import annotations
@@ -59,6 +63,8 @@ from typing import Any, NamedTuple
 
 from sitemapcrawl import urls
 from sitemapcrawl.errors import CellDecodeError, InvalidUrlError, UsageError
+from sitemapcrawl.jobs import batches
+from sitemapcrawl.jobs.politeness import QueueBy, Resolver, queue_key
 from sitemapcrawl.jobs.rules import UrlRules
 from sitemapcrawl.modes import CountMode, CrawlMode
 from sitemapcrawl.store import Store
@@ -79,6 +85,7 @@ _READ_FIELDS = [
     "in_sitemap", "blacklisted", "generate_mark", "update_mark", "fetch_mark", "weighted_priority",
     "new_in_sitemap",
 ]
+_HELD = "in an unfinished batch"
 _BATCH_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 
 
@@ -104,6 +111,8 @@ class GenerateOptions:
     """Use this batch id instead of a new one (it must not be in use)."""
     documents_only: bool = False
     """Select sitemap documents alone (an inventory: listed pages get rows, never fetches)."""
+    queue_by: QueueBy | None = None
+    """What partitions follow: host or IP (None: the setting `queue_by`)."""
 
     def check(self) -> None:
         """Raise UsageError naming the first bad option."""
@@ -129,6 +138,14 @@ class GenerateCounts:
     by_host: Counter[str] = field(default_factory=Counter)
     skipped: Counter[str] = field(default_factory=Counter)
     newly_blacklisted: int = 0
+    held: Counter[str] = field(default_factory=Counter)
+    """Due rows held by each unfinished batch (not selected again)."""
+
+    def held_lines(self) -> list[str]:
+        """A warning per unfinished batch that holds due rows, saying how to finish it."""
+        return [f"{n} due rows are held by unfinished batch {batch}: `sitemapcrawl batches` shows it; "
+                f"`sitemapcrawl crawl` or `sitemapcrawl batches --resume {batch}` finishes it"
+                for batch, n in sorted(self.held.items())]
 
     def summary(self) -> str:
         """One line for the end of the command."""
@@ -143,7 +160,7 @@ def new_batch_id(now: datetime) -> str:
 
 
 def partition_of(host_key: str, partitions: int) -> int:
-    """The fetch partition of a host: crc32 of its key mod `partitions` (stable everywhere)."""
+    """The fetch partition of a politeness key (host or IP): crc32 of it mod `partitions` (stable everywhere)."""
     return zlib.crc32(host_key.encode("utf-8")) % partitions
 
 
@@ -282,6 +299,8 @@ def generate(
         reason = _skip_reason(row, key, rules, options, blacklisted)
         if reason is not None:
             counts.skipped[reason] += 1
+            if reason == _HELD:
+                counts.held[held_by(row) or "?"] += 1
             continue
         try:
             host = urls.host_key(row.url, rules.canonical)
@@ -291,6 +310,8 @@ def generate(
             counts.skipped["bad row"] += 1
             continue
         selector.add(Candidate(rank(row, key), key, row.url, host, count_key))
+    for line in counts.held_lines():
+        log.info("generate: %s", line)
     chosen, cutoff_by_topn = selector.chosen()
     if selector.capped:
         counts.skipped["over max per host"] = selector.capped
@@ -305,17 +326,33 @@ def generate(
     batch = options.batch_id or new_batch_id(now)
     counts.batch_id = batch
 
+    by = _queue_by(options, rules)
+    resolve = Resolver()
+
     def marks() -> Iterator[tuple[bytes, dict[bytes, bytes]]]:
         for candidate in chosen:
-            part = partition_of(candidate.host, options.partitions)
+            key = queue_key(candidate.host, by, resolve) if options.partitions > 1 else candidate.host
+            part = partition_of(key, options.partitions)
             counts.by_partition[part] += 1
             counts.by_host[candidate.host] += 1
             yield candidate.key, encode(WebPage(candidate.url, generate_mark=batch, batch_id=batch,
                                                 partition=part))
 
+    # Registered before its rows are marked: a generate killed half-way leaves
+    # a batch that crawl finishes, never rows held by a batch nobody knows.
+    batches.record_generated(store, batch, now, len(chosen), options.partitions, options.mode.value)
     counts.selected = store.write(WEBPAGE_TABLE, marks()).rows
     log.info("generate: %s", counts.summary())
     return counts
+
+
+def _queue_by(options: GenerateOptions, rules: UrlRules) -> QueueBy:
+    if options.queue_by is not None:
+        return options.queue_by
+    try:
+        return QueueBy(rules.settings.queue_by)
+    except ValueError:
+        raise UsageError(f"queue_by {rules.settings.queue_by!r}: choose host or ip") from None
 
 
 def _skip_reason(
@@ -325,7 +362,7 @@ def _skip_reason(
     if not row.url:
         return "bad row"
     if held_by(row) is not None:
-        return "in an unfinished batch"
+        return _HELD
     if not mode_allows(options.mode, row):
         return f"not in {options.mode.value} mode"
     if options.documents_only and not row.is_sitemap:

@@ -159,7 +159,7 @@ def _act_on_rows(store: Store, sitemap_url: str, changes: list[Change], batch_id
         else:
             puts.append((key, encode(WebPage(change.url, new_in_sitemap=batch_id))))
     # Different columns from the puts, so a delete and a put in one millisecond do not collide.
-    store.delete_columns(WEBPAGE_TABLE, deletes)
+    store.delete_many(WEBPAGE_TABLE, deletes)
     store.write(WEBPAGE_TABLE, puts)
 
 

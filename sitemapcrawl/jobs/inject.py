@@ -6,6 +6,11 @@ A seed file has one URL per line, `#` comments, and optional tab-separated
 that belong to the seed). An injected sitemap is vouched for by the seed's
 host (`s:vb`): it may list any URL on that host (see `sitemaps.scope`). Bad
 lines are reported with their line number and skipped; the rest is injected.
+A number must be finite (`score=nan` or `inf` is refused). A line that is
+not valid UTF-8 is refused with the position of its first bad byte (never
+decoded into a different URL): readers hand it in decoded with
+`surrogateescape`, so the bad bytes are still visible here. A reason quotes
+at most `DETAIL_LIMIT` characters of the line.
 
 Streaming: seeds are read, merged with the rows they meet and written in
 chunks of `hbase_batch_size`, so a million seeds cost one chunk of memory.
@@ -15,6 +20,8 @@ Cost per chunk: one multi-get of the existing rows, one batched write.
 from __future__ import annotations
 
 import logging
+import math
+import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
@@ -26,6 +33,7 @@ from sitemapcrawl import urls
 from sitemapcrawl.config import Settings
 from sitemapcrawl.errors import InvalidUrlError
 from sitemapcrawl.jobs.rules import UrlRules
+from sitemapcrawl.safetext import printable
 from sitemapcrawl.sitemaps.scope import format_vouchers, merge_vouchers, parse_vouchers, vouch_host
 from sitemapcrawl.store import Store
 from sitemapcrawl.webpage import (
@@ -43,6 +51,10 @@ log = logging.getLogger(__name__)
 _TRUE = {"true", "yes", "1"}
 _FALSE = {"false", "no", "0"}
 _READ_FIELDS = ["status", "score", "depth", "radius", "is_sitemap", "sitemap_source", "vouched_by"]
+#: Characters of a bad line a rejection quotes at most.
+DETAIL_LIMIT = 200
+#: Bytes that were not UTF-8, as `surrogateescape` decoding keeps them.
+_UNDECODABLE = re.compile("[\udc80-\udcff]")
 
 
 @dataclass(frozen=True)
@@ -67,7 +79,7 @@ class Rejected:
 
     line: int
     reason: str
-    """The kind of problem: `not a URL`, `bad metadata`, `filtered`, `blacklisted`."""
+    """The kind of problem: `not a URL`, `not UTF-8`, `bad metadata`, `filtered`, `blacklisted`."""
     detail: str
 
 
@@ -105,6 +117,8 @@ def _number(key: str, value: str, kind: type[int] | type[float], minimum: float)
         number = kind(value)
     except ValueError:
         raise SeedLineError("bad metadata", f"{key}={value!r} is not a number") from None
+    if not math.isfinite(number):
+        raise SeedLineError("bad metadata", f"{key}={value!r} is not a finite number")
     if number < minimum:
         raise SeedLineError("bad metadata", f"{key}={value!r} is below {minimum:g}")
     return number
@@ -127,6 +141,10 @@ def parse_seed_line(text: str, line: int, rules: UrlRules) -> list[Seed]:
     Blank and `#` lines give none. Raises SeedLineError for a bad URL, bad
     metadata, a filtered URL, or a blacklisted sitemap.
     """
+    bad = _UNDECODABLE.search(text)
+    if bad is not None:
+        raise SeedLineError("not UTF-8", f"byte 0x{ord(bad.group()) - 0xDC00:02x} at column {bad.start() + 1} "
+                            "is not UTF-8; the line is refused, not guessed at")
     text = text.strip()
     if not text or text.startswith("#"):
         return []
@@ -252,7 +270,7 @@ def _seed_lines(lines: Iterable[str], rules: UrlRules, counts: InjectCounts,
         except SeedLineError as exc:
             counts.read += 1
             counts.rejected[exc.reason] += 1
-            on_reject(Rejected(number, exc.reason, exc.detail))
+            on_reject(Rejected(number, exc.reason, printable(exc.detail, limit=DETAIL_LIMIT)))
             continue
         if seeds:
             counts.read += 1

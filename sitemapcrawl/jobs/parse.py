@@ -56,8 +56,9 @@ body does not sniff as a sitemap becomes a page again (`s:sm` = 0).
 
 Cost: one scan of the batch's rows (server-filtered, small columns), read in
 chunks so the scanner never idles while a document is parsed; one get per
-stored body; one batched write per `hbase_batch_size` entries. Memory: one
-document's stream and one write batch.
+stored body; one batched write per `hbase_batch_size` entries (and, for pages
+parsed before, one multi-get and one batched delete of stale outlinks per
+chunk). Memory: one document's stream and one write batch.
 """
 
 from __future__ import annotations
@@ -73,6 +74,7 @@ from sitemapcrawl.changes import Hints, entry_hints
 from sitemapcrawl.config import Settings
 from sitemapcrawl.errors import CellDecodeError, InvalidUrlError, SitemapError
 from sitemapcrawl.htmllinks import extract_links
+from sitemapcrawl.jobs import batches
 from sitemapcrawl.jobs.generate import CrawlMode, crawl_mode
 from sitemapcrawl.jobs.history import record_parse
 from sitemapcrawl.jobs.rules import UrlRules
@@ -185,10 +187,12 @@ def batch_rows(store: Store, field_name: str, batch_id: str, fields: list[str],
 
     Each chunk is a fresh scan resuming after the last key, so no scanner sits
     idle while the caller works on a chunk. Rows that do not decode are
-    logged and left out. Cost: one server-filtered scan over the table.
+    logged and left out; reading a field not in `fields` raises FieldNotReadError.
+    Cost: one server-filtered scan over the table.
     """
     # The server's column filter sees only the columns scanned: scan the tested one too.
-    columns = column_names(WebPage, [*fields, field_name] if field_name not in fields else fields)
+    fields = [*fields, field_name] if field_name not in fields else fields
+    columns = column_names(WebPage, fields)
     row_filter = equals_filter(WebPage, field_name, batch_id)
     start: bytes | None = None
     while True:
@@ -198,7 +202,7 @@ def batch_rows(store: Store, field_name: str, batch_id: str, fields: list[str],
                                      limit=chunk):
             last = key
             try:
-                rows.append((key, decode(WebPage, urls.url_from_row_key(key.decode("utf-8")), cells)))
+                rows.append((key, decode(WebPage, urls.url_from_row_key(key.decode("utf-8")), cells, fields)))
             except (InvalidUrlError, CellDecodeError, UnicodeDecodeError) as exc:
                 log.warning("skipping row %r: %s", key[:200], exc)
         if last is None:
@@ -399,14 +403,11 @@ def _is_html(content_type: str | None) -> bool:
     return kind in _HTML_TYPES
 
 
-def parse_page_row(store: Store, key: bytes, row: WebPage, body: bytes, batch_id: str,
-                   rules: UrlRules, counts: ParseCounts) -> WebPage:
+def parse_page_row(row: WebPage, body: bytes, batch_id: str, rules: UrlRules, counts: ParseCounts) -> WebPage:
     """One HTML page's outlinks and robots directives: the cells to put on its own row.
 
-    A page parsed before loses the outlinks this parse no longer finds (a read
-    and a delete of just those columns), so the put that follows leaves only
-    this parse's. Only the stale ones are deleted: a delete and a put of the
-    same column in the same millisecond would leave the delete winning.
+    A page parsed before loses the outlinks this parse no longer finds: the
+    caller deletes them (`_delete_stale_outlinks`) before it puts these.
     """
     found = extract_links(body, row.url, rules=rules.canonical, url_filter=rules.url_filter,
                           max_outlinks=rules.settings.max_outlinks_per_page)
@@ -415,23 +416,32 @@ def parse_page_row(store: Store, key: bytes, row: WebPage, body: bytes, batch_id
                                          link.anchor))
         for link in found.outlinks
     }
-    if row.parse_mark is not None:
-        _delete_stale_outlinks(store, key, row.url, outlinks)
     counts.pages += 1
     counts.outlinks += len(outlinks)
     return WebPage(row.url, outlinks=outlinks, canonical=found.canonical, noindex=found.noindex,
                    nofollow=found.nofollow, parse_mark=batch_id)
 
 
-def _delete_stale_outlinks(store: Store, key: bytes, url: str, current: dict[str, str]) -> None:
-    """Delete the outlink cells of `key` that are not in `current` (one read, maybe one delete)."""
-    cells = store.row(WEBPAGE_TABLE, key, column_names(WebPage, ["outlinks"]))
-    if not cells:
+def _delete_stale_outlinks(store: Store, pages: list[tuple[bytes, WebPage]]) -> None:
+    """Delete the stored outlink cells of re-parsed pages that their new outlinks lack.
+
+    Only the stale ones: a delete and a put of the same column in the same
+    millisecond would leave the delete winning. Cost: one multi-get and one
+    batched delete per chunk of pages.
+    """
+    if not pages:
         return
-    old = decode(WebPage, url, cells).outlinks or {}
-    stale = {target: "" for target in old if target not in current}
-    if stale:
-        store.delete(WEBPAGE_TABLE, key, list(encode(WebPage(url, outlinks=stale))))
+    stored = store.rows(WEBPAGE_TABLE, [key for key, _ in pages], column_names(WebPage, ["outlinks"]))
+    deletes: list[tuple[bytes, list[bytes] | None]] = []
+    for key, page in pages:
+        cells = stored.get(key)
+        if not cells:
+            continue
+        current = page.outlinks or {}
+        stale = {target: "" for target in decode(WebPage, page.url, cells).outlinks or {} if target not in current}
+        if stale:
+            deletes.append((key, list(encode(WebPage(page.url, outlinks=stale)))))
+    store.delete_many(WEBPAGE_TABLE, deletes)
 
 
 def _body(store: Store, key: bytes, url: str) -> bytes | None:
@@ -474,7 +484,7 @@ def _parse_row(store: Store, key: bytes, row: WebPage, batch_id: str, rules: Url
     if body is None:
         counts.not_parsed["no body stored"] += 1
         return WebPage(row.url, parse_mark=batch_id), outcome
-    return parse_page_row(store, key, row, body, batch_id, rules, counts), outcome
+    return parse_page_row(row, body, batch_id, rules, counts), outcome
 
 
 def _skip_or_sitemap(store: Store, key: bytes, row: WebPage, batch_id: str, rules: UrlRules,
@@ -514,32 +524,39 @@ def parse_batch(
     on_progress: Callable[[int], None] = lambda rows_done: None,
     on_sitemap: Callable[[SitemapOutcome], None] = lambda outcome: None,
     now: datetime | None = None,
+    wait: bool = False,
 ) -> ParseCounts:
     """Parse the fetched rows of a batch (see the module docstring); return the counts.
 
     `mode` defaults to the settings' `crawl_mode`. `on_sitemap` hears of each
     sitemap row parsed (or refused). Per-row trouble is data on the row; only
-    the store's errors (StoreUnavailableError, TableMissingError) and a bad
-    mode (UsageError) raise.
+    the store's errors (StoreUnavailableError, TableMissingError), a bad
+    mode (UsageError) and another worker parsing the batch (LeaseHeldError;
+    with `wait`, its lease is waited for) raise.
     """
     mode = mode or crawl_mode(rules.settings.crawl_mode)
     store.require_tables(WEBPAGE_TABLE, HISTORY_TABLE)
     now = (now or datetime.now(UTC)).replace(microsecond=0)
     counts = ParseCounts(batch_id=batch_id)
     chunk = max(1, rules.settings.hbase_batch_size)
-    for rows in batch_rows(store, "fetch_mark", batch_id, _READ_FIELDS, chunk):
-        puts = []
-        for key, row in rows:
-            counts.rows += 1
-            if row.parse_mark == batch_id:
-                counts.already_parsed += 1
-                continue
-            cells, outcome = _parse_row(store, key, row, batch_id, rules, mode, counts, now)
-            if outcome is not None:
-                on_sitemap(outcome)
-            if cells is not None:
-                puts.append((key, encode(cells)))
-        store.write(WEBPAGE_TABLE, puts)
-        on_progress(counts.rows)
+    with batches.working_on(store, batch_id, batches.PARSE, rules.settings, wait=wait):
+        for rows in batch_rows(store, "fetch_mark", batch_id, _READ_FIELDS, chunk):
+            puts = []
+            reparsed: list[tuple[bytes, WebPage]] = []
+            for key, row in rows:
+                counts.rows += 1
+                if row.parse_mark == batch_id:
+                    counts.already_parsed += 1
+                    continue
+                cells, outcome = _parse_row(store, key, row, batch_id, rules, mode, counts, now)
+                if outcome is not None:
+                    on_sitemap(outcome)
+                if cells is not None:
+                    puts.append((key, encode(cells)))
+                    if row.parse_mark is not None and cells.outlinks is not None:
+                        reparsed.append((key, cells))
+            _delete_stale_outlinks(store, reparsed)
+            store.write(WEBPAGE_TABLE, puts)
+            on_progress(counts.rows)
     log.info("parse: %s", counts.summary())
     return counts

@@ -232,6 +232,7 @@ def score_sitemaps(store: Store, rules: UrlRules, now: datetime, *,
     weights: dict[str, float] = {}
     puts: list[tuple[bytes, dict[bytes, bytes]]] = []
     blacklist_column = column_names(WebPage, ["blacklisted"])
+    cleared: list[tuple[bytes, list[bytes]]] = []
     for url, (key, facts) in sitemaps.items():
         verdict = assess(facts, tallies[url].stats, policy, pins, now)
         weights[url] = verdict.weight
@@ -242,10 +243,11 @@ def score_sitemaps(store: Store, rules: UrlRules, now: datetime, *,
             counts.newly_blacklisted += 1
             log.info("quality: blacklisted %s: %s", url, verdict.reason)
         if ours and verdict.reason is None:
-            store.delete(WEBPAGE_TABLE, key, blacklist_column)
+            cleared.append((key, blacklist_column))
             counts.cleared += 1
         puts.append((key, encode(_verdict_row(url, verdict, now))))
         log.debug("quality: %s %.3f %s", url, verdict.score, verdict.state.value)
+    store.delete_many(WEBPAGE_TABLE, cleared)  # the verdict puts hold no s:bl for these rows
     store.write(WEBPAGE_TABLE, puts)
     record_statuses(store, {history_keys[url]: tally.statuses for url, tally in tallies.items()
                             if tally.statuses and url in history_keys})

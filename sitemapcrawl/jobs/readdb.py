@@ -9,6 +9,7 @@ from typing import Any
 
 from sitemapcrawl import urls
 from sitemapcrawl.errors import RowNotFoundError
+from sitemapcrawl.jobs.politeness import POLITENESS_KEYS_START
 from sitemapcrawl.store import Store
 from sitemapcrawl.webpage import HOST_TABLE, WEBPAGE_TABLE, WebPage, column_names, readable_cells
 
@@ -84,5 +85,6 @@ def collect_stats(store: Store) -> DbStats:
             stats.found_in_sitemaps += 1
         hosts.add(urls.host_key(urls.url_from_row_key(key.decode("utf-8"))))
     stats.hosts = len(hosts)
-    stats.host_rows = sum(1 for _ in store.scan(HOST_TABLE, filter="KeyOnlyFilter()"))
+    # Origin rows only: politeness rows (`~host:...`, `~ip:...`) sort after them.
+    stats.host_rows = sum(1 for _ in store.scan(HOST_TABLE, stop=POLITENESS_KEYS_START, filter="KeyOnlyFilter()"))
     return stats

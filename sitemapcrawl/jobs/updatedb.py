@@ -41,7 +41,7 @@ pass can be run again and skips what it has done.
 
 Cost: three server-filtered scans; one put per target of a link (pass 1),
 per merged row (pass 2) and per fetched row (pass 3), batched by
-`hbase_batch_size`; one delete per gone row. Memory: one chunk of rows.
+`hbase_batch_size`; one batched delete per chunk with gone rows. Memory: one chunk of rows.
 """
 
 from __future__ import annotations
@@ -55,6 +55,7 @@ from typing import Any
 
 from sitemapcrawl import urls
 from sitemapcrawl.errors import InvalidUrlError
+from sitemapcrawl.jobs import batches
 from sitemapcrawl.jobs.generate import CrawlMode, crawl_mode
 from sitemapcrawl.jobs.parse import batch_rows
 from sitemapcrawl.jobs.quality import QualityCounts, score_sitemaps
@@ -75,7 +76,7 @@ log = logging.getLogger(__name__)
 
 _SPREAD_FIELDS = ["status", "redirect_to", "outlinks", "depth", "radius", "score", "update_mark"]
 _SCHEDULE_FIELDS = [
-    "status", "fetch_time", "prev_fetch_time", "fetch_interval", "retries", "content_changed",
+    "status", "fetch_time", "prev_fetch_time", "fetch_interval", "retries", "retry_at", "content_changed",
     "changefreq", "lastmod", "update_mark",
 ]
 _MERGE_FIELDS = [
@@ -233,7 +234,7 @@ def merge_row(row: WebPage, batch_id: str, mode: CrawlMode, policy: SchedulePoli
         if row.sitemap_source is None:
             values["sitemap_source"] = source
     hinted = WebPage(row.url, status=row.status, fetch_time=row.fetch_time, prev_fetch_time=row.prev_fetch_time,
-                     fetch_interval=row.fetch_interval, retries=row.retries,
+                     fetch_interval=row.fetch_interval, retries=row.retries, retry_at=row.retry_at,
                      content_changed=row.content_changed,
                      changefreq=values.get("changefreq", row.changefreq),
                      lastmod=values.get("lastmod", row.lastmod))
@@ -274,6 +275,7 @@ def _schedule_batch(store: Store, batch_id: str, policy: SchedulePolicy, counts:
     next_fetch_column = column_names(WebPage, ["next_fetch"])
     for rows in batch_rows(store, "fetch_mark", batch_id, _SCHEDULE_FIELDS, chunk):
         puts: list[tuple[bytes, dict[bytes, bytes]]] = []
+        unscheduled: list[tuple[bytes, list[bytes]]] = []
         for key, row in rows:
             done += 1
             if row.update_mark == batch_id:
@@ -284,10 +286,11 @@ def _schedule_batch(store: Store, batch_id: str, policy: SchedulePolicy, counts:
             counts.by_status[row.status.value if row.status else "none"] += 1
             if planned.next_fetch is None:
                 counts.not_rescheduled += 1
-                store.delete(WEBPAGE_TABLE, key, next_fetch_column)
+                unscheduled.append((key, next_fetch_column))
             puts.append((key, encode(WebPage(row.url, next_fetch=planned.next_fetch,
                                              fetch_interval=planned.interval, update_mark=batch_id))))
             log.debug("updatedb: %s next %s (%s)", row.url, planned.next_fetch, planned.reason)
+        store.delete_many(WEBPAGE_TABLE, unscheduled)  # the puts do not hold f:nft for these rows
         store.write(WEBPAGE_TABLE, puts)
         on_progress(done)
 
@@ -300,12 +303,16 @@ def updatedb(
     mode: CrawlMode | None = None,
     on_progress: Callable[[int], None] = lambda rows_done: None,
     now: datetime | None = None,
+    wait: bool = False,
 ) -> UpdateCounts:
     """Merge a parsed batch into the table (see the module docstring); return the counts.
 
     `mode` defaults to the settings' `crawl_mode`. `on_progress` hears rows
     done in the current pass. Raises only the store's errors
-    (StoreUnavailableError, TableMissingError) and UsageError for a bad mode.
+    (StoreUnavailableError, TableMissingError), UsageError for a bad mode and
+    LeaseHeldError when another worker updates the batch (with `wait`, its
+    lease is waited for). The batch is finished in the registry when it was
+    wholly parsed before this began.
     """
     mode = mode or crawl_mode(rules.settings.crawl_mode)
     store.require_tables(WEBPAGE_TABLE)
@@ -313,10 +320,11 @@ def updatedb(
     policy = SchedulePolicy.from_settings(rules.settings)
     counts = UpdateCounts(batch_id=batch_id)
     chunk = max(1, rules.settings.hbase_batch_size)
-    _spread(store, batch_id, rules, mode, counts, chunk, on_progress)
-    _merge(store, batch_id, mode, policy, counts, chunk, now, on_progress)
-    _schedule_batch(store, batch_id, policy, counts, chunk, now, on_progress)
-    if rules.settings.sitemap_quality and mode is not CrawlMode.LINKS_ONLY:
-        counts.quality = score_sitemaps(store, rules, now, on_progress=on_progress)
+    with batches.working_on(store, batch_id, batches.UPDATE, rules.settings, wait=wait):
+        _spread(store, batch_id, rules, mode, counts, chunk, on_progress)
+        _merge(store, batch_id, mode, policy, counts, chunk, now, on_progress)
+        _schedule_batch(store, batch_id, policy, counts, chunk, now, on_progress)
+        if rules.settings.sitemap_quality and mode is not CrawlMode.LINKS_ONLY:
+            counts.quality = score_sitemaps(store, rules, now, on_progress=on_progress)
     log.info("updatedb: %s", counts.summary())
     return counts

@@ -40,6 +40,7 @@ class Fault(Enum):
     WRONG_TYPE = "wrong-type"  # the normal body under `content_type`
     RESET = "reset"  # read the request, then reset the connection (TCP RST)
     CLOSE = "close"  # read the request, then close the connection without answering
+    SLOW_DOWN = "slow-down"  # answer `status` (429 if 0; 503 also makes sense) with `Retry-After: retry_after`
 
 
 @dataclass(frozen=True)
@@ -57,6 +58,8 @@ class FaultSpec:
     status: int = 0
     size: int = 0
     content_type: str = "application/octet-stream"
+    retry_after: str = ""
+    """SLOW_DOWN: the Retry-After header value (seconds or an HTTP date); empty: none sent."""
 
     def __post_init__(self) -> None:
         if self.kind is Fault.REDIRECT and not self.target:

@@ -308,6 +308,12 @@ class _Handler(BaseHTTPRequestHandler):
         if kind in (Fault.NOT_FOUND, Fault.GONE, Fault.SERVER_ERROR):
             status = {Fault.NOT_FOUND: 404, Fault.GONE: 410, Fault.SERVER_ERROR: 500}[kind]
             return self._send_error(status, head)
+        if fault and kind is Fault.SLOW_DOWN:
+            page = error_page(fault.status or 429, "Slow down")
+            headers = [("Content-Type", HTML_TYPE), ("Content-Length", str(len(page)))]
+            if fault.retry_after:
+                headers.append(("Retry-After", fault.retry_after))
+            return self._send(fault.status or 429, headers, None if head else iter((page,)))
         if fault and kind in (Fault.REDIRECT, Fault.REDIRECT_LOOP):
             here = f"http://{site.host}:{self.server.server_port}{target}"
             ref = target if kind is Fault.REDIRECT_LOOP else fault.target

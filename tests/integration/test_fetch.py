@@ -24,9 +24,10 @@ from sitemapcrawl import urls
 from sitemapcrawl.config import Settings
 from sitemapcrawl.http import PoliteHttpClient
 from sitemapcrawl.jobs.fetch import FetchCounts, FetchOptions, fetch
-from sitemapcrawl.jobs.generate import GenerateOptions, generate
+from sitemapcrawl.jobs.generate import CrawlMode, GenerateOptions, generate
 from sitemapcrawl.jobs.hosts import origin_key
 from sitemapcrawl.jobs.rules import UrlRules
+from sitemapcrawl.jobs.updatedb import updatedb
 from sitemapcrawl.store import Store
 from sitemapcrawl.testweb import (
     Fault,
@@ -112,6 +113,10 @@ def batch(store: Store, settings: Settings, batch_id: str, partitions: int = 1,
     assert counts.selected > 0
 
 
+def merge(store: Store, settings: Settings, batch_id: str) -> None:
+    updatedb(store, UrlRules.from_settings(settings), batch_id, mode=CrawlMode.MIXED)
+
+
 def run_fetch(store: Store, settings: Settings, batch_id: str, **options: object) -> FetchCounts:
     client = PoliteHttpClient.from_settings(settings)
     try:
@@ -155,6 +160,10 @@ def test_outcomes_politeness_and_user_agent(site: TestWebServer, store: Store, f
     assert (gone.status, gone.http_code) == (FetchStatus.GONE, 410)
     failed = read(store, site.url("127.0.0.2", "/e500.html"))
     assert (failed.status, failed.retries, failed.error) == (FetchStatus.RETRY, 1, "HTTP 500")
+    # fetch records facts; the next fetch time is the schedule's, written by updatedb (issue 10)
+    assert failed.next_fetch == PAST
+    merge(store, settings, "b1")
+    failed = read(store, site.url("127.0.0.2", "/e500.html"))
     assert failed.next_fetch is not None and failed.fetch_time is not None
     assert failed.next_fetch - failed.fetch_time == timedelta(seconds=60)
 
@@ -184,6 +193,7 @@ def test_crawl_delay_is_honoured_and_deferred_over_the_cap(site: TestWebServer, 
     counts = run_fetch(store, capped, "cd2")
     assert counts.by_status == {"deferred": 4}
     assert site.log.paths("127.0.0.3") == ["/robots.txt"]
+    merge(store, capped, "cd2")
     row = read(store, posts[0])
     assert row.status is FetchStatus.DEFERRED and "Crawl-delay" in (row.error or "")
     assert row.next_fetch is not None and row.fetch_time is not None and row.next_fetch > row.fetch_time
@@ -254,7 +264,8 @@ def test_timeouts_and_500s_are_retried_then_gone(site: TestWebServer, store: Sto
     run_fetch(store, fetch_settings, "r1")
     timed_out = read(store, slow)
     assert (timed_out.status, timed_out.retries, timed_out.error) == (FetchStatus.RETRY, 1, "timed out")
-    # the retry is rescheduled by fetch itself: generate takes it again once due
+    # the retry is rescheduled by updatedb (the schedule): generate takes it again once due
+    merge(store, fetch_settings, "r1")
     later = max(read(store, u).next_fetch or PAST for u in (slow, failing)) + timedelta(seconds=1)
     batch(store, fetch_settings, "r2", now=later)
     run_fetch(store, fetch_settings, "r2")

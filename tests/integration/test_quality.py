@@ -4,6 +4,7 @@ one over the limits, crawled for real; then the ranking generate makes of them, 
 from __future__ import annotations
 
 import dataclasses
+import json
 from datetime import UTC, datetime
 
 import pytest
@@ -17,6 +18,7 @@ from sitemapcrawl.jobs.quality import score_sitemaps
 from sitemapcrawl.jobs.rules import UrlRules
 from sitemapcrawl.linkvalues import parse_inlink
 from sitemapcrawl.quality import is_quality_reason
+from sitemapcrawl.report import build_report
 from sitemapcrawl.store import Store
 from sitemapcrawl.webpage import WEBPAGE_TABLE, FetchStatus, QualityState, WebPage, decode, encode
 
@@ -62,6 +64,19 @@ def test_the_ranking_orders_the_sitemaps_as_a_person_would_and_the_worst_is_blac
     assert sitemap["clean"].quality_notes == () or sitemap["clean"].quality_notes is None
     for name in ("clean", "big", "fake"):
         assert sitemap[name].blacklisted is None, name
+
+    # `report --jsonl` carries what the HTML report shows per sitemap: score, state, six signals, notes.
+    lines = [json.loads(line) for line in build_report(store).json_lines()]
+    reported = {line["url"]: line for line in lines if line["kind"] == "sitemap"}
+    for name, url in sm.items():
+        line, row = reported[url], sitemap[name]
+        assert line["quality"] == row.quality and line["state"] == row.quality_state.value, name
+        assert line["signals"] == {"valid": row.quality_valid, "fetch": row.quality_fetch,
+                                   "lastmod": row.quality_lastmod, "duplicates": row.quality_duplicates,
+                                   "errors": row.quality_errors, "freshness": row.quality_freshness}, name
+        assert line["notes"] == list(row.quality_notes or ()), name
+    assert reported[sm["broken"]]["state"] == "blacklisted" and reported[sm["broken"]]["signals"]["fetch"] < 0.2
+    assert any("share one lastmod" in note for note in reported[sm["fake"]]["notes"])
 
     # Pages: the sitemap priority (0.8 everywhere) weighted by quality; the link score untouched.
     weighted = {}

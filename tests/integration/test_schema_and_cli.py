@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import uuid
+from pathlib import Path
 
 import pytest
 from hbase_fixtures import REPO, hbase_shell, run_shell_file
@@ -12,7 +13,7 @@ from typer.testing import CliRunner
 from sitemapcrawl.cli import app
 from sitemapcrawl.config import Settings
 from sitemapcrawl.store import Store
-from sitemapcrawl.webpage import HISTORY_TABLE, HOST_TABLE, WEBPAGE_TABLE, FetchStatus, WebPage, encode
+from sitemapcrawl.webpage import BATCH_TABLE, HISTORY_TABLE, HOST_TABLE, WEBPAGE_TABLE, FetchStatus, WebPage, encode
 
 pytestmark = pytest.mark.integration
 runner = CliRunner()
@@ -23,7 +24,7 @@ def cli(settings: Settings, *args: str):
     return runner.invoke(app, ["--hbase", settings.hbase, "--table-prefix", settings.table_prefix, *args])
 
 
-def test_init_creates_tables_like_the_shell_scripts(settings: Settings) -> None:
+def test_init_creates_tables_like_the_shell_scripts(settings: Settings, tmp_path: Path) -> None:
     first = cli(settings, "init")
     assert first.exit_code == 0, first.output
     assert f"created table {settings.table_prefix}webpage" in first.stderr
@@ -31,16 +32,29 @@ def test_init_creates_tables_like_the_shell_scripts(settings: Settings) -> None:
     assert again.exit_code == 0 and "nothing to do" in again.stderr
 
     shell_prefix = settings.table_prefix + "sh_"
+    printed_prefix = settings.table_prefix + "ps_"
     try:
-        for table in (WEBPAGE_TABLE, HOST_TABLE, HISTORY_TABLE):
+        for table in (WEBPAGE_TABLE, HOST_TABLE, BATCH_TABLE, HISTORY_TABLE):
             run_shell_file(SCHEMA / f"{table}.hbase", table_prefix=shell_prefix)
         shell_settings = Settings(hbase=settings.hbase, table_prefix=shell_prefix)
         with Store(settings) as by_init, Store(shell_settings) as by_shell:
-            for table in (WEBPAGE_TABLE, HOST_TABLE, HISTORY_TABLE):
+            for table in (WEBPAGE_TABLE, HOST_TABLE, BATCH_TABLE, HISTORY_TABLE):
                 assert by_shell.families(table) == by_init.families(table), table
+        # `init --print-schema` (every packaged schema file in one script) makes the same tables.
+        printed = runner.invoke(app, ["--table-prefix", printed_prefix, "init", "--print-schema"])
+        assert printed.exit_code == 0, printed.output
+        script = tmp_path / "printed.hbase"
+        script.write_text(printed.stdout, encoding="utf-8")
+        run_shell_file(script)
+        with Store(settings) as by_init, \
+                Store(Settings(hbase=settings.hbase, table_prefix=printed_prefix)) as by_script:
+            assert set(by_script.existing_tables()) == set(by_init.existing_tables())
+            for table in by_init.existing_tables():
+                assert by_script.families(table) == by_init.families(table), table
     finally:
-        with Store(Settings(hbase=settings.hbase, table_prefix=shell_prefix)) as store:
-            store.drop_tables()
+        for prefix in (shell_prefix, printed_prefix):
+            with Store(Settings(hbase=settings.hbase, table_prefix=prefix)) as store:
+                store.drop_tables()
 
 
 def test_readdb_one_row_prefix_and_stats(settings: Settings, store: Store) -> None:
@@ -92,7 +106,9 @@ def test_unreachable_hbase_exits_2_with_one_line() -> None:
     result = runner.invoke(app, ["--hbase", "127.0.0.1:1", "--table-prefix", f"x{uuid.uuid4().hex}", "init"])
     assert result.exit_code == 2
     lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1 and "127.0.0.1:1" in lines[0] and "scripts/hbase-local start" in lines[0]
+    assert len(lines) == 1 and "127.0.0.1:1" in lines[0] and "transport buffered and protocol binary" in lines[0]
+    # Only the local default address (127.0.0.1:9090) is told to start the local HBase (issue 12).
+    assert "scripts/hbase-local start" not in lines[0]
 
 
 def test_rows_written_are_readable_in_the_hbase_shell(settings: Settings, store: Store) -> None:
@@ -124,7 +140,7 @@ def test_crawl_on_a_fresh_prefix_creates_its_tables_and_says_so(  # type: ignore
     assert result.exit_code == 0, result.output
     created = [line for line in result.stderr.splitlines() if line.startswith("crawl: created table")]
     assert sorted(created) == sorted(f"crawl: created table {settings.table_prefix}{table} (it did not exist)"
-                                     for table in (HOST_TABLE, WEBPAGE_TABLE, HISTORY_TABLE))
+                                     for table in (HOST_TABLE, WEBPAGE_TABLE, BATCH_TABLE, HISTORY_TABLE))
     assert "round 1: batch" in result.stderr and "run `sitemapcrawl init`" not in result.stderr
     assert "\r" not in result.stderr and "\x1b[" not in result.stderr  # not a terminal: plain lines only
     again = runner.invoke(app, ["--hbase", settings.hbase, "--table-prefix", settings.table_prefix,

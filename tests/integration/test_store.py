@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import subprocess
 import threading
 
@@ -10,17 +11,17 @@ from hbase_fixtures import HBASE_LOCAL
 
 from sitemapcrawl.config import Settings
 from sitemapcrawl.errors import StoreUnavailableError, TableMissingError
-from sitemapcrawl.store import Store
-from sitemapcrawl.webpage import HOST_TABLE, WEBPAGE_TABLE
+from sitemapcrawl.store import Store, WriteCounts
+from sitemapcrawl.webpage import BATCH_TABLE, HOST_TABLE, WEBPAGE_TABLE
 
 pytestmark = pytest.mark.integration
 
 
 def test_create_tables_is_idempotent(settings: Settings) -> None:
     with Store(settings) as store:
-        assert store.create_tables() == [WEBPAGE_TABLE, HOST_TABLE]
+        assert store.create_tables() == [WEBPAGE_TABLE, HOST_TABLE, BATCH_TABLE]
         assert store.create_tables() == []
-        assert sorted(store.existing_tables()) == sorted([WEBPAGE_TABLE, HOST_TABLE])
+        assert sorted(store.existing_tables()) == sorted([WEBPAGE_TABLE, HOST_TABLE, BATCH_TABLE])
 
 
 def test_write_read_and_scan(store: Store) -> None:
@@ -62,8 +63,10 @@ def test_missing_table_says_run_init(settings: Settings) -> None:
 
 def test_unreachable_hbase_is_one_clear_error() -> None:
     with (Store(Settings(hbase="127.0.0.1:1")) as store,
-          pytest.raises(StoreUnavailableError, match=r"127\.0\.0\.1:1.*scripts/hbase-local start")):
+          pytest.raises(StoreUnavailableError, match=r"127\.0\.0\.1:1.*Thrift1 gateway running there") as caught):
         store.existing_tables()
+    # Not the local default address: no advice to start the local HBase (issue 12).
+    assert "scripts/hbase-local" not in str(caught.value)
 
 
 def test_thrift_restart_during_batched_write_loses_and_duplicates_nothing(settings: Settings) -> None:
@@ -100,3 +103,24 @@ def test_thrift_restart_during_batched_write_loses_and_duplicates_nothing(settin
             assert cells[b"m:dp"] == str(int(key.rsplit(b"/", 1)[1])).encode()
             seen += 1
         assert seen == total
+
+
+def test_delete_many_deletes_columns_and_rows_in_batches(settings: Settings) -> None:
+    with Store(dataclasses.replace(settings, hbase_batch_size=2)) as store:
+        store.create_tables()
+        store.write(WEBPAGE_TABLE, [(f"k:{i}".encode(), {b"f:st": b"fetched", b"f:nft": b"x", b"m:dp": b"1"})
+                                    for i in range(5)])
+        done = store.delete_many(WEBPAGE_TABLE, [
+            (b"k:0", [b"f:nft"]), (b"k:1", [b"f:nft", b"m:dp"]), (b"k:2", None), (b"k:3", []),
+            (b"k:9", [b"f:nft"]),  # no such row: nothing happens
+        ])
+        assert (done.rows, done.batches) == (4, 2)  # the empty column list is no delete
+        assert store.row(WEBPAGE_TABLE, b"k:0") == {b"f:st": b"fetched", b"m:dp": b"1"}
+        assert store.row(WEBPAGE_TABLE, b"k:1") == {b"f:st": b"fetched"}
+        assert store.row(WEBPAGE_TABLE, b"k:2") is None
+        assert store.row(WEBPAGE_TABLE, b"k:3") == store.row(WEBPAGE_TABLE, b"k:4")
+        assert store.delete_many(WEBPAGE_TABLE, iter([])) == WriteCounts(0, 0, 0)
+        # Sending the same deletes again (a retried batch) leaves the same rows.
+        store.delete_many(WEBPAGE_TABLE, [(b"k:0", [b"f:nft"]), (b"k:2", None)])
+        assert store.row(WEBPAGE_TABLE, b"k:0") == {b"f:st": b"fetched", b"m:dp": b"1"}
+        assert store.row(WEBPAGE_TABLE, b"k:2") is None

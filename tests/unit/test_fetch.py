@@ -22,6 +22,7 @@ from sitemapcrawl.jobs.fetch import (
     retry_or_gone,
     stored_rule,
 )
+from sitemapcrawl.schedule import SchedulePolicy, schedule
 from sitemapcrawl.webpage import FetchStatus, HostRow, RobotsStatus
 
 NOW = datetime(2025, 3, 1, 12, tzinfo=UTC)
@@ -86,16 +87,27 @@ def test_redirects_gone_and_failures() -> None:
         assert outcome_row(item(), answer(code), NOW, SETTINGS, False).status is FetchStatus.GONE
     no_location = outcome_row(item(), answer(302), NOW, SETTINGS, False)
     assert no_location.status is FetchStatus.GONE and no_location.error == "HTTP 302"
+    policy = SchedulePolicy.from_settings(SETTINGS)
     for response in (answer(500), answer(503), answer(429), answer(None, error="timed out")):
         row = outcome_row(item(), response, NOW, SETTINGS, False)
-        assert row.status is FetchStatus.RETRY and row.retries == 1 and row.next_fetch == NOW + timedelta(seconds=100)
+        # fetch records facts only (issue 10): the next fetch time is the schedule's
+        assert row.status is FetchStatus.RETRY and row.retries == 1 and row.next_fetch is None
+        assert schedule(row, policy, NOW, just_fetched=True).next_fetch == NOW + timedelta(seconds=100)
     assert outcome_row(item(), answer(None, error="timed out"), NOW, SETTINGS, False).error == "timed out"
 
 
-def test_retry_interval_doubles_then_gone() -> None:
-    second = retry_or_gone(item(retries=1), NOW, SETTINGS, "HTTP 500")
-    assert second["status"] is FetchStatus.RETRY and second["next_fetch"] == NOW + timedelta(seconds=200)
-    third = retry_or_gone(item(retries=2), NOW, SETTINGS, "HTTP 500")
+def test_retry_after_is_recorded_as_a_fact() -> None:
+    for header, wait in (("120", 120), ("Sat, 01 Mar 2025 13:00:00 GMT", 3600)):
+        row = outcome_row(item(), answer(503, retry_after=header), NOW, SETTINGS, False)
+        assert row.retry_at == NOW + timedelta(seconds=wait) and row.next_fetch is None
+    assert outcome_row(item(), answer(429, retry_after="soon"), NOW, SETTINGS, False).retry_at is None
+    assert outcome_row(item(), answer(500, retry_after="120"), NOW, SETTINGS, False).retry_at is None
+
+
+def test_retry_count_then_gone() -> None:
+    second = retry_or_gone(item(retries=1), SETTINGS, "HTTP 500")
+    assert second["status"] is FetchStatus.RETRY and second["retries"] == 2 and "next_fetch" not in second
+    third = retry_or_gone(item(retries=2), SETTINGS, "HTTP 500")
     assert third["status"] is FetchStatus.GONE and third["retries"] == 3 and "next_fetch" not in third
 
 
@@ -157,9 +169,9 @@ def test_counts_summary() -> None:
 
 
 def test_queue_by_ip_resolves_names_once_and_keeps_addresses() -> None:
-    from sitemapcrawl.jobs.fetch import _Resolver
+    from sitemapcrawl.jobs.politeness import Resolver
 
-    resolve = _Resolver()
+    resolve = Resolver()
     assert resolve("127.0.0.2") == "127.0.0.2"
     assert resolve("[::1]") == "::1"
     assert resolve("localhost") in ("127.0.0.1", "::1")

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from sitemapcrawl.jobs.generate import rank
 from sitemapcrawl.quality import (
+    FETCH_EVIDENCE,
     UNIFORM_MIN,
     WEIGHTS,
     ListedStats,
@@ -23,6 +24,7 @@ from sitemapcrawl.quality import (
     observe,
     signals_of,
     weighted_priority,
+    wilson_upper,
 )
 from sitemapcrawl.sitemaps import parse_sitemap
 from sitemapcrawl.webpage import FetchStatus, QualityState, WebPage
@@ -83,7 +85,45 @@ def test_fetch_share_judges_only_fetched_urls() -> None:
     bad = listed((None, FetchStatus.FETCHED), (None, FetchStatus.GONE), (None, FetchStatus.REDIRECT),
                  (None, FetchStatus.BLOCKED_ROBOTS))
     assert (bad.ok, bad.gone, bad.redirected, bad.robots) == (1, 1, 1, 1)
-    assert signal("fetch", facts(), bad) == round(2 / 5, 3)
+    # all four entries judged: the Wilson upper bound of 1 ok in 4 (issue 10 replaced the raw share)
+    assert signal("fetch", facts(entries=4), bad) == 0.5
+    # four judged of ten listed: not enough evidence yet
+    assert signal("fetch", facts(), bad) == 1.0
+
+
+def test_the_wilson_upper_bound_pins_known_values() -> None:
+    assert wilson_upper(0, 0) == 1.0 and wilson_upper(5, 5) == 1.0
+    assert wilson_upper(0, 20) == pytest.approx(1 / 21)
+    assert wilson_upper(0, 1) == pytest.approx(0.5)
+    assert wilson_upper(15, 20) == pytest.approx(0.8333, abs=1e-4)
+    assert wilson_upper(1, 4) == pytest.approx(0.5)
+    # z = 1.96 (95 %) is wider: 0 of 20 still leaves about 0.16
+    assert wilson_upper(0, 20, z=1.96) == pytest.approx(1.96**2 / (20 + 1.96**2))
+
+
+def test_a_big_sitemap_needs_evidence_before_the_fetch_signal_acts() -> None:
+    big = facts(entries=50_000)
+    four = listed(*[(None, FetchStatus.GONE)] * 4)
+    verdict = assess(big, four, POLICY, Pins(), NOW)
+    assert verdict.signals.fetch == 1.0 and verdict.state is QualityState.OK
+    assert any("not counted before 20 are judged" in note for note in verdict.notes)
+    nineteen = listed(*[(None, FetchStatus.GONE)] * (FETCH_EVIDENCE - 1))
+    assert assess(big, nineteen, POLICY, Pins(), NOW).state is QualityState.OK
+    twenty = listed(*[(None, FetchStatus.GONE)] * FETCH_EVIDENCE)
+    verdict = assess(big, twenty, POLICY, Pins(), NOW)
+    assert verdict.signals.fetch == pytest.approx(1 / 21, abs=0.001)
+    assert verdict.state is QualityState.BLACKLISTED and "20 of 20 fetched entries failed" in (verdict.reason or "")
+    # a mixed sample: 15 of 20 ok is demoted at most, never blacklisted on the raw 75 %
+    mixed = listed(*[(None, FetchStatus.FETCHED)] * 15, *[(None, FetchStatus.GONE)] * 5)
+    assert assess(big, mixed, POLICY, Pins(), NOW).signals.fetch == pytest.approx(0.833, abs=0.001)
+
+
+def test_a_small_sitemap_is_judged_on_all_its_entries() -> None:
+    three = facts(entries=3)
+    two = listed((None, FetchStatus.GONE), (None, FetchStatus.GONE))
+    assert signal("fetch", three, two) == 1.0  # one entry still unjudged
+    all_three = listed(*[(None, FetchStatus.GONE)] * 3)
+    assert signal("fetch", three, all_three) == pytest.approx(wilson_upper(0, 3), abs=0.001)
 
 
 def test_all_404_sitemap_falls_under_the_blacklist_threshold() -> None:

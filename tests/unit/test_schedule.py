@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sitemapcrawl.config import Settings
-from sitemapcrawl.schedule import DAY, HOUR, SchedulePolicy, eagerest, interval_for, schedule
+from sitemapcrawl.schedule import DAY, HOUR, SchedulePolicy, after_failure, eagerest, interval_for, schedule
 from sitemapcrawl.webpage import ChangeFreq, FetchStatus, WebPage
 
 NOW = datetime(2025, 6, 1, 12, 0, 0, tzinfo=UTC)
@@ -82,6 +82,36 @@ def test_retry_backs_off_exponentially_up_to_the_maximum() -> None:
 def test_deferred_rows_wait_the_deferred_interval() -> None:
     planned = schedule(fetched_row(status=FetchStatus.DEFERRED), POLICY, NOW, just_fetched=True)
     assert planned.next_fetch == FETCHED + timedelta(seconds=POLICY.deferred_interval)
+
+
+def test_a_robots_txt_retry_time_beats_the_deferred_interval() -> None:
+    retry_at = FETCHED + timedelta(hours=1)
+    planned = schedule(fetched_row(status=FetchStatus.DEFERRED, retry_at=retry_at), POLICY, NOW, just_fetched=True)
+    assert planned.next_fetch == retry_at and "robots.txt" in planned.reason
+    # an older retry time is an earlier fetch's: ignored
+    stale = schedule(fetched_row(status=FetchStatus.DEFERRED, retry_at=FETCHED - timedelta(days=3)), POLICY, NOW,
+                     just_fetched=True)
+    assert stale.next_fetch == FETCHED + timedelta(seconds=POLICY.deferred_interval)
+
+
+def test_retry_after_longer_than_the_backoff_wins_within_the_maximum() -> None:
+    longer = schedule(fetched_row(status=FetchStatus.RETRY, retries=1, retry_at=FETCHED + timedelta(hours=5)),
+                      POLICY, NOW, just_fetched=True)
+    assert longer.next_fetch == FETCHED + timedelta(hours=5)
+    shorter = schedule(fetched_row(status=FetchStatus.RETRY, retries=1, retry_at=FETCHED + timedelta(minutes=2)),
+                       POLICY, NOW, just_fetched=True)
+    assert shorter.next_fetch == FETCHED + timedelta(hours=1)
+    absurd = schedule(fetched_row(status=FetchStatus.RETRY, retries=1, retry_at=FETCHED + timedelta(days=9999)),
+                      POLICY, NOW, just_fetched=True)
+    assert absurd.next_fetch == FETCHED + timedelta(seconds=POLICY.max_interval)
+
+
+def test_after_failure_counts_retries_then_gone() -> None:
+    policy = SchedulePolicy(max_retries=3)
+    assert after_failure(0, policy) == (FetchStatus.RETRY, 1)
+    assert after_failure(1, policy) == (FetchStatus.RETRY, 2)
+    assert after_failure(2, policy) == (FetchStatus.GONE, 3)
+    assert SchedulePolicy.from_settings(Settings(max_fetch_retries=5)).max_retries == 5
 
 
 def test_adaptive_interval_shrinks_when_changed_and_grows_when_not() -> None:

@@ -7,6 +7,8 @@ import re
 from pathlib import Path
 
 from sitemapcrawl.webpage import (
+    BATCH_FAMILIES,
+    BATCH_TABLE,
     HISTORY_FAMILIES,
     HISTORY_TABLE,
     HOST_FAMILIES,
@@ -40,6 +42,7 @@ def test_shell_scripts_declare_the_model_families() -> None:
     assert families_in_script(WEBPAGE_TABLE) == without_meaning(WEBPAGE_FAMILIES)
     assert families_in_script(HOST_TABLE) == without_meaning(HOST_FAMILIES)
     assert families_in_script(HISTORY_TABLE) == without_meaning(HISTORY_FAMILIES)
+    assert families_in_script(BATCH_TABLE) == without_meaning(BATCH_FAMILIES)
 
 
 def test_column_map_lists_every_column_of_the_model() -> None:
@@ -47,7 +50,7 @@ def test_column_map_lists_every_column_of_the_model() -> None:
         listed = {(row["table"], row["column"]): row for row in csv.DictReader(handle, delimiter="\t")}
     expected = {}
     for table, column in all_columns():
-        name = column.name if isinstance(column, Column) else f"{column.family}:<{column.key_name}>"
+        name = column.name if isinstance(column, Column) else f"{column.family}:<{column.key}>"
         expected[(table, name)] = column
     assert set(listed) == set(expected)
     for key, column in expected.items():
@@ -59,6 +62,7 @@ def test_column_map_lists_every_column_of_the_model() -> None:
 
 def test_every_column_family_is_declared() -> None:
     declared = {WEBPAGE_TABLE: {f.name for f in WEBPAGE_FAMILIES}, HOST_TABLE: {f.name for f in HOST_FAMILIES},
+                BATCH_TABLE: {f.name for f in BATCH_FAMILIES},
                 HISTORY_TABLE: {f.name for f in HISTORY_FAMILIES}}
     for table, column in all_columns():
         assert column.family in declared[table], (table, column)

@@ -1,0 +1,209 @@
+"""The batch registry: which batches exist, which phases of each finished, and releasing one.
+
+generate writes one `batch` row per batch (when, how many rows, how many
+fetch partitions, the mode). Each phase marks itself done in the `d` family
+only when it left nothing behind: `fetch.K/N` when partition K fetched every
+row, `parse` when the batch was wholly fetched before parsing began, `update`
+when it was wholly parsed before updatedb began. A batch is *unfinished*
+until `update` (or `release`) is there: an interrupted crawl leaves one, and
+`crawl` finishes it first (see `jobs.crawl.finish_batch`).
+
+Releasing a batch (too old to finish: `batch_max_age`, or `batches --release`)
+marks its rows updated for it (`k:upd` = batch id) without scheduling them,
+so generate may select them again; what they hold stays.
+
+Cost: the registry is one small row per batch; listing the unfinished ones
+scans the `batch` table only. Releasing scans the `webpage` table with a
+server-side filter on the generate mark (as every phase of a batch does).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+
+from sitemapcrawl.config import Settings
+from sitemapcrawl.errors import CellDecodeError, UsageError
+from sitemapcrawl.jobs.leases import Lease
+from sitemapcrawl.store import Store
+from sitemapcrawl.webpage import (
+    BATCH_TABLE,
+    WEBPAGE_TABLE,
+    BatchRow,
+    WebPage,
+    batch_cell,
+    column_names,
+    decode,
+    encode,
+    equals_filter,
+    format_time,
+)
+
+log = logging.getLogger(__name__)
+
+FETCH, PARSE, UPDATE, RELEASE = "fetch", "parse", "update", "release"
+
+
+def fetch_share(partition: int, partitions: int) -> str:
+    """The name of one fetch partition of a batch: `fetch.K/N`."""
+    return f"{FETCH}.{partition}/{partitions}"
+
+
+def fetch_shares(store: Store, batch_id: str, partition: tuple[int, int] | None) -> list[str]:
+    """The fetch shares a run takes: its partition, or every partition the registry knows (1 if none)."""
+    if partition is not None:
+        return [fetch_share(*partition)]
+    state = read_batch(store, batch_id)
+    return (state or BatchState(batch_id)).fetch_shares
+
+
+@dataclass(frozen=True)
+class BatchState:
+    """What the registry says of one batch."""
+
+    batch_id: str
+    generated: datetime | None = None
+    selected: int | None = None
+    partitions: int = 1
+    mode: str | None = None
+    done: dict[str, str] = field(default_factory=dict)
+    leases: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def fetch_shares(self) -> list[str]:
+        """Every fetch share of the batch."""
+        return [fetch_share(k, self.partitions) for k in range(self.partitions)]
+
+    @property
+    def fetched(self) -> int:
+        """Fetch partitions that fetched every row."""
+        return sum(1 for share in self.fetch_shares if share in self.done)
+
+    @property
+    def finished(self) -> bool:
+        """updatedb merged the batch, or it was released."""
+        return UPDATE in self.done or RELEASE in self.done
+
+    def phase(self) -> str:
+        """Where the batch stands, in a few words."""
+        if RELEASE in self.done:
+            return "released"
+        if UPDATE in self.done:
+            return "finished"
+        if PARSE in self.done:
+            return "parsed, not updated"
+        if self.fetched == self.partitions:
+            return "fetched, not parsed"
+        return f"fetching ({self.fetched} of {self.partitions} partitions done)"
+
+    def line(self) -> str:
+        """One line for `sitemapcrawl batches`."""
+        made = format_time(self.generated) if self.generated else "?"
+        held = "; ".join(f"{share} held by {holder}" for share, holder in sorted(self.leases.items()))
+        return (f"{self.batch_id}\t{self.phase()}\tgenerated {made}\trows {self.selected or 0}"
+                f"\tmode {self.mode or '-'}" + (f"\t{held}" if held else ""))
+
+
+def _state(key: bytes, cells: dict[bytes, bytes]) -> BatchState:
+    batch_id = key.decode("utf-8", "replace")
+    row = decode(BatchRow, batch_id, cells)
+    return BatchState(batch_id, row.generated, row.selected, max(1, row.partitions or 1), row.mode,
+                      dict(row.done or {}), dict(row.leases or {}))
+
+
+def record_generated(store: Store, batch_id: str, now: datetime, selected: int, partitions: int,
+                     mode: str) -> None:
+    """Register a new batch (one put)."""
+    store.write(BATCH_TABLE, [(batch_id.encode(), encode(BatchRow(
+        batch_id, generated=now, selected=selected, partitions=partitions, mode=mode)))])
+
+
+def record_done(store: Store, batch_id: str, names: list[str], now: datetime) -> None:
+    """Mark phases or shares of a batch done (one put)."""
+    if names:
+        store.write(BATCH_TABLE, [(batch_id.encode(), encode(BatchRow(
+            batch_id, done={name: format_time(now) for name in names})))])
+
+
+def read_batch(store: Store, batch_id: str) -> BatchState | None:
+    """The registry's row of one batch, or None (a batch made before the registry, or a typo)."""
+    cells = store.row(BATCH_TABLE, batch_id.encode())
+    if cells is None:
+        return None
+    try:
+        return _state(batch_id.encode(), cells)
+    except CellDecodeError as exc:
+        log.warning("batch %s: unreadable registry row (%s)", batch_id, exc)
+        return None
+
+
+def unfinished(store: Store) -> list[BatchState]:
+    """Batches generated and neither merged by updatedb nor released, oldest first.
+
+    Cost: one scan of the `batch` table (one small row per batch).
+    """
+    found = []
+    for key, cells in store.scan(BATCH_TABLE):
+        try:
+            state = _state(key, cells)
+        except CellDecodeError as exc:
+            log.warning("batch registry: skipping row %r (%s)", key[:80], exc)
+            continue
+        if state.generated is not None and not state.finished:
+            found.append(state)
+    return sorted(found, key=lambda s: (s.generated or datetime.min, s.batch_id))
+
+
+def too_old(state: BatchState, now: datetime, max_age: float) -> bool:
+    """Was the batch generated more than `max_age` seconds ago (so it is released, not finished)?"""
+    return state.generated is not None and state.generated < now - timedelta(seconds=max_age)
+
+
+def release(store: Store, batch_id: str, now: datetime) -> int:
+    """Free the rows of a batch for generate and mark it released; return the rows freed.
+
+    Raises UsageError for a batch the registry does not know.
+    """
+    if read_batch(store, batch_id) is None:
+        raise UsageError(f"batch {batch_id!r} is not in the batch registry; `sitemapcrawl batches` lists them")
+    columns = column_names(WebPage, ["generate_mark", "update_mark"])
+    held: list[bytes] = []
+    # Keys first, writes after: a scanner must not idle while we write.
+    for key, cells in store.scan(WEBPAGE_TABLE, columns=columns,
+                                 filter=equals_filter(WebPage, "generate_mark", batch_id)):
+        if cells.get(columns[1]) != batch_id.encode():
+            held.append(key)
+    mark = encode(WebPage("", update_mark=batch_id))
+    store.write(WEBPAGE_TABLE, ((key, mark) for key in held))
+    record_done(store, batch_id, [RELEASE], now)
+    return len(held)
+
+
+def lease_value_column(share: str) -> bytes:
+    """The column holding the lease of a share (`l:fetch.0/2`)."""
+    return batch_cell("l", share)
+
+
+
+@contextlib.contextmanager
+def working_on(store: Store, batch_id: str, phase: str, settings: Settings, wait: bool = False) -> Iterator[Lease]:
+    """Hold the lease of a whole-batch phase (`parse`, `update`) while the body runs.
+
+    On a normal exit the phase is marked done if what it depends on was done
+    when it began (parse: every fetch partition; update: parse). Raises
+    LeaseHeldError when another worker holds the phase (see `jobs.leases`).
+    """
+    before = read_batch(store, batch_id)
+    ready = before is not None and (
+        before.fetched == before.partitions if phase == PARSE else PARSE in before.done)
+    lease = Lease(store, batch_id, [phase], settings.lease_seconds)
+    lease.claim(wait=wait, on_wait=log.warning)
+    try:
+        yield lease
+    finally:
+        lease.release()
+    if ready:
+        record_done(store, batch_id, [phase], datetime.now(UTC).replace(microsecond=0))

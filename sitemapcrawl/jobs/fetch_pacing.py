@@ -1,0 +1,108 @@
+"""The delays of a fetch run's queues, and the politeness state they leave behind.
+
+Each queue key's delay is the largest of the setting (`delay`), its
+robots.txt Crawl-delay (within `max_crawl_delay`) and the extra delay 429
+and 503 answers raised (`jobs/politeness.py`: doubled by each, shrunk by
+every other answer). A Retry-After holds the whole queue. The end of every
+request is noted with a version per key; the writer reads `snapshot` and
+puts the keys whose version it has not written yet in the `host` table
+(nothing is handed over and lost, so an interrupted write is simply redone), so the next job (or round, or worker)
+starts where this one stopped. Thread-safe; no I/O.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Hashable, Mapping
+from datetime import timedelta
+from typing import Any
+
+from sitemapcrawl.jobs.fetch_queues import FetchQueues
+from sitemapcrawl.jobs.politeness import (
+    SLOW_DOWN_CODES,
+    KeyState,
+    recovered,
+    request_end,
+    retry_after_seconds,
+    slowed,
+    wall_now,
+)
+
+
+class Pacing:
+    """Per-queue delays, slow-downs and pauses over a `FetchQueues` (see the module docstring)."""
+
+    def __init__(self, queues: FetchQueues[Any], delay: float, cap: float,
+                 states: Mapping[Hashable, KeyState]) -> None:
+        self._queues = queues
+        self._delay = delay
+        self._cap = cap
+        self._lock = threading.Lock()
+        self._base: dict[Hashable, float] = {}
+        self._states: dict[Hashable, KeyState] = dict(states)
+        self._versions: dict[Hashable, int] = {}
+        """Key -> how many times its state changed in this run (only keys that made requests)."""
+
+    def start(self, known_delays: Mapping[Hashable, float]) -> None:
+        """Before the first request: each queue waits out what its stored state and delays still ask."""
+        now, clock = wall_now(), time.monotonic()
+        for key, crawl_delay in known_delays.items():
+            self.raise_delay(key, crawl_delay)
+        with self._lock:
+            keys = list(self._states)
+        for key in keys:
+            state = self._states[key]
+            self._apply(key)
+            wait = state.wait(self.base_delay(key), now)
+            if wait > 0:
+                self._queues.hold(key, clock + wait)
+
+    def base_delay(self, key: Hashable) -> float:
+        """The key's delay before any slow-down: the setting or its Crawl-delay."""
+        with self._lock:
+            return self._base.get(key, self._delay)
+
+    def raise_delay(self, key: Hashable, crawl_delay: float) -> None:
+        """A robots.txt Crawl-delay (within the cap) for this key: its delay is at least that."""
+        with self._lock:
+            if crawl_delay > self._base.get(key, self._delay):
+                self._base[key] = crawl_delay
+        self._apply(key)
+
+    def _apply(self, key: Hashable) -> None:
+        with self._lock:
+            delay = max(self._base.get(key, self._delay), self._states.get(key, KeyState()).slow_delay)
+        self._queues.set_delay(key, delay)
+
+    def answered(self, key: Hashable, code: int | None, retry_after: str | None) -> None:
+        """A request of this key ended (call before releasing its slot): note it, slow down or recover."""
+        now, clock = request_end(), time.monotonic()
+        base = self.base_delay(key)
+        pause = 0.0
+        with self._lock:
+            state = self._states.get(key, KeyState())
+            slow, not_before = state.slow_delay, state.not_before
+            if code in SLOW_DOWN_CODES:
+                slow = slowed(slow, base, self._cap)
+                asked = retry_after_seconds(retry_after, now)
+                if asked:
+                    pause = min(asked, self._cap)
+                    not_before = now + timedelta(seconds=pause)
+            elif code is not None and slow:
+                slow = recovered(slow, base)
+            self._states[key] = KeyState(now, not_before, slow)
+            self._versions[key] = self._versions.get(key, 0) + 1
+        self._apply(key)
+        if pause > 0:
+            self._queues.hold(key, clock + pause)
+
+    def snapshot(self) -> dict[Hashable, tuple[int, KeyState]]:
+        """Key -> (version, state) for every key this run made requests to (for the writer)."""
+        with self._lock:
+            return {key: (version, self._states[key]) for key, version in self._versions.items()}
+
+    def state(self, key: Hashable) -> KeyState:
+        """What this run knows of a key."""
+        with self._lock:
+            return self._states.get(key, KeyState())

@@ -1,0 +1,48 @@
+"""Text that is safe to print on a terminal: control characters escaped, length capped.
+
+Values that came from the network or from a file (a server's Content-Type, a
+URL, a seed line, an HBase error) may hold terminal escapes: `ESC ] 0 ; ...
+BEL` retitles a terminal, `ESC [ 2 J` clears it, a C1 `CSI` does the same on
+some terminals, and bidi overrides reorder what is shown. Whatever the CLI
+prints for a person goes through `printable`; JSON for scripts goes through
+`printable_json`, which uses JSON's own `\\uXXXX` escapes.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+#: C0 controls but tab (and newline, kept on request), DEL, C1 controls, line/paragraph
+#: separators and bidi controls.
+_UNSAFE = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+_UNSAFE_KEEP_NEWLINES = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+#: What JSON leaves raw with ensure_ascii=False and a terminal may act on.
+_UNSAFE_IN_JSON = re.compile("[\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+
+
+def _escape(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def printable(text: str, limit: int | None = None, keep_newlines: bool = False) -> str:
+    """`text` with control characters shown as `\\xNN` (`\\uNNNN`), cut at `limit` characters.
+
+    A cut line ends with `... (N more characters)`, so a huge bad line never
+    floods the terminal. Tabs are kept; newlines only with `keep_newlines`.
+    """
+    pattern = _UNSAFE_KEEP_NEWLINES if keep_newlines else _UNSAFE
+    shown = text if limit is None or len(text) <= limit else text[:limit]
+    shown = pattern.sub(_escape, shown)
+    if limit is not None and len(text) > limit:
+        shown += f"... ({len(text) - limit} more characters)"
+    return shown
+
+
+def printable_json(value: Any) -> str:
+    """`json.dumps(value, ensure_ascii=False)` with the characters JSON leaves raw escaped."""
+    return _UNSAFE_IN_JSON.sub(lambda m: f"\\u{ord(m.group()):04x}",
+                               json.dumps(value, ensure_ascii=False))
+

@@ -1,0 +1,130 @@
+"""`scripts/hbase-local start --regionservers N`: a cluster-shaped HBase of its own.
+
+Starts a separate instance (its own folder and ports, the shared jars) with
+two RegionServers, pre-splits a table over them, kills the RegionServer of
+one region while rows are written, and checks that every row arrives and
+the region moved. Stops everything it started by PID. About two minutes;
+`-m "not cluster"` leaves it out.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import socket
+import subprocess
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from hbase_fixtures import HBASE_LOCAL, REPO
+
+from sitemapcrawl.config import Settings
+from sitemapcrawl.store import Store
+from sitemapcrawl.webpage import WEBPAGE_TABLE
+
+pytestmark = [pytest.mark.integration, pytest.mark.cluster]
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def _local(env: dict[str, str], *args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([str(HBASE_LOCAL), *args], capture_output=True, text=True, env=env, timeout=timeout,
+                          stdin=subprocess.DEVNULL)
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[dict[str, str], str]]:
+    """(environment for scripts/hbase-local, Thrift address) of a 2-RegionServer instance."""
+    lib = (REPO / ".hbase-local" / "lib").resolve()
+    if not (lib / ".complete").exists():
+        pytest.skip("no HBase jars yet (scripts/hbase-local start fetches them)")
+    home = tmp_path_factory.mktemp("hbase-cluster")
+    thrift = _free_port()
+    env = dict(os.environ, HBASE_LOCAL_DIR=str(home), HBASE_LOCAL_LIB=str(lib),
+               HBASE_LOCAL_THRIFT_PORT=str(thrift), HBASE_LOCAL_ZK_PORT=str(_free_port()),
+               HBASE_LOCAL_ZK_SESSION_MS="10000")
+    started = _local(env, "start", "--regionservers", "2", timeout=400)
+    try:
+        assert started.returncode == 0, started.stderr + _tail(home / "logs")
+        yield env, f"127.0.0.1:{thrift}"
+    finally:
+        _local(env, "stop", "--wipe", timeout=400)
+
+
+def _tail(logs: Path) -> str:
+    return "".join(f"\n--- {p.name}\n" + p.read_text(errors="replace")[-2000:] for p in sorted(logs.glob("*.log")))
+
+
+def _servers(env: dict[str, str]) -> dict[str, str]:
+    """RegionServer name (rs1...) -> "HOST:PORT" it serves as, from `status`."""
+    status = _local(env, "status").stdout
+    return {name: f"{host}:{port}" for name, host, port in
+            re.findall(r"^(rs\d+): running \(pid \d+\), serving as ([^,\s]+),(\d+)$", status, re.MULTILINE)}
+
+
+def test_status_names_the_processes_and_refuses_a_second_mode(cluster: tuple[dict[str, str], str]) -> None:
+    env, _address = cluster
+    status = _local(env, "status")
+    assert status.returncode == 0, status.stdout
+    assert "mode: cluster 2" in status.stdout and "zookeeper: running" in status.stdout
+    assert set(_servers(env)) == {"rs1", "rs2"}
+    again = _local(env, "start")
+    assert again.returncode != 0 and "stop it first" in again.stderr
+    bad = _local(env, "stop-regionserver", "3")
+    assert bad.returncode != 0 and "1..2" in bad.stderr
+
+
+def test_a_regionserver_killed_under_load_loses_no_row(cluster: tuple[dict[str, str], str], tmp_path: Path) -> None:
+    env, address = cluster
+    prefix = "load_"
+    script = tmp_path / "t.hbase"
+    script.write_text(f"create '{prefix}webpage', {{NAME => 'f', VERSIONS => 1}}, SPLITS => ['m']\nexit\n")
+    made = _local(env, "shell", str(script))
+    assert made.returncode == 0, made.stdout + made.stderr
+    settings = Settings(hbase=address, table_prefix=prefix, hbase_retries=40, hbase_batch_size=500)
+    with Store(settings) as store:
+        regions = store.regions(WEBPAGE_TABLE)
+        assert [start for start, _end, _server in regions] == [b"", b"m"]
+        victim_address = regions[1][2]
+        victim = next(name for name, served in _servers(env).items() if served == victim_address)
+
+        rows = 60_000
+        killing, killed = threading.Event(), threading.Event()
+
+        def kill_when_writing() -> None:
+            time.sleep(1.0)
+            killing.set()
+            _local(env, "stop-regionserver", victim.removeprefix("rs"), "--kill")
+            killed.set()
+
+        killer = threading.Thread(target=kill_when_writing)
+        killer.start()
+        written = store.write(WEBPAGE_TABLE, ((f"{'az'[n % 2]}{n:06d}".encode(), {b"f:n": str(n).encode()})
+                                              for n in range(rows)))
+        assert killing.is_set(), "the write ended before the kill: the test proved nothing"
+        killer.join()
+        assert killed.is_set() and written.rows == rows
+        assert sum(1 for _ in store.scan(WEBPAGE_TABLE, columns=[b"f:n"])) == rows
+        after = store.regions(WEBPAGE_TABLE)
+        assert after[1][2] != victim_address, "the killed RegionServer's region did not move"
+        assert store.row(WEBPAGE_TABLE, b"z000001") == {b"f:n": b"1"}
+    assert victim not in _servers(env)
+    back = _local(env, "start-regionserver", victim.removeprefix("rs"))
+    assert back.returncode == 0, back.stderr
+    assert victim in _servers(env) or _wait_serving(env, victim)
+
+
+def _wait_serving(env: dict[str, str], name: str, seconds: float = 120) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if name in _servers(env):
+            return True
+        time.sleep(2)
+    return False

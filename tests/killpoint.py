@@ -1,0 +1,87 @@
+"""Run the sitemapcrawl CLI and signal it at an exact point of one crawl phase (for kill tests).
+
+    python tests/killpoint.py PHASE SIGNAL ROUND FETCHED -- CLI ARGS...
+
+PHASE is generate, fetch, parse or updatedb; SIGNAL is KILL or INT; the
+signal is sent to this very process right after the first write to the
+`webpage` table that PHASE makes in its ROUND-th run (for fetch: after the
+write that brings its written outcomes to FETCHED, with every request after
+the FETCHED-th held back, so no request is in flight unrecorded). Sent from
+the main thread, between two bytecodes: the point is deterministic, not a
+matter of timing. Prints `killpoint: PHASE` on stderr just before.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import threading
+from typing import Any
+
+from sitemapcrawl import cli
+from sitemapcrawl.http import PoliteHttpClient
+from sitemapcrawl.jobs import crawl
+from sitemapcrawl.store import Store
+from sitemapcrawl.webpage import WEBPAGE_TABLE
+
+PHASES = {"generate": "generate", "fetch": "fetch", "parse": "parse_batch", "updatedb": "updatedb"}
+
+
+def main() -> None:
+    phase, sig_name, round_text, fetched_text, dash, *args = sys.argv[1:]
+    assert dash == "--" and phase in PHASES
+    sig = signal.SIGKILL if sig_name == "KILL" else signal.SIGINT
+    target_round, fetched = int(round_text), int(fetched_text)
+    state: dict[str, Any] = {"phase": None, "entries": dict.fromkeys(PHASES, 0), "rows": 0, "requests": 0,
+                             "fired": False}
+    lock = threading.Lock()
+
+    def armed() -> bool:
+        return state["phase"] == phase and state["entries"][phase] == target_round and not state["fired"]
+
+    for name, attribute in PHASES.items():
+        original = getattr(crawl, attribute)
+
+        def wrapper(*a: Any, _original: Any = original, _name: str = name, **k: Any) -> Any:
+            state["phase"] = _name
+            state["entries"][_name] += 1
+            try:
+                return _original(*a, **k)
+            finally:
+                state["phase"] = None
+
+        setattr(crawl, attribute, wrapper)
+
+    original_write = Store.write
+
+    def write(self: Store, table: str, rows: Any) -> Any:
+        result = original_write(self, table, rows)
+        if table == WEBPAGE_TABLE and result.rows and armed():
+            state["rows"] += result.rows
+            if phase != "fetch" or state["rows"] >= fetched:
+                state["fired"] = True
+                print(f"killpoint: {phase}", file=sys.stderr, flush=True)
+                os.kill(os.getpid(), sig)
+        return result
+
+    Store.write = write  # type: ignore[method-assign]
+
+    original_fetch_one = PoliteHttpClient.fetch_one
+
+    def fetch_one(self: PoliteHttpClient, *a: Any, **k: Any) -> Any:
+        if phase == "fetch" and armed():
+            with lock:
+                state["requests"] += 1
+                over = state["requests"] > fetched
+            if over:
+                threading.Event().wait()  # held back until the signal ends the fetch
+        return original_fetch_one(self, *a, **k)
+
+    PoliteHttpClient.fetch_one = fetch_one  # type: ignore[method-assign]
+    sys.argv = ["sitemapcrawl", *args]
+    cli.main()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,158 @@
+"""Politeness state: Retry-After, slow-down and recovery, the wait a stored state asks, the pacing of queues."""
+
+from __future__ import annotations
+
+import threading
+import time
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from sitemapcrawl.jobs.fetch_pacing import Pacing
+from sitemapcrawl.jobs.fetch_queues import FetchQueues
+from sitemapcrawl.jobs.hosts import origin_key
+from sitemapcrawl.jobs.politeness import (
+    POLITENESS_KEYS_START,
+    KeyGate,
+    KeyState,
+    QueueBy,
+    recovered,
+    request_end,
+    retry_after_seconds,
+    slowed,
+    state_key,
+    state_rows,
+)
+from sitemapcrawl.webpage import HostRow, decode, format_precise_time, parse_precise_time
+
+NOW = datetime(2025, 3, 1, 12, 0, 0, tzinfo=UTC)
+
+
+def test_retry_after_in_seconds_or_as_an_http_date() -> None:
+    assert retry_after_seconds("120", NOW) == 120.0
+    assert retry_after_seconds(" 0 ", NOW) == 0.0
+    assert retry_after_seconds("Sat, 01 Mar 2025 12:30:00 GMT", NOW) == 1800.0
+    assert retry_after_seconds("Sat, 01 Mar 2025 11:00:00 GMT", NOW) == 0.0  # in the past: no pause
+    for bad in (None, "", "soon", "-5", "1.5e3", "Sat, 99 Foo 2025"):
+        assert retry_after_seconds(bad, NOW) is None, bad
+
+
+def test_slow_down_doubles_up_to_the_cap_and_recovers_by_quarters() -> None:
+    assert slowed(0.0, 0.1, cap=30) == 1.0  # at least one second
+    assert slowed(1.0, 0.1, cap=30) == 2.0 and slowed(2.0, 0.1, cap=30) == 4.0
+    assert slowed(0.0, 3.0, cap=30) == 6.0  # from the normal delay when that is longer
+    assert slowed(20.0, 0.1, cap=30) == 30.0
+    assert recovered(4.0, 1.0) == 3.0 and recovered(3.0, 1.0) == 2.25
+    assert recovered(1.2, 1.0) == 0.0  # back at the normal delay: no extra any more
+    assert recovered(0.0, 1.0) == 0.0
+
+
+def test_the_wait_a_stored_state_asks() -> None:
+    assert KeyState().wait(1.0, NOW) == 0.0
+    last = KeyState(NOW - timedelta(seconds=0.4))
+    assert last.wait(1.0, NOW) == pytest.approx(0.6)
+    assert last.wait(0.2, NOW) == 0.0
+    slow = KeyState(NOW - timedelta(seconds=0.4), slow_delay=3.0)
+    assert slow.wait(1.0, NOW) == pytest.approx(2.6)
+    paused = KeyState(NOW - timedelta(seconds=10), not_before=NOW + timedelta(seconds=5))
+    assert paused.wait(1.0, NOW) == pytest.approx(5.0)
+
+
+def test_state_rows_keys_and_millisecond_times() -> None:
+    assert state_key("www.example.com", QueueBy.HOST) == b"~host:www.example.com"
+    assert state_key("127.0.0.2", QueueBy.IP) == b"~ip:127.0.0.2"
+    moment = datetime(2025, 3, 1, 12, 0, 0, 123456, tzinfo=UTC)
+    assert format_precise_time(moment) == "2025-03-01T12:00:00.123Z"
+    assert parse_precise_time("2025-03-01T12:00:00.123Z") == moment.replace(microsecond=123000)
+    [(key, cells)] = state_rows({"h.test": KeyState(moment, None, 2.0)}, QueueBy.HOST)
+    assert key == b"~host:h.test" and cells[b"n:lr"] == b"2025-03-01T12:00:00.123Z" and cells[b"n:sd"] == b"2.0"
+    assert b"n:nb" not in cells
+    assert decode(HostRow, "h.test", cells).last_request == moment.replace(microsecond=123000)
+    end = request_end()
+    assert end.microsecond % 1000 == 0 and end >= datetime.now(UTC) - timedelta(seconds=1)
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_hold_keeps_every_slot_of_a_queue_waiting() -> None:
+    clock = Clock()
+    queues: FetchQueues[str] = FetchQueues(delay=1.0, slots_per_queue=2, clock=clock)
+    for item in ("a1", "a2", "a3"):
+        queues.add("a", item)
+    first = queues.take(timeout=0)
+    assert first is not None
+    queues.hold("a", 110.0)
+    assert queues.take(timeout=0) is None  # the free slot is held
+    queues.release(first, ended=100.5)  # in flight while held: it frees at the hold, not at 101.5
+    clock.now = 109.9
+    assert queues.take(timeout=0) is None
+    clock.now = 110.0
+    assert queues.take(timeout=0) is not None and queues.take(timeout=0) is not None
+
+
+def test_pacing_starts_queues_where_the_stored_state_says() -> None:
+    queues: FetchQueues[str] = FetchQueues(delay=0.1)
+    recent = KeyState(datetime.now(UTC), None, 0.0)
+    pacing = Pacing(queues, delay=0.1, cap=30.0, states={"busy": recent})
+    pacing.start({"busy": 5.0, "other": 99.0})  # Crawl-delays from host rows; 99 is over the cap upstream
+    assert pacing.base_delay("busy") == 5.0 and queues.delay("busy") == 5.0
+    queues.add("busy", "x")
+    queues.add("fresh", "y")
+    lease = queues.take(timeout=0)
+    assert lease is not None and lease.key == "fresh"  # "busy" waits about 5 s after its last request
+    assert queues.take(timeout=0) is None
+
+
+def test_pacing_slows_a_key_on_503_and_holds_it_for_retry_after() -> None:
+    queues: FetchQueues[str] = FetchQueues(delay=0.1)
+    pacing = Pacing(queues, delay=0.1, cap=10.0, states={})
+    pacing.answered("h", 503, "60")
+    state = pacing.state("h")
+    assert state.slow_delay == 1.0 and queues.delay("h") == 1.0
+    assert state.not_before is not None and state.last_request is not None
+    assert (state.not_before - state.last_request).total_seconds() == pytest.approx(10.0)  # capped
+    queues.add("h", "x")
+    assert queues.take(timeout=0) is None
+    pacing.answered("h", 200, None)
+    assert pacing.state("h").slow_delay == 0.75 and queues.delay("h") == 0.75
+    assert pacing.snapshot() == {"h": (2, pacing.state("h"))}
+    pacing.answered("h", None, None)  # no answer: neither slower nor faster
+    assert pacing.state("h").slow_delay == 0.75 and pacing.snapshot()["h"][0] == 3
+
+
+def test_key_gate_serialises_a_key_and_records_the_end() -> None:
+    gate = KeyGate({"k": KeyState(NOW - timedelta(days=1))})
+    inside: list[int] = []
+    most = [0]
+    lock = threading.Lock()
+
+    def visit() -> None:
+        with gate.turn("k", delay=0.0):
+            with lock:
+                inside.append(1)
+                most[0] = max(most[0], len(inside))
+            time.sleep(0.01)  # room for another thread to come in, were the gate not there
+            with lock:
+                inside.pop()
+
+    threads = [threading.Thread(target=visit) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert most[0] == 1
+    last = gate.state("k").last_request
+    assert last is not None and last > NOW
+
+
+def test_politeness_rows_sort_after_every_origin_row() -> None:
+    for origin in ("http://www.example.com", "https://zzz.zz:8443", "http://127.0.0.2:8000", "http://[::1]:8080",
+                   "http://xn--bcher-kva.example"):
+        assert origin_key(origin) < POLITENESS_KEYS_START, origin
+    assert state_key("a", QueueBy.HOST).startswith(POLITENESS_KEYS_START)
