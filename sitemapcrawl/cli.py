@@ -387,10 +387,10 @@ def _is_url(source: str) -> bool:
 def _open_sitemap_source(source: str, settings: Settings, max_bytes: int) -> Iterator[Any]:
     """A URL through the polite HTTP client; a local file opened directly (no requests import)."""
     if _is_url(source):
-        from sitemapcrawl.http import open_source
+        from sitemapcrawl.http import fetch_document
 
-        with open_source(source, settings, max_bytes=max_bytes) as doc_source:
-            yield doc_source.data, doc_source.url
+        url, body = fetch_document(source, settings, max_bytes=max_bytes)
+        yield body, url
         return
     path = Path(source).expanduser()
     try:

@@ -21,8 +21,8 @@ blocked read at once; the request then fails with one line
 any timeout. The same client serves robots.txt, `sitemap parse` and
 `sitemap tree`, so they get the same deadline.
 
-`open_source` is what `sitemap parse` reads: a local file (as a stream, no
-network, no user agent needed) or a URL through a client.
+`fetch_document` is what `sitemap parse` reads for a URL (a local file is
+opened by the CLI, with no HTTP client).
 """
 
 from __future__ import annotations
@@ -34,11 +34,10 @@ import logging
 import socket
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from types import MappingProxyType
-from typing import BinaryIO, Protocol
+from typing import Protocol
 from urllib.parse import urljoin, urlsplit
 
 import requests
@@ -447,38 +446,20 @@ def _reason(exc: Exception) -> str:
     return f"{exc.__class__.__name__}: {exc}"
 
 
-@dataclass(frozen=True)
-class Source:
-    """A document to parse: its URL and its bytes (or an open file)."""
+def fetch_document(url: str, settings: Settings, max_bytes: int) -> tuple[str, bytes]:
+    """Fetch one document for `sitemap parse`: its final URL and its bytes.
 
-    url: str
-    data: bytes | BinaryIO
-
-
-@contextlib.contextmanager
-def open_source(source: str, settings: Settings, max_bytes: int) -> Iterator[Source]:
-    """Open `source`: an http(s) URL (fetched politely) or a local file path.
-
-    A file is streamed (closed on exit) and named by its `file://` URL, so
-    strict scope cannot apply to it. Raises UsageError (no user agent, no such
-    file) or SitemapError (network failure, a status other than 200).
+    Raises UsageError (no user agent) or SitemapError (network failure, a
+    status other than 200). Local files never come here: the CLI opens them
+    itself, so reading a file imports no HTTP client.
     """
-    if urlsplit(source).scheme.lower() in ("http", "https"):
-        client = PoliteHttpClient.from_settings(settings, max_bytes=max_bytes)
-        try:
-            response = client.get(source)
-        finally:
-            client.close()
-        if response.error is not None:
-            raise SitemapError(f"{source}: {response.error}")
-        if response.status != 200:
-            raise SitemapError(f"{source}: HTTP {response.status}")
-        yield Source(response.url, response.body)
-        return
-    path = Path(source).expanduser()
+    client = PoliteHttpClient.from_settings(settings, max_bytes=max_bytes)
     try:
-        handle = path.open("rb")
-    except OSError as exc:
-        raise UsageError(f"cannot read {source}: {exc.strerror or exc}") from None
-    with handle:
-        yield Source(path.resolve().as_uri(), handle)
+        response = client.get(url)
+    finally:
+        client.close()
+    if response.error is not None:
+        raise SitemapError(f"{url}: {response.error}")
+    if response.status != 200:
+        raise SitemapError(f"{url}: HTTP {response.status}")
+    return response.url, response.body
