@@ -49,13 +49,15 @@ import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import TypeVar
 
 import happybase
+from thriftpy2.thrift import TException
 
 from sitemapcrawl import urls
 from sitemapcrawl.config import Settings
@@ -134,6 +136,27 @@ def connect(settings: Settings) -> happybase.Connection:
     return happybase.Connection(settings.hbase_host, settings.hbase_port, timeout=600_000)
 
 
+T = TypeVar("T")
+
+
+def with_retries(what: str, action: Callable[[], T], attempts: int = 6) -> T:
+    """`action()`, again after a wire error (another session may restart the shared Thrift server).
+
+    Bounded: `attempts` tries, 20 s apart. Every action here is idempotent
+    (same keys, same cells), and a timed one is timed inside `action`, so a
+    failed attempt does not count in its figure.
+    """
+    for attempt in range(1, attempts + 1):
+        try:
+            return action()
+        except (OSError, TException) as exc:
+            if attempt == attempts:
+                raise
+            print(f"[{what}: {type(exc).__name__}; retry {attempt} in 20 s]", file=sys.stderr, flush=True)
+            time.sleep(20)
+    raise AssertionError("unreachable")
+
+
 def put_rows(settings: Settings, table: str, rows: Iterator[tuple[bytes, dict[bytes, bytes]]]) -> tuple[int, int]:
     """Plain happybase batch puts of `rows` into `table` (full name); returns (rows, cells)."""
     count = cells = 0
@@ -166,7 +189,11 @@ def sample_rows(settings: Settings, table: str, limit: int) -> list[dict[bytes, 
 
 
 def drop_prefix(settings: Settings) -> None:
-    """Drop every table whose name starts with the settings' prefix (ours only)."""
+    """Drop every table whose name starts with the settings' prefix (ours only), retrying."""
+    with_retries("drop tables", lambda: _drop_prefix(settings))
+
+
+def _drop_prefix(settings: Settings) -> None:
     connection = connect(settings)
     try:
         for name in connection.tables():
@@ -228,23 +255,33 @@ def inventory(base_prefix: str, hbase: str, n_urls: int, timeout: float) -> Inve
             entries += int(re.search(r"entries (\d+)", line).group(1))  # type: ignore[union-attr]
             merged += int(re.search(r"rows merged (\d+)", line).group(1))  # type: ignore[union-attr]
     table = settings.table_prefix + WEBPAGE_TABLE
-    connection = connect(settings)
-    try:
-        rows = sum(1 for _ in connection.table(table).scan(filter="KeyOnlyFilter()", batch_size=5000))
-        families: dict[str, dict[str, object]] = {name.decode(): {} for name in connection.table(table).families()}
-        connection.create_table(floor_table, families)
-    finally:
-        connection.close()
-    sample = sample_rows(settings, table, 2000)
+
+    def count_and_make_floor() -> int:
+        connection = connect(settings)
+        try:
+            found = sum(1 for _ in connection.table(table).scan(filter="KeyOnlyFilter()", batch_size=5000))
+            if floor_table.encode() not in connection.tables():
+                families: dict[str, dict[str, object]] = {
+                    name.decode(): {} for name in connection.table(table).families()}
+                connection.create_table(floor_table, families)
+            return found
+        finally:
+            connection.close()
+
+    rows = with_retries("count rows", count_and_make_floor)
+    sample = with_retries("sample rows", lambda: sample_rows(settings, table, 2000))
     cells_per_row = sum(len(r) for r in sample) / len(sample)
 
     def floor_rows() -> Iterator[tuple[bytes, dict[bytes, bytes]]]:
         for i in range(rows):
             yield f"floor:{i:09d}".encode(), sample[i % len(sample)]
 
-    started = time.perf_counter()
-    _count, floor_cells = put_rows(settings, floor_table, floor_rows())
-    floor_seconds = time.perf_counter() - started
+    def timed_floor() -> tuple[float, int]:
+        started = time.perf_counter()
+        _count, cells = put_rows(settings, floor_table, floor_rows())
+        return time.perf_counter() - started, cells
+
+    floor_seconds, floor_cells = with_retries("put floor", timed_floor)
     return Inventory(n_urls, run, stages, rows, cells_per_row, floor_seconds, floor_cells, entries, merged)
 
 
@@ -309,11 +346,15 @@ def round_cost(base_prefix: str, hbase: str, rows: int, due: int, web: TestWebSe
     """Figure 2 (and 3's snapshot) on a table of `rows` rows, `due` of them due."""
     settings = Settings(hbase=hbase, table_prefix=f"{base_prefix}t{rows}_", user_agent=AGENT)
     with Store(settings) as store:
-        store.create_tables()
+        with_retries("create tables", store.create_tables)
         now = datetime.now(UTC).replace(microsecond=0)
-        started = time.perf_counter()
-        _n, cells = put_rows(settings, store.table_name(WEBPAGE_TABLE), filler_rows(rows - due, now))
-        cost = RoundCost(rows, time.perf_counter() - started, cells)
+
+        def fill() -> tuple[float, int]:
+            started = time.perf_counter()
+            _n, cells = put_rows(settings, store.table_name(WEBPAGE_TABLE), filler_rows(rows - due, now))
+            return time.perf_counter() - started, cells
+
+        cost = RoundCost(rows, *with_retries("fill table", fill))
         with tempfile.TemporaryDirectory() as folder:
             seeds = Path(folder) / "due.txt"
             per_host = [web.url(site, site.ranges[0].path(i)) for site in web.web.sites
@@ -334,9 +375,13 @@ def round_cost(base_prefix: str, hbase: str, rows: int, due: int, web: TestWebSe
             cost.summaries[phase] = lines[-1][:160] if lines else ""
         from sitemapcrawl.report_panels import take_snapshot
 
-        started = time.perf_counter()
-        take_snapshot(store, datetime.now(UTC).replace(microsecond=0))
-        cost.snapshot_seconds = time.perf_counter() - started
+
+        def snapshot() -> float:
+            started = time.perf_counter()
+            take_snapshot(store, datetime.now(UTC).replace(microsecond=0))
+            return time.perf_counter() - started
+
+        cost.snapshot_seconds = with_retries("snapshot", snapshot)
     return cost
 
 
@@ -426,6 +471,7 @@ def main() -> None:
             for n in sorted(args.inventory):
                 print(f"[inventory N={n:,}] load {load_average()}", file=sys.stderr, flush=True)
                 inventories.append(inventory(prefix, args.hbase, n, args.timeout))
+                print("\n".join(report_inventory(inventories[-1:])), file=sys.stderr, flush=True)
                 drop_prefix(cleanup)
         if 2 in args.figures or 3 in args.figures:
             with ExitStack() as stack:
@@ -433,6 +479,7 @@ def main() -> None:
                 for rows in args.tables:
                     print(f"[round on {rows:,} rows] load {load_average()}", file=sys.stderr, flush=True)
                     costs.append(round_cost(prefix, args.hbase, rows, args.due, web, args.timeout))
+                    print("\n".join(report_rounds(costs[-1:], args.due)), file=sys.stderr, flush=True)
                     drop_prefix(cleanup)
     finally:
         drop_prefix(cleanup)
