@@ -53,6 +53,7 @@ from collections.abc import Callable, Iterator
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from itertools import islice
 from pathlib import Path
 from typing import TypeVar
 
@@ -170,6 +171,38 @@ def put_rows(settings: Settings, table: str, rows: Iterator[tuple[bytes, dict[by
     finally:
         connection.close()
     return count, cells
+
+
+def fill_rows(settings: Settings, table: str, rows: Iterator[tuple[bytes, dict[bytes, bytes]]],
+              attempts: int = 6) -> tuple[float, int, int]:
+    """Batch puts of `rows` that survive a Thrift restart: a failed chunk is sent again (puts are
+    idempotent), at most `attempts` times, 20 s apart. Returns (seconds spent sending, rows, cells)."""
+    seconds = 0.0
+    count = cells = 0
+    connection = connect(settings)
+    try:
+        while chunk := list(islice(rows, settings.hbase_batch_size)):
+            for attempt in range(1, attempts + 1):
+                started = time.perf_counter()
+                try:
+                    with connection.table(table).batch() as batch:
+                        for key, data in chunk:
+                            batch.put(key, data)
+                    seconds += time.perf_counter() - started
+                    break
+                except (OSError, TException) as exc:
+                    if attempt == attempts:
+                        raise
+                    print(f"[fill: {type(exc).__name__} after {count:,} rows; retry {attempt} in 20 s]",
+                          file=sys.stderr, flush=True)
+                    time.sleep(20)
+                    connection.close()
+                    connection = with_retries("reconnect", lambda: connect(settings))
+            count += len(chunk)
+            cells += sum(len(data) for _key, data in chunk)
+    finally:
+        connection.close()
+    return seconds, count, cells
 
 
 def sample_rows(settings: Settings, table: str, limit: int) -> list[dict[bytes, bytes]]:
@@ -348,13 +381,8 @@ def round_cost(base_prefix: str, hbase: str, rows: int, due: int, web: TestWebSe
     with Store(settings) as store:
         with_retries("create tables", store.create_tables)
         now = datetime.now(UTC).replace(microsecond=0)
-
-        def fill() -> tuple[float, int]:
-            started = time.perf_counter()
-            _n, cells = put_rows(settings, store.table_name(WEBPAGE_TABLE), filler_rows(rows - due, now))
-            return time.perf_counter() - started, cells
-
-        cost = RoundCost(rows, *with_retries("fill table", fill))
+        fill_seconds, _n, cells = fill_rows(settings, store.table_name(WEBPAGE_TABLE), filler_rows(rows - due, now))
+        cost = RoundCost(rows, fill_seconds, cells)
         with tempfile.TemporaryDirectory() as folder:
             seeds = Path(folder) / "due.txt"
             per_host = [web.url(site, site.ranges[0].path(i)) for site in web.web.sites
