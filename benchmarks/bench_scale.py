@@ -1,0 +1,532 @@
+"""Scale benchmark (issue 11): a round's cost against the table size, and the write path against its floor.
+
+Run with the local HBase up (Thrift on 127.0.0.1:9090), from the repository root:
+
+    export PYTHONPATH=$PWD
+    .venv/bin/python benchmarks/bench_scale.py                          # N=100,000; tables of 10,000 and 1,000,000
+    .venv/bin/python benchmarks/bench_scale.py --inventory 100000 1000000
+    .venv/bin/python benchmarks/bench_scale.py --figures 2 3 --tables 10000 1000000
+    .venv/bin/python benchmarks/bench_scale.py --figures 1 --inventory 50000   # a quick look
+
+Figures (one run, ratios: the machine is noisy and shared):
+
+1. Inventory. A loopback test web (`sitemapcrawl.testweb`) whose robots.txt
+   names a sitemap index of N/50,000 gzipped urlsets of 50,000 URLs. The
+   whole command `python -m sitemapcrawl ... crawl SEEDS --mode sitemap-only
+   --sitemaps-only-docs --delay 0` runs in a subprocess: seconds from process
+   start to exit, its peak memory (ru_maxrss of the child), the per-stage
+   seconds from its round lines. The floor: plain happybase batch puts of the
+   same number of rows, each with the cells of a crawled row (a sample of
+   the crawl's rows is read back and its cells reused under new keys), into a
+   fresh table of the same HBase. Targets: at most 2x the floor; peak memory
+   under 150 MB and flat from 100,000 to 1,000,000.
+2. Round cost against the table size. For each size in `--tables`: a fresh
+   table filled by direct batch puts with rows shaped as a crawl leaves them
+   (fetched pages listed by sitemaps, next fetch in 30 days: not due; one
+   fetched sitemap row per 50,000 of them), then `--due` (100) page URLs of a
+   loopback web injected with the CLI (due now), then one round as the user
+   runs it: `generate`, `fetch`, `parse`, `updatedb` as separate CLI
+   processes (mixed mode; the pages link to each other), each timed start to
+   exit. Target: each phase on the large table at most 1.5x the small one.
+3. Throughput and `serve`. parse and updatedb rows/s (from figure 1's stage
+   times: entries written by parse, rows merged by updatedb) against the put
+   floor's rows/s; and one snapshot of the monitoring page's data
+   (`report_panels.take_snapshot`, what `serve` reads per refresh) on each
+   table of figure 2. Target: flat (large at most 1.5x small).
+
+Every table has a unique prefix (`bench_scale_<hex>_...`) and is dropped at
+the end, also on error or Ctrl-C. Only loopback addresses are used.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from itertools import islice
+from pathlib import Path
+from typing import TypeVar
+
+import happybase
+from thriftpy2.thrift import TException
+
+from sitemapcrawl import urls
+from sitemapcrawl.config import Settings
+from sitemapcrawl.linkvalues import Inlink, InlinkKind, format_inlink
+from sitemapcrawl.sitemaps.model import ChangeFreq
+from sitemapcrawl.store import Store
+from sitemapcrawl.testweb import (
+    Entry,
+    Link,
+    Page,
+    PageRange,
+    Robots,
+    RobotsGroup,
+    Site,
+    Sitemap,
+    SitemapFormat,
+    TestWebServer,
+    Web,
+)
+from sitemapcrawl.webpage import WEBPAGE_TABLE, FetchStatus, SitemapSource, WebPage, encode
+
+URLS_PER_SITEMAP = 50_000
+AGENT = "sitemapcrawl-bench/1.0"
+ROUND_LINE = re.compile(r"^round (\d+): .*; (generate [\d.]+s.*)$")
+STAGE = re.compile(r"(generate|fetch|parse|updatedb) ([\d.]+)s")
+NUMBER = r"([\d,]+)"
+PHASES = ("generate", "fetch", "parse", "updatedb")
+
+
+# ----------------------------------------------------------------- helpers --
+
+
+@dataclass
+class Run:
+    """One finished subprocess: seconds start to exit, peak RSS (MB), its output."""
+
+    seconds: float
+    peak_mb: float
+    stdout: str
+    stderr: str
+
+
+def run_cli(settings: Settings, args: list[str], timeout: float) -> Run:
+    """Run `python -m sitemapcrawl` with the settings' HBase and prefix; raise on failure.
+
+    Timed from spawn to exit; the peak memory is the child's own ru_maxrss
+    (os.wait4), so children of other work never count.
+    """
+    command = [sys.executable, "-m", "sitemapcrawl", "--hbase", settings.hbase, "--table-prefix",
+               settings.table_prefix, "--user-agent", AGENT, *args]
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        started = time.perf_counter()
+        child = subprocess.Popen(command, stdout=out, stderr=err, stdin=subprocess.DEVNULL)
+        deadline = started + timeout
+        while True:
+            pid, status, usage = os.wait4(child.pid, os.WNOHANG)
+            if pid:
+                break
+            if time.perf_counter() > deadline:
+                child.kill()
+                os.wait4(child.pid, 0)
+                raise RuntimeError(f"timed out after {timeout:.0f} s: {' '.join(args)}")
+            time.sleep(0.02)
+        seconds = time.perf_counter() - started
+        child.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        run = Run(seconds, usage.ru_maxrss / 1024, out.read().decode(errors="replace"),
+                  err.read().decode(errors="replace"))
+    if child.returncode != 0:
+        raise RuntimeError(f"exit {child.returncode}: sitemapcrawl {' '.join(args)}\n{run.stderr[-2000:]}")
+    return run
+
+
+def connect(settings: Settings) -> happybase.Connection:
+    return happybase.Connection(settings.hbase_host, settings.hbase_port, timeout=600_000)
+
+
+T = TypeVar("T")
+
+
+def with_retries(what: str, action: Callable[[], T], attempts: int = 6) -> T:
+    """`action()`, again after a wire error (another session may restart the shared Thrift server).
+
+    Bounded: `attempts` tries, 20 s apart. Every action here is idempotent
+    (same keys, same cells), and a timed one is timed inside `action`, so a
+    failed attempt does not count in its figure.
+    """
+    for attempt in range(1, attempts + 1):
+        try:
+            return action()
+        except (OSError, TException) as exc:
+            if attempt == attempts:
+                raise
+            print(f"[{what}: {type(exc).__name__}; retry {attempt} in 20 s]", file=sys.stderr, flush=True)
+            time.sleep(20)
+    raise AssertionError("unreachable")
+
+
+def put_rows(settings: Settings, table: str, rows: Iterator[tuple[bytes, dict[bytes, bytes]]]) -> tuple[int, int]:
+    """Plain happybase batch puts of `rows` into `table` (full name); returns (rows, cells)."""
+    count = cells = 0
+    connection = connect(settings)
+    try:
+        with connection.table(table).batch(batch_size=settings.hbase_batch_size) as batch:
+            for key, data in rows:
+                batch.put(key, data)
+                count += 1
+                cells += len(data)
+    finally:
+        connection.close()
+    return count, cells
+
+
+def fill_rows(settings: Settings, table: str, rows: Iterator[tuple[bytes, dict[bytes, bytes]]],
+              attempts: int = 6) -> tuple[float, int, int]:
+    """Batch puts of `rows` that survive a Thrift restart: a failed chunk is sent again (puts are
+    idempotent), at most `attempts` times, 20 s apart. Returns (seconds spent sending, rows, cells)."""
+    seconds = 0.0
+    count = cells = 0
+    connection = connect(settings)
+    try:
+        while chunk := list(islice(rows, settings.hbase_batch_size)):
+            for attempt in range(1, attempts + 1):
+                started = time.perf_counter()
+                try:
+                    with connection.table(table).batch() as batch:
+                        for key, data in chunk:
+                            batch.put(key, data)
+                    seconds += time.perf_counter() - started
+                    break
+                except (OSError, TException) as exc:
+                    if attempt == attempts:
+                        raise
+                    print(f"[fill: {type(exc).__name__} after {count:,} rows; retry {attempt} in 20 s]",
+                          file=sys.stderr, flush=True)
+                    time.sleep(20)
+                    connection.close()
+                    connection = with_retries("reconnect", lambda: connect(settings))
+            count += len(chunk)
+            cells += sum(len(data) for _key, data in chunk)
+    finally:
+        connection.close()
+    return seconds, count, cells
+
+
+def sample_rows(settings: Settings, table: str, limit: int) -> list[dict[bytes, bytes]]:
+    """Up to `limit` rows of `table` (full name), spread over the key space by a skip."""
+    connection = connect(settings)
+    try:
+        every = 50
+        found = []
+        for n, (_key, data) in enumerate(connection.table(table).scan(batch_size=1000)):
+            if n % every == 0:
+                found.append(data)
+                if len(found) >= limit:
+                    break
+        return found
+    finally:
+        connection.close()
+
+
+def drop_prefix(settings: Settings) -> None:
+    """Drop every table whose name starts with the settings' prefix (ours only), retrying."""
+    with_retries("drop tables", lambda: _drop_prefix(settings))
+
+
+def _drop_prefix(settings: Settings) -> None:
+    connection = connect(settings)
+    try:
+        for name in connection.tables():
+            if name.decode().startswith(settings.table_prefix):
+                connection.delete_table(name, disable=True)
+    finally:
+        connection.close()
+
+
+def load_average() -> str:
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+# --------------------------------------------------------- figure 1 inventory --
+
+
+def inventory_web(n_urls: int, host: str) -> Web:
+    """robots.txt -> /sitemap_index.xml -> ceil(N/50,000) gzipped urlsets of (up to) 50,000 URLs."""
+    files = []
+    for k, start in enumerate(range(0, n_urls, URLS_PER_SITEMAP)):
+        count = min(URLS_PER_SITEMAP, n_urls - start)
+        files.append(Sitemap(f"/sitemap-{k}.xml.gz", SitemapFormat.XML_GZ,
+                             ranges=(PageRange(f"/s{k}/", count, links=False),)))
+    index = Sitemap("/sitemap_index.xml", index=True, entries=tuple(Entry(s.path) for s in files))
+    site = Site(host, "inventory", (Page("/", "Home"),),
+                robots=Robots(groups=(RobotsGroup(("*",)),), sitemaps=("/sitemap_index.xml",)),
+                sitemaps=(index, *files))
+    return Web((site,), f"inventory-{n_urls}")
+
+
+@dataclass
+class Inventory:
+    urls: int
+    run: Run
+    stages: dict[str, float]
+    rows: int
+    cells_per_row: float
+    floor_seconds: float
+    floor_cells: int
+    entries: int
+    merged: int
+
+
+def inventory(base_prefix: str, hbase: str, n_urls: int, timeout: float) -> Inventory:
+    """Figure 1 at one size: the CLI crawl, then the put floor of the same rows and cells."""
+    settings = Settings(hbase=hbase, table_prefix=f"{base_prefix}inv{n_urls}_", user_agent=AGENT)
+    floor_table = f"{base_prefix}floor{n_urls}"
+    with TestWebServer(inventory_web(n_urls, "127.0.2.1")) as web, tempfile.TemporaryDirectory() as folder:
+        seeds = Path(folder) / "seeds.txt"
+        seeds.write_text("".join(url + "\n" for url in web.truth.seeds()))
+        run = run_cli(settings, ["crawl", str(seeds), "--mode", "sitemap-only", "--sitemaps-only-docs",
+                                 "--delay", "0", "--rounds", "6"], timeout)
+    stages: dict[str, float] = dict.fromkeys(PHASES, 0.0)
+    entries = merged = 0
+    for line in run.stderr.splitlines():
+        if ROUND_LINE.match(line):
+            for stage, took in STAGE.findall(line):
+                stages[stage] += float(took)
+            entries += int(re.search(r"entries (\d+)", line).group(1))  # type: ignore[union-attr]
+            merged += int(re.search(r"rows merged (\d+)", line).group(1))  # type: ignore[union-attr]
+    table = settings.table_prefix + WEBPAGE_TABLE
+
+    def count_and_make_floor() -> int:
+        connection = connect(settings)
+        try:
+            found = sum(1 for _ in connection.table(table).scan(filter="KeyOnlyFilter()", batch_size=5000))
+            if floor_table.encode() not in connection.tables():
+                families: dict[str, dict[str, object]] = {
+                    name.decode(): {} for name in connection.table(table).families()}
+                connection.create_table(floor_table, families)
+            return found
+        finally:
+            connection.close()
+
+    rows = with_retries("count rows", count_and_make_floor)
+    sample = with_retries("sample rows", lambda: sample_rows(settings, table, 2000))
+    cells_per_row = sum(len(r) for r in sample) / len(sample)
+
+    def floor_rows() -> Iterator[tuple[bytes, dict[bytes, bytes]]]:
+        for i in range(rows):
+            yield f"floor:{i:09d}".encode(), sample[i % len(sample)]
+
+    def timed_floor() -> tuple[float, int]:
+        started = time.perf_counter()
+        _count, cells = put_rows(settings, floor_table, floor_rows())
+        return time.perf_counter() - started, cells
+
+    floor_seconds, floor_cells = with_retries("put floor", timed_floor)
+    return Inventory(n_urls, run, stages, rows, cells_per_row, floor_seconds, floor_cells, entries, merged)
+
+
+# ---------------------------------------------------------- figure 2 rounds --
+
+
+def round_web(due: int) -> Web:
+    """Two hosts of linked pages (no sitemaps); `due` of them are injected, the rest found by parse."""
+    hosts = ("127.0.2.2", "127.0.2.3")
+    sites = []
+    for n, host in enumerate(hosts):
+        pages = PageRange("/p/", due * 10, links=True, cross_hosts=(hosts[1 - n],), title=f"Host {n} page")
+        sites.append(Site(host, f"round-{n}", (Page("/", f"Host {n}", (Link("/p/0.html"),)),), ranges=(pages,),
+                          robots=Robots(groups=(RobotsGroup(("*",)),))))
+    return Web(tuple(sites), "round")
+
+
+def filler_rows(count: int, now: datetime) -> Iterator[tuple[bytes, dict[bytes, bytes]]]:
+    """`count` rows shaped as a crawl leaves them: fetched sitemap-listed pages, not due for 30 days,
+    and one fetched urlset row per 50,000 of them (on `www.filler<k>.example`, never fetched)."""
+    old_batch = (now - timedelta(days=1)).strftime("%Y%m%d%H%M%S") + "-0000"
+    fetched, due = now - timedelta(days=1), now + timedelta(days=30)
+    sitemaps = (count + URLS_PER_SITEMAP) // (URLS_PER_SITEMAP + 1)
+    made = 0
+    for k in range(max(1, sitemaps)):
+        if made >= count:
+            return
+        host = f"https://www.filler{k}.example"
+        sitemap_url = f"{host}/sitemap.xml"
+        yield urls.row_key(sitemap_url).encode(), encode(WebPage(
+            sitemap_url, status=FetchStatus.FETCHED, fetch_time=fetched, next_fetch=due, fetch_interval=86_400,
+            http_code=200, content_type="application/xml", signature="0" * 32, is_sitemap=True,
+            sitemap_source=SitemapSource.ROBOTS, sitemap_type="urlset", sitemap_entries=URLS_PER_SITEMAP,
+            parse_time=fetched, score=1.0, depth=1, radius=0, generate_mark=old_batch, fetch_mark=old_batch,
+            parse_mark=old_batch, update_mark=old_batch, batch_id=old_batch, partition=0))
+        made += 1
+        listed = Inlink(InlinkKind.SITEMAP, 1, 0, batch=old_batch, priority=0.5, changefreq=ChangeFreq.WEEKLY,
+                        lastmod=fetched - timedelta(days=3))
+        inlink = {sitemap_url: format_inlink(listed)}
+        for i in range(min(URLS_PER_SITEMAP, count - made)):
+            url = f"{host}/p/{i}.html"
+            yield urls.row_key(url).encode(), encode(WebPage(
+                url, status=FetchStatus.FETCHED, fetch_time=fetched, next_fetch=due, fetch_interval=2_592_000,
+                http_code=200, content_type="text/html", signature=f"{i:032x}", in_sitemap=True, priority=0.5,
+                changefreq=ChangeFreq.WEEKLY, lastmod=fetched - timedelta(days=3), score=1.0, depth=1, radius=0,
+                weighted_priority=0.5, generate_mark=old_batch, fetch_mark=old_batch, parse_mark=old_batch,
+                update_mark=old_batch, batch_id=old_batch, partition=0, inlinks=inlink))
+            made += 1
+
+
+@dataclass
+class RoundCost:
+    rows: int
+    fill_seconds: float
+    fill_cells: int
+    phases: dict[str, Run] = field(default_factory=dict)
+    summaries: dict[str, str] = field(default_factory=dict)
+    snapshot_seconds: float = 0.0
+
+
+def round_cost(base_prefix: str, hbase: str, rows: int, due: int, web: TestWebServer, timeout: float) -> RoundCost:
+    """Figure 2 (and 3's snapshot) on a table of `rows` rows, `due` of them due."""
+    settings = Settings(hbase=hbase, table_prefix=f"{base_prefix}t{rows}_", user_agent=AGENT)
+    with Store(settings) as store:
+        with_retries("create tables", store.create_tables)
+        now = datetime.now(UTC).replace(microsecond=0)
+        fill_seconds, _n, cells = fill_rows(settings, store.table_name(WEBPAGE_TABLE), filler_rows(rows - due, now))
+        cost = RoundCost(rows, fill_seconds, cells)
+        with tempfile.TemporaryDirectory() as folder:
+            seeds = Path(folder) / "due.txt"
+            per_host = [web.url(site, site.ranges[0].path(i)) for site in web.web.sites
+                        for i in range(due // len(web.web.sites))]
+            seeds.write_text("".join(url + "\n" for url in per_host[:due]))
+            run_cli(settings, ["inject", str(seeds)], timeout)
+        batch = f"{now.strftime('%Y%m%d%H%M%S')}-b{rows % 65536:04x}"
+        commands = {
+            "generate": ["generate", "--mode", "mixed", "--batch-id", batch],
+            "fetch": ["fetch", "--batch", batch, "--delay", "0", "--store-content"],
+            "parse": ["parse", "--batch", batch, "--mode", "mixed"],
+            "updatedb": ["updatedb", "--batch", batch, "--mode", "mixed"],
+        }
+        for phase, args in commands.items():
+            run = run_cli(settings, args, timeout)
+            cost.phases[phase] = run
+            lines = [x for x in (run.stdout + run.stderr).splitlines() if x.strip()]
+            cost.summaries[phase] = lines[-1][:160] if lines else ""
+        from sitemapcrawl.report_panels import take_snapshot
+
+
+        def snapshot() -> float:
+            started = time.perf_counter()
+            take_snapshot(store, datetime.now(UTC).replace(microsecond=0))
+            return time.perf_counter() - started
+
+        cost.snapshot_seconds = with_retries("snapshot", snapshot)
+    return cost
+
+
+# ------------------------------------------------------------------- report --
+
+
+def ratio_line(label: str, value: float, limit: float, unit: str = "x") -> str:
+    verdict = "met" if value <= limit else "MISSED"
+    return f"target: {label}: {value:.2f}{unit} (limit {limit:g}{unit}) -> {verdict}"
+
+
+def report_inventory(results: list[Inventory]) -> list[str]:
+    out = ["figure 1: inventory, `crawl --mode sitemap-only --sitemaps-only-docs --delay 0` (whole process)",
+           f"{'URLs':>10} {'rows':>10} {'cells/row':>9} {'crawl s':>8} {'URLs/s':>7} {'floor s':>8} "
+           f"{'floor rows/s':>12} {'x floor':>7} {'peak MB':>8}  per stage (s)"]
+    for r in results:
+        stages = ", ".join(f"{k} {v:.1f}" for k, v in r.stages.items())
+        out.append(f"{r.urls:>10,} {r.rows:>10,} {r.cells_per_row:>9.1f} {r.run.seconds:>8.1f} "
+                   f"{r.urls / r.run.seconds:>7.0f} {r.floor_seconds:>8.1f} {r.rows / r.floor_seconds:>12,.0f} "
+                   f"{r.run.seconds / r.floor_seconds:>7.2f} {r.run.peak_mb:>8.1f}  {stages}")
+    for r in results:
+        out.append(ratio_line(f"N={r.urls:,} time vs put floor", r.run.seconds / r.floor_seconds, 2.0))
+        out.append(ratio_line(f"N={r.urls:,} peak memory", r.run.peak_mb, 150.0, " MB"))
+    if len(results) > 1:
+        out.append(ratio_line(f"peak memory {results[-1].urls:,} vs {results[0].urls:,} (flat)",
+                              results[-1].run.peak_mb / results[0].run.peak_mb, 1.2))
+    out.append("")
+    out.append("figure 3a: parse and updatedb rows/s in the inventory, against the put floor")
+    out.append(f"{'URLs':>10} {'floor rows/s':>12} {'parse rows/s':>12} {'x floor':>7} "
+               f"{'updatedb rows/s':>15} {'x floor':>7}")
+    for r in results:
+        floor = r.rows / r.floor_seconds
+        parse = r.entries / r.stages["parse"] if r.stages["parse"] else 0.0
+        update = r.merged / r.stages["updatedb"] if r.stages["updatedb"] else 0.0
+        out.append(f"{r.urls:>10,} {floor:>12,.0f} {parse:>12,.0f} {parse / floor:>7.2f} "
+                   f"{update:>15,.0f} {update / floor:>7.2f}")
+    return out
+
+
+def report_rounds(costs: list[RoundCost], due: int) -> list[str]:
+    out = [f"figure 2: one round of {due} due URLs (mixed mode, CLI processes start to exit, seconds)",
+           f"{'table rows':>10} {'fill s':>7} {'fill rows/s':>11} " + " ".join(f"{p:>9}" for p in PHASES)
+           + f" {'round':>8} {'snapshot':>9}"]
+    for c in costs:
+        phases = " ".join(f"{c.phases[p].seconds:>9.2f}" for p in PHASES)
+        total = sum(c.phases[p].seconds for p in PHASES)
+        out.append(f"{c.rows:>10,} {c.fill_seconds:>7.1f} {c.rows / c.fill_seconds:>11,.0f} {phases} "
+                   f"{total:>8.2f} {c.snapshot_seconds:>9.2f}")
+    if len(costs) > 1:
+        small, large = costs[0], costs[-1]
+        for p in PHASES:
+            out.append(ratio_line(f"{p} on {large.rows:,} rows vs {small.rows:,}",
+                                  large.phases[p].seconds / small.phases[p].seconds, 1.5))
+        out.append(ratio_line(f"serve snapshot on {large.rows:,} rows vs {small.rows:,} (flat, figure 3b)",
+                              large.snapshot_seconds / max(small.snapshot_seconds, 1e-6), 1.5))
+    for c in costs:
+        for p in PHASES:
+            out.append(f"  {c.rows:,} {p}: {c.summaries[p]}")
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--figures", nargs="+", type=int, choices=(1, 2, 3), default=[1, 2, 3],
+                        help="which figures to run (3 needs 1 for rows/s and 2 for the snapshot)")
+    parser.add_argument("--inventory", nargs="+", type=int, default=[100_000], metavar="N",
+                        help="sitemap URLs of the inventory runs (figure 1) [default: 100000]")
+    parser.add_argument("--tables", nargs=2, type=int, default=[10_000, 1_000_000], metavar=("SMALL", "LARGE"),
+                        help="table sizes of figure 2 [default: 10000 1000000]")
+    parser.add_argument("--due", type=int, default=100, help="due URLs in the round of figure 2 [default: 100]")
+    parser.add_argument("--timeout", type=float, default=5_400, help="seconds any one command may take")
+    parser.add_argument("--hbase", default="127.0.0.1:9090", help="HBase Thrift HOST:PORT (loopback)")
+    args = parser.parse_args()
+    if not args.hbase.startswith(("127.", "localhost:")):
+        parser.error("--hbase must be a loopback address")
+    if min(args.inventory) < 1 or min(args.tables) <= args.due or args.due < 2:
+        parser.error("sizes must be positive, tables larger than --due, --due at least 2")
+
+    prefix = f"bench_scale_{uuid.uuid4().hex[:6]}_"
+    cleanup = Settings(hbase=args.hbase, table_prefix=prefix)
+    lines = [f"date {datetime.now(UTC):%Y-%m-%d %H:%M} UTC; commit {commit()}; load average at start "
+             f"{load_average()}; prefix {prefix}"]
+    inventories: list[Inventory] = []
+    costs: list[RoundCost] = []
+    try:
+        if 1 in args.figures or 3 in args.figures:
+            for n in sorted(args.inventory):
+                print(f"[inventory N={n:,}] load {load_average()}", file=sys.stderr, flush=True)
+                inventories.append(inventory(prefix, args.hbase, n, args.timeout))
+                print("\n".join(report_inventory(inventories[-1:])), file=sys.stderr, flush=True)
+                drop_prefix(cleanup)
+        if 2 in args.figures or 3 in args.figures:
+            with ExitStack() as stack:
+                web = stack.enter_context(TestWebServer(round_web(args.due)))
+                for rows in args.tables:
+                    print(f"[round on {rows:,} rows] load {load_average()}", file=sys.stderr, flush=True)
+                    costs.append(round_cost(prefix, args.hbase, rows, args.due, web, args.timeout))
+                    print("\n".join(report_rounds(costs[-1:], args.due)), file=sys.stderr, flush=True)
+                    drop_prefix(cleanup)
+    finally:
+        drop_prefix(cleanup)
+    lines.append(f"load average at end {load_average()}; bench process peak "
+                 f"{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB")
+    if inventories:
+        lines += ["", *report_inventory(inventories)]
+    if costs:
+        lines += ["", *report_rounds(costs, args.due)]
+    print("\n".join(lines))
+
+
+def commit() -> str:
+    try:
+        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                              timeout=10, check=True).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+
+
+if __name__ == "__main__":
+    main()
