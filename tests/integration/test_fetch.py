@@ -19,11 +19,10 @@ from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from fetch_helpers import AGENT, PAST, add_rows, due, read, run_fetch
 
-from sitemapcrawl import urls
 from sitemapcrawl.config import Settings
-from sitemapcrawl.http import PoliteHttpClient
-from sitemapcrawl.jobs.fetch import FetchCounts, FetchOptions, fetch
+from sitemapcrawl.jobs.fetch import FetchCounts
 from sitemapcrawl.jobs.generate import CrawlMode, GenerateOptions, generate
 from sitemapcrawl.jobs.hosts import origin_key
 from sitemapcrawl.jobs.rules import UrlRules
@@ -43,19 +42,15 @@ from sitemapcrawl.testweb import (
 )
 from sitemapcrawl.webpage import (
     HOST_TABLE,
-    WEBPAGE_TABLE,
     FetchStatus,
     HostRow,
     RobotsStatus,
     WebPage,
     decode,
-    encode,
 )
 
 pytestmark = pytest.mark.integration
 
-AGENT = "TestBot/1.0 (+http://127.0.0.1/bot)"
-PAST = datetime.now(UTC).replace(microsecond=0) - timedelta(hours=1)
 
 
 def web() -> Web:
@@ -92,20 +87,6 @@ def fetch_settings(settings: Settings) -> Settings:
                                fetch_retry_interval=60, max_fetch_retries=2)
 
 
-def add_rows(store: Store, *rows: WebPage) -> None:
-    store.write(WEBPAGE_TABLE, [(urls.row_key(r.url).encode(), encode(r)) for r in rows])
-
-
-def due(url: str, **fields: object) -> WebPage:
-    row = WebPage(url, status=FetchStatus.UNFETCHED, next_fetch=PAST, score=1.0, depth=2, radius=0)
-    return dataclasses.replace(row, **fields)  # type: ignore[arg-type]
-
-
-def read(store: Store, url: str) -> WebPage:
-    cells = store.row(WEBPAGE_TABLE, urls.row_key(url).encode())
-    return decode(WebPage, url, cells or {})
-
-
 def batch(store: Store, settings: Settings, batch_id: str, partitions: int = 1,
           now: datetime | None = None) -> None:
     counts = generate(store, UrlRules.from_settings(settings),
@@ -115,15 +96,6 @@ def batch(store: Store, settings: Settings, batch_id: str, partitions: int = 1,
 
 def merge(store: Store, settings: Settings, batch_id: str) -> None:
     updatedb(store, UrlRules.from_settings(settings), batch_id, mode=CrawlMode.MIXED)
-
-
-def run_fetch(store: Store, settings: Settings, batch_id: str, **options: object) -> FetchCounts:
-    client = PoliteHttpClient.from_settings(settings)
-    try:
-        return fetch(store, client, UrlRules.from_settings(settings),
-                     FetchOptions.from_settings(settings, batch_id, **options))
-    finally:
-        client.close()
 
 
 def test_outcomes_politeness_and_user_agent(site: TestWebServer, store: Store, fetch_settings: Settings) -> None:

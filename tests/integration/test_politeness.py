@@ -23,13 +23,13 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import urlsplit
 
 import pytest
+from fetch_helpers import AGENT, PAST, add_rows, due, read, run_fetch
 
 from sitemapcrawl import urls
 from sitemapcrawl.config import Settings
 from sitemapcrawl.http import PoliteHttpClient
 from sitemapcrawl.jobs.crawl import CrawlOptions, crawl
 from sitemapcrawl.jobs.detect import detect
-from sitemapcrawl.jobs.fetch import FetchCounts, FetchOptions, fetch
 from sitemapcrawl.jobs.generate import CrawlMode, GenerateOptions, generate
 from sitemapcrawl.jobs.politeness import QueueBy, Resolver, state_key
 from sitemapcrawl.jobs.readdb import collect_stats
@@ -37,12 +37,10 @@ from sitemapcrawl.jobs.rules import UrlRules
 from sitemapcrawl.jobs.updatedb import updatedb
 from sitemapcrawl.store import Store
 from sitemapcrawl.testweb import Fault, FaultSpec, Page, Robots, RobotsGroup, Site, TestWebServer, Web
-from sitemapcrawl.webpage import HOST_TABLE, WEBPAGE_TABLE, FetchStatus, HostRow, WebPage, decode, encode
+from sitemapcrawl.webpage import HOST_TABLE, FetchStatus, HostRow, WebPage, decode
 
 pytestmark = pytest.mark.integration
 
-AGENT = "TestBot/1.0 (+http://127.0.0.1/bot)"
-PAST = datetime.now(UTC).replace(microsecond=0) - timedelta(hours=1)
 SLACK = 0.005  # the server's clock reads, not ours
 
 
@@ -75,31 +73,9 @@ def polite(settings: Settings) -> Settings:
                                fetch_retry_interval=60, max_fetch_retries=3, robots_retry_interval=120)
 
 
-def add_rows(store: Store, *rows: WebPage) -> None:
-    store.write(WEBPAGE_TABLE, [(urls.row_key(r.url).encode(), encode(r)) for r in rows])
-
-
-def due(url: str, **fields: object) -> WebPage:
-    row = WebPage(url, status=FetchStatus.UNFETCHED, next_fetch=PAST, score=1.0, depth=2, radius=0)
-    return dataclasses.replace(row, **fields)  # type: ignore[arg-type]
-
-
-def read(store: Store, url: str) -> WebPage:
-    return decode(WebPage, url, store.row(WEBPAGE_TABLE, urls.row_key(url).encode()) or {})
-
-
 def make_batch(store: Store, settings: Settings, batch_id: str, **options: object) -> None:
     counts = generate(store, UrlRules.from_settings(settings), GenerateOptions(batch_id=batch_id, **options))
     assert counts.selected > 0
-
-
-def run_fetch(store: Store, settings: Settings, batch_id: str, **options: object) -> FetchCounts:
-    client = PoliteHttpClient.from_settings(settings)
-    try:
-        return fetch(store, client, UrlRules.from_settings(settings),
-                     FetchOptions.from_settings(settings, batch_id, **options))
-    finally:
-        client.close()
 
 
 def gaps(site: TestWebServer, host: str) -> list[float]:

@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from fetch_helpers import AGENT, add_rows, due, read, run_fetch
 from hostile_web import HostileServer, Route
 from typer.testing import CliRunner
 
@@ -23,7 +24,6 @@ from sitemapcrawl.cli import app
 from sitemapcrawl.config import Settings
 from sitemapcrawl.errors import StoreRejectedError
 from sitemapcrawl.http import PoliteHttpClient
-from sitemapcrawl.jobs.fetch import FetchOptions, fetch
 from sitemapcrawl.jobs.generate import GenerateOptions, generate
 from sitemapcrawl.jobs.leases import Holder
 from sitemapcrawl.jobs.rules import UrlRules
@@ -35,14 +35,11 @@ from sitemapcrawl.webpage import (
     FetchStatus,
     WebPage,
     batch_cell,
-    decode,
     encode,
 )
 
 pytestmark = pytest.mark.integration
 
-AGENT = "TestBot/1.0 (+http://127.0.0.1/bot)"
-PAST = datetime.now(UTC).replace(microsecond=0) - timedelta(hours=1)
 ROBOTS = Route(body=b"User-agent: *\nAllow: /\n", content_type="text/plain")
 runner = CliRunner()
 
@@ -73,26 +70,11 @@ def fetch_settings(settings: Settings) -> Settings:
 
 
 def add_due(store: Store, *page_urls: str) -> None:
-    rows = [WebPage(u, status=FetchStatus.UNFETCHED, next_fetch=PAST, score=1.0, depth=1, radius=0)
-            for u in page_urls]
-    store.write(WEBPAGE_TABLE, [(urls.row_key(r.url).encode(), encode(r)) for r in rows])
-
-
-def read(store: Store, url: str) -> WebPage:
-    return decode(WebPage, url, store.row(WEBPAGE_TABLE, urls.row_key(url).encode()) or {})
+    add_rows(store, *(due(u, depth=1) for u in page_urls))
 
 
 def make_batch(store: Store, settings: Settings, batch_id: str) -> int:
     return generate(store, UrlRules.from_settings(settings), GenerateOptions(batch_id=batch_id)).selected
-
-
-def run_fetch(store: Store, settings: Settings, batch_id: str, **options: object):  # type: ignore[no-untyped-def]
-    client = PoliteHttpClient.from_settings(settings)
-    try:
-        return fetch(store, client, UrlRules.from_settings(settings),
-                     FetchOptions.from_settings(settings, batch_id, **options))
-    finally:
-        client.close()
 
 
 def cli(settings: Settings, *args: str, env: dict[str, str] | None = None):  # type: ignore[no-untyped-def]
