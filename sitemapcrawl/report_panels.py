@@ -32,7 +32,7 @@ from sitemapcrawl import urls
 from sitemapcrawl.audit import is_multi_listed, is_orphan, is_unlisted, problems
 from sitemapcrawl.errors import CellDecodeError, InvalidUrlError, UsageError
 from sitemapcrawl.jobs.history import SitemapHistory, histories, parse_counts, parse_statuses
-from sitemapcrawl.report import Report, build_report, sitemap_outcomes
+from sitemapcrawl.report import QUALITY_SIGNALS, Report, build_report, sitemap_outcomes
 from sitemapcrawl.store import Store
 from sitemapcrawl.webpage import (
     HISTORY_TABLE,
@@ -69,7 +69,7 @@ AUDIT_LISTS: dict[str, tuple[str, str]] = {
 }
 #: Months drawn in the lastmod histogram (the most recent; earlier ones are summed in one bar).
 LASTMOD_MONTHS = 60
-SIGNALS = ("valid", "fetch", "lastmod", "duplicates", "errors", "freshness")
+SIGNALS = QUALITY_SIGNALS  # the report's own list, so the page and --jsonl name the same signals
 #: Age buckets (upper bound, label), for lastmods (age) and next fetch times (wait).
 AGE_BUCKETS = ((timedelta(days=1), "< 1 day"), (timedelta(days=7), "< 1 week"), (timedelta(days=30), "< 1 month"),
                (timedelta(days=365), "< 1 year"))
