@@ -100,6 +100,7 @@ from sitemapcrawl.sitemaps.scope import (
     vouchers_after_redirect,
 )
 from sitemapcrawl.store import Store
+from sitemapcrawl.tables import Unreadable, batch_rows
 from sitemapcrawl.webpage import (
     HISTORY_TABLE,
     WEBPAGE_TABLE,
@@ -109,7 +110,6 @@ from sitemapcrawl.webpage import (
     column_names,
     decode,
     encode,
-    equals_filter,
 )
 
 log = logging.getLogger(__name__)
@@ -164,6 +164,8 @@ class ParseCounts:
     outlinks: int = 0
     not_parsed: Counter[str] = field(default_factory=Counter)
     """Rows marked parsed without work, by why (not fetched, not HTML, no body...)."""
+    unreadable: Unreadable = field(default_factory=Unreadable)
+    """Rows of the batch that did not decode (logged, left alone)."""
 
     def summary(self) -> str:
         """One line for the end of the command."""
@@ -178,37 +180,8 @@ class ParseCounts:
             + (", ".join(f"{n} {kind}" for kind, n in sorted(self.changes.items())) or "none")
             + f" (first parses {self.baselines}); pages {self.pages}, outlinks {self.outlinks}"
             + (f"; not parsed: {skipped}" if skipped else "")
+            + (f"; {self.unreadable.rows} unreadable rows skipped" if self.unreadable.rows else "")
         )
-
-
-def batch_rows(store: Store, field_name: str, batch_id: str, fields: list[str],
-               chunk: int) -> Iterator[list[tuple[bytes, WebPage]]]:
-    """The rows whose `field_name` equals `batch_id`, in chunks of `chunk` rows.
-
-    Each chunk is a fresh scan resuming after the last key, so no scanner sits
-    idle while the caller works on a chunk. Rows that do not decode are
-    logged and left out; reading a field not in `fields` raises FieldNotReadError.
-    Cost: one server-filtered scan over the table.
-    """
-    # The server's column filter sees only the columns scanned: scan the tested one too.
-    fields = [*fields, field_name] if field_name not in fields else fields
-    columns = column_names(WebPage, fields)
-    row_filter = equals_filter(WebPage, field_name, batch_id)
-    start: bytes | None = None
-    while True:
-        rows: list[tuple[bytes, WebPage]] = []
-        last = None
-        for key, cells in store.scan(WEBPAGE_TABLE, start=start, columns=columns, filter=row_filter,
-                                     limit=chunk):
-            last = key
-            try:
-                rows.append((key, decode(WebPage, urls.url_from_row_key(key.decode("utf-8")), cells, fields)))
-            except (InvalidUrlError, CellDecodeError, UnicodeDecodeError) as exc:
-                log.warning("skipping row %r: %s", key[:200], exc)
-        if last is None:
-            return
-        yield rows
-        start = last + b"\x00"
 
 
 class _SitemapParse:
@@ -540,7 +513,8 @@ def parse_batch(
     counts = ParseCounts(batch_id=batch_id)
     chunk = max(1, rules.settings.hbase_batch_size)
     with batches.working_on(store, batch_id, batches.PARSE, rules.settings, wait=wait):
-        for rows in batch_rows(store, "fetch_mark", batch_id, _READ_FIELDS, chunk):
+        for rows in batch_rows(store, "fetch_mark", batch_id, _READ_FIELDS, chunk, "parse",
+                               counts.unreadable):
             puts = []
             reparsed: list[tuple[bytes, WebPage]] = []
             for key, row in rows:

@@ -57,12 +57,12 @@ from sitemapcrawl import urls
 from sitemapcrawl.errors import InvalidUrlError
 from sitemapcrawl.jobs import batches
 from sitemapcrawl.jobs.generate import CrawlMode, crawl_mode
-from sitemapcrawl.jobs.parse import batch_rows
 from sitemapcrawl.jobs.quality import QualityCounts, score_sitemaps
 from sitemapcrawl.jobs.rules import UrlRules
 from sitemapcrawl.linkvalues import Inlink, InlinkKind, OutlinkKind, format_inlink, hop, parse_inlink, parse_outlink
 from sitemapcrawl.schedule import SchedulePolicy, eagerest, schedule
 from sitemapcrawl.store import Store
+from sitemapcrawl.tables import Unreadable, batch_rows
 from sitemapcrawl.webpage import (
     WEBPAGE_TABLE,
     FetchStatus,
@@ -108,6 +108,8 @@ class UpdateCounts:
     by_status: Counter[str] = field(default_factory=Counter)
     quality: QualityCounts | None = None
     """The sitemap quality step (None: turned off)."""
+    unreadable: Unreadable = field(default_factory=Unreadable)
+    """Rows that did not decode (logged, left alone)."""
 
     def summary(self) -> str:
         """One line for the end of the command."""
@@ -120,6 +122,7 @@ class UpdateCounts:
             + f", not rescheduled {self.not_rescheduled}"
             + (f"; {self.unparsed} fetched rows not parsed yet" if self.unparsed else "")
             + (f"; {self.quality.summary()}" if self.quality is not None else "")
+            + (f"; {self.unreadable.rows} unreadable rows skipped" if self.unreadable.rows else "")
         )
 
 
@@ -178,7 +181,8 @@ def spread_cells(row: WebPage, batch_id: str, rules: UrlRules, mode: CrawlMode,
 def _spread(store: Store, batch_id: str, rules: UrlRules, mode: CrawlMode, counts: UpdateCounts,
             chunk: int, on_progress: Callable[[int], None]) -> None:
     done = 0
-    for rows in batch_rows(store, "fetch_mark", batch_id, _SPREAD_FIELDS + ["parse_mark"], chunk):
+    for rows in batch_rows(store, "fetch_mark", batch_id, _SPREAD_FIELDS + ["parse_mark"], chunk,
+                           "updatedb", counts.unreadable):
         puts: list[tuple[bytes, dict[bytes, bytes]]] = []
         for _key, row in rows:
             done += 1
@@ -253,7 +257,8 @@ def merge_row(row: WebPage, batch_id: str, mode: CrawlMode, policy: SchedulePoli
 def _merge(store: Store, batch_id: str, mode: CrawlMode, policy: SchedulePolicy, counts: UpdateCounts,
            chunk: int, now: datetime, on_progress: Callable[[int], None]) -> None:
     done = 0
-    for rows in batch_rows(store, "discover_mark", batch_id, _MERGE_FIELDS, chunk):
+    for rows in batch_rows(store, "discover_mark", batch_id, _MERGE_FIELDS, chunk, "updatedb",
+                           counts.unreadable):
         puts: list[tuple[bytes, dict[bytes, bytes]]] = []
         for key, row in rows:
             done += 1
@@ -273,7 +278,8 @@ def _schedule_batch(store: Store, batch_id: str, policy: SchedulePolicy, counts:
                     now: datetime, on_progress: Callable[[int], None]) -> None:
     done = 0
     next_fetch_column = column_names(WebPage, ["next_fetch"])
-    for rows in batch_rows(store, "fetch_mark", batch_id, _SCHEDULE_FIELDS, chunk):
+    for rows in batch_rows(store, "fetch_mark", batch_id, _SCHEDULE_FIELDS, chunk, "updatedb",
+                           counts.unreadable):
         puts: list[tuple[bytes, dict[bytes, bytes]]] = []
         unscheduled: list[tuple[bytes, list[bytes]]] = []
         for key, row in rows:

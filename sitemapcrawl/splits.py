@@ -1,0 +1,82 @@
+"""Splits: how N processes share one phase of a batch without doing any row twice.
+
+Every `webpage` row key falls in one of `BUCKETS` host buckets: crc32 of the
+key's host part (what comes before the first `:`, the reversed host) mod
+`BUCKETS`. Split K of N (`--split K/N`, 0-based like fetch's partitions)
+owns the contiguous bucket range `[K*BUCKETS//N, (K+1)*BUCKETS//N)`, so:
+
+- the splits of one N cover every bucket exactly once (every row once);
+- all rows of a host are in one bucket, so one split (per-host caps in
+  generate, a host's pages and sitemaps together);
+- with many hosts the work is even (a hash spreads them); a crawl of one
+  host cannot be split (its rows share one bucket), which is also what
+  politeness allows for its fetch.
+
+Batch records (`jobs.batches`) put the bucket right after the record kind, so a split
+reads its share as one key range. Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+import zlib
+from dataclasses import dataclass
+
+from sitemapcrawl.errors import UsageError
+
+#: Host buckets. A split is a range of them, so at most this many splits.
+BUCKETS = 256
+
+
+def bucket_of(row_key: bytes) -> int:
+    """The host bucket of a `webpage` row key: crc32 of its host part mod BUCKETS."""
+    host, _, _ = row_key.partition(b":")
+    return zlib.crc32(host) % BUCKETS
+
+
+def bucket_label(bucket: int) -> bytes:
+    """A bucket as fixed-width text for record keys (`007`), so buckets sort in number order."""
+    return b"%03d" % bucket
+
+
+@dataclass(frozen=True)
+class Split:
+    """Split `index` of `count` (0 <= index < count <= BUCKETS)."""
+
+    index: int = 0
+    count: int = 1
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.count <= BUCKETS or not 0 <= self.index < self.count:
+            raise UsageError(f"split {self.index}/{self.count}: need 0 <= K < N <= {BUCKETS}")
+
+    @classmethod
+    def parse(cls, text: str, option: str = "--split") -> Split:
+        """`K/N` -> Split(K, N); UsageError naming `option` otherwise."""
+        k, slash, n = text.partition("/")
+        if not slash or not k.strip().isdigit() or not n.strip().isdigit():
+            raise UsageError(f"{option} {text!r}: expected K/N, e.g. 0/4")
+        index, count = int(k), int(n)
+        if not 1 <= count <= BUCKETS or index >= count:
+            raise UsageError(f"{option} {text!r}: need 0 <= K < N <= {BUCKETS}")
+        return cls(index, count)
+
+    @property
+    def whole(self) -> bool:
+        """Is this the only split (the whole phase)?"""
+        return self.count == 1
+
+    def buckets(self) -> range:
+        """The host buckets this split owns: a contiguous range."""
+        return range(self.index * BUCKETS // self.count, (self.index + 1) * BUCKETS // self.count)
+
+    def holds(self, row_key: bytes) -> bool:
+        """Is this row key's bucket in this split?"""
+        return bucket_of(row_key) in self.buckets()
+
+    def text(self) -> str:
+        """`K/N`, as the option takes it and as lease names use it."""
+        return f"{self.index}/{self.count}"
+
+
+WHOLE = Split()
+"""The one split of an unsplit phase."""
