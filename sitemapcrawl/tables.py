@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 from sitemapcrawl import urls
 from sitemapcrawl.errors import CellDecodeError, InvalidUrlError
+from sitemapcrawl.splits import WHOLE, Split
 from sitemapcrawl.store import Cells, Store
 from sitemapcrawl.webpage import WEBPAGE_TABLE, WebPage, column_names, decode, equals_filter
 
@@ -59,8 +60,8 @@ def pages(scan: Iterable[tuple[bytes, Cells]], job: str, unreadable: Unreadable,
 
 
 def batch_rows(store: Store, field_name: str, batch_id: str, fields: list[str], chunk: int,
-               job: str, unreadable: Unreadable) -> Iterator[list[tuple[bytes, WebPage]]]:
-    """The rows whose `field_name` equals `batch_id`, in chunks of `chunk` rows.
+               job: str, unreadable: Unreadable, split: Split = WHOLE) -> Iterator[list[tuple[bytes, WebPage]]]:
+    """The rows of `split` whose `field_name` equals `batch_id`, in chunks of `chunk` rows.
 
     Each chunk is a fresh scan resuming after the last key, so no scanner sits
     idle while the caller works on a chunk. Rows that do not decode are
@@ -76,5 +77,7 @@ def batch_rows(store: Store, field_name: str, batch_id: str, fields: list[str], 
         scanned = list(store.scan(WEBPAGE_TABLE, start=start, columns=columns, filter=row_filter, limit=chunk))
         if not scanned:
             return
-        yield list(pages(scanned, job, unreadable, fields))
         start = scanned[-1][0] + b"\x00"
+        if not split.whole:
+            scanned = [(key, cells) for key, cells in scanned if split.holds(key)]
+        yield list(pages(scanned, job, unreadable, fields))

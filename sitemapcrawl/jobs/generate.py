@@ -67,6 +67,7 @@ from sitemapcrawl.jobs import batches
 from sitemapcrawl.jobs.politeness import QueueBy, Resolver, queue_key
 from sitemapcrawl.jobs.rules import UrlRules
 from sitemapcrawl.modes import CountMode, CrawlMode
+from sitemapcrawl.splits import WHOLE, Split
 from sitemapcrawl.store import Store
 from sitemapcrawl.webpage import WEBPAGE_TABLE, WebPage, column_names, columns_of, decode, encode
 
@@ -113,6 +114,8 @@ class GenerateOptions:
     """Select sitemap documents alone (an inventory: listed pages get rows, never fetches)."""
     queue_by: QueueBy | None = None
     """What partitions follow: host or IP (None: the setting `queue_by`)."""
+    split: Split = WHOLE
+    """Only the due rows of this split (`sitemapcrawl.splits`); caps apply within the split."""
 
     def check(self) -> None:
         """Raise UsageError naming the first bad option."""
@@ -295,6 +298,8 @@ def generate(
     blacklisted: list[tuple[bytes, WebPage]] = []
     cutoff_by_topn = 0
     for key, row in _read_due(store, now, on_progress):
+        if not options.split.whole and not options.split.holds(key):
+            continue
         counts.due += 1
         reason = _skip_reason(row, key, rules, options, blacklisted)
         if reason is not None:

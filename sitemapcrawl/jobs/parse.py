@@ -99,6 +99,7 @@ from sitemapcrawl.sitemaps.scope import (
     parse_vouchers,
     vouchers_after_redirect,
 )
+from sitemapcrawl.splits import WHOLE, Split
 from sitemapcrawl.store import Store
 from sitemapcrawl.tables import Unreadable, batch_rows
 from sitemapcrawl.webpage import (
@@ -498,11 +499,13 @@ def parse_batch(
     on_sitemap: Callable[[SitemapOutcome], None] = lambda outcome: None,
     now: datetime | None = None,
     wait: bool = False,
+    split: Split = WHOLE,
 ) -> ParseCounts:
     """Parse the fetched rows of a batch (see the module docstring); return the counts.
 
     `mode` defaults to the settings' `crawl_mode`. `on_sitemap` hears of each
-    sitemap row parsed (or refused). Per-row trouble is data on the row; only
+    sitemap row parsed (or refused). `split`: only the rows of that split
+    (`sitemapcrawl.splits`). Per-row trouble is data on the row; only
     the store's errors (StoreUnavailableError, TableMissingError), a bad
     mode (UsageError) and another worker parsing the batch (LeaseHeldError;
     with `wait`, its lease is waited for) raise.
@@ -514,7 +517,7 @@ def parse_batch(
     chunk = max(1, rules.settings.hbase_batch_size)
     with batches.working_on(store, batch_id, batches.PARSE, rules.settings, wait=wait):
         for rows in batch_rows(store, "fetch_mark", batch_id, _READ_FIELDS, chunk, "parse",
-                               counts.unreadable):
+                               counts.unreadable, split):
             puts = []
             reparsed: list[tuple[bytes, WebPage]] = []
             for key, row in rows:

@@ -61,6 +61,7 @@ from sitemapcrawl.jobs.quality import QualityCounts, score_sitemaps
 from sitemapcrawl.jobs.rules import UrlRules
 from sitemapcrawl.linkvalues import Inlink, InlinkKind, OutlinkKind, format_inlink, hop, parse_inlink, parse_outlink
 from sitemapcrawl.schedule import SchedulePolicy, eagerest, schedule
+from sitemapcrawl.splits import WHOLE, Split
 from sitemapcrawl.store import Store
 from sitemapcrawl.tables import Unreadable, batch_rows
 from sitemapcrawl.webpage import (
@@ -179,10 +180,10 @@ def spread_cells(row: WebPage, batch_id: str, rules: UrlRules, mode: CrawlMode,
 
 
 def _spread(store: Store, batch_id: str, rules: UrlRules, mode: CrawlMode, counts: UpdateCounts,
-            chunk: int, on_progress: Callable[[int], None]) -> None:
+            chunk: int, split: Split, on_progress: Callable[[int], None]) -> None:
     done = 0
     for rows in batch_rows(store, "fetch_mark", batch_id, _SPREAD_FIELDS + ["parse_mark"], chunk,
-                           "updatedb", counts.unreadable):
+                           "updatedb", counts.unreadable, split):
         puts: list[tuple[bytes, dict[bytes, bytes]]] = []
         for _key, row in rows:
             done += 1
@@ -255,10 +256,10 @@ def merge_row(row: WebPage, batch_id: str, mode: CrawlMode, policy: SchedulePoli
 
 
 def _merge(store: Store, batch_id: str, mode: CrawlMode, policy: SchedulePolicy, counts: UpdateCounts,
-           chunk: int, now: datetime, on_progress: Callable[[int], None]) -> None:
+           chunk: int, now: datetime, split: Split, on_progress: Callable[[int], None]) -> None:
     done = 0
     for rows in batch_rows(store, "discover_mark", batch_id, _MERGE_FIELDS, chunk, "updatedb",
-                           counts.unreadable):
+                           counts.unreadable, split):
         puts: list[tuple[bytes, dict[bytes, bytes]]] = []
         for key, row in rows:
             done += 1
@@ -275,11 +276,11 @@ def _merge(store: Store, batch_id: str, mode: CrawlMode, policy: SchedulePolicy,
 # ----------------------------------------------------------------- pass 3 --
 
 def _schedule_batch(store: Store, batch_id: str, policy: SchedulePolicy, counts: UpdateCounts, chunk: int,
-                    now: datetime, on_progress: Callable[[int], None]) -> None:
+                    now: datetime, split: Split, on_progress: Callable[[int], None]) -> None:
     done = 0
     next_fetch_column = column_names(WebPage, ["next_fetch"])
     for rows in batch_rows(store, "fetch_mark", batch_id, _SCHEDULE_FIELDS, chunk, "updatedb",
-                           counts.unreadable):
+                           counts.unreadable, split):
         puts: list[tuple[bytes, dict[bytes, bytes]]] = []
         unscheduled: list[tuple[bytes, list[bytes]]] = []
         for key, row in rows:
@@ -310,11 +311,13 @@ def updatedb(
     on_progress: Callable[[int], None] = lambda rows_done: None,
     now: datetime | None = None,
     wait: bool = False,
+    split: Split = WHOLE,
 ) -> UpdateCounts:
     """Merge a parsed batch into the table (see the module docstring); return the counts.
 
     `mode` defaults to the settings' `crawl_mode`. `on_progress` hears rows
-    done in the current pass. Raises only the store's errors
+    done in the current pass. `split`: only the rows of that split
+    (`sitemapcrawl.splits`; a link's target is merged by the split that holds it). Raises only the store's errors
     (StoreUnavailableError, TableMissingError), UsageError for a bad mode and
     LeaseHeldError when another worker updates the batch (with `wait`, its
     lease is waited for). The batch is finished in the registry when it was
@@ -327,9 +330,9 @@ def updatedb(
     counts = UpdateCounts(batch_id=batch_id)
     chunk = max(1, rules.settings.hbase_batch_size)
     with batches.working_on(store, batch_id, batches.UPDATE, rules.settings, wait=wait):
-        _spread(store, batch_id, rules, mode, counts, chunk, on_progress)
-        _merge(store, batch_id, mode, policy, counts, chunk, now, on_progress)
-        _schedule_batch(store, batch_id, policy, counts, chunk, now, on_progress)
+        _spread(store, batch_id, rules, mode, counts, chunk, split, on_progress)
+        _merge(store, batch_id, mode, policy, counts, chunk, now, split, on_progress)
+        _schedule_batch(store, batch_id, policy, counts, chunk, now, split, on_progress)
         if rules.settings.sitemap_quality and mode is not CrawlMode.LINKS_ONLY:
             counts.quality = score_sitemaps(store, rules, now, on_progress=on_progress)
     log.info("updatedb: %s", counts.summary())
