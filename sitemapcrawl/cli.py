@@ -190,7 +190,7 @@ def init(
         metavar="CMD", show_default=False,
         help=f"Runs a shell script (pre-split, namespace). {setting('hbase_shell')}")] = None,
 ) -> None:
-    """Create the webpage, host, batch and history tables (as hbase-schema/ describes them).
+    """Create the webpage, host, batch, history and batchrow tables (as hbase-schema/ describes them).
 
     Running it again changes nothing and says so. A table prefix `ns:` puts
     the tables in namespace ns. Pre-splitting and creating a namespace need

@@ -44,6 +44,8 @@ from sitemapcrawl.errors import StoreRejectedError, StoreUnavailableError, Table
 from sitemapcrawl.webpage import (
     BATCH_FAMILIES,
     BATCH_TABLE,
+    BATCHROW_FAMILIES,
+    BATCHROW_TABLE,
     HISTORY_FAMILIES,
     HISTORY_TABLE,
     HOST_FAMILIES,
@@ -61,7 +63,7 @@ T = TypeVar("T")
 #: The tables the crawl uses, by base name, and their families.
 TABLES: dict[str, tuple[Family, ...]] = {
     WEBPAGE_TABLE: WEBPAGE_FAMILIES, HOST_TABLE: HOST_FAMILIES, BATCH_TABLE: BATCH_FAMILIES,
-    HISTORY_TABLE: HISTORY_FAMILIES,
+    HISTORY_TABLE: HISTORY_FAMILIES, BATCHROW_TABLE: BATCHROW_FAMILIES,
 }
 
 #: Errors of the wire: retried after reconnecting.

@@ -37,6 +37,7 @@ WEBPAGE_TABLE = "webpage"
 HOST_TABLE = "host"
 HISTORY_TABLE = "history"
 BATCH_TABLE = "batch"
+BATCHROW_TABLE = "batchrow"
 
 
 class FetchStatus(enum.StrEnum):
@@ -448,6 +449,8 @@ class BatchRow:
     selected: int | None = col("b", "n", INT, "rows generate selected", "generate")
     partitions: int | None = col("b", "np", INT, "fetch partitions of the batch", "generate")
     mode: str | None = col("b", "md", TEXT, "crawl mode of the batch", "generate")
+    records: bool | None = col(
+        "b", "rec", FLAG, "the batch's rows are recorded in batchrow (absent: a batch from before)", "generate")
     done: Mapping[str, str] | None = mapcol(
         "d", "fetch.K/N, parse, update or release -> UTC time it finished", "fetch, parse, updatedb, batches",
         key="phase")
@@ -459,6 +462,28 @@ class BatchRow:
 def batch_cell(family: str, qualifier: str) -> bytes:
     """The column name of a `BatchRow` map cell (`d:parse`, `l:fetch.0/2`)."""
     return f"{family}:{qualifier}".encode()
+
+
+# --------------------------------------------------------------- batchrow ---
+
+BATCHROW_FAMILIES = (
+    Family("r", "a record: a member of a batch, or a row a batch touched"),
+)
+
+
+@dataclass(frozen=True)
+class BatchRecord:
+    """One `batchrow` row: a `webpage` row a batch holds (member) or touched (see `tables.record_key`).
+
+    Keys: `<batch>|m|<bucket>|<webpage key>` for a member (generate; fetch for
+    a redirect hop), `<batch>|t|<bucket>|<webpage key>` for a touched row
+    (parse and updatedb wrote an `il:` cell and `k:dsc` on it), the bucket
+    `splits.bucket_label(splits.bucket_of(webpage key))`.
+    """
+
+    key: str
+    partition: int | None = col("r", "pa", INT, "member: its fetch partition", "generate, fetch")
+    touched: bool | None = col("r", "t", FLAG, "touched: has inlinks to merge for the batch", "parse, updatedb")
 
 
 # ---------------------------------------------------------------- history ---
@@ -505,9 +530,9 @@ class HistoryRow:
 
 # ------------------------------------------------------------- encoding ---
 
-RowT = TypeVar("RowT", WebPage, HostRow, BatchRow, HistoryRow)
-AnyRow = WebPage | HostRow | BatchRow | HistoryRow
-AnyRowType = type[WebPage] | type[HostRow] | type[BatchRow] | type[HistoryRow]
+RowT = TypeVar("RowT", WebPage, HostRow, BatchRow, HistoryRow, BatchRecord)
+AnyRow = WebPage | HostRow | BatchRow | HistoryRow | BatchRecord
+AnyRowType = type[WebPage] | type[HostRow] | type[BatchRow] | type[HistoryRow] | type[BatchRecord]
 
 
 def columns_of(row_type: AnyRowType) -> dict[str, Column]:
@@ -520,8 +545,8 @@ def map_families_of(row_type: AnyRowType) -> dict[str, MapFamily]:
     return {f.name: f.metadata["map"] for f in dataclasses.fields(row_type) if "map" in f.metadata}
 
 
-_COLUMNS = {row_type: columns_of(row_type) for row_type in (WebPage, HostRow, BatchRow, HistoryRow)}
-_MAPS = {row_type: map_families_of(row_type) for row_type in (WebPage, HostRow, BatchRow, HistoryRow)}
+_COLUMNS = {row_type: columns_of(row_type) for row_type in (WebPage, HostRow, BatchRow, HistoryRow, BatchRecord)}
+_MAPS = {row_type: map_families_of(row_type) for row_type in (WebPage, HostRow, BatchRow, HistoryRow, BatchRecord)}
 _BY_NAME = {
     row_type: {column.name.encode(): (name, column) for name, column in columns.items()}
     for row_type, columns in _COLUMNS.items()
@@ -649,7 +674,7 @@ def _row_repr(row: AnyRow) -> str:
 
 
 _LAYOUTS: dict[type, _Layout] = {}
-for _row_type in (WebPage, HostRow, BatchRow, HistoryRow):
+for _row_type in (WebPage, HostRow, BatchRow, HistoryRow, BatchRecord):
     _layout = _LAYOUTS[_row_type] = _Layout(_row_type)
     _LAYOUTS[_layout.partial_type] = _layout
     # Set after the dataclass is made, so mypy still checks every WebPage(...) against the fields.
@@ -811,7 +836,8 @@ def all_columns() -> list[tuple[str, Column | MapFamily]]:
     """Every (table, column or map family) the model knows, for the column map test."""
     listed: list[tuple[str, Column | MapFamily]] = []
     tables: tuple[tuple[str, AnyRowType], ...] = (
-        (WEBPAGE_TABLE, WebPage), (HOST_TABLE, HostRow), (BATCH_TABLE, BatchRow), (HISTORY_TABLE, HistoryRow))
+        (WEBPAGE_TABLE, WebPage), (HOST_TABLE, HostRow), (BATCH_TABLE, BatchRow), (HISTORY_TABLE, HistoryRow),
+        (BATCHROW_TABLE, BatchRecord))
     for table, row_type in tables:
         listed.extend((table, column) for column in _COLUMNS[row_type].values())
         listed.extend((table, family) for family in _MAPS[row_type].values())

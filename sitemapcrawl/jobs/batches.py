@@ -12,9 +12,14 @@ Releasing a batch (too old to finish: `batch_max_age`, or `batches --release`)
 marks its rows updated for it (`k:upd` = batch id) without scheduling them,
 so generate may select them again; what they hold stays.
 
+Releasing also deletes the batch's records (`batchrow`, see
+`sitemapcrawl.tables`).
+
 Cost: the registry is one small row per batch; listing the unfinished ones
-scans the `batch` table only. Releasing scans the `webpage` table with a
-server-side filter on the generate mark (as every phase of a batch does).
+scans the `batch` table only (the records are in a table of their own).
+Releasing reads the batch's members (`tables.batch_rows`: its records and a
+multi-get per chunk; a batch from before the records, a server-filtered scan
+of `webpage`) and deletes its records.
 """
 
 from __future__ import annotations
@@ -29,16 +34,16 @@ from sitemapcrawl.config import Settings
 from sitemapcrawl.errors import CellDecodeError, UsageError
 from sitemapcrawl.jobs.leases import Lease
 from sitemapcrawl.store import Store
+from sitemapcrawl.tables import Unreadable, batch_rows, drop_records
 from sitemapcrawl.webpage import (
     BATCH_TABLE,
+    BATCHROW_TABLE,
     WEBPAGE_TABLE,
     BatchRow,
     WebPage,
     batch_cell,
-    column_names,
     decode,
     encode,
-    equals_filter,
     format_time,
 )
 
@@ -116,9 +121,9 @@ def _state(key: bytes, cells: dict[bytes, bytes]) -> BatchState:
 
 def record_generated(store: Store, batch_id: str, now: datetime, selected: int, partitions: int,
                      mode: str) -> None:
-    """Register a new batch (one put)."""
+    """Register a new batch (one put), saying its rows are recorded (`tables`: members, touched rows)."""
     store.write(BATCH_TABLE, [(batch_id.encode(), encode(BatchRow(
-        batch_id, generated=now, selected=selected, partitions=partitions, mode=mode)))])
+        batch_id, generated=now, selected=selected, partitions=partitions, mode=mode, records=True)))])
 
 
 def record_done(store: Store, batch_id: str, names: list[str], now: datetime) -> None:
@@ -169,16 +174,15 @@ def release(store: Store, batch_id: str, now: datetime) -> int:
     """
     if read_batch(store, batch_id) is None:
         raise UsageError(f"batch {batch_id!r} is not in the batch registry; `sitemapcrawl batches` lists them")
-    columns = column_names(WebPage, ["generate_mark", "update_mark"])
     held: list[bytes] = []
     # Keys first, writes after: a scanner must not idle while we write.
-    for key, cells in store.scan(WEBPAGE_TABLE, columns=columns,
-                                 filter=equals_filter(WebPage, "generate_mark", batch_id)):
-        if cells.get(columns[1]) != batch_id.encode():
-            held.append(key)
+    for rows in batch_rows(store, "generate_mark", batch_id, ["update_mark"], 1000, "batches", Unreadable()):
+        held.extend(key for key, row in rows if row.update_mark != batch_id)
     mark = encode(WebPage("", update_mark=batch_id))
     store.write(WEBPAGE_TABLE, ((key, mark) for key in held))
     record_done(store, batch_id, [RELEASE], now)
+    if BATCHROW_TABLE in store.existing_tables():  # a table made before the records may lack it
+        drop_records(store, batch_id)
     return len(held)
 
 

@@ -62,7 +62,7 @@ from sitemapcrawl.jobs.leases import Lease
 from sitemapcrawl.jobs.politeness import Resolver, load_states
 from sitemapcrawl.jobs.rules import UrlRules
 from sitemapcrawl.store import Store
-from sitemapcrawl.webpage import HOST_TABLE, WEBPAGE_TABLE
+from sitemapcrawl.webpage import BATCHROW_TABLE, HOST_TABLE, WEBPAGE_TABLE
 
 __all__ = ["FetchCounts", "FetchItem", "FetchOptions", "FetchProgress", "QueueBy", "RobotsItem", "RobotsRule",
            "fetch", "outcome_row", "parse_partition", "retry_or_gone", "stored_rule"]
@@ -119,7 +119,7 @@ def fetch(
     if not settings.user_agent:
         raise UsageError("a user agent is required to fetch: pass --user-agent, set "
                          "SITEMAPCRAWL_USER_AGENT, or set user_agent in the config file")
-    store.require_tables(WEBPAGE_TABLE, HOST_TABLE)
+    store.require_tables(WEBPAGE_TABLE, HOST_TABLE, BATCHROW_TABLE)
     clock = now or (lambda: datetime.now(UTC).replace(microsecond=0))
     shares = batches.fetch_shares(store, options.batch_id, options.partition)
     lease = Lease(store, options.batch_id, shares, settings.lease_seconds)

@@ -1,8 +1,11 @@
 """Feeding a fetch: the batch's rows become items in politeness queues, robots.txt first where needed.
 
 - The batch's rows (`k:gen` = batch id, and `m:pa` = K with `--partition
-  K/N`, both tested by the server) are read in chunks, each through a fresh
-  short scanner (a long-lived one would expire while the queues are busy),
+  K/N`) are read in chunks, each through a fresh short scanner (a long-lived
+  one would expire while the queues are busy): the batch's member records
+  (`batchrow`, `sitemapcrawl.tables`; the partition tested by the server),
+  then a multi-get of their `webpage` rows, the mark tested on each (a batch
+  from before the records: a server-filtered scan of `webpage`). They go
   into one FIFO queue per politeness key (`jobs/politeness.py`: the host,
   or its IP with `queue_by = "ip"`). Rows whose fetch mark already holds the
   batch id were done by an earlier run and are skipped: a fetch is
@@ -15,8 +18,9 @@
   (`fetch_pacing.Pacing.start`), with the key's delay the largest of the
   setting and the Crawl-delay its origins' stored robots.txt gives.
 
-Cost: one filtered scan per chunk of the batch, one multi-get of host rows
-and one of politeness rows.
+Cost: proportional to the partition's share of the batch, not to the table:
+one range scan of its records and one multi-get of `webpage` rows per chunk
+of `hbase_batch_size`; one multi-get of host rows and one of politeness rows.
 """
 
 from __future__ import annotations
@@ -34,16 +38,15 @@ from sitemapcrawl.jobs.politeness import Resolver, queue_key
 from sitemapcrawl.jobs.rules import UrlRules
 from sitemapcrawl.robots import RobotsPolicy
 from sitemapcrawl.store import Store
+from sitemapcrawl.tables import Unreadable, batch_rows
 from sitemapcrawl.webpage import (
     HOST_TABLE,
-    WEBPAGE_TABLE,
     FetchStatus,
     HostRow,
     RobotsStatus,
     WebPage,
     column_names,
     decode,
-    equals_filter,
 )
 
 log = logging.getLogger(__name__)
@@ -70,32 +73,16 @@ def stored_rule(row: HostRow, user_agent: str, now: datetime, max_age: int) -> R
     return RobotsRule(policy, crawl_delay=policy.crawl_delay)
 
 
-def _batch_filter(batch_id: str, partition: tuple[int, int] | None) -> str:
-    text = equals_filter(WebPage, "generate_mark", batch_id)
-    if partition is not None:
-        text += " AND " + equals_filter(WebPage, "partition", partition[0])
-    return text
-
-
 def read_batch(store: Store, batch_id: str, partition: tuple[int, int] | None,
                chunk: int = 1000) -> Iterator[tuple[bytes, WebPage]]:
-    """The batch's rows (this partition's), in key order, each chunk through a fresh scanner.
+    """The batch's rows (this partition's), a host's rows in key order, chunk by chunk (`tables.batch_rows`).
 
-    Rows whose cells cannot be decoded are logged and skipped.
+    Rows that cannot be decoded are logged and skipped.
     """
-    columns = column_names(WebPage, _READ_FIELDS)
-    row_filter = _batch_filter(batch_id, partition)
-    start = b""
-    while True:
-        rows = list(store.scan(WEBPAGE_TABLE, start=start, columns=columns, filter=row_filter, limit=chunk))
-        for key, cells in rows:
-            try:
-                yield key, decode(WebPage, urls.url_from_row_key(key.decode("utf-8")), cells)
-            except (InvalidUrlError, CellDecodeError, UnicodeDecodeError) as exc:
-                log.warning("fetch: skipping row %r: %s", key[:200], exc)
-        if len(rows) < chunk:
-            return
-        start = rows[-1][0] + b"\x00"
+    unreadable = Unreadable()
+    for rows in batch_rows(store, "generate_mark", batch_id, _READ_FIELDS, chunk, "fetch", unreadable,
+                           partition=partition[0] if partition is not None else None):
+        yield from rows
 
 
 @dataclass

@@ -5,13 +5,15 @@ own thread calls `flush` (every `hbase_batch_size` outcomes or once a
 second, and at the end). Taken outcomes stay until written, so an
 interrupted write is sent again by the next flush (puts are idempotent).
 A redirect hop or a new redirect target carries default cells that are
-written only when its row does not exist yet (one multi-get to know).
+written only when its row does not exist yet (one multi-get to know); a
+redirect hop joins the batch, so it is recorded as a member first
+(`sitemapcrawl.tables`: what parse and updatedb read).
 Each flush also writes the politeness state of the keys whose state
 changed since it was last written (`Pacing.snapshot` versions; a write that
 fails or is interrupted is redone by the next flush).
 
 Cost per flush: one multi-get for possibly new rows, one batched put per
-table.
+table (and one for the member records of redirect hops).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from dataclasses import dataclass
 from sitemapcrawl.jobs.hosts import origin_key
 from sitemapcrawl.jobs.politeness import KeyState, QueueBy, state_rows
 from sitemapcrawl.store import Store
+from sitemapcrawl.tables import record_members
 from sitemapcrawl.webpage import HOST_TABLE, WEBPAGE_TABLE, HostRow, WebPage, column_names, encode
 
 
@@ -89,6 +92,13 @@ class Writer:
     def _write(self, outcomes: list[Outcome]) -> None:
         if not outcomes:
             return
+        # A redirect hop joins the batch: recorded as a member before it is marked (`tables`).
+        hops: dict[str, list[tuple[bytes, int | None]]] = {}
+        for outcome in outcomes:
+            if outcome.row.generate_mark is not None:
+                hops.setdefault(outcome.row.generate_mark, []).append((outcome.key, outcome.row.partition))
+        for batch, members in hops.items():
+            record_members(self._store, batch, members)
         maybe_new = [o.key for o in outcomes if o.if_new is not None]
         existing = set(self._store.rows(WEBPAGE_TABLE, maybe_new, columns=column_names(WebPage, ["status"])))
         puts = []

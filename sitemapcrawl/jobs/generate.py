@@ -43,8 +43,10 @@ fetch worker and politeness holds across workers.
 Cost: one full scan of the table's due rows (server-filtered, a dozen small
 columns each); memory of one small tuple per candidate kept: at most
 `top_n`, or hosts x `max_per_host`, or every due row when neither is given;
-one batched write of three cells per selected row; one put registering the
-batch (`jobs.batches`). Due rows held by an unfinished batch are counted per
+one batched write of three cells per selected row, after one batched write
+recording it as a member of the batch (`batchrow`, see `sitemapcrawl.tables`:
+what fetch, parse and updatedb read instead of scanning the table); one put
+registering the batch (`jobs.batches`). Due rows held by an unfinished batch are counted per
 batch (`held_lines` says how to finish each; `generate` prints them).
 """
 
@@ -61,7 +63,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, NamedTuple
 
-from sitemapcrawl import urls
+from sitemapcrawl import tables, urls
 from sitemapcrawl.errors import CellDecodeError, InvalidUrlError, UsageError
 from sitemapcrawl.jobs import batches
 from sitemapcrawl.jobs.politeness import QueueBy, Resolver, queue_key
@@ -69,7 +71,7 @@ from sitemapcrawl.jobs.rules import UrlRules
 from sitemapcrawl.modes import CountMode, CrawlMode
 from sitemapcrawl.splits import WHOLE, Split
 from sitemapcrawl.store import Store
-from sitemapcrawl.webpage import WEBPAGE_TABLE, WebPage, column_names, columns_of, decode, encode
+from sitemapcrawl.webpage import BATCHROW_TABLE, WEBPAGE_TABLE, WebPage, column_names, columns_of, decode, encode
 
 log = logging.getLogger(__name__)
 
@@ -291,7 +293,7 @@ def generate(
     for bad options, TableMissingError or StoreUnavailableError from the store.
     """
     options.check()
-    store.require_tables(WEBPAGE_TABLE)
+    store.require_tables(WEBPAGE_TABLE, BATCHROW_TABLE)
     now = (now or datetime.now(UTC)).replace(microsecond=0)
     counts = GenerateCounts()
     selector = _Selector(options)
@@ -334,19 +336,23 @@ def generate(
     by = _queue_by(options, rules)
     resolve = Resolver()
 
-    def marks() -> Iterator[tuple[bytes, dict[bytes, bytes]]]:
+    def partitions() -> Iterator[tuple[Candidate, int]]:
         for candidate in chosen:
             key = queue_key(candidate.host, by, resolve) if options.partitions > 1 else candidate.host
             part = partition_of(key, options.partitions)
             counts.by_partition[part] += 1
             counts.by_host[candidate.host] += 1
-            yield candidate.key, encode(WebPage(candidate.url, generate_mark=batch, batch_id=batch,
-                                                partition=part))
+            yield candidate, part
 
+    members = list(partitions())
     # Registered before its rows are marked: a generate killed half-way leaves
     # a batch that crawl finishes, never rows held by a batch nobody knows.
+    # Recorded before marked too: later phases read the batch from its records.
     batches.record_generated(store, batch, now, len(chosen), options.partitions, options.mode.value)
-    counts.selected = store.write(WEBPAGE_TABLE, marks()).rows
+    tables.record_members(store, batch, ((candidate.key, part) for candidate, part in members))
+    counts.selected = store.write(WEBPAGE_TABLE, (
+        (candidate.key, encode(WebPage(candidate.url, generate_mark=batch, batch_id=batch, partition=part)))
+        for candidate, part in members)).rows
     log.info("generate: %s", counts.summary())
     return counts
 

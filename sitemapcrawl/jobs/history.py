@@ -62,6 +62,7 @@ from sitemapcrawl.changes import (
 )
 from sitemapcrawl.errors import CellDecodeError, InvalidUrlError, UsageError
 from sitemapcrawl.store import Store
+from sitemapcrawl.tables import record_touched
 from sitemapcrawl.webpage import (
     HISTORY_TABLE,
     WEBPAGE_TABLE,
@@ -160,6 +161,7 @@ def _act_on_rows(store: Store, sitemap_url: str, changes: list[Change], batch_id
             puts.append((key, encode(WebPage(change.url, new_in_sitemap=batch_id))))
     # Different columns from the puts, so a delete and a put in one millisecond do not collide.
     store.delete_many(WEBPAGE_TABLE, deletes)
+    record_touched(store, batch_id, (key for key, _ in deletes))  # before their k:dsc: updatedb merges them
     store.write(WEBPAGE_TABLE, puts)
 
 

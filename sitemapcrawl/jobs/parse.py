@@ -101,8 +101,9 @@ from sitemapcrawl.sitemaps.scope import (
 )
 from sitemapcrawl.splits import WHOLE, Split
 from sitemapcrawl.store import Store
-from sitemapcrawl.tables import Unreadable, batch_rows
+from sitemapcrawl.tables import Unreadable, batch_rows, write_touching
 from sitemapcrawl.webpage import (
+    BATCHROW_TABLE,
     HISTORY_TABLE,
     WEBPAGE_TABLE,
     FetchStatus,
@@ -336,7 +337,7 @@ def parse_sitemap_row(store: Store, key: bytes, row: WebPage, body: bytes, batch
             is_sitemap=False if demote else None, vouched_by=vouched, parse_mark=batch_id)))])
         return SitemapOutcome(row.url, None, 0, (problem,))
     work = _SitemapParse(row, batch_id, rules, counts, vouchers)
-    store.write(WEBPAGE_TABLE, work.cells(iter(document)))
+    write_touching(store, batch_id, work.cells(iter(document)), max(1, settings.hbase_batch_size))
     report = document.report
     problems = report.problems + work.problems()
     if document.kind.value == "index":
@@ -511,7 +512,7 @@ def parse_batch(
     with `wait`, its lease is waited for) raise.
     """
     mode = mode or crawl_mode(rules.settings.crawl_mode)
-    store.require_tables(WEBPAGE_TABLE, HISTORY_TABLE)
+    store.require_tables(WEBPAGE_TABLE, HISTORY_TABLE, BATCHROW_TABLE)
     now = (now or datetime.now(UTC)).replace(microsecond=0)
     counts = ParseCounts(batch_id=batch_id)
     chunk = max(1, rules.settings.hbase_batch_size)

@@ -63,8 +63,9 @@ from sitemapcrawl.linkvalues import Inlink, InlinkKind, OutlinkKind, format_inli
 from sitemapcrawl.schedule import SchedulePolicy, eagerest, schedule
 from sitemapcrawl.splits import WHOLE, Split
 from sitemapcrawl.store import Store
-from sitemapcrawl.tables import Unreadable, batch_rows
+from sitemapcrawl.tables import Unreadable, batch_rows, drop_records, write_touching
 from sitemapcrawl.webpage import (
+    BATCHROW_TABLE,
     WEBPAGE_TABLE,
     FetchStatus,
     SitemapSource,
@@ -111,6 +112,8 @@ class UpdateCounts:
     """The sitemap quality step (None: turned off)."""
     unreadable: Unreadable = field(default_factory=Unreadable)
     """Rows that did not decode (logged, left alone)."""
+    records_dropped: int = 0
+    """Batch records (`batchrow`) deleted: the batch is finished (in this split)."""
 
     def summary(self) -> str:
         """One line for the end of the command."""
@@ -124,6 +127,7 @@ class UpdateCounts:
             + (f"; {self.unparsed} fetched rows not parsed yet" if self.unparsed else "")
             + (f"; {self.quality.summary()}" if self.quality is not None else "")
             + (f"; {self.unreadable.rows} unreadable rows skipped" if self.unreadable.rows else "")
+            + (f"; batch records removed {self.records_dropped}" if self.records_dropped else "")
         )
 
 
@@ -193,7 +197,7 @@ def _spread(store: Store, batch_id: str, rules: UrlRules, mode: CrawlMode, count
             if row.parse_mark != batch_id:
                 counts.unparsed += 1
             puts.extend(spread_cells(row, batch_id, rules, mode, counts))
-        store.write(WEBPAGE_TABLE, puts)
+        write_touching(store, batch_id, puts, chunk)
         on_progress(done)
 
 
@@ -324,16 +328,21 @@ def updatedb(
     wholly parsed before this began.
     """
     mode = mode or crawl_mode(rules.settings.crawl_mode)
-    store.require_tables(WEBPAGE_TABLE)
+    store.require_tables(WEBPAGE_TABLE, BATCHROW_TABLE)
     now = (now or datetime.now(UTC)).replace(microsecond=0)
     policy = SchedulePolicy.from_settings(rules.settings)
     counts = UpdateCounts(batch_id=batch_id)
     chunk = max(1, rules.settings.hbase_batch_size)
+    before = batches.read_batch(store, batch_id)
+    finishes = before is not None and batches.PARSE in before.done
     with batches.working_on(store, batch_id, batches.UPDATE, rules.settings, wait=wait):
         _spread(store, batch_id, rules, mode, counts, chunk, split, on_progress)
         _merge(store, batch_id, mode, policy, counts, chunk, now, split, on_progress)
         _schedule_batch(store, batch_id, policy, counts, chunk, now, split, on_progress)
         if rules.settings.sitemap_quality and mode is not CrawlMode.LINKS_ONLY:
             counts.quality = score_sitemaps(store, rules, now, on_progress=on_progress)
+        if finishes:
+            # Wholly parsed before we began: nothing will read this batch's records (of this split) again.
+            counts.records_dropped = drop_records(store, batch_id, split, chunk)
     log.info("updatedb: %s", counts.summary())
     return counts

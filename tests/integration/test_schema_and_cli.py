@@ -13,7 +13,16 @@ from typer.testing import CliRunner
 from sitemapcrawl.cli import app
 from sitemapcrawl.config import Settings
 from sitemapcrawl.store import Store
-from sitemapcrawl.webpage import BATCH_TABLE, HISTORY_TABLE, HOST_TABLE, WEBPAGE_TABLE, FetchStatus, WebPage, encode
+from sitemapcrawl.webpage import (
+    BATCH_TABLE,
+    BATCHROW_TABLE,
+    HISTORY_TABLE,
+    HOST_TABLE,
+    WEBPAGE_TABLE,
+    FetchStatus,
+    WebPage,
+    encode,
+)
 
 pytestmark = pytest.mark.integration
 runner = CliRunner()
@@ -34,11 +43,11 @@ def test_init_creates_tables_like_the_shell_scripts(settings: Settings, tmp_path
     shell_prefix = settings.table_prefix + "sh_"
     printed_prefix = settings.table_prefix + "ps_"
     try:
-        for table in (WEBPAGE_TABLE, HOST_TABLE, BATCH_TABLE, HISTORY_TABLE):
+        for table in (WEBPAGE_TABLE, HOST_TABLE, BATCH_TABLE, HISTORY_TABLE, BATCHROW_TABLE):
             run_shell_file(SCHEMA / f"{table}.hbase", table_prefix=shell_prefix)
         shell_settings = Settings(hbase=settings.hbase, table_prefix=shell_prefix)
         with Store(settings) as by_init, Store(shell_settings) as by_shell:
-            for table in (WEBPAGE_TABLE, HOST_TABLE, BATCH_TABLE, HISTORY_TABLE):
+            for table in (WEBPAGE_TABLE, HOST_TABLE, BATCH_TABLE, HISTORY_TABLE, BATCHROW_TABLE):
                 assert by_shell.families(table) == by_init.families(table), table
         # `init --print-schema` (every packaged schema file in one script) makes the same tables.
         printed = runner.invoke(app, ["--table-prefix", printed_prefix, "init", "--print-schema"])
@@ -139,8 +148,9 @@ def test_crawl_on_a_fresh_prefix_creates_its_tables_and_says_so(  # type: ignore
                                  "sitemap-only", "--sitemaps-only-docs", "--rounds", "1", "--delay", "0"])
     assert result.exit_code == 0, result.output
     created = [line for line in result.stderr.splitlines() if line.startswith("crawl: created table")]
-    assert sorted(created) == sorted(f"crawl: created table {settings.table_prefix}{table} (it did not exist)"
-                                     for table in (HOST_TABLE, WEBPAGE_TABLE, BATCH_TABLE, HISTORY_TABLE))
+    assert sorted(created) == sorted(
+        f"crawl: created table {settings.table_prefix}{table} (it did not exist)"
+        for table in (HOST_TABLE, WEBPAGE_TABLE, BATCH_TABLE, HISTORY_TABLE, BATCHROW_TABLE))
     assert "round 1: batch" in result.stderr and "run `sitemapcrawl init`" not in result.stderr
     assert "\r" not in result.stderr and "\x1b[" not in result.stderr  # not a terminal: plain lines only
     again = runner.invoke(app, ["--hbase", settings.hbase, "--table-prefix", settings.table_prefix,
