@@ -15,8 +15,9 @@ entries with the snapshot, writes the parse row and the new snapshot, keeps
 the last `history_keep` parse rows, and acts on the rows of the changed URLs:
 
 - a URL the sitemap stopped listing loses the sitemap's inlink cell
-  (`il:<sitemap>`) and is marked `k:dsc`, so updatedb merges it again: its
-  `s:in` and `s:nl` then count only the sitemaps that still list it;
+  (`il:<sitemap>`) and is marked `k:dsc` (recorded as touched by the batch
+  first, `sitemapcrawl.tables`), so updatedb merges it again: its `s:in`
+  and `s:nl` then count only the sitemaps that still list it;
 - a URL a re-parsed sitemap newly lists gets `s:nw` = batch id: generate
   ranks it first while it is unfetched (`jobs.generate.NEW_URL_BOOST`). The
   first parse of a sitemap is a baseline: no changes, no boost.
@@ -29,8 +30,8 @@ crawl. `histories`, `changes_of` and `change_output` read it back for
 
 Cost per sitemap parsed: one get of its snapshot (about 1 MB per 10,000
 entries), one put of the parse row and one of the snapshot, one small prefix
-scan to prune, one put per added URL and one delete plus one put per
-removed URL (batched by `hbase_batch_size`). Memory: the two snapshots of
+scan to prune, one put per added URL and one delete, one touched record
+and one put per removed URL (batched by `hbase_batch_size`). Memory: the two snapshots of
 one sitemap.
 """
 

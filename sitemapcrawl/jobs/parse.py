@@ -1,9 +1,13 @@
 """`parse --batch ID`: fetched sitemaps become entries on their targets; HTML pages get outlinks.
 
-Which rows: those of the batch that fetch finished (`k:fch` = batch id,
-tested by the server) and that this job has not parsed yet (`k:prs` differs:
-rerunning a parse skips what is done). Each row is marked `k:prs` = batch id
-when its work is written.
+Which rows: those of the batch that fetch finished (`k:fch` = batch id)
+and that this job has not parsed yet (`k:prs` differs: rerunning a parse
+skips what is done), found through the batch's member records in the split's
+buckets (`sitemapcrawl.tables`; a batch from before the records: a
+server-filtered scan). Each row is marked `k:prs` = batch id when its work is
+written. Every target row that gets an `il:` cell and `k:dsc` (below) is
+recorded as touched by the batch first, in the same chunk, so updatedb merges
+it without scanning the table.
 
 Sitemap rows (`s:sm`): a blacklisted sitemap is never parsed (the reason goes
 to `s:bl`). A sitemap fetched in this batch (status fetched) is read from its
@@ -36,7 +40,8 @@ idempotent puts streamed in batches of `hbase_batch_size`: no read of the
 target, no read-modify-write, nothing held but one batch. Two sitemaps listing
 one page leave two cells; the merge (max priority, latest lastmod, eagerest
 changefreq, max depth/radius) happens once per row in updatedb, which finds
-the rows to merge by the `k:dsc` marker with a server-side filter. HBase rows
+the rows to merge through the batch's touched records (and the `k:dsc`
+marker on each). HBase rows
 are the shuffle that Nutch 2.x does with MapReduce. A rerun writes the same
 cells again, so a parse killed half-way is simply run again.
 
@@ -54,11 +59,13 @@ in an earlier batch first loses its old outlinks. updatedb turns the batch's
 outlinks into inlinks on the targets. A link-found sitemap candidate whose
 body does not sniff as a sitemap becomes a page again (`s:sm` = 0).
 
-Cost: one scan of the batch's rows (server-filtered, small columns), read in
-chunks so the scanner never idles while a document is parsed; one get per
-stored body; one batched write per `hbase_batch_size` entries (and, for pages
-parsed before, one multi-get and one batched delete of stale outlinks per
-chunk). Memory: one document's stream and one write batch.
+Cost: proportional to the batch, not the table: one range scan of the
+batch's member records and one multi-get of their rows (small columns) per
+chunk, read so no scanner idles while a document is parsed; one get per
+stored body; two batched writes (touched records, then the cells) per
+`hbase_batch_size` entries (and, for pages parsed before, one multi-get and
+one batched delete of stale outlinks per chunk). Memory: one document's
+stream and one write batch.
 """
 
 from __future__ import annotations

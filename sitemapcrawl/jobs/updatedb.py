@@ -1,20 +1,24 @@
 """`updatedb --batch ID`: discovered URLs become rows, hints merge, fetched rows get a schedule.
 
-Three passes over the table, each a server-filtered scan read in chunks
-(so no scanner idles while we work) and written with batched puts; every
-pass can be run again and skips what it has done.
+Three passes over the batch, each reading the batch's records
+(`sitemapcrawl.tables`: a range scan of `batchrow` and a multi-get of the
+rows, the batch mark tested on each; a batch from before the records: a
+server-filtered scan of `webpage`) in chunks (so no scanner idles while we
+work), and writing with batched puts; every pass can be run again and skips
+what it has done.
 
-1. Spread (rows fetched in the batch, `k:fch` = batch id, not yet updated):
+1. Spread (members fetched in the batch, `k:fch` = batch id, not yet updated):
    the outlinks parse wrote on a page (`ol:`) and a recorded redirect
    (`f:rd`) become inlink cells on their targets, `il:<source>` =
    `link dp=.. ra=.. sc=.. b=BATCH` (or `redirect ...`), plus the marker
    `k:dsc` = batch id, as blind idempotent puts (sitemap entries got theirs
-   from parse already). Depth and radius follow `linkvalues.hop` (a redirect
-   is no hop: the target gets the source's own); a target that would fall
-   below zero gets no cell (no row is created; counted). The score a page
+   from parse already), each chunk's targets recorded as touched first.
+   Depth and radius follow `linkvalues.hop` (a redirect is no hop: the
+   target gets the source's own); a target that would fall below zero gets
+   no cell (no row is created; counted). The score a page
    passes on is its score divided among its outlinks (OPIC, as Nutch).
    In mixed mode a link to a sitemap candidate carries `sm=1`.
-2. Merge (rows marked `k:dsc` = batch id, not yet `k:mrg` = batch id): all
+2. Merge (touched rows marked `k:dsc` = batch id, not yet `k:mrg` = batch id): all
    the row's inlink cells are read and merged, never clobbering what the row
    knows: priority the highest any sitemap gives, lastmod the latest (one in
    the future is ignored), changefreq the most frequent, `s:in` when a
@@ -29,7 +33,7 @@ pass can be run again and skips what it has done.
    due now. A row fetched before gets a new schedule from its new hints.
    The put carries `k:mrg` = batch id, in one atomic row mutation, so a
    rerun never adds a score twice.
-3. Schedule (rows fetched in the batch, not yet `k:upd` = batch id): next
+3. Schedule (members fetched in the batch, not yet `k:upd` = batch id): next
    fetch time and interval from `sitemapcrawl.schedule` (changefreq, lastmod,
    adaptive; gone rows lose their next fetch time), and `k:upd` = batch id,
    which frees the rows for generate. Rows generated but never fetched stay
@@ -39,9 +43,16 @@ pass can be run again and skips what it has done.
    demoted or blacklisted below the thresholds, and its URLs' priority
    weighted by it (see `sitemapcrawl.jobs.quality`).
 
-Cost: three server-filtered scans; one put per target of a link (pass 1),
-per merged row (pass 2) and per fetched row (pass 3), batched by
-`hbase_batch_size`; one batched delete per chunk with gone rows. Memory: one chunk of rows.
+5. Records: when the batch was wholly parsed before updatedb began, its
+   records (of this split's buckets) are deleted: the batch is finished.
+
+Cost: proportional to the batch and the rows it touched, not the table
+(the quality step aside): passes 1 and 3 read each member once, pass 2 each
+touched row once (a range scan of records and a multi-get per chunk); one
+put per target of a link (pass 1, after its touched record), per merged row
+(pass 2) and per fetched row (pass 3), batched by `hbase_batch_size`; one
+batched delete per chunk with gone rows, and of the records at the end.
+Memory: one chunk of rows.
 """
 
 from __future__ import annotations
