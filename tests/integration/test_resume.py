@@ -28,7 +28,7 @@ from sitemapcrawl.config import Settings
 from sitemapcrawl.jobs import batches
 from sitemapcrawl.store import Store
 from sitemapcrawl.testweb import TestWebServer, bulk_web
-from sitemapcrawl.webpage import WEBPAGE_TABLE, WebPage, column_names, decode
+from sitemapcrawl.webpage import BATCHROW_TABLE, WEBPAGE_TABLE, WebPage, column_names, decode
 
 pytestmark = pytest.mark.integration
 
@@ -85,6 +85,12 @@ def unfinished_batches(hbase: str, prefix: str) -> list[str]:
         return [state.batch_id for state in batches.unfinished(store)]
 
 
+def batch_records(hbase: str, prefix: str) -> list[bytes]:
+    """Every record left in `batchrow` (members and touched rows of batches in flight)."""
+    with Store(Settings(hbase=hbase, table_prefix=prefix)) as store:
+        return [key for key, _ in store.scan(BATCHROW_TABLE)]
+
+
 def fetched(web: TestWebServer) -> Counter[str]:
     return Counter(r.url for r in web.log.records() if r.status != 0 and r.target != "/robots.txt")
 
@@ -132,6 +138,7 @@ def test_a_crawl_killed_in_any_phase_resumes_to_the_same_table(
     assert rerun.returncode == 0, rerun.stderr
     assert f"crawl: batch {left[0]}: resuming, left unfinished by an earlier run (" in rerun.stderr
     assert unfinished_batches(hbase_address, table_prefix) == []
+    assert batch_records(hbase_address, table_prefix) == []  # the resumed updatedb removed them
     assert "Traceback" not in rerun.stderr + killed.stderr
     assert final_table(hbase_address, table_prefix) == rows
     twice = {url: n for url, n in fetched(web).items() if n > 1}
