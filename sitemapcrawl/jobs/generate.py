@@ -90,15 +90,6 @@ _HELD = "in an unfinished batch"
 _BATCH_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 
 
-def crawl_mode(value: str) -> CrawlMode:
-    """The crawl mode named `value`; UsageError listing the choices otherwise."""
-    try:
-        return CrawlMode(value)
-    except ValueError:
-        choices = ", ".join(m.value for m in CrawlMode)
-        raise UsageError(f"crawl mode {value!r}: choose one of {choices}") from None
-
-
 @dataclass(frozen=True)
 class GenerateOptions:
     """The limits of one generate run (None: no limit)."""

@@ -75,7 +75,6 @@ from sitemapcrawl.config import Settings
 from sitemapcrawl.errors import CellDecodeError, InvalidUrlError, SitemapError
 from sitemapcrawl.htmllinks import extract_links
 from sitemapcrawl.jobs import batches
-from sitemapcrawl.jobs.generate import CrawlMode, crawl_mode
 from sitemapcrawl.jobs.history import record_parse
 from sitemapcrawl.jobs.rules import UrlRules
 from sitemapcrawl.linkvalues import (
@@ -88,6 +87,7 @@ from sitemapcrawl.linkvalues import (
     hop,
     parse_inlink,
 )
+from sitemapcrawl.modes import CrawlMode, crawl_mode
 from sitemapcrawl.sitemaps.document import parse_sitemap
 from sitemapcrawl.sitemaps.limits import SitemapLimits
 from sitemapcrawl.sitemaps.model import PageEntry, SitemapRef

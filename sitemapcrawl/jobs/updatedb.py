@@ -56,10 +56,10 @@ from typing import Any
 from sitemapcrawl import urls
 from sitemapcrawl.errors import InvalidUrlError
 from sitemapcrawl.jobs import batches
-from sitemapcrawl.jobs.generate import CrawlMode, crawl_mode
 from sitemapcrawl.jobs.quality import QualityCounts, score_sitemaps
 from sitemapcrawl.jobs.rules import UrlRules
 from sitemapcrawl.linkvalues import Inlink, InlinkKind, OutlinkKind, format_inlink, hop, parse_inlink, parse_outlink
+from sitemapcrawl.modes import CrawlMode, crawl_mode
 from sitemapcrawl.schedule import SchedulePolicy, eagerest, schedule
 from sitemapcrawl.splits import WHOLE, Split
 from sitemapcrawl.store import Store

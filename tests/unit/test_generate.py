@@ -13,12 +13,9 @@ from sitemapcrawl.jobs.generate import (
     DEPTH_BONUS,
     JITTER,
     Candidate,
-    CountMode,
-    CrawlMode,
     GenerateOptions,
     _Selector,
     compare_filter,
-    crawl_mode,
     held_by,
     mode_allows,
     new_batch_id,
@@ -26,6 +23,7 @@ from sitemapcrawl.jobs.generate import (
     past_constraint,
     rank,
 )
+from sitemapcrawl.modes import CountMode, CrawlMode, crawl_mode
 from sitemapcrawl.webpage import WebPage
 
 T0 = datetime(2025, 1, 1, tzinfo=UTC)
