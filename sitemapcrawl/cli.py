@@ -357,7 +357,8 @@ def detect_command(
     \b
     Example: sitemapcrawl --user-agent 'MyBot/1.0' detect --probe-known-paths
     """
-    from sitemapcrawl.jobs.detect import HostReport, detect
+    from sitemapcrawl.jobs.detect import detect
+    from sitemapcrawl.jobs.robots_txt import HostReport
     from sitemapcrawl.jobs.rules import UrlRules
 
     rules = UrlRules.from_settings(State.settings)

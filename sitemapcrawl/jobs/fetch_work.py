@@ -8,7 +8,7 @@
   Crawl-delay over the cap defers the origin's URLs (status `deferred`),
   as Nutch does.
 - robots.txt is fetched as the first request of its queue when the table
-  has no fresh copy (with `detect.check_origin`, the same code `detect`
+  has no fresh copy (with `robots_txt.check_origin`, the same code `detect`
   runs). Every URL is checked against it: a disallowed URL is
   `blocked_robots`; while robots.txt fails (5xx, no answer) the origin's
   URLs are `deferred`, with its retry time as `retry_at`.
@@ -55,12 +55,12 @@ from sitemapcrawl import urls
 from sitemapcrawl.config import Settings
 from sitemapcrawl.errors import InvalidUrlError
 from sitemapcrawl.http import HttpResponse, SingleRequestClient, conditional_headers
-from sitemapcrawl.jobs.detect import check_origin, robots_host_row
 from sitemapcrawl.jobs.fetch_model import FetchCounts, FetchItem, FetchOptions, RobotsItem, RobotsRule
 from sitemapcrawl.jobs.fetch_pacing import Pacing
 from sitemapcrawl.jobs.fetch_queues import FetchQueues, Lease
 from sitemapcrawl.jobs.fetch_write import Outcome, Writer
 from sitemapcrawl.jobs.politeness import SLOW_DOWN_CODES, retry_after_seconds
+from sitemapcrawl.jobs.robots_txt import check_origin, robots_host_row
 from sitemapcrawl.jobs.rules import UrlRules
 from sitemapcrawl.linkvalues import Inlink, InlinkKind, format_inlink
 from sitemapcrawl.robots import RobotsPolicy
