@@ -28,7 +28,9 @@ from datetime import UTC, datetime, timedelta
 from sitemapcrawl.config import Settings
 from sitemapcrawl.errors import CellDecodeError, UsageError
 from sitemapcrawl.jobs.leases import Lease
+from sitemapcrawl.marks import Mark
 from sitemapcrawl.store import Store
+from sitemapcrawl.tables import Unreadable, pages
 from sitemapcrawl.webpage import (
     BATCH_TABLE,
     WEBPAGE_TABLE,
@@ -38,7 +40,6 @@ from sitemapcrawl.webpage import (
     column_names,
     decode,
     encode,
-    equals_filter,
     format_time,
 )
 
@@ -169,13 +170,10 @@ def release(store: Store, batch_id: str, now: datetime) -> int:
     """
     if read_batch(store, batch_id) is None:
         raise UsageError(f"batch {batch_id!r} is not in the batch registry; `sitemapcrawl batches` lists them")
-    columns = column_names(WebPage, ["generate_mark", "update_mark"])
-    held: list[bytes] = []
+    fields = [Mark.GENERATE, Mark.UPDATE]
+    scan = store.scan(WEBPAGE_TABLE, columns=column_names(WebPage, fields), filter=Mark.GENERATE.filter(batch_id))
     # Keys first, writes after: a scanner must not idle while we write.
-    for key, cells in store.scan(WEBPAGE_TABLE, columns=columns,
-                                 filter=equals_filter(WebPage, "generate_mark", batch_id)):
-        if cells.get(columns[1]) != batch_id.encode():
-            held.append(key)
+    held = [key for key, row in pages(scan, "batches", Unreadable(), fields) if not Mark.UPDATE.done(row, batch_id)]
     mark = encode(WebPage("", update_mark=batch_id))
     store.write(WEBPAGE_TABLE, ((key, mark) for key in held))
     record_done(store, batch_id, [RELEASE], now)

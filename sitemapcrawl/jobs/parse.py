@@ -87,6 +87,7 @@ from sitemapcrawl.linkvalues import (
     hop,
     parse_inlink,
 )
+from sitemapcrawl.marks import Mark
 from sitemapcrawl.modes import CrawlMode, crawl_mode
 from sitemapcrawl.sitemaps.document import parse_sitemap
 from sitemapcrawl.sitemaps.limits import SitemapLimits
@@ -516,13 +517,13 @@ def parse_batch(
     counts = ParseCounts(batch_id=batch_id)
     chunk = max(1, rules.settings.hbase_batch_size)
     with batches.working_on(store, batch_id, batches.PARSE, rules.settings, wait=wait):
-        for rows in batch_rows(store, "fetch_mark", batch_id, _READ_FIELDS, chunk, "parse",
+        for rows in batch_rows(store, Mark.FETCH, batch_id, _READ_FIELDS, chunk, "parse",
                                counts.unreadable, split):
             puts = []
             reparsed: list[tuple[bytes, WebPage]] = []
             for key, row in rows:
                 counts.rows += 1
-                if row.parse_mark == batch_id:
+                if Mark.PARSE.done(row, batch_id):
                     counts.already_parsed += 1
                     continue
                 cells, outcome = _parse_row(store, key, row, batch_id, rules, mode, counts, now)
@@ -530,7 +531,7 @@ def parse_batch(
                     on_sitemap(outcome)
                 if cells is not None:
                     puts.append((key, encode(cells)))
-                    if row.parse_mark is not None and cells.outlinks is not None:
+                    if Mark.PARSE.of(row) is not None and cells.outlinks is not None:
                         reparsed.append((key, cells))
             _delete_stale_outlinks(store, reparsed)
             store.write(WEBPAGE_TABLE, puts)

@@ -59,6 +59,7 @@ from sitemapcrawl.jobs import batches
 from sitemapcrawl.jobs.quality import QualityCounts, score_sitemaps
 from sitemapcrawl.jobs.rules import UrlRules
 from sitemapcrawl.linkvalues import Inlink, InlinkKind, OutlinkKind, format_inlink, hop, parse_inlink, parse_outlink
+from sitemapcrawl.marks import Mark
 from sitemapcrawl.modes import CrawlMode, crawl_mode
 from sitemapcrawl.schedule import SchedulePolicy, eagerest, schedule
 from sitemapcrawl.splits import WHOLE, Split
@@ -182,15 +183,15 @@ def spread_cells(row: WebPage, batch_id: str, rules: UrlRules, mode: CrawlMode,
 def _spread(store: Store, batch_id: str, rules: UrlRules, mode: CrawlMode, counts: UpdateCounts,
             chunk: int, split: Split, on_progress: Callable[[int], None]) -> None:
     done = 0
-    for rows in batch_rows(store, "fetch_mark", batch_id, _SPREAD_FIELDS + ["parse_mark"], chunk,
+    for rows in batch_rows(store, Mark.FETCH, batch_id, _SPREAD_FIELDS + [Mark.PARSE], chunk,
                            "updatedb", counts.unreadable, split):
         puts: list[tuple[bytes, dict[bytes, bytes]]] = []
         for _key, row in rows:
             done += 1
-            if row.update_mark == batch_id:
+            if Mark.UPDATE.done(row, batch_id):
                 continue
             counts.spread_rows += 1
-            if row.parse_mark != batch_id:
+            if not Mark.PARSE.done(row, batch_id):
                 counts.unparsed += 1
             puts.extend(spread_cells(row, batch_id, rules, mode, counts))
         store.write(WEBPAGE_TABLE, puts)
@@ -247,7 +248,7 @@ def merge_row(row: WebPage, batch_id: str, mode: CrawlMode, policy: SchedulePoli
         values["status"] = FetchStatus.UNFETCHED
         planned = schedule(hinted, policy, now, just_fetched=False)
         values["next_fetch"], values["fetch_interval"] = planned.next_fetch, planned.interval
-    elif row.fetch_time is not None and row.fetch_mark != batch_id and (changefreq or lastmods):
+    elif row.fetch_time is not None and not Mark.FETCH.done(row, batch_id) and (changefreq or lastmods):
         planned = schedule(hinted, policy, now, just_fetched=False)
         if planned.next_fetch is not None:
             values["next_fetch"] = planned.next_fetch
@@ -258,12 +259,12 @@ def merge_row(row: WebPage, batch_id: str, mode: CrawlMode, policy: SchedulePoli
 def _merge(store: Store, batch_id: str, mode: CrawlMode, policy: SchedulePolicy, counts: UpdateCounts,
            chunk: int, now: datetime, split: Split, on_progress: Callable[[int], None]) -> None:
     done = 0
-    for rows in batch_rows(store, "discover_mark", batch_id, _MERGE_FIELDS, chunk, "updatedb",
+    for rows in batch_rows(store, Mark.DISCOVER, batch_id, _MERGE_FIELDS, chunk, "updatedb",
                            counts.unreadable, split):
         puts: list[tuple[bytes, dict[bytes, bytes]]] = []
         for key, row in rows:
             done += 1
-            if row.merge_mark == batch_id:
+            if Mark.MERGE.done(row, batch_id):
                 counts.already_merged += 1
                 continue
             counts.merged += 1
@@ -279,13 +280,13 @@ def _schedule_batch(store: Store, batch_id: str, policy: SchedulePolicy, counts:
                     now: datetime, split: Split, on_progress: Callable[[int], None]) -> None:
     done = 0
     next_fetch_column = column_names(WebPage, ["next_fetch"])
-    for rows in batch_rows(store, "fetch_mark", batch_id, _SCHEDULE_FIELDS, chunk, "updatedb",
+    for rows in batch_rows(store, Mark.FETCH, batch_id, _SCHEDULE_FIELDS, chunk, "updatedb",
                            counts.unreadable, split):
         puts: list[tuple[bytes, dict[bytes, bytes]]] = []
         unscheduled: list[tuple[bytes, list[bytes]]] = []
         for key, row in rows:
             done += 1
-            if row.update_mark == batch_id:
+            if Mark.UPDATE.done(row, batch_id):
                 counts.already_updated += 1
                 continue
             planned = schedule(row, policy, now, just_fetched=True)
