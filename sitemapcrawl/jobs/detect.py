@@ -52,12 +52,12 @@ from sitemapcrawl.jobs.politeness import (
 )
 from sitemapcrawl.jobs.robots_txt import HostReport, check_origin, robots_host_row
 from sitemapcrawl.jobs.rules import UrlRules
+from sitemapcrawl.newrows import new_page
 from sitemapcrawl.sitemaps.scope import format_vouchers, merge_vouchers, parse_vouchers, vouch_host
 from sitemapcrawl.store import Store
 from sitemapcrawl.webpage import (
     HOST_TABLE,
     WEBPAGE_TABLE,
-    FetchStatus,
     HostRow,
     RobotsStatus,
     SitemapSource,
@@ -146,18 +146,12 @@ def _record(store: Store, report: HostReport, rules: UrlRules, now: datetime) ->
             vouched = format_vouchers(merge_vouchers(known_vouchers, {voucher: 0}))
         if old is None:
             report.new_sitemaps += 1
-            row = WebPage(
-                found.url,
-                status=FetchStatus.UNFETCHED,
-                next_fetch=now,
-                fetch_interval=settings.default_fetch_interval,
-                is_sitemap=True,
-                sitemap_source=found.source,
-                score=settings.seed_score,
+            row = new_page(
+                found.url, now, settings.default_fetch_interval, score=settings.seed_score,
                 depth=depth if depth is not None else settings.seed_depth,
                 radius=radius if radius is not None else settings.seed_radius,
-                cross_submitters=submitters,
-                vouched_by=vouched,
+                also=WebPage(found.url, is_sitemap=True, sitemap_source=found.source, cross_submitters=submitters,
+                             vouched_by=vouched),
             )
         else:
             row = WebPage(

@@ -33,6 +33,7 @@ from sitemapcrawl import urls
 from sitemapcrawl.config import Settings
 from sitemapcrawl.errors import InvalidUrlError
 from sitemapcrawl.jobs.rules import UrlRules
+from sitemapcrawl.newrows import new_page
 from sitemapcrawl.safetext import printable
 from sitemapcrawl.sitemaps.scope import format_vouchers, merge_vouchers, parse_vouchers, vouch_host
 from sitemapcrawl.store import Store
@@ -234,18 +235,14 @@ def row_for_seed(seed: Seed, existing: WebPage | None, now: datetime, settings: 
             direct = dict.fromkeys(seed.vouched_by, 0)
             sitemap_fields["vouched_by"] = format_vouchers(merge_vouchers(known, direct))
     if existing is None:
-        return WebPage(
-            seed.url,
-            status=FetchStatus.UNFETCHED,
-            next_fetch=now,
-            fetch_interval=seed.fetch_interval or settings.default_fetch_interval,
-            score=score,
-            depth=depth,
-            radius=radius,
-            seed=True if seed.is_seed else None,
-            inject_mark=now,
-            **sitemap_fields,  # type: ignore[arg-type]
-        )
+        return new_page(
+            seed.url, now, seed.fetch_interval or settings.default_fetch_interval, score=score, depth=depth,
+            radius=radius, also=WebPage(
+                seed.url,
+                seed=True if seed.is_seed else None,
+                inject_mark=now,
+                **sitemap_fields,  # type: ignore[arg-type]
+            ))
     return WebPage(
         seed.url,
         status=None if existing.status is not None else FetchStatus.UNFETCHED,

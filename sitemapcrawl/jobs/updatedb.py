@@ -61,6 +61,7 @@ from sitemapcrawl.jobs.rules import UrlRules
 from sitemapcrawl.linkvalues import Inlink, InlinkKind, OutlinkKind, format_inlink, hop, parse_inlink, parse_outlink
 from sitemapcrawl.marks import Mark
 from sitemapcrawl.modes import CrawlMode, crawl_mode
+from sitemapcrawl.newrows import new_page
 from sitemapcrawl.schedule import SchedulePolicy, eagerest, schedule
 from sitemapcrawl.splits import WHOLE, Split
 from sitemapcrawl.store import Store
@@ -245,10 +246,10 @@ def merge_row(row: WebPage, batch_id: str, mode: CrawlMode, policy: SchedulePoli
                      changefreq=values.get("changefreq", row.changefreq),
                      lastmod=values.get("lastmod", row.lastmod))
     if row.status is None:
-        values["status"] = FetchStatus.UNFETCHED
         planned = schedule(hinted, policy, now, just_fetched=False)
-        values["next_fetch"], values["fetch_interval"] = planned.next_fetch, planned.interval
-    elif row.fetch_time is not None and not Mark.FETCH.done(row, batch_id) and (changefreq or lastmods):
+        return new_page(row.url, planned.next_fetch or now, planned.interval, score=values.pop("score"),
+                        depth=values.pop("depth"), radius=values.pop("radius"), also=WebPage(row.url, **values))
+    if row.fetch_time is not None and not Mark.FETCH.done(row, batch_id) and (changefreq or lastmods):
         planned = schedule(hinted, policy, now, just_fetched=False)
         if planned.next_fetch is not None:
             values["next_fetch"] = planned.next_fetch
