@@ -276,6 +276,7 @@ def readdb(
             typer.echo(f"found in sitemaps\t{totals.found_in_sitemaps}")
             typer.echo(f"hosts\t{totals.hosts}")
             typer.echo(f"host rows\t{totals.host_rows}")
+            typer.echo(f"unreadable rows\t{totals.unreadable.rows}")
 
 
 @contextlib.contextmanager

@@ -1,7 +1,7 @@
 """The typed access layer over the tables: what jobs read, decoded one way.
 
-Every job reads `webpage` rows through these functions, so there is one
-decode policy: a row whose key is not a URL key, or whose cells do not
+Every job reads `webpage` rows (and `host` origin rows) through these
+functions, so there is one decode policy: a row whose key is not a URL key, or whose cells do not
 decode, is logged once (with the job's name) and counted in `Unreadable`,
 never raised and never read as an empty row. Rows are decoded with the
 fields the caller asked for, so reading a field not asked for raises
@@ -22,7 +22,7 @@ from sitemapcrawl import urls
 from sitemapcrawl.errors import CellDecodeError, InvalidUrlError
 from sitemapcrawl.splits import WHOLE, Split
 from sitemapcrawl.store import Cells, Store
-from sitemapcrawl.webpage import WEBPAGE_TABLE, WebPage, column_names, decode, equals_filter
+from sitemapcrawl.webpage import WEBPAGE_TABLE, HostRow, WebPage, column_names, decode, equals_filter
 
 log = logging.getLogger(__name__)
 
@@ -55,6 +55,55 @@ def pages(scan: Iterable[tuple[bytes, Cells]], job: str, unreadable: Unreadable,
     for key, cells in scan:
         try:
             yield key, decode_page(key, cells, wanted)
+        except (InvalidUrlError, CellDecodeError) as exc:
+            unreadable.add(job, key, exc)
+
+
+def scan_pages(store: Store, job: str, unreadable: Unreadable, fields: list[str], *, prefix: bytes | None = None,
+               row_filter: str | None = None) -> Iterator[tuple[bytes, WebPage]]:
+    """`pages` over a scan of `webpage` (a key prefix and a server filter optional) reading only `fields`.
+
+    Cost: one scan of the rows the prefix and filter leave, their `fields` columns only.
+    """
+    scan = store.scan(WEBPAGE_TABLE, prefix=prefix, columns=column_names(WebPage, fields), filter=row_filter)
+    return pages(scan, job, unreadable, fields)
+
+
+def read_page(store: Store, key: bytes, fields: list[str], job: str, unreadable: Unreadable) -> WebPage | None:
+    """One `webpage` row by its key, `fields` only (one get); None when it holds none of them or is unreadable.
+
+    An unreadable row is counted in `unreadable` and logged, as `pages` does.
+    """
+    cells = store.row(WEBPAGE_TABLE, key, column_names(WebPage, fields))
+    if not cells:
+        return None
+    try:
+        return decode_page(key, cells, fields)
+    except (InvalidUrlError, CellDecodeError) as exc:
+        unreadable.add(job, key, exc)
+        return None
+
+
+def decode_host(key: bytes, cells: Cells, fields: Iterable[str] | None = None) -> HostRow:
+    """One origin row of the `host` table (key `com.example.www:http:8080`); raises InvalidUrlError or CellDecodeError.
+
+    Politeness rows (keys from `~`, `jobs.politeness`) are not origin rows:
+    scan the table up to them.
+    """
+    try:
+        text = key.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InvalidUrlError(f"row key is not UTF-8: {exc}") from None
+    return decode(HostRow, urls.url_from_row_key(text + "/")[:-1], cells, fields)
+
+
+def hosts(scan: Iterable[tuple[bytes, Cells]], job: str, unreadable: Unreadable,
+          fields: Iterable[str] | None = None) -> Iterator[tuple[bytes, HostRow]]:
+    """Decode a scan of `host` origin rows; unreadable rows are counted in `unreadable` and left out."""
+    wanted = list(fields) if fields is not None else None
+    for key, cells in scan:
+        try:
+            yield key, decode_host(key, cells, wanted)
         except (InvalidUrlError, CellDecodeError) as exc:
             unreadable.add(job, key, exc)
 
