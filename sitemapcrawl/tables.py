@@ -1,7 +1,7 @@
 """The typed access layer over the tables: what jobs read, decoded one way.
 
-Every job reads `webpage` rows (and `host` origin rows) through these
-functions, so there is one decode policy: a row whose key is not a URL key, or whose cells do not
+Every job reads `webpage` rows (and `host` origin rows, `history` rows)
+through these functions, so there is one decode policy: a row whose key is not a URL key, or whose cells do not
 decode, is logged once (with the job's name) and counted in `Unreadable`,
 never raised and never read as an empty row. Rows are decoded with the
 fields the caller asked for, so reading a field not asked for raises
@@ -22,7 +22,7 @@ from sitemapcrawl import urls
 from sitemapcrawl.errors import CellDecodeError, InvalidUrlError
 from sitemapcrawl.splits import WHOLE, Split
 from sitemapcrawl.store import Cells, Store
-from sitemapcrawl.webpage import WEBPAGE_TABLE, HostRow, WebPage, column_names, decode, equals_filter
+from sitemapcrawl.webpage import WEBPAGE_TABLE, HistoryRow, HostRow, WebPage, column_names, decode, equals_filter
 
 log = logging.getLogger(__name__)
 
@@ -84,6 +84,13 @@ def read_page(store: Store, key: bytes, fields: list[str], job: str, unreadable:
         return None
 
 
+def read_pages(store: Store, keys: list[bytes], fields: list[str], job: str,
+               unreadable: Unreadable) -> dict[bytes, WebPage]:
+    """The `webpage` rows of `keys` that exist, `fields` only (one multi-get); unreadable ones counted and left out."""
+    found = store.rows(WEBPAGE_TABLE, keys, column_names(WebPage, fields))
+    return dict(pages(((key, cells) for key, cells in found.items() if cells), job, unreadable, fields))
+
+
 def decode_host(key: bytes, cells: Cells, fields: Iterable[str] | None = None) -> HostRow:
     """One origin row of the `host` table (key `com.example.www:http:8080`); raises InvalidUrlError or CellDecodeError.
 
@@ -104,6 +111,26 @@ def hosts(scan: Iterable[tuple[bytes, Cells]], job: str, unreadable: Unreadable,
     for key, cells in scan:
         try:
             yield key, decode_host(key, cells, wanted)
+        except (InvalidUrlError, CellDecodeError) as exc:
+            unreadable.add(job, key, exc)
+
+
+def decode_history(key: bytes, cells: Cells, fields: Iterable[str] | None = None) -> HistoryRow:
+    """One `history` row (a parse of a sitemap, or its snapshot); raises InvalidUrlError or CellDecodeError."""
+    try:
+        text = key.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InvalidUrlError(f"row key is not UTF-8: {exc}") from None
+    return decode(HistoryRow, text, cells, fields)
+
+
+def history_rows(scan: Iterable[tuple[bytes, Cells]], job: str, unreadable: Unreadable,
+                 fields: Iterable[str] | None = None) -> Iterator[tuple[bytes, HistoryRow]]:
+    """Decode a scan of `history` rows; unreadable rows are counted in `unreadable` and left out."""
+    wanted = list(fields) if fields is not None else None
+    for key, cells in scan:
+        try:
+            yield key, decode_history(key, cells, wanted)
         except (InvalidUrlError, CellDecodeError) as exc:
             unreadable.add(job, key, exc)
 

@@ -38,7 +38,7 @@ from datetime import UTC, datetime
 from urllib.parse import urlsplit
 
 from sitemapcrawl import urls
-from sitemapcrawl.errors import CellDecodeError, InvalidUrlError, UsageError
+from sitemapcrawl.errors import InvalidUrlError, UsageError
 from sitemapcrawl.http import HttpClient
 from sitemapcrawl.jobs.hosts import origin_key, origins_in_table, origins_of_host
 from sitemapcrawl.jobs.politeness import (
@@ -55,6 +55,7 @@ from sitemapcrawl.jobs.rules import UrlRules
 from sitemapcrawl.newrows import new_page
 from sitemapcrawl.sitemaps.scope import format_vouchers, merge_vouchers, parse_vouchers, vouch_host
 from sitemapcrawl.store import Store
+from sitemapcrawl.tables import Unreadable, hosts, read_pages, scan_pages
 from sitemapcrawl.webpage import (
     HOST_TABLE,
     WEBPAGE_TABLE,
@@ -63,7 +64,6 @@ from sitemapcrawl.webpage import (
     SitemapSource,
     WebPage,
     column_names,
-    decode,
     encode,
     equals_filter,
 )
@@ -82,12 +82,15 @@ class DetectCounts:
     disallowed: int = 0
     errors: int = 0
     robots: Counter[str] = field(default_factory=Counter)
+    unreadable: Unreadable = field(default_factory=Unreadable)
+    """Stored rows (seeds, sitemaps, host rows) that did not decode: logged, taken as absent."""
 
     def summary(self) -> str:
         """One line for the end of the command."""
         return (
             f"hosts {self.hosts}, sitemaps found {self.sitemaps_found}, new {self.sitemaps_new}, "
             f"blacklisted {self.blacklisted}, disallowed {self.disallowed}, errors {self.errors}"
+            + (f"; {self.unreadable.rows} unreadable rows skipped" if self.unreadable.rows else "")
         )
 
 
@@ -101,14 +104,13 @@ def _host_row(report: HostReport, now: datetime, retry_after: int) -> HostRow:
     )
 
 
-def _seed_allowance(store: Store, origin: str) -> tuple[int | None, int | None]:
+def _seed_allowance(store: Store, origin: str, unreadable: Unreadable) -> tuple[int | None, int | None]:
     """The largest depth and radius among the origin's seed rows (one scan)."""
     depth = radius = None
     prefix = urls.origin_row_prefix(origin + "/").encode("utf-8")
-    columns = column_names(WebPage, ["seed", "depth", "radius"])
     seeds_only = equals_filter(WebPage, "seed", True)
-    for _key, cells in store.scan(WEBPAGE_TABLE, prefix=prefix, columns=columns, filter=seeds_only):
-        row = decode(WebPage, origin, cells)
+    for _key, row in scan_pages(store, "detect", unreadable, ["seed", "depth", "radius"], prefix=prefix,
+                                row_filter=seeds_only):
         if row.depth is not None:
             depth = row.depth if depth is None else max(depth, row.depth)
         if row.radius is not None:
@@ -116,19 +118,22 @@ def _seed_allowance(store: Store, origin: str) -> tuple[int | None, int | None]:
     return depth, radius
 
 
-def _record(store: Store, report: HostReport, rules: UrlRules, now: datetime) -> None:
-    """Write the sitemap rows of one host, then its host row."""
+def _record(store: Store, report: HostReport, rules: UrlRules, now: datetime, unreadable: Unreadable) -> None:
+    """Write the sitemap rows of one host, then its host row.
+
+    A stored sitemap row that does not decode is counted in `unreadable` and
+    taken as absent: it gets the cells of a new row, which repairs it.
+    """
     settings = rules.settings
-    depth, radius = _seed_allowance(store, report.origin)
+    depth, radius = _seed_allowance(store, report.origin, unreadable)
     keys = [urls.row_key(s.url).encode("utf-8") for s in report.sitemaps]
-    wanted = column_names(WebPage, ["status", "is_sitemap", "sitemap_source", "cross_submitters", "vouched_by"])
-    existing = store.rows(WEBPAGE_TABLE, keys, columns=wanted)
+    wanted = ["status", "is_sitemap", "sitemap_source", "cross_submitters", "vouched_by"]
+    existing = read_pages(store, keys, wanted, "detect", unreadable)
     puts = []
     robots_url = report.origin + "/robots.txt"
     voucher = vouch_host(robots_url)
     for key, found in zip(keys, report.sitemaps, strict=True):
-        cells = existing.get(key)
-        old = decode(WebPage, found.url, cells) if cells else None
+        old = existing.get(key)
         if found.blacklisted is not None:
             if old is not None:
                 puts.append((key, encode(WebPage(found.url, blacklisted=found.blacklisted))))
@@ -170,7 +175,7 @@ def _record(store: Store, report: HostReport, rules: UrlRules, now: datetime) ->
 class _Pace:
     """Politeness across jobs for detect: one turn per politeness key, after its stored delay."""
 
-    def __init__(self, store: Store, rules: UrlRules, origins: list[str]) -> None:
+    def __init__(self, store: Store, rules: UrlRules, origins: list[str], unreadable: Unreadable) -> None:
         settings = rules.settings
         try:
             self.by = QueueBy(settings.queue_by)
@@ -182,12 +187,11 @@ class _Pace:
         self.delays: dict[str, float] = {key: settings.delay for key in self.keys.values()}
         stored = store.rows(HOST_TABLE, [origin_key(o) for o in origins],
                             columns=column_names(HostRow, ["crawl_delay"]))
+        known = dict(hosts(((key, cells) for key, cells in stored.items() if cells), "detect", unreadable,
+                           ["crawl_delay"]))
         for origin in origins:
-            cells = stored.get(origin_key(origin))
-            try:
-                delay = decode(HostRow, origin, cells).crawl_delay if cells else None
-            except CellDecodeError:
-                delay = None
+            host_row = known.get(origin_key(origin))
+            delay = host_row.crawl_delay if host_row is not None else None
             if delay is not None and delay <= settings.max_crawl_delay:
                 key = self.keys[origin]
                 self.delays[key] = max(self.delays[key], delay)
@@ -251,11 +255,11 @@ def detect(
     now = (now or datetime.now(UTC)).replace(microsecond=0)
     origins = _origins_from_hosts(store, hosts, rules) if hosts else list(origins_in_table(store))
     counts = DetectCounts()
-    pace = _Pace(store, rules, origins)
+    pace = _Pace(store, rules, origins, counts.unreadable)
     with ThreadPoolExecutor(max_workers=max(1, rules.settings.threads)) as pool:
         reports = pool.map(lambda o: pace.check(o, client, probe_known_paths), origins)
         for report in reports:
-            _record(store, report, rules, now)
+            _record(store, report, rules, now, counts.unreadable)
             store.write(HOST_TABLE, pace.state_rows(report.origin))
             counts.hosts += 1
             counts.robots[report.robots_status.value] += 1

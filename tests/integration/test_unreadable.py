@@ -8,13 +8,19 @@ in the host table (which is no origin row at all).
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 
 from typer.testing import CliRunner
 
 from sitemapcrawl.cli import app
 from sitemapcrawl.config import Settings
+from sitemapcrawl.jobs.inject import inject
+from sitemapcrawl.jobs.parse import parse_batch
 from sitemapcrawl.jobs.politeness import POLITENESS_KEYS_START
 from sitemapcrawl.jobs.readdb import collect_stats
+from sitemapcrawl.jobs.rules import UrlRules
+from sitemapcrawl.marks import Mark
+from sitemapcrawl.modes import CrawlMode
 from sitemapcrawl.report import build_report
 from sitemapcrawl.store import Store
 from sitemapcrawl.tables import Unreadable, read_page, scan_pages
@@ -80,3 +86,28 @@ def test_the_commands_say_how_many_rows_they_skipped(settings: Settings, store: 
     assert report.exit_code == 0, report.output
     assert "unreadable rows: 3" in report.stdout
     assert "Traceback" not in stats.output + exported.output + report.output
+
+
+NOW = datetime(2025, 6, 1, 12, 0, tzinfo=UTC)
+
+
+def test_inject_takes_an_unreadable_stored_row_as_new_and_repairs_it(settings: Settings, store: Store) -> None:
+    key = row_key("http://a.test/seed").encode()
+    store.write(WEBPAGE_TABLE, [(key, {b"f:st": b"exploded", b"m:sc": b"lots"})])
+    counts = inject(store, ["http://a.test/seed"], UrlRules.from_settings(settings), now=NOW)
+    assert (counts.injected, counts.updated, counts.unreadable.rows) == (1, 0, 1)
+    assert "1 unreadable rows injected anew" in counts.summary()
+    repaired = read_page(store, key, ["status", "next_fetch", "score"], "test", Unreadable())
+    assert repaired is not None and repaired.status is FetchStatus.UNFETCHED and repaired.next_fetch == NOW
+
+
+def test_parse_counts_a_body_that_does_not_decode(settings: Settings, store: Store) -> None:
+    url = "http://a.test/page.html"
+    page = WebPage(url, status=FetchStatus.FETCHED, http_code=200, fetch_time=NOW, fetch_mark="b1",
+                   generate_mark="b1", content_type="text/html")
+    store.write(WEBPAGE_TABLE, [(row_key(url).encode(), {**encode(page), b"c:raw": b"not gzip"})])
+    counts = parse_batch(store, UrlRules.from_settings(settings), "b1", mode=CrawlMode.MIXED, now=NOW)
+    assert counts.rows == 1 and counts.unreadable.rows == 1 and counts.not_parsed == {"no body stored": 1}
+    assert "1 unreadable rows skipped" in counts.summary()
+    marked = read_page(store, row_key(url).encode(), [Mark.PARSE], "test", Unreadable())
+    assert marked is not None and Mark.PARSE.done(marked, "b1")
