@@ -1,5 +1,8 @@
 """Sitemap change history in the `history` table: written by parse, read by `changes` and the reports.
 
+A part, not a job (`jobs/__init__.py`): parse and updatedb's quality step
+write through it, the `changes` command, the report and `serve` read.
+
 Why a table of its own: "what did this sitemap add or drop since last time"
 must be answered without scanning `webpage`. Each sitemap has a snapshot row
 (its `webpage` row key) holding the entries of its latest parse, and one row
