@@ -73,7 +73,6 @@ from sitemapcrawl.webpage import (
     WebPage,
     column_names,
     compare_filter_of,
-    decode,
     encode,
     format_time,
 )
@@ -84,6 +83,7 @@ _SUMMARY_FIELDS = [
     "sitemap", "parsed_at", "batch", "entries", "baseline", "added", "removed", "lastmod_changed",
     "changefreq_changed", "priority_changed", "statuses",
 ]
+_SNAPSHOT_FIELDS = ["snapshot_at", "snapshot_chunks", "snapshot"]
 _COUNT_FIELDS = {
     ChangeKind.ADDED: "added", ChangeKind.REMOVED: "removed", ChangeKind.LASTMOD: "lastmod_changed",
     ChangeKind.CHANGEFREQ: "changefreq_changed", ChangeKind.PRIORITY: "priority_changed",
@@ -102,12 +102,12 @@ class ParseChanges:
 
 def _read_snapshot(store: Store, key: bytes) -> tuple[dict[str, Hints] | None, int]:
     """The stored snapshot of a sitemap (None: never parsed) and the cells it takes."""
-    cells = store.row(HISTORY_TABLE, key)
+    cells = store.row(HISTORY_TABLE, key, column_names(HistoryRow, _SNAPSHOT_FIELDS))
     if not cells:
         return None, 0
     try:
-        row = decode(HistoryRow, key.decode("utf-8"), cells)
-    except CellDecodeError as exc:
+        row = decode_history(key, cells, _SNAPSHOT_FIELDS)
+    except (InvalidUrlError, CellDecodeError) as exc:
         log.warning("history: unreadable snapshot, taken as none: %s", exc)
         return None, 0
     if row.snapshot_at is None:

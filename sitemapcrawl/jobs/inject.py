@@ -219,7 +219,7 @@ def row_for_seed(seed: Seed, existing: WebPage | None, now: datetime, settings: 
                  overwrite_score: bool) -> WebPage:
     """The cells to write for a seed, given the row it meets (None: a new row).
 
-    A new row starts unfetched and due now. An existing row keeps its fetch
+    A new row starts unfetched and due now (`newrows.new_page`). An existing row keeps its fetch
     state and schedule; depth and radius become the larger of old and new;
     its score changes only when `overwrite_score` is set (or it had none).
     Depth and radius of `seed` are resolved (defaults filled in) by the caller.

@@ -2,7 +2,7 @@
 
 Three passes over the table, each a server-filtered scan read in chunks
 (so no scanner idles while we work) and written with batched puts; every
-pass can be run again and skips what it has done.
+pass can be run again and skips what it has done (its `marks.Mark`).
 
 1. Spread (rows fetched in the batch, `k:fch` = batch id, not yet updated):
    the outlinks parse wrote on a page (`ol:`) and a recorded redirect
@@ -26,7 +26,7 @@ pass can be run again and skips what it has done.
    row's own and every grant, score the row's own plus what this batch's
    links pass on (the link score stays apart from the sitemap priority;
    generate ranks by both). A new row (no status yet) starts unfetched and
-   due now. A row fetched before gets a new schedule from its new hints.
+   due now (`newrows.new_page`). A row fetched before gets a new schedule from its new hints.
    The put carries `k:mrg` = batch id, in one atomic row mutation, so a
    rerun never adds a score twice.
 3. Schedule (rows fetched in the batch, not yet `k:upd` = batch id): next
