@@ -15,13 +15,8 @@ from sitemapcrawl.webpage import WEBPAGE_TABLE
 
 
 def origin_key(origin: str) -> bytes:
-    """The `host` table key of an origin (`scheme://host[:port]`, canonical)."""
+    """The `host` table key of an origin (`scheme://host[:port]`, canonical); `tables.decode_host` reads it back."""
     return urls.row_key(origin + "/")[:-1].encode("utf-8")
-
-
-def origin_from_key(key: bytes) -> str:
-    """The origin a `host` table key stands for (inverse of `origin_key`)."""
-    return urls.url_from_row_key(key.decode("utf-8") + "/")[:-1]
 
 
 def _next_key_after_prefix(prefix: bytes) -> bytes:

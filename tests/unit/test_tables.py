@@ -7,6 +7,7 @@ import logging
 import pytest
 
 from sitemapcrawl.errors import FieldNotReadError
+from sitemapcrawl.jobs.hosts import origin_key
 from sitemapcrawl.tables import Unreadable, decode_host, history_rows, hosts, pages
 from sitemapcrawl.urls import row_key
 from sitemapcrawl.webpage import FetchStatus, HistoryRow, HostRow, WebPage, encode
@@ -43,6 +44,12 @@ def test_a_field_not_asked_for_fails_loudly() -> None:
     # without fields, an absent field reads as None (a repair tool's whole-row read)
     (_key, whole), = pages([(row_key(GOOD.url).encode(), {b"f:st": b"fetched"})], "job", Unreadable())
     assert whole.score is None
+
+
+@pytest.mark.parametrize("origin", ["http://a.test", "https://www.a.test:8443", "http://127.0.0.2:8700",
+                                    "http://[::1]:8080", "http://xn--bcher-kva.test"])
+def test_host_keys_round_trip(origin: str) -> None:
+    assert decode_host(origin_key(origin), {}).origin == origin
 
 
 def test_host_rows_are_origins_and_politeness_rows_are_not() -> None:
