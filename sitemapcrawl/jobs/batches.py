@@ -30,14 +30,13 @@ from sitemapcrawl.errors import CellDecodeError, UsageError
 from sitemapcrawl.jobs.leases import Lease
 from sitemapcrawl.marks import Mark
 from sitemapcrawl.store import Store
-from sitemapcrawl.tables import Unreadable, pages
+from sitemapcrawl.tables import Unreadable, scan_pages
 from sitemapcrawl.webpage import (
     BATCH_TABLE,
     WEBPAGE_TABLE,
     BatchRow,
     WebPage,
     batch_cell,
-    column_names,
     decode,
     encode,
     format_time,
@@ -170,10 +169,10 @@ def release(store: Store, batch_id: str, now: datetime) -> int:
     """
     if read_batch(store, batch_id) is None:
         raise UsageError(f"batch {batch_id!r} is not in the batch registry; `sitemapcrawl batches` lists them")
-    fields = [Mark.GENERATE, Mark.UPDATE]
-    scan = store.scan(WEBPAGE_TABLE, columns=column_names(WebPage, fields), filter=Mark.GENERATE.filter(batch_id))
+    rows = scan_pages(store, "batches", Unreadable(), [Mark.GENERATE, Mark.UPDATE],
+                      row_filter=Mark.GENERATE.filter(batch_id))
     # Keys first, writes after: a scanner must not idle while we write.
-    held = [key for key, row in pages(scan, "batches", Unreadable(), fields) if not Mark.UPDATE.done(row, batch_id)]
+    held = [key for key, row in rows if not Mark.UPDATE.done(row, batch_id)]
     mark = encode(WebPage("", update_mark=batch_id))
     store.write(WEBPAGE_TABLE, ((key, mark) for key in held))
     record_done(store, batch_id, [RELEASE], now)
