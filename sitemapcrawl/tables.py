@@ -1,11 +1,17 @@
 """The typed access layer over the tables: what jobs read, decoded one way.
 
 Every job reads `webpage` rows (and `host` origin rows, `history` rows)
-through these functions, so there is one decode policy: a row whose key is not a URL key, or whose cells do not
-decode, is logged once (with the job's name) and counted in `Unreadable`,
-never raised and never read as an empty row. Rows are decoded with the
+through these functions, so there is one decode policy: a row whose key is
+not a URL key, or whose cells do not decode, is logged once (with the job's
+name) and counted in `Unreadable`, never raised and never read as an empty
+row; each job says the count in its summary line. Rows are decoded with the
 fields the caller asked for, so reading a field not asked for raises
 FieldNotReadError instead of reading as None.
+
+Scans: `pages` (any scan), `scan_pages` (a prefix and a server filter),
+`batch_rows` (a batch, in chunks); gets: `read_page`, `read_pages`; the
+other tables: `hosts`, `history_rows`. The batch marks themselves are
+`sitemapcrawl.marks`; a new row is `sitemapcrawl.newrows`.
 
 Batch-scoped queries live here too, so that no job imports another job to
 read a batch. Cost: what the store's scan costs; a dict lookup and a codec
