@@ -9,11 +9,15 @@ import pytest
 
 from sitemapcrawl.jobs import JOBS, PARTS
 
-JOBS_DIR = Path(__file__).resolve().parents[2] / "sitemapcrawl" / "jobs"
+PACKAGE = Path(__file__).resolve().parents[2] / "sitemapcrawl"
+JOBS_DIR = PACKAGE / "jobs"
 
 
-def jobs_imported(source: str) -> set[str]:
-    """The modules of `sitemapcrawl.jobs` a module's source imports (at any depth: lazy imports count)."""
+def jobs_imported(source: str, in_jobs: bool = True) -> set[str]:
+    """The modules of `sitemapcrawl.jobs` a module's source imports (at any depth: lazy imports count).
+
+    `in_jobs`: the source is a module of `sitemapcrawl/jobs/`, where `from . import x` names a job or part.
+    """
     found: set[str] = set()
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
@@ -21,7 +25,7 @@ def jobs_imported(source: str) -> set[str]:
                 found.update(alias.name for alias in node.names)
             elif node.module.startswith("sitemapcrawl.jobs."):
                 found.add(node.module.split(".")[2])
-        elif isinstance(node, ast.ImportFrom) and node.level == 1:
+        elif isinstance(node, ast.ImportFrom) and node.level == 1 and in_jobs:
             found.update([node.module.split(".")[0]] if node.module else [a.name for a in node.names])
         elif isinstance(node, ast.Import):
             found.update(alias.name.split(".")[2] for alias in node.names
@@ -44,6 +48,17 @@ def test_no_job_imports_a_job_except_crawl(name: str) -> None:
         return
     imported = jobs_imported((JOBS_DIR / f"{name}.py").read_text(encoding="utf-8"))
     assert not imported & JOBS, f"jobs/{name}.py imports job(s) {sorted(imported & JOBS)}: move it to a part"
+
+
+def test_outside_jobs_only_the_cli_imports_a_job() -> None:
+    offenders = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        if path.parent == JOBS_DIR or path.name == "cli.py":
+            continue
+        imported = jobs_imported(path.read_text(encoding="utf-8"), in_jobs=False) & JOBS
+        if imported:
+            offenders[str(path.relative_to(PACKAGE))] = sorted(imported)
+    assert offenders == {}
 
 
 def test_the_reader_sees_every_form_of_import() -> None:
