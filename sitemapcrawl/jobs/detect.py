@@ -55,7 +55,8 @@ from sitemapcrawl.jobs.rules import UrlRules
 from sitemapcrawl.newrows import new_page
 from sitemapcrawl.sitemaps.scope import format_vouchers, merge_vouchers, parse_vouchers, vouch_host
 from sitemapcrawl.store import Store
-from sitemapcrawl.tables import Unreadable, hosts, read_pages, scan_pages
+from sitemapcrawl.tables import Unreadable, read_pages, scan_pages
+from sitemapcrawl.tables import hosts as host_rows
 from sitemapcrawl.webpage import (
     HOST_TABLE,
     WEBPAGE_TABLE,
@@ -187,8 +188,8 @@ class _Pace:
         self.delays: dict[str, float] = {key: settings.delay for key in self.keys.values()}
         stored = store.rows(HOST_TABLE, [origin_key(o) for o in origins],
                             columns=column_names(HostRow, ["crawl_delay"]))
-        known = dict(hosts(((key, cells) for key, cells in stored.items() if cells), "detect", unreadable,
-                           ["crawl_delay"]))
+        known = dict(host_rows(((key, cells) for key, cells in stored.items() if cells), "detect", unreadable,
+                               ["crawl_delay"]))
         for origin in origins:
             host_row = known.get(origin_key(origin))
             delay = host_row.crawl_delay if host_row is not None else None
@@ -253,8 +254,9 @@ def detect(
     """
     store.require_tables(WEBPAGE_TABLE, HOST_TABLE)
     now = (now or datetime.now(UTC)).replace(microsecond=0)
-    origins = _origins_from_hosts(store, hosts, rules) if hosts else list(origins_in_table(store))
     counts = DetectCounts()
+    origins = (_origins_from_hosts(store, hosts, rules) if hosts
+               else list(origins_in_table(store, unreadable=counts.unreadable)))
     pace = _Pace(store, rules, origins, counts.unreadable)
     with ThreadPoolExecutor(max_workers=max(1, rules.settings.threads)) as pool:
         reports = pool.map(lambda o: pace.check(o, client, probe_known_paths), origins)

@@ -14,6 +14,8 @@ from typer.testing import CliRunner
 
 from sitemapcrawl.cli import app
 from sitemapcrawl.config import Settings
+from sitemapcrawl.jobs.detect import detect
+from sitemapcrawl.jobs.hosts import origins_in_table
 from sitemapcrawl.jobs.inject import inject
 from sitemapcrawl.jobs.parse import parse_batch
 from sitemapcrawl.jobs.politeness import POLITENESS_KEYS_START
@@ -111,3 +113,16 @@ def test_parse_counts_a_body_that_does_not_decode(settings: Settings, store: Sto
     assert "1 unreadable rows skipped" in counts.summary()
     marked = read_page(store, row_key(url).encode(), [Mark.PARSE], "test", Unreadable())
     assert marked is not None and Mark.PARSE.done(marked, "b1")
+
+
+def test_detect_steps_over_a_key_that_names_no_origin(settings: Settings, store: Store) -> None:
+    store.write(WEBPAGE_TABLE, [(b"\xff\xfe:http/x", {b"f:st": b"unfetched"})])
+    unreadable = Unreadable()
+    assert list(origins_in_table(store, unreadable=unreadable)) == [] and unreadable.rows == 1
+    counts = detect(store, None, UrlRules.from_settings(settings), now=NOW)  # type: ignore[arg-type]  # no origin: no request
+    assert counts.hosts == 0 and counts.unreadable.rows == 1
+    assert counts.summary().endswith("; 1 unreadable rows skipped")
+    base = ["--hbase", settings.hbase, "--table-prefix", settings.table_prefix, "--user-agent", "sitemapcrawl-test/1.0"]
+    detected = runner.invoke(app, [*base, "detect"])
+    assert detected.exit_code == 0 and "Traceback" not in detected.output, detected.output
+    assert "skipping unreadable row" in detected.stderr
