@@ -23,8 +23,8 @@ from collections import Counter
 from sitemapcrawl.config import Settings
 from sitemapcrawl.http import PoliteHttpClient
 from sitemapcrawl.jobs.crawl import CrawlOptions, RoundResult, crawl
-from sitemapcrawl.jobs.generate import CrawlMode
 from sitemapcrawl.jobs.rules import UrlRules
+from sitemapcrawl.modes import CrawlMode
 from sitemapcrawl.store import Store
 from sitemapcrawl.testweb import TestWebServer, bulk_web
 

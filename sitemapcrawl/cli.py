@@ -30,7 +30,7 @@ from sitemapcrawl.cli_core import HELP_OPTION_NAMES, CommandGroup, HelpGroup
 from sitemapcrawl.config import ENV_PREFIX, Settings, load_settings, with_flags
 from sitemapcrawl.console import Messages, StageUpdate, setup_logging
 from sitemapcrawl.errors import SitemapError, UsageError
-from sitemapcrawl.modes import Compression, CountMode, CrawlMode, ExportFormat, QueueBy
+from sitemapcrawl.modes import Compression, CountMode, CrawlMode, ExportFormat, QueueBy, crawl_mode
 
 if TYPE_CHECKING:
     from sitemapcrawl.http import PoliteHttpClient
@@ -276,6 +276,7 @@ def readdb(
             typer.echo(f"found in sitemaps\t{totals.found_in_sitemaps}")
             typer.echo(f"hosts\t{totals.hosts}")
             typer.echo(f"host rows\t{totals.host_rows}")
+            typer.echo(f"unreadable rows\t{totals.unreadable.rows}")
 
 
 @contextlib.contextmanager
@@ -357,7 +358,8 @@ def detect_command(
     \b
     Example: sitemapcrawl --user-agent 'MyBot/1.0' detect --probe-known-paths
     """
-    from sitemapcrawl.jobs.detect import HostReport, detect
+    from sitemapcrawl.jobs.detect import detect
+    from sitemapcrawl.jobs.robots_txt import HostReport
     from sitemapcrawl.jobs.rules import UrlRules
 
     rules = UrlRules.from_settings(State.settings)
@@ -563,7 +565,7 @@ def generate_command(
     \b
     Example: sitemapcrawl generate --topN 10000 --max-per-host 500 --partitions 4
     """
-    from sitemapcrawl.jobs.generate import GenerateOptions, crawl_mode, generate
+    from sitemapcrawl.jobs.generate import GenerateOptions, generate
     from sitemapcrawl.jobs.rules import UrlRules
 
     options = GenerateOptions(top_n=top_n, max_per_host=max_per_host, count_mode=count_mode,
@@ -666,7 +668,6 @@ def parse_command(
     \b
     Example: sitemapcrawl parse --batch 20250101120000-1a2b --mode sitemap-only
     """
-    from sitemapcrawl.jobs.generate import crawl_mode
     from sitemapcrawl.jobs.parse import SitemapOutcome, parse_batch
     from sitemapcrawl.jobs.rules import UrlRules
 
@@ -701,7 +702,6 @@ def updatedb_command(
     \b
     Example: sitemapcrawl updatedb --batch 20250101120000-1a2b
     """
-    from sitemapcrawl.jobs.generate import crawl_mode
     from sitemapcrawl.jobs.rules import UrlRules
     from sitemapcrawl.jobs.updatedb import updatedb
 
@@ -757,7 +757,6 @@ def crawl_command(
                  --mode sitemap-only --rounds 3
     """
     from sitemapcrawl.jobs.crawl import CrawlOptions, crawl
-    from sitemapcrawl.jobs.generate import crawl_mode
     from sitemapcrawl.jobs.init import init_tables
     from sitemapcrawl.jobs.rules import UrlRules
     from sitemapcrawl.report import build_report, sitemap_outcomes
@@ -811,7 +810,6 @@ def batches_command(
 
     from sitemapcrawl.jobs import batches as registry
     from sitemapcrawl.jobs.crawl import CrawlOptions, finish_batch
-    from sitemapcrawl.jobs.generate import crawl_mode
     from sitemapcrawl.jobs.rules import UrlRules
     from sitemapcrawl.safetext import printable
 

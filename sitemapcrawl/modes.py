@@ -1,13 +1,16 @@
 """The named choices shared by settings, the command line and the jobs.
 
 They live here, below `config` and the jobs, so that `config` can validate a
-setting against them and `cli` can offer them as choices without importing a
-job module (which would cost start-up time).
+setting against them, `cli` can offer them as choices without importing a
+job module (which would cost start-up time), and every job takes the crawl
+mode from here rather than from another job.
 """
 
 from __future__ import annotations
 
 import enum
+
+from sitemapcrawl.errors import UsageError
 
 
 class CrawlMode(enum.StrEnum):
@@ -16,6 +19,15 @@ class CrawlMode(enum.StrEnum):
     SITEMAP_ONLY = "sitemap-only"
     MIXED = "mixed"
     LINKS_ONLY = "links-only"
+
+
+def crawl_mode(value: str) -> CrawlMode:
+    """The crawl mode named `value`; UsageError listing the choices otherwise."""
+    try:
+        return CrawlMode(value)
+    except ValueError:
+        choices = ", ".join(m.value for m in CrawlMode)
+        raise UsageError(f"crawl mode {value!r}: choose one of {choices}") from None
 
 
 class CountMode(enum.StrEnum):

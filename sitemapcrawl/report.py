@@ -33,9 +33,9 @@ from dataclasses import dataclass, field, fields
 
 from sitemapcrawl import urls
 from sitemapcrawl.audit import discovered_via
-from sitemapcrawl.errors import CellDecodeError, InvalidUrlError
-from sitemapcrawl.jobs.hosts import origin_from_key
+from sitemapcrawl.jobs.politeness import POLITENESS_KEYS_START
 from sitemapcrawl.store import Store
+from sitemapcrawl.tables import Unreadable, hosts, scan_pages
 from sitemapcrawl.webpage import (
     HOST_TABLE,
     WEBPAGE_TABLE,
@@ -43,7 +43,6 @@ from sitemapcrawl.webpage import (
     HostRow,
     WebPage,
     column_names,
-    decode,
 )
 
 log = logging.getLogger(__name__)
@@ -249,23 +248,16 @@ def build_report(store: Store) -> Report:
     """
     store.require_tables(WEBPAGE_TABLE, HOST_TABLE)
     report = Report()
-    for key, cells in store.scan(WEBPAGE_TABLE, columns=column_names(WebPage, _ROW_FIELDS)):
-        try:
-            url = urls.url_from_row_key(key.decode("utf-8"))
-            _add_row(report, decode(WebPage, url, cells))
-        except (InvalidUrlError, CellDecodeError, UnicodeDecodeError) as exc:
-            log.warning("report: skipping row %r: %s", key[:200], exc)
-            report.totals.unreadable += 1
-    for key, cells in store.scan(HOST_TABLE, columns=column_names(HostRow, _HOST_FIELDS)):
-        try:
-            origin = origin_from_key(key)
-            row = decode(HostRow, origin, cells)
-            host = urls.host_key(origin + "/")
-        except (InvalidUrlError, CellDecodeError, UnicodeDecodeError) as exc:
-            log.warning("report: skipping host row %r: %s", key[:200], exc)
-            continue
+    unreadable = Unreadable()
+    for _key, row in scan_pages(store, "report", unreadable, _ROW_FIELDS):
+        _add_row(report, row)
+    # Origin rows only: the politeness rows after them are no hosts.
+    scan = store.scan(HOST_TABLE, stop=POLITENESS_KEYS_START, columns=column_names(HostRow, _HOST_FIELDS))
+    for _key, host_row in hosts(scan, "report", unreadable, _HOST_FIELDS):
+        host = urls.host_key(host_row.origin + "/")
         summary = report.hosts.get(host) or report.hosts.setdefault(host, HostSummary(host))
-        summary.robots.append(_robots_line(origin, row))
+        summary.robots.append(_robots_line(host_row.origin, host_row))
+    report.totals.unreadable = unreadable.rows
     return report
 
 

@@ -1,11 +1,17 @@
 """The typed access layer over the tables: what jobs read, decoded one way.
 
-Every job reads `webpage` rows through these functions, so there is one
-decode policy: a row whose key is not a URL key, or whose cells do not
-decode, is logged once (with the job's name) and counted in `Unreadable`,
-never raised and never read as an empty row. Rows are decoded with the
+Every job reads `webpage` rows (and `host` origin rows, `history` rows)
+through these functions, so there is one decode policy: a row whose key is
+not a URL key, or whose cells do not decode, is logged once (with the job's
+name) and counted in `Unreadable`, never raised and never read as an empty
+row; each job says the count in its summary line. Rows are decoded with the
 fields the caller asked for, so reading a field not asked for raises
 FieldNotReadError instead of reading as None.
+
+Scans: `pages` (any scan), `scan_pages` (a prefix and a server filter),
+`batch_rows` (a batch, in chunks); gets: `read_page`, `read_pages`; the
+other tables: `hosts`, `history_rows`. The batch marks themselves are
+`sitemapcrawl.marks`; a new row is `sitemapcrawl.newrows`.
 
 Batch-scoped queries live here too, so that no job imports another job to
 read a batch. A batch's rows are *recorded* in the `batchrow` table, so that
@@ -48,6 +54,8 @@ from sitemapcrawl.webpage import (
     WEBPAGE_TABLE,
     BatchRecord,
     BatchRow,
+    HistoryRow,
+    HostRow,
     WebPage,
     column_names,
     columns_of,
@@ -87,6 +95,82 @@ def pages(scan: Iterable[tuple[bytes, Cells]], job: str, unreadable: Unreadable,
     for key, cells in scan:
         try:
             yield key, decode_page(key, cells, wanted)
+        except (InvalidUrlError, CellDecodeError) as exc:
+            unreadable.add(job, key, exc)
+
+
+def scan_pages(store: Store, job: str, unreadable: Unreadable, fields: list[str], *, prefix: bytes | None = None,
+               row_filter: str | None = None) -> Iterator[tuple[bytes, WebPage]]:
+    """`pages` over a scan of `webpage` (a key prefix and a server filter optional) reading only `fields`.
+
+    Cost: one scan of the rows the prefix and filter leave, their `fields` columns only.
+    """
+    scan = store.scan(WEBPAGE_TABLE, prefix=prefix, columns=column_names(WebPage, fields), filter=row_filter)
+    return pages(scan, job, unreadable, fields)
+
+
+def read_page(store: Store, key: bytes, fields: list[str], job: str, unreadable: Unreadable) -> WebPage | None:
+    """One `webpage` row by its key, `fields` only (one get); None when it holds none of them or is unreadable.
+
+    An unreadable row is counted in `unreadable` and logged, as `pages` does.
+    """
+    cells = store.row(WEBPAGE_TABLE, key, column_names(WebPage, fields))
+    if not cells:
+        return None
+    try:
+        return decode_page(key, cells, fields)
+    except (InvalidUrlError, CellDecodeError) as exc:
+        unreadable.add(job, key, exc)
+        return None
+
+
+def read_pages(store: Store, keys: list[bytes], fields: list[str], job: str,
+               unreadable: Unreadable) -> dict[bytes, WebPage]:
+    """The `webpage` rows of `keys` that exist, `fields` only (one multi-get); unreadable ones counted and left out."""
+    found = store.rows(WEBPAGE_TABLE, keys, column_names(WebPage, fields))
+    return dict(pages(((key, cells) for key, cells in found.items() if cells), job, unreadable, fields))
+
+
+def decode_host(key: bytes, cells: Cells, fields: Iterable[str] | None = None) -> HostRow:
+    """One origin row of the `host` table (key `com.example.www:http:8080`); raises InvalidUrlError or CellDecodeError.
+
+    Politeness rows (keys from `~`, `jobs.politeness`) are not origin rows:
+    scan the table up to them.
+    """
+    try:
+        text = key.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InvalidUrlError(f"row key is not UTF-8: {exc}") from None
+    return decode(HostRow, urls.url_from_row_key(text + "/")[:-1], cells, fields)
+
+
+def hosts(scan: Iterable[tuple[bytes, Cells]], job: str, unreadable: Unreadable,
+          fields: Iterable[str] | None = None) -> Iterator[tuple[bytes, HostRow]]:
+    """Decode a scan of `host` origin rows; unreadable rows are counted in `unreadable` and left out."""
+    wanted = list(fields) if fields is not None else None
+    for key, cells in scan:
+        try:
+            yield key, decode_host(key, cells, wanted)
+        except (InvalidUrlError, CellDecodeError) as exc:
+            unreadable.add(job, key, exc)
+
+
+def decode_history(key: bytes, cells: Cells, fields: Iterable[str] | None = None) -> HistoryRow:
+    """One `history` row (a parse of a sitemap, or its snapshot); raises InvalidUrlError or CellDecodeError."""
+    try:
+        text = key.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InvalidUrlError(f"row key is not UTF-8: {exc}") from None
+    return decode(HistoryRow, text, cells, fields)
+
+
+def history_rows(scan: Iterable[tuple[bytes, Cells]], job: str, unreadable: Unreadable,
+                 fields: Iterable[str] | None = None) -> Iterator[tuple[bytes, HistoryRow]]:
+    """Decode a scan of `history` rows; unreadable rows are counted in `unreadable` and left out."""
+    wanted = list(fields) if fields is not None else None
+    for key, cells in scan:
+        try:
+            yield key, decode_history(key, cells, wanted)
         except (InvalidUrlError, CellDecodeError) as exc:
             unreadable.add(job, key, exc)
 

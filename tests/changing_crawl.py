@@ -15,8 +15,8 @@ from sitemapcrawl.changes import Hints
 from sitemapcrawl.config import Settings
 from sitemapcrawl.http import PoliteHttpClient
 from sitemapcrawl.jobs.crawl import CrawlOptions, CrawlResult, crawl
-from sitemapcrawl.jobs.generate import CrawlMode
 from sitemapcrawl.jobs.rules import UrlRules
+from sitemapcrawl.modes import CrawlMode
 from sitemapcrawl.sitemaps.normalize import parse_lastmod, parse_priority
 from sitemapcrawl.store import Store
 from sitemapcrawl.testweb import SitemapChange, TestWebServer

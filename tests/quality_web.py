@@ -17,8 +17,8 @@ from datetime import UTC, datetime, timedelta
 from sitemapcrawl.config import Settings
 from sitemapcrawl.http import PoliteHttpClient
 from sitemapcrawl.jobs.crawl import CrawlOptions, CrawlResult, crawl
-from sitemapcrawl.jobs.generate import CrawlMode
 from sitemapcrawl.jobs.rules import UrlRules
+from sitemapcrawl.modes import CrawlMode
 from sitemapcrawl.store import Store
 from sitemapcrawl.testweb import Entry, PageRange, Robots, RobotsGroup, Site, Sitemap, TestWebServer, Web
 

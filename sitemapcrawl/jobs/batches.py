@@ -33,6 +33,7 @@ from datetime import UTC, datetime, timedelta
 from sitemapcrawl.config import Settings
 from sitemapcrawl.errors import CellDecodeError, UsageError
 from sitemapcrawl.jobs.leases import Lease
+from sitemapcrawl.marks import Mark
 from sitemapcrawl.store import Store
 from sitemapcrawl.tables import Unreadable, batch_rows, drop_records
 from sitemapcrawl.webpage import (
@@ -176,8 +177,8 @@ def release(store: Store, batch_id: str, now: datetime) -> int:
         raise UsageError(f"batch {batch_id!r} is not in the batch registry; `sitemapcrawl batches` lists them")
     held: list[bytes] = []
     # Keys first, writes after: a scanner must not idle while we write.
-    for rows in batch_rows(store, "generate_mark", batch_id, ["update_mark"], 1000, "batches", Unreadable()):
-        held.extend(key for key, row in rows if row.update_mark != batch_id)
+    for rows in batch_rows(store, Mark.GENERATE, batch_id, [Mark.UPDATE], 1000, "batches", Unreadable()):
+        held.extend(key for key, row in rows if not Mark.UPDATE.done(row, batch_id))
     mark = encode(WebPage("", update_mark=batch_id))
     store.write(WEBPAGE_TABLE, ((key, mark) for key in held))
     record_done(store, batch_id, [RELEASE], now)

@@ -39,11 +39,12 @@ from sitemapcrawl.jobs import batches
 from sitemapcrawl.jobs.batches import BatchState
 from sitemapcrawl.jobs.detect import DetectCounts, detect
 from sitemapcrawl.jobs.fetch import FetchCounts, FetchOptions, FetchProgress, fetch
-from sitemapcrawl.jobs.generate import CountMode, CrawlMode, GenerateCounts, GenerateOptions, generate
+from sitemapcrawl.jobs.generate import GenerateCounts, GenerateOptions, generate
 from sitemapcrawl.jobs.inject import InjectCounts, Rejected, inject
 from sitemapcrawl.jobs.parse import ParseCounts, parse_batch
 from sitemapcrawl.jobs.rules import UrlRules
 from sitemapcrawl.jobs.updatedb import UpdateCounts, updatedb
+from sitemapcrawl.modes import CountMode, CrawlMode
 from sitemapcrawl.store import Store
 from sitemapcrawl.webpage import BATCH_TABLE, HOST_TABLE, WEBPAGE_TABLE, format_time
 

@@ -34,12 +34,11 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from urllib.parse import urlsplit
 
 from sitemapcrawl import urls
-from sitemapcrawl.discover import discover_sitemaps
-from sitemapcrawl.errors import CellDecodeError, InvalidUrlError, UsageError
+from sitemapcrawl.errors import InvalidUrlError, UsageError
 from sitemapcrawl.http import HttpClient
 from sitemapcrawl.jobs.hosts import origin_key, origins_in_table, origins_of_host
 from sitemapcrawl.jobs.politeness import (
@@ -51,56 +50,26 @@ from sitemapcrawl.jobs.politeness import (
     queue_key,
     state_rows,
 )
+from sitemapcrawl.jobs.robots_txt import HostReport, check_origin, robots_host_row
 from sitemapcrawl.jobs.rules import UrlRules
+from sitemapcrawl.newrows import new_page
 from sitemapcrawl.sitemaps.scope import format_vouchers, merge_vouchers, parse_vouchers, vouch_host
 from sitemapcrawl.store import Store
+from sitemapcrawl.tables import Unreadable, read_pages, scan_pages
+from sitemapcrawl.tables import hosts as host_rows
 from sitemapcrawl.webpage import (
     HOST_TABLE,
     WEBPAGE_TABLE,
-    FetchStatus,
     HostRow,
     RobotsStatus,
     SitemapSource,
     WebPage,
     column_names,
-    decode,
     encode,
     equals_filter,
 )
 
 log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class FoundSitemap:
-    """A sitemap URL found for a host, and what became of it."""
-
-    url: str
-    source: SitemapSource
-    blacklisted: str | None = None
-    disallowed: bool = False
-    cross_submitted: bool = False
-
-
-@dataclass
-class HostReport:
-    """What detect learned about one origin."""
-
-    origin: str
-    robots_status: RobotsStatus
-    http_code: int | None
-    error: str | None = None
-    crawl_delay: float | None = None
-    robots_text: str | None = None
-    robots_truncated: bool = False
-    sitemaps: list[FoundSitemap] = field(default_factory=list)
-    invalid_sitemap_lines: int = 0
-    new_sitemaps: int = 0
-
-    @property
-    def usable_sitemaps(self) -> list[FoundSitemap]:
-        """Sitemaps that become (or stay) rows to fetch."""
-        return [s for s in self.sitemaps if s.blacklisted is None and not s.disallowed]
 
 
 @dataclass
@@ -114,56 +83,16 @@ class DetectCounts:
     disallowed: int = 0
     errors: int = 0
     robots: Counter[str] = field(default_factory=Counter)
+    unreadable: Unreadable = field(default_factory=Unreadable)
+    """Stored rows (seeds, sitemaps, host rows) that did not decode: logged, taken as absent."""
 
     def summary(self) -> str:
         """One line for the end of the command."""
         return (
             f"hosts {self.hosts}, sitemaps found {self.sitemaps_found}, new {self.sitemaps_new}, "
             f"blacklisted {self.blacklisted}, disallowed {self.disallowed}, errors {self.errors}"
+            + (f"; {self.unreadable.rows} unreadable rows skipped" if self.unreadable.rows else "")
         )
-
-
-def check_origin(origin: str, client: HttpClient, rules: UrlRules, probe_known_paths: bool) -> HostReport:
-    """Fetch and interpret one origin's robots.txt (and probe if asked). No HBase.
-
-    Discovery itself is `discover.discover_sitemaps`, which `sitemap tree` uses too.
-    """
-    site = discover_sitemaps(origin, client, rules.settings, canonical=rules.canonical,
-                             blacklist=rules.blacklist, probe=probe_known_paths)
-    report = HostReport(origin, site.robots_status, site.http_code, error=site.error,
-                        crawl_delay=site.policy.crawl_delay, robots_text=site.robots_text,
-                        robots_truncated=site.robots_truncated,
-                        invalid_sitemap_lines=site.invalid_sitemap_lines)
-    for found in site.sitemaps:
-        same_origin = urls.origin(found.url) == origin
-        report.sitemaps.append(FoundSitemap(
-            found.url,
-            found.source,
-            blacklisted=rules.blacklist.match(found.url),
-            disallowed=same_origin and not site.policy.allowed(found.url),
-            cross_submitted=not same_origin,
-        ))
-    return report
-
-
-def robots_host_row(report: HostReport, now: datetime, retry_after: int) -> HostRow:
-    """The robots.txt cells of a host row; fetch writes these when it refreshes robots.txt.
-
-    A failing robots.txt is due again `retry_after` seconds from now; any
-    other outcome is recorded as fresh now.
-    """
-    failing = report.robots_status is RobotsStatus.ERROR
-    return HostRow(
-        report.origin,
-        robots_fetch_time=now,
-        robots_status=report.robots_status,
-        robots_http_code=report.http_code,
-        robots_retry_at=now + timedelta(seconds=retry_after) if failing else now,
-        robots_error=report.error or "",
-        robots_text=report.robots_text or "",
-        robots_truncated=report.robots_truncated,
-        crawl_delay=report.crawl_delay,
-    )
 
 
 def _host_row(report: HostReport, now: datetime, retry_after: int) -> HostRow:
@@ -176,14 +105,13 @@ def _host_row(report: HostReport, now: datetime, retry_after: int) -> HostRow:
     )
 
 
-def _seed_allowance(store: Store, origin: str) -> tuple[int | None, int | None]:
+def _seed_allowance(store: Store, origin: str, unreadable: Unreadable) -> tuple[int | None, int | None]:
     """The largest depth and radius among the origin's seed rows (one scan)."""
     depth = radius = None
     prefix = urls.origin_row_prefix(origin + "/").encode("utf-8")
-    columns = column_names(WebPage, ["seed", "depth", "radius"])
     seeds_only = equals_filter(WebPage, "seed", True)
-    for _key, cells in store.scan(WEBPAGE_TABLE, prefix=prefix, columns=columns, filter=seeds_only):
-        row = decode(WebPage, origin, cells)
+    for _key, row in scan_pages(store, "detect", unreadable, ["seed", "depth", "radius"], prefix=prefix,
+                                row_filter=seeds_only):
         if row.depth is not None:
             depth = row.depth if depth is None else max(depth, row.depth)
         if row.radius is not None:
@@ -191,19 +119,22 @@ def _seed_allowance(store: Store, origin: str) -> tuple[int | None, int | None]:
     return depth, radius
 
 
-def _record(store: Store, report: HostReport, rules: UrlRules, now: datetime) -> None:
-    """Write the sitemap rows of one host, then its host row."""
+def _record(store: Store, report: HostReport, rules: UrlRules, now: datetime, unreadable: Unreadable) -> None:
+    """Write the sitemap rows of one host, then its host row.
+
+    A stored sitemap row that does not decode is counted in `unreadable` and
+    taken as absent: it gets the cells of a new row, which repairs it.
+    """
     settings = rules.settings
-    depth, radius = _seed_allowance(store, report.origin)
+    depth, radius = _seed_allowance(store, report.origin, unreadable)
     keys = [urls.row_key(s.url).encode("utf-8") for s in report.sitemaps]
-    wanted = column_names(WebPage, ["status", "is_sitemap", "sitemap_source", "cross_submitters", "vouched_by"])
-    existing = store.rows(WEBPAGE_TABLE, keys, columns=wanted)
+    wanted = ["status", "is_sitemap", "sitemap_source", "cross_submitters", "vouched_by"]
+    existing = read_pages(store, keys, wanted, "detect", unreadable)
     puts = []
     robots_url = report.origin + "/robots.txt"
     voucher = vouch_host(robots_url)
     for key, found in zip(keys, report.sitemaps, strict=True):
-        cells = existing.get(key)
-        old = decode(WebPage, found.url, cells) if cells else None
+        old = existing.get(key)
         if found.blacklisted is not None:
             if old is not None:
                 puts.append((key, encode(WebPage(found.url, blacklisted=found.blacklisted))))
@@ -221,18 +152,12 @@ def _record(store: Store, report: HostReport, rules: UrlRules, now: datetime) ->
             vouched = format_vouchers(merge_vouchers(known_vouchers, {voucher: 0}))
         if old is None:
             report.new_sitemaps += 1
-            row = WebPage(
-                found.url,
-                status=FetchStatus.UNFETCHED,
-                next_fetch=now,
-                fetch_interval=settings.default_fetch_interval,
-                is_sitemap=True,
-                sitemap_source=found.source,
-                score=settings.seed_score,
+            row = new_page(
+                found.url, now, settings.default_fetch_interval, score=settings.seed_score,
                 depth=depth if depth is not None else settings.seed_depth,
                 radius=radius if radius is not None else settings.seed_radius,
-                cross_submitters=submitters,
-                vouched_by=vouched,
+                also=WebPage(found.url, is_sitemap=True, sitemap_source=found.source, cross_submitters=submitters,
+                             vouched_by=vouched),
             )
         else:
             row = WebPage(
@@ -251,7 +176,7 @@ def _record(store: Store, report: HostReport, rules: UrlRules, now: datetime) ->
 class _Pace:
     """Politeness across jobs for detect: one turn per politeness key, after its stored delay."""
 
-    def __init__(self, store: Store, rules: UrlRules, origins: list[str]) -> None:
+    def __init__(self, store: Store, rules: UrlRules, origins: list[str], unreadable: Unreadable) -> None:
         settings = rules.settings
         try:
             self.by = QueueBy(settings.queue_by)
@@ -263,12 +188,11 @@ class _Pace:
         self.delays: dict[str, float] = {key: settings.delay for key in self.keys.values()}
         stored = store.rows(HOST_TABLE, [origin_key(o) for o in origins],
                             columns=column_names(HostRow, ["crawl_delay"]))
+        known = dict(host_rows(((key, cells) for key, cells in stored.items() if cells), "detect", unreadable,
+                               ["crawl_delay"]))
         for origin in origins:
-            cells = stored.get(origin_key(origin))
-            try:
-                delay = decode(HostRow, origin, cells).crawl_delay if cells else None
-            except CellDecodeError:
-                delay = None
+            host_row = known.get(origin_key(origin))
+            delay = host_row.crawl_delay if host_row is not None else None
             if delay is not None and delay <= settings.max_crawl_delay:
                 key = self.keys[origin]
                 self.delays[key] = max(self.delays[key], delay)
@@ -330,13 +254,14 @@ def detect(
     """
     store.require_tables(WEBPAGE_TABLE, HOST_TABLE)
     now = (now or datetime.now(UTC)).replace(microsecond=0)
-    origins = _origins_from_hosts(store, hosts, rules) if hosts else list(origins_in_table(store))
     counts = DetectCounts()
-    pace = _Pace(store, rules, origins)
+    origins = (_origins_from_hosts(store, hosts, rules) if hosts
+               else list(origins_in_table(store, unreadable=counts.unreadable)))
+    pace = _Pace(store, rules, origins, counts.unreadable)
     with ThreadPoolExecutor(max_workers=max(1, rules.settings.threads)) as pool:
         reports = pool.map(lambda o: pace.check(o, client, probe_known_paths), origins)
         for report in reports:
-            _record(store, report, rules, now)
+            _record(store, report, rules, now, counts.unreadable)
             store.write(HOST_TABLE, pace.state_rows(report.origin))
             counts.hosts += 1
             counts.robots[report.robots_status.value] += 1

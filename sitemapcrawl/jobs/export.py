@@ -31,7 +31,7 @@ import logging
 import re
 import sys
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any
@@ -42,12 +42,12 @@ from sitemapcrawl.errors import CellDecodeError, InvalidUrlError, UsageError
 from sitemapcrawl.linkvalues import InlinkKind
 from sitemapcrawl.modes import ExportFormat
 from sitemapcrawl.store import Store
+from sitemapcrawl.tables import Unreadable, decode_page, scan_pages
 from sitemapcrawl.webpage import (
     WEBPAGE_TABLE,
     FetchStatus,
     WebPage,
     column_names,
-    decode,
     equals_filter,
     map_families_of,
 )
@@ -69,6 +69,10 @@ _FIELDS = [
     "lastmod", "changefreq", "priority", "depth", "radius", "noindex", "canonical", "redirect_to",
     "link_inlinks", "inlinks",
 ]
+
+
+#: What is decoded after `split_cells` took the times (as text) and the sitemap inlinks out.
+_DECODED_FIELDS = [name for name in _FIELDS if name not in ("fetch_time", "next_fetch", "lastmod", "inlinks")]
 
 
 class Listing(enum.StrEnum):
@@ -127,12 +131,13 @@ class ExportCounts:
 
     scanned: int = 0
     written: int = 0
-    unreadable: int = 0
+    unreadable: Unreadable = field(default_factory=Unreadable)
+    """Rows skipped: their key or a cell did not decode (logged)."""
 
     def summary(self) -> str:
         """One line for stderr."""
         return f"{self.written} rows written of {self.scanned} read" + (
-            f", {self.unreadable} unreadable rows skipped" if self.unreadable else "")
+            f", {self.unreadable.rows} unreadable rows skipped" if self.unreadable.rows else "")
 
 
 def _sitemap_filter() -> str:
@@ -142,15 +147,14 @@ def _sitemap_filter() -> str:
 
 
 def sitemap_scores(store: Store) -> dict[str, float]:
-    """Quality score by sitemap URL (one filtered scan of the sitemap rows)."""
+    """Quality score by sitemap URL (one filtered scan of the sitemap rows).
+
+    An unreadable sitemap row is logged and has no score here; the row scan
+    counts it in the summary when it reaches it.
+    """
     scores: dict[str, float] = {}
-    scan = store.scan(WEBPAGE_TABLE, columns=column_names(WebPage, ["is_sitemap", "quality"]),
-                      filter=equals_filter(WebPage, "is_sitemap", True))
-    for key, cells in scan:
-        try:
-            row = decode(WebPage, urls.url_from_row_key(key.decode("utf-8")), cells)
-        except (InvalidUrlError, CellDecodeError, UnicodeDecodeError):
-            continue
+    sitemaps = equals_filter(WebPage, "is_sitemap", True)
+    for _key, row in scan_pages(store, "export", Unreadable(), ["is_sitemap", "quality"], row_filter=sitemaps):
         if row.quality is not None:
             scores[row.url] = row.quality
     return scores
@@ -240,10 +244,9 @@ def _rows(store: Store, prefix: bytes | None, row_filter: str, scores: dict[str,
             on_progress(counts.scanned)
         try:
             times, sitemaps = split_cells(cells)
-            row = decode(WebPage, urls.url_from_row_key(key.decode("utf-8")), cells)
-        except (InvalidUrlError, CellDecodeError, UnicodeDecodeError) as exc:
-            log.warning("export: skipping row %r: %s", key[:200], exc)
-            counts.unreadable += 1
+            row = decode_page(key, cells, _DECODED_FIELDS)
+        except (InvalidUrlError, CellDecodeError) as exc:
+            counts.unreadable.add("export", key, exc)
             continue
         if not _keep(row, listing):
             continue

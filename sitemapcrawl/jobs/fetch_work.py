@@ -8,7 +8,7 @@
   Crawl-delay over the cap defers the origin's URLs (status `deferred`),
   as Nutch does.
 - robots.txt is fetched as the first request of its queue when the table
-  has no fresh copy (with `detect.check_origin`, the same code `detect`
+  has no fresh copy (with `robots_txt.check_origin`, the same code `detect`
   runs). Every URL is checked against it: a disallowed URL is
   `blocked_robots`; while robots.txt fails (5xx, no answer) the origin's
   URLs are `deferred`, with its retry time as `retry_at`.
@@ -55,14 +55,15 @@ from sitemapcrawl import urls
 from sitemapcrawl.config import Settings
 from sitemapcrawl.errors import InvalidUrlError
 from sitemapcrawl.http import HttpResponse, SingleRequestClient, conditional_headers
-from sitemapcrawl.jobs.detect import check_origin, robots_host_row
 from sitemapcrawl.jobs.fetch_model import FetchCounts, FetchItem, FetchOptions, RobotsItem, RobotsRule
 from sitemapcrawl.jobs.fetch_pacing import Pacing
 from sitemapcrawl.jobs.fetch_queues import FetchQueues, Lease
 from sitemapcrawl.jobs.fetch_write import Outcome, Writer
 from sitemapcrawl.jobs.politeness import SLOW_DOWN_CODES, retry_after_seconds
+from sitemapcrawl.jobs.robots_txt import check_origin, robots_host_row
 from sitemapcrawl.jobs.rules import UrlRules
 from sitemapcrawl.linkvalues import Inlink, InlinkKind, format_inlink
+from sitemapcrawl.newrows import new_page
 from sitemapcrawl.robots import RobotsPolicy
 from sitemapcrawl.schedule import SchedulePolicy, after_failure
 from sitemapcrawl.webpage import FetchStatus, RobotsStatus, SitemapSource, WebPage
@@ -308,9 +309,8 @@ class Worker:
         if target in chain:
             return _with(row, error="redirect loop")
         target_host = urls.host_key(target, self.rules.canonical)
-        defaults = WebPage(target, status=FetchStatus.UNFETCHED, next_fetch=now,
-                           fetch_interval=self.settings.default_fetch_interval, score=item.score,
-                           depth=item.depth, radius=item.radius)
+        defaults = new_page(target, now, self.settings.default_fetch_interval, score=item.score,
+                            depth=item.depth, radius=item.radius)
         if item.is_sitemap:
             # A sitemap that moved stays a sitemap; parse scopes it by who vouched for its source.
             defaults = _with(defaults, sitemap_source=SitemapSource.REDIRECT)
@@ -339,8 +339,9 @@ class Worker:
         if_new = None
         if item.chain:  # a redirect hop joins the batch
             marks.update(generate_mark=batch, batch_id=batch, partition=item.partition)
-            if_new = WebPage(item.url, next_fetch=self.now(), fetch_interval=self.settings.default_fetch_interval,
-                             score=item.score, depth=item.depth, radius=item.radius)
+            # Its status comes from `row` (the outcome), which the writer puts over these.
+            if_new = new_page(item.url, self.now(), self.settings.default_fetch_interval, score=item.score,
+                              depth=item.depth, radius=item.radius)
             if item.is_sitemap:
                 # The redirect inlink updatedb would write, now: parse (this batch) reads who
                 # vouched for the source from it.

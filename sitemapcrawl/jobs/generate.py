@@ -7,9 +7,9 @@ Selection, as Nutch's generator does it:
 - status: any status may be generated once due; the schedule, not the status,
   keeps gone, too-large or blocked rows away (updatedb and fetch move their
   next fetch time);
-- not in an unfinished batch: a row whose generate mark (`k:gen`) is set and
-  differs from its update mark (`k:upd`) still belongs to that batch and is
-  not selected twice. One exception, so that the crawl moves on before
+- not in an unfinished batch (`marks.held_by`): a row whose generate mark
+  (`k:gen`) is set and differs from its update mark (`k:upd`) still belongs
+  to that batch and is not selected twice. One exception, so that the crawl moves on before
   updatedb has merged the batch: a row the fetch of that batch rescheduled
   itself (fetch mark = generate mark and next fetch after the fetch time:
   retries and deferrals) is free again once due. A row fetched normally stays
@@ -68,6 +68,7 @@ from sitemapcrawl.errors import CellDecodeError, InvalidUrlError, UsageError
 from sitemapcrawl.jobs import batches
 from sitemapcrawl.jobs.politeness import QueueBy, Resolver, queue_key
 from sitemapcrawl.jobs.rules import UrlRules
+from sitemapcrawl.marks import held_by
 from sitemapcrawl.modes import CountMode, CrawlMode
 from sitemapcrawl.splits import WHOLE, Split
 from sitemapcrawl.store import Store
@@ -90,15 +91,6 @@ _READ_FIELDS = [
 ]
 _HELD = "in an unfinished batch"
 _BATCH_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
-
-
-def crawl_mode(value: str) -> CrawlMode:
-    """The crawl mode named `value`; UsageError listing the choices otherwise."""
-    try:
-        return CrawlMode(value)
-    except ValueError:
-        choices = ", ".join(m.value for m in CrawlMode)
-        raise UsageError(f"crawl mode {value!r}: choose one of {choices}") from None
 
 
 @dataclass(frozen=True)
@@ -178,16 +170,6 @@ def rank(row: WebPage, key: bytes) -> float:
     jitter = JITTER * zlib.crc32(key) / 2**32
     boost = NEW_URL_BOOST if row.new_in_sitemap and row.fetch_time is None else 0.0
     return boost + score + priority + DEPTH_BONUS * hops / (hops + 1) + jitter
-
-
-def held_by(row: WebPage) -> str | None:
-    """The unfinished batch a row belongs to, or None when it is free to generate."""
-    batch = row.generate_mark
-    if not batch or row.update_mark == batch:
-        return None
-    rescheduled = (row.fetch_mark == batch and row.next_fetch is not None and row.fetch_time is not None
-                   and row.next_fetch > row.fetch_time)
-    return None if rescheduled else batch
 
 
 def mode_allows(mode: CrawlMode, row: WebPage) -> bool:

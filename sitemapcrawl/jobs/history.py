@@ -1,5 +1,8 @@
 """Sitemap change history in the `history` table: written by parse, read by `changes` and the reports.
 
+A part, not a job (`jobs/__init__.py`): parse and updatedb's quality step
+write through it, the `changes` command, the report and `serve` read.
+
 Why a table of its own: "what did this sitemap add or drop since last time"
 must be answered without scanning `webpage`. Each sitemap has a snapshot row
 (its `webpage` row key) holding the entries of its latest parse, and one row
@@ -63,7 +66,7 @@ from sitemapcrawl.changes import (
 )
 from sitemapcrawl.errors import CellDecodeError, InvalidUrlError, UsageError
 from sitemapcrawl.store import Store
-from sitemapcrawl.tables import record_touched
+from sitemapcrawl.tables import Unreadable, decode_history, history_rows, record_touched
 from sitemapcrawl.webpage import (
     HISTORY_TABLE,
     WEBPAGE_TABLE,
@@ -71,7 +74,6 @@ from sitemapcrawl.webpage import (
     WebPage,
     column_names,
     compare_filter_of,
-    decode,
     encode,
     format_time,
 )
@@ -82,6 +84,7 @@ _SUMMARY_FIELDS = [
     "sitemap", "parsed_at", "batch", "entries", "baseline", "added", "removed", "lastmod_changed",
     "changefreq_changed", "priority_changed", "statuses",
 ]
+_SNAPSHOT_FIELDS = ["snapshot_at", "snapshot_chunks", "snapshot"]
 _COUNT_FIELDS = {
     ChangeKind.ADDED: "added", ChangeKind.REMOVED: "removed", ChangeKind.LASTMOD: "lastmod_changed",
     ChangeKind.CHANGEFREQ: "changefreq_changed", ChangeKind.PRIORITY: "priority_changed",
@@ -100,12 +103,12 @@ class ParseChanges:
 
 def _read_snapshot(store: Store, key: bytes) -> tuple[dict[str, Hints] | None, int]:
     """The stored snapshot of a sitemap (None: never parsed) and the cells it takes."""
-    cells = store.row(HISTORY_TABLE, key)
+    cells = store.row(HISTORY_TABLE, key, column_names(HistoryRow, _SNAPSHOT_FIELDS))
     if not cells:
         return None, 0
     try:
-        row = decode(HistoryRow, key.decode("utf-8"), cells)
-    except CellDecodeError as exc:
+        row = decode_history(key, cells, _SNAPSHOT_FIELDS)
+    except (InvalidUrlError, CellDecodeError) as exc:
         log.warning("history: unreadable snapshot, taken as none: %s", exc)
         return None, 0
     if row.snapshot_at is None:
@@ -234,28 +237,26 @@ def _prefixes(sitemap: str | None, host: str | None, rules: urls.CanonicalRules)
 
 
 def histories(store: Store, *, sitemap: str | None = None, host: str | None = None,
-              since: datetime | None = None,
-              rules: urls.CanonicalRules = urls.DEFAULT_RULES) -> Iterator[SitemapHistory]:
+              since: datetime | None = None, rules: urls.CanonicalRules = urls.DEFAULT_RULES,
+              unreadable: Unreadable | None = None) -> Iterator[SitemapHistory]:
     """The recorded parses, grouped by sitemap in key order, each group oldest first.
 
     `sitemap` (a URL) and `host` narrow the prefix scanned; `since` keeps parses
     at or after that time (tested by the server). Baseline parses are included
-    (their counts are zero). Raises InvalidUrlError for a bad URL or host, and
+    (their counts are zero). Rows that do not decode are logged and counted
+    in `unreadable` (`tables`). Raises InvalidUrlError for a bad URL or host, and
     the store's errors. Cost: a prefix scan of the summary columns; memory:
     one sitemap's parses.
     """
     store.require_tables(HISTORY_TABLE)
     row_filter = compare_filter_of(HistoryRow, "parsed_at", ">=", since) if since is not None else None
     columns = column_names(HistoryRow, _SUMMARY_FIELDS)
+    unreadable = unreadable if unreadable is not None else Unreadable()
     for prefix in _prefixes(sitemap, host, rules):
         group: list[HistoryRow] = []
         current = ""
-        for key, cells in store.scan(HISTORY_TABLE, prefix=prefix, columns=columns, filter=row_filter):
-            try:
-                row = decode(HistoryRow, key.decode("utf-8"), cells)
-            except (CellDecodeError, UnicodeDecodeError) as exc:
-                log.warning("history: skipping row %r: %s", key[:200], exc)
-                continue
+        scan = store.scan(HISTORY_TABLE, prefix=prefix, columns=columns, filter=row_filter)
+        for _key, row in history_rows(scan, "history", unreadable, _SUMMARY_FIELDS):
             if row.parsed_at is None or row.sitemap is None:
                 continue
             owner = sitemap_key_of(row.key)
@@ -268,12 +269,21 @@ def histories(store: Store, *, sitemap: str | None = None, host: str | None = No
             yield SitemapHistory(group[0].sitemap or "", group[::-1])
 
 
-def changes_of(store: Store, parse: HistoryRow) -> Iterator[ChangeRecord]:
-    """The change records of one parse row, in URL order (one get of its change cells)."""
-    cells = store.row(HISTORY_TABLE, parse.key.encode("utf-8"), column_names(HistoryRow, ["change_chunks"]))
+def changes_of(store: Store, parse: HistoryRow, unreadable: Unreadable | None = None) -> Iterator[ChangeRecord]:
+    """The change records of one parse row, in URL order (one get of its change cells).
+
+    Change cells that do not decode give no records; the row is logged and
+    counted in `unreadable`.
+    """
+    key = parse.key.encode("utf-8")
+    cells = store.row(HISTORY_TABLE, key, column_names(HistoryRow, ["change_chunks"]))
     if not cells:
         return
-    parts = decode(HistoryRow, parse.key, cells).change_chunks or {}
+    try:
+        parts = decode_history(key, cells, ["change_chunks"]).change_chunks or {}
+    except (InvalidUrlError, CellDecodeError) as exc:
+        (unreadable if unreadable is not None else Unreadable()).add("history", key, exc)
+        return
     texts = [parts[n] for n in sorted(parts, key=lambda q: int(q) if q.isdigit() else -1)]
     at = format_time(parse.parsed_at) if parse.parsed_at else ""
     for change in read_changes(texts):
@@ -304,10 +314,13 @@ class ChangesCounts:
     sitemaps: int = 0
     parses: int = 0
     records: int = 0
+    unreadable: Unreadable = field(default_factory=Unreadable)
+    """History rows that did not decode (logged, left out)."""
 
     def summary(self) -> str:
         """One line for stderr."""
-        return f"{self.records} changes from {self.parses} parses of {self.sitemaps} sitemaps"
+        return (f"{self.records} changes from {self.parses} parses of {self.sitemaps} sitemaps"
+                + (f"; {self.unreadable.rows} unreadable rows skipped" if self.unreadable.rows else ""))
 
 
 def change_output(store: Store, counts: ChangesCounts, *, sitemap: str | None = None, host: str | None = None,
@@ -318,7 +331,8 @@ def change_output(store: Store, counts: ChangesCounts, *, sitemap: str | None = 
     Oldest parse first within a sitemap. Streams: one sitemap's parse
     summaries and one parse's changes in memory.
     """
-    for history in histories(store, sitemap=sitemap, host=host, since=since, rules=rules):
+    for history in histories(store, sitemap=sitemap, host=host, since=since, rules=rules,
+                             unreadable=counts.unreadable):
         counts.sitemaps += 1
         counts.parses += len(history.parses)
         if not jsonl:
@@ -327,7 +341,7 @@ def change_output(store: Store, counts: ChangesCounts, *, sitemap: str | None = 
             yield (f"{history.sitemap}: " + ", ".join(f"{n} {kind.value}" for kind, n in totals.items())
                    + f" ({len(history.parses)} parses" + (f", {first} first" if first else "") + ")")
         for parse in history.parses:
-            for record in changes_of(store, parse):
+            for record in changes_of(store, parse, counts.unreadable):
                 counts.records += 1
                 if jsonl:
                     yield json.dumps(dataclasses.asdict(record), ensure_ascii=False)

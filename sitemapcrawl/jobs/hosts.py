@@ -10,18 +10,15 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from sitemapcrawl import urls
+from sitemapcrawl.errors import InvalidUrlError
 from sitemapcrawl.store import Store
+from sitemapcrawl.tables import Unreadable, decode_page
 from sitemapcrawl.webpage import WEBPAGE_TABLE
 
 
 def origin_key(origin: str) -> bytes:
-    """The `host` table key of an origin (`scheme://host[:port]`, canonical)."""
+    """The `host` table key of an origin (`scheme://host[:port]`, canonical); `tables.decode_host` reads it back."""
     return urls.row_key(origin + "/")[:-1].encode("utf-8")
-
-
-def origin_from_key(key: bytes) -> str:
-    """The origin a `host` table key stands for (inverse of `origin_key`)."""
-    return urls.url_from_row_key(key.decode("utf-8") + "/")[:-1]
 
 
 def _next_key_after_prefix(prefix: bytes) -> bytes:
@@ -30,12 +27,13 @@ def _next_key_after_prefix(prefix: bytes) -> bytes:
     return prefix[:-1] + bytes([prefix[-1] + 1])
 
 
-def origins_in_table(store: Store, within: bytes = b"") -> Iterator[str]:
+def origins_in_table(store: Store, within: bytes = b"", unreadable: Unreadable | None = None) -> Iterator[str]:
     """Every origin with rows in `webpage` (whose keys start with `within`), in key order.
 
     A skip scan: one round trip per origin (it jumps over each origin's rows
     instead of reading them), so a table of millions of rows on a few hundred
-    hosts is listed in a few hundred calls.
+    hosts is listed in a few hundred calls. A key that names no origin is
+    stepped over, logged and counted in `unreadable` (`tables`).
     """
     start = within
     while True:
@@ -49,8 +47,13 @@ def origins_in_table(store: Store, within: bytes = b"") -> Iterator[str]:
             start = key + b"\x00"
             continue
         prefix = key[: slash + 1]
-        yield urls.url_from_row_key(prefix.decode("utf-8"))[:-1]
         start = _next_key_after_prefix(prefix)
+        try:
+            origin = decode_page(prefix, {}).url[:-1]
+        except InvalidUrlError as exc:
+            (unreadable if unreadable is not None else Unreadable()).add("origins", key, exc)
+            continue
+        yield origin
 
 
 def origins_of_host(store: Store, origin: str) -> list[str]:

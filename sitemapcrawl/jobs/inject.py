@@ -33,16 +33,16 @@ from sitemapcrawl import urls
 from sitemapcrawl.config import Settings
 from sitemapcrawl.errors import InvalidUrlError
 from sitemapcrawl.jobs.rules import UrlRules
+from sitemapcrawl.newrows import new_page
 from sitemapcrawl.safetext import printable
 from sitemapcrawl.sitemaps.scope import format_vouchers, merge_vouchers, parse_vouchers, vouch_host
 from sitemapcrawl.store import Store
+from sitemapcrawl.tables import Unreadable, read_pages
 from sitemapcrawl.webpage import (
     WEBPAGE_TABLE,
     FetchStatus,
     SitemapSource,
     WebPage,
-    column_names,
-    decode,
     encode,
 )
 
@@ -92,6 +92,8 @@ class InjectCounts:
     updated: int = 0
     sitemaps: int = 0
     rejected: Counter[str] = field(default_factory=Counter)
+    unreadable: Unreadable = field(default_factory=Unreadable)
+    """Stored rows that did not decode: logged, and injected anew (their bad cells overwritten)."""
 
     def summary(self) -> str:
         """One line for the end of the command."""
@@ -100,6 +102,7 @@ class InjectCounts:
         return (
             f"read {self.read}, injected {self.injected}, updated {self.updated}, "
             f"sitemap rows {self.sitemaps}, rejected {rejected}" + (f" ({kinds})" if kinds else "")
+            + (f"; {self.unreadable.rows} unreadable rows injected anew" if self.unreadable.rows else "")
         )
 
 
@@ -216,7 +219,7 @@ def row_for_seed(seed: Seed, existing: WebPage | None, now: datetime, settings: 
                  overwrite_score: bool) -> WebPage:
     """The cells to write for a seed, given the row it meets (None: a new row).
 
-    A new row starts unfetched and due now. An existing row keeps its fetch
+    A new row starts unfetched and due now (`newrows.new_page`). An existing row keeps its fetch
     state and schedule; depth and radius become the larger of old and new;
     its score changes only when `overwrite_score` is set (or it had none).
     Depth and radius of `seed` are resolved (defaults filled in) by the caller.
@@ -234,18 +237,14 @@ def row_for_seed(seed: Seed, existing: WebPage | None, now: datetime, settings: 
             direct = dict.fromkeys(seed.vouched_by, 0)
             sitemap_fields["vouched_by"] = format_vouchers(merge_vouchers(known, direct))
     if existing is None:
-        return WebPage(
-            seed.url,
-            status=FetchStatus.UNFETCHED,
-            next_fetch=now,
-            fetch_interval=seed.fetch_interval or settings.default_fetch_interval,
-            score=score,
-            depth=depth,
-            radius=radius,
-            seed=True if seed.is_seed else None,
-            inject_mark=now,
-            **sitemap_fields,  # type: ignore[arg-type]
-        )
+        return new_page(
+            seed.url, now, seed.fetch_interval or settings.default_fetch_interval, score=score, depth=depth,
+            radius=radius, also=WebPage(
+                seed.url,
+                seed=True if seed.is_seed else None,
+                inject_mark=now,
+                **sitemap_fields,  # type: ignore[arg-type]
+            ))
     return WebPage(
         seed.url,
         status=None if existing.status is not None else FetchStatus.UNFETCHED,
@@ -303,7 +302,6 @@ def inject(
     store.require_tables(WEBPAGE_TABLE)
     now = (now or datetime.now(UTC)).replace(microsecond=0)
     counts = InjectCounts()
-    wanted = column_names(WebPage, _READ_FIELDS)
     seeds = _seed_lines(lines, rules, counts, on_reject)
     chunk_size = max(1, settings.hbase_batch_size)
     while True:
@@ -314,11 +312,10 @@ def inject(
         if not chunk:
             break
         keys = [key.encode("utf-8") for key in chunk]
-        existing = store.rows(WEBPAGE_TABLE, keys, columns=wanted)
+        existing = read_pages(store, keys, _READ_FIELDS, "inject", counts.unreadable)
         puts = []
         for key, seed in chunk.items():
-            cells = existing.get(key.encode("utf-8"))
-            old = decode(WebPage, seed.url, cells) if cells else None
+            old = existing.get(key.encode("utf-8"))
             row = row_for_seed(seed, old, now, settings, overwrite_score)
             if old is None:
                 counts.injected += 1

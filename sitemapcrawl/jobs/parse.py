@@ -79,10 +79,9 @@ from datetime import UTC, datetime
 from sitemapcrawl import urls
 from sitemapcrawl.changes import Hints, entry_hints
 from sitemapcrawl.config import Settings
-from sitemapcrawl.errors import CellDecodeError, InvalidUrlError, SitemapError
+from sitemapcrawl.errors import InvalidUrlError, SitemapError
 from sitemapcrawl.htmllinks import extract_links
 from sitemapcrawl.jobs import batches
-from sitemapcrawl.jobs.generate import CrawlMode, crawl_mode
 from sitemapcrawl.jobs.history import record_parse
 from sitemapcrawl.jobs.rules import UrlRules
 from sitemapcrawl.linkvalues import (
@@ -95,6 +94,8 @@ from sitemapcrawl.linkvalues import (
     hop,
     parse_inlink,
 )
+from sitemapcrawl.marks import Mark
+from sitemapcrawl.modes import CrawlMode, crawl_mode
 from sitemapcrawl.sitemaps.document import parse_sitemap
 from sitemapcrawl.sitemaps.limits import SitemapLimits
 from sitemapcrawl.sitemaps.model import PageEntry, SitemapRef
@@ -108,7 +109,7 @@ from sitemapcrawl.sitemaps.scope import (
 )
 from sitemapcrawl.splits import WHOLE, Split
 from sitemapcrawl.store import Store
-from sitemapcrawl.tables import Unreadable, batch_rows, write_touching
+from sitemapcrawl.tables import Unreadable, batch_rows, read_page, read_pages, write_touching
 from sitemapcrawl.webpage import (
     BATCHROW_TABLE,
     HISTORY_TABLE,
@@ -116,8 +117,6 @@ from sitemapcrawl.webpage import (
     FetchStatus,
     SitemapSource,
     WebPage,
-    column_names,
-    decode,
     encode,
 )
 
@@ -290,14 +289,15 @@ def sitemap_vouchers(row: WebPage, max_index_depth: int) -> dict[str, int]:
 _VOUCHING_FIELDS = ["vouched_by", "cross_submitters", "inlinks"]
 
 
-def vouchers_through_redirects(store: Store, row: WebPage, settings: Settings,
+def vouchers_through_redirects(store: Store, row: WebPage, settings: Settings, unreadable: Unreadable,
                                seen: frozenset[str] = frozenset()) -> dict[str, int]:
     """`sitemap_vouchers`, plus what reached the sitemap through redirects (`il:` redirect cells).
 
     Each URL that redirected here is read (its vouching columns and inlinks,
     one get) and its vouchers carried over by `scope.vouchers_after_redirect`,
-    following chains up to `max_redirects` long. Cost: nothing without
-    redirect cells; one get per redirecting URL otherwise.
+    following chains up to `max_redirects` long. A source row that does
+    not decode is counted in `unreadable` and vouches for nothing. Cost:
+    nothing without redirect cells; one get per redirecting URL otherwise.
     """
     own = sitemap_vouchers(row, settings.max_index_depth)
     if len(seen) >= settings.max_redirects:
@@ -307,16 +307,15 @@ def vouchers_through_redirects(store: Store, row: WebPage, settings: Settings,
         if link is None or link.kind is not InlinkKind.REDIRECT or source in seen or source == row.url:
             continue
         try:
-            cells = store.row(WEBPAGE_TABLE, urls.row_key(source).encode("utf-8"),
-                              column_names(WebPage, _VOUCHING_FIELDS))
-            before = decode(WebPage, source, cells) if cells else None
+            key = urls.row_key(source).encode("utf-8")
             same = urls.registered_domain_key(source) == urls.registered_domain_key(row.url)
-        except (InvalidUrlError, CellDecodeError) as exc:
+        except InvalidUrlError as exc:
             log.warning("parse: %s: redirect source %s: %s", row.url, source[:200], exc)
             continue
+        before = read_page(store, key, _VOUCHING_FIELDS, "parse", unreadable)
         if before is None:
             continue
-        carried = vouchers_through_redirects(store, before, settings, seen | {row.url})
+        carried = vouchers_through_redirects(store, before, settings, unreadable, seen | {row.url})
         own = merge_vouchers(own, vouchers_after_redirect(carried, source, row.url, same_site=same))
     return own
 
@@ -330,7 +329,7 @@ def parse_sitemap_row(store: Store, key: bytes, row: WebPage, body: bytes, batch
     link-found candidate becomes a page again). Never raises for bad content.
     """
     settings = rules.settings
-    vouchers = vouchers_through_redirects(store, row, settings)
+    vouchers = vouchers_through_redirects(store, row, settings, counts.unreadable)
     scope = ScopeContext.from_settings(settings, row.cross_submitters or (), vouched_by=vouchers)
     vouched = format_vouchers(vouchers) if vouchers else None
     try:
@@ -404,7 +403,7 @@ def parse_page_row(row: WebPage, body: bytes, batch_id: str, rules: UrlRules, co
                    nofollow=found.nofollow, parse_mark=batch_id)
 
 
-def _delete_stale_outlinks(store: Store, pages: list[tuple[bytes, WebPage]]) -> None:
+def _delete_stale_outlinks(store: Store, pages: list[tuple[bytes, WebPage]], unreadable: Unreadable) -> None:
     """Delete the stored outlink cells of re-parsed pages that their new outlinks lack.
 
     Only the stale ones: a delete and a put of the same column in the same
@@ -413,39 +412,29 @@ def _delete_stale_outlinks(store: Store, pages: list[tuple[bytes, WebPage]]) -> 
     """
     if not pages:
         return
-    stored = store.rows(WEBPAGE_TABLE, [key for key, _ in pages], column_names(WebPage, ["outlinks"]))
+    stored = read_pages(store, [key for key, _ in pages], ["outlinks"], "parse", unreadable)
     deletes: list[tuple[bytes, list[bytes] | None]] = []
     for key, page in pages:
-        cells = stored.get(key)
-        if not cells:
+        before = stored.get(key)
+        if before is None:
             continue
         current = page.outlinks or {}
-        stale = {target: "" for target in decode(WebPage, page.url, cells).outlinks or {} if target not in current}
+        stale = {target: "" for target in before.outlinks or {} if target not in current}
         if stale:
             deletes.append((key, list(encode(WebPage(page.url, outlinks=stale)))))
     store.delete_many(WEBPAGE_TABLE, deletes)
 
 
-def _body(store: Store, key: bytes, url: str) -> bytes | None:
-    cells = store.row(WEBPAGE_TABLE, key, column_names(WebPage, ["content"]))
-    if not cells:
-        return None
-    try:
-        return decode(WebPage, url, cells).content
-    except CellDecodeError as exc:
-        log.warning("parse: %s", exc)
-        return None
+def _body(store: Store, key: bytes, unreadable: Unreadable) -> bytes | None:
+    """A page's stored body (one get); None when there is none or it does not decode (counted)."""
+    stored = read_page(store, key, ["content"], "parse", unreadable)
+    return stored.content if stored is not None else None
 
 
-def _sitemap_body(store: Store, key: bytes, row: WebPage) -> tuple[bytes | None, WebPage]:
+def _sitemap_body(store: Store, key: bytes, row: WebPage, unreadable: Unreadable) -> tuple[bytes | None, WebPage]:
     """A sitemap's stored body, and its row with its inlinks (the indexes' vouchers): one get."""
-    cells = store.row(WEBPAGE_TABLE, key, column_names(WebPage, ["content", "inlinks"]))
-    if not cells:
-        return None, row
-    try:
-        stored = decode(WebPage, row.url, cells)
-    except CellDecodeError as exc:
-        log.warning("parse: %s", exc)
+    stored = read_page(store, key, ["content", "inlinks"], "parse", unreadable)
+    if stored is None:
         return None, row
     return stored.content, replace(row, inlinks=stored.inlinks)
 
@@ -462,7 +451,7 @@ def _parse_row(store: Store, key: bytes, row: WebPage, batch_id: str, rules: Url
         return WebPage(row.url, parse_mark=batch_id), outcome
     if outcome is not None and (outcome.kind is not None or row.sitemap_source is not SitemapSource.LINK):
         return None, outcome
-    body = _body(store, key, row.url)
+    body = _body(store, key, counts.unreadable)
     if body is None:
         counts.not_parsed["no body stored"] += 1
         return WebPage(row.url, parse_mark=batch_id), outcome
@@ -481,7 +470,7 @@ def _skip_or_sitemap(store: Store, key: bytes, row: WebPage, batch_id: str, rule
             return None, SitemapOutcome(row.url, None, 0, (f"blacklisted: {why}",))
         if row.status is not FetchStatus.FETCHED:
             return f"sitemap {row.status.value if row.status else 'not fetched'}", None
-        body, row = _sitemap_body(store, key, row)
+        body, row = _sitemap_body(store, key, row, counts.unreadable)
         if body is None:
             return "no body stored", None
         outcome = parse_sitemap_row(store, key, row, body, batch_id, rules, counts, now)
@@ -524,13 +513,13 @@ def parse_batch(
     counts = ParseCounts(batch_id=batch_id)
     chunk = max(1, rules.settings.hbase_batch_size)
     with batches.working_on(store, batch_id, batches.PARSE, rules.settings, wait=wait):
-        for rows in batch_rows(store, "fetch_mark", batch_id, _READ_FIELDS, chunk, "parse",
+        for rows in batch_rows(store, Mark.FETCH, batch_id, _READ_FIELDS, chunk, "parse",
                                counts.unreadable, split):
             puts = []
             reparsed: list[tuple[bytes, WebPage]] = []
             for key, row in rows:
                 counts.rows += 1
-                if row.parse_mark == batch_id:
+                if Mark.PARSE.done(row, batch_id):
                     counts.already_parsed += 1
                     continue
                 cells, outcome = _parse_row(store, key, row, batch_id, rules, mode, counts, now)
@@ -538,9 +527,9 @@ def parse_batch(
                     on_sitemap(outcome)
                 if cells is not None:
                     puts.append((key, encode(cells)))
-                    if row.parse_mark is not None and cells.outlinks is not None:
+                    if Mark.PARSE.of(row) is not None and cells.outlinks is not None:
                         reparsed.append((key, cells))
-            _delete_stale_outlinks(store, reparsed)
+            _delete_stale_outlinks(store, reparsed, counts.unreadable)
             store.write(WEBPAGE_TABLE, puts)
             on_progress(counts.rows)
     log.info("parse: %s", counts.summary())

@@ -11,7 +11,10 @@ from sitemapcrawl import urls
 from sitemapcrawl.errors import RowNotFoundError
 from sitemapcrawl.jobs.politeness import POLITENESS_KEYS_START
 from sitemapcrawl.store import Store
+from sitemapcrawl.tables import Unreadable, pages
 from sitemapcrawl.webpage import HOST_TABLE, WEBPAGE_TABLE, WebPage, column_names, readable_cells
+
+_STATS_FIELDS = ["status", "is_sitemap", "in_sitemap"]
 
 
 @dataclass(frozen=True)
@@ -37,6 +40,8 @@ class DbStats:
     found_in_sitemaps: int = 0
     hosts: int = 0
     host_rows: int = 0
+    unreadable: Unreadable = field(default_factory=Unreadable)
+    """Rows whose key or cells did not decode (in `rows`, in no other count)."""
 
 
 def _view(key: bytes, cells: dict[bytes, bytes]) -> RowView:
@@ -71,19 +76,20 @@ def collect_stats(store: Store) -> DbStats:
 
     One full scan of the few columns it needs, `hbase_batch_size` rows per
     round trip; memory holds one counter per status and one entry per host.
+    Rows that do not decode are counted in `rows` and in `unreadable`, and
+    logged (`tables.pages`).
     """
     stats = DbStats()
-    wanted = column_names(WebPage, ["status", "is_sitemap", "in_sitemap"])
+    scan = store.scan(WEBPAGE_TABLE, columns=column_names(WebPage, _STATS_FIELDS))
     hosts: set[str] = set()
-    status_column, sitemap_column, listed_column = wanted
-    for key, cells in store.scan(WEBPAGE_TABLE, columns=wanted):
-        stats.rows += 1
-        stats.by_status[cells.get(status_column, b"(none)").decode("utf-8", "replace")] += 1
-        if cells.get(sitemap_column) == b"1":
+    for _key, row in pages(scan, "readdb", stats.unreadable, _STATS_FIELDS):
+        stats.by_status[row.status.value if row.status else "(none)"] += 1
+        if row.is_sitemap:
             stats.sitemap_rows += 1
-        if cells.get(listed_column) == b"1":
+        if row.in_sitemap:
             stats.found_in_sitemaps += 1
-        hosts.add(urls.host_key(urls.url_from_row_key(key.decode("utf-8"))))
+        hosts.add(urls.host_key(row.url))
+    stats.rows = sum(stats.by_status.values()) + stats.unreadable.rows
     stats.hosts = len(hosts)
     # Origin rows only: politeness rows (`~host:...`, `~ip:...`) sort after them.
     stats.host_rows = sum(1 for _ in store.scan(HOST_TABLE, stop=POLITENESS_KEYS_START, filter="KeyOnlyFilter()"))

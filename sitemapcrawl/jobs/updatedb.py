@@ -5,7 +5,7 @@ Three passes over the batch, each reading the batch's records
 rows, the batch mark tested on each; a batch from before the records: a
 server-filtered scan of `webpage`) in chunks (so no scanner idles while we
 work), and writing with batched puts; every pass can be run again and skips
-what it has done.
+what it has done (its `marks.Mark`).
 
 1. Spread (members fetched in the batch, `k:fch` = batch id, not yet updated):
    the outlinks parse wrote on a page (`ol:`) and a recorded redirect
@@ -30,7 +30,7 @@ what it has done.
    row's own and every grant, score the row's own plus what this batch's
    links pass on (the link score stays apart from the sitemap priority;
    generate ranks by both). A new row (no status yet) starts unfetched and
-   due now. A row fetched before gets a new schedule from its new hints.
+   due now (`newrows.new_page`). A row fetched before gets a new schedule from its new hints.
    The put carries `k:mrg` = batch id, in one atomic row mutation, so a
    rerun never adds a score twice.
 3. Schedule (members fetched in the batch, not yet `k:upd` = batch id): next
@@ -67,10 +67,12 @@ from typing import Any
 from sitemapcrawl import urls
 from sitemapcrawl.errors import InvalidUrlError
 from sitemapcrawl.jobs import batches
-from sitemapcrawl.jobs.generate import CrawlMode, crawl_mode
 from sitemapcrawl.jobs.quality import QualityCounts, score_sitemaps
 from sitemapcrawl.jobs.rules import UrlRules
 from sitemapcrawl.linkvalues import Inlink, InlinkKind, OutlinkKind, format_inlink, hop, parse_inlink, parse_outlink
+from sitemapcrawl.marks import Mark
+from sitemapcrawl.modes import CrawlMode, crawl_mode
+from sitemapcrawl.newrows import new_page
 from sitemapcrawl.schedule import SchedulePolicy, eagerest, schedule
 from sitemapcrawl.splits import WHOLE, Split
 from sitemapcrawl.store import Store
@@ -197,15 +199,15 @@ def spread_cells(row: WebPage, batch_id: str, rules: UrlRules, mode: CrawlMode,
 def _spread(store: Store, batch_id: str, rules: UrlRules, mode: CrawlMode, counts: UpdateCounts,
             chunk: int, split: Split, on_progress: Callable[[int], None]) -> None:
     done = 0
-    for rows in batch_rows(store, "fetch_mark", batch_id, _SPREAD_FIELDS + ["parse_mark"], chunk,
+    for rows in batch_rows(store, Mark.FETCH, batch_id, _SPREAD_FIELDS + [Mark.PARSE], chunk,
                            "updatedb", counts.unreadable, split):
         puts: list[tuple[bytes, dict[bytes, bytes]]] = []
         for _key, row in rows:
             done += 1
-            if row.update_mark == batch_id:
+            if Mark.UPDATE.done(row, batch_id):
                 continue
             counts.spread_rows += 1
-            if row.parse_mark != batch_id:
+            if not Mark.PARSE.done(row, batch_id):
                 counts.unparsed += 1
             puts.extend(spread_cells(row, batch_id, rules, mode, counts))
         write_touching(store, batch_id, puts, chunk)
@@ -259,10 +261,10 @@ def merge_row(row: WebPage, batch_id: str, mode: CrawlMode, policy: SchedulePoli
                      changefreq=values.get("changefreq", row.changefreq),
                      lastmod=values.get("lastmod", row.lastmod))
     if row.status is None:
-        values["status"] = FetchStatus.UNFETCHED
         planned = schedule(hinted, policy, now, just_fetched=False)
-        values["next_fetch"], values["fetch_interval"] = planned.next_fetch, planned.interval
-    elif row.fetch_time is not None and row.fetch_mark != batch_id and (changefreq or lastmods):
+        return new_page(row.url, planned.next_fetch or now, planned.interval, score=values.pop("score"),
+                        depth=values.pop("depth"), radius=values.pop("radius"), also=WebPage(row.url, **values))
+    if row.fetch_time is not None and not Mark.FETCH.done(row, batch_id) and (changefreq or lastmods):
         planned = schedule(hinted, policy, now, just_fetched=False)
         if planned.next_fetch is not None:
             values["next_fetch"] = planned.next_fetch
@@ -273,12 +275,12 @@ def merge_row(row: WebPage, batch_id: str, mode: CrawlMode, policy: SchedulePoli
 def _merge(store: Store, batch_id: str, mode: CrawlMode, policy: SchedulePolicy, counts: UpdateCounts,
            chunk: int, now: datetime, split: Split, on_progress: Callable[[int], None]) -> None:
     done = 0
-    for rows in batch_rows(store, "discover_mark", batch_id, _MERGE_FIELDS, chunk, "updatedb",
+    for rows in batch_rows(store, Mark.DISCOVER, batch_id, _MERGE_FIELDS, chunk, "updatedb",
                            counts.unreadable, split):
         puts: list[tuple[bytes, dict[bytes, bytes]]] = []
         for key, row in rows:
             done += 1
-            if row.merge_mark == batch_id:
+            if Mark.MERGE.done(row, batch_id):
                 counts.already_merged += 1
                 continue
             counts.merged += 1
@@ -294,13 +296,13 @@ def _schedule_batch(store: Store, batch_id: str, policy: SchedulePolicy, counts:
                     now: datetime, split: Split, on_progress: Callable[[int], None]) -> None:
     done = 0
     next_fetch_column = column_names(WebPage, ["next_fetch"])
-    for rows in batch_rows(store, "fetch_mark", batch_id, _SCHEDULE_FIELDS, chunk, "updatedb",
+    for rows in batch_rows(store, Mark.FETCH, batch_id, _SCHEDULE_FIELDS, chunk, "updatedb",
                            counts.unreadable, split):
         puts: list[tuple[bytes, dict[bytes, bytes]]] = []
         unscheduled: list[tuple[bytes, list[bytes]]] = []
         for key, row in rows:
             done += 1
-            if row.update_mark == batch_id:
+            if Mark.UPDATE.done(row, batch_id):
                 counts.already_updated += 1
                 continue
             planned = schedule(row, policy, now, just_fetched=True)

@@ -16,8 +16,8 @@ from sitemapcrawl.cli import app
 from sitemapcrawl.config import Settings
 from sitemapcrawl.http import PoliteHttpClient
 from sitemapcrawl.jobs.crawl import CrawlOptions, CrawlResult, crawl
-from sitemapcrawl.jobs.generate import CrawlMode
 from sitemapcrawl.jobs.rules import UrlRules
+from sitemapcrawl.modes import CrawlMode
 from sitemapcrawl.report import build_report, sitemap_outcomes
 from sitemapcrawl.schedule import CHANGEFREQ_SECONDS
 from sitemapcrawl.store import Store

@@ -23,10 +23,11 @@ from fetch_helpers import AGENT, PAST, add_rows, due, read, run_fetch
 
 from sitemapcrawl.config import Settings
 from sitemapcrawl.jobs.fetch import FetchCounts
-from sitemapcrawl.jobs.generate import CrawlMode, GenerateOptions, generate
+from sitemapcrawl.jobs.generate import GenerateOptions, generate
 from sitemapcrawl.jobs.hosts import origin_key
 from sitemapcrawl.jobs.rules import UrlRules
 from sitemapcrawl.jobs.updatedb import updatedb
+from sitemapcrawl.modes import CrawlMode
 from sitemapcrawl.store import Store
 from sitemapcrawl.testweb import (
     Fault,

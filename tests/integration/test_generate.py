@@ -10,8 +10,9 @@ import pytest
 
 from sitemapcrawl import urls
 from sitemapcrawl.config import Settings
-from sitemapcrawl.jobs.generate import CountMode, CrawlMode, GenerateOptions, generate, partition_of
+from sitemapcrawl.jobs.generate import GenerateOptions, generate, partition_of
 from sitemapcrawl.jobs.rules import UrlRules
+from sitemapcrawl.modes import CountMode, CrawlMode
 from sitemapcrawl.store import Store
 from sitemapcrawl.webpage import WEBPAGE_TABLE, FetchStatus, WebPage, column_names, decode, encode
 

@@ -16,11 +16,11 @@ import pytest
 from sitemapcrawl import urls
 from sitemapcrawl.config import Settings
 from sitemapcrawl.http import PoliteHttpClient
-from sitemapcrawl.jobs.generate import CrawlMode
 from sitemapcrawl.jobs.parse import parse_batch
 from sitemapcrawl.jobs.rules import UrlRules
 from sitemapcrawl.jobs.updatedb import updatedb
 from sitemapcrawl.linkvalues import InlinkKind, parse_inlink
+from sitemapcrawl.modes import CrawlMode
 from sitemapcrawl.store import Cells, Store, WriteCounts
 from sitemapcrawl.testweb import TestWebServer
 from sitemapcrawl.webpage import (

@@ -30,11 +30,12 @@ from sitemapcrawl.config import Settings
 from sitemapcrawl.http import PoliteHttpClient
 from sitemapcrawl.jobs.crawl import CrawlOptions, crawl
 from sitemapcrawl.jobs.detect import detect
-from sitemapcrawl.jobs.generate import CrawlMode, GenerateOptions, generate
+from sitemapcrawl.jobs.generate import GenerateOptions, generate
 from sitemapcrawl.jobs.politeness import QueueBy, Resolver, state_key
 from sitemapcrawl.jobs.readdb import collect_stats
 from sitemapcrawl.jobs.rules import UrlRules
 from sitemapcrawl.jobs.updatedb import updatedb
+from sitemapcrawl.modes import CrawlMode
 from sitemapcrawl.store import Store
 from sitemapcrawl.testweb import Fault, FaultSpec, Page, Robots, RobotsGroup, Site, TestWebServer, Web
 from sitemapcrawl.webpage import HOST_TABLE, FetchStatus, HostRow, WebPage, decode

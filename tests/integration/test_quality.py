@@ -13,10 +13,11 @@ from quality_web import crawl_quality_web, quality_settings, quality_web, sitema
 from sitemapcrawl import urls
 from sitemapcrawl.config import Settings
 from sitemapcrawl.errors import UsageError
-from sitemapcrawl.jobs.generate import CrawlMode, GenerateOptions, generate, rank
+from sitemapcrawl.jobs.generate import GenerateOptions, generate, rank
 from sitemapcrawl.jobs.quality import score_sitemaps
 from sitemapcrawl.jobs.rules import UrlRules
 from sitemapcrawl.linkvalues import parse_inlink
+from sitemapcrawl.modes import CrawlMode
 from sitemapcrawl.quality import is_quality_reason
 from sitemapcrawl.report import build_report
 from sitemapcrawl.store import Store

@@ -19,10 +19,10 @@ from sitemapcrawl.cli import app
 from sitemapcrawl.config import Settings
 from sitemapcrawl.http import PoliteHttpClient
 from sitemapcrawl.jobs.crawl import CrawlOptions, crawl
-from sitemapcrawl.jobs.generate import CrawlMode
 from sitemapcrawl.jobs.hosts import origin_key
 from sitemapcrawl.jobs.parse import parse_batch
 from sitemapcrawl.jobs.rules import UrlRules
+from sitemapcrawl.modes import CrawlMode
 from sitemapcrawl.store import Store
 from sitemapcrawl.testweb import TestWebServer, vouching_web
 from sitemapcrawl.webpage import (

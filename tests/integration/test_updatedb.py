@@ -12,10 +12,10 @@ from sitemapcrawl import urls
 from sitemapcrawl.cli import app
 from sitemapcrawl.config import Settings
 from sitemapcrawl.http import PoliteHttpClient
-from sitemapcrawl.jobs.generate import held_by
 from sitemapcrawl.jobs.rules import UrlRules
 from sitemapcrawl.jobs.updatedb import updatedb
 from sitemapcrawl.linkvalues import Inlink, InlinkKind, format_inlink
+from sitemapcrawl.marks import held_by
 from sitemapcrawl.store import Store
 from sitemapcrawl.testweb import TestWebServer
 from sitemapcrawl.webpage import WEBPAGE_TABLE, ChangeFreq, FetchStatus, SitemapSource, WebPage, decode, encode

@@ -11,7 +11,6 @@ import pytest
 from sitemapcrawl.config import Settings
 from sitemapcrawl.errors import UsageError
 from sitemapcrawl.http import HttpResponse, conditional_headers
-from sitemapcrawl.jobs.detect import HostReport, robots_host_row
 from sitemapcrawl.jobs.fetch import (
     FetchCounts,
     FetchItem,
@@ -22,6 +21,7 @@ from sitemapcrawl.jobs.fetch import (
     retry_or_gone,
     stored_rule,
 )
+from sitemapcrawl.jobs.robots_txt import HostReport, robots_host_row
 from sitemapcrawl.schedule import SchedulePolicy, schedule
 from sitemapcrawl.webpage import FetchStatus, HostRow, RobotsStatus
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 
 import pytest
 from hypothesis import given, settings
@@ -13,19 +13,16 @@ from sitemapcrawl.jobs.generate import (
     DEPTH_BONUS,
     JITTER,
     Candidate,
-    CountMode,
-    CrawlMode,
     GenerateOptions,
     _Selector,
     compare_filter,
-    crawl_mode,
-    held_by,
     mode_allows,
     new_batch_id,
     partition_of,
     past_constraint,
     rank,
 )
+from sitemapcrawl.modes import CountMode, CrawlMode, crawl_mode
 from sitemapcrawl.webpage import WebPage
 
 T0 = datetime(2025, 1, 1, tzinfo=UTC)
@@ -58,20 +55,6 @@ def test_jitter_interleaves_hosts_when_scores_tie() -> None:
     ordered = sorted(keys, key=lambda k: rank(WebPage("u"), k), reverse=True)
     first_ten_hosts = {k.split(b":")[0] for k in ordered[:10]}
     assert len(first_ten_hosts) > 1
-
-
-def test_held_by_an_unfinished_batch() -> None:
-    assert held_by(WebPage("u")) is None
-    assert held_by(WebPage("u", generate_mark="B1")) == "B1"
-    assert held_by(WebPage("u", generate_mark="B1", update_mark="B1")) is None
-    assert held_by(WebPage("u", generate_mark="B2", update_mark="B1")) == "B2"
-    fetched = WebPage("u", generate_mark="B1", fetch_mark="B1", fetch_time=T0, next_fetch=T0 - timedelta(days=1))
-    assert held_by(fetched) == "B1"
-    rescheduled = WebPage("u", generate_mark="B1", fetch_mark="B1", fetch_time=T0, next_fetch=T0 + timedelta(hours=1))
-    assert held_by(rescheduled) is None
-    # a reschedule by the fetch of an *older* batch does not free a newer one
-    older = WebPage("u", generate_mark="B2", fetch_mark="B1", fetch_time=T0, next_fetch=T0 + timedelta(hours=1))
-    assert held_by(older) == "B2"
 
 
 def test_crawl_modes() -> None:

@@ -6,6 +6,7 @@ from sitemapcrawl import urls
 from sitemapcrawl.config import Settings
 from sitemapcrawl.jobs.parse import sitemap_vouchers, vouchers_through_redirects
 from sitemapcrawl.linkvalues import Inlink, InlinkKind, format_inlink, parse_inlink
+from sitemapcrawl.tables import Unreadable
 from sitemapcrawl.webpage import WebPage, encode
 
 URL = "http://b.test/maps/child.xml"
@@ -36,28 +37,40 @@ def test_vouchers_come_from_the_row_and_from_its_indexes_cells_within_the_depth_
 class FakeStore:
     """`row(table, key, columns)` from a dict of URL -> WebPage (what parse reads of a redirect source)."""
 
-    def __init__(self, rows: dict[str, WebPage]) -> None:
+    def __init__(self, rows: dict[str, WebPage | dict[bytes, bytes]]) -> None:
         self.rows = rows
         self.reads = 0
 
     def row(self, table: str, key: bytes, columns: list[bytes] | None = None) -> dict[bytes, bytes] | None:
         self.reads += 1
         url = urls.url_from_row_key(key.decode())
-        return encode(self.rows[url]) if url in self.rows else None
+        if url not in self.rows:
+            return None
+        stored = self.rows[url]
+        return stored if isinstance(stored, dict) else encode(stored)
 
 
 def test_vouching_follows_redirect_cells_and_stops_at_loops():
     a, b, c = "http://site.test/a.xml", "http://site.test/maps/b.xml", "http://site.test/maps/c.xml"
     redirect = "redirect dp=1 ra=0 b=b1"
-    rows = {
+    rows: dict[str, WebPage | dict[bytes, bytes]] = {
         a: WebPage(a, vouched_by=("site.test 0",), inlinks={c: redirect}),  # c redirects back to a: a loop
         b: WebPage(b, inlinks={a: redirect}),
         c: WebPage(c, inlinks={b: redirect}),
     }
     store = FakeStore(rows)
-    assert vouchers_through_redirects(store, rows[c], Settings()) == {"site.test": 0}  # type: ignore[arg-type]
+    unreadable = Unreadable()
+    assert vouchers_through_redirects(store, rows[c], Settings(), unreadable) == {"site.test": 0}  # type: ignore[arg-type]
     assert store.reads <= Settings().max_redirects + 1
     other = "http://elsewhere.test/s.xml"
     moved = WebPage(other, inlinks={a: redirect, "http://gone.test/x": redirect})
     # another registered domain: the source's vouchers, nothing new; an unknown source adds nothing
-    assert vouchers_through_redirects(FakeStore(rows), moved, Settings()) == {"site.test": 0}  # type: ignore[arg-type]
+    assert vouchers_through_redirects(FakeStore(rows), moved, Settings(), unreadable) == {  # type: ignore[arg-type]
+        "site.test": 0}
+    assert unreadable.rows == 0
+    # a source row that does not decode vouches for nothing, and is counted
+    bad = "http://site.test/bad.xml"
+    rows[bad] = {b"s:vb": b"\xff not utf-8"}
+    via_bad = WebPage(other, inlinks={bad: redirect})
+    assert vouchers_through_redirects(FakeStore(rows), via_bad, Settings(), unreadable) == {}  # type: ignore[arg-type]
+    assert unreadable.rows == 1

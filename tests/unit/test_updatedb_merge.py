@@ -8,7 +8,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sitemapcrawl.config import Settings
-from sitemapcrawl.jobs.generate import CrawlMode
 from sitemapcrawl.jobs.rules import UrlRules
 from sitemapcrawl.jobs.updatedb import UpdateCounts, merge_row, spread_cells
 from sitemapcrawl.linkvalues import (
@@ -22,6 +21,7 @@ from sitemapcrawl.linkvalues import (
     parse_inlink,
     parse_outlink,
 )
+from sitemapcrawl.modes import CrawlMode
 from sitemapcrawl.schedule import DAY, SchedulePolicy
 from sitemapcrawl.webpage import ChangeFreq, FetchStatus, SitemapSource, WebPage, decode
 
