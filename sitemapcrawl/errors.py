@@ -69,3 +69,11 @@ class StoreRejectedError(SitemapCrawlError):
 
 class LeaseHeldError(SitemapCrawlError):
     """Another worker holds the share of a batch this command would work on."""
+
+
+class SplitWaitError(SitemapCrawlError):
+    """A split waited for the other splits of its phase and none of them is running."""
+
+
+class WorkerFailedError(SitemapCrawlError):
+    """A worker process of `--workers N` failed (its own error line was printed above)."""

@@ -26,14 +26,16 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
 from sitemapcrawl.config import Settings
-from sitemapcrawl.errors import CellDecodeError, UsageError
-from sitemapcrawl.jobs.leases import Lease
+from sitemapcrawl.errors import CellDecodeError, LeaseHeldError, SplitWaitError, UsageError
+from sitemapcrawl.jobs.leases import Holder, Lease
 from sitemapcrawl.marks import Mark
+from sitemapcrawl.splits import WHOLE, Split
 from sitemapcrawl.store import Store
 from sitemapcrawl.tables import Unreadable, batch_rows, drop_records
 from sitemapcrawl.webpage import (
@@ -43,6 +45,7 @@ from sitemapcrawl.webpage import (
     BatchRow,
     WebPage,
     batch_cell,
+    column_names,
     decode,
     encode,
     format_time,
@@ -121,10 +124,21 @@ def _state(key: bytes, cells: dict[bytes, bytes]) -> BatchState:
 
 
 def record_generated(store: Store, batch_id: str, now: datetime, selected: int, partitions: int,
-                     mode: str) -> None:
-    """Register a new batch (one put), saying its rows are recorded (`tables`: members, touched rows)."""
-    store.write(BATCH_TABLE, [(batch_id.encode(), encode(BatchRow(
-        batch_id, generated=now, selected=selected, partitions=partitions, mode=mode, records=True)))])
+                     mode: str, split: Split = WHOLE) -> None:
+    """Register a new batch (one put), saying its rows are recorded (`tables`: members, touched rows);
+    a split of a generate adds its share to it.
+
+    With a split (`generate --split K/N --batch-id ID`), every split registers
+    the same batch: the first writes the facts, each adds its selected rows to
+    `b:n` (check-and-put), so the batch's total is the sum of its splits. A
+    split whose partitions or mode differ from the registered ones raises
+    UsageError (the splits of one batch must agree).
+    """
+    if split.whole:
+        store.write(BATCH_TABLE, [(batch_id.encode(), encode(BatchRow(
+            batch_id, generated=now, selected=selected, partitions=partitions, mode=mode, records=True)))])
+        return
+    _add_split_generated(store, batch_id, now, selected, partitions, mode, split)
 
 
 def record_done(store: Store, batch_id: str, names: list[str], now: datetime) -> None:
@@ -194,21 +208,137 @@ def lease_value_column(share: str) -> bytes:
 
 
 @contextlib.contextmanager
-def working_on(store: Store, batch_id: str, phase: str, settings: Settings, wait: bool = False) -> Iterator[Lease]:
-    """Hold the lease of a whole-batch phase (`parse`, `update`) while the body runs.
+def working_on(store: Store, batch_id: str, phase: str, settings: Settings, wait: bool = False,
+               split: Split = WHOLE, on_last: Callable[[], None] | None = None) -> Iterator[Lease]:
+    """Hold the lease of a phase (`parse`, `update`) of a batch, or of one split of it, while the body runs.
 
-    On a normal exit the phase is marked done if what it depends on was done
-    when it began (parse: every fetch partition; update: parse). Raises
-    LeaseHeldError when another worker holds the phase (see `jobs.leases`).
+    On a normal exit the phase (or split share, `parse.K/N`) is marked done
+    if what it depends on was done when it began (parse: every fetch
+    partition; update: parse). `on_last` is the batch-level step that runs
+    once per phase: at the end of an unsplit run, or after the split that
+    finishes last (see `finish_phase`). Raises LeaseHeldError when another
+    worker holds the share (see `jobs.leases`).
     """
     before = read_batch(store, batch_id)
     ready = before is not None and (
         before.fetched == before.partitions if phase == PARSE else PARSE in before.done)
-    lease = Lease(store, batch_id, [phase], settings.lease_seconds)
+    share = split_share(phase, split)
+    lease = Lease(store, batch_id, [share], settings.lease_seconds)
     lease.claim(wait=wait, on_wait=log.warning)
     try:
         yield lease
+        if split.whole and on_last is not None:
+            on_last()
     finally:
         lease.release()
     if ready:
+        record_done(store, batch_id, [share], datetime.now(UTC).replace(microsecond=0))
+    if not split.whole:
+        finish_phase(store, batch_id, phase, split.count, settings, on_last)
+
+
+# ------------------------------------------------------------------ splits --
+# A phase run as N splits (`--split K/N`, `sitemapcrawl.splits`) takes the
+# lease of its share `parse.K/N` / `update.K/N` and marks that share done;
+# the phase itself (`parse`, `update`) is done when every share of one N is,
+# and its batch-level step runs then, once, under the phase's own lease.
+
+def split_share(phase: str, split: Split) -> str:
+    """The share of `phase` a split works on: `parse` unsplit, `parse.K/N` for split K of N."""
+    return phase if split.whole else f"{phase}.{split.text()}"
+
+
+def missing_splits(state: BatchState | None, phase: str, count: int) -> list[Split]:
+    """The splits of `count` whose share of `phase` is not marked done (all of them without a registry row)."""
+    done = state.done if state is not None else {}
+    return [Split(k, count) for k in range(count) if split_share(phase, Split(k, count)) not in done]
+
+
+def finish_phase(store: Store, batch_id: str, phase: str, count: int, settings: Settings,
+                 on_last: Callable[[], None] | None) -> bool:
+    """When every split of `phase` is done: run `on_last` and mark the phase done, once; True if this did it.
+
+    Of two splits finishing together, the one that takes the phase's lease
+    does it; the other sees the lease held (or the phase done) and returns.
+    Cost: one registry read; when last, a lease claim, one more read and one put.
+    """
+    if missing_splits(read_batch(store, batch_id), phase, count):
+        return False
+    lease = Lease(store, batch_id, [phase], settings.lease_seconds)
+    try:
+        lease.claim()
+    except LeaseHeldError:
+        return False  # another split (or an unsplit run) is finishing the phase
+    try:
+        state = read_batch(store, batch_id)
+        if state is None or phase in state.done:
+            return False
+        if on_last is not None:
+            on_last()
         record_done(store, batch_id, [phase], datetime.now(UTC).replace(microsecond=0))
+        return True
+    finally:
+        lease.release()
+
+
+def _live_holder(state: BatchState, share: str, now: datetime) -> str | None:
+    holder = Holder.parse(state.leases.get(share, "").encode())
+    if holder is None or holder.until <= now or holder.gone():
+        return None
+    return holder.worker
+
+
+def barrier(store: Store, batch_id: str, stage: str, phase: str, split: Split, settings: Settings,
+            wait: bool = False, poll: float = 0.5) -> None:
+    """Mark `stage` done for `split` (`spread.K/N`), then wait until every split of N has done it.
+
+    updatedb needs this between its passes: a split merges the link targets it
+    holds, and links to them come from every split. While a missing split's
+    `phase` share is leased by a live worker, waits; when none is (not started,
+    or died) for `lease_seconds`, raises SplitWaitError naming the split to run
+    (with `wait`, waits for ever). Rerunning the split later redoes nothing
+    twice. Cost: one registry read per `poll` seconds while waiting.
+    """
+    record_done(store, batch_id, [split_share(stage, split)], datetime.now(UTC).replace(microsecond=0))
+    idle_since = time.monotonic()
+    told: set[str] = set()
+    while True:
+        state = read_batch(store, batch_id)
+        missing = missing_splits(state, stage, split.count)
+        if not missing or state is None:
+            return
+        now = datetime.now(UTC)
+        live = {s.text(): _live_holder(state, split_share(phase, s), now) for s in missing}
+        if any(live.values()):
+            idle_since = time.monotonic()
+        elif not wait and time.monotonic() - idle_since > settings.lease_seconds:
+            names = ", ".join(s.text() for s in missing)
+            raise SplitWaitError(
+                f"batch {batch_id} split {split.text()}: done with {stage}, but split(s) {names} have not done "
+                f"theirs and no worker runs them: run them (e.g. `--split {missing[0].text()}`), then rerun "
+                f"split {split.text()}")
+        for name, worker in live.items():
+            line = f"{name} ({'worker ' + worker if worker else 'not running'})"
+            if line not in told:
+                told.add(line)
+                log.warning("batch %s split %s: waiting for split %s to finish %s", batch_id, split.text(),
+                            line, stage)
+        time.sleep(poll)
+
+
+def _add_split_generated(store: Store, batch_id: str, now: datetime, selected: int, partitions: int,
+                         mode: str, split: Split) -> None:
+    key = batch_id.encode()
+    state = read_batch(store, batch_id)
+    if state is None or state.generated is None:
+        store.write(BATCH_TABLE, [(key, encode(BatchRow(batch_id, generated=now, partitions=partitions,
+                                                        mode=mode, records=True)))])
+    elif state.partitions != max(1, partitions) or (state.mode and state.mode != mode):
+        raise UsageError(f"batch {batch_id} was generated with --partitions {state.partitions} and mode "
+                         f"{state.mode}; every split of it must use the same")
+    column = column_names(BatchRow, ["selected"])[0]
+    while True:
+        current = (store.row(BATCH_TABLE, key, [column]) or {}).get(column)
+        total = (int(current) if current and current.isdigit() else 0) + selected
+        if store.check_and_put(BATCH_TABLE, key, column, current, encode(BatchRow(batch_id, selected=total))[column]):
+            return

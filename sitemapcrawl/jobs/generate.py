@@ -121,6 +121,8 @@ class GenerateOptions:
             raise UsageError(f"--partitions must be at least 1, not {self.partitions}")
         if self.batch_id is not None and not _BATCH_ID.fullmatch(self.batch_id):
             raise UsageError(f"batch id {self.batch_id!r}: use letters, digits, '.', '_' and '-'")
+        if not self.split.whole and self.batch_id is None:
+            raise UsageError("--split needs --batch-id: every split of a generate adds to the same batch")
 
 
 @dataclass
@@ -330,7 +332,8 @@ def generate(
     # Registered before its rows are marked: a generate killed half-way leaves
     # a batch that crawl finishes, never rows held by a batch nobody knows.
     # Recorded before marked too: later phases read the batch from its records.
-    batches.record_generated(store, batch, now, len(chosen), options.partitions, options.mode.value)
+    batches.record_generated(store, batch, now, len(chosen), options.partitions, options.mode.value,
+                             options.split)
     tables.record_members(store, batch, ((candidate.key, part) for candidate, part in members))
     counts.selected = store.write(WEBPAGE_TABLE, (
         (candidate.key, encode(WebPage(candidate.url, generate_mark=batch, batch_id=batch, partition=part)))

@@ -512,7 +512,7 @@ def parse_batch(
     now = (now or datetime.now(UTC)).replace(microsecond=0)
     counts = ParseCounts(batch_id=batch_id)
     chunk = max(1, rules.settings.hbase_batch_size)
-    with batches.working_on(store, batch_id, batches.PARSE, rules.settings, wait=wait):
+    with batches.working_on(store, batch_id, batches.PARSE, rules.settings, wait=wait, split=split):
         for rows in batch_rows(store, Mark.FETCH, batch_id, _READ_FIELDS, chunk, "parse",
                                counts.unreadable, split):
             puts = []

@@ -89,6 +89,9 @@ from sitemapcrawl.webpage import (
 
 log = logging.getLogger(__name__)
 
+SPREAD = "spread"
+"""The registry share a split marks when its links are spread (`spread.K/N`): merging waits for all."""
+
 _SPREAD_FIELDS = ["status", "redirect_to", "outlinks", "depth", "radius", "score", "update_mark"]
 _SCHEDULE_FIELDS = [
     "status", "fetch_time", "prev_fetch_time", "fetch_interval", "retries", "retry_at", "content_changed",
@@ -338,7 +341,10 @@ def updatedb(
     (StoreUnavailableError, TableMissingError), UsageError for a bad mode and
     LeaseHeldError when another worker updates the batch (with `wait`, its
     lease is waited for). The batch is finished in the registry when it was
-    wholly parsed before this began.
+    wholly parsed before this began. A split marks `spread.K/N` after pass 1
+    and waits for every split's before merging (SplitWaitError when one is
+    not running: see `batches.barrier`); the quality step runs once, in the
+    split that finishes last (`batches.finish_phase`).
     """
     mode = mode or crawl_mode(rules.settings.crawl_mode)
     store.require_tables(WEBPAGE_TABLE, BATCHROW_TABLE)
@@ -348,12 +354,21 @@ def updatedb(
     chunk = max(1, rules.settings.hbase_batch_size)
     before = batches.read_batch(store, batch_id)
     finishes = before is not None and batches.PARSE in before.done
-    with batches.working_on(store, batch_id, batches.UPDATE, rules.settings, wait=wait):
-        _spread(store, batch_id, rules, mode, counts, chunk, split, on_progress)
-        _merge(store, batch_id, mode, policy, counts, chunk, now, split, on_progress)
-        _schedule_batch(store, batch_id, policy, counts, chunk, now, split, on_progress)
+
+    def batch_level() -> None:
+        """Once per batch (by the split that finishes last when split): the sitemap quality step."""
         if rules.settings.sitemap_quality and mode is not CrawlMode.LINKS_ONLY:
             counts.quality = score_sitemaps(store, rules, now, on_progress=on_progress)
+
+    with batches.working_on(store, batch_id, batches.UPDATE, rules.settings, wait=wait, split=split,
+                            on_last=None if split.whole else batch_level):
+        _spread(store, batch_id, rules, mode, counts, chunk, split, on_progress)
+        if not split.whole:  # links into this split's rows come from every split: all spread first
+            batches.barrier(store, batch_id, SPREAD, batches.UPDATE, split, rules.settings, wait=wait)
+        _merge(store, batch_id, mode, policy, counts, chunk, now, split, on_progress)
+        _schedule_batch(store, batch_id, policy, counts, chunk, now, split, on_progress)
+        if split.whole:
+            batch_level()
         if finishes:
             # Wholly parsed before we began: nothing will read this batch's records (of this split) again.
             counts.records_dropped = drop_records(store, batch_id, split, chunk)
