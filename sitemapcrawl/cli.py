@@ -34,6 +34,7 @@ from sitemapcrawl.modes import Compression, CountMode, CrawlMode, ExportFormat, 
 
 if TYPE_CHECKING:
     from sitemapcrawl.http import PoliteHttpClient
+    from sitemapcrawl.jobs.workers import Pool
     from sitemapcrawl.store import Store
 
 # Job modules, the store (happybase), the HTTP client (requests), rich and the
@@ -82,6 +83,8 @@ class State:
 
     settings: Settings = _DEFAULTS
     messages = Messages()
+    global_args: list[str] = []
+    """The global options as given, for the worker processes of `--workers N`."""
 
 
 def echo_err(message: str) -> None:
@@ -158,11 +161,19 @@ def global_options(
         "sitemap_blacklist": sitemap_blacklist,
     }
     State.settings = load_settings(config_file=config, flags=flags)
+    State.global_args = _global_args({**flags, "config": config, "log_file": log_file}, verbose, quiet)
     if State.settings.extra:
         import logging
 
         for key in State.settings.extra:
             logging.getLogger("sitemapcrawl").warning("config file: unknown setting %r ignored", key)
+
+
+def _global_args(values: dict[str, Any], verbose: int, quiet: bool) -> list[str]:
+    """The global options again, as a worker process's command line takes them."""
+    args = [item for name, value in values.items() if value is not None
+            for item in (f"--{name.replace('_', '-')}", str(value))]
+    return args + ["-v"] * verbose + (["-q"] if quiet else [])
 
 
 def open_store() -> "Store":
@@ -281,9 +292,38 @@ def readdb(
 
 @contextlib.contextmanager
 def stage_progress() -> Iterator[StageUpdate]:
-    """The live display of the running stage on a terminal; yields `update(stage, done, total, errors)`."""
+    """The live display of the running stage on a terminal; yields `update(stage, done, total, errors)`.
+
+    In a worker of `--workers N` the updates go to the parent instead (`jobs.workers`).
+    """
+    from sitemapcrawl.jobs.workers import worker_channel
+
+    channel = worker_channel()
+    if channel is not None:
+        yield channel.progress
+        return
     with State.messages.stages() as update:
         yield update
+
+
+def to_parent(counts: object) -> None:
+    """In a worker of `--workers N`, send the job's counts to the parent (nothing otherwise)."""
+    from sitemapcrawl.jobs.workers import worker_channel
+
+    channel = worker_channel()
+    if channel is not None:
+        channel.counts(counts)
+
+
+def worker_pool(update: StageUpdate) -> "Pool":
+    """The pool that runs a phase as worker processes with these global options."""
+    from sitemapcrawl.jobs.workers import Pool
+
+    return Pool(State.global_args, on_stage=update, on_line=echo_err)
+
+
+_SPLIT_HELP = "Only split K (0-based) of N: a share of the host buckets [default: all]."
+_WORKERS_HELP = "Run N local worker processes, one split each, and merge their counts."
 
 
 @contextlib.contextmanager
@@ -557,34 +597,61 @@ def generate_command(
     queue_by: Annotated[QueueBy | None, typer.Option(show_default=False,
                                                      help="Partition by host name or by IP (as fetch queues). "
                                                           f"{setting('queue_by')}")] = None,
+    split: Annotated[str | None, typer.Option(metavar="K/N", show_default=False,
+                                              help=_SPLIT_HELP + " Needs --batch-id.")] = None,
+    workers: Annotated[int, typer.Option(min=1, max=256, metavar="N", help=_WORKERS_HELP)] = 1,
+    sitemaps_only_docs: Annotated[bool, typer.Option(
+        "--sitemaps-only-docs", help="Select sitemap documents alone (crawl --sitemaps-only-docs).")] = False,
 ) -> None:
     """Select the due URLs, best first, and mark them as one batch to fetch.
 
     Prints the batch id on stdout; counts per partition and the top hosts on stderr.
+    With --split K/N, N generates (same --batch-id) make one batch; per-host caps
+    hold exactly (a host's rows are in one split) and --topN is the batch's
+    total, each split taking its share.
 
     \b
     Example: sitemapcrawl generate --topN 10000 --max-per-host 500 --partitions 4
+    Example: sitemapcrawl generate --split 0/2 --batch-id b1 --topN 10000
     """
     from sitemapcrawl.jobs.generate import GenerateOptions, generate
     from sitemapcrawl.jobs.rules import UrlRules
+    from sitemapcrawl.jobs.workers import raise_failed, split_share
+    from sitemapcrawl.splits import WHOLE, Split
 
+    part = Split.parse(split) if split is not None else WHOLE
     options = GenerateOptions(top_n=top_n, max_per_host=max_per_host, count_mode=count_mode,
                               partitions=partitions, mode=crawl_mode(mode or State.settings.crawl_mode),
-                              batch_id=batch_id, queue_by=queue_by)
+                              batch_id=batch_id, queue_by=queue_by, split=part, documents_only=sitemaps_only_docs)
     rules = UrlRules.from_settings(State.settings)
-    with open_store() as store, stage_progress() as update:
-        counts = generate(store, rules, options, on_progress=lambda done: update("due rows read", done))
+    results = None
+    if workers > 1:
+        from sitemapcrawl.jobs.phase_workers import generate_workers
+
+        with stage_progress() as update:
+            counts, results = generate_workers(worker_pool(update), options, workers)
+    else:
+        import dataclasses
+
+        options = dataclasses.replace(options, top_n=split_share(top_n, part))
+        with open_store() as store, stage_progress() as update:
+            counts = generate(store, rules, options, on_progress=lambda done: update("due rows read", done))
+        to_parent(counts)
     for line in counts.held_lines():
         echo_err(f"generate: warning: {line}")
     if counts.batch_id is None:
         echo_err(f"generate: nothing to fetch; no batch ({counts.summary()})")
+        if results is not None:
+            raise_failed(results)
         return
     typer.echo(counts.batch_id)
-    for part, n in sorted(counts.by_partition.items()):
-        echo_err(f"partition {part}/{partitions}: {n} URLs")
+    for number, n in sorted(counts.by_partition.items()):
+        echo_err(f"partition {number}/{partitions}: {n} URLs")
     for host, n in counts.by_host.most_common(10):
         echo_err(f"  {host}: {n}")
     echo_err(f"generate: {counts.summary()}")
+    if results is not None:
+        raise_failed(results)
 
 
 @app.command("fetch")
@@ -644,6 +711,7 @@ def fetch_command(
             update("fetch", p.done, p.total, p.errors)
 
         counts = fetch(store, client, rules, options, on_progress=show)
+    to_parent(counts)
     for line in counts.host_lines():
         echo_err(f"  {line}")
     echo_err(f"fetch: {counts.summary()}")
@@ -659,18 +727,34 @@ def parse_command(
     mode: Annotated[CrawlMode | None, typer.Option(show_default=False, help=_MODE_HELP)] = None,
     wait: Annotated[bool, typer.Option("--wait", help="If another worker parses this batch, take over "
                                                       "when its lease expires.")] = False,
+    split: Annotated[str | None, typer.Option(metavar="K/N", show_default=False, help=_SPLIT_HELP)] = None,
+    workers: Annotated[int, typer.Option(min=1, max=256, metavar="N", help=_WORKERS_HELP)] = 1,
 ) -> None:
     """Parse a fetched batch: sitemaps become entries on their URLs' rows, HTML pages get outlinks.
 
     Blacklisted sitemaps are never parsed; one bad entry never stops the rest.
-    Rerunning skips what is done. One worker per batch.
+    Rerunning skips what is done. One worker per batch, or per split (--split K/N):
+    the batch is parsed when every split is.
 
     \b
     Example: sitemapcrawl parse --batch 20250101120000-1a2b --mode sitemap-only
+    Example: sitemapcrawl parse --batch 20250101120000-1a2b --workers 4
     """
     from sitemapcrawl.jobs.parse import SitemapOutcome, parse_batch
     from sitemapcrawl.jobs.rules import UrlRules
+    from sitemapcrawl.splits import WHOLE, Split
 
+    part = Split.parse(split) if split is not None else WHOLE
+    crawl_mode_value = crawl_mode(mode or State.settings.crawl_mode)
+    if workers > 1:
+        from sitemapcrawl.jobs.phase_workers import parse_workers
+        from sitemapcrawl.jobs.workers import raise_failed
+
+        with stage_progress() as update:
+            merged, results = parse_workers(worker_pool(update), batch, crawl_mode_value, part, workers, wait)
+        echo_err(f"parse: {merged.summary()}")
+        raise_failed(results)
+        return
     rules = UrlRules.from_settings(State.settings)
 
     def report(outcome: SitemapOutcome) -> None:
@@ -680,8 +764,10 @@ def parse_command(
                  + "".join(f"\n  lenient read: {warning}" for warning in outcome.warnings))
 
     with open_store() as store, stage_progress() as update:
-        counts = parse_batch(store, rules, batch, mode=crawl_mode(mode or State.settings.crawl_mode),
-                             on_progress=lambda done: update("rows parsed", done), on_sitemap=report, wait=wait)
+        counts = parse_batch(store, rules, batch, mode=crawl_mode_value,
+                             on_progress=lambda done: update("rows parsed", done), on_sitemap=report, wait=wait,
+                             split=part)
+    to_parent(counts)
     echo_err(f"parse: {counts.summary()}")
     if counts.rows == 0:
         echo_err(f"parse: batch {batch} has no fetched rows; nothing to do")
@@ -693,22 +779,39 @@ def updatedb_command(
     mode: Annotated[CrawlMode | None, typer.Option(show_default=False, help=_MODE_HELP)] = None,
     wait: Annotated[bool, typer.Option("--wait", help="If another worker updates this batch, take over "
                                                       "when its lease expires.")] = False,
+    split: Annotated[str | None, typer.Option(metavar="K/N", show_default=False, help=_SPLIT_HELP)] = None,
+    workers: Annotated[int, typer.Option(min=1, max=256, metavar="N", help=_WORKERS_HELP)] = 1,
 ) -> None:
     """Merge a parsed batch: new rows for found URLs, merged hints, depth/radius, next fetch times.
 
     Existing rows are merged, never clobbered. Rerunning changes nothing more.
-    One worker per batch.
+    One worker per batch, or per split (--split K/N): splits merge once every
+    split has spread its links, and the last one runs the quality step.
 
     \b
     Example: sitemapcrawl updatedb --batch 20250101120000-1a2b
+    Example: sitemapcrawl updatedb --batch 20250101120000-1a2b --split 1/2
     """
     from sitemapcrawl.jobs.rules import UrlRules
     from sitemapcrawl.jobs.updatedb import updatedb
+    from sitemapcrawl.splits import WHOLE, Split
 
+    part = Split.parse(split) if split is not None else WHOLE
+    crawl_mode_value = crawl_mode(mode or State.settings.crawl_mode)
+    if workers > 1:
+        from sitemapcrawl.jobs.phase_workers import updatedb_workers
+        from sitemapcrawl.jobs.workers import raise_failed
+
+        with stage_progress() as update:
+            merged, results = updatedb_workers(worker_pool(update), batch, crawl_mode_value, part, workers, wait)
+        echo_err(f"updatedb: {merged.summary()}")
+        raise_failed(results)
+        return
     rules = UrlRules.from_settings(State.settings)
     with open_store() as store, stage_progress() as update:
-        counts = updatedb(store, rules, batch, mode=crawl_mode(mode or State.settings.crawl_mode),
-                          on_progress=lambda done: update("rows merged", done), wait=wait)
+        counts = updatedb(store, rules, batch, mode=crawl_mode_value,
+                          on_progress=lambda done: update("rows merged", done), wait=wait, split=part)
+    to_parent(counts)
     echo_err(f"updatedb: {counts.summary()}")
     if counts.scheduled == 0 and counts.merged == 0:
         echo_err(f"updatedb: batch {batch} has nothing (left) to merge; nothing to do")
@@ -743,6 +846,11 @@ def crawl_command(
         bool, typer.Option("--sitemaps-only-docs",
                            help="Sitemap-only inventory: fetch sitemap documents alone; record listed URLs unfetched.")
     ] = False,
+    workers: Annotated[int, typer.Option(min=1, max=256, metavar="N",
+                                         help="Run each phase as N local processes (fetch: N partitions).")] = 1,
+    split: Annotated[str | None, typer.Option(metavar="K/N", show_default=False,
+                                              help="This machine's share (K of N machines) of the host buckets "
+                                                   "[default: all].")] = None,
 ) -> None:
     """Crawl: inject SEEDS, detect sitemaps, then rounds of generate, fetch, parse and updatedb.
 
@@ -755,11 +863,13 @@ def crawl_command(
     \b
     Example: sitemapcrawl --user-agent 'MyBot/1.0' crawl seeds.txt \\
                  --mode sitemap-only --rounds 3
+    Example: sitemapcrawl --user-agent 'MyBot/1.0' crawl --workers 4 --split 0/2
     """
     from sitemapcrawl.jobs.crawl import CrawlOptions, crawl
     from sitemapcrawl.jobs.init import init_tables
     from sitemapcrawl.jobs.rules import UrlRules
     from sitemapcrawl.report import build_report, sitemap_outcomes
+    from sitemapcrawl.splits import WHOLE, Split
 
     settings = with_flags(State.settings, {"threads": threads, "threads_per_host": threads_per_host,
                                            "delay": delay})
@@ -769,16 +879,24 @@ def crawl_command(
                            max_per_host=max_per_host, partitions=partitions,
                            probe_known_paths=settings.probe_known_paths if probe_known_paths is None
                            else probe_known_paths,
-                           documents_only=sitemaps_only_docs)
+                           documents_only=sitemaps_only_docs,
+                           split=Split.parse(split) if split is not None else WHOLE)
     with contextlib.ExitStack() as stack, open_store() as store:
         for name in init_tables(store).created:
             echo_err(f"crawl: created table {name} (it did not exist)")
         client = stack.enter_context(http_client(settings))
         update = stack.enter_context(stage_progress())
+        phases = None
+        if workers > 1 or split is not None:
+            from sitemapcrawl.jobs.phase_workers import WorkerPhases
+            from sitemapcrawl.jobs.workers import sub_splits
+
+            sub_splits(options.split, workers)  # UsageError now, not in round 1, for too many splits
+            phases = WorkerPhases(worker_pool(update), settings, workers, options.split)
         result = crawl(store, client, rules, _seed_lines(seeds, stack), options,
                        on_stage=update, on_round=lambda r: echo_err(r.line()),
                        on_reject=lambda r: echo_err(f"line {r.line}: {r.reason}: {r.detail}"),
-                       on_resume=lambda line: echo_err(f"crawl: {line}"))
+                       on_resume=lambda line: echo_err(f"crawl: {line}"), phases=phases)
         final = build_report(store)
     echo_err(f"crawl: {len(result.rounds)} rounds, stopped: {result.stopped}")
     for line in list(final.lines())[:3]:

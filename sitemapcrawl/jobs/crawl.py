@@ -32,6 +32,7 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import Protocol
 
 from sitemapcrawl.errors import UsageError
 from sitemapcrawl.http import PoliteHttpClient
@@ -45,6 +46,7 @@ from sitemapcrawl.jobs.parse import ParseCounts, parse_batch
 from sitemapcrawl.jobs.rules import UrlRules
 from sitemapcrawl.jobs.updatedb import UpdateCounts, updatedb
 from sitemapcrawl.modes import CountMode, CrawlMode
+from sitemapcrawl.splits import WHOLE, Split
 from sitemapcrawl.store import Store
 from sitemapcrawl.webpage import BATCH_TABLE, HOST_TABLE, WEBPAGE_TABLE, format_time
 
@@ -67,6 +69,9 @@ class CrawlOptions:
     documents_only: bool = False
     """Sitemap-only inventory: fetch the sitemap documents alone and record
     every URL they list without fetching the pages."""
+    split: Split = WHOLE
+    """This crawl's share of the host buckets (`crawl --split K/N` on machine K of N): its rounds
+    generate only there, and it finishes only the unfinished batches generated there."""
 
     def check(self) -> None:
         """Raise UsageError naming the first bad option."""
@@ -122,6 +127,22 @@ class CrawlResult:
     """Batches too old to finish, released: batch id -> rows freed."""
     stopped: str = ""
     """`rounds done`, `nothing due` or `interrupted`."""
+
+
+class Phases(Protocol):
+    """How a round runs its phases other than in this process (`crawl --workers`: `jobs.phase_workers`)."""
+
+    def generate(self, options: GenerateOptions) -> GenerateCounts:
+        """Make the round's batch."""
+
+    def fetch(self, options: FetchOptions) -> FetchCounts:
+        """Fetch the batch."""
+
+    def parse(self, batch: str, mode: CrawlMode) -> ParseCounts:
+        """Parse the batch."""
+
+    def updatedb(self, batch: str, mode: CrawlMode) -> UpdateCounts:
+        """Merge the batch."""
 
 
 def _fetch_options(rules: UrlRules, options: CrawlOptions, batch_id: str) -> FetchOptions:
@@ -188,6 +209,8 @@ def resume_unfinished(
     """Finish (or, when too old, release) every unfinished batch; False when interrupted."""
     for state in batches.unfinished(store):
         batch = state.batch_id
+        if not batches.generated_within(state, options.split):
+            continue
         if batches.too_old(state, now(), rules.settings.batch_max_age):
             freed = batches.release(store, batch, now())
             result.released[batch] = freed
@@ -216,13 +239,16 @@ def crawl(
     on_reject: Callable[[Rejected], None] = lambda rejected: None,
     on_resume: Callable[[str], None] = lambda line: None,
     now: Callable[[], datetime] | None = None,
+    phases: Phases | None = None,
 ) -> CrawlResult:
     """Run a whole crawl (see the module docstring); return what each stage did.
 
     `seeds` are seed-file lines (may be empty: continue the table's crawl).
     `on_stage(stage, done, total, errors)` hears progress of the running stage
     (total None when unknown); `on_round` each finished round; `on_resume` one
-    line per unfinished batch it finishes or releases first. Raises what the
+    line per unfinished batch it finishes or releases first. `phases`, when
+    given, runs each round's phases (worker processes); inject, detect and
+    finishing unfinished batches run here either way. Raises what the
     stages raise: UsageError (options,
     no user agent), TableMissingError, StoreUnavailableError.
     """
@@ -249,12 +275,15 @@ def crawl(
                                on_host=host_done, now=clock())
     generate_options = GenerateOptions(top_n=options.top_n, max_per_host=options.max_per_host,
                                        count_mode=options.count_mode, partitions=options.partitions, mode=mode,
-                                       documents_only=options.documents_only)
+                                       documents_only=options.documents_only, split=options.split)
     for number in range(1, options.rounds + 1):
         seconds: dict[str, float] = {}
         started = time.monotonic()
-        generated = generate(store, rules, generate_options,
-                             on_progress=lambda done: on_stage("generate", done, None, 0), now=clock())
+        if phases is not None:
+            generated = phases.generate(generate_options)
+        else:
+            generated = generate(store, rules, generate_options,
+                                 on_progress=lambda done: on_stage("generate", done, None, 0), now=clock())
         seconds["generate"] = time.monotonic() - started
         if generated.batch_id is None:
             result.stopped = "nothing due"
@@ -265,18 +294,27 @@ def crawl(
             on_stage("fetch", progress.done, progress.total, progress.errors)
 
         started = time.monotonic()
-        fetched = fetch(store, client, rules, _fetch_options(rules, options, batch), on_progress=fetched_so_far,
-                        now=clock)
+        if phases is not None:
+            fetched = phases.fetch(_fetch_options(rules, options, batch))
+        else:
+            fetched = fetch(store, client, rules, _fetch_options(rules, options, batch),
+                            on_progress=fetched_so_far, now=clock)
         seconds["fetch"], started = time.monotonic() - started, time.monotonic()
         to_parse = fetched.done + fetched.already_done
 
         def parsed_so_far(done: int, total: int = to_parse) -> None:
             on_stage("parse", done, max(done, total), 0)
 
-        parsed = parse_batch(store, rules, batch, mode=mode, on_progress=parsed_so_far, now=clock())
+        if phases is not None:
+            parsed = phases.parse(batch, mode)
+        else:
+            parsed = parse_batch(store, rules, batch, mode=mode, on_progress=parsed_so_far, now=clock())
         seconds["parse"], started = time.monotonic() - started, time.monotonic()
-        updated = updatedb(store, rules, batch, mode=mode,
-                           on_progress=lambda done: on_stage("updatedb", done, None, 0), now=clock())
+        if phases is not None:
+            updated = phases.updatedb(batch, mode)
+        else:
+            updated = updatedb(store, rules, batch, mode=mode,
+                               on_progress=lambda done: on_stage("updatedb", done, None, 0), now=clock())
         seconds["updatedb"] = time.monotonic() - started
         round_result = RoundResult(number, generated, fetched, parsed, updated, seconds)
         result.rounds.append(round_result)
