@@ -88,10 +88,22 @@ class Channel:
 
     def counts(self, counts: object) -> None:
         """Send the job's counts dataclass at the end of the command (always sent)."""
-        self._send({"counts": dataclasses.asdict(counts)})  # type: ignore[call-overload]
+        self._send({"counts": as_dict(counts)})
 
 
 # ---------------------------------------------------------------- merging --
+
+def as_dict(counts: object) -> dict[str, Any]:
+    """A counts dataclass as plain dicts for JSON (`dataclasses.asdict` breaks Counters). Pure."""
+    def plain(value: Any) -> Any:
+        if dataclasses.is_dataclass(value) and not isinstance(value, type):
+            return as_dict(value)
+        if isinstance(value, dict):
+            return {key: plain(item) for key, item in value.items()}
+        return value
+
+    return {f.name: plain(getattr(counts, f.name)) for f in dataclasses.fields(counts)}  # type: ignore[arg-type]
+
 
 def _hint_types(hint: Any) -> tuple[Any, bool]:
     """(the type inside `X | None`, whether None is allowed)."""
