@@ -1,0 +1,267 @@
+"""`--split K/N` and `--workers N`: splits cover every row once, a killed split resumes, workers merge.
+
+The same crawl rounds (inject, detect, then generate, fetch, parse and
+updatedb) run unsplit and with 2 and 3 splits on their own tables; the
+tables must agree row by row (times and batch ids aside). A split of
+updatedb killed by SIGKILL mid-phase and rerun leaves the same table as an
+uninterrupted run. The CLI's `--workers` merges its workers' summaries and
+names a failing worker in one line with a non-zero exit.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import subprocess
+import sys
+from collections import Counter
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from hbase_fixtures import REPO
+
+from sitemapcrawl import urls
+from sitemapcrawl.config import Settings
+from sitemapcrawl.http import PoliteHttpClient
+from sitemapcrawl.jobs import batches
+from sitemapcrawl.jobs.detect import detect
+from sitemapcrawl.jobs.fetch import FetchOptions, fetch
+from sitemapcrawl.jobs.generate import CrawlMode, GenerateOptions, generate
+from sitemapcrawl.jobs.inject import inject
+from sitemapcrawl.jobs.leases import Lease
+from sitemapcrawl.jobs.parse import parse_batch
+from sitemapcrawl.jobs.rules import UrlRules
+from sitemapcrawl.jobs.updatedb import updatedb
+from sitemapcrawl.splits import WHOLE, Split
+from sitemapcrawl.store import Store
+from sitemapcrawl.testweb import TestWebServer
+from sitemapcrawl.testweb.generate import bulk_web
+from sitemapcrawl.webpage import WEBPAGE_TABLE, WebPage, decode
+
+pytestmark = pytest.mark.integration
+
+AGENT = "sitemapcrawl-test/1.0"
+START = datetime(2026, 1, 5, 12, 0, tzinfo=UTC)
+FIELDS = ("status", "http_code", "depth", "radius", "in_sitemap", "is_sitemap", "sitemap_source", "score",
+          "priority", "changefreq", "sitemaps_listing", "link_inlinks", "fetch_interval")
+
+
+@pytest.fixture(scope="module")
+def web() -> Iterator[TestWebServer]:
+    server = TestWebServer(bulk_web(9, 6, first_host="127.0.10.1")).start()
+    yield server
+    server.stop()
+
+
+def _settings(settings: Settings) -> Settings:
+    return dataclasses.replace(settings, user_agent=AGENT, delay=0.0, threads=4, hbase_batch_size=5,
+                               lease_seconds=3.0)
+
+
+def table(store: Store) -> dict[str, tuple[object, ...]]:
+    """URL -> the fields a round decides (no times, no batch ids), and which marks are set."""
+    rows = {}
+    for key, cells in store.scan(WEBPAGE_TABLE):
+        url = urls.url_from_row_key(key.decode())
+        row = decode(WebPage, url, cells)
+        rows[url] = (*(getattr(row, name) for name in FIELDS), row.parse_mark is not None,
+                     row.update_mark is not None, len(row.inlinks or {}), row.next_fetch is not None)
+    return rows
+
+
+def fetches(web: TestWebServer) -> Counter[str]:
+    """How often each URL was requested (robots.txt aside)."""
+    return Counter(r.url for r in web.log.records() if r.status != 0 and r.target != "/robots.txt")
+
+
+def run_rounds(store: Store, settings: Settings, web: TestWebServer, splits: int, rounds: int = 3,
+               update: Callable[[Store, UrlRules, str, Split, datetime], object] | None = None) -> list[int]:
+    """Inject, detect, then `rounds` rounds with every split phase run by `splits` splits; rows selected."""
+    rules = UrlRules.from_settings(settings)
+    client = PoliteHttpClient.from_settings(settings)
+    selected = []
+    try:
+        inject(store, [f"{u}\n" for u in web.base_urls()], rules, now=START)
+        detect(store, client, rules, now=START)
+        for number in range(rounds):
+            now = START + timedelta(days=40 * number)
+            batch = f"b{number}"
+            parts = [Split(k, splits) for k in range(splits)] if splits > 1 else [WHOLE]
+            chosen = 0
+            for part in parts:
+                counts = generate(store, rules, GenerateOptions(batch_id=batch, split=part, mode=CrawlMode.MIXED,
+                                                                top_n=None), now=now)
+                chosen += counts.selected
+            selected.append(chosen)
+            if not chosen:
+                break
+            fetch(store, client, rules, FetchOptions.from_settings(settings, batch), now=lambda n=now: n)
+            for part in parts:
+                parse_batch(store, rules, batch, mode=CrawlMode.MIXED, now=now, split=part)
+            # updatedb's splits wait for each other's spread: they run side by side.
+            with ThreadPoolExecutor(len(parts)) as pool:
+                done = [pool.submit(update or _update, Store(settings), rules, batch, part, now) for part in parts]
+                for future in done:
+                    future.result()
+            state = batches.read_batch(store, batch)
+            assert state is not None and state.finished and state.selected == chosen
+    finally:
+        client.close()
+    return selected
+
+
+def _update(store: Store, rules: UrlRules, batch: str, part: Split, now: datetime) -> object:
+    with store:
+        return updatedb(store, rules, batch, mode=CrawlMode.MIXED, now=now, split=part)
+
+
+@pytest.fixture(scope="module")
+def reference(web: TestWebServer,
+              hbase_address: str) -> Iterator[tuple[dict[str, tuple[object, ...]], list[int], Counter[str]]]:
+    settings = _settings(Settings(hbase=hbase_address, table_prefix=f"t_workers_ref_{os.getpid()}_"))
+    with Store(settings) as store:
+        store.create_tables()
+        try:
+            web.reset()
+            selected = run_rounds(store, settings, web, 1)
+            yield table(store), selected, fetches(web)
+        finally:
+            store.drop_tables()
+
+
+@pytest.mark.parametrize("splits", [2, 3])
+def test_split_phases_leave_the_same_table_as_one_run(
+        splits: int, web: TestWebServer, store: Store, settings: Settings,
+        reference: tuple[dict[str, tuple[object, ...]], list[int], Counter[str]]) -> None:
+    rows, selected, fetched = reference
+    assert len(rows) > 50 and selected[0] > 0 and len(selected) >= 2
+    assert fetched and max(fetched.values()) <= len(selected)  # at most once a round
+    web.reset()
+    assert run_rounds(store, _settings(settings), web, splits) == selected
+    assert table(store) == rows
+    assert fetches(web) == fetched  # no URL fetched twice, none left out
+
+
+def _cli(settings: Settings, *args: str, env: dict[str, str] | None = None,
+         code: str | None = None) -> subprocess.Popen[str]:
+    command = ["--hbase", settings.hbase, "--table-prefix", settings.table_prefix, "--user-agent", AGENT, *args]
+    runner = ["-c", code, *command] if code else ["-m", "sitemapcrawl", *command]
+    return subprocess.Popen([sys.executable, *runner], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=dict(os.environ, PYTHONPATH=str(REPO), SITEMAPCRAWL_LEASE_SECONDS="3",
+                                     SITEMAPCRAWL_HBASE_BATCH_SIZE="3", **(env or {})))
+
+
+# SIGKILL this process right after its WRITES-th write to the webpage table (a deterministic point).
+KILL_AFTER = """
+import os, signal, sys
+from sitemapcrawl.store import Store
+from sitemapcrawl.webpage import WEBPAGE_TABLE
+from sitemapcrawl.cli import main
+original, seen = Store.write, [0]
+def write(self, table, rows):
+    result = original(self, table, rows)
+    if table == WEBPAGE_TABLE and result.rows:
+        seen[0] += 1
+        if seen[0] == int(os.environ["KILL_AFTER_WRITES"]):
+            sys.stderr.write("killed\\n"); sys.stderr.flush(); os.kill(os.getpid(), signal.SIGKILL)
+    return result
+Store.write = write
+sys.argv[0] = "sitemapcrawl"
+main()
+"""
+
+
+def _prepare_batch(store: Store, settings: Settings, web: TestWebServer, parsed: bool = True) -> str:
+    """One fetched (and parsed) batch: round one of `run_rounds` without its updatedb (and parse)."""
+    rules = UrlRules.from_settings(settings)
+    client = PoliteHttpClient.from_settings(settings)
+    try:
+        inject(store, [f"{u}\n" for u in web.base_urls()], rules, now=START)
+        detect(store, client, rules, now=START)
+        generate(store, rules, GenerateOptions(batch_id="b0", mode=CrawlMode.MIXED), now=START)
+        fetch(store, client, rules, FetchOptions.from_settings(settings, "b0"), now=lambda: START)
+        if parsed:
+            parse_batch(store, rules, "b0", mode=CrawlMode.MIXED, now=START)
+    finally:
+        client.close()
+    return "b0"
+
+
+@pytest.mark.parametrize("writes", [2, 6])
+def test_an_updatedb_split_killed_and_rerun_leaves_the_same_table(
+        writes: int, web: TestWebServer, store: Store, settings: Settings, hbase_address: str) -> None:
+    settings = _settings(settings)
+    web.reset()
+    batch = _prepare_batch(store, settings, web)
+    expected_settings = dataclasses.replace(settings, table_prefix=settings.table_prefix + "x")
+    with Store(expected_settings) as other:
+        other.create_tables()
+        try:
+            web.reset()
+            _prepare_batch(other, expected_settings, web)
+            updatedb(other, UrlRules.from_settings(expected_settings), batch, mode=CrawlMode.MIXED)
+            expected = table(other)
+        finally:
+            other.drop_tables()
+
+    survivor = _cli(settings, "updatedb", "--batch", batch, "--mode", "mixed", "--split", "0/2")
+    killed = _cli(settings, "updatedb", "--batch", batch, "--mode", "mixed", "--split", "1/2", code=KILL_AFTER,
+                  env={"KILL_AFTER_WRITES": str(writes)})
+    _out, err = killed.communicate(timeout=300)
+    assert killed.returncode == -9 and "killed" in err
+    _out, survived = survivor.communicate(timeout=300)
+    state = batches.read_batch(store, batch)
+    assert state is not None and not state.finished
+    if survivor.returncode != 0:  # killed before its spread was done: split 0 says what to run
+        assert "split(s) 1/2 have not done theirs" in survived and "Traceback" not in survived
+    rerun = _cli(settings, "updatedb", "--batch", batch, "--mode", "mixed", "--split", "1/2")
+    _out, err = rerun.communicate(timeout=300)
+    assert rerun.returncode == 0, err
+    if survivor.returncode != 0:
+        again = _cli(settings, "updatedb", "--batch", batch, "--mode", "mixed", "--split", "0/2")
+        _out, err = again.communicate(timeout=300)
+        assert again.returncode == 0, err
+    state = batches.read_batch(store, batch)
+    assert state is not None and state.finished
+    assert table(store) == expected
+
+
+def test_workers_merge_their_summaries_and_a_failed_worker_is_named(
+        web: TestWebServer, store: Store, settings: Settings) -> None:
+    settings = _settings(settings)
+    web.reset()
+    batch = _prepare_batch(store, settings, web, parsed=False)
+
+    # A live holder of parse.1/2 (this test) makes worker 1/2 fail; worker 0/2 parses its share.
+    holder = Lease(store, batch, ["parse.1/2"], 30.0)
+    holder.claim()
+    with holder:
+        held = _cli(settings, "parse", "--batch", batch, "--mode", "mixed", "--workers", "2")
+        _out, err = held.communicate(timeout=300)
+    assert held.returncode == 1, err
+    failed = [line for line in err.splitlines() if line.startswith("sitemapcrawl: error:")]
+    assert len(failed) == 1 and "parse worker 1/2 (pid" in failed[0] and "is held by worker" in failed[0], err
+    assert "Traceback" not in err
+    first = [line for line in err.splitlines() if line.startswith("parse: batch b0")]
+    assert len(first) == 1
+    state = batches.read_batch(store, batch)
+    assert state is not None and "parse.0/2" in state.done and batches.PARSE not in state.done
+
+    ok = _cli(settings, "parse", "--batch", batch, "--mode", "mixed", "--workers", "2")
+    _out, err = ok.communicate(timeout=300)
+    assert ok.returncode == 0, err
+    merged = [line for line in err.splitlines() if line.startswith("parse: batch b0")]
+    parts = [line for line in err.splitlines() if line.startswith("[") and "parse: batch b0" in line]
+    assert len(merged) == 1 and len(parts) == 2, err
+    assert {part[:5] for part in parts} == {"[0/2]", "[1/2]"}
+    rows = [int(line.split("rows ")[1].split()[0]) for line in parts]
+    assert f"rows {sum(rows)} " in merged[0] and min(rows) > 0  # worker 0/2 finds its rows already parsed
+    state = batches.read_batch(store, batch)
+    assert state is not None and batches.PARSE in state.done
+
+    done = _cli(settings, "updatedb", "--batch", batch, "--mode", "mixed", "--workers", "3")
+    _out, err = done.communicate(timeout=300)
+    assert done.returncode == 0, err
+    assert batches.read_batch(store, batch).finished  # type: ignore[union-attr]
