@@ -315,11 +315,12 @@ def to_parent(counts: object) -> None:
         channel.counts(counts)
 
 
-def worker_pool(update: StageUpdate) -> "Pool":
-    """The pool that runs a phase as worker processes with these global options."""
+def worker_pool(update: StageUpdate, quiet: bool = False) -> "Pool":
+    """The pool that runs a phase as worker processes with these global options (`quiet`: workers
+    print their errors only)."""
     from sitemapcrawl.jobs.workers import Pool
 
-    return Pool(State.global_args, on_stage=update, on_line=echo_err)
+    return Pool(State.global_args + (["-q"] if quiet else []), on_stage=update, on_line=echo_err)
 
 
 _SPLIT_HELP = "Only split K (0-based) of N: a share of the host buckets [default: all]."
@@ -892,7 +893,7 @@ def crawl_command(
             from sitemapcrawl.jobs.workers import sub_splits
 
             sub_splits(options.split, workers)  # UsageError now, not in round 1, for too many splits
-            phases = WorkerPhases(worker_pool(update), settings, workers, options.split)
+            phases = WorkerPhases(worker_pool(update, quiet=True), settings, workers, options.split)
         result = crawl(store, client, rules, _seed_lines(seeds, stack), options,
                        on_stage=update, on_round=lambda r: echo_err(r.line()),
                        on_reject=lambda r: echo_err(f"line {r.line}: {r.reason}: {r.detail}"),

@@ -10,14 +10,18 @@ names a failing worker in one line with a non-zero exit.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
+import signal
 import subprocess
 import sys
+import time
 from collections import Counter
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import pytest
 from hbase_fixtures import REPO
@@ -265,3 +269,70 @@ def test_workers_merge_their_summaries_and_a_failed_worker_is_named(
     _out, err = done.communicate(timeout=300)
     assert done.returncode == 0, err
     assert batches.read_batch(store, batch).finished  # type: ignore[union-attr]
+
+
+def _crawl(settings: Settings, seeds: str, *extra: str) -> subprocess.Popen[str]:
+    return _cli(settings, "crawl", seeds, "--rounds", "4", "--delay", "0", "--threads", "4", *extra)
+
+
+def test_crawl_with_workers_leaves_the_same_table_as_one_process(
+        web: TestWebServer, store: Store, settings: Settings, tmp_path: Path) -> None:
+    seeds = tmp_path / "seeds.txt"
+    seeds.write_text("".join(f"{u}\n" for u in web.base_urls()), encoding="utf-8")
+    alone = dataclasses.replace(settings, table_prefix=settings.table_prefix + "x")
+    try:
+        web.reset()
+        one = _crawl(alone, str(seeds))
+        _out, err = one.communicate(timeout=600)
+        assert one.returncode == 0, err
+        with Store(alone) as other:
+            expected = table(other)
+        once = fetches(web)
+        web.reset()
+        many = _crawl(settings, str(seeds), "--workers", "2")
+        _out, err = many.communicate(timeout=600)
+        assert many.returncode == 0, err
+        assert "Traceback" not in err and "stopped: nothing due" in err
+        rounds = [line for line in err.splitlines() if line.startswith("round ")]
+        assert rounds and all("selected" in line for line in rounds)
+        assert table(store) == expected
+        assert fetches(web) == once
+    finally:
+        with Store(alone) as other:
+            other.drop_tables()
+
+
+def _children_of(pid: int) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            with contextlib.suppress(OSError):
+                if int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1]) == pid:
+                    found.append(int(entry.name))
+    return found
+
+
+def test_ctrl_c_stops_every_worker_and_the_crawl_resumes(
+        store: Store, settings: Settings, tmp_path: Path) -> None:
+    slow = TestWebServer(bulk_web(4, 30, first_host="127.0.11.1")).start()
+    try:
+        seeds = tmp_path / "seeds.txt"
+        seeds.write_text("".join(f"{u}\n" for u in slow.base_urls()), encoding="utf-8")
+        crawl = _cli(settings, "crawl", str(seeds), "--rounds", "3", "--delay", "0.3", "--workers", "2")
+        deadline = time.monotonic() + 60
+        while not any(r.target.startswith("/p/") for r in slow.log.records()) and time.monotonic() < deadline:
+            time.sleep(0.1)  # the fetch workers are at work
+        workers = _children_of(crawl.pid)
+        assert len(workers) == 2
+        crawl.send_signal(signal.SIGINT)
+        _out, err = crawl.communicate(timeout=120)
+        assert crawl.returncode == 130, err
+        assert "interrupted" in err and "Traceback" not in err
+        assert not [pid for pid in workers if Path(f"/proc/{pid}").exists()]
+        assert [state.batch_id for state in batches.unfinished(store)]
+        again = _cli(settings, "crawl", "--rounds", "1", "--delay", "0")
+        _out, err = again.communicate(timeout=300)
+        assert again.returncode == 0, err
+        assert "resuming" in err and not batches.unfinished(store)
+    finally:
+        slow.stop()
