@@ -452,10 +452,12 @@ class BatchRow:
     records: bool | None = col(
         "b", "rec", FLAG, "the batch's rows are recorded in batchrow (absent: a batch from before)", "generate")
     done: Mapping[str, str] | None = mapcol(
-        "d", "fetch.K/N, parse, update or release -> UTC time it finished", "fetch, parse, updatedb, batches",
+        "d", "fetch.K/N, parse, update or release (with splits also generate.K/N, parse.K/N, spread.K/N, "
+             "update.K/N) -> UTC time it finished", "fetch, parse, updatedb, batches",
         key="phase")
     leases: Mapping[str, str] | None = mapcol(
-        "l", "share (fetch.K/N, parse, update) -> worker=ID until=UTC time, set by check-and-put",
+        "l", "share (fetch.K/N, parse, update, parse.K/N, update.K/N) -> worker=ID until=UTC time, "
+             "set by check-and-put",
         "fetch, parse, updatedb", key="share")
 
 

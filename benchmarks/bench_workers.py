@@ -1,0 +1,229 @@
+"""Workers benchmark (issue 12): a crawl with 1, 2 and 4 worker processes per phase on a 3-RegionServer HBase.
+
+Run from the repository root (it starts and stops its OWN HBase, never the
+shared one on 9090):
+
+    export PYTHONPATH=$PWD
+    .venv/bin/python benchmarks/bench_workers.py                       # 40 hosts x 50 pages, workers 1 2 4
+    .venv/bin/python benchmarks/bench_workers.py --hosts 20 --pages 20 --workers 1 2
+
+What it does:
+
+1. `scripts/hbase-local start --regionservers 3` in a temporary folder on
+   free ports (as `tests/integration/test_hbase_local_cluster.py`); the PIDs
+   of its JVMs come from the folder's `run/*.pid`.
+2. A loopback test web (`sitemapcrawl.testweb.bulk_web`) of `--hosts` hosts
+   with `--pages` pages each, every page listed by its host's sitemap and
+   linking to others.
+3. For each worker count W: fresh tables pre-split into `--regions` regions
+   from the seeds (`init --split-from-seeds --hbase-shell 'hbase-local shell'`),
+   then one whole `crawl SEEDS --mode mixed --rounds 3 --delay 0 --workers W`
+   (W processes per phase; fetch with W partitions) as a subprocess. Per
+   phase: the seconds summed over the rounds (from its round lines); end to
+   end: the command's wall time. CPU seconds: the crawl and its workers
+   (rusage of children) and the HBase JVMs (utime+stime from /proc/PID/stat,
+   before and after), in the same run.
+4. Checks: no URL fetched twice (the web's access log, robots.txt aside) and
+   no row lost (the same number of webpage rows for every W, and every URL of
+   the web has a row).
+
+Printed: a table per W with phase seconds, speedup against W=1, CPU seconds
+of workers and of HBase, and the split overhead (total CPU seconds of W=2
+against W=1). Targets: >= 1.6x with 2 workers on parse and updatedb where
+the machine allows (a 2-core machine where the JVMs take the second core
+does not: then the HBase CPU share says why); split overhead <= 1.1x.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import resource
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from sitemapcrawl.config import Settings
+from sitemapcrawl.store import Store
+from sitemapcrawl.testweb import TestWebServer
+from sitemapcrawl.testweb.generate import bulk_web
+from sitemapcrawl.webpage import WEBPAGE_TABLE
+
+REPO = Path(__file__).resolve().parents[1]
+HBASE_LOCAL = REPO / "scripts" / "hbase-local"
+AGENT = "sitemapcrawl-bench/1.0"
+PHASES = ("generate", "fetch", "parse", "updatedb")
+_TICK = os.sysconf("SC_CLK_TCK")
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+class Cluster:
+    """An HBase of its own with N RegionServers (scripts/hbase-local), stopped and wiped at the end."""
+
+    def __init__(self, regionservers: int) -> None:
+        lib = (REPO / ".hbase-local" / "lib").resolve()
+        if not (lib / ".complete").exists():
+            sys.exit("bench_workers: no HBase jars (.hbase-local/lib): run scripts/setup first")
+        self.home = Path(tempfile.mkdtemp(prefix="bench-workers-hbase-"))
+        self.thrift = _free_port()
+        self.env = dict(os.environ, HBASE_LOCAL_DIR=str(self.home), HBASE_LOCAL_LIB=str(lib),
+                        HBASE_LOCAL_THRIFT_PORT=str(self.thrift), HBASE_LOCAL_ZK_PORT=str(_free_port()))
+        self.regionservers = regionservers
+
+    @property
+    def address(self) -> str:
+        return f"127.0.0.1:{self.thrift}"
+
+    def local(self, *args: str, timeout: float = 600) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([str(HBASE_LOCAL), *args], capture_output=True, text=True, env=self.env,
+                              timeout=timeout, stdin=subprocess.DEVNULL)
+
+    def start(self) -> None:
+        done = self.local("start", "--regionservers", str(self.regionservers))
+        if done.returncode != 0:
+            raise SystemExit(f"bench_workers: the cluster did not start:\n{done.stderr[-3000:]}")
+
+    def stop(self) -> None:
+        self.local("stop", "--wipe")
+        shutil.rmtree(self.home, ignore_errors=True)
+
+    def pids(self) -> dict[str, int]:
+        """Process name (master, rs1, thrift...) -> PID, from the folder's run/*.pid."""
+        found = {}
+        for path in (self.home / "run").glob("*.pid"):
+            text = path.read_text().strip()
+            if text.isdigit() and Path(f"/proc/{text}").exists():
+                found[path.stem] = int(text)
+        return found
+
+    def cpu_seconds(self) -> float:
+        """utime + stime of every JVM of the cluster so far."""
+        total = 0.0
+        for pid in self.pids().values():
+            try:
+                fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            total += (int(fields[11]) + int(fields[12])) / _TICK
+        return total
+
+
+@dataclass
+class Run:
+    """One crawl with W workers."""
+
+    workers: int
+    seconds: float = 0.0
+    phases: dict[str, float] = field(default_factory=lambda: dict.fromkeys(PHASES, 0.0))
+    worker_cpu: float = 0.0
+    hbase_cpu: float = 0.0
+    rows: int = 0
+    fetched: Counter[str] = field(default_factory=Counter)
+
+
+_ROUND = re.compile(r"^round \d+: .*?; (generate [\d.]+s.*)$")
+
+
+def crawl_once(cluster: Cluster, web: TestWebServer, seeds: Path, workers: int, regions: int) -> Run:
+    prefix = f"bench_workers_{uuid.uuid4().hex[:6]}_"
+    base = [sys.executable, "-m", "sitemapcrawl", "--hbase", cluster.address, "--table-prefix", prefix,
+            "--user-agent", AGENT]
+    env = dict(cluster.env, PYTHONPATH=str(REPO))
+    made = subprocess.run([*base, "init", "--split-from-seeds", str(seeds), "--regions", str(regions),
+                           "--hbase-shell", f"{HBASE_LOCAL} shell"], capture_output=True, text=True, env=env)
+    if made.returncode != 0:
+        raise SystemExit(f"bench_workers: init failed: {made.stderr[-2000:]}")
+    web.reset()
+    run = Run(workers)
+    hbase_before = cluster.cpu_seconds()
+    children_before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.monotonic()
+    done = subprocess.run([*base, "crawl", str(seeds), "--mode", "mixed", "--rounds", "3", "--delay", "0",
+                           "--threads", "8", "--workers", str(workers)], capture_output=True, text=True, env=env)
+    run.seconds = time.monotonic() - started
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    run.hbase_cpu = cluster.cpu_seconds() - hbase_before
+    run.worker_cpu = (children.ru_utime + children.ru_stime) - (children_before.ru_utime + children_before.ru_stime)
+    if done.returncode != 0:
+        raise SystemExit(f"bench_workers: crawl --workers {workers} failed: {done.stderr[-3000:]}")
+    for line in done.stderr.splitlines():
+        match = _ROUND.match(line)
+        if match:
+            for stage, took in re.findall(r"(\w+) ([\d.]+)s", match.group(1)):
+                run.phases[stage] = run.phases.get(stage, 0.0) + float(took)
+    run.fetched = Counter(r.url for r in web.log.records() if r.status != 0 and r.target != "/robots.txt")
+    with Store(Settings(hbase=cluster.address, table_prefix=prefix)) as store:
+        run.rows = sum(1 for _ in store.scan(WEBPAGE_TABLE, columns=[b"f:st"]))
+        store.drop_tables()
+    return run
+
+
+def report(runs: list[Run], web_urls: int) -> None:
+    one = runs[0]
+    print(f"\n{'workers':>8} {'wall s':>8} " + " ".join(f"{p + ' s':>11}" for p in PHASES)
+          + f" {'worker CPU':>11} {'HBase CPU':>10} {'HBase share':>11} {'rows':>6} {'max fetches':>11}")
+    for run in runs:
+        cpu = run.worker_cpu + run.hbase_cpu
+        print(f"{run.workers:>8} {run.seconds:>8.1f} " + " ".join(f"{run.phases[p]:>11.2f}" for p in PHASES)
+              + f" {run.worker_cpu:>11.1f} {run.hbase_cpu:>10.1f} {run.hbase_cpu / cpu if cpu else 0:>11.0%}"
+              + f" {run.rows:>6} {max(run.fetched.values(), default=0):>11}")
+    print("\nspeedup against 1 worker (target >= 1.6x with 2 workers on parse and updatedb where the machine allows)")
+    for run in runs[1:]:
+        ratios = " ".join(f"{p} {one.phases[p] / run.phases[p] if run.phases[p] else 0:.2f}x" for p in PHASES)
+        print(f"  {run.workers} workers: {ratios}; end to end {one.seconds / run.seconds:.2f}x")
+    two = next((run for run in runs if run.workers == 2), None)
+    if two is not None:
+        base_cpu, split_cpu = one.worker_cpu + one.hbase_cpu, two.worker_cpu + two.hbase_cpu
+        print(f"split overhead: 2 workers {split_cpu:.1f} CPU s against 1 worker {base_cpu:.1f} CPU s: "
+              f"{split_cpu / base_cpu:.2f}x (target <= 1.10x)")
+    rows = {run.rows for run in runs}
+    twice = [run.workers for run in runs if max(run.fetched.values(), default=0) > 1]
+    print(f"rows: {sorted(rows)} (same for every W: {len(rows) == 1}; web URLs {web_urls}); "
+          f"a URL fetched twice: {'with ' + str(twice) + ' workers' if twice else 'never'}")
+    print(f"cores: {os.cpu_count()}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--hosts", type=int, default=40)
+    parser.add_argument("--pages", type=int, default=50)
+    parser.add_argument("--workers", type=int, nargs="+", default=[1, 2, 4])
+    parser.add_argument("--regionservers", type=int, default=3)
+    parser.add_argument("--regions", type=int, default=6)
+    args = parser.parse_args()
+    cluster = Cluster(args.regionservers)
+    web = TestWebServer(bulk_web(args.hosts, args.pages, first_host="127.0.20.1")).start()
+    seeds = Path(tempfile.mkdtemp(prefix="bench-workers-")) / "seeds.txt"
+    seeds.write_text("".join(f"{url}\n" for url in web.base_urls()), encoding="utf-8")
+    try:
+        print(f"starting HBase with {args.regionservers} RegionServers in {cluster.home} ...", flush=True)
+        started = time.monotonic()
+        cluster.start()
+        print(f"  up in {time.monotonic() - started:.0f}s: {cluster.pids()}", flush=True)
+        runs = []
+        for workers in args.workers:
+            print(f"crawl with {workers} worker(s) ...", flush=True)
+            runs.append(crawl_once(cluster, web, seeds, workers, args.regions))
+            print(f"  {runs[-1].seconds:.1f}s, {runs[-1].rows} rows", flush=True)
+        report(runs, args.hosts * (args.pages + 1))
+    finally:
+        web.stop()
+        cluster.stop()
+        shutil.rmtree(seeds.parent, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
