@@ -191,7 +191,7 @@ def report(runs: list[Run], web_urls: int) -> None:
               f"{split_cpu / base_cpu:.2f}x (target <= 1.10x)")
     rows = {run.rows for run in runs}
     twice = [run.workers for run in runs if max(run.fetched.values(), default=0) > 1]
-    print(f"rows: {sorted(rows)} (same for every W: {len(rows) == 1}; web URLs {web_urls}); "
+    print(f"rows: {sorted(rows)} (same for every W: {len(rows) == 1}; the web has {web_urls} URLs); "
           f"a URL fetched twice: {'with ' + str(twice) + ' workers' if twice else 'never'}")
     print(f"cores: {os.cpu_count()}")
 
@@ -218,7 +218,7 @@ def main() -> None:
             print(f"crawl with {workers} worker(s) ...", flush=True)
             runs.append(crawl_once(cluster, web, seeds, workers, args.regions))
             print(f"  {runs[-1].seconds:.1f}s, {runs[-1].rows} rows", flush=True)
-        report(runs, args.hosts * (args.pages + 1))
+        report(runs, args.hosts * (args.pages + 2))  # each host: its pages, its root page, its sitemap
     finally:
         web.stop()
         cluster.stop()

@@ -9,10 +9,12 @@ the region moved. Stops everything it started by PID. About two minutes;
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 import socket
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -128,3 +130,76 @@ def _wait_serving(env: dict[str, str], name: str, seconds: float = 120) -> bool:
             return True
         time.sleep(2)
     return False
+
+
+def test_a_regionserver_stopped_during_updatedb_loses_nothing(
+        cluster: tuple[dict[str, str], str], tmp_path: Path, store: Store, settings: Settings) -> None:
+    """updatedb in two splits on a pre-split table; the RegionServer of one region is killed at its
+    third write. The table ends as an uninterrupted run on the shared HBase leaves it."""
+    from split_helpers import START, prepare_batch, split_settings, table
+
+    from sitemapcrawl.jobs import batches
+    from sitemapcrawl.jobs.generate import CrawlMode
+    from sitemapcrawl.jobs.rules import UrlRules
+    from sitemapcrawl.jobs.updatedb import updatedb
+    from sitemapcrawl.splits import Split
+    from sitemapcrawl.testweb import TestWebServer
+    from sitemapcrawl.testweb.generate import bulk_web
+
+    env, address = cluster
+    web = TestWebServer(bulk_web(8, 15, first_host="127.0.12.1")).start()
+    try:
+        seeds = tmp_path / "seeds.txt"
+        seeds.write_text("".join(f"{u}\n" for u in web.base_urls()), encoding="utf-8")
+        expected_settings = split_settings(settings)
+        web.reset()
+        batch = prepare_batch(store, expected_settings, web)
+        updatedb(store, UrlRules.from_settings(expected_settings), batch, mode=CrawlMode.MIXED, now=START)
+        expected = table(store)
+
+        on_cluster = dataclasses.replace(expected_settings, hbase=address, table_prefix="upd_", hbase_retries=40)
+        made = subprocess.run([sys.executable, "-m", "sitemapcrawl", "--hbase", address, "--table-prefix", "upd_",
+                               "init", "--split-from-seeds", str(seeds), "--regions", "4",
+                               "--hbase-shell", f"{HBASE_LOCAL} shell"], capture_output=True, text=True,
+                              env=dict(env, PYTHONPATH=str(REPO)), timeout=300)
+        assert made.returncode == 0, made.stderr
+        with Store(on_cluster) as crawl_store, Store(on_cluster) as other:
+            web.reset()
+            prepare_batch(crawl_store, on_cluster, web)
+            regions = crawl_store.regions(WEBPAGE_TABLE)
+            assert len(regions) >= 3 and len({server for _s, _e, server in regions}) == 2
+            victim_address = regions[-1][2]
+            victim = next(name for name, served in _servers(env).items() if served == victim_address)
+            writes, original = [0], crawl_store.write
+
+            def write(table_name: str, rows: object) -> object:
+                result = original(table_name, rows)  # type: ignore[arg-type]
+                if table_name == WEBPAGE_TABLE:
+                    writes[0] += 1
+                    if writes[0] == 3:
+                        _local(env, "stop-regionserver", victim.removeprefix("rs"), "--kill")
+                return result
+
+            crawl_store.write = write  # type: ignore[method-assign]
+            rules = UrlRules.from_settings(on_cluster)
+            results: list[object] = []
+
+            def run(part: Split, on: Store) -> None:
+                results.append(updatedb(on, rules, batch, mode=CrawlMode.MIXED, now=START, split=part))
+
+            threads = [threading.Thread(target=run, args=(Split(k, 2), s))
+                       for k, s in ((0, crawl_store), (1, other))]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join(timeout=300)
+            assert writes[0] > 3 and len(results) == 2, "the kill did not land inside updatedb"
+            assert victim not in _servers(env)
+            state = batches.read_batch(crawl_store, batch)
+            assert state is not None and state.finished
+            assert table(crawl_store) == expected
+            crawl_store.drop_tables()
+    finally:
+        web.stop()
+        if "victim" in locals():
+            _local(env, "start-regionserver", victim.removeprefix("rs"))

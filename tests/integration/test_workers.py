@@ -20,13 +20,13 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import pytest
 from hbase_fixtures import REPO
+from split_helpers import AGENT, START, prepare_batch, split_settings, table
 
-from sitemapcrawl import urls
 from sitemapcrawl.config import Settings
 from sitemapcrawl.http import PoliteHttpClient
 from sitemapcrawl.jobs import batches
@@ -42,14 +42,9 @@ from sitemapcrawl.splits import WHOLE, Split
 from sitemapcrawl.store import Store
 from sitemapcrawl.testweb import TestWebServer
 from sitemapcrawl.testweb.generate import bulk_web
-from sitemapcrawl.webpage import WEBPAGE_TABLE, WebPage, decode
 
 pytestmark = pytest.mark.integration
 
-AGENT = "sitemapcrawl-test/1.0"
-START = datetime(2026, 1, 5, 12, 0, tzinfo=UTC)
-FIELDS = ("status", "http_code", "depth", "radius", "in_sitemap", "is_sitemap", "sitemap_source", "score",
-          "priority", "changefreq", "sitemaps_listing", "link_inlinks", "fetch_interval")
 
 
 @pytest.fixture(scope="module")
@@ -57,22 +52,6 @@ def web() -> Iterator[TestWebServer]:
     server = TestWebServer(bulk_web(9, 6, first_host="127.0.10.1")).start()
     yield server
     server.stop()
-
-
-def _settings(settings: Settings) -> Settings:
-    return dataclasses.replace(settings, user_agent=AGENT, delay=0.0, threads=4, hbase_batch_size=5,
-                               lease_seconds=3.0)
-
-
-def table(store: Store) -> dict[str, tuple[object, ...]]:
-    """URL -> the fields a round decides (no times, no batch ids), and which marks are set."""
-    rows = {}
-    for key, cells in store.scan(WEBPAGE_TABLE):
-        url = urls.url_from_row_key(key.decode())
-        row = decode(WebPage, url, cells)
-        rows[url] = (*(getattr(row, name) for name in FIELDS), row.parse_mark is not None,
-                     row.update_mark is not None, len(row.inlinks or {}), row.next_fetch is not None)
-    return rows
 
 
 def fetches(web: TestWebServer) -> Counter[str]:
@@ -124,7 +103,7 @@ def _update(store: Store, rules: UrlRules, batch: str, part: Split, now: datetim
 @pytest.fixture(scope="module")
 def reference(web: TestWebServer,
               hbase_address: str) -> Iterator[tuple[dict[str, tuple[object, ...]], list[int], Counter[str]]]:
-    settings = _settings(Settings(hbase=hbase_address, table_prefix=f"t_workers_ref_{os.getpid()}_"))
+    settings = split_settings(Settings(hbase=hbase_address, table_prefix=f"t_workers_ref_{os.getpid()}_"))
     with Store(settings) as store:
         store.create_tables()
         try:
@@ -143,7 +122,7 @@ def test_split_phases_leave_the_same_table_as_one_run(
     assert len(rows) > 50 and selected[0] > 0 and len(selected) >= 2
     assert fetched and max(fetched.values()) <= len(selected)  # at most once a round
     web.reset()
-    assert run_rounds(store, _settings(settings), web, splits) == selected
+    assert run_rounds(store, split_settings(settings), web, splits) == selected
     assert table(store) == rows
     assert fetches(web) == fetched  # no URL fetched twice, none left out
 
@@ -177,34 +156,18 @@ main()
 """
 
 
-def _prepare_batch(store: Store, settings: Settings, web: TestWebServer, parsed: bool = True) -> str:
-    """One fetched (and parsed) batch: round one of `run_rounds` without its updatedb (and parse)."""
-    rules = UrlRules.from_settings(settings)
-    client = PoliteHttpClient.from_settings(settings)
-    try:
-        inject(store, [f"{u}\n" for u in web.base_urls()], rules, now=START)
-        detect(store, client, rules, now=START)
-        generate(store, rules, GenerateOptions(batch_id="b0", mode=CrawlMode.MIXED), now=START)
-        fetch(store, client, rules, FetchOptions.from_settings(settings, "b0"), now=lambda: START)
-        if parsed:
-            parse_batch(store, rules, "b0", mode=CrawlMode.MIXED, now=START)
-    finally:
-        client.close()
-    return "b0"
-
-
 @pytest.mark.parametrize("writes", [2, 6])
 def test_an_updatedb_split_killed_and_rerun_leaves_the_same_table(
         writes: int, web: TestWebServer, store: Store, settings: Settings, hbase_address: str) -> None:
-    settings = _settings(settings)
+    settings = split_settings(settings)
     web.reset()
-    batch = _prepare_batch(store, settings, web)
+    batch = prepare_batch(store, settings, web)
     expected_settings = dataclasses.replace(settings, table_prefix=settings.table_prefix + "x")
     with Store(expected_settings) as other:
         other.create_tables()
         try:
             web.reset()
-            _prepare_batch(other, expected_settings, web)
+            prepare_batch(other, expected_settings, web)
             updatedb(other, UrlRules.from_settings(expected_settings), batch, mode=CrawlMode.MIXED)
             expected = table(other)
         finally:
@@ -234,9 +197,9 @@ def test_an_updatedb_split_killed_and_rerun_leaves_the_same_table(
 
 def test_workers_merge_their_summaries_and_a_failed_worker_is_named(
         web: TestWebServer, store: Store, settings: Settings) -> None:
-    settings = _settings(settings)
+    settings = split_settings(settings)
     web.reset()
-    batch = _prepare_batch(store, settings, web, parsed=False)
+    batch = prepare_batch(store, settings, web, parsed=False)
 
     # A live holder of parse.1/2 (this test) makes worker 1/2 fail; worker 0/2 parses its share.
     holder = Lease(store, batch, ["parse.1/2"], 30.0)
