@@ -299,3 +299,23 @@ def test_ctrl_c_stops_every_worker_and_the_crawl_resumes(
         assert "resuming" in err and not batches.unfinished(store)
     finally:
         slow.stop()
+
+
+def test_crawl_finishes_a_batch_left_with_unfinished_splits(
+        web: TestWebServer, store: Store, settings: Settings) -> None:
+    settings = split_settings(settings)
+    web.reset()
+    batch = prepare_batch(store, settings, web, parsed=False)
+    parse_batch(store, UrlRules.from_settings(settings), batch, mode=CrawlMode.MIXED, split=Split(0, 2))
+    state = batches.read_batch(store, batch)
+    assert state is not None and "parse.0/2" in state.done and batches.PARSE not in state.done
+    resumed = _cli(settings, "crawl", "--rounds", "1", "--delay", "0", "--mode", "mixed",
+                   env={"SITEMAPCRAWL_BATCH_MAX_AGE": str(10 * 365 * 86400)})  # the batch was made at START
+    _out, err = resumed.communicate(timeout=300)
+    assert resumed.returncode == 0, err
+    assert f"batch {batch}: resuming" in err
+    state = batches.read_batch(store, batch)
+    assert state is not None and state.finished and batches.PARSE in state.done
+    finished = next(line for line in err.splitlines() if line.startswith(f"round 0: batch {batch}"))
+    parsed = int(finished.split("pages parsed ")[1].split()[0]) + int(finished.split("sitemaps parsed ")[1].split()[0])
+    assert 0 < parsed < state.selected  # split 1's rows; split 0's were done
