@@ -15,7 +15,8 @@ What it does:
 2. A loopback test web (`sitemapcrawl.testweb.bulk_web`) of `--hosts` hosts
    with `--pages` pages each, every page listed by its host's sitemap and
    linking to others.
-3. For each worker count W: fresh tables pre-split into `--regions` regions
+3. A warm-up crawl (1 worker, not reported: a fresh cluster's JVMs compile
+   as they go). Then for each worker count W: fresh tables pre-split into `--regions` regions
    from the seeds (`init --split-from-seeds --hbase-shell 'hbase-local shell'`),
    then one whole `crawl SEEDS --mode mixed --rounds 3 --delay 0 --workers W`
    (W processes per phase; fetch with W partitions) as a subprocess. Per
@@ -213,6 +214,9 @@ def main() -> None:
         started = time.monotonic()
         cluster.start()
         print(f"  up in {time.monotonic() - started:.0f}s: {cluster.pids()}", flush=True)
+        # A fresh cluster's JVMs compile as they go: a first crawl, not reported, warms them up.
+        print("warm-up crawl (not reported) ...", flush=True)
+        crawl_once(cluster, web, seeds, 1, args.regions)
         runs = []
         for workers in args.workers:
             print(f"crawl with {workers} worker(s) ...", flush=True)
