@@ -882,6 +882,10 @@ def crawl_command(
                            else probe_known_paths,
                            documents_only=sitemaps_only_docs,
                            split=Split.parse(split) if split is not None else WHOLE)
+    if workers > 1 or split is not None:
+        from sitemapcrawl.jobs.workers import sub_splits
+
+        sub_splits(options.split, workers)  # UsageError before anything is done, for too many splits
     with contextlib.ExitStack() as stack, open_store() as store:
         for name in init_tables(store).created:
             echo_err(f"crawl: created table {name} (it did not exist)")
@@ -890,9 +894,7 @@ def crawl_command(
         phases = None
         if workers > 1 or split is not None:
             from sitemapcrawl.jobs.phase_workers import WorkerPhases
-            from sitemapcrawl.jobs.workers import sub_splits
 
-            sub_splits(options.split, workers)  # UsageError now, not in round 1, for too many splits
             phases = WorkerPhases(worker_pool(update, quiet=True), settings, workers, options.split)
         result = crawl(store, client, rules, _seed_lines(seeds, stack), options,
                        on_stage=update, on_round=lambda r: echo_err(r.line()),

@@ -35,8 +35,10 @@ def generate_workers(pool: Pool, options: GenerateOptions, workers: int,
                      now: datetime | None = None) -> tuple[GenerateCounts, WorkerResults]:
     """Run generate as `workers` processes over `options.split`; one batch (options.batch_id or a new id).
 
-    `options.top_n` is the batch's total (each worker takes its share).
+    `options.top_n` is the batch's total (each worker takes its share). UsageError for bad options
+    (a split of several machines needs the batch id they share).
     """
+    options.check()
     batch = options.batch_id or new_batch_id((now or datetime.now(UTC)).replace(microsecond=0))
     common = (["--batch-id", batch, "--partitions", str(options.partitions), "--count-mode",
                options.count_mode.value, "--mode", options.mode.value]
