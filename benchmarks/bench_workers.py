@@ -30,7 +30,8 @@ What it does:
 
 Printed: a table per W with phase seconds, speedup against W=1, CPU seconds
 of workers and of HBase, and the split overhead (total CPU seconds of W=2
-against W=1). Targets: >= 1.6x with 2 workers on parse and updatedb where
+against W=1, and what the worker processes' start-up costs: W processes per
+phase per round, each paying Python's and the modules' import). Targets: >= 1.6x with 2 workers on parse and updatedb where
 the machine allows (a 2-core machine where the JVMs take the second core
 does not: then the HBase CPU share says why); split overhead <= 1.1x.
 """
@@ -133,6 +134,7 @@ class Run:
     hbase_cpu: float = 0.0
     rows: int = 0
     fetched: Counter[str] = field(default_factory=Counter)
+    rounds: int = 0
 
 
 _ROUND = re.compile(r"^round \d+: .*?; (generate [\d.]+s.*)$")
@@ -163,6 +165,7 @@ def crawl_once(cluster: Cluster, web: TestWebServer, seeds: Path, workers: int, 
     for line in done.stderr.splitlines():
         match = _ROUND.match(line)
         if match:
+            run.rounds += 1
             for stage, took in re.findall(r"(\w+) ([\d.]+)s", match.group(1)):
                 run.phases[stage] = run.phases.get(stage, 0.0) + float(took)
     run.fetched = Counter(r.url for r in web.log.records() if r.status != 0 and r.target != "/robots.txt")
@@ -172,7 +175,18 @@ def crawl_once(cluster: Cluster, web: TestWebServer, seeds: Path, workers: int, 
     return run
 
 
-def report(runs: list[Run], web_urls: int) -> None:
+def startup_cpu(env: dict[str, str], times: int = 3) -> float:
+    """CPU seconds of one worker process's start: Python and the modules a phase imports."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    for _ in range(times):
+        subprocess.run([sys.executable, "-c", "import sitemapcrawl.cli, sitemapcrawl.jobs.fetch, "
+                        "sitemapcrawl.jobs.parse, sitemapcrawl.jobs.updatedb, sitemapcrawl.store"],
+                       env=env, check=True)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return ((after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)) / times
+
+
+def report(runs: list[Run], web_urls: int, startup: float) -> None:
     one = runs[0]
     print(f"\n{'workers':>8} {'wall s':>8} " + " ".join(f"{p + ' s':>11}" for p in PHASES)
           + f" {'worker CPU':>11} {'HBase CPU':>10} {'HBase share':>11} {'rows':>6} {'max fetches':>11}")
@@ -190,6 +204,9 @@ def report(runs: list[Run], web_urls: int) -> None:
         base_cpu, split_cpu = one.worker_cpu + one.hbase_cpu, two.worker_cpu + two.hbase_cpu
         print(f"split overhead: 2 workers {split_cpu:.1f} CPU s against 1 worker {base_cpu:.1f} CPU s: "
               f"{split_cpu / base_cpu:.2f}x (target <= 1.10x)")
+        starts = two.rounds * len(PHASES) * two.workers
+        print(f"  of which process starts: {starts} worker processes x {startup:.2f} CPU s = {starts * startup:.1f} "
+              f"CPU s; without them {(split_cpu - starts * startup) / base_cpu:.2f}x")
     rows = {run.rows for run in runs}
     twice = [run.workers for run in runs if max(run.fetched.values(), default=0) > 1]
     print(f"rows: {sorted(rows)} (same for every W: {len(rows) == 1}; the web has {web_urls} URLs); "
@@ -222,7 +239,7 @@ def main() -> None:
             print(f"crawl with {workers} worker(s) ...", flush=True)
             runs.append(crawl_once(cluster, web, seeds, workers, args.regions))
             print(f"  {runs[-1].seconds:.1f}s, {runs[-1].rows} rows", flush=True)
-        report(runs, args.hosts * (args.pages + 2))  # each host: its pages, its root page, its sitemap
+        report(runs, args.hosts * (args.pages + 2), startup_cpu(dict(cluster.env, PYTHONPATH=str(REPO))))  # each host: its pages, its root page, its sitemap
     finally:
         web.stop()
         cluster.stop()
