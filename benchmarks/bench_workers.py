@@ -31,8 +31,8 @@ What it does:
 Printed: a table per W with phase seconds, speedup against W=1, CPU seconds
 of workers and of HBase, and the split overhead (total CPU seconds of W=2
 against W=1, and what the worker processes' start-up costs: W processes per
-phase per round, each paying Python's and the modules' import). Targets: >= 1.6x with 2 workers on parse and updatedb where
-the machine allows (a 2-core machine where the JVMs take the second core
+phase per round, each paying Python's and the modules' import). Targets:
+>= 1.6x with 2 workers on parse and updatedb where the machine allows (a 2-core machine where the JVMs take the second core
 does not: then the HBase CPU share says why); split overhead <= 1.1x.
 """
 
@@ -239,7 +239,8 @@ def main() -> None:
             print(f"crawl with {workers} worker(s) ...", flush=True)
             runs.append(crawl_once(cluster, web, seeds, workers, args.regions))
             print(f"  {runs[-1].seconds:.1f}s, {runs[-1].rows} rows", flush=True)
-        report(runs, args.hosts * (args.pages + 2), startup_cpu(dict(cluster.env, PYTHONPATH=str(REPO))))  # each host: its pages, its root page, its sitemap
+        urls = args.hosts * (args.pages + 2)  # each host: its pages, its root page, its sitemap
+        report(runs, urls, startup_cpu(dict(cluster.env, PYTHONPATH=str(REPO))))
     finally:
         web.stop()
         cluster.stop()
