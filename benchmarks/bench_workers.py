@@ -32,8 +32,9 @@ Printed: a table per W with phase seconds, speedup against W=1, CPU seconds
 of workers and of HBase, and the split overhead (total CPU seconds of W=2
 against W=1, and what the worker processes' start-up costs: W processes per
 phase per round, each paying Python's and the modules' import). Targets:
->= 1.6x with 2 workers on parse and updatedb where the machine allows (a 2-core machine where the JVMs take the second core
-does not: then the HBase CPU share says why); split overhead <= 1.1x.
+>= 1.6x with 2 workers on parse and updatedb where the machine allows (a
+2-core machine where the JVMs take the second core does not: then the HBase
+CPU share says why); split overhead <= 1.1x.
 """
 
 from __future__ import annotations
