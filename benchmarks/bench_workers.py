@@ -205,7 +205,7 @@ def report(runs: list[Run], web_urls: int, startup: float) -> None:
         base_cpu, split_cpu = one.worker_cpu + one.hbase_cpu, two.worker_cpu + two.hbase_cpu
         print(f"split overhead: 2 workers {split_cpu:.1f} CPU s against 1 worker {base_cpu:.1f} CPU s: "
               f"{split_cpu / base_cpu:.2f}x (target <= 1.10x)")
-        starts = two.rounds * len(PHASES) * two.workers
+        starts = (two.rounds * len(PHASES) + 1) * two.workers  # + the generate that found nothing due
         print(f"  of which process starts: {starts} worker processes x {startup:.2f} CPU s = {starts * startup:.1f} "
               f"CPU s; without them {(split_cpu - starts * startup) / base_cpu:.2f}x")
     rows = {run.rows for run in runs}
