@@ -157,7 +157,9 @@ def test_a_regionserver_stopped_during_updatedb_loses_nothing(
         updatedb(store, UrlRules.from_settings(expected_settings), batch, mode=CrawlMode.MIXED, now=START)
         expected = table(store)
 
-        on_cluster = dataclasses.replace(expected_settings, hbase=address, table_prefix="upd_", hbase_retries=40)
+        # Leases outlive the RegionServer's recovery (tens of seconds): the other split waits, never gives up.
+        on_cluster = dataclasses.replace(expected_settings, hbase=address, table_prefix="upd_", hbase_retries=40,
+                                         lease_seconds=120.0)
         made = subprocess.run([sys.executable, "-m", "sitemapcrawl", "--hbase", address, "--table-prefix", "upd_",
                                "init", "--split-from-seeds", str(seeds), "--regions", "4",
                                "--hbase-shell", f"{HBASE_LOCAL} shell"], capture_output=True, text=True,
