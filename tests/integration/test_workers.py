@@ -319,3 +319,32 @@ def test_crawl_finishes_a_batch_left_with_unfinished_splits(
     finished = next(line for line in err.splitlines() if line.startswith(f"round 0: batch {batch}"))
     parsed = int(finished.split("pages parsed ")[1].split()[0]) + int(finished.split("sitemaps parsed ")[1].split()[0])
     assert 0 < parsed < state.selected  # split 1's rows; split 0's were done
+
+
+def test_generate_splits_and_workers_make_one_batch(web: TestWebServer, store: Store, settings: Settings) -> None:
+    settings = split_settings(settings)
+    rules = UrlRules.from_settings(settings)
+    inject(store, [f"{u}\n" for u in web.base_urls()], rules, now=START)
+    hosts = len(web.base_urls())
+    by_hand = [_cli(settings, "generate", "--batch-id", "g1", "--split", f"{k}/2", "--topN", "5",
+                    "--partitions", "3") for k in range(2)]
+    outputs = [p.communicate(timeout=120) for p in by_hand]
+    assert [p.returncode for p in by_hand] == [0, 0], outputs
+    assert [out.strip() for out, _err in outputs] == ["g1", "g1"]
+    state = batches.read_batch(store, "g1")
+    assert state is not None and state.selected == 5 and state.partitions == 3  # --topN is the batch's total
+    assert {"generate.0/2", "generate.1/2"} <= set(state.done)
+    refused = _cli(settings, "generate", "--split", "0/2")
+    _out, err = refused.communicate(timeout=120)
+    assert refused.returncode == 2 and "--split needs --batch-id" in err
+
+    many = _cli(settings, "generate", "--workers", "3", "--partitions", "2")
+    out, err = many.communicate(timeout=120)
+    assert many.returncode == 0, err
+    batch = out.strip()
+    state = batches.read_batch(store, batch)
+    assert state is not None and state.selected == hosts - 5  # the rest: one seed row per host
+    merged = [line for line in err.splitlines() if line.startswith("generate: batch")]
+    assert len(merged) == 1 and f"selected {hosts - 5}," in merged[0], err
+    partitions = [line for line in err.splitlines() if line.startswith("partition ")]
+    assert sum(int(line.split(": ")[1].split()[0]) for line in partitions) == hosts - 5
