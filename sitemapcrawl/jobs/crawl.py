@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Protocol
 
+from sitemapcrawl import urls
 from sitemapcrawl.errors import UsageError
 from sitemapcrawl.http import PoliteHttpClient
 from sitemapcrawl.jobs import batches
@@ -41,6 +42,7 @@ from sitemapcrawl.jobs.batches import BatchState
 from sitemapcrawl.jobs.detect import DetectCounts, detect
 from sitemapcrawl.jobs.fetch import FetchCounts, FetchOptions, FetchProgress, fetch
 from sitemapcrawl.jobs.generate import GenerateCounts, GenerateOptions, generate
+from sitemapcrawl.jobs.hosts import origins_in_table
 from sitemapcrawl.jobs.inject import InjectCounts, Rejected, inject
 from sitemapcrawl.jobs.parse import ParseCounts, parse_batch
 from sitemapcrawl.jobs.rules import UrlRules
@@ -186,6 +188,15 @@ def finish_batch(
     return RoundResult(0, generated, fetched, parsed, updated, seconds)
 
 
+def split_origins(store: Store, split: Split) -> list[str]:
+    """The origins of the table whose rows are in `split` (a host's rows share one bucket).
+
+    Cost: the skip scan of `hosts.origins_in_table`, one round trip per origin.
+    """
+    return [origin for origin in origins_in_table(store)
+            if split.holds(urls.row_key(origin + "/").encode("utf-8"))]
+
+
 def crawl_mode_of(state: BatchState, options: CrawlOptions) -> CrawlMode:
     """The mode a batch was generated in (the crawl's own when the registry does not say)."""
     try:
@@ -271,8 +282,13 @@ def crawl(
             hosts += 1
             on_stage("detect", hosts, None, 0)
 
-        result.detect = detect(store, client, rules, probe_known_paths=options.probe_known_paths,
-                               on_host=host_done, now=clock())
+        if options.split.whole:
+            result.detect = detect(store, client, rules, probe_known_paths=options.probe_known_paths,
+                                   on_host=host_done, now=clock())
+        else:  # machine K of N reads the robots.txt of its own hosts only
+            mine = split_origins(store, options.split)
+            result.detect = detect(store, client, rules, hosts=mine, probe_known_paths=options.probe_known_paths,
+                                   on_host=host_done, now=clock()) if mine else DetectCounts()
     generate_options = GenerateOptions(top_n=options.top_n, max_per_host=options.max_per_host,
                                        count_mode=options.count_mode, partitions=options.partitions, mode=mode,
                                        documents_only=options.documents_only, split=options.split)

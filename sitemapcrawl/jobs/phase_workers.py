@@ -119,4 +119,7 @@ class WorkerPhases:
 
 
 def _with(options: GenerateOptions, split: Split, workers: int) -> GenerateOptions:
-    return replace(options, split=split, partitions=workers)
+    """The crawl's generate options for its workers: its split, one partition per worker, a new batch id
+    (a split crawl's batch is its own)."""
+    batch = options.batch_id or new_batch_id(datetime.now(UTC).replace(microsecond=0))
+    return replace(options, split=split, partitions=workers, batch_id=batch)

@@ -27,6 +27,7 @@ import pytest
 from hbase_fixtures import REPO
 from split_helpers import AGENT, START, prepare_batch, split_settings, table
 
+from sitemapcrawl import urls
 from sitemapcrawl.config import Settings
 from sitemapcrawl.http import PoliteHttpClient
 from sitemapcrawl.jobs import batches
@@ -42,6 +43,7 @@ from sitemapcrawl.splits import WHOLE, Split
 from sitemapcrawl.store import Store
 from sitemapcrawl.testweb import TestWebServer
 from sitemapcrawl.testweb.generate import bulk_web
+from sitemapcrawl.webpage import BATCH_TABLE
 
 pytestmark = pytest.mark.integration
 
@@ -348,3 +350,26 @@ def test_generate_splits_and_workers_make_one_batch(web: TestWebServer, store: S
     assert len(merged) == 1 and f"selected {hosts - 5}," in merged[0], err
     partitions = [line for line in err.splitlines() if line.startswith("partition ")]
     assert sum(int(line.split(": ")[1].split()[0]) for line in partitions) == hosts - 5
+
+
+def test_a_split_crawl_keeps_to_its_own_hosts(
+        web: TestWebServer, store: Store, settings: Settings, tmp_path: Path) -> None:
+    seeds = tmp_path / "seeds.txt"
+    seeds.write_text("".join(f"{u}\n" for u in web.base_urls()), encoding="utf-8")
+    mine = Split(0, 2)
+
+    def held(url: str) -> bool:
+        return mine.holds(urls.row_key(url).encode())
+
+    web.reset()
+    machine = _crawl(settings, str(seeds), "--split", mine.text(), "--workers", "2")
+    _out, err = machine.communicate(timeout=600)
+    assert machine.returncode == 0, err
+    asked = [r.url for r in web.log.records() if r.status != 0]
+    robots = {r.url for r in web.log.records() if r.status != 0 and r.target == "/robots.txt"}
+    assert asked and all(held(url) for url in asked)  # no request to another machine's hosts
+    assert robots == {f"{u.rstrip('/')}/robots.txt" for u in web.base_urls() if held(u)}
+    assert 0 < len(robots) < len(web.base_urls())
+    generated = [state for state in (batches.read_batch(store, key.decode()) for key, _ in
+                                     store.scan(BATCH_TABLE)) if state is not None]
+    assert generated and all(batches.generated_within(state, mine) and state.finished for state in generated)
