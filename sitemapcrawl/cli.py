@@ -627,7 +627,7 @@ def generate_command(
     rules = UrlRules.from_settings(State.settings)
     results = None
     if workers > 1:
-        from sitemapcrawl.jobs.phase_workers import generate_workers
+        from sitemapcrawl.jobs.crawl import generate_workers
 
         with stage_progress() as update:
             counts, results = generate_workers(worker_pool(update), options, workers)
@@ -748,7 +748,7 @@ def parse_command(
     part = Split.parse(split) if split is not None else WHOLE
     crawl_mode_value = crawl_mode(mode or State.settings.crawl_mode)
     if workers > 1:
-        from sitemapcrawl.jobs.phase_workers import parse_workers
+        from sitemapcrawl.jobs.crawl import parse_workers
         from sitemapcrawl.jobs.workers import raise_failed
 
         with stage_progress() as update:
@@ -800,7 +800,7 @@ def updatedb_command(
     part = Split.parse(split) if split is not None else WHOLE
     crawl_mode_value = crawl_mode(mode or State.settings.crawl_mode)
     if workers > 1:
-        from sitemapcrawl.jobs.phase_workers import updatedb_workers
+        from sitemapcrawl.jobs.crawl import updatedb_workers
         from sitemapcrawl.jobs.workers import raise_failed
 
         with stage_progress() as update:
@@ -893,7 +893,7 @@ def crawl_command(
         update = stack.enter_context(stage_progress())
         phases = None
         if workers > 1 or split is not None:
-            from sitemapcrawl.jobs.phase_workers import WorkerPhases
+            from sitemapcrawl.jobs.crawl import WorkerPhases
 
             phases = WorkerPhases(worker_pool(update, quiet=True), settings, workers, options.split)
         result = crawl(store, client, rules, _seed_lines(seeds, stack), options,

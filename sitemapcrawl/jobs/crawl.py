@@ -30,23 +30,25 @@ import dataclasses
 import logging
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Protocol
 
 from sitemapcrawl import urls
+from sitemapcrawl.config import Settings
 from sitemapcrawl.errors import UsageError
 from sitemapcrawl.http import PoliteHttpClient
 from sitemapcrawl.jobs import batches
 from sitemapcrawl.jobs.batches import BatchState
 from sitemapcrawl.jobs.detect import DetectCounts, detect
 from sitemapcrawl.jobs.fetch import FetchCounts, FetchOptions, FetchProgress, fetch
-from sitemapcrawl.jobs.generate import GenerateCounts, GenerateOptions, generate
+from sitemapcrawl.jobs.generate import GenerateCounts, GenerateOptions, generate, new_batch_id
 from sitemapcrawl.jobs.hosts import origins_in_table
 from sitemapcrawl.jobs.inject import InjectCounts, Rejected, inject
 from sitemapcrawl.jobs.parse import ParseCounts, parse_batch
 from sitemapcrawl.jobs.rules import UrlRules
 from sitemapcrawl.jobs.updatedb import UpdateCounts, updatedb
+from sitemapcrawl.jobs.workers import Pool, WorkerResults, raise_failed, run_splits
 from sitemapcrawl.modes import CountMode, CrawlMode
 from sitemapcrawl.splits import WHOLE, Split
 from sitemapcrawl.store import Store
@@ -132,7 +134,7 @@ class CrawlResult:
 
 
 class Phases(Protocol):
-    """How a round runs its phases other than in this process (`crawl --workers`: `jobs.phase_workers`)."""
+    """How a round runs its phases other than in this process (`crawl --workers`: `WorkerPhases` below)."""
 
     def generate(self, options: GenerateOptions) -> GenerateCounts:
         """Make the round's batch."""
@@ -343,3 +345,109 @@ def crawl(
         result.stopped = "rounds done"
     return result
 
+
+# ---------------------------------------------------------------- workers --
+# Each phase as worker processes (`--workers M`, `jobs.workers`): the command
+# line of every worker and their counts merged. generate, parse and updatedb
+# run as M workers over the sub-splits of a split (`workers.sub_splits`);
+# fetch as M partitions. generate's workers share one batch id chosen here;
+# `--topN` is the batch's total, each split selecting its share. Here, not in
+# a part, because it runs the other jobs (as crawl does); the commands'
+# `--workers` call these too.
+
+def _opt(name: str, value: object) -> list[str]:
+    return [] if value is None or value is False else [name] if value is True else [name, str(value)]
+
+
+def generate_workers(pool: Pool, options: GenerateOptions, workers: int,
+                     now: datetime | None = None) -> tuple[GenerateCounts, WorkerResults]:
+    """Run generate as `workers` processes over `options.split`; one batch (options.batch_id or a new id).
+
+    `options.top_n` is the batch's total (each worker takes its share). UsageError for bad options
+    (a split of several machines needs the batch id they share).
+    """
+    options.check()
+    batch = options.batch_id or new_batch_id((now or datetime.now(UTC)).replace(microsecond=0))
+    common = (["--batch-id", batch, "--partitions", str(options.partitions), "--count-mode",
+               options.count_mode.value, "--mode", options.mode.value]
+              + _opt("--topN", options.top_n) + _opt("--max-per-host", options.max_per_host)
+              + _opt("--queue-by", options.queue_by.value if options.queue_by else None)
+              + _opt("--sitemaps-only-docs", options.documents_only))
+    results = run_splits(pool, "generate", options.split, workers, lambda s: ["generate", "--split", s.text(), *common])
+    counts = results.merged(GenerateCounts)
+    if counts.selected == 0:
+        counts.batch_id = None
+    return counts, results
+
+
+def parse_workers(pool: Pool, batch: str, mode: CrawlMode, split: Split, workers: int,
+                  wait: bool = False) -> tuple[ParseCounts, WorkerResults]:
+    """Run parse as `workers` processes over `split`."""
+    results = run_splits(pool, "parse", split, workers, lambda s: [
+        "parse", "--batch", batch, "--split", s.text(), "--mode", mode.value, *_opt("--wait", wait)])
+    return results.merged(ParseCounts), results
+
+
+def updatedb_workers(pool: Pool, batch: str, mode: CrawlMode, split: Split, workers: int,
+                     wait: bool = False) -> tuple[UpdateCounts, WorkerResults]:
+    """Run updatedb as `workers` processes over `split`."""
+    results = run_splits(pool, "updatedb", split, workers, lambda s: [
+        "updatedb", "--batch", batch, "--split", s.text(), "--mode", mode.value, *_opt("--wait", wait)])
+    return results.merged(UpdateCounts), results
+
+
+def fetch_workers(pool: Pool, options: FetchOptions, settings: Settings,
+                  partitions: int) -> tuple[FetchCounts, WorkerResults]:
+    """Run fetch as one process per partition of the batch (`fetch --partition K/N`)."""
+    common = (["--batch", options.batch_id, "--threads", str(settings.threads), "--threads-per-host",
+               str(settings.threads_per_host), "--delay", str(settings.delay),
+               "--store-content" if options.store_content else "--no-store-content"]
+              + _opt("--time-limit", options.time_limit) + _opt("--wait", options.wait))
+    results = pool.run("fetch", [(f"{k}/{partitions}", ["fetch", "--partition", f"{k}/{partitions}", *common])
+                                 for k in range(partitions)])
+    return results.merged(FetchCounts), results
+
+
+class WorkerPhases:
+    """A crawl round's phases, each as worker processes (`crawl --workers M [--split K/N]`).
+
+    Fetch runs one worker per partition: generate is told `partitions` = M.
+    A failed worker stops the crawl with WorkerFailedError after its phase.
+    """
+
+    def __init__(self, pool: Pool, settings: Settings, workers: int, split: Split = WHOLE) -> None:
+        self.pool = pool
+        self.settings = settings
+        self.workers = workers
+        self.split = split
+
+    def generate(self, options: GenerateOptions) -> GenerateCounts:
+        """Run generate's workers for the crawl's split."""
+        counts, results = generate_workers(self.pool, _with(options, self.split, self.workers), self.workers)
+        raise_failed(results)
+        return counts
+
+    def fetch(self, options: FetchOptions) -> FetchCounts:
+        """Run one fetch worker per partition."""
+        counts, results = fetch_workers(self.pool, options, self.settings, self.workers)
+        raise_failed(results)
+        return counts
+
+    def parse(self, batch: str, mode: CrawlMode) -> ParseCounts:
+        """Run parse's workers."""
+        counts, results = parse_workers(self.pool, batch, mode, self.split, self.workers)
+        raise_failed(results)
+        return counts
+
+    def updatedb(self, batch: str, mode: CrawlMode) -> UpdateCounts:
+        """Run updatedb's workers."""
+        counts, results = updatedb_workers(self.pool, batch, mode, self.split, self.workers)
+        raise_failed(results)
+        return counts
+
+
+def _with(options: GenerateOptions, split: Split, workers: int) -> GenerateOptions:
+    """The crawl's generate options for its workers: its split, one partition per worker, a new batch id
+    (a split crawl's batch is its own)."""
+    batch = options.batch_id or new_batch_id(datetime.now(UTC).replace(microsecond=0))
+    return replace(options, split=split, partitions=workers, batch_id=batch)
