@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -233,16 +234,16 @@ def test_a_split_reads_only_its_range(settings: Settings, make_testweb: Callable
             rows.append(parsed.rows)
         assert sum(rows) == 16
         touched = [tables.page_key(key) for key in records(store, batch_id, tables.TOUCHED)]
-        store.reset()
-        first = updatedb(store, rules, batch_id, split=halves[0])
-        assert all(halves[0].holds(key) for key in store.keys_got[WEBPAGE_TABLE])
-        assert first.merged == sum(1 for key in touched if halves[0].holds(key))
-        # The first half's records are gone, the second half's stay for its own updatedb.
-        left = [tables.page_key(key) for key in records(store, batch_id)]
-        assert left and all(halves[1].holds(key) for key in left)
-        second = updatedb(store, rules, batch_id, split=halves[1])
+        # updatedb's splits run side by side: each merges only after every split spread its links.
+        stores = [CountingStore(settings), CountingStore(settings)]
+        with ThreadPoolExecutor(2) as pool:
+            first, second = pool.map(lambda half, on: updatedb(on, rules, batch_id, split=half), halves, stores)
+        for half, on, counts in zip(halves, stores, (first, second), strict=True):
+            assert all(half.holds(key) for key in on.keys_got[WEBPAGE_TABLE])
+            assert counts.merged == sum(1 for key in touched if half.holds(key))
+            on.close()
         assert first.scheduled + second.scheduled == 16
-        assert records(store, batch_id) == []
+        assert records(store, batch_id) == []  # each half dropped its own records
 
 
 def test_a_batch_without_records_is_read_by_a_table_scan(settings: Settings, web: TestWebServer) -> None:
