@@ -105,10 +105,19 @@ class BatchState:
         if UPDATE in self.done:
             return "finished"
         if PARSE in self.done:
-            return "parsed, not updated"
+            return "parsed, not updated" + self._splits_done(UPDATE)
         if self.fetched == self.partitions:
-            return "fetched, not parsed"
+            return "fetched, not parsed" + self._splits_done(PARSE)
         return f"fetching ({self.fetched} of {self.partitions} partitions done)"
+
+    def _splits_done(self, phase: str) -> str:
+        """`(updatedb: 1 of 2 splits done)` when splits of `phase` are marked done, else ``."""
+        counts = {name.rpartition("/")[2] for name in self.done if name.startswith(phase + ".")}
+        if len(counts) != 1:
+            return ""
+        count = int(counts.pop())
+        done = sum(1 for name in self.done if name.startswith(phase + ".") and name.endswith(f"/{count}"))
+        return f" ({'updatedb' if phase == UPDATE else phase}: {done} of {count} splits done)"
 
     def line(self) -> str:
         """One line for `sitemapcrawl batches`."""

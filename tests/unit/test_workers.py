@@ -97,3 +97,11 @@ def test_a_split_crawl_finishes_only_the_batches_generated_inside_its_split() ->
     assert generated_within(mine, Split(0, 2)) and not generated_within(mine, Split(1, 2))
     assert not generated_within(_state(), Split(0, 2))  # an unsplit batch is left to an unsplit crawl
     assert generated_within(_state(), Split(0, 1))
+
+
+def test_the_batch_line_says_how_many_splits_are_done() -> None:
+    fetched = ("fetch.0/1",)
+    assert _state(*fetched, "parse.0/3").phase() == "fetched, not parsed (parse: 1 of 3 splits done)"
+    assert _state(*fetched, "parse", "update.1/2").phase() == "parsed, not updated (updatedb: 1 of 2 splits done)"
+    assert _state(*fetched, "parse").phase() == "parsed, not updated"
+    assert _state(*fetched, "parse", "update").phase() == "finished"
