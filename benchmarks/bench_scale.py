@@ -23,7 +23,8 @@ Figures (one run, ratios: the machine is noisy and shared):
 2. Round cost against the table size. For each size in `--tables`: a fresh
    table filled by direct batch puts with rows shaped as a crawl leaves them
    (fetched pages listed by sitemaps, next fetch in 30 days: not due; one
-   fetched sitemap row per 50,000 of them), then `--due` (100) page URLs of a
+   fetched sitemap row per 50,000 of them) and the due index entries the
+   crawl's writers leave for them (table `due`, marked built), then `--due` (100) page URLs of a
    loopback web injected with the CLI (due now), then one round as the user
    runs it: `generate`, `fetch`, `parse`, `updatedb` as separate CLI
    processes (mixed mode; the pages link to each other), each timed start to
@@ -60,8 +61,9 @@ from typing import TypeVar
 import happybase
 from thriftpy2.thrift import TException
 
-from sitemapcrawl import urls
+from sitemapcrawl import tables, urls
 from sitemapcrawl.config import Settings
+from sitemapcrawl.due import entry_of
 from sitemapcrawl.linkvalues import Inlink, InlinkKind, format_inlink
 from sitemapcrawl.sitemaps.model import ChangeFreq
 from sitemapcrawl.store import Store
@@ -78,7 +80,16 @@ from sitemapcrawl.testweb import (
     TestWebServer,
     Web,
 )
-from sitemapcrawl.webpage import WEBPAGE_TABLE, FetchStatus, SitemapSource, WebPage, encode
+from sitemapcrawl.webpage import (
+    DUE_TABLE,
+    WEBPAGE_TABLE,
+    DueRow,
+    FetchStatus,
+    SitemapSource,
+    WebPage,
+    column_names,
+    encode,
+)
 
 URLS_PER_SITEMAP = 50_000
 AGENT = "sitemapcrawl-bench/1.0"
@@ -365,6 +376,16 @@ def filler_rows(count: int, now: datetime) -> Iterator[tuple[bytes, dict[bytes, 
             made += 1
 
 
+def due_entries(rows: Iterator[tuple[bytes, dict[bytes, bytes]]]) -> Iterator[tuple[bytes, dict[bytes, bytes]]]:
+    """The due index entries the crawl's writers (`tables.write_pages`) leave for `rows`."""
+    nft, is_sitemap, in_sitemap = column_names(WebPage, tables.DUE_FIELDS)
+    cells = encode(DueRow("", entry=True))
+    for key, data in rows:
+        entry = entry_of(key, data.get(nft), data.get(is_sitemap) == b"1", data.get(in_sitemap) == b"1")
+        if entry is not None:
+            yield entry.key(), cells
+
+
 @dataclass
 class RoundCost:
     rows: int
@@ -382,6 +403,8 @@ def round_cost(base_prefix: str, hbase: str, rows: int, due: int, web: TestWebSe
         with_retries("create tables", store.create_tables)
         now = datetime.now(UTC).replace(microsecond=0)
         fill_seconds, _n, cells = fill_rows(settings, store.table_name(WEBPAGE_TABLE), filler_rows(rows - due, now))
+        fill_rows(settings, store.table_name(DUE_TABLE), due_entries(filler_rows(rows - due, now)))
+        tables.mark_due_built(store, now)
         cost = RoundCost(rows, fill_seconds, cells)
         with tempfile.TemporaryDirectory() as folder:
             seeds = Path(folder) / "due.txt"

@@ -603,6 +603,9 @@ def generate_command(
     workers: Annotated[int, typer.Option(min=1, max=256, metavar="N", help=_WORKERS_HELP)] = 1,
     sitemaps_only_docs: Annotated[bool, typer.Option(
         "--sitemaps-only-docs", help="Select sitemap documents alone (crawl --sitemaps-only-docs).")] = False,
+    rescan: Annotated[bool, typer.Option("--rescan",
+                                         help="Find the due URLs by a full scan of the table, not through the "
+                                              "due index, and rebuild the index from it (a repair).")] = False,
 ) -> None:
     """Select the due URLs, best first, and mark them as one batch to fetch.
 
@@ -610,6 +613,7 @@ def generate_command(
     With --split K/N, N generates (same --batch-id) make one batch; per-host caps
     hold exactly (a host's rows are in one split) and --topN is the batch's
     total, each split taking its share.
+    Due URLs are read through the due index; --rescan rebuilds it.
 
     \b
     Example: sitemapcrawl generate --topN 10000 --max-per-host 500 --partitions 4
@@ -623,7 +627,8 @@ def generate_command(
     part = Split.parse(split) if split is not None else WHOLE
     options = GenerateOptions(top_n=top_n, max_per_host=max_per_host, count_mode=count_mode,
                               partitions=partitions, mode=crawl_mode(mode or State.settings.crawl_mode),
-                              batch_id=batch_id, queue_by=queue_by, split=part, documents_only=sitemaps_only_docs)
+                              batch_id=batch_id, queue_by=queue_by, split=part, documents_only=sitemaps_only_docs,
+                              rescan=rescan)
     rules = UrlRules.from_settings(State.settings)
     results = None
     if workers > 1:

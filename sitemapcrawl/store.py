@@ -46,6 +46,8 @@ from sitemapcrawl.webpage import (
     BATCH_TABLE,
     BATCHROW_FAMILIES,
     BATCHROW_TABLE,
+    DUE_FAMILIES,
+    DUE_TABLE,
     HISTORY_FAMILIES,
     HISTORY_TABLE,
     HOST_FAMILIES,
@@ -63,7 +65,7 @@ T = TypeVar("T")
 #: The tables the crawl uses, by base name, and their families.
 TABLES: dict[str, tuple[Family, ...]] = {
     WEBPAGE_TABLE: WEBPAGE_FAMILIES, HOST_TABLE: HOST_FAMILIES, BATCH_TABLE: BATCH_FAMILIES,
-    HISTORY_TABLE: HISTORY_FAMILIES, BATCHROW_TABLE: BATCHROW_FAMILIES,
+    HISTORY_TABLE: HISTORY_FAMILIES, BATCHROW_TABLE: BATCHROW_FAMILIES, DUE_TABLE: DUE_FAMILIES,
 }
 
 #: Errors of the wire: retried after reconnecting.
@@ -190,6 +192,11 @@ class Store:
         self._connected_once = False
         self.retries = 0
         """Operations retried after a wire error, since this store was made."""
+
+    @property
+    def batch_size(self) -> int:
+        """Rows per round trip (`hbase_batch_size`): what callers that read in chunks should use."""
+        return self._batch_size
 
     def _attempts_now(self) -> int:
         # An HBase that never answered is most likely not running: say so

@@ -36,32 +36,45 @@ set) is read by a server-filtered scan of `webpage`, as it always was.
 
 Cost: what the store's scan costs; a dict lookup and a codec per cell to
 decode.
+
+The due index (`sitemapcrawl.due`) is kept here as well: `write_pages` is
+the one way to put `webpage` cells that hold a next fetch time or the
+sitemap flags, and adds the row's index entry with them; `due_pages` reads
+the rows due by now through the index; `rebuild_due` and `sweep_due` are
+the full-scan repair behind `generate --rescan`.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from datetime import UTC, datetime
+from itertools import islice
 
 from sitemapcrawl import urls
+from sitemapcrawl.due import BUILT_KEY, DueKind, Entry, due_range, entry_of, parse_entry
 from sitemapcrawl.errors import CellDecodeError, InvalidUrlError
 from sitemapcrawl.splits import WHOLE, Split, bucket_label, bucket_of
-from sitemapcrawl.store import Cells, Store
+from sitemapcrawl.store import Cells, Store, WriteCounts
 from sitemapcrawl.webpage import (
     BATCH_TABLE,
     BATCHROW_TABLE,
+    DUE_TABLE,
     WEBPAGE_TABLE,
     BatchRecord,
     BatchRow,
+    DueRow,
     HistoryRow,
     HostRow,
     WebPage,
     column_names,
     columns_of,
+    compare_filter_of,
     decode,
     encode,
     equals_filter,
+    format_time,
 )
 
 log = logging.getLogger(__name__)
@@ -253,7 +266,7 @@ def write_touching(store: Store, batch_id: str, puts: Iterable[tuple[bytes, dict
 
 def _write_touched_part(store: Store, batch_id: str, part: list[tuple[bytes, dict[bytes, bytes]]]) -> int:
     record_touched(store, batch_id, (key for key, _ in part))
-    return store.write(WEBPAGE_TABLE, part).rows
+    return write_pages(store, part).rows  # with due index entries, should a put carry f:nft or the flags
 
 
 def recorded_keys(store: Store, batch_id: str, kind: bytes, split: Split = WHOLE, chunk: int = 1000,
@@ -364,3 +377,179 @@ def _scanned_rows(store: Store, field_name: str, batch_id: str, fields: list[str
         if not split.whole:
             scanned = [(key, cells) for key, cells in scanned if split.holds(key)]
         yield list(pages(scanned, job, unreadable, fields))
+
+
+# ------------------------------------------------------------- due index --
+
+#: The fields that decide a row's due entry, and their columns.
+DUE_FIELDS = ["next_fetch", "is_sitemap", "in_sitemap"]
+_NFT, _SM, _IN = column_names(WebPage, DUE_FIELDS)
+_ENTRY_CELLS = encode(DueRow("", entry=True))
+_State = tuple[bytes | None, bool, bool]
+
+
+def _chunks(items: Iterable[tuple[bytes, Cells]], size: int) -> Iterator[list[tuple[bytes, Cells]]]:
+    iterator = iter(items)
+    while chunk := list(islice(iterator, size)):
+        yield chunk
+
+
+def _cells_state(cells: Mapping[bytes, bytes]) -> _State:
+    return cells.get(_NFT) or None, cells.get(_SM) == b"1", cells.get(_IN) == b"1"
+
+
+def _page_state(page: WebPage | None) -> _State:
+    """The index state of a row as read (it must have been read with DUE_FIELDS: else FieldNotReadError)."""
+    if page is None:
+        return None, False, False
+    nft = format_time(page.next_fetch).encode() if page.next_fetch is not None else None
+    return nft, bool(page.is_sitemap), bool(page.in_sitemap)
+
+
+def write_pages(store: Store, puts: Iterable[tuple[bytes, Cells]],
+                before: Mapping[bytes, WebPage | None] | None = None) -> WriteCounts:
+    """Put `webpage` rows and keep their due index entries in step; the counts of the row puts.
+
+    A put holding `f:nft`, `s:sm` or `s:in` gets the index entry of the row's
+    new state: the row as it was, overlaid with the put. The row as it was
+    comes from `before` (rows read with at least DUE_FIELDS; None for a row
+    that did not exist) or, for keys not in it, from one multi-get of those
+    three columns per chunk. The new entry is written before the row, so a
+    crash leaves at worst a stale entry (generate drops it), never a due row
+    the index misses; the old entry, when it differs, is deleted after.
+    Streams in chunks of `hbase_batch_size`. Cost per chunk: one put of the
+    rows, one of the entries, one delete when entries moved, and the
+    multi-get for rows not in `before`; puts not touching those columns cost
+    what `Store.write` costs.
+    """
+    known = before or {}
+    rows = batches = retries = 0
+    for chunk in _chunks(puts, store.batch_size):
+        touched = [(key, cells) for key, cells in chunk if _NFT in cells or _SM in cells or _IN in cells]
+        unknown = [key for key, _ in touched if key not in known]
+        read = store.rows(WEBPAGE_TABLE, unknown, columns=[_NFT, _SM, _IN]) if unknown else {}
+        new_entries: list[bytes] = []
+        old_entries: list[bytes] = []
+        for key, cells in touched:
+            old = _page_state(known[key]) if key in known else _cells_state(read.get(key, {}))
+            new = (cells.get(_NFT) or old[0], cells[_SM] == b"1" if _SM in cells else old[1],
+                   cells[_IN] == b"1" if _IN in cells else old[2])
+            old_entry, new_entry = entry_of(key, *old), entry_of(key, *new)
+            if new_entry is not None:
+                new_entries.append(new_entry.key())  # again when unchanged: it heals a lost entry
+            if old_entry is not None and old_entry != new_entry:
+                old_entries.append(old_entry.key())
+        store.write(DUE_TABLE, ((key, _ENTRY_CELLS) for key in new_entries))
+        done = store.write(WEBPAGE_TABLE, chunk)
+        store.delete_many(DUE_TABLE, ((key, None) for key in old_entries))
+        rows, batches, retries = rows + done.rows, batches + done.batches, retries + done.retries
+    return WriteCounts(rows, batches, retries)
+
+
+@dataclass
+class DueRead:
+    """What a read of the due index met: stale entries, deleted."""
+
+    stale: int = 0
+
+
+def _current(entry: Entry, cells: Cells | None) -> bool:
+    """Does the row (its cells, None when it is gone) still call for this entry?"""
+    return cells is not None and entry_of(entry.row_key, *_cells_state(cells)) == entry
+
+
+def due_pages(store: Store, kinds: Iterable[DueKind], now: datetime, fields: list[str], job: str,
+              unreadable: Unreadable, read: DueRead, split: Split = WHOLE) -> Iterator[list[tuple[bytes, WebPage]]]:
+    """The rows of `split` due at or before `now` whose kind is in `kinds`, through the index, in chunks.
+
+    Each chunk is one scan of up to `hbase_batch_size` entries (a fresh scan
+    resuming after the last, so no scanner idles) and one multi-get of their
+    rows with `fields` (plus DUE_FIELDS). An entry whose row no longer calls
+    for it (next fetch changed or deleted, kind changed, row gone) is stale:
+    deleted in one batched delete per chunk, counted in `read.stale`, and its
+    row not returned. Rows that do not decode are counted in `unreadable`.
+    Cost: proportional to the due entries of those kinds, not to the table.
+    """
+    wanted = [*fields, *(name for name in DUE_FIELDS if name not in fields)]
+    columns = column_names(WebPage, wanted)
+    for kind in kinds:
+        start, stop = due_range(kind, now)
+        while True:
+            scanned = [key for key, _ in store.scan(DUE_TABLE, start=start, stop=stop, limit=store.batch_size)]
+            if not scanned:
+                break
+            start = scanned[-1] + b"\x00"
+            entries = [entry for entry in map(parse_entry, scanned) if entry is not None]
+            entries = [entry for entry in entries if split.whole or split.holds(entry.row_key)]
+            found = store.rows(WEBPAGE_TABLE, [entry.row_key for entry in entries], columns=columns)
+            current = [entry for entry in entries if _current(entry, found.get(entry.row_key))]
+            stale = [entry.key() for entry in entries if not _current(entry, found.get(entry.row_key))]
+            if stale:
+                read.stale += len(stale)
+                store.delete_many(DUE_TABLE, ((key, None) for key in stale))
+            yield list(pages(((entry.row_key, found[entry.row_key]) for entry in current), job, unreadable,
+                             wanted))
+
+
+def rebuild_due(store: Store, now: datetime, fields: list[str], job: str,
+                unreadable: Unreadable) -> Iterator[list[tuple[bytes, WebPage]]]:
+    """Full scan: write the index entry of every row with a next fetch; return the rows due by `now`, in chunks.
+
+    The repair behind `generate --rescan`: each chunk is a fresh scan of up
+    to `hbase_batch_size` rows (server-filtered to rows with `f:nft`), whose
+    entries are written before the chunk is returned. Stale entries are left
+    to `sweep_due`. Cost: one scan of every scheduled row, one put of
+    entries per chunk.
+    """
+    wanted = [*fields, *(name for name in DUE_FIELDS if name not in fields)]
+    columns = column_names(WebPage, wanted)
+    scheduled = compare_filter_of(WebPage, "next_fetch", ">=", datetime(1, 1, 1, tzinfo=UTC))
+    limit = format_time(now).encode()
+    start: bytes | None = None
+    while True:
+        scanned = list(store.scan(WEBPAGE_TABLE, start=start, columns=columns, filter=scheduled,
+                                  limit=store.batch_size))
+        if not scanned:
+            return
+        start = scanned[-1][0] + b"\x00"
+        entries = [entry_of(key, *_cells_state(cells)) for key, cells in scanned]
+        store.write(DUE_TABLE, ((entry.key(), _ENTRY_CELLS) for entry in entries if entry is not None))
+        due = [(key, cells) for key, cells in scanned if (cells.get(_NFT) or b"~") <= limit]
+        yield list(pages(due, job, unreadable, wanted))
+
+
+def sweep_due(store: Store) -> int:
+    """Delete every index entry its row no longer calls for; return how many.
+
+    The second half of `generate --rescan`. Cost: one scan of the `due`
+    table and one multi-get of three columns per `hbase_batch_size` entries.
+    """
+    deleted = 0
+    start = b""
+    while True:
+        scanned = [key for key, _ in store.scan(DUE_TABLE, start=start, stop=BUILT_KEY, limit=store.batch_size)]
+        if not scanned:
+            return deleted
+        start = scanned[-1] + b"\x00"
+        entries = [entry for entry in map(parse_entry, scanned) if entry is not None]
+        found = store.rows(WEBPAGE_TABLE, [entry.row_key for entry in entries], columns=[_NFT, _SM, _IN])
+        stale = [entry.key() for entry in entries if not _current(entry, found.get(entry.row_key))]
+        junk = [key for key in scanned if parse_entry(key) is None]
+        store.delete_many(DUE_TABLE, ((key, None) for key in [*stale, *junk]))
+        deleted += len(stale) + len(junk)
+
+
+def due_index_built(store: Store) -> datetime | None:
+    """When a full scan last built the due index, or None when it never did (one round trip)."""
+    cells = store.row(DUE_TABLE, BUILT_KEY)
+    if not cells:
+        return None
+    try:
+        return decode(DueRow, BUILT_KEY.decode(), cells).built
+    except CellDecodeError:
+        return None
+
+
+def mark_due_built(store: Store, now: datetime) -> None:
+    """Record that a full scan built the due index at `now` (one put)."""
+    store.write(DUE_TABLE, [(BUILT_KEY, encode(DueRow(BUILT_KEY.decode(), built=now)))])

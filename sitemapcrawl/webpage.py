@@ -3,7 +3,8 @@
 This is the only module (with `hbase-schema/`) that knows column names. A row
 is a `WebPage` (table `webpage`, one per URL), a `HostRow` (table `host`,
 one per scheme+host+port) or a `BatchRow` (table `batch`, one per batch id:
-what generate made, which phases finished, who holds each share). Jobs build partial rows (only the fields they set)
+what generate made, which phases finished, who holds each share) or a `DueRow`
+(table `due`, the index of next fetch times generate reads). Jobs build partial rows (only the fields they set)
 and `encode` turns them into cells; `decode` turns cells back into a row,
 raising `CellDecodeError` naming the row and the column for a bad value.
 Given the fields a job asked for, `decode` makes a row on which any other
@@ -38,6 +39,7 @@ HOST_TABLE = "host"
 HISTORY_TABLE = "history"
 BATCH_TABLE = "batch"
 BATCHROW_TABLE = "batchrow"
+DUE_TABLE = "due"
 
 
 class FetchStatus(enum.StrEnum):
@@ -488,6 +490,29 @@ class BatchRecord:
     touched: bool | None = col("r", "t", FLAG, "touched: has inlinks to merge for the batch", "parse, updatedb")
 
 
+# -------------------------------------------------------------------- due ---
+
+DUE_FAMILIES = (
+    Family("d", "due index: one entry per row with a next fetch time, and the built marker"),
+)
+
+
+@dataclass(frozen=True)
+class DueRow:
+    """One `due` row: an index entry, or the marker saying the index was built (see `sitemapcrawl.due`).
+
+    Entry keys are `<kind>|<next fetch time>|<webpage row key>`; the cell only
+    says the entry is one. The marker row (`~built`) holds when a full scan
+    last built the index.
+    """
+
+    key: str
+    entry: bool | None = col("d", "e", FLAG, "entry: the webpage row in the key is due at the key's time",
+                             "inject, detect, fetch, parse, updatedb, generate")
+    built: datetime | None = col("d", "b", TIME, "marker row ~built: when generate last rebuilt the index "
+                                 "from a full scan", "generate")
+
+
 # ---------------------------------------------------------------- history ---
 
 HISTORY_FAMILIES = (
@@ -532,9 +557,10 @@ class HistoryRow:
 
 # ------------------------------------------------------------- encoding ---
 
-RowT = TypeVar("RowT", WebPage, HostRow, BatchRow, HistoryRow, BatchRecord)
-AnyRow = WebPage | HostRow | BatchRow | HistoryRow | BatchRecord
-AnyRowType = type[WebPage] | type[HostRow] | type[BatchRow] | type[HistoryRow] | type[BatchRecord]
+RowT = TypeVar("RowT", WebPage, HostRow, BatchRow, HistoryRow, BatchRecord, DueRow)
+AnyRow = WebPage | HostRow | BatchRow | HistoryRow | BatchRecord | DueRow
+AnyRowType = (type[WebPage] | type[HostRow] | type[BatchRow] | type[HistoryRow] | type[BatchRecord]
+              | type[DueRow])
 
 
 def columns_of(row_type: AnyRowType) -> dict[str, Column]:
@@ -547,8 +573,9 @@ def map_families_of(row_type: AnyRowType) -> dict[str, MapFamily]:
     return {f.name: f.metadata["map"] for f in dataclasses.fields(row_type) if "map" in f.metadata}
 
 
-_COLUMNS = {row_type: columns_of(row_type) for row_type in (WebPage, HostRow, BatchRow, HistoryRow, BatchRecord)}
-_MAPS = {row_type: map_families_of(row_type) for row_type in (WebPage, HostRow, BatchRow, HistoryRow, BatchRecord)}
+_ROW_TYPES = (WebPage, HostRow, BatchRow, HistoryRow, BatchRecord, DueRow)
+_COLUMNS = {row_type: columns_of(row_type) for row_type in _ROW_TYPES}
+_MAPS = {row_type: map_families_of(row_type) for row_type in _ROW_TYPES}
 _BY_NAME = {
     row_type: {column.name.encode(): (name, column) for name, column in columns.items()}
     for row_type, columns in _COLUMNS.items()
@@ -676,7 +703,7 @@ def _row_repr(row: AnyRow) -> str:
 
 
 _LAYOUTS: dict[type, _Layout] = {}
-for _row_type in (WebPage, HostRow, BatchRow, HistoryRow, BatchRecord):
+for _row_type in _ROW_TYPES:
     _layout = _LAYOUTS[_row_type] = _Layout(_row_type)
     _LAYOUTS[_layout.partial_type] = _layout
     # Set after the dataclass is made, so mypy still checks every WebPage(...) against the fields.
@@ -839,7 +866,7 @@ def all_columns() -> list[tuple[str, Column | MapFamily]]:
     listed: list[tuple[str, Column | MapFamily]] = []
     tables: tuple[tuple[str, AnyRowType], ...] = (
         (WEBPAGE_TABLE, WebPage), (HOST_TABLE, HostRow), (BATCH_TABLE, BatchRow), (HISTORY_TABLE, HistoryRow),
-        (BATCHROW_TABLE, BatchRecord))
+        (BATCHROW_TABLE, BatchRecord), (DUE_TABLE, DueRow))
     for table, row_type in tables:
         listed.extend((table, column) for column in _COLUMNS[row_type].values())
         listed.extend((table, family) for family in _MAPS[row_type].values())

@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 from datetime import UTC, datetime, timedelta
 
-from sitemapcrawl import urls
+from sitemapcrawl import tables, urls
 from sitemapcrawl.changes import Hints
 from sitemapcrawl.config import Settings
 from sitemapcrawl.http import PoliteHttpClient
@@ -52,7 +52,7 @@ def make_due(store: Store, sitemaps_only: bool) -> int:
         row = decode(WebPage, urls.url_from_row_key(key.decode()), cells)
         if row.next_fetch is not None:
             puts.append((key, encode(WebPage(row.url, next_fetch=past))))
-    return store.write(WEBPAGE_TABLE, puts).rows
+    return tables.write_pages(store, puts).rows
 
 
 def normalized(change: SitemapChange) -> tuple[str, str, str, str | None, str | None]:

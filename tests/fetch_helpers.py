@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 from datetime import UTC, datetime, timedelta
 
-from sitemapcrawl import urls
+from sitemapcrawl import tables, urls
 from sitemapcrawl.config import Settings
 from sitemapcrawl.http import PoliteHttpClient
 from sitemapcrawl.jobs.fetch import FetchCounts, FetchOptions, fetch
@@ -19,7 +19,7 @@ PAST = datetime.now(UTC).replace(microsecond=0) - timedelta(hours=1)
 
 def add_rows(store: Store, *rows: WebPage) -> None:
     """Write whole rows under their row keys."""
-    store.write(WEBPAGE_TABLE, [(urls.row_key(r.url).encode(), encode(r)) for r in rows])
+    tables.write_pages(store, [(urls.row_key(r.url).encode(), encode(r)) for r in rows])
 
 
 def due(url: str, **fields: object) -> WebPage:

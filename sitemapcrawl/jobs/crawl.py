@@ -57,7 +57,7 @@ from sitemapcrawl.jobs.workers import Pool, WorkerResults, raise_failed, run_spl
 from sitemapcrawl.modes import CountMode, CrawlMode
 from sitemapcrawl.splits import WHOLE, Split
 from sitemapcrawl.store import Store
-from sitemapcrawl.webpage import BATCH_TABLE, HOST_TABLE, WEBPAGE_TABLE, format_time
+from sitemapcrawl.webpage import BATCH_TABLE, DUE_TABLE, HOST_TABLE, WEBPAGE_TABLE, format_time
 
 log = logging.getLogger(__name__)
 
@@ -274,7 +274,7 @@ def crawl(
     clock = now or (lambda: datetime.now(UTC).replace(microsecond=0))
     mode = options.mode
     result = CrawlResult()
-    store.require_tables(WEBPAGE_TABLE, HOST_TABLE, BATCH_TABLE)
+    store.require_tables(WEBPAGE_TABLE, HOST_TABLE, BATCH_TABLE, DUE_TABLE)
     if not resume_unfinished(store, client, rules, options, result, on_resume=on_resume, on_stage=on_stage,
                              on_round=on_round, now=clock):
         result.stopped = "interrupted"
@@ -377,7 +377,7 @@ def generate_workers(pool: Pool, options: GenerateOptions, workers: int,
                options.count_mode.value, "--mode", options.mode.value]
               + _opt("--topN", options.top_n) + _opt("--max-per-host", options.max_per_host)
               + _opt("--queue-by", options.queue_by.value if options.queue_by else None)
-              + _opt("--sitemaps-only-docs", options.documents_only))
+              + _opt("--sitemaps-only-docs", options.documents_only) + _opt("--rescan", options.rescan))
     results = run_splits(pool, "generate", options.split, workers, lambda s: ["generate", "--split", s.text(), *common])
     counts = results.merged(GenerateCounts)
     if counts.selected == 0:

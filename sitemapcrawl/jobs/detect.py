@@ -55,7 +55,7 @@ from sitemapcrawl.jobs.rules import UrlRules
 from sitemapcrawl.newrows import new_page
 from sitemapcrawl.sitemaps.scope import format_vouchers, merge_vouchers, parse_vouchers, vouch_host
 from sitemapcrawl.store import Store
-from sitemapcrawl.tables import Unreadable, read_pages, scan_pages
+from sitemapcrawl.tables import Unreadable, read_pages, scan_pages, write_pages
 from sitemapcrawl.tables import hosts as host_rows
 from sitemapcrawl.webpage import (
     HOST_TABLE,
@@ -168,7 +168,7 @@ def _record(store: Store, report: HostReport, rules: UrlRules, now: datetime, un
                 vouched_by=vouched,
             )
         puts.append((key, encode(row)))
-    store.write(WEBPAGE_TABLE, puts)
+    write_pages(store, puts)  # new sitemaps are due now: their due index entries too
     store.write(HOST_TABLE, [(origin_key(report.origin),
                               encode(_host_row(report, now, settings.robots_retry_interval)))])
 

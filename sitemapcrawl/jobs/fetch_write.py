@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from sitemapcrawl.jobs.hosts import origin_key
 from sitemapcrawl.jobs.politeness import KeyState, QueueBy, state_rows
 from sitemapcrawl.store import Store
-from sitemapcrawl.tables import record_members
+from sitemapcrawl.tables import record_members, write_pages
 from sitemapcrawl.webpage import HOST_TABLE, WEBPAGE_TABLE, HostRow, WebPage, column_names, encode
 
 
@@ -111,4 +111,4 @@ class Writer:
             cells.update(encode(outcome.row))
             if cells:
                 puts.append((outcome.key, cells))
-        self._store.write(WEBPAGE_TABLE, puts)
+        write_pages(self._store, puts)  # new redirect targets are due: their due index entries too

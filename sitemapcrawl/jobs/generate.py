@@ -2,8 +2,17 @@
 
 Selection, as Nutch's generator does it:
 
-- due: next fetch time (`f:nft`) at or before now, tested by the server (rows
-  without a next fetch time are never due);
+- due: next fetch time (`f:nft`) at or before now (rows without a next fetch
+  time are never due), found through the due index (`sitemapcrawl.due`, table
+  `due`): the index entries of the kinds the mode can select (sitemap
+  documents, listed pages, other pages) up to now are read as key ranges and
+  their rows multi-read; an entry its row no longer matches (next fetch
+  changed or deleted, kind changed) is stale, deleted and not counted. So
+  `--mode sitemap-only` does not read the pages found by links, and
+  `--sitemaps-only-docs` does not read the listed pages an inventory leaves
+  due. `--rescan` (and the first generate on a table whose index was never
+  built: one log line says so) reads every scheduled row instead, rebuilds
+  the index from them and deletes the stale entries;
 - status: any status may be generated once due; the schedule, not the status,
   keeps gone, too-large or blocked rows away (updatedb and fetch move their
   next fetch time);
@@ -40,8 +49,12 @@ Partitions: partition = crc32(politeness key) mod N, the key being the host
 land in one partition), so every URL of a politeness queue goes to the same
 fetch worker and politeness holds across workers.
 
-Cost: one full scan of the table's due rows (server-filtered, a dozen small
-columns each); memory of one small tuple per candidate kept: at most
+Cost: one range scan of the due index per kind the mode selects, and one
+multi-get per `hbase_batch_size` due rows of those kinds (a dozen small
+columns each), so a round costs what is due, not what the table holds
+(`--rescan`: one full scan of the scheduled rows, one put of index entries
+per chunk of them, then a scan of the index); memory of one small tuple per
+candidate kept: at most
 `top_n`, or hosts x `max_per_host`, or every due row when neither is given;
 one batched write of three cells per selected row, after one batched write
 recording it as a member of the batch (`batchrow`, see `sitemapcrawl.tables`:
@@ -61,10 +74,11 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 from sitemapcrawl import tables, urls
-from sitemapcrawl.errors import CellDecodeError, InvalidUrlError, UsageError
+from sitemapcrawl.due import kinds_for
+from sitemapcrawl.errors import InvalidUrlError, UsageError
 from sitemapcrawl.jobs import batches
 from sitemapcrawl.jobs.politeness import QueueBy, Resolver, queue_key
 from sitemapcrawl.jobs.rules import UrlRules
@@ -72,7 +86,7 @@ from sitemapcrawl.marks import held_by
 from sitemapcrawl.modes import CountMode, CrawlMode
 from sitemapcrawl.splits import WHOLE, Split
 from sitemapcrawl.store import Store
-from sitemapcrawl.webpage import BATCHROW_TABLE, WEBPAGE_TABLE, WebPage, column_names, columns_of, decode, encode
+from sitemapcrawl.webpage import BATCHROW_TABLE, DUE_TABLE, WEBPAGE_TABLE, WebPage, encode
 
 log = logging.getLogger(__name__)
 
@@ -110,6 +124,8 @@ class GenerateOptions:
     """What partitions follow: host or IP (None: the setting `queue_by`)."""
     split: Split = WHOLE
     """Only the due rows of this split (`sitemapcrawl.splits`); caps apply within the split."""
+    rescan: bool = False
+    """Find due rows by a full scan and rebuild the due index from it (a repair), not through the index."""
 
     def check(self) -> None:
         """Raise UsageError naming the first bad option."""
@@ -132,6 +148,7 @@ class GenerateCounts:
     batch_id: str | None = None
     """None when nothing was selected (no batch was written)."""
     due: int = 0
+    """Due rows read: those of the kinds the mode selects through the index, every one with a full scan."""
     selected: int = 0
     by_partition: Counter[int] = field(default_factory=Counter)
     by_host: Counter[str] = field(default_factory=Counter)
@@ -139,6 +156,10 @@ class GenerateCounts:
     newly_blacklisted: int = 0
     held: Counter[str] = field(default_factory=Counter)
     """Due rows held by each unfinished batch (not selected again)."""
+    rescanned: bool = False
+    """The due rows came from a full scan that rebuilt the due index (`--rescan`, or an index never built)."""
+    stale: int = 0
+    """Due index entries their rows no longer matched: deleted."""
 
     def held_lines(self) -> list[str]:
         """A warning per unfinished batch that holds due rows, saying how to finish it."""
@@ -150,7 +171,9 @@ class GenerateCounts:
         """One line for the end of the command."""
         skipped = ", ".join(f"{n} {why}" for why, n in sorted(self.skipped.items()))
         return (f"batch {self.batch_id or '-'}: due {self.due}, selected {self.selected}, "
-                f"hosts {len(self.by_host)}" + (f", skipped: {skipped}" if skipped else ""))
+                f"hosts {len(self.by_host)}" + (f", skipped: {skipped}" if skipped else "")
+                + ("; due index rebuilt by a full scan" if self.rescanned else "")
+                + (f"; {self.stale} stale due index entries dropped" if self.stale else ""))
 
 
 def new_batch_id(now: datetime) -> str:
@@ -188,18 +211,6 @@ def past_constraint(row: WebPage) -> bool:
     return (row.depth is not None and row.depth < 0) or (row.radius is not None and row.radius < 0)
 
 
-def compare_filter(field_name: str, op: str, value: Any) -> str:
-    """An HBase filter string: rows whose column for `field_name` compares `op` to `value`.
-
-    Rows without the column are left out. Values compare as bytes, which is
-    why times are fixed-width text.
-    """
-    column = columns_of(WebPage)[field_name]
-    raw = column.codec.encode(value).decode("utf-8").replace("'", "''")
-    return (f"SingleColumnValueFilter('{column.family}', '{column.qualifier}', {op}, "
-            f"'binary:{raw}', true, true)")
-
-
 class Candidate(NamedTuple):
     """A row that passed every test, waiting for the caps."""
 
@@ -210,18 +221,30 @@ class Candidate(NamedTuple):
     count_key: str
 
 
-def _read_due(store: Store, now: datetime, on_progress: Callable[[int], None]) -> Iterator[tuple[bytes, WebPage]]:
-    columns = column_names(WebPage, _READ_FIELDS)
-    due_filter = compare_filter("next_fetch", "<=", now)
-    for n, (key, cells) in enumerate(store.scan(WEBPAGE_TABLE, columns=columns, filter=due_filter), 1):
-        try:
-            url = urls.url_from_row_key(key.decode("utf-8"))
-            yield key, decode(WebPage, url, cells)
-        except (InvalidUrlError, CellDecodeError, UnicodeDecodeError) as exc:
-            log.warning("generate: skipping row %r: %s", key[:200], exc)
-            yield key, WebPage("")
-        if n % 1000 == 0:
-            on_progress(n)
+def _read_due(store: Store, now: datetime, options: GenerateOptions, counts: GenerateCounts,
+              unreadable: tables.Unreadable, on_progress: Callable[[int], None]) -> Iterator[tuple[bytes, WebPage]]:
+    """The due rows: through the due index, or by a full scan that rebuilds it (see the module docstring)."""
+    rescan = options.rescan
+    if not rescan and tables.due_index_built(store) is None:
+        log.info("generate: the due index of this table was never built; rebuilding it from a full scan (once)")
+        rescan = True
+    read = tables.DueRead()
+    if rescan:
+        chunks = tables.rebuild_due(store, now, _READ_FIELDS, "generate", unreadable)
+    else:
+        chunks = tables.due_pages(store, kinds_for(options.mode, options.documents_only), now, _READ_FIELDS,
+                                  "generate", unreadable, read, options.split)
+    n = 0
+    for chunk in chunks:
+        for key, row in chunk:
+            yield key, row
+            n += 1
+            if n % 1000 == 0:
+                on_progress(n)
+    if rescan:
+        read.stale = tables.sweep_due(store)
+        tables.mark_due_built(store, now)
+    counts.rescanned, counts.stale = rescan, read.stale
 
 
 class _Selector:
@@ -277,13 +300,14 @@ def generate(
     for bad options, TableMissingError or StoreUnavailableError from the store.
     """
     options.check()
-    store.require_tables(WEBPAGE_TABLE, BATCHROW_TABLE)
+    store.require_tables(WEBPAGE_TABLE, BATCHROW_TABLE, DUE_TABLE)
     now = (now or datetime.now(UTC)).replace(microsecond=0)
     counts = GenerateCounts()
+    unreadable = tables.Unreadable()
     selector = _Selector(options)
     blacklisted: list[tuple[bytes, WebPage]] = []
     cutoff_by_topn = 0
-    for key, row in _read_due(store, now, on_progress):
+    for key, row in _read_due(store, now, options, counts, unreadable, on_progress):
         if not options.split.whole and not options.split.holds(key):
             continue
         counts.due += 1
@@ -301,6 +325,9 @@ def generate(
             counts.skipped["bad row"] += 1
             continue
         selector.add(Candidate(rank(row, key), key, row.url, host, count_key))
+    if unreadable.rows:
+        counts.due += unreadable.rows
+        counts.skipped["bad row"] += unreadable.rows
     for line in counts.held_lines():
         log.info("generate: %s", line)
     chosen, cutoff_by_topn = selector.chosen()

@@ -9,12 +9,14 @@ or says how to run it by hand (`init --print-schema`).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import UTC, datetime
 
 from sitemapcrawl import hbase_shell
 from sitemapcrawl.errors import StoreRejectedError, UsageError
 from sitemapcrawl.schema import HBASE_COMPRESSION, Layout, check_namespace, shell_script
 from sitemapcrawl.store import TABLES, Store
-from sitemapcrawl.webpage import WEBPAGE_TABLE
+from sitemapcrawl.tables import mark_due_built
+from sitemapcrawl.webpage import DUE_TABLE, WEBPAGE_TABLE
 
 
 @dataclass(frozen=True)
@@ -35,7 +37,10 @@ def init_tables(store: Store, layout: Layout | None = None, shell: str | None = 
     Without split keys, Thrift1 creates the tables; a namespace that is
     missing is created through `shell` (the `hbase_shell` setting) when one
     is given, otherwise the error says how. With split keys, the HBase shell
-    creates them (Thrift1 cannot split): `shell` is then required.
+    creates them (Thrift1 cannot split): `shell` is then required. A
+    `webpage` table created with its `due` table gets the due index's built
+    marker (an older table given a new `due` table does not: its first
+    generate rebuilds the index).
     Cost: one round trip to list tables, one per table created; with the
     shell, a JVM start and one round trip to count the regions.
     Raises StoreUnavailableError when HBase cannot be reached,
@@ -69,5 +74,8 @@ def init_tables(store: Store, layout: Layout | None = None, shell: str | None = 
         if missing:
             raise StoreRejectedError(f"the HBase shell ({shell}) ran but {', '.join(missing)} does not exist; "
                                      "run `sitemapcrawl init --print-schema` in it by hand to see why")
+    if WEBPAGE_TABLE in created and DUE_TABLE in created:
+        # An empty webpage table has no row the due index could miss: the index starts built.
+        mark_due_built(store, datetime.now(UTC).replace(microsecond=0))
     regions = len(store.regions(WEBPAGE_TABLE)) if layout.split_keys and WEBPAGE_TABLE in created else None
     return InitResult(tuple(store.table_name(t) for t in created), existing, regions, tuple(notes))

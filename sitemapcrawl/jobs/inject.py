@@ -37,8 +37,9 @@ from sitemapcrawl.newrows import new_page
 from sitemapcrawl.safetext import printable
 from sitemapcrawl.sitemaps.scope import format_vouchers, merge_vouchers, parse_vouchers, vouch_host
 from sitemapcrawl.store import Store
-from sitemapcrawl.tables import Unreadable, read_pages
+from sitemapcrawl.tables import Unreadable, read_pages, write_pages
 from sitemapcrawl.webpage import (
+    DUE_TABLE,
     WEBPAGE_TABLE,
     FetchStatus,
     SitemapSource,
@@ -50,7 +51,8 @@ log = logging.getLogger(__name__)
 
 _TRUE = {"true", "yes", "1"}
 _FALSE = {"false", "no", "0"}
-_READ_FIELDS = ["status", "score", "depth", "radius", "is_sitemap", "sitemap_source", "vouched_by"]
+_READ_FIELDS = ["status", "score", "depth", "radius", "is_sitemap", "sitemap_source", "vouched_by", "next_fetch",
+                "in_sitemap"]
 #: Characters of a bad line a rejection quotes at most.
 DETAIL_LIMIT = 200
 #: Bytes that were not UTF-8, as `surrogateescape` decoding keeps them.
@@ -299,7 +301,7 @@ def inject(
     raises.
     """
     settings = rules.settings
-    store.require_tables(WEBPAGE_TABLE)
+    store.require_tables(WEBPAGE_TABLE, DUE_TABLE)
     now = (now or datetime.now(UTC)).replace(microsecond=0)
     counts = InjectCounts()
     seeds = _seed_lines(lines, rules, counts, on_reject)
@@ -314,8 +316,9 @@ def inject(
         keys = [key.encode("utf-8") for key in chunk]
         existing = read_pages(store, keys, _READ_FIELDS, "inject", counts.unreadable)
         puts = []
+        before: dict[bytes, WebPage | None] = {}
         for key, seed in chunk.items():
-            old = existing.get(key.encode("utf-8"))
+            old = before[key.encode("utf-8")] = existing.get(key.encode("utf-8"))
             row = row_for_seed(seed, old, now, settings, overwrite_score)
             if old is None:
                 counts.injected += 1
@@ -323,7 +326,7 @@ def inject(
                 counts.updated += 1
             counts.sitemaps += 1 if seed.is_sitemap else 0
             puts.append((key.encode("utf-8"), encode(row)))
-        store.write(WEBPAGE_TABLE, puts)
+        write_pages(store, puts, before)  # with the due index entries of rows due now
         on_progress(counts.read)
     log.info("inject: %s", counts.summary())
     return counts

@@ -109,7 +109,7 @@ from sitemapcrawl.sitemaps.scope import (
 )
 from sitemapcrawl.splits import WHOLE, Split
 from sitemapcrawl.store import Store
-from sitemapcrawl.tables import Unreadable, batch_rows, read_page, read_pages, write_touching
+from sitemapcrawl.tables import Unreadable, batch_rows, read_page, read_pages, write_pages, write_touching
 from sitemapcrawl.webpage import (
     BATCHROW_TABLE,
     HISTORY_TABLE,
@@ -338,7 +338,7 @@ def parse_sitemap_row(store: Store, key: bytes, row: WebPage, body: bytes, batch
         counts.sitemap_errors += 1
         problem = f"not read as a sitemap: {exc}"
         demote = row.sitemap_source is SitemapSource.LINK
-        store.write(WEBPAGE_TABLE, [(key, encode(WebPage(
+        write_pages(store, [(key, encode(WebPage(  # a demoted candidate's due index entry moves with it
             row.url, sitemap_problems=(problem,), sitemap_warnings=(), parse_time=now, sitemap_entries=0,
             is_sitemap=False if demote else None, vouched_by=vouched, parse_mark=batch_id)))])
         return SitemapOutcome(row.url, None, 0, (problem,))

@@ -76,7 +76,7 @@ from sitemapcrawl.newrows import new_page
 from sitemapcrawl.schedule import SchedulePolicy, eagerest, schedule
 from sitemapcrawl.splits import WHOLE, Split
 from sitemapcrawl.store import Store
-from sitemapcrawl.tables import Unreadable, batch_rows, drop_records, write_touching
+from sitemapcrawl.tables import DUE_FIELDS, Unreadable, batch_rows, drop_records, write_pages, write_touching
 from sitemapcrawl.webpage import (
     BATCHROW_TABLE,
     WEBPAGE_TABLE,
@@ -95,7 +95,7 @@ SPREAD = "spread"
 _SPREAD_FIELDS = ["status", "redirect_to", "outlinks", "depth", "radius", "score", "update_mark"]
 _SCHEDULE_FIELDS = [
     "status", "fetch_time", "prev_fetch_time", "fetch_interval", "retries", "retry_at", "content_changed",
-    "changefreq", "lastmod", "update_mark",
+    "changefreq", "lastmod", "update_mark", "next_fetch",
 ]
 _MERGE_FIELDS = [
     *_SCHEDULE_FIELDS, "inlinks", "in_sitemap", "is_sitemap", "sitemap_source", "priority", "score",
@@ -289,7 +289,7 @@ def _merge(store: Store, batch_id: str, mode: CrawlMode, policy: SchedulePolicy,
             counts.merged += 1
             counts.new_rows += 1 if row.status is None else 0
             puts.append((key, encode(merge_row(row, batch_id, mode, policy, now))))
-        store.write(WEBPAGE_TABLE, puts)
+        write_pages(store, puts, dict(rows))  # the rows as read: their old due index entries
         on_progress(done)
 
 
@@ -299,8 +299,8 @@ def _schedule_batch(store: Store, batch_id: str, policy: SchedulePolicy, counts:
                     now: datetime, split: Split, on_progress: Callable[[int], None]) -> None:
     done = 0
     next_fetch_column = column_names(WebPage, ["next_fetch"])
-    for rows in batch_rows(store, Mark.FETCH, batch_id, _SCHEDULE_FIELDS, chunk, "updatedb",
-                           counts.unreadable, split):
+    fields = [*_SCHEDULE_FIELDS, *(name for name in DUE_FIELDS if name not in _SCHEDULE_FIELDS)]
+    for rows in batch_rows(store, Mark.FETCH, batch_id, fields, chunk, "updatedb", counts.unreadable, split):
         puts: list[tuple[bytes, dict[bytes, bytes]]] = []
         unscheduled: list[tuple[bytes, list[bytes]]] = []
         for key, row in rows:
@@ -318,7 +318,7 @@ def _schedule_batch(store: Store, batch_id: str, policy: SchedulePolicy, counts:
                                              fetch_interval=planned.interval, update_mark=batch_id))))
             log.debug("updatedb: %s next %s (%s)", row.url, planned.next_fetch, planned.reason)
         store.delete_many(WEBPAGE_TABLE, unscheduled)  # the puts do not hold f:nft for these rows
-        store.write(WEBPAGE_TABLE, puts)
+        write_pages(store, puts, dict(rows))  # their due index entries (unscheduled rows' go stale)
         on_progress(done)
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from sitemapcrawl import urls
+from sitemapcrawl import tables, urls
 from sitemapcrawl.cli import app
 from sitemapcrawl.config import Settings
 from sitemapcrawl.http import PoliteHttpClient
@@ -118,7 +118,7 @@ def test_sitemap_only_fetches_exactly_the_sitemaps_and_their_pages(
     assert again.stopped == "nothing due" and fetched_urls(web) == set()
     # Make one page due: only it is fetched, and it answers 304.
     page = web.url("127.0.0.2", "/about.html")
-    store.write(WEBPAGE_TABLE, [(urls.row_key(page).encode(), encode(WebPage(
+    tables.write_pages(store, [(urls.row_key(page).encode(), encode(WebPage(
         page, next_fetch=rows[page].fetch_time)))])
     third = run(store, settings, [], CrawlMode.SITEMAP_ONLY)
     assert fetched_urls(web) == {page} and len(third.rounds) == 1

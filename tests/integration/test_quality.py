@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 import pytest
 from quality_web import crawl_quality_web, quality_settings, quality_web, sitemap_urls
 
-from sitemapcrawl import urls
+from sitemapcrawl import tables, urls
 from sitemapcrawl.config import Settings
 from sitemapcrawl.errors import UsageError
 from sitemapcrawl.jobs.generate import GenerateOptions, generate, rank
@@ -97,14 +97,14 @@ def test_the_ranking_orders_the_sitemaps_as_a_person_would_and_the_worst_is_blac
     rules = UrlRules.from_settings(settings)
     now = datetime.now(UTC).replace(microsecond=0)
     pages = [(key, page) for url, (key, page) in rows.items() if page.in_sitemap]
-    store.write(WEBPAGE_TABLE, [(key, encode(WebPage(page.url, next_fetch=now))) for key, page in pages])
+    tables.write_pages(store, [(key, encode(WebPage(page.url, next_fetch=now))) for key, page in pages])
     counts = generate(store, rules, GenerateOptions(top_n=10, mode=CrawlMode.SITEMAP_ONLY), now=now)
     chosen = {url for url, (_, page) in table(store).items() if page.generate_mark == counts.batch_id}
     assert chosen == set(listed_by(rows, sm["clean"]))
 
     # The blacklisted sitemap is not generated again.
     assert rows[sm["broken"]][1].status is FetchStatus.FETCHED
-    store.write(WEBPAGE_TABLE, [(rows[sm["broken"]][0], encode(WebPage(sm["broken"], next_fetch=now)))])
+    tables.write_pages(store, [(rows[sm["broken"]][0], encode(WebPage(sm["broken"], next_fetch=now)))])
     again = generate(store, rules, GenerateOptions(mode=CrawlMode.SITEMAP_ONLY, batch_id="again"), now=now)
     assert again.skipped["blacklisted sitemap"] >= 1
     assert table(store)[sm["broken"]][1].generate_mark != "again"
@@ -143,7 +143,7 @@ def test_pins_win_and_a_quality_blacklisting_is_undone(store: Store, settings: S
 def test_a_blacklist_file_reason_is_never_cleared(store: Store, settings: Settings) -> None:
     url = "http://file.test/sitemap.xml"
     key = urls.row_key(url).encode()
-    store.write(WEBPAGE_TABLE, [(key, encode(WebPage(url, is_sitemap=True, blacklisted="host file.test")))])
+    tables.write_pages(store, [(key, encode(WebPage(url, is_sitemap=True, blacklisted="host file.test")))])
     trusting = dataclasses.replace(settings, sitemap_trusted=(url,))
     score_sitemaps(store, UrlRules.from_settings(trusting), datetime.now(UTC))
     row = table(store)[url][1]
@@ -161,7 +161,7 @@ def test_only_the_latest_parse_of_a_sitemap_counts(store: Store, settings: Setti
     rows += [WebPage(f"http://late.test/ok{i}", in_sitemap=True, status=FetchStatus.FETCHED, fetch_time=now,
                      inlinks={sitemap: new}) for i in range(2)]
     assert all(parse_inlink(text) for row in rows for text in (row.inlinks or {}).values())
-    store.write(WEBPAGE_TABLE, [(urls.row_key(r.url).encode(), encode(r)) for r in rows])
+    tables.write_pages(store, [(urls.row_key(r.url).encode(), encode(r)) for r in rows])
     counts = score_sitemaps(store, UrlRules.from_settings(settings), now)
     assert counts.listed_rows == 9  # the sitemap row itself is read too (it may be an index's child)
     row = table(store)[sitemap][1]
@@ -190,7 +190,7 @@ def test_a_change_the_sitemaps_lastmod_does_not_show_makes_it_less_trusted(
     now = datetime.now(UTC).replace(microsecond=0)
     for url in pages:
         server.touch(url)
-    store.write(WEBPAGE_TABLE, [(key, encode(WebPage(url, next_fetch=now))) for url, (key, _) in pages.items()])
+    tables.write_pages(store, [(key, encode(WebPage(url, next_fetch=now))) for url, (key, _) in pages.items()])
 
     again = crawl_quality_web(store, settings, server, rounds=1)
     assert again.rounds[0].fetch.done == len(pages) == 10

@@ -19,7 +19,7 @@ from fetch_helpers import AGENT, add_rows, due, read, run_fetch
 from hostile_web import HostileServer, Route
 from typer.testing import CliRunner
 
-from sitemapcrawl import urls
+from sitemapcrawl import tables, urls
 from sitemapcrawl.cli import app
 from sitemapcrawl.config import Settings
 from sitemapcrawl.errors import StoreRejectedError
@@ -31,7 +31,6 @@ from sitemapcrawl.store import Store
 from sitemapcrawl.testweb import PageRange, Robots, RobotsGroup, Site, TestWebServer, Web
 from sitemapcrawl.webpage import (
     BATCH_TABLE,
-    WEBPAGE_TABLE,
     FetchStatus,
     WebPage,
     batch_cell,
@@ -296,7 +295,7 @@ def test_batches_lists_warns_resumes_and_releases(site: TestWebServer, store: St
     old = now - timedelta(days=10)
     rows = [WebPage(u, status=FetchStatus.UNFETCHED, next_fetch=old - timedelta(hours=1), score=1.0, depth=1,
                     radius=0) for u in pages[:3]]
-    store.write(WEBPAGE_TABLE, [(urls.row_key(r.url).encode(), encode(r)) for r in rows])
+    tables.write_pages(store, [(urls.row_key(r.url).encode(), encode(r)) for r in rows])
     rules = UrlRules.from_settings(fetch_settings)
     assert generate(store, rules, GenerateOptions(batch_id="old"), now=old).selected == 3
     add_due(store, *pages[3:6])

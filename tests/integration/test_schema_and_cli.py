@@ -16,6 +16,7 @@ from sitemapcrawl.store import Store
 from sitemapcrawl.webpage import (
     BATCH_TABLE,
     BATCHROW_TABLE,
+    DUE_TABLE,
     HISTORY_TABLE,
     HOST_TABLE,
     WEBPAGE_TABLE,
@@ -43,11 +44,11 @@ def test_init_creates_tables_like_the_shell_scripts(settings: Settings, tmp_path
     shell_prefix = settings.table_prefix + "sh_"
     printed_prefix = settings.table_prefix + "ps_"
     try:
-        for table in (WEBPAGE_TABLE, HOST_TABLE, BATCH_TABLE, HISTORY_TABLE, BATCHROW_TABLE):
+        for table in (WEBPAGE_TABLE, HOST_TABLE, BATCH_TABLE, HISTORY_TABLE, BATCHROW_TABLE, DUE_TABLE):
             run_shell_file(SCHEMA / f"{table}.hbase", table_prefix=shell_prefix)
         shell_settings = Settings(hbase=settings.hbase, table_prefix=shell_prefix)
         with Store(settings) as by_init, Store(shell_settings) as by_shell:
-            for table in (WEBPAGE_TABLE, HOST_TABLE, BATCH_TABLE, HISTORY_TABLE, BATCHROW_TABLE):
+            for table in (WEBPAGE_TABLE, HOST_TABLE, BATCH_TABLE, HISTORY_TABLE, BATCHROW_TABLE, DUE_TABLE):
                 assert by_shell.families(table) == by_init.families(table), table
         # `init --print-schema` (every packaged schema file in one script) makes the same tables.
         printed = runner.invoke(app, ["--table-prefix", printed_prefix, "init", "--print-schema"])
@@ -150,7 +151,7 @@ def test_crawl_on_a_fresh_prefix_creates_its_tables_and_says_so(  # type: ignore
     created = [line for line in result.stderr.splitlines() if line.startswith("crawl: created table")]
     assert sorted(created) == sorted(
         f"crawl: created table {settings.table_prefix}{table} (it did not exist)"
-        for table in (HOST_TABLE, WEBPAGE_TABLE, BATCH_TABLE, HISTORY_TABLE, BATCHROW_TABLE))
+        for table in (HOST_TABLE, WEBPAGE_TABLE, BATCH_TABLE, HISTORY_TABLE, BATCHROW_TABLE, DUE_TABLE))
     assert "round 1: batch" in result.stderr and "run `sitemapcrawl init`" not in result.stderr
     assert "\r" not in result.stderr and "\x1b[" not in result.stderr  # not a terminal: plain lines only
     again = runner.invoke(app, ["--hbase", settings.hbase, "--table-prefix", settings.table_prefix,

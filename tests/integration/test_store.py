@@ -12,17 +12,18 @@ from hbase_fixtures import HBASE_LOCAL
 from sitemapcrawl.config import Settings
 from sitemapcrawl.errors import StoreUnavailableError, TableMissingError
 from sitemapcrawl.store import Store, WriteCounts
-from sitemapcrawl.webpage import BATCH_TABLE, BATCHROW_TABLE, HISTORY_TABLE, HOST_TABLE, WEBPAGE_TABLE
+from sitemapcrawl.webpage import BATCH_TABLE, BATCHROW_TABLE, DUE_TABLE, HISTORY_TABLE, HOST_TABLE, WEBPAGE_TABLE
 
 pytestmark = pytest.mark.integration
 
 
 def test_create_tables_is_idempotent(settings: Settings) -> None:
     with Store(settings) as store:
-        assert store.create_tables() == [WEBPAGE_TABLE, HOST_TABLE, BATCH_TABLE, HISTORY_TABLE, BATCHROW_TABLE]
+        assert store.create_tables() == [WEBPAGE_TABLE, HOST_TABLE, BATCH_TABLE, HISTORY_TABLE, BATCHROW_TABLE,
+                                         DUE_TABLE]
         assert store.create_tables() == []
         assert sorted(store.existing_tables()) == sorted(
-            [WEBPAGE_TABLE, HOST_TABLE, BATCH_TABLE, HISTORY_TABLE, BATCHROW_TABLE])
+            [WEBPAGE_TABLE, HOST_TABLE, BATCH_TABLE, HISTORY_TABLE, BATCHROW_TABLE, DUE_TABLE])
 
 
 def test_write_read_and_scan(store: Store) -> None:

@@ -15,7 +15,6 @@ from sitemapcrawl.jobs.generate import (
     Candidate,
     GenerateOptions,
     _Selector,
-    compare_filter,
     mode_allows,
     new_batch_id,
     partition_of,
@@ -23,7 +22,7 @@ from sitemapcrawl.jobs.generate import (
     rank,
 )
 from sitemapcrawl.modes import CountMode, CrawlMode, crawl_mode
-from sitemapcrawl.webpage import WebPage
+from sitemapcrawl.webpage import WebPage, compare_filter_of
 
 T0 = datetime(2025, 1, 1, tzinfo=UTC)
 
@@ -89,7 +88,7 @@ def test_partition_spreads_hosts() -> None:
 
 
 def test_compare_filter_uses_the_column_and_its_text_format() -> None:
-    text = compare_filter("next_fetch", "<=", T0)
+    text = compare_filter_of(WebPage, "next_fetch", "<=", T0)
     assert text == "SingleColumnValueFilter('f', 'nft', <=, 'binary:2025-01-01T00:00:00Z', true, true)"
 
 

@@ -11,6 +11,8 @@ from sitemapcrawl.webpage import (
     BATCH_TABLE,
     BATCHROW_FAMILIES,
     BATCHROW_TABLE,
+    DUE_FAMILIES,
+    DUE_TABLE,
     HISTORY_FAMILIES,
     HISTORY_TABLE,
     HOST_FAMILIES,
@@ -46,6 +48,7 @@ def test_shell_scripts_declare_the_model_families() -> None:
     assert families_in_script(HISTORY_TABLE) == without_meaning(HISTORY_FAMILIES)
     assert families_in_script(BATCH_TABLE) == without_meaning(BATCH_FAMILIES)
     assert families_in_script(BATCHROW_TABLE) == without_meaning(BATCHROW_FAMILIES)
+    assert families_in_script(DUE_TABLE) == without_meaning(DUE_FAMILIES)
 
 
 def test_column_map_lists_every_column_of_the_model() -> None:
@@ -67,6 +70,7 @@ def test_every_column_family_is_declared() -> None:
     declared = {WEBPAGE_TABLE: {f.name for f in WEBPAGE_FAMILIES}, HOST_TABLE: {f.name for f in HOST_FAMILIES},
                 BATCH_TABLE: {f.name for f in BATCH_FAMILIES},
                 HISTORY_TABLE: {f.name for f in HISTORY_FAMILIES},
-                BATCHROW_TABLE: {f.name for f in BATCHROW_FAMILIES}}
+                BATCHROW_TABLE: {f.name for f in BATCHROW_FAMILIES},
+                DUE_TABLE: {f.name for f in DUE_FAMILIES}}
     for table, column in all_columns():
         assert column.family in declared[table], (table, column)

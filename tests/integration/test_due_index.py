@@ -1,0 +1,238 @@
+"""The due index against the real HBase: generate through it selects what a full scan selects, reads
+only what is due, drops stale entries, and an old table without an index is rescanned once."""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from collections.abc import Iterator, Sequence
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from typer.testing import CliRunner
+
+from sitemapcrawl import tables, urls
+from sitemapcrawl.cli import app
+from sitemapcrawl.config import Settings
+from sitemapcrawl.due import BUILT_KEY, parse_entry
+from sitemapcrawl.http import PoliteHttpClient
+from sitemapcrawl.jobs import batches
+from sitemapcrawl.jobs.crawl import CrawlOptions, crawl
+from sitemapcrawl.jobs.generate import GenerateCounts, GenerateOptions, generate
+from sitemapcrawl.jobs.init import init_tables
+from sitemapcrawl.jobs.rules import UrlRules
+from sitemapcrawl.modes import CountMode, CrawlMode
+from sitemapcrawl.splits import Split
+from sitemapcrawl.store import Cells, Store
+from sitemapcrawl.testweb import demo_web
+from sitemapcrawl.webpage import (
+    DUE_TABLE,
+    WEBPAGE_TABLE,
+    FetchStatus,
+    WebPage,
+    column_names,
+    encode,
+    equals_filter,
+)
+
+pytestmark = pytest.mark.integration
+
+NOW = datetime(2025, 6, 1, 12, 0, tzinfo=UTC)
+PAST = NOW - timedelta(hours=1)
+LATER = NOW + timedelta(days=30)
+
+
+class CountingStore(Store):
+    """A store that counts the `webpage` rows it hands back, by scans and by multi-gets."""
+
+    def __init__(self, settings: Settings) -> None:
+        super().__init__(settings)
+        self.page_rows = 0
+
+    def scan(self, table: str, **options: object) -> Iterator[tuple[bytes, Cells]]:  # type: ignore[override]
+        for item in super().scan(table, **options):  # type: ignore[arg-type]
+            if table == WEBPAGE_TABLE:
+                self.page_rows += 1
+            yield item
+
+    def rows(self, table: str, keys: Sequence[bytes], columns: Sequence[bytes] | None = None) -> dict[bytes, Cells]:
+        found = super().rows(table, keys, columns)
+        if table == WEBPAGE_TABLE:
+            self.page_rows += len(found)
+        return found
+
+
+@pytest.fixture
+def counting(settings: Settings) -> Iterator[CountingStore]:
+    with CountingStore(settings) as opened:
+        opened.create_tables()
+        yield opened
+
+
+def key_of(url: str) -> bytes:
+    return urls.row_key(url).encode()
+
+
+def page(url: str, **fields: object) -> WebPage:
+    base = WebPage(url, status=FetchStatus.UNFETCHED, next_fetch=PAST, score=1.0, depth=2, radius=0)
+    return dataclasses.replace(base, **fields)  # type: ignore[arg-type]
+
+
+def put(store: Store, *rows: WebPage) -> None:
+    """Write rows as the jobs do: with their due index entries."""
+    tables.write_pages(store, [(key_of(r.url), encode(r)) for r in rows])
+
+
+def generated(store: Store, batch: str) -> set[bytes]:
+    column = column_names(WebPage, ["generate_mark"])
+    return {key for key, _ in store.scan(WEBPAGE_TABLE, columns=column,
+                                         filter=equals_filter(WebPage, "generate_mark", batch))}
+
+
+def entries(store: Store) -> set[bytes]:
+    return {key for key, _ in store.scan(DUE_TABLE)} - {BUILT_KEY}
+
+
+def run(store: Store, settings: Settings, options: GenerateOptions, now: datetime) -> tuple[GenerateCounts, set[bytes]]:
+    """Generate, read what it selected, and release the batch so the next run sees the same table.
+
+    A CountingStore's `page_rows` is left at the rows generate itself read.
+    """
+    counts = generate(store, UrlRules.from_settings(settings), options, now=now)
+    read = getattr(store, "page_rows", 0)
+    if counts.batch_id is None:
+        return counts, set()
+    chosen = generated(store, counts.batch_id)
+    batches.release(store, counts.batch_id, now)
+    if isinstance(store, CountingStore):
+        store.page_rows = read
+    return counts, chosen
+
+
+def test_generate_through_the_index_selects_what_a_full_scan_selects(  # type: ignore[no-untyped-def]
+        store: Store, settings: Settings, make_testweb) -> None:
+    web = make_testweb(demo_web())
+    settings = dataclasses.replace(settings, user_agent="sitemapcrawl-test/1.0", delay=0.0, threads=4)
+    client = PoliteHttpClient.from_settings(settings)
+    try:  # inject, detect, then two rounds of generate, fetch, parse and updatedb: every writer of f:nft ran
+        crawl(store, client, UrlRules.from_settings(settings), [s + "\n" for s in web.truth.seeds()],
+              CrawlOptions(mode=CrawlMode.MIXED, rounds=2))
+    finally:
+        client.close()
+    assert tables.due_index_built(store) is not None  # the first round's generate built it once
+    later = datetime.now(UTC) + timedelta(days=800)  # every row with a next fetch is due
+    cases = [
+        GenerateOptions(),
+        GenerateOptions(mode=CrawlMode.SITEMAP_ONLY),
+        GenerateOptions(mode=CrawlMode.LINKS_ONLY, max_per_host=3),
+        GenerateOptions(mode=CrawlMode.SITEMAP_ONLY, documents_only=True),
+        GenerateOptions(top_n=7, partitions=3),
+        GenerateOptions(max_per_host=2, count_mode=CountMode.DOMAIN, partitions=2),
+        GenerateOptions(split=Split(0, 2)),
+        GenerateOptions(split=Split(1, 2), top_n=5),
+    ]
+    by_index = [run(store, settings, options, later) for options in cases]
+    assert not any(counts.rescanned for counts, _ in by_index)
+    by_scan = [run(store, settings, dataclasses.replace(options, rescan=True), later) for options in cases]
+    assert by_index[0][1], "the crawl left nothing due"
+    for options, (index, chosen), (scan, scanned) in zip(cases, by_index, by_scan, strict=True):
+        assert scan.rescanned
+        assert chosen == scanned, options
+        assert (index.selected, index.by_partition, index.by_host) == (scan.selected, scan.by_partition,
+                                                                       scan.by_host), options
+    # mixed mode reads every kind: the same due rows and the same reasons to skip some
+    assert (by_index[0][0].due, by_index[0][0].skipped) == (by_scan[0][0].due, by_scan[0][0].skipped)
+    # the modes that skip kinds do not read them
+    assert by_index[1][0].due < by_scan[1][0].due and by_index[3][0].due < by_index[1][0].due
+    assert by_index[0][0].stale == 0  # the writers left no entry behind that generate had to drop
+
+
+def test_reads_follow_the_due_rows_not_the_table(counting: CountingStore, settings: Settings) -> None:
+    due = [page(f"http://127.0.0.{h}:8000/{i}.html") for h in (2, 3) for i in range(20)]
+    due += [page(f"http://127.0.0.4:8000/sitemap{i}.xml", is_sitemap=True) for i in range(5)]
+    due += [page(f"http://127.0.0.4:8000/listed{i}.html", in_sitemap=True) for i in range(5)]
+    put(counting, *due)
+    tables.mark_due_built(counting, NOW)  # every row was written with its entry
+    counting.page_rows = 0
+    first, chosen = run(counting, settings, GenerateOptions(), NOW)
+    assert first.due == first.selected == 50 and len(chosen) == 50
+    small = counting.page_rows
+    assert small == 50  # one multi-get of each due row, nothing else
+
+    put(counting, *(page(f"http://127.0.0.{5 + i % 7}:8000/later/{i}.html", next_fetch=LATER)
+                    for i in range(5000)))
+    counting.page_rows = 0
+    second, chosen_again = run(counting, settings, GenerateOptions(), NOW)
+    assert second.selected == 50 and chosen_again == chosen
+    assert counting.page_rows == small  # flat: 5,000 rows not due are never read
+
+    counting.page_rows = 0
+    docs, sitemaps = run(counting, settings, GenerateOptions(mode=CrawlMode.SITEMAP_ONLY, documents_only=True), NOW)
+    assert docs.selected == 5 and counting.page_rows == 5  # an inventory round reads its sitemaps only
+    assert sitemaps == {key_of(f"http://127.0.0.4:8000/sitemap{i}.xml") for i in range(5)}
+
+    counting.page_rows = 0
+    rescan, _ = run(counting, settings, GenerateOptions(rescan=True), NOW)
+    assert rescan.selected == 50 and counting.page_rows >= 5050  # the repair reads every scheduled row
+
+
+def test_stale_entries_are_dropped_and_a_row_without_next_fetch_is_never_generated(store: Store,
+                                                                                   settings: Settings) -> None:
+    gone, moved, deleted, kept = (f"http://127.0.0.2:8000/{name}.html" for name in ("gone", "moved", "deleted", "kept"))
+    put(store, page(gone), page(moved), page(deleted), page(kept))
+    tables.mark_due_built(store, NOW)
+    assert len(entries(store)) == 4
+    # as updatedb does for a gone row: its next fetch time is deleted, its entry left behind
+    store.delete_many(WEBPAGE_TABLE, [(key_of(gone), column_names(WebPage, ["next_fetch"]))])
+    # a writer that did not know the old time (the row moved on), and a row deleted whole
+    store.write(WEBPAGE_TABLE, [(key_of(moved), encode(WebPage(moved, next_fetch=LATER)))])
+    store.delete(WEBPAGE_TABLE, key_of(deleted))
+
+    counts, chosen = run(store, settings, GenerateOptions(), NOW)
+    assert chosen == {key_of(kept)} and counts.due == 1 and counts.stale == 3
+    assert {parse_entry(e).row_key for e in entries(store)} == {key_of(kept)}  # type: ignore[union-attr]
+    again, _ = run(store, settings, GenerateOptions(), NOW)
+    assert again.stale == 0 and again.selected == 1
+    # the gone row stays out however it is looked for
+    rescan, chosen = run(store, settings, GenerateOptions(rescan=True), NOW + timedelta(days=60))
+    assert key_of(gone) not in chosen and key_of(deleted) not in chosen
+    assert chosen == {key_of(kept), key_of(moved)}
+
+
+def test_a_table_without_an_index_is_rescanned_once(store: Store, settings: Settings,
+                                                    caplog: pytest.LogCaptureFixture) -> None:
+    # rows as an older version wrote them: no due entries, no marker
+    old = [page(f"http://127.0.0.2:8000/{i}.html") for i in range(6)]
+    store.write(WEBPAGE_TABLE, [(key_of(r.url), encode(r)) for r in
+                                [*old, page("http://127.0.0.2:8000/later.html", next_fetch=LATER),
+                                 WebPage("http://127.0.0.2:8000/never.html", status=FetchStatus.GONE)]])
+    assert entries(store) == set() and tables.due_index_built(store) is None
+    with caplog.at_level(logging.INFO, logger="sitemapcrawl.jobs.generate"):
+        first, chosen = run(store, settings, GenerateOptions(), NOW)
+        second, chosen_again = run(store, settings, GenerateOptions(), NOW)
+    assert first.rescanned and not second.rescanned
+    assert chosen == chosen_again == {key_of(r.url) for r in old}
+    assert sum("never built" in message for message in caplog.messages) == 1
+    assert tables.due_index_built(store) == NOW
+    # every scheduled row got its entry, the future one too; the row without a next fetch none
+    assert {parse_entry(e).row_key for e in entries(store)} == (  # type: ignore[union-attr]
+        {key_of(r.url) for r in old} | {key_of("http://127.0.0.2:8000/later.html")})
+    later, chosen = run(store, settings, GenerateOptions(), LATER)
+    assert not later.rescanned and key_of("http://127.0.0.2:8000/later.html") in chosen
+
+
+def test_generate_rescan_on_the_command_line(store: Store, settings: Settings) -> None:
+    put(store, page("http://127.0.0.2:8000/a.html"))
+    result = CliRunner().invoke(app, ["--hbase", settings.hbase, "--table-prefix", settings.table_prefix,
+                                      "generate", "--rescan"])
+    assert result.exit_code == 0, result.output
+    assert "selected 1" in result.stderr and "due index rebuilt by a full scan" in result.stderr
+    assert tables.due_index_built(store) is not None
+
+
+def test_init_of_a_new_table_starts_with_the_index_built(settings: Settings) -> None:
+    with Store(settings) as store:
+        init_tables(store)
+        assert tables.due_index_built(store) is not None
+        first = generate(store, UrlRules.from_settings(settings), GenerateOptions(), now=NOW)
+        assert not first.rescanned
