@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from counting_store import CountingStore
 from typer.testing import CliRunner
 
 from sitemapcrawl import tables, urls
@@ -23,7 +24,7 @@ from sitemapcrawl.jobs.init import init_tables
 from sitemapcrawl.jobs.rules import UrlRules
 from sitemapcrawl.modes import CountMode, CrawlMode
 from sitemapcrawl.splits import Split
-from sitemapcrawl.store import Cells, Store
+from sitemapcrawl.store import Store
 from sitemapcrawl.testweb import demo_web
 from sitemapcrawl.webpage import (
     DUE_TABLE,
@@ -40,26 +41,6 @@ pytestmark = pytest.mark.integration
 NOW = datetime(2025, 6, 1, 12, 0, tzinfo=UTC)
 PAST = NOW - timedelta(hours=1)
 LATER = NOW + timedelta(days=30)
-
-
-class CountingStore(Store):
-    """A store that counts the `webpage` rows it hands back, by scans and by multi-gets."""
-
-    def __init__(self, settings: Settings) -> None:
-        super().__init__(settings)
-        self.page_rows = 0
-
-    def scan(self, table: str, **options: object) -> Iterator[tuple[bytes, Cells]]:  # type: ignore[override]
-        for item in super().scan(table, **options):  # type: ignore[arg-type]
-            if table == WEBPAGE_TABLE:
-                self.page_rows += 1
-            yield item
-
-    def rows(self, table: str, keys: Sequence[bytes], columns: Sequence[bytes] | None = None) -> dict[bytes, Cells]:
-        found = super().rows(table, keys, columns)
-        if table == WEBPAGE_TABLE:
-            self.page_rows += len(found)
-        return found
 
 
 @pytest.fixture
@@ -96,16 +77,21 @@ def entries(store: Store) -> set[bytes]:
 def run(store: Store, settings: Settings, options: GenerateOptions, now: datetime) -> tuple[GenerateCounts, set[bytes]]:
     """Generate, read what it selected, and release the batch so the next run sees the same table.
 
-    A CountingStore's `page_rows` is left at the rows generate itself read.
+    A CountingStore is left with the counts of what generate itself read.
     """
+    if isinstance(store, CountingStore):
+        store.reset()
     counts = generate(store, UrlRules.from_settings(settings), options, now=now)
-    read = getattr(store, "page_rows", 0)
     if counts.batch_id is None:
         return counts, set()
+    counted = (dict(store.scanned), dict(store.got), list(store.scans)) if isinstance(store, CountingStore) else None
     chosen = generated(store, counts.batch_id)
     batches.release(store, counts.batch_id, now)
-    if isinstance(store, CountingStore):
-        store.page_rows = read
+    if isinstance(store, CountingStore) and counted is not None:
+        store.reset()
+        store.scanned.update(counted[0])
+        store.got.update(counted[1])
+        store.scans.extend(counted[2])
     return counts, chosen
 
 
@@ -153,27 +139,25 @@ def test_reads_follow_the_due_rows_not_the_table(counting: CountingStore, settin
     due += [page(f"http://127.0.0.4:8000/listed{i}.html", in_sitemap=True) for i in range(5)]
     put(counting, *due)
     tables.mark_due_built(counting, NOW)  # every row was written with its entry
-    counting.page_rows = 0
     first, chosen = run(counting, settings, GenerateOptions(), NOW)
     assert first.due == first.selected == 50 and len(chosen) == 50
-    small = counting.page_rows
+    small = counting.read(WEBPAGE_TABLE)
     assert small == 50  # one multi-get of each due row, nothing else
+    assert counting.whole_table_scans(WEBPAGE_TABLE) == []
 
     put(counting, *(page(f"http://127.0.0.{5 + i % 7}:8000/later/{i}.html", next_fetch=LATER)
                     for i in range(5000)))
-    counting.page_rows = 0
     second, chosen_again = run(counting, settings, GenerateOptions(), NOW)
     assert second.selected == 50 and chosen_again == chosen
-    assert counting.page_rows == small  # flat: 5,000 rows not due are never read
+    assert counting.read(WEBPAGE_TABLE) == small  # flat: 5,000 rows not due are never read
+    assert counting.scanned[DUE_TABLE] == 50 and counting.whole_table_scans(WEBPAGE_TABLE) == []
 
-    counting.page_rows = 0
     docs, sitemaps = run(counting, settings, GenerateOptions(mode=CrawlMode.SITEMAP_ONLY, documents_only=True), NOW)
-    assert docs.selected == 5 and counting.page_rows == 5  # an inventory round reads its sitemaps only
+    assert docs.selected == 5 and counting.read(WEBPAGE_TABLE) == 5  # an inventory round reads its sitemaps only
     assert sitemaps == {key_of(f"http://127.0.0.4:8000/sitemap{i}.xml") for i in range(5)}
 
-    counting.page_rows = 0
     rescan, _ = run(counting, settings, GenerateOptions(rescan=True), NOW)
-    assert rescan.selected == 50 and counting.page_rows >= 5050  # the repair reads every scheduled row
+    assert rescan.selected == 50 and counting.read(WEBPAGE_TABLE) >= 5050  # the repair reads every scheduled row
 
 
 def test_stale_entries_are_dropped_and_a_row_without_next_fetch_is_never_generated(store: Store,
