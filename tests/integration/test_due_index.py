@@ -19,7 +19,7 @@ from sitemapcrawl.due import BUILT_KEY, parse_entry
 from sitemapcrawl.http import PoliteHttpClient
 from sitemapcrawl.jobs import batches
 from sitemapcrawl.jobs.crawl import CrawlOptions, crawl
-from sitemapcrawl.jobs.generate import GenerateCounts, GenerateOptions, generate
+from sitemapcrawl.jobs.generate import GenerateCounts, GenerateOptions, generate, new_batch_id
 from sitemapcrawl.jobs.init import init_tables
 from sitemapcrawl.jobs.rules import UrlRules
 from sitemapcrawl.modes import CountMode, CrawlMode
@@ -79,6 +79,8 @@ def run(store: Store, settings: Settings, options: GenerateOptions, now: datetim
 
     A CountingStore is left with the counts of what generate itself read.
     """
+    if not options.split.whole and options.batch_id is None:  # a split adds to a batch named by its caller
+        options = dataclasses.replace(options, batch_id=new_batch_id(now))
     if isinstance(store, CountingStore):
         store.reset()
     counts = generate(store, UrlRules.from_settings(settings), options, now=now)
