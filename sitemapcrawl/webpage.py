@@ -258,6 +258,13 @@ class MapFamily:
     writer: str
     key: str = "url"
     """What a qualifier is (`url`, `share`), as columns.tsv names it."""
+    prefix: str = ""
+    """Qualifiers start with this (a map sharing a family with columns: `s:ev.<batch.bucket>`)."""
+
+    @property
+    def name(self) -> str:
+        """`family:prefix<key>`, as columns.tsv spells it."""
+        return f"{self.family}:{self.prefix}<{self.key}>"
 
 
 @dataclass(frozen=True)
@@ -276,9 +283,9 @@ def col(family: str, qualifier: str, codec: Codec[Any], meaning: str, writer: st
     return field(default=None, metadata={"column": Column(family, qualifier, codec, meaning, writer)})
 
 
-def mapcol(family: str, meaning: str, writer: str, key: str = "url") -> Any:
-    """A dataclass field bound to a whole map family (qualifier = key)."""
-    return field(default=None, metadata={"map": MapFamily(family, meaning, writer, key)})
+def mapcol(family: str, meaning: str, writer: str, key: str = "url", prefix: str = "") -> Any:
+    """A dataclass field bound to a whole map family (qualifier = key), or its qualifiers starting with `prefix`."""
+    return field(default=None, metadata={"map": MapFamily(family, meaning, writer, key, prefix)})
 
 
 # ---------------------------------------------------------------- webpage ---
@@ -367,6 +374,15 @@ class WebPage:
         "s", "nl", INT, "sitemaps whose latest parse lists this URL", "updatedb")
     history_key: str | None = col(
         "s", "hk", TEXT, "row key of this sitemap's latest parse in the history table", "parse")
+    # s: quality evidence counters (sitemapcrawl/evidence.py): on sitemap rows, and what each listed row gave
+    quality_evidence: tuple[str, ...] | None = col(
+        "s", "ev", LINES, "folded quality evidence: through=BATCH, then PARSE key=value... counters", "updatedb")
+    quality_evidence_cells: Mapping[str, str] | None = mapcol(
+        "s", "one batch's quality evidence of one host bucket: PARSE key=value... lines", "updatedb",
+        "batch.bucket", "ev.")
+    quality_contributions: tuple[str, ...] | None = col(
+        "s", "qc", LINES, "what this listed row gives each sitemap: SITEMAP TAB BATCH TAB now TAB before",
+        "updatedb")
     # m: crawl metadata
     score: float | None = col("m", "sc", FLOAT, "link/seed score", "inject, updatedb")
     depth: int | None = col("m", "dp", INT, "hops still allowed within the site", "inject, updatedb")
@@ -572,10 +588,15 @@ class _Layout:
         self.fields = frozenset(names[1:])
         self.encoders = {name: (column.name.encode(), column.codec.encode)
                          for name, column in _COLUMNS[row_type].items()}
-        self.map_prefixes = {name: f"{family.family}:".encode() for name, family in _MAPS[row_type].items()}
+        self.map_prefixes = {name: f"{family.family}:{family.prefix}".encode()
+                             for name, family in _MAPS[row_type].items()}
         self.decoders = {raw_name: (name, column.codec.decode, column)
                          for raw_name, (name, column) in _BY_NAME[row_type].items()}
-        self.map_fields = {family.family.encode(): name for name, family in _MAPS[row_type].items()}
+        self.map_fields = {family.family.encode(): name for name, family in _MAPS[row_type].items()
+                           if not family.prefix}
+        # Maps that share a family with columns: family -> (qualifier prefix, field).
+        self.prefix_maps = {family.family.encode(): (family.prefix.encode(), name)
+                            for name, family in _MAPS[row_type].items() if family.prefix}
         # Rows decoded for a job that named its fields: a subclass whose other fields raise.
         namespace: dict[str, Any] = {name: _Unread(name) for name in names[1:]}
         namespace.update(__module__=row_type.__module__, __qualname__=row_type.__qualname__,
@@ -787,6 +808,10 @@ def decode(row_type: type[RowT], identity: str, cells: Mapping[bytes, bytes],
             continue
         family, _, qualifier = raw_name.partition(b":")
         map_field = layout.map_fields.get(family)
+        if map_field is None and family in layout.prefix_maps:
+            prefix, name = layout.prefix_maps[family]
+            if qualifier.startswith(prefix):
+                map_field, qualifier = name, qualifier[len(prefix):]
         if map_field is not None:
             if maps is None:
                 maps = {}

@@ -39,10 +39,11 @@ what it has done (its `marks.Mark`).
    which frees the rows for generate. Rows generated but never fetched stay
    in their batch (see `jobs.generate`): `fetch --batch` can still finish it.
 4. Sitemap quality (setting `sitemap_quality`; not in links-only mode, which
-   uses no sitemap): every sitemap is scored from what the table holds,
-   demoted or blacklisted below the thresholds, and its URLs' priority
-   weighted by it (see `sitemapcrawl.jobs.quality`).
-
+   uses no sitemap): the evidence of the batch's rows is counted on the
+   sitemaps they name, the sitemaps the batch touched are rescored,
+   demoted or blacklisted below the thresholds, and their URLs' priority
+   weighted by it (see `sitemapcrawl.jobs.quality`). With `rescore`, every
+   sitemap is scored from scratch instead (the repair).
 5. Records: when the batch was wholly parsed before updatedb began, its
    records (of this split's buckets) are deleted: the batch is finished.
 
@@ -67,7 +68,7 @@ from typing import Any
 from sitemapcrawl import urls
 from sitemapcrawl.errors import InvalidUrlError
 from sitemapcrawl.jobs import batches
-from sitemapcrawl.jobs.quality import QualityCounts, score_sitemaps
+from sitemapcrawl.jobs.quality import QualityCounts, score_sitemaps, update_quality
 from sitemapcrawl.jobs.rules import UrlRules
 from sitemapcrawl.linkvalues import Inlink, InlinkKind, OutlinkKind, format_inlink, hop, parse_inlink, parse_outlink
 from sitemapcrawl.marks import Mark
@@ -332,6 +333,7 @@ def updatedb(
     now: datetime | None = None,
     wait: bool = False,
     split: Split = WHOLE,
+    rescore: bool = False,
 ) -> UpdateCounts:
     """Merge a parsed batch into the table (see the module docstring); return the counts.
 
@@ -343,8 +345,10 @@ def updatedb(
     lease is waited for). The batch is finished in the registry when it was
     wholly parsed before this began. A split marks `spread.K/N` after pass 1
     and waits for every split's before merging (SplitWaitError when one is
-    not running: see `batches.barrier`); the quality step runs once, in the
-    split that finishes last (`batches.finish_phase`).
+    not running: see `batches.barrier`); updatedb's counting (quality evidence,
+    row counts) runs in every split, for its own rows. `rescore`: score every
+    sitemap from scratch (`jobs.quality.score_sitemaps`) instead of the batch's
+    touched ones, once (in the split that finishes last).
     """
     mode = mode or crawl_mode(rules.settings.crawl_mode)
     store.require_tables(WEBPAGE_TABLE, BATCHROW_TABLE)
@@ -358,7 +362,11 @@ def updatedb(
     def batch_level() -> None:
         """Once per batch (by the split that finishes last when split): the sitemap quality step."""
         if rules.settings.sitemap_quality and mode is not CrawlMode.LINKS_ONLY:
-            counts.quality = score_sitemaps(store, rules, now, on_progress=on_progress)
+            if rescore:
+                counts.quality = score_sitemaps(store, rules, now, batch_id=batch_id, on_progress=on_progress)
+            else:
+                counts.quality = update_quality(store, rules, batch_id, now, split=split,
+                                                unreadable=counts.unreadable, on_progress=on_progress)
 
     with batches.working_on(store, batch_id, batches.UPDATE, rules.settings, wait=wait, split=split,
                             on_last=None if split.whole else batch_level):
