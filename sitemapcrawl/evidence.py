@@ -184,10 +184,10 @@ def add_groups(total: Groups, more: Mapping[str, Tally]) -> None:
         total.setdefault(parse, Tally()).add(tally)
 
 
-def latest(groups: Mapping[str, Tally]) -> tuple[str, Tally]:
-    """The latest parse with a listed entry and its tally (("", empty) when none): what counts."""
+def latest(groups: Mapping[str, Tally], count: str = "listed") -> tuple[str, Tally]:
+    """The latest parse with a listed entry (a positive `count`) and its tally (("", empty) when none)."""
     for parse in sorted(groups, reverse=True):
-        if groups[parse].counts.get("listed", 0) > 0:
+        if groups[parse].counts.get(count, 0) > 0:
             return parse, groups[parse]
     return "", Tally()
 
@@ -200,23 +200,25 @@ class Base:
 
     through: str = ""
     groups: Groups = field(default_factory=dict)
+    count: str = "listed"
+    """The counter that says a group has members (`listed` entries; `rows` for row counts)."""
 
     def lines(self) -> tuple[str, ...]:
         """`through=<batch>` then the groups (only the latest parse's: older ones never count again)."""
-        parse, tally = latest(self.groups)
+        parse, tally = latest(self.groups, self.count)
         kept = {parse: tally} if parse else {}
         return (f"through={self.through}", *groups_text(kept))
 
     @classmethod
-    def read(cls, lines: Iterable[str] | None) -> Base:
+    def read(cls, lines: Iterable[str] | None, count: str = "listed") -> Base:
         """Inverse of `lines`; ValueError on a bad line."""
         items = list(lines or ())
         if not items:
-            return cls()
+            return cls(count=count)
         head, _, through = items[0].partition("=")
         if head != "through":
             raise ValueError(f"evidence base must start with through=, not {items[0][:40]!r}")
-        return cls(through, read_groups(items[1:]))
+        return cls(through, read_groups(items[1:]), count)
 
 
 def cell_name(batch_id: str, bucket: int) -> str:
@@ -259,7 +261,7 @@ def fold(base: Base, cells: Mapping[str, str], before: str) -> tuple[Base, list[
         if batch > base.through:
             add_groups(groups, read_groups(text.split("\n")))
             through = max(through, batch)
-    return Base(through, groups), folded
+    return Base(through, groups, base.count), folded
 
 
 # ------------------------------------------------------ a row's contributions --

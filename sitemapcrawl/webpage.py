@@ -380,6 +380,9 @@ class WebPage:
     quality_evidence_cells: Mapping[str, str] | None = mapcol(
         "s", "one batch's quality evidence of one host bucket: PARSE key=value... lines", "updatedb",
         "batch.bucket", "ev.")
+    counted: tuple[str, ...] | None = col(
+        "m", "hc", LINES, "what this row adds to its origin's row counts: ORIGIN TAB BATCH TAB now TAB before",
+        "updatedb")
     quality_contributions: tuple[str, ...] | None = col(
         "s", "qc", LINES, "what this listed row gives each sitemap: SITEMAP TAB BATCH TAB now TAB before",
         "updatedb")
@@ -438,6 +441,13 @@ class HostRow:
     sitemaps: tuple[str, ...] | None = col("r", "sm", LINES, "Sitemap: URLs listed in robots.txt", "detect")
     sitemaps_found: int | None = col("n", "sm", INT, "sitemaps listed or probed, last detect", "detect")
     sitemaps_new: int | None = col("n", "smn", INT, "sitemaps new to the table, last detect", "detect")
+    # n: row counts and sitemap summaries of the origin, for `serve` (sitemapcrawl/rowcounts.py)
+    counts: tuple[str, ...] | None = col(
+        "n", "c", LINES, "folded row counts of this origin: through=BATCH, then `rows key=value...`", "updatedb")
+    count_cells: Mapping[str, str] | None = mapcol(
+        "n", "one batch's row count changes of this origin: `rows key=value...`", "updatedb", "batch.bucket", "c.")
+    sitemap_summaries: Mapping[str, str] | None = mapcol(
+        "n", "sitemap URL -> its summary and quality as JSON, for serve's sitemaps panel", "updatedb", "url", "s.")
     # n: politeness state, on the rows of politeness keys (`jobs/politeness.py`), not on origin rows
     last_request: datetime | None = col(
         "n", "lr", PRECISE_TIME, "politeness: end of the last request to this queue key", "fetch, detect")
@@ -595,8 +605,10 @@ class _Layout:
         self.map_fields = {family.family.encode(): name for name, family in _MAPS[row_type].items()
                            if not family.prefix}
         # Maps that share a family with columns: family -> (qualifier prefix, field).
-        self.prefix_maps = {family.family.encode(): (family.prefix.encode(), name)
-                            for name, family in _MAPS[row_type].items() if family.prefix}
+        self.prefix_maps: dict[bytes, list[tuple[bytes, str]]] = {}
+        for name, family in _MAPS[row_type].items():
+            if family.prefix:
+                self.prefix_maps.setdefault(family.family.encode(), []).append((family.prefix.encode(), name))
         # Rows decoded for a job that named its fields: a subclass whose other fields raise.
         namespace: dict[str, Any] = {name: _Unread(name) for name in names[1:]}
         namespace.update(__module__=row_type.__module__, __qualname__=row_type.__qualname__,
@@ -809,9 +821,10 @@ def decode(row_type: type[RowT], identity: str, cells: Mapping[bytes, bytes],
         family, _, qualifier = raw_name.partition(b":")
         map_field = layout.map_fields.get(family)
         if map_field is None and family in layout.prefix_maps:
-            prefix, name = layout.prefix_maps[family]
-            if qualifier.startswith(prefix):
-                map_field, qualifier = name, qualifier[len(prefix):]
+            for prefix, name in layout.prefix_maps[family]:
+                if qualifier.startswith(prefix):
+                    map_field, qualifier = name, qualifier[len(prefix):]
+                    break
         if map_field is not None:
             if maps is None:
                 maps = {}

@@ -5,7 +5,7 @@ Run at the end of `updatedb` (setting `sitemap_quality`); the formula is in
 
 `update_quality` (every round) costs what the batch holds:
 
-1. The batch's touched rows (`touched_rows`: rows fetched in it, and rows
+1. The batch's touched rows (`tables.touched_rows`: rows fetched in it, and rows
    its parse or updatedb marked `k:dsc`: entries of the sitemaps parsed,
    URLs a sitemap stopped listing, link targets) are read with their
    sitemap/index inlink cells, fetch facts and `s:qc`. Each row's
@@ -64,7 +64,7 @@ from sitemapcrawl.quality import (
 )
 from sitemapcrawl.splits import WHOLE, Split, bucket_of
 from sitemapcrawl.store import Store
-from sitemapcrawl.tables import Unreadable, batch_rows, pages
+from sitemapcrawl.tables import Unreadable, pages, touched_rows
 from sitemapcrawl.webpage import (
     WEBPAGE_TABLE,
     WebPage,
@@ -107,6 +107,8 @@ class QualityCounts:
     """Evidence cells (one batch, one host bucket) written on sitemap rows."""
     folded: int = 0
     """Evidence cells of earlier batches folded into the sitemaps' base."""
+    scored_keys: list[bytes] = field(default_factory=list)
+    """Row keys of the sitemaps scored (their summaries for `serve` follow)."""
 
     def summary(self) -> str:
         """One line for the end of the step."""
@@ -225,6 +227,7 @@ class _Verdicts:
         self.statuses: dict[str, Counter[str]] = {}
 
     def add(self, key: bytes, row: WebPage, tally: Tally, extra: WebPage | None = None) -> None:
+        self.counts.scored_keys.append(key)
         facts = _facts(row)
         verdict = assess(facts, tally.stats(), self.policy, self.pins, self.now)
         self.weights[row.url] = verdict.weight
@@ -336,22 +339,6 @@ def _reweigh_all(store: Store, weights: dict[str, float], counts: QualityCounts,
 
 # ------------------------------------------------------- incremental update --
 
-_TOUCHED_FIELDS = [*_LISTED_FIELDS, "parse_mark"]
-
-
-def touched_rows(store: Store, batch_id: str, chunk: int, unreadable: Unreadable,
-                 split: Split = WHOLE) -> Iterator[list[tuple[bytes, WebPage]]]:
-    """The rows of `split` the batch touched, each once, in chunks: marked `k:dsc`, then fetched.
-
-    The one place the quality step learns what a batch touched (swap the
-    source here when the batch records hold it). Cost: two batch-scoped reads.
-    """
-    yield from batch_rows(store, "discover_mark", batch_id, _TOUCHED_FIELDS, chunk, "quality", unreadable, split)
-    for rows in batch_rows(store, "fetch_mark", batch_id, [*_TOUCHED_FIELDS, "discover_mark"], chunk,
-                           "quality", unreadable, split):
-        yield [(key, row) for key, row in rows if row.discover_mark != batch_id]
-
-
 def _read_sitemaps(store: Store, keys: Iterable[bytes], fields: list[str],
                    unreadable: Unreadable) -> dict[bytes, WebPage]:
     """The sitemap rows among `keys` (one multi-get); rows that are no sitemap are left out."""
@@ -389,7 +376,7 @@ def update_quality(store: Store, rules: UrlRules, batch_id: str, now: datetime, 
     """Sitemap -> host bucket -> parse -> the summed deltas of this split's rows."""
     touched_sitemaps: set[bytes] = set()
     listing: list[tuple[bytes, WebPage, list[tuple[str, Inlink]]]] = []
-    for rows in touched_rows(store, batch_id, chunk, unreadable, split):
+    for rows in touched_rows(store, batch_id, _LISTED_FIELDS, chunk, "quality", unreadable, split):
         puts: list[tuple[bytes, dict[bytes, bytes]]] = []
         for key, row in rows:
             counts.listed_rows += 1

@@ -24,6 +24,7 @@ from sitemapcrawl.jobs.rules import UrlRules
 from sitemapcrawl.jobs.updatedb import updatedb
 from sitemapcrawl.linkvalues import InlinkKind, parse_inlink
 from sitemapcrawl.quality import ListedStats, Pins, SitemapFacts, assess, observe, weighted_priority
+from sitemapcrawl.report_panels import PANELS, panel_data, take_counted_snapshot, take_snapshot
 from sitemapcrawl.splits import Split, bucket_of
 from sitemapcrawl.store import Store
 from sitemapcrawl.testweb import (
@@ -136,10 +137,31 @@ def full_count(table: dict[str, WebPage], settings: Settings, now: datetime) -> 
     return scored, priorities
 
 
+def counted_panels_match_a_scan(settings: Settings) -> None:
+    """serve's snapshot (counters, no `webpage` row read) shows what a scan of the table shows."""
+    now = datetime.now(UTC).replace(microsecond=0)
+    with CountingStore(settings) as counting:
+        counted = take_counted_snapshot(counting, now)
+        assert counting.returned[WEBPAGE_TABLE] == 0 and all(t != WEBPAGE_TABLE for t, _ in counting.scans)
+        scanned = take_snapshot(counting, now)
+    for name in PANELS:
+        got, want = panel_data(counted, name), panel_data(scanned, name)
+        if name == "totals":
+            assert got.pop("source") != want.pop("source")
+        if name == "freshness":
+            assert got.pop("note") and got.pop("due") == [] and got.pop("lastmod_age") == []
+            want.pop("due"), want.pop("lastmod_age")
+        if name == "audit":
+            assert "report --html" in got["note"] and got["mixed"] == want["mixed"]
+            continue
+        assert got == want, name
+
+
 def check(store: Store, settings: Settings) -> dict[str, WebPage]:
     table = rows(store)
     now = datetime.now(UTC).replace(microsecond=0)
     assert verdicts(table) == full_count(table, settings, now)
+    counted_panels_match_a_scan(settings)
     return table
 
 

@@ -1,0 +1,209 @@
+"""Row counts per origin and sitemap summaries in the `host` table, kept by updatedb for `serve`.
+
+`update_counts` (every updatedb, after the quality step) reads the batch's
+touched rows (`tables.touched_rows`) with the columns `rowcounts.row_tally`
+needs and what each last added (`m:hc`), judges each again
+(`evidence.judge`: a rerun of the batch computes the same delta), writes
+the deltas of each origin as one cell `n:c.<batch>.<bucket>` on its host
+row (whole, overwritten by a rerun; one split holds all rows of an
+origin), folds the cells of earlier batches into `n:c`, and writes the
+summary of every sitemap the batch fetched or the quality step rescored
+(`n:s.<url>`, JSON). `recount` rebuilds all of it from one full scan: the
+repair (`updatedb --rescore`) and the tests' oracle.
+
+Rows written outside a batch (inject's seeds, detect's sitemaps) are
+counted once a batch touches them (generate, fetch, updatedb); `updatedb
+--rescore` counts them at once.
+
+Cost of `update_counts`: one batch-scoped read of the touched rows; one put
+per row whose contribution changed; one cell put and one host row get per
+origin touched; one multi-get of the sitemaps to summarise. Of `recount`:
+one scan of `webpage` (a dozen small columns) and one of the host rows.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from sitemapcrawl import evidence, rowcounts
+from sitemapcrawl.errors import CellDecodeError
+from sitemapcrawl.evidence import Base, Contribution, Groups, Tally
+from sitemapcrawl.splits import WHOLE, Split, bucket_of
+from sitemapcrawl.store import Store
+from sitemapcrawl.tables import Unreadable, pages, touched_rows
+from sitemapcrawl.webpage import HOST_TABLE, WEBPAGE_TABLE, HostRow, WebPage, column_names, decode, encode
+
+log = logging.getLogger(__name__)
+
+_FIELDS = [*rowcounts.TALLY_FIELDS, "counted"]
+_HOST_FIELDS = ["counts", "count_cells"]
+
+
+@dataclass
+class CountCounts:
+    """What a counting step did."""
+
+    rows: int = 0
+    changed: int = 0
+    """Rows whose contribution changed (`m:hc` written)."""
+    origins: int = 0
+    folded: int = 0
+    sitemaps: int = 0
+    """Sitemap summaries written."""
+
+    def summary(self) -> str:
+        """One line for the end of the step."""
+        return (f"row counts: {self.rows} rows judged, {self.changed} changed, {self.origins} origins, "
+                f"{self.folded} cells folded, {self.sitemaps} sitemap summaries")
+
+
+def origin_of_key(key: bytes) -> bytes:
+    """The `host` table key of a `webpage` row key's origin (the key up to its path)."""
+    return key.partition(b"/")[0]
+
+
+def _stored(row: WebPage) -> list[Contribution]:
+    out = []
+    for line in row.counted or ():
+        try:
+            out.append(Contribution.read(line))
+        except ValueError as exc:
+            log.warning("counts: %s: unreadable m:hc line taken as none: %s", row.url, exc)
+    return out
+
+
+def _host_columns(fields: list[str]) -> list[bytes]:
+    # Whole family `n` for the cells: no single `n:` column beside it (HBase would narrow to it).
+    return [name for name in column_names(HostRow, fields) if not name.startswith(b"n:")] + [b"n"]
+
+
+def write_summaries(store: Store, keys: Iterable[bytes], unreadable: Unreadable) -> int:
+    """Write the summary of every sitemap among `keys` on its origin's host row; return how many."""
+    wanted = sorted(set(keys))
+    if not wanted:
+        return 0
+    fields = list(rowcounts.SUMMARY_FIELDS)
+    found = store.rows(WEBPAGE_TABLE, wanted, columns=column_names(WebPage, fields))
+    puts = [(origin_of_key(key), encode(HostRow("", sitemap_summaries={row.url: rowcounts.summary(row)})))
+            for key, row in pages(found.items(), "counts", unreadable, fields) if row.is_sitemap]
+    return store.write(HOST_TABLE, puts).rows
+
+
+def update_counts(store: Store, batch_id: str, *, chunk: int, split: Split = WHOLE,
+                  unreadable: Unreadable | None = None, sitemaps: Iterable[bytes] = ()) -> CountCounts:
+    """Count the batch's touched rows into their origins' counts; summarise its sitemaps (module docstring).
+
+    `sitemaps`: more sitemap row keys to summarise (those the quality step
+    rescored). Safe to rerun and to run once per split. Raises the store's errors.
+    """
+    unreadable = unreadable if unreadable is not None else Unreadable()
+    counts = CountCounts()
+    deltas: dict[bytes, Groups] = {}
+    summarise = set(sitemaps)
+    for rows in touched_rows(store, batch_id, _FIELDS, chunk, "counts", unreadable, split):
+        puts: list[tuple[bytes, dict[bytes, bytes]]] = []
+        for key, row in rows:
+            counts.rows += 1
+            if row.is_sitemap:
+                summarise.add(key)
+            origin = origin_of_key(key)
+            current = {origin.decode("utf-8"): (rowcounts.GROUP, rowcounts.row_tally(row))}
+            lines, row_deltas = evidence.judge(_stored(row), current, batch_id)
+            for groups in row_deltas.values():
+                evidence.add_groups(deltas.setdefault(origin, {}), groups)
+            text = tuple(c.line() for c in lines)
+            if text != tuple(row.counted or ()):
+                counts.changed += 1
+                puts.append((key, encode(WebPage(row.url, counted=text))))
+        store.write(WEBPAGE_TABLE, puts)
+    cells = [(origin, encode(HostRow("", count_cells={
+        evidence.cell_name(batch_id, bucket_of(origin)): "\n".join(evidence.groups_text(groups))})))
+        for origin, groups in sorted(deltas.items())]
+    store.write(HOST_TABLE, cells)
+    counts.origins = len(cells)
+    counts.folded = _fold(store, sorted(deltas), batch_id)
+    counts.sitemaps = write_summaries(store, summarise, unreadable)
+    log.info("counts: %s", counts.summary())
+    return counts
+
+
+def _fold(store: Store, origins: list[bytes], batch_id: str) -> int:
+    """Fold the count cells of batches before `batch_id` into each origin's base; return cells folded."""
+    if not origins:
+        return 0
+    found = store.rows(HOST_TABLE, origins, columns=_host_columns(_HOST_FIELDS))
+    puts: list[tuple[bytes, dict[bytes, bytes]]] = []
+    deletes: list[tuple[bytes, list[bytes]]] = []
+    folded = 0
+    for origin, cells in found.items():
+        try:
+            row = decode(HostRow, origin.decode("utf-8"), cells, _HOST_FIELDS)
+            base = Base.read(row.counts, rowcounts.GROUP)
+            new_base, names = evidence.fold(base, dict(row.count_cells or {}), batch_id)
+        except (ValueError, CellDecodeError) as exc:
+            log.warning("counts: %r: unreadable counts, left for `updatedb --rescore`: %s", origin[:200], exc)
+            continue
+        if names:
+            folded += len(names)
+            puts.append((origin, encode(HostRow("", counts=new_base.lines()))))
+            deletes.append((origin, list(encode(HostRow("", count_cells={n: "" for n in names})))))
+    store.write(HOST_TABLE, puts)
+    store.delete_many(HOST_TABLE, deletes)  # after the base that holds them is written
+    return folded
+
+
+def recount(store: Store, batch_id: str = "") -> CountCounts:
+    """Count every row of the table from scratch: every origin's base, every row's `m:hc`, every summary.
+
+    The repair (`updatedb --rescore`). Bases are `through` `batch_id` or the
+    newest batch seen; every count cell is deleted. Raises the store's errors.
+    """
+    counts = CountCounts()
+    unreadable = Unreadable()
+    totals: dict[bytes, Tally] = {}
+    rows: list[tuple[bytes, WebPage, Tally]] = []
+    through = batch_id
+    sitemap_keys: list[bytes] = []
+    scan = store.scan(WEBPAGE_TABLE, columns=column_names(WebPage, _FIELDS))
+    for key, row in pages(scan, "counts", unreadable, _FIELDS):
+        counts.rows += 1
+        tally = rowcounts.row_tally(row)
+        totals.setdefault(origin_of_key(key), Tally()).add(tally)
+        for held in _stored(row):
+            through = max(through, held.batch)
+        rows.append((key, row, tally))
+        if row.is_sitemap:
+            sitemap_keys.append(key)
+    old_cells: list[tuple[bytes, list[bytes]]] = []
+    for host_key, cells in store.scan(HOST_TABLE, columns=[b"n"]):
+        if host_key.startswith(b"~"):
+            continue
+        try:
+            host = decode(HostRow, "", cells, _HOST_FIELDS)
+        except CellDecodeError as exc:
+            log.warning("counts: host row %r: %s", host_key[:200], exc)
+            continue
+        names = list(host.count_cells or {})
+        through = max([through, *(evidence.cell_batch(n) for n in names)])
+        if names:
+            old_cells.append((host_key, list(encode(HostRow("", count_cells={n: "" for n in names})))))
+        if host.counts and host_key not in totals:
+            totals[host_key] = Tally()
+    puts: list[tuple[bytes, dict[bytes, bytes]]] = []
+    for key, row, tally in rows:
+        name = origin_of_key(key).decode("utf-8")
+        text = (Contribution(name, through, rowcounts.GROUP, tally, rowcounts.GROUP, tally).line(),)
+        if text != tuple(row.counted or ()):
+            counts.changed += 1
+            puts.append((key, encode(WebPage(row.url, counted=text))))
+    store.write(WEBPAGE_TABLE, puts)
+    bases = [(origin, encode(HostRow("", counts=Base(through, {rowcounts.GROUP: tally}, rowcounts.GROUP).lines())))
+             for origin, tally in sorted(totals.items())]
+    store.write(HOST_TABLE, bases)
+    store.delete_many(HOST_TABLE, old_cells)
+    counts.origins = len(bases)
+    counts.sitemaps = write_summaries(store, sitemap_keys, unreadable)
+    log.info("counts: %s", counts.summary())
+    return counts
