@@ -215,8 +215,6 @@ def history_chart(parses: list[dict[str, Any]], title: str, width: int = 420, he
 
 
 def _audit(data: dict[str, Any]) -> str:
-    if "note" in data:
-        return f'<p class="note">{_e(data["note"])}</p>'
     blocks = []
     for name, item in data["lists"].items():
         if name in ("orphans", "unlisted") and not data["mixed"]:

@@ -68,7 +68,7 @@ _EXTRA_FIELDS = [
     "in_sitemap", "status", "http_code", "noindex", "canonical", "link_inlinks", "sitemaps_listing",
 ]
 #: URLs kept per audit list (the total is counted in full; `export` gives them all).
-AUDIT_CAP = 50
+AUDIT_CAP = rowcounts.SAMPLE_CAP
 #: The audit lists, in the order shown, with the `export` command that gives all of a list.
 AUDIT_LISTS: dict[str, tuple[str, str]] = {
     "http-error": ("Sitemap URLs answering 4xx/5xx", "sitemapcrawl export --in-sitemaps (http_code >= 400)"),
@@ -135,7 +135,7 @@ class Extras:
     """Each sitemap's recorded parses (the `history` table), oldest first."""
     counted: bool = False
     """Read from the counters updatedb keeps (`serve`), not from a scan of `webpage` (`report --html`):
-    the audit lists, lastmod ages and due times are then not known."""
+    the lastmod ages and due times are then not known, the audit lists are the origins' samples."""
 
 
 @dataclass(frozen=True)
@@ -216,8 +216,9 @@ def take_counted_snapshot(store: Store, now: datetime) -> Snapshot:
 
     One scan of the `host` table (its origin rows: robots.txt facts, the row
     counts of `jobs.counters` and the sitemap summaries) and one of the
-    `history` summaries. The audit lists, lastmod ages and due times need a
-    scan of the table: their panels say to run `report --html`. Raises the
+    `history` summaries. The audit lists show the origins' samples (their
+    totals are exact); lastmod ages and due times need a scan of the table:
+    that panel says to run `report --html`. Raises the
     store's errors (TableMissingError...).
     """
     store.require_tables(WEBPAGE_TABLE, HOST_TABLE)
@@ -227,6 +228,7 @@ def take_counted_snapshot(store: Store, now: datetime) -> Snapshot:
         extras.history = list(histories(store))
     columns = [name for name in column_names(HostRow, _HOST_FIELDS) if not name.startswith(b"n:")] + [b"n"]
     summaries: list[tuple[bytes, dict[str, Any]]] = []
+    samples: dict[str, list[tuple[bytes, str]]] = {name: [] for name in AUDIT_LISTS}
     for key, cells in store.scan(HOST_TABLE, columns=columns):
         if key.startswith(b"~"):
             continue  # politeness rows
@@ -239,6 +241,9 @@ def take_counted_snapshot(store: Store, now: datetime) -> Snapshot:
             for text in (row.sitemap_summaries or {}).values():
                 value = rowcounts.read_summary(text)
                 summaries.append((urls.row_key(value["url"]).encode("utf-8"), value))
+            for name, text in (row.audit_samples or {}).items():
+                if name in samples:
+                    samples[name] += [(urls.row_key(u).encode("utf-8"), u) for u in text.split("\n") if u]
         except (InvalidUrlError, CellDecodeError, UnicodeDecodeError, ValueError) as exc:
             log.warning("panels: skipping host row %r: %s", key[:200], exc)
             report.totals.unreadable += 1
@@ -250,6 +255,8 @@ def take_counted_snapshot(store: Store, now: datetime) -> Snapshot:
         if robots:
             summary.robots.append(robots_line(origin, row))
         _add_counts(report, extras, summary, tally.counts)
+    for name, listed in samples.items():
+        extras.audit[name].urls = [u for _key, u in sorted(listed)[:AUDIT_CAP]]
     for _key, value in sorted(summaries, key=lambda item: item[0]):
         report.sitemaps.append(SitemapSummary(**value))
         extras.quality[value["url"]] = SitemapQuality(value["quality"], value["state"], value["signals"],
@@ -276,6 +283,9 @@ def _add_counts(report: Report, extras: Extras, summary: HostSummary, counts: di
     extras.changefreq.update(rowcounts.named(counts, "cf."))
     extras.lastmod_month.update(rowcounts.named(counts, "lm."))
     extras.linked_rows += counts.get("linked", 0)
+    for name, n in rowcounts.named(counts, "a.").items():
+        if name in extras.audit:
+            extras.audit[name].total += n
 
 
 #: What a panel read from the counters says about what it cannot show.
@@ -372,8 +382,6 @@ def lastmod_months(months: Counter[str]) -> list[list[Any]]:
 def audit_panel(snapshot: Snapshot) -> dict[str, Any]:
     """The audit lists (capped, with totals and the export command for all), and whether links were crawled."""
     extras = snapshot.extras
-    if extras.counted:
-        return {"cap": AUDIT_CAP, "mixed": extras.linked_rows > 0, "lists": {}, "note": f"The audit lists {SCAN_NOTE}."}
     lists = {name: {"title": title, "total": extras.audit[name].total, "urls": list(extras.audit[name].urls),
                     "export": hint}
              for name, (title, hint) in AUDIT_LISTS.items()}

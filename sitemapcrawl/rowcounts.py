@@ -4,7 +4,8 @@ Pure: no I/O. `jobs/counters.py` keeps them in the `host` table. A row
 adds to its origin's counts one `Tally` (`row_tally`): `rows`, its status
 (`st.<status>`), how it was found (`via.<seed|sitemap|link|sitemap
 document>`), `sitemaps`, `in_sitemaps`, `errors` (retry, gone),
-`robots_denied`, and for pages: freshness (`fresh.<fresh|stale|never
+`robots_denied`, the audit lists it is on (`a.<list>`: `sitemapcrawl.audit`),
+and for pages: freshness (`fresh.<fresh|stale|never
 fetched>` when a sitemap gives a lastmod), changefreq (`cf.<value|none>`),
 lastmod month (`lm.<YYYY-MM>`) and `linked` (some page links to it). These
 are exactly the report's host and total counts (`sitemapcrawl.report`) and
@@ -13,9 +14,11 @@ quality evidence (`sitemapcrawl.evidence`: a row's last contribution on the
 row, per-batch cells on the origin's host row, a folded base), under the
 one group `rows`.
 
-What cannot be counted this way is read by `report --html`, which scans
-the table: the audit lists (URLs), and the lastmod ages and due times
-(relative to the moment of reading).
+Beside the counts, each origin keeps a sample of the URLs of each audit
+list (`apply_samples`: at most `SAMPLE_CAP`, added and removed as rows are
+judged), so the audit panel shows URLs too; `export` gives every one.
+What cannot be kept this way is read by `report --html`, which scans the
+table: the lastmod ages and due times (relative to the moment of reading).
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from sitemapcrawl.audit import discovered_via
+from sitemapcrawl.audit import discovered_via, is_multi_listed, is_orphan, is_unlisted, problems
 from sitemapcrawl.evidence import Tally
 from sitemapcrawl.webpage import FetchStatus, WebPage
 
@@ -31,7 +34,11 @@ from sitemapcrawl.webpage import FetchStatus, WebPage
 GROUP = "rows"
 #: The fields `row_tally` reads.
 TALLY_FIELDS = ("status", "is_sitemap", "seed", "in_sitemap", "lastmod", "fetch_time", "changefreq",
-                "link_inlinks")
+                "link_inlinks", "http_code", "noindex", "canonical", "sitemaps_listing")
+#: The audit lists, in the order the page shows them.
+AUDIT_NAMES = ("http-error", "redirect", "blocked", "noindex", "canonical", "orphans", "unlisted", "multi-listed")
+#: URLs kept per audit list and origin (the panel shows at most this many per list).
+SAMPLE_CAP = 50
 #: The fields `summary` reads (the report's sitemap line and the quality columns).
 SUMMARY_FIELDS = (
     "is_sitemap", "sitemap_source", "status", "http_code", "sitemap_type", "sitemap_entries", "dropped_scope",
@@ -55,6 +62,8 @@ def row_tally(row: WebPage) -> Tally:
         counts["errors"] = 1
     if row.status is FetchStatus.BLOCKED_ROBOTS:
         counts["robots_denied"] = 1
+    for name in audit_lists(row):
+        counts[f"a.{name}"] = 1
     if not row.is_sitemap:
         if row.lastmod is not None:
             if row.fetch_time is None:
@@ -66,6 +75,40 @@ def row_tally(row: WebPage) -> Tally:
         if row.link_inlinks:
             counts["linked"] = 1
     return Tally(counts)
+
+
+def audit_lists(row: WebPage) -> list[str]:
+    """The audit lists a row is on (`sitemapcrawl.audit`), in `AUDIT_NAMES` order."""
+    found = problems(row)
+    if is_orphan(row):
+        found.append("orphans")
+    if is_unlisted(row):
+        found.append("unlisted")
+    if is_multi_listed(row):
+        found.append("multi-listed")
+    return found
+
+
+def apply_samples(samples: dict[str, tuple[str, ...]],
+                  changes: dict[str, dict[str, bool]]) -> dict[str, tuple[str, ...]]:
+    """An origin's audit samples after `changes` (list -> URL -> on the list now?); only the lists changed.
+
+    A URL leaves its list when it is no longer on it; one on it joins while
+    the list has fewer than `SAMPLE_CAP` URLs (kept sorted). Idempotent, so a
+    rerun writes the same lists.
+    """
+    out: dict[str, tuple[str, ...]] = {}
+    for name, urls_now in changes.items():
+        kept = set(samples.get(name, ()))
+        before = set(kept)
+        for url, on in sorted(urls_now.items()):
+            if not on:
+                kept.discard(url)
+            elif url not in kept and len(kept) < SAMPLE_CAP:
+                kept.add(url)
+        if kept != before:
+            out[name] = tuple(sorted(kept))
+    return out
 
 
 def _word(name: str) -> str:

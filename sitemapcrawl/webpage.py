@@ -446,6 +446,8 @@ class HostRow:
         "n", "c", LINES, "folded row counts of this origin: through=BATCH, then `rows key=value...`", "updatedb")
     count_cells: Mapping[str, str] | None = mapcol(
         "n", "one batch's row count changes of this origin: `rows key=value...`", "updatedb", "batch.bucket", "c.")
+    audit_samples: Mapping[str, str] | None = mapcol(
+        "n", "audit list -> up to 50 of this origin's URLs on it, one a line", "updatedb", "list", "a.")
     sitemap_summaries: Mapping[str, str] | None = mapcol(
         "n", "sitemap URL -> its summary and quality as JSON, for serve's sitemaps panel", "updatedb", "url", "s.")
     # n: politeness state, on the rows of politeness keys (`jobs/politeness.py`), not on origin rows

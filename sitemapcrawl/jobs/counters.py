@@ -6,7 +6,8 @@ needs and what each last added (`m:hc`), judges each again
 (`evidence.judge`: a rerun of the batch computes the same delta), writes
 the deltas of each origin as one cell `n:c.<batch>.<bucket>` on its host
 row (whole, overwritten by a rerun; one split holds all rows of an
-origin), folds the cells of earlier batches into `n:c`, and writes the
+origin), folds the cells of earlier batches into `n:c`, updates the
+origin's audit samples (`n:a.<list>`, `rowcounts.apply_samples`), and writes the
 summary of every sitemap the batch fetched or the quality step rescored
 (`n:s.<url>`, JSON). `recount` rebuilds all of it from one full scan: the
 repair (`updatedb --rescore`) and the tests' oracle.
@@ -38,7 +39,9 @@ from sitemapcrawl.webpage import HOST_TABLE, WEBPAGE_TABLE, HostRow, WebPage, co
 log = logging.getLogger(__name__)
 
 _FIELDS = [*rowcounts.TALLY_FIELDS, "counted"]
-_HOST_FIELDS = ["counts", "count_cells"]
+_HOST_FIELDS = ["counts", "count_cells", "audit_samples"]
+Changes = dict[bytes, dict[str, dict[str, bool]]]
+"""Origin -> audit list -> URL -> on the list now?"""
 
 
 @dataclass
@@ -101,6 +104,7 @@ def update_counts(store: Store, batch_id: str, *, chunk: int, split: Split = WHO
     unreadable = unreadable if unreadable is not None else Unreadable()
     counts = CountCounts()
     deltas: dict[bytes, Groups] = {}
+    changes: Changes = {}
     summarise = set(sitemaps)
     for rows in touched_rows(store, batch_id, _FIELDS, chunk, "counts", unreadable, split):
         puts: list[tuple[bytes, dict[bytes, bytes]]] = []
@@ -113,6 +117,7 @@ def update_counts(store: Store, batch_id: str, *, chunk: int, split: Split = WHO
             lines, row_deltas = evidence.judge(_stored(row), current, batch_id)
             for groups in row_deltas.values():
                 evidence.add_groups(deltas.setdefault(origin, {}), groups)
+            _note_lists(changes.setdefault(origin, {}), row.url, lines)
             text = tuple(c.line() for c in lines)
             if text != tuple(row.counted or ()):
                 counts.changed += 1
@@ -123,17 +128,31 @@ def update_counts(store: Store, batch_id: str, *, chunk: int, split: Split = WHO
         for origin, groups in sorted(deltas.items())]
     store.write(HOST_TABLE, cells)
     counts.origins = len(cells)
-    counts.folded = _fold(store, sorted(deltas), batch_id)
+    counts.folded = _finish_origins(store, sorted(set(deltas) | set(changes)), batch_id, changes)
     counts.sitemaps = write_summaries(store, summarise, unreadable)
     log.info("counts: %s", counts.summary())
     return counts
 
 
-def _fold(store: Store, origins: list[bytes], batch_id: str) -> int:
-    """Fold the count cells of batches before `batch_id` into each origin's base; return cells folded."""
+def _note_lists(changes: dict[str, dict[str, bool]], url: str, lines: list[Contribution]) -> None:
+    """The audit lists a row is on now, or was on before this batch: for the origin's samples."""
+    for line in lines:
+        now = line.tally.counts if line.tally else {}
+        was = line.before.counts if line.before else {}
+        for name in rowcounts.AUDIT_NAMES:
+            word = f"a.{name}"
+            if word in now or word in was:
+                changes.setdefault(name, {})[url] = word in now
+
+
+def _finish_origins(store: Store, origins: list[bytes], batch_id: str, changes: Changes) -> int:
+    """Fold the count cells of batches before `batch_id` into each origin's base and update its audit
+    samples; return the cells folded."""
     if not origins:
         return 0
     found = store.rows(HOST_TABLE, origins, columns=_host_columns(_HOST_FIELDS))
+    for origin in origins:
+        found.setdefault(origin, {})  # a new origin: no base, no samples yet
     puts: list[tuple[bytes, dict[bytes, bytes]]] = []
     deletes: list[tuple[bytes, list[bytes]]] = []
     folded = 0
@@ -145,6 +164,11 @@ def _fold(store: Store, origins: list[bytes], batch_id: str) -> int:
         except (ValueError, CellDecodeError) as exc:
             log.warning("counts: %r: unreadable counts, left for `updatedb --rescore`: %s", origin[:200], exc)
             continue
+        samples = {name: tuple(line for line in text.split("\n") if line)
+                   for name, text in (row.audit_samples or {}).items()}
+        changed = rowcounts.apply_samples(samples, changes.get(origin, {}))
+        if changed:
+            puts.append((origin, encode(HostRow("", audit_samples={n: "\n".join(u) for n, u in changed.items()}))))
         if names:
             folded += len(names)
             puts.append((origin, encode(HostRow("", counts=new_base.lines()))))
@@ -166,11 +190,16 @@ def recount(store: Store, batch_id: str = "") -> CountCounts:
     rows: list[tuple[bytes, WebPage, Tally]] = []
     through = batch_id
     sitemap_keys: list[bytes] = []
+    samples: dict[bytes, dict[str, list[str]]] = {}
     scan = store.scan(WEBPAGE_TABLE, columns=column_names(WebPage, _FIELDS))
     for key, row in pages(scan, "counts", unreadable, _FIELDS):
         counts.rows += 1
         tally = rowcounts.row_tally(row)
         totals.setdefault(origin_of_key(key), Tally()).add(tally)
+        for name in rowcounts.audit_lists(row):
+            listed = samples.setdefault(origin_of_key(key), {}).setdefault(name, [])
+            if len(listed) < rowcounts.SAMPLE_CAP:
+                listed.append(row.url)
         for held in _stored(row):
             through = max(through, held.batch)
         rows.append((key, row, tally))
@@ -187,6 +216,8 @@ def recount(store: Store, batch_id: str = "") -> CountCounts:
             continue
         names = list(host.count_cells or {})
         through = max([through, *(evidence.cell_batch(n) for n in names)])
+        for name in host.audit_samples or {}:
+            samples.setdefault(host_key, {}).setdefault(name, [])  # emptied: written empty
         if names:
             old_cells.append((host_key, list(encode(HostRow("", count_cells={n: "" for n in names})))))
         if host.counts and host_key not in totals:
@@ -201,6 +232,8 @@ def recount(store: Store, batch_id: str = "") -> CountCounts:
     store.write(WEBPAGE_TABLE, puts)
     bases = [(origin, encode(HostRow("", counts=Base(through, {rowcounts.GROUP: tally}, rowcounts.GROUP).lines())))
              for origin, tally in sorted(totals.items())]
+    bases += [(origin, encode(HostRow("", audit_samples={n: "\n".join(u) for n, u in lists.items()})))
+              for origin, lists in sorted(samples.items())]
     store.write(HOST_TABLE, bases)
     store.delete_many(HOST_TABLE, old_cells)
     counts.origins = len(bases)
