@@ -22,10 +22,10 @@ Where the sums live (see README "Sitemap quality counters"):
   of one host bucket (`sitemapcrawl.splits`), grouped by parse `P`. One
   cell is written whole by the one process that holds the bucket, and
   overwritten by a rerun: idempotent, whatever the split;
-- on S, `s:ev`: the folded base, `through=<batch>` and the groups; cells of
-  batches up to `through` are in it (and ignored if written again).
+- on S, `s:ev`: the folded base: which batches' cells are in it, and the
+  groups; a cell of a folded batch is ignored if written again.
 
-The evidence of S is base + cells after `through`, grouped by `P`; the
+The evidence of S is base + the cells not folded, grouped by `P`; the
 latest `P` with a listed entry is S's latest parse, the only one that counts.
 """
 
@@ -194,20 +194,36 @@ def latest(groups: Mapping[str, Tally], count: str = "listed") -> tuple[str, Tal
 
 # ------------------------------------------------------------ base and cells --
 
+#: Folded batch ids a base remembers (a rerun of one of them writes a cell that must not count again).
+FOLDED_KEPT = 32
+
+
 @dataclass
 class Base:
-    """The folded evidence of a sitemap: every cell of a batch up to `through`."""
+    """The folded evidence of a sitemap (or row counts of an origin) and which batches' cells are in it.
+
+    `folded`: the latest `FOLDED_KEPT` batch ids folded, in fold order;
+    `through`: the greatest id of those forgotten since. A cell of a folded
+    batch is ignored if written again. Batch ids are not compared with each
+    other otherwise: two batches made in one second sort by their random
+    part, not by time.
+    """
 
     through: str = ""
     groups: Groups = field(default_factory=dict)
     count: str = "listed"
     """The counter that says a group has members (`listed` entries; `rows` for row counts)."""
+    folded: tuple[str, ...] = ()
+
+    def holds(self, batch: str) -> bool:
+        """Are this batch's cells already in the base?"""
+        return batch in self.folded or (bool(self.through) and batch <= self.through)
 
     def lines(self) -> tuple[str, ...]:
-        """`through=<batch>` then the groups (only the latest parse's: older ones never count again)."""
+        """`through=<batch> folded=<ids>` then the groups (only the latest parse's: older ones never count again)."""
         parse, tally = latest(self.groups, self.count)
         kept = {parse: tally} if parse else {}
-        return (f"through={self.through}", *groups_text(kept))
+        return (f"through={self.through} folded={','.join(self.folded)}", *groups_text(kept))
 
     @classmethod
     def read(cls, lines: Iterable[str] | None, count: str = "listed") -> Base:
@@ -215,10 +231,11 @@ class Base:
         items = list(lines or ())
         if not items:
             return cls(count=count)
-        head, _, through = items[0].partition("=")
-        if head != "through":
+        head = dict(word.partition("=")[::2] for word in items[0].split())
+        if "through" not in head:
             raise ValueError(f"evidence base must start with through=, not {items[0][:40]!r}")
-        return cls(through, read_groups(items[1:]), count)
+        folded = tuple(b for b in head.get("folded", "").split(",") if b)
+        return cls(head["through"], read_groups(items[1:]), count, folded)
 
 
 def cell_name(batch_id: str, bucket: int) -> str:
@@ -232,36 +249,38 @@ def cell_batch(name: str) -> str:
 
 
 def evidence(base: Base, cells: Mapping[str, str]) -> Groups:
-    """Base plus the cells of batches after `through`; ValueError on a bad cell."""
+    """Base plus the cells of batches not folded into it; ValueError on a bad cell."""
     groups: Groups = {}
     add_groups(groups, base.groups)
     for name, text in cells.items():
-        if cell_batch(name) > base.through:
+        if not base.holds(cell_batch(name)):
             add_groups(groups, read_groups(text.split("\n")))
     return groups
 
 
-def fold(base: Base, cells: Mapping[str, str], before: str) -> tuple[Base, list[str]]:
-    """Base with the cells of batches before `before` folded in, and the names of every cell now in it.
+def fold(base: Base, cells: Mapping[str, str], current: str) -> tuple[Base, list[str]]:
+    """Base with the cells of every batch but `current` folded in, and the names of the cells now in it.
 
-    `through` becomes the newest batch folded. Cells at or below the old
-    `through` were folded before (a rerun wrote them again): they are
+    The current batch's cells stay apart: another split may still write its
+    own. Cells of batches folded before (a rerun wrote them again) are
     dropped, not counted twice. Safe to run twice and from two processes:
     the same inputs give the same base.
     """
-    through = base.through
     groups: Groups = {}
     add_groups(groups, base.groups)
-    folded: list[str] = []
+    folded = list(base.folded)
+    names: list[str] = []
     for name, text in sorted(cells.items()):
         batch = cell_batch(name)
-        if batch >= before:
+        if batch == current:
             continue
-        folded.append(name)
-        if batch > base.through:
+        names.append(name)
+        if not base.holds(batch):
             add_groups(groups, read_groups(text.split("\n")))
-            through = max(through, batch)
-    return Base(through, groups, base.count), folded
+            if batch not in folded:
+                folded.append(batch)
+    through = max([base.through, *folded[:-FOLDED_KEPT]]) if len(folded) > FOLDED_KEPT else base.through
+    return Base(through, groups, base.count, tuple(folded[-FOLDED_KEPT:])), names
 
 
 # ------------------------------------------------------ a row's contributions --

@@ -380,9 +380,6 @@ class WebPage:
     quality_evidence_cells: Mapping[str, str] | None = mapcol(
         "s", "one batch's quality evidence of one host bucket: PARSE key=value... lines", "updatedb",
         "batch.bucket", "ev.")
-    counted: tuple[str, ...] | None = col(
-        "m", "hc", LINES, "what this row adds to its origin's row counts: ORIGIN TAB BATCH TAB now TAB before",
-        "updatedb")
     quality_contributions: tuple[str, ...] | None = col(
         "s", "qc", LINES, "what this listed row gives each sitemap: SITEMAP TAB BATCH TAB now TAB before",
         "updatedb")
@@ -390,6 +387,9 @@ class WebPage:
     score: float | None = col("m", "sc", FLOAT, "link/seed score", "inject, updatedb")
     depth: int | None = col("m", "dp", INT, "hops still allowed within the site", "inject, updatedb")
     radius: int | None = col("m", "ra", INT, "hops still allowed after leaving the site", "inject, updatedb")
+    counted: tuple[str, ...] | None = col(
+        "m", "hc", LINES, "what this row adds to its origin's row counts: ORIGIN TAB BATCH TAB now TAB before",
+        "updatedb")
     seed: bool | None = col("m", "sd", FLAG, "injected as a seed", "inject")
     batch_id: str | None = col("m", "b", TEXT, "batch the row was generated into", "generate")
     partition: int | None = col("m", "pa", INT, "fetch partition of the batch", "generate")
@@ -448,6 +448,9 @@ class HostRow:
         "n", "one batch's row count changes of this origin: `rows key=value...`", "updatedb", "batch.bucket", "c.")
     audit_samples: Mapping[str, str] | None = mapcol(
         "n", "audit list -> up to 50 of this origin's URLs on it, one a line", "updatedb", "list", "a.")
+    counters_built: datetime | None = col(
+        "n", "cb", TIME, "on row `~counters`: when updatedb first built the counters (none: the next one does)",
+        "updatedb")
     sitemap_summaries: Mapping[str, str] | None = mapcol(
         "n", "sitemap URL -> its summary and quality as JSON, for serve's sitemaps panel", "updatedb", "url", "s.")
     # n: politeness state, on the rows of politeness keys (`jobs/politeness.py`), not on origin rows

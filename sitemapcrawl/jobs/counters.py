@@ -27,6 +27,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable
 from dataclasses import dataclass
+from datetime import datetime
 
 from sitemapcrawl import evidence, rowcounts
 from sitemapcrawl.errors import CellDecodeError
@@ -178,17 +179,36 @@ def _finish_origins(store: Store, origins: list[bytes], batch_id: str, changes: 
     return folded
 
 
+#: The `host` row that says the counters were built (`~` sorts it after every origin, like politeness rows).
+BUILT_KEY = b"~counters"
+
+
+def counters_built(store: Store) -> bool:
+    """Were the counters of this table built once (by a full count)? One get.
+
+    A table crawled before the counters existed has none: its first updatedb
+    must count everything (`recount`, `jobs.quality.score_sitemaps`), or the
+    increments would start from zero.
+    """
+    cells = store.row(HOST_TABLE, BUILT_KEY, column_names(HostRow, ["counters_built"]))
+    return bool(cells)
+
+
+def mark_built(store: Store, now: datetime) -> None:
+    """Record that the counters were built (after a full count)."""
+    store.write(HOST_TABLE, [(BUILT_KEY, encode(HostRow("", counters_built=now)))])
+
+
 def recount(store: Store, batch_id: str = "") -> CountCounts:
     """Count every row of the table from scratch: every origin's base, every row's `m:hc`, every summary.
 
-    The repair (`updatedb --rescore`). Bases are `through` `batch_id` or the
-    newest batch seen; every count cell is deleted. Raises the store's errors.
+    The repair (`updatedb --rescore`). Every count cell is deleted; every
+    row's `m:hc` is as if `batch_id` had judged it. Raises the store's errors.
     """
     counts = CountCounts()
     unreadable = Unreadable()
     totals: dict[bytes, Tally] = {}
     rows: list[tuple[bytes, WebPage, Tally]] = []
-    through = batch_id
     sitemap_keys: list[bytes] = []
     samples: dict[bytes, dict[str, list[str]]] = {}
     scan = store.scan(WEBPAGE_TABLE, columns=column_names(WebPage, _FIELDS))
@@ -200,8 +220,6 @@ def recount(store: Store, batch_id: str = "") -> CountCounts:
             listed = samples.setdefault(origin_of_key(key), {}).setdefault(name, [])
             if len(listed) < rowcounts.SAMPLE_CAP:
                 listed.append(row.url)
-        for held in _stored(row):
-            through = max(through, held.batch)
         rows.append((key, row, tally))
         if row.is_sitemap:
             sitemap_keys.append(key)
@@ -215,7 +233,6 @@ def recount(store: Store, batch_id: str = "") -> CountCounts:
             log.warning("counts: host row %r: %s", host_key[:200], exc)
             continue
         names = list(host.count_cells or {})
-        through = max([through, *(evidence.cell_batch(n) for n in names)])
         for name in host.audit_samples or {}:
             samples.setdefault(host_key, {}).setdefault(name, [])  # emptied: written empty
         if names:
@@ -225,12 +242,12 @@ def recount(store: Store, batch_id: str = "") -> CountCounts:
     puts: list[tuple[bytes, dict[bytes, bytes]]] = []
     for key, row, tally in rows:
         name = origin_of_key(key).decode("utf-8")
-        text = (Contribution(name, through, rowcounts.GROUP, tally, rowcounts.GROUP, tally).line(),)
+        text = (Contribution(name, batch_id, rowcounts.GROUP, tally, rowcounts.GROUP, tally).line(),)
         if text != tuple(row.counted or ()):
             counts.changed += 1
             puts.append((key, encode(WebPage(row.url, counted=text))))
     store.write(WEBPAGE_TABLE, puts)
-    bases = [(origin, encode(HostRow("", counts=Base(through, {rowcounts.GROUP: tally}, rowcounts.GROUP).lines())))
+    bases = [(origin, encode(HostRow("", counts=Base("", {rowcounts.GROUP: tally}, rowcounts.GROUP).lines())))
              for origin, tally in sorted(totals.items())]
     bases += [(origin, encode(HostRow("", audit_samples={n: "\n".join(u) for n, u in lists.items()})))
               for origin, lists in sorted(samples.items())]

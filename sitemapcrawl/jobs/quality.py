@@ -273,8 +273,9 @@ def score_sitemaps(store: Store, rules: UrlRules, now: datetime, *, batch_id: st
                    on_progress: Callable[[int], None] = lambda rows_done: None) -> QualityCounts:
     """Score every sitemap of the table from scratch and weight its URLs' priorities: the repair.
 
-    Rebuilds every sitemap's evidence base (`s:ev`, through `batch_id` or
-    the newest batch seen, its cells deleted) and every listed row's `s:qc`.
+    Rebuilds every sitemap's evidence base (`s:ev`, its cells deleted) and
+    every listed row's `s:qc` (as if `batch_id` had judged it: a rerun of any
+    batch then adds only what changed since).
     Raises UsageError for bad thresholds or pins, and the store's errors.
     """
     policy = policy_from_settings(rules)
@@ -282,31 +283,25 @@ def score_sitemaps(store: Store, rules: UrlRules, now: datetime, *, batch_id: st
     counts = QualityCounts()
     unreadable = Unreadable()
     sitemaps: dict[str, tuple[bytes, WebPage]] = {}
-    through = batch_id
     scan = store.scan(WEBPAGE_TABLE, columns=_columns(_SITEMAP_FIELDS),
                       filter=equals_filter(WebPage, "is_sitemap", True))
     for key, row in pages(scan, "quality", unreadable, _SITEMAP_FIELDS):
         sitemaps[row.url] = (key, row)
-        for name in row.quality_evidence_cells or {}:
-            through = max(through, evidence.cell_batch(name))
     groups: dict[str, Groups] = {url: {} for url in sitemaps}
     rows: list[tuple[bytes, WebPage, dict[str, tuple[str, Tally]]]] = []
     for key, row, links in _listed_rows(store, unreadable):
         counts.listed_rows += 1
         current = _current(row, links, now)
         for source, (parse, tally) in current.items():
-            through = max(through, parse)
             if source in groups:
                 groups[source].setdefault(parse, Tally()).add(tally)
-        for held in _stored(row):
-            through = max(through, held.batch)
         rows.append((key, row, current))
         if counts.listed_rows % 1000 == 0:
             on_progress(counts.listed_rows)
-    # Every row's s:qc as if `through` had judged it, so a rerun of that batch adds nothing.
+    # Every row's s:qc as if `batch_id` had judged it, so a rerun of that batch adds nothing.
     puts: list[tuple[bytes, dict[bytes, bytes]]] = []
     for key, row, current in rows:
-        lines = tuple(Contribution(source, through, parse, tally, parse, tally).line()
+        lines = tuple(Contribution(source, batch_id, parse, tally, parse, tally).line()
                       for source, (parse, tally) in sorted(current.items()))
         if lines != tuple(row.quality_contributions or ()):
             puts.append((key, encode(WebPage(row.url, quality_contributions=lines or ("",)))))
@@ -315,7 +310,7 @@ def score_sitemaps(store: Store, rules: UrlRules, now: datetime, *, batch_id: st
     stale_cells: list[tuple[bytes, list[bytes]]] = []
     for url, (key, row) in sitemaps.items():
         parse, tally = evidence.latest(groups[url])
-        base = Base(through, {parse: tally} if parse else {})
+        base = Base(groups={parse: tally} if parse else {})
         verdicts.add(key, row, tally, WebPage(url, quality_evidence=base.lines()))
         if row.quality_evidence_cells:
             stale_cells.append((key, list(encode(WebPage(url, quality_evidence_cells=row.quality_evidence_cells)))))
@@ -422,7 +417,6 @@ def _score_touched(store: Store, keys: list[bytes], batch_id: str, policy: Quali
         try:
             base = Base.read(row.quality_evidence)
             cells = dict(row.quality_evidence_cells or {})
-            # Cells of this batch stay apart: another split may still write its own.
             new_base, names = evidence.fold(base, cells, batch_id)
             groups = evidence.evidence(new_base, {n: t for n, t in cells.items() if n not in names})
         except ValueError as exc:

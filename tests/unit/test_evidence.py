@@ -75,7 +75,9 @@ def test_a_contribution_pins_known_counts() -> None:
 def test_text_round_trips_and_bad_text_is_a_value_error() -> None:
     base = Base(B2, {B1: contribution(NOW, FetchStatus.FETCHED, NOW, None, NOW, NOW)})
     assert Base.read(base.lines()) == base
-    assert base.lines()[0] == f"through={B2}"
+    assert base.lines()[0] == f"through={B2} folded="
+    folded = Base("", {}, folded=(B1, B2))
+    assert Base.read(folded.lines()) == folded and folded.lines()[0] == f"through= folded={B1},{B2}"
     line = Contribution("http://a.test/s.xml", B2, B1, Tally({"listed": 1}), None, None).line()
     assert line == f"http://a.test/s.xml\t{B2}\t{B1} listed=1\t-"
     assert Contribution.read(line).line() == line
@@ -167,9 +169,9 @@ def test_split_cells_and_folds_sum_to_what_one_count_says() -> None:
     rerun = cells_of([(n, {S: gone() if n < 4 else ok()}) for n in range(9) if buckets[n] == 2], stored, B2,
                      buckets)
     assert rerun == second
-    # Folding before batch 3 takes batches 1 and 2; folding again changes nothing.
+    # Folding while batch 3 runs takes batches 1 and 2; folding again changes nothing.
     base, names = evidence.fold(Base(), cells, B3)
-    assert sorted(names) == sorted(cells) and base.through == B2
+    assert sorted(names) == sorted(cells) and base.folded == (B1, B2)
     assert evidence.latest(base.groups)[1].counts == tally.counts
     again, names_again = evidence.fold(base, cells, B3)
     assert again.lines() == base.lines() and names_again == names
@@ -199,3 +201,17 @@ def test_weight_of_a_stored_verdict_is_the_weight_assess_gave() -> None:
             assert weight_of(verdict.state, verdict.score, policy) == verdict.weight
     assert seen == set(QualityState)
     assert weight_of(None, None, policy) == 1.0
+
+
+def test_batches_made_in_one_second_count_whatever_their_ids_sort_like() -> None:
+    early, late = "20260101000000-ffff", "20260101000000-0000"  # `late` was made after, sorts before
+    cells = {evidence.cell_name(early, 1): f"{B1} listed=1"}
+    base, names = evidence.fold(Base(), cells, late)
+    assert base.folded == (early,) and names == [evidence.cell_name(early, 1)]
+    cells[evidence.cell_name(late, 1)] = f"{B1} listed=2"
+    assert evidence.latest(evidence.evidence(base, cells))[1].counts == {"listed": 3}
+    # The oldest folded ids are forgotten into `through` after FOLDED_KEPT more folds.
+    for n in range(evidence.FOLDED_KEPT):
+        base, _ = evidence.fold(base, {evidence.cell_name(f"2026020100{n:04d}-aaaa", 1): f"{B1} listed=1"}, late)
+    assert early not in base.folded and base.through == early and base.holds(early)
+    assert evidence.latest(base.groups)[1].counts == {"listed": 1 + evidence.FOLDED_KEPT}
