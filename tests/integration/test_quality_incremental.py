@@ -10,7 +10,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 from changing_crawl import make_due
-from counting_store import CountingStore
+from counting_store import CountingStore, DyingStore, Killed
 
 from sitemapcrawl import urls
 from sitemapcrawl.config import Settings
@@ -39,7 +39,7 @@ from sitemapcrawl.testweb import (
     TestWebServer,
     Web,
 )
-from sitemapcrawl.webpage import WEBPAGE_TABLE, WebPage, decode
+from sitemapcrawl.webpage import HOST_TABLE, WEBPAGE_TABLE, WebPage, decode
 
 pytestmark = pytest.mark.integration
 
@@ -169,6 +169,15 @@ def evidence_cells(table: dict[str, WebPage]) -> dict[str, tuple[object, ...]]:
 
 def round_by_hand(store: Store, settings: Settings, splits: list[Split], update_store: Store | None = None) -> str:
     """generate, fetch, parse, then updatedb once per split (sitemap-only); the batch id."""
+    batch = phases_by_hand(store, settings)
+    for split in splits:
+        updatedb(update_store or store, UrlRules.from_settings(settings), batch, mode=CrawlMode.SITEMAP_ONLY,
+                 split=split)
+    return batch
+
+
+def phases_by_hand(store: Store, settings: Settings) -> str:
+    """generate, fetch and parse one batch (sitemap-only); its id."""
     rules = UrlRules.from_settings(settings)
     generated = generate(store, rules, GenerateOptions(mode=CrawlMode.SITEMAP_ONLY))
     assert generated.batch_id is not None
@@ -178,8 +187,6 @@ def round_by_hand(store: Store, settings: Settings, splits: list[Split], update_
     finally:
         client.close()
     parse_batch(store, rules, generated.batch_id, mode=CrawlMode.SITEMAP_ONLY)
-    for split in splits:
-        updatedb(update_store or store, rules, generated.batch_id, mode=CrawlMode.SITEMAP_ONLY, split=split)
     return generated.batch_id
 
 
@@ -235,6 +242,18 @@ def test_incremental_quality_equals_a_full_count_over_rounds_reruns_and_splits(
     cells = table[s3].quality_evidence_cells or {}
     assert {name.rpartition(".")[2] for name in cells} <= {f"{bucket_of(f'{B}:'.encode()):03d}"}
     assert any(line.startswith("through=") for line in table[s3].quality_evidence or ())
+
+    # A worker killed mid-pass (after its rows' s:qc, before its evidence cells; then after its rows'
+    # m:hc, before its count cells), then run again: the same as an uninterrupted run.
+    for table_name, prefix in ((WEBPAGE_TABLE, b"s:ev."), (HOST_TABLE, b"n:c.")):
+        make_due(store, sitemaps_only=False)
+        server.set_fault(server.url(B, "/c/2.html"), Fault.GONE if prefix == b"s:ev." else Fault.NOT_FOUND)
+        batch = phases_by_hand(store, fast)
+        with DyingStore(fast, table=table_name, column_prefix=prefix) as dying, pytest.raises(Killed):
+            updatedb(dying, UrlRules.from_settings(fast), batch, mode=CrawlMode.SITEMAP_ONLY)
+        assert dying.died
+        updatedb(store, UrlRules.from_settings(fast), batch, mode=CrawlMode.SITEMAP_ONLY)
+        table = check(store, fast)
 
     # The full rescore (the repair) agrees: it writes the same verdicts and no new weight.
     counts = score_sitemaps(store, UrlRules.from_settings(fast), datetime.now(UTC).replace(microsecond=0))
