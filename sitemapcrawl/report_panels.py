@@ -16,6 +16,12 @@ panel can show a configuration value.
 Cost: two scans of `webpage` (the report's and this one), one of `host` and
 one of the `history` summaries; memory: one small record per host and per
 sitemap, `history_keep` per sitemap, a few counters and the capped lists.
+
+`take_counted_snapshot` (what `serve` reads every refresh) builds the same
+snapshot from the counters updatedb keeps in the `host` table
+(`jobs.counters`): one scan of `host` and one of the `history` summaries,
+no `webpage` row; the lastmod ages and due times are then unknown (the
+freshness panel says to run `report --html`).
 """
 
 from __future__ import annotations
