@@ -35,7 +35,17 @@ from sitemapcrawl.evidence import Base, Contribution, Groups, Tally
 from sitemapcrawl.splits import WHOLE, Split, bucket_of
 from sitemapcrawl.store import Store
 from sitemapcrawl.tables import Unreadable, pages, touched_rows
-from sitemapcrawl.webpage import HOST_TABLE, WEBPAGE_TABLE, HostRow, WebPage, column_names, decode, encode
+from sitemapcrawl.webpage import (
+    BATCH_TABLE,
+    HOST_TABLE,
+    WEBPAGE_TABLE,
+    BatchRow,
+    HostRow,
+    WebPage,
+    column_names,
+    decode,
+    encode,
+)
 
 log = logging.getLogger(__name__)
 
@@ -184,14 +194,22 @@ BUILT_KEY = b"~counters"
 
 
 def counters_built(store: Store) -> bool:
-    """Were the counters of this table built once (by a full count)? One get.
-
-    A table crawled before the counters existed has none: its first updatedb
-    must count everything (`recount`, `jobs.quality.score_sitemaps`), or the
-    increments would start from zero.
-    """
+    """Were the counters of this table built (or started on a table with nothing to count)? One get."""
     cells = store.row(HOST_TABLE, BUILT_KEY, column_names(HostRow, ["counters_built"]))
     return bool(cells)
+
+
+def crawled_before(store: Store, batch_id: str, update_done: str) -> bool:
+    """Did updatedb finish another batch than `batch_id` (registry name `update_done`) before the
+    counters were built?
+
+    Then the table was crawled by a version without counters: its first
+    updatedb must count everything (`recount`, `jobs.quality.score_sitemaps`),
+    or the increments would start from zero. Cost: a scan of one column of
+    the `batch` table (one small row per batch).
+    """
+    column = list(encode(BatchRow(batch_id, done={update_done: ""})))
+    return any(key.decode("utf-8", "replace") != batch_id for key, _ in store.scan(BATCH_TABLE, columns=column))
 
 
 def mark_built(store: Store, now: datetime) -> None:

@@ -15,6 +15,7 @@ from counting_store import CountingStore, DyingStore, Killed
 from sitemapcrawl import urls
 from sitemapcrawl.config import Settings
 from sitemapcrawl.http import PoliteHttpClient
+from sitemapcrawl.jobs import counters
 from sitemapcrawl.jobs.crawl import CrawlOptions, crawl
 from sitemapcrawl.jobs.fetch import FetchOptions, fetch
 from sitemapcrawl.jobs.generate import CrawlMode, GenerateOptions, generate
@@ -39,7 +40,7 @@ from sitemapcrawl.testweb import (
     TestWebServer,
     Web,
 )
-from sitemapcrawl.webpage import HOST_TABLE, WEBPAGE_TABLE, WebPage, decode
+from sitemapcrawl.webpage import HOST_TABLE, WEBPAGE_TABLE, HostRow, WebPage, decode, encode
 
 pytestmark = pytest.mark.integration
 
@@ -286,3 +287,36 @@ def test_a_round_reads_only_the_sitemaps_it_touched(
     assert set(read) == set(pages) | {s3}
     table = check(store, fast)
     assert table[server.url(B, "/c/4.html")].status.value == "gone"  # type: ignore[union-attr]
+
+
+def test_a_table_crawled_before_the_counters_gets_them_from_one_full_count(
+        store: Store, fast: Settings, make_testweb) -> None:  # type: ignore[no-untyped-def]
+    server = make_testweb(web(1))
+    first_crawl(store, fast, server)
+    # As a version without counters left it: not one counter cell, no `~counters` row.
+    deletes = []
+    for url, row in rows(store).items():
+        held = WebPage(url, quality_evidence=row.quality_evidence, quality_contributions=row.quality_contributions,
+                       counted=row.counted, quality_evidence_cells=row.quality_evidence_cells)
+        deletes.append((urls.row_key(url).encode(), list(encode(held))))
+    store.delete_many(WEBPAGE_TABLE, deletes)
+    host_deletes: list[tuple[bytes, list[bytes] | None]] = [(counters.BUILT_KEY, None)]
+    for key, cells in store.scan(HOST_TABLE):
+        if not key.startswith(b"~"):
+            host = decode(HostRow, "", cells)
+            host_deletes.append((key, list(encode(HostRow("", counts=host.counts, count_cells=host.count_cells,
+                                                          audit_samples=host.audit_samples,
+                                                          sitemap_summaries=host.sitemap_summaries)))))
+    store.delete_many(HOST_TABLE, host_deletes)
+    assert not counters.counters_built(store)
+    server.change_web(web(2))
+    make_due(store, sitemaps_only=False)
+    batch = phases_by_hand(store, fast)
+    updated = updatedb(store, UrlRules.from_settings(fast), batch, mode=CrawlMode.SITEMAP_ONLY)
+    assert updated.quality is not None and updated.quality.full  # the one full count
+    assert counters.counters_built(store)
+    check(store, fast)
+    make_due(store, sitemaps_only=False)
+    again = round_by_hand(store, fast, [Split()])
+    assert again
+    check(store, fast)
