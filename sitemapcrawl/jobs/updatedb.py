@@ -47,13 +47,15 @@ what it has done (its `marks.Mark`).
 5. Records: when the batch was wholly parsed before updatedb began, its
    records (of this split's buckets) are deleted: the batch is finished.
 
-Cost: proportional to the batch and the rows it touched, not the table
-(the quality step aside): passes 1 and 3 read each member once, pass 2 each
-touched row once (a range scan of records and a multi-get per chunk); one
-put per target of a link (pass 1, after its touched record), per merged row
-(pass 2) and per fetched row (pass 3), batched by `hbase_batch_size`; one
-batched delete per chunk with gone rows, and of the records at the end.
-Memory: one chunk of rows.
+Cost: proportional to the batch and the rows it touched, not the table:
+passes 1 and 3 read each member once, pass 2 each touched row once (a range
+scan of records and a multi-get per chunk); one put per target of a link
+(pass 1, after its touched record), per merged row (pass 2) and per fetched
+row (pass 3), batched by `hbase_batch_size`; one batched delete per chunk
+with gone rows, and of the records at the end. Steps 4 and 5 read the
+batch's rows again (the same way), and the small rows of the sitemaps and
+origins they touched. Memory: one chunk of rows, and one small record per
+touched sitemap, origin and listed row.
 """
 
 from __future__ import annotations
