@@ -39,7 +39,7 @@ from sitemapcrawl.audit import is_multi_listed, is_orphan, is_unlisted, problems
 from sitemapcrawl.errors import CellDecodeError, InvalidUrlError, UsageError
 from sitemapcrawl.evidence import Base
 from sitemapcrawl.jobs.history import SitemapHistory, histories, parse_counts, parse_statuses
-from sitemapcrawl.jobs.hosts import origin_from_key
+from sitemapcrawl.jobs.politeness import POLITENESS_KEYS_START
 from sitemapcrawl.report import (
     QUALITY_SIGNALS,
     HostSummary,
@@ -50,6 +50,7 @@ from sitemapcrawl.report import (
     sitemap_outcomes,
 )
 from sitemapcrawl.store import Store
+from sitemapcrawl.tables import decode_host
 from sitemapcrawl.webpage import (
     HISTORY_TABLE,
     HOST_TABLE,
@@ -235,12 +236,11 @@ def take_counted_snapshot(store: Store, now: datetime) -> Snapshot:
     columns = [name for name in column_names(HostRow, _HOST_FIELDS) if not name.startswith(b"n:")] + [b"n"]
     summaries: list[tuple[bytes, dict[str, Any]]] = []
     samples: dict[str, list[tuple[bytes, str]]] = {name: [] for name in AUDIT_LISTS}
-    for key, cells in store.scan(HOST_TABLE, columns=columns):
-        if key.startswith(b"~"):
-            continue  # politeness rows
+    # Origin rows only: the politeness rows (and `~counters`) after them are no hosts.
+    for key, cells in store.scan(HOST_TABLE, stop=POLITENESS_KEYS_START, columns=columns):
         try:
-            origin = origin_from_key(key)
-            row = decode(HostRow, origin, cells)
+            row = decode_host(key, cells)
+            origin = row.origin
             host = urls.host_key(origin + "/")
             base = Base.read(row.counts, rowcounts.GROUP)
             _group, tally = evidence.latest(evidence.evidence(base, row.count_cells or {}), rowcounts.GROUP)
