@@ -1,8 +1,9 @@
 """Row counts per origin and sitemap summaries in the `host` table, kept by updatedb for `serve`.
 
-`update_counts` (every updatedb, after the quality step) reads the batch's
-touched rows (`tables.touched_rows`) with the columns `rowcounts.row_tally`
-needs and what each last added (`m:hc`), judges each again
+`count_batch` (every updatedb) reads the batch's touched rows once
+(`tables.touched_rows`) for the quality step (`jobs.quality.QualityStep`)
+and for `CountStep`, which takes the columns `rowcounts.row_tally` needs
+and what each row last added (`m:hc`), judges each again
 (`evidence.judge`: a rerun of the batch computes the same delta), writes
 the deltas of each origin as one cell `n:c.<batch>.<bucket>` on its host
 row (whole, overwritten by a rerun; one split holds all rows of an
@@ -16,7 +17,7 @@ Rows written outside a batch (inject's seeds, detect's sitemaps) are
 counted once a batch touches them (generate, fetch, updatedb); `updatedb
 --rescore` counts them at once.
 
-Cost of `update_counts`: one batch-scoped read of the touched rows; one put
+Cost of `CountStep`: no read of its own for the touched rows; one put
 per row whose contribution changed; one cell put and one host row get per
 origin touched; one multi-get of the sitemaps to summarise. Of `recount`:
 one scan of `webpage` (a dozen small columns) and one of the host rows.
@@ -25,13 +26,15 @@ one scan of `webpage` (a dozen small columns) and one of the host rows.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime
 
 from sitemapcrawl import evidence, rowcounts
 from sitemapcrawl.errors import CellDecodeError
 from sitemapcrawl.evidence import Base, Contribution, Groups, Tally
+from sitemapcrawl.jobs.quality import QualityCounts, QualityStep
+from sitemapcrawl.jobs.rules import UrlRules
 from sitemapcrawl.splits import WHOLE, Split, bucket_of
 from sitemapcrawl.store import Store
 from sitemapcrawl.tables import Unreadable, pages, touched_rows
@@ -105,44 +108,76 @@ def write_summaries(store: Store, keys: Iterable[bytes], unreadable: Unreadable)
     return store.write(HOST_TABLE, puts).rows
 
 
-def update_counts(store: Store, batch_id: str, *, chunk: int, split: Split = WHOLE,
-                  unreadable: Unreadable | None = None, sitemaps: Iterable[bytes] = ()) -> CountCounts:
-    """Count the batch's touched rows into their origins' counts; summarise its sitemaps (module docstring).
+class CountStep:
+    """The row counts of the batch's touched rows (see the module docstring): `take` chunks, then `finish`."""
 
-    `sitemaps`: more sitemap row keys to summarise (those the quality step
-    rescored). Safe to rerun and to run once per split. Raises the store's errors.
-    """
-    unreadable = unreadable if unreadable is not None else Unreadable()
-    counts = CountCounts()
-    deltas: dict[bytes, Groups] = {}
-    changes: Changes = {}
-    summarise = set(sitemaps)
-    for rows in touched_rows(store, batch_id, _FIELDS, chunk, "counts", unreadable, split):
+    FIELDS = _FIELDS
+
+    def __init__(self, store: Store, batch_id: str, unreadable: Unreadable) -> None:
+        self.store, self.batch_id, self.unreadable = store, batch_id, unreadable
+        self.counts = CountCounts()
+        self.deltas: dict[bytes, Groups] = {}
+        self.changes: Changes = {}
+        self.summarise: set[bytes] = set()
+
+    def take(self, rows: list[tuple[bytes, WebPage]]) -> None:
+        """Judge one chunk of touched rows again; write the `m:hc` that changed."""
         puts: list[tuple[bytes, dict[bytes, bytes]]] = []
         for key, row in rows:
-            counts.rows += 1
+            self.counts.rows += 1
             if row.is_sitemap:
-                summarise.add(key)
+                self.summarise.add(key)
             origin = origin_of_key(key)
             current = {origin.decode("utf-8"): (rowcounts.GROUP, rowcounts.row_tally(row))}
-            lines, row_deltas = evidence.judge(_stored(row), current, batch_id)
+            lines, row_deltas = evidence.judge(_stored(row), current, self.batch_id)
             for groups in row_deltas.values():
-                evidence.add_groups(deltas.setdefault(origin, {}), groups)
-            _note_lists(changes.setdefault(origin, {}), row.url, lines)
+                evidence.add_groups(self.deltas.setdefault(origin, {}), groups)
+            _note_lists(self.changes.setdefault(origin, {}), row.url, lines)
             text = tuple(c.line() for c in lines)
             if text != tuple(row.counted or ()):
-                counts.changed += 1
+                self.counts.changed += 1
                 puts.append((key, encode(WebPage(row.url, counted=text))))
-        store.write(WEBPAGE_TABLE, puts)
-    cells = [(origin, encode(HostRow("", count_cells={
-        evidence.cell_name(batch_id, bucket_of(origin)): "\n".join(evidence.groups_text(groups))})))
-        for origin, groups in sorted(deltas.items())]
-    store.write(HOST_TABLE, cells)
-    counts.origins = len(cells)
-    counts.folded = _finish_origins(store, sorted(set(deltas) | set(changes)), batch_id, changes)
-    counts.sitemaps = write_summaries(store, summarise, unreadable)
-    log.info("counts: %s", counts.summary())
-    return counts
+        self.store.write(WEBPAGE_TABLE, puts)
+
+    def finish(self, sitemaps: Iterable[bytes] = ()) -> CountCounts:
+        """Write the count cells, fold, update the samples, summarise the sitemaps (and `sitemaps`)."""
+        store, batch_id, counts, deltas = self.store, self.batch_id, self.counts, self.deltas
+        cells = [(origin, encode(HostRow("", count_cells={
+            evidence.cell_name(batch_id, bucket_of(origin)): "\n".join(evidence.groups_text(groups))})))
+            for origin, groups in sorted(deltas.items())]
+        store.write(HOST_TABLE, cells)
+        counts.origins = len(cells)
+        counts.folded = _finish_origins(store, sorted(set(deltas) | set(self.changes)), batch_id, self.changes)
+        counts.sitemaps = write_summaries(store, self.summarise | set(sitemaps), self.unreadable)
+        log.info("counts: %s", counts.summary())
+        return counts
+
+
+def count_batch(store: Store, rules: UrlRules, batch_id: str, now: datetime, *, quality: bool,
+                split: Split = WHOLE, unreadable: Unreadable | None = None,
+                on_progress: Callable[[int], None] = lambda rows_done: None,
+                ) -> tuple[QualityCounts | None, CountCounts]:
+    """updatedb's counting: one read of the batch's touched rows feeds the quality step (when `quality`)
+    and the row counts; then each finishes (the quality step first: the summaries carry its verdicts).
+
+    Safe to rerun and to run once per split. Cost: one batch-scoped read of
+    the touched rows (`tables.touched_rows`), then what each step's `finish`
+    costs. Raises UsageError for bad quality settings, and the store's errors.
+    """
+    unreadable = unreadable if unreadable is not None else Unreadable()
+    quality_step = QualityStep(store, rules, batch_id, now, unreadable) if quality else None
+    count_step = CountStep(store, batch_id, unreadable)
+    fields = list(dict.fromkeys([*QualityStep.FIELDS, *CountStep.FIELDS]))
+    done = 0
+    for rows in touched_rows(store, batch_id, fields, max(1, rules.settings.hbase_batch_size), "updatedb",
+                             unreadable, split):
+        if quality_step is not None:
+            quality_step.take(rows)
+        count_step.take(rows)
+        done += len(rows)
+        on_progress(done)
+    quality_counts = quality_step.finish() if quality_step is not None else None
+    return quality_counts, count_step.finish(quality_counts.scored_keys if quality_counts is not None else ())
 
 
 def _note_lists(changes: dict[str, dict[str, bool]], url: str, lines: list[Contribution]) -> None:

@@ -3,7 +3,7 @@
 Run at the end of `updatedb` (setting `sitemap_quality`); the formula is in
 `sitemapcrawl.quality`, the counters in `sitemapcrawl.evidence`.
 
-`update_quality` (every round) costs what the batch holds:
+`QualityStep` (every round, fed by `jobs.counters.count_batch`) costs what the batch holds:
 
 1. The batch's touched rows (`tables.touched_rows`: rows fetched in it, and rows
    its parse or updatedb marked `k:dsc`: entries of the sitemaps parsed,
@@ -30,8 +30,8 @@ evidence base and every row's `s:qc` from scratch, and scores them all (the
 tests' oracle). Run it after changing the pins or thresholds, which the
 incremental step applies only to the sitemaps it touches.
 
-Cost of `update_quality`: one batch-scoped read of the touched rows (two:
-fetched and discovered), one multi-get of the touched sitemaps and one of
+Cost of `QualityStep`: none of its own for the touched rows (`count_batch`
+reads them once for it and the row counts), one multi-get of the touched sitemaps and one of
 the other sitemaps their rows name, one snapshot get per sitemap whose
 weight changed and a multi-get of its rows; batched puts. Of
 `score_sitemaps`: one filtered scan of the sitemap rows and two of the
@@ -62,9 +62,9 @@ from sitemapcrawl.quality import (
     weight_of,
     weighted_priority,
 )
-from sitemapcrawl.splits import WHOLE, Split, bucket_of
+from sitemapcrawl.splits import bucket_of
 from sitemapcrawl.store import Store
-from sitemapcrawl.tables import Unreadable, pages, touched_rows
+from sitemapcrawl.tables import Unreadable, pages
 from sitemapcrawl.webpage import (
     WEBPAGE_TABLE,
     WebPage,
@@ -353,59 +353,68 @@ def _row_key(url: str) -> bytes | None:
         return None
 
 
-def update_quality(store: Store, rules: UrlRules, batch_id: str, now: datetime, *, split: Split = WHOLE,
-                   unreadable: Unreadable | None = None,
-                   on_progress: Callable[[int], None] = lambda rows_done: None) -> QualityCounts:
-    """Count the batch's evidence, rescore the sitemaps it touched, reweigh (see the module docstring).
+class QualityStep:
+    """The incremental quality step over the batch's touched rows (see the module docstring).
 
-    Safe to rerun, and to run once per split of the batch: each host
-    bucket's cell is written whole by the one split that holds it.
-    Raises UsageError for bad thresholds or pins, and the store's errors.
+    `take` each chunk of touched rows (with `FIELDS`), then `finish`. Safe to
+    rerun, and to run once per split of the batch: each host bucket's cell
+    is written whole by the one split that holds it. Raises UsageError for
+    bad thresholds or pins (when made), and the store's errors.
     """
-    policy = policy_from_settings(rules)
-    pins = pins_from_settings(rules)
-    counts = QualityCounts(full=False)
-    unreadable = unreadable if unreadable is not None else Unreadable()
-    chunk = max(1, rules.settings.hbase_batch_size)
-    deltas: dict[str, dict[int, Groups]] = {}
-    """Sitemap -> host bucket -> parse -> the summed deltas of this split's rows."""
-    touched_sitemaps: set[bytes] = set()
-    listing: list[tuple[bytes, WebPage, list[tuple[str, Inlink]]]] = []
-    for rows in touched_rows(store, batch_id, _LISTED_FIELDS, chunk, "quality", unreadable, split):
+
+    FIELDS = _LISTED_FIELDS
+
+    def __init__(self, store: Store, rules: UrlRules, batch_id: str, now: datetime, unreadable: Unreadable) -> None:
+        self.store, self.batch_id, self.now, self.unreadable = store, batch_id, now, unreadable
+        self.policy = policy_from_settings(rules)
+        self.pins = pins_from_settings(rules)
+        self.chunk = max(1, rules.settings.hbase_batch_size)
+        self.counts = QualityCounts(full=False)
+        self.deltas: dict[str, dict[int, Groups]] = {}
+        """Sitemap -> host bucket -> parse -> the summed deltas of this split's rows."""
+        self.touched_sitemaps: set[bytes] = set()
+        self.listing: list[tuple[bytes, WebPage, list[tuple[str, Inlink]]]] = []
+
+    def take(self, rows: list[tuple[bytes, WebPage]]) -> None:
+        """Judge one chunk of touched rows again; write the `s:qc` that changed."""
         puts: list[tuple[bytes, dict[bytes, bytes]]] = []
         for key, row in rows:
-            counts.listed_rows += 1
+            self.counts.listed_rows += 1
             if row.is_sitemap:
-                touched_sitemaps.add(key)
+                self.touched_sitemaps.add(key)
             links = _links(row)
             stored = _stored(row)
             if not links and not stored:
                 continue
-            lines, row_deltas = evidence.judge(stored, _current(row, links, now), batch_id)
+            lines, row_deltas = evidence.judge(stored, _current(row, links, self.now), self.batch_id)
             bucket = bucket_of(key)
             for source, groups in row_deltas.items():
-                evidence.add_groups(deltas.setdefault(source, {}).setdefault(bucket, {}), groups)
+                evidence.add_groups(self.deltas.setdefault(source, {}).setdefault(bucket, {}), groups)
             text = tuple(c.line() for c in lines)
             if text != tuple(row.quality_contributions or ()):
                 puts.append((key, encode(WebPage(row.url, quality_contributions=text or ("",)))))
             if any(link.kind is InlinkKind.SITEMAP for _source, link in links):
-                listing.append((key, row, links))
-        store.write(WEBPAGE_TABLE, puts)
-        on_progress(counts.listed_rows)
-    keyed = {rk: url for url in deltas if (rk := _row_key(url)) is not None}
-    sitemap_rows = _read_sitemaps(store, [*keyed, *touched_sitemaps], ["is_sitemap"], unreadable)
-    cells: list[tuple[bytes, dict[bytes, bytes]]] = []
-    for key in sitemap_rows:
-        url = keyed.get(key)
-        for bucket, groups in deltas.get(url, {}).items() if url else ():
-            name = evidence.cell_name(batch_id, bucket)
-            cells.append((key, encode(WebPage(url, quality_evidence_cells={  # type: ignore[arg-type]
-                name: "\n".join(evidence.groups_text(groups))}))))
-    counts.evidence_cells = store.write(WEBPAGE_TABLE, cells).rows
-    verdicts = _score_touched(store, sorted(sitemap_rows), batch_id, policy, pins, now, counts, unreadable)
-    _reweigh_touched(store, verdicts, listing, counts, chunk, unreadable)
-    log.info("quality: %s", counts.summary())
-    return counts
+                self.listing.append((key, row, links))
+        self.store.write(WEBPAGE_TABLE, puts)
+
+    def finish(self) -> QualityCounts:
+        """Write the evidence cells, rescore the touched sitemaps, reweigh; the counts."""
+        store, batch_id, counts = self.store, self.batch_id, self.counts
+        keyed = {rk: url for url in self.deltas if (rk := _row_key(url)) is not None}
+        sitemap_rows = _read_sitemaps(store, [*keyed, *self.touched_sitemaps], ["is_sitemap"], self.unreadable)
+        cells: list[tuple[bytes, dict[bytes, bytes]]] = []
+        for key in sitemap_rows:
+            url = keyed.get(key)
+            for bucket, groups in self.deltas.get(url, {}).items() if url else ():
+                name = evidence.cell_name(batch_id, bucket)
+                cells.append((key, encode(WebPage(url, quality_evidence_cells={  # type: ignore[arg-type]
+                    name: "\n".join(evidence.groups_text(groups))}))))
+        counts.evidence_cells = store.write(WEBPAGE_TABLE, cells).rows
+        verdicts = _score_touched(store, sorted(sitemap_rows), batch_id, self.policy, self.pins, self.now, counts,
+                                  self.unreadable)
+        _reweigh_touched(store, verdicts, self.listing, counts, self.chunk, self.unreadable)
+        log.info("quality: %s", counts.summary())
+        return counts
 
 
 def _score_touched(store: Store, keys: list[bytes], batch_id: str, policy: QualityPolicy, pins: Pins,
