@@ -372,7 +372,8 @@ def touched_rows(store: Store, batch_id: str, fields: list[str], chunk: int, job
     sitemaps parsed, URLs a sitemap stopped listing, link targets), then those fetched.
 
     What the counters of updatedb (quality evidence, row counts) read; the one
-    place they learn what a batch touched. Cost: two batch-scoped reads.
+    place they learn what a batch touched. Cost: `batch_rows` for the discover
+    mark, then for the fetch mark (with records: two range scans and a multi-get per chunk).
     """
     yield from batch_rows(store, "discover_mark", batch_id, fields, chunk, job, unreadable, split)
     wanted = fields if "discover_mark" in fields else [*fields, "discover_mark"]
