@@ -177,7 +177,7 @@ def count_batch(store: Store, rules: UrlRules, batch_id: str, now: datetime, *, 
         done += len(rows)
         on_progress(done)
     quality_counts = quality_step.finish() if quality_step is not None else None
-    return quality_counts, count_step.finish(quality_counts.scored_keys if quality_counts is not None else ())
+    return quality_counts, count_step.finish(quality_step.scored if quality_step is not None else ())
 
 
 def _note_lists(changes: dict[str, dict[str, bool]], url: str, lines: list[Contribution]) -> None:

@@ -107,8 +107,6 @@ class QualityCounts:
     """Evidence cells (one batch, one host bucket) written on sitemap rows."""
     folded: int = 0
     """Evidence cells of earlier batches folded into the sitemaps' base."""
-    scored_keys: list[bytes] = field(default_factory=list)
-    """Row keys of the sitemaps scored (their summaries for `serve` follow)."""
 
     def summary(self) -> str:
         """One line for the end of the step."""
@@ -220,6 +218,8 @@ class _Verdicts:
     def __init__(self, policy: QualityPolicy, pins: Pins, now: datetime, counts: QualityCounts) -> None:
         self.policy, self.pins, self.now, self.counts = policy, pins, now, counts
         self.weights: dict[str, float] = {}
+        self.keys: list[bytes] = []
+        """Row keys of the sitemaps scored (their summaries for `serve` follow)."""
         self.changed: list[tuple[bytes, str]] = []
         """Sitemaps whose weight changed: (row key, URL)."""
         self.puts: list[tuple[bytes, dict[bytes, bytes]]] = []
@@ -227,7 +227,7 @@ class _Verdicts:
         self.statuses: dict[str, Counter[str]] = {}
 
     def add(self, key: bytes, row: WebPage, tally: Tally, extra: WebPage | None = None) -> None:
-        self.counts.scored_keys.append(key)
+        self.keys.append(key)
         facts = _facts(row)
         verdict = assess(facts, tally.stats(), self.policy, self.pins, self.now)
         self.weights[row.url] = verdict.weight
@@ -374,6 +374,8 @@ class QualityStep:
         """Sitemap -> host bucket -> parse -> the summed deltas of this split's rows."""
         self.touched_sitemaps: set[bytes] = set()
         self.listing: list[tuple[bytes, WebPage, list[tuple[str, Inlink]]]] = []
+        self.scored: list[bytes] = []
+        """Row keys of the sitemaps `finish` scored."""
 
     def take(self, rows: list[tuple[bytes, WebPage]]) -> None:
         """Judge one chunk of touched rows again; write the `s:qc` that changed."""
@@ -413,6 +415,7 @@ class QualityStep:
         verdicts = _score_touched(store, sorted(sitemap_rows), batch_id, self.policy, self.pins, self.now, counts,
                                   self.unreadable)
         _reweigh_touched(store, verdicts, self.listing, counts, self.chunk, self.unreadable)
+        self.scored = verdicts.keys
         log.info("quality: %s", counts.summary())
         return counts
 

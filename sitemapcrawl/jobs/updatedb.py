@@ -44,7 +44,13 @@ what it has done (its `marks.Mark`).
    demoted or blacklisted below the thresholds, and their URLs' priority
    weighted by it (see `sitemapcrawl.jobs.quality`). With `rescore`, every
    sitemap is scored from scratch instead (the repair).
-5. Records: when the batch was wholly parsed before updatedb began, its
+5. Row counts (`jobs.counters`): each touched row's counts go to its
+   origin's host row, with the summaries of the sitemaps fetched or
+   rescored: what `serve` reads instead of scanning `webpage`. Steps 4 and 5
+   share one read of the batch's rows (`jobs.counters.count_batch`), in
+   every split for its own rows. With `rescore`, every row is counted again
+   (the repair), once per batch.
+6. Records: when the batch was wholly parsed before updatedb began, its
    records (of this split's buckets) are deleted: the batch is finished.
 
 Cost: proportional to the batch and the rows it touched, not the table:
@@ -53,8 +59,8 @@ scan of records and a multi-get per chunk); one put per target of a link
 (pass 1, after its touched record), per merged row (pass 2) and per fetched
 row (pass 3), batched by `hbase_batch_size`; one batched delete per chunk
 with gone rows, and of the records at the end. Steps 4 and 5 read the
-batch's rows again (the same way), and the small rows of the sitemaps and
-origins they touched. Memory: one chunk of rows, and one small record per
+batch's rows once more (the same way), and the small rows of the sitemaps
+and origins they touched. Memory: one chunk of rows, and one small record per
 touched sitemap, origin and listed row.
 """
 
@@ -70,7 +76,8 @@ from typing import Any
 from sitemapcrawl import urls
 from sitemapcrawl.errors import InvalidUrlError
 from sitemapcrawl.jobs import batches
-from sitemapcrawl.jobs.quality import QualityCounts, score_sitemaps, update_quality
+from sitemapcrawl.jobs.counters import CountCounts, count_batch, counters_built, crawled_before, mark_built, recount
+from sitemapcrawl.jobs.quality import QualityCounts, score_sitemaps
 from sitemapcrawl.jobs.rules import UrlRules
 from sitemapcrawl.linkvalues import Inlink, InlinkKind, OutlinkKind, format_inlink, hop, parse_inlink, parse_outlink
 from sitemapcrawl.marks import Mark
@@ -129,6 +136,8 @@ class UpdateCounts:
     by_status: Counter[str] = field(default_factory=Counter)
     quality: QualityCounts | None = None
     """The sitemap quality step (None: turned off)."""
+    row_counts: CountCounts | None = None
+    """The row counts and sitemap summaries kept for `serve` (`jobs.counters`)."""
     unreadable: Unreadable = field(default_factory=Unreadable)
     """Rows that did not decode (logged, left alone)."""
     records_dropped: int = 0
@@ -361,14 +370,19 @@ def updatedb(
     before = batches.read_batch(store, batch_id)
     finishes = before is not None and batches.PARSE in before.done
 
+    # A table crawled before the counters existed gets them built from a full count, once.
+    build = not counters_built(store)
+    rescore = rescore or (build and crawled_before(store, batch_id, batches.UPDATE))
+    quality = rules.settings.sitemap_quality and mode is not CrawlMode.LINKS_ONLY
+
     def batch_level() -> None:
-        """Once per batch (by the split that finishes last when split): the sitemap quality step."""
-        if rules.settings.sitemap_quality and mode is not CrawlMode.LINKS_ONLY:
-            if rescore:
+        """Once per batch (by the split that finishes last when split): the full rescore and recount."""
+        if rescore:
+            if quality:
                 counts.quality = score_sitemaps(store, rules, now, batch_id=batch_id, on_progress=on_progress)
-            else:
-                counts.quality = update_quality(store, rules, batch_id, now, split=split,
-                                                unreadable=counts.unreadable, on_progress=on_progress)
+            counts.row_counts = recount(store, batch_id)
+        if rescore or build:
+            mark_built(store, now)
 
     with batches.working_on(store, batch_id, batches.UPDATE, rules.settings, wait=wait, split=split,
                             on_last=None if split.whole else batch_level):
@@ -377,6 +391,10 @@ def updatedb(
             batches.barrier(store, batch_id, SPREAD, batches.UPDATE, split, rules.settings, wait=wait)
         _merge(store, batch_id, mode, policy, counts, chunk, now, split, on_progress)
         _schedule_batch(store, batch_id, policy, counts, chunk, now, split, on_progress)
+        if not rescore:
+            # Every split counts its own rows, before their records go (each host bucket's cells are its own).
+            counts.quality, counts.row_counts = count_batch(store, rules, batch_id, now, quality=quality, split=split,
+                                                            unreadable=counts.unreadable, on_progress=on_progress)
         if split.whole:
             batch_level()
         if finishes:

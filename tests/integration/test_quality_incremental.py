@@ -5,6 +5,7 @@ sitemaps it touched."""
 from __future__ import annotations
 
 import dataclasses
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -233,10 +234,17 @@ def test_incremental_quality_equals_a_full_count_over_rounds_reruns_and_splits(
     assert evidence_cells(again) == before
     assert verdicts(again) == verdicts(table)
 
-    # A round whose updatedb runs as two splits (one host each), the second split twice.
+    # A round whose updatedb runs as two splits side by side (one host each), then the second again.
     make_due(store, sitemaps_only=False)
     server.set_fault(server.url(B, "/c/1.html"), Fault.GONE)
-    round_by_hand(store, fast, [Split(0, 2), Split(1, 2), Split(1, 2)])
+    batch = phases_by_hand(store, fast)
+    rules = UrlRules.from_settings(fast)
+    halves = [Split(0, 2), Split(1, 2)]
+    with Store(fast) as first, Store(fast) as second, ThreadPoolExecutor(2) as pool:
+        done = list(pool.map(lambda half, on: updatedb(on, rules, batch, mode=CrawlMode.SITEMAP_ONLY, split=half),
+                             halves, (first, second)))
+    assert all(counts.quality is not None and not counts.quality.full for counts in done)
+    updatedb(store, rules, batch, mode=CrawlMode.SITEMAP_ONLY, split=Split(1, 2))
     table = check(store, fast)
     assert table[server.url(B, "/c/1.html")].status.value == "gone"  # type: ignore[union-attr]
     cells = table[s3].quality_evidence_cells or {}
