@@ -32,8 +32,10 @@ Figures (one run, ratios: the machine is noisy and shared):
 3. Throughput and `serve`. parse and updatedb rows/s (from figure 1's stage
    times: entries written by parse, rows merged by updatedb) against the put
    floor's rows/s; and one snapshot of the monitoring page's data
-   (`report_panels.take_snapshot`, what `serve` reads per refresh) on each
-   table of figure 2. Target: flat (large at most 1.5x small).
+   (`report_panels.take_counted_snapshot`, what `serve` reads per refresh:
+   the host table's counters, no `webpage` row) on each table of figure 2,
+   beside the full-scan snapshot `report --html` takes. Target: serve's
+   flat (large at most 1.5x small).
 
 Every table has a unique prefix (`bench_scale_<hex>_...`) and is dropped at
 the end, also on error or Ctrl-C. Only loopback addresses are used.
@@ -394,6 +396,9 @@ class RoundCost:
     phases: dict[str, Run] = field(default_factory=dict)
     summaries: dict[str, str] = field(default_factory=dict)
     snapshot_seconds: float = 0.0
+    """serve's snapshot (counters)."""
+    report_seconds: float = 0.0
+    """report --html's snapshot (a full scan), for contrast."""
 
 
 def round_cost(base_prefix: str, hbase: str, rows: int, due: int, web: TestWebServer, timeout: float) -> RoundCost:
@@ -424,15 +429,17 @@ def round_cost(base_prefix: str, hbase: str, rows: int, due: int, web: TestWebSe
             cost.phases[phase] = run
             lines = [x for x in (run.stdout + run.stderr).splitlines() if x.strip()]
             cost.summaries[phase] = lines[-1][:160] if lines else ""
-        from sitemapcrawl.report_panels import take_snapshot
+        from sitemapcrawl.report_panels import take_counted_snapshot, take_snapshot
 
+        def timed(take: Callable[[Store, datetime], object]) -> Callable[[], float]:
+            def run() -> float:
+                started = time.perf_counter()
+                take(store, datetime.now(UTC).replace(microsecond=0))
+                return time.perf_counter() - started
+            return run
 
-        def snapshot() -> float:
-            started = time.perf_counter()
-            take_snapshot(store, datetime.now(UTC).replace(microsecond=0))
-            return time.perf_counter() - started
-
-        cost.snapshot_seconds = with_retries("snapshot", snapshot)
+        cost.snapshot_seconds = with_retries("snapshot", timed(take_counted_snapshot))
+        cost.report_seconds = with_retries("report snapshot", timed(take_snapshot))
     return cost
 
 
@@ -475,12 +482,12 @@ def report_inventory(results: list[Inventory]) -> list[str]:
 def report_rounds(costs: list[RoundCost], due: int) -> list[str]:
     out = [f"figure 2: one round of {due} due URLs (mixed mode, CLI processes start to exit, seconds)",
            f"{'table rows':>10} {'fill s':>7} {'fill rows/s':>11} " + " ".join(f"{p:>9}" for p in PHASES)
-           + f" {'round':>8} {'snapshot':>9}"]
+           + f" {'round':>8} {'serve s':>9} {'report s':>9}"]
     for c in costs:
         phases = " ".join(f"{c.phases[p].seconds:>9.2f}" for p in PHASES)
         total = sum(c.phases[p].seconds for p in PHASES)
         out.append(f"{c.rows:>10,} {c.fill_seconds:>7.1f} {c.rows / c.fill_seconds:>11,.0f} {phases} "
-                   f"{total:>8.2f} {c.snapshot_seconds:>9.2f}")
+                   f"{total:>8.2f} {c.snapshot_seconds:>9.3f} {c.report_seconds:>9.2f}")
     if len(costs) > 1:
         small, large = costs[0], costs[-1]
         for p in PHASES:

@@ -787,6 +787,9 @@ def updatedb_command(
                                                       "when its lease expires.")] = False,
     split: Annotated[str | None, typer.Option(metavar="K/N", show_default=False, help=_SPLIT_HELP)] = None,
     workers: Annotated[int, typer.Option(min=1, max=256, metavar="N", help=_WORKERS_HELP)] = 1,
+    rescore: Annotated[bool, typer.Option("--rescore", help="Score every sitemap from scratch (a repair: "
+                                                            "after changing pins or thresholds) instead of "
+                                                            "the sitemaps the batch touched.")] = False,
 ) -> None:
     """Merge a parsed batch: new rows for found URLs, merged hints, depth/radius, next fetch times.
 
@@ -797,6 +800,7 @@ def updatedb_command(
     \b
     Example: sitemapcrawl updatedb --batch 20250101120000-1a2b
     Example: sitemapcrawl updatedb --batch 20250101120000-1a2b --split 1/2
+    Example: sitemapcrawl updatedb --batch 20250101120000-1a2b --rescore
     """
     from sitemapcrawl.jobs.rules import UrlRules
     from sitemapcrawl.jobs.updatedb import updatedb
@@ -805,6 +809,8 @@ def updatedb_command(
     part = Split.parse(split) if split is not None else WHOLE
     crawl_mode_value = crawl_mode(mode or State.settings.crawl_mode)
     if workers > 1:
+        if rescore:
+            raise UsageError("--rescore runs in one process: leave out --workers")
         from sitemapcrawl.jobs.crawl import updatedb_workers
         from sitemapcrawl.jobs.workers import raise_failed
 
@@ -816,7 +822,8 @@ def updatedb_command(
     rules = UrlRules.from_settings(State.settings)
     with open_store() as store, stage_progress() as update:
         counts = updatedb(store, rules, batch, mode=crawl_mode_value,
-                          on_progress=lambda done: update("rows merged", done), wait=wait, split=part)
+                          on_progress=lambda done: update("rows merged", done), wait=wait, split=part,
+                          rescore=rescore)
     to_parent(counts)
     echo_err(f"updatedb: {counts.summary()}")
     if counts.scheduled == 0 and counts.merged == 0:

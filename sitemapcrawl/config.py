@@ -156,7 +156,7 @@ class Settings:
 
     # --- sitemap quality (updatedb; sitemapcrawl/quality.py) ------------------
     sitemap_quality: bool = True
-    """updatedb: score every sitemap and weight its URLs' priority (two scans of the listed rows)."""
+    """updatedb: rescore the sitemaps a batch touched and weight their URLs' priority (evidence counters)."""
     sitemap_demote_below: float = 0.7
     """A sitemap scoring under this is demoted: its entries' priority counts `sitemap_demote_factor` as much."""
     sitemap_blacklist_below: float = 0.2

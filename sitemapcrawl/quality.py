@@ -348,6 +348,17 @@ def assess(facts: SitemapFacts, listed: ListedStats, policy: QualityPolicy, pins
     return Assessment(score, signals, QualityState.OK, score, notes)
 
 
+def weight_of(state: QualityState | None, score: float | None, policy: QualityPolicy) -> float:
+    """The weight `assess` gives a sitemap in `state` with `score` (1 when never scored). No I/O."""
+    if state is None or state is QualityState.TRUSTED:
+        return 1.0
+    if state in (QualityState.BLACKLISTED, QualityState.BLOCKED):
+        return 0.0
+    if score is None:
+        return 1.0
+    return round(score * policy.demote_factor, 3) if state is QualityState.DEMOTED else score
+
+
 def is_quality_reason(reason: str) -> bool:
     """Was this blacklist reason written by the quality filter (so it may clear it)?"""
     return reason.startswith((QUALITY_REASON, PINNED_REASON))

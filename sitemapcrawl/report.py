@@ -226,7 +226,8 @@ def _add_row(report: Report, row: WebPage) -> None:
             {name: getattr(row, f"quality_{name}") for name in QUALITY_SIGNALS}, row.quality_notes or ()))
 
 
-def _robots_line(origin: str, row: HostRow) -> str:
+def robots_line(origin: str, row: HostRow) -> str:
+    """`origin: status (HTTP code), crawl delay, sitemaps listed, error` of a host row."""
     status = row.robots_status.value if row.robots_status else "not fetched"
     line = f"{origin}: {status}"
     if row.robots_http_code is not None:
@@ -256,7 +257,7 @@ def build_report(store: Store) -> Report:
     for _key, host_row in hosts(scan, "report", unreadable, _HOST_FIELDS):
         host = urls.host_key(host_row.origin + "/")
         summary = report.hosts.get(host) or report.hosts.setdefault(host, HostSummary(host))
-        summary.robots.append(_robots_line(host_row.origin, host_row))
+        summary.robots.append(robots_line(host_row.origin, host_row))
     report.totals.unreadable = unreadable.rows
     return report
 

@@ -103,7 +103,8 @@ def _totals(data: dict[str, Any]) -> str:
     outcomes = ", ".join(f"{_e(k)} {_e(n)}" for k, n in data["sitemap_outcomes"].items()) or "none"
     return ('<div class="cards">' + "".join(f'<div class="card"><b>{v:,}</b><span>{_e(k)}</span></div>'
                                             for k, v in cards)
-            + f'</div><p class="note">Sitemaps by outcome: {outcomes}. Read from HBase at {_e(data["taken"])}.</p>')
+            + f'</div><p class="note">Sitemaps by outcome: {outcomes}. Read from HBase at {_e(data["taken"])}, '
+            f'from {_e(data["source"])}.</p>')
 
 
 def _sitemaps(data: dict[str, Any]) -> str:
@@ -158,9 +159,11 @@ def _freshness(data: dict[str, Any]) -> str:
     months = data["lastmod_by_month"]
     by_month = (f"<h3>Pages by lastmod month</h3>{column_chart(months, 'Pages by lastmod month')}" if months
                 else '<p class="note">No page has a lastmod.</p>')
+    due = (_chart_block("Rows by when they are due", data["due"]) if data["due"]
+           else f'<p class="note">{_e(data.get("note", ""))}</p>')
     return (by_month
             + _chart_block("Pages by changefreq", data["changefreq"])
-            + _chart_block("Rows by when they are due", data["due"])
+            + due
             + _chart_block("Pages with a lastmod: fetched after it (fresh) or before (stale)",
                            data["fresh_vs_stale"]))
 

@@ -16,6 +16,12 @@ panel can show a configuration value.
 Cost: two scans of `webpage` (the report's and this one), one of `host` and
 one of the `history` summaries; memory: one small record per host and per
 sitemap, `history_keep` per sitemap, a few counters and the capped lists.
+
+`take_counted_snapshot` (what `serve` reads every refresh) builds the same
+snapshot from the counters updatedb keeps in the `host` table
+(`jobs.counters`): one scan of `host` and one of the `history` summaries,
+no `webpage` row; the lastmod ages and due times are then unknown (the
+freshness panel says to run `report --html`).
 """
 
 from __future__ import annotations
@@ -28,16 +34,29 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from sitemapcrawl import urls
+from sitemapcrawl import evidence, rowcounts, urls
 from sitemapcrawl.audit import is_multi_listed, is_orphan, is_unlisted, problems
 from sitemapcrawl.errors import CellDecodeError, InvalidUrlError, UsageError
+from sitemapcrawl.evidence import Base
 from sitemapcrawl.jobs.history import SitemapHistory, histories, parse_counts, parse_statuses
-from sitemapcrawl.report import QUALITY_SIGNALS, Report, build_report, sitemap_outcomes
+from sitemapcrawl.jobs.politeness import POLITENESS_KEYS_START
+from sitemapcrawl.report import (
+    QUALITY_SIGNALS,
+    HostSummary,
+    Report,
+    SitemapSummary,
+    build_report,
+    robots_line,
+    sitemap_outcomes,
+)
 from sitemapcrawl.store import Store
+from sitemapcrawl.tables import decode_host
 from sitemapcrawl.webpage import (
     HISTORY_TABLE,
+    HOST_TABLE,
     WEBPAGE_TABLE,
     ChangeFreq,
+    HostRow,
     QualityState,
     WebPage,
     column_names,
@@ -47,6 +66,7 @@ from sitemapcrawl.webpage import (
 
 log = logging.getLogger(__name__)
 
+_HOST_FIELDS = ["robots_status", "robots_http_code", "robots_error", "crawl_delay", "sitemaps"]
 _EXTRA_FIELDS = [
     "is_sitemap", "changefreq", "lastmod", "next_fetch", "quality", "quality_state", "quality_valid",
     "quality_fetch", "quality_lastmod", "quality_duplicates", "quality_errors", "quality_freshness",
@@ -55,7 +75,7 @@ _EXTRA_FIELDS = [
     "in_sitemap", "status", "http_code", "noindex", "canonical", "link_inlinks", "sitemaps_listing",
 ]
 #: URLs kept per audit list (the total is counted in full; `export` gives them all).
-AUDIT_CAP = 50
+AUDIT_CAP = rowcounts.SAMPLE_CAP
 #: The audit lists, in the order shown, with the `export` command that gives all of a list.
 AUDIT_LISTS: dict[str, tuple[str, str]] = {
     "http-error": ("Sitemap URLs answering 4xx/5xx", "sitemapcrawl export --in-sitemaps (http_code >= 400)"),
@@ -120,6 +140,9 @@ class Extras:
     """Rows some crawled page links to: none means no links were followed (not a mixed crawl)."""
     history: list[SitemapHistory] = field(default_factory=list)
     """Each sitemap's recorded parses (the `history` table), oldest first."""
+    counted: bool = False
+    """Read from the counters updatedb keeps (`serve`), not from a scan of `webpage` (`report --html`):
+    the lastmod ages and due times are then not known, the audit lists are the origins' samples."""
 
 
 @dataclass(frozen=True)
@@ -195,6 +218,86 @@ def take_snapshot(store: Store, now: datetime) -> Snapshot:
     return Snapshot(now, report, extras)
 
 
+def take_counted_snapshot(store: Store, now: datetime) -> Snapshot:
+    """Every panel `serve` can show from the counters: no `webpage` row is read.
+
+    One scan of the `host` table (its origin rows: robots.txt facts, the row
+    counts of `jobs.counters` and the sitemap summaries) and one of the
+    `history` summaries. The audit lists show the origins' samples (their
+    totals are exact); lastmod ages and due times need a scan of the table:
+    that panel says to run `report --html`. Raises the
+    store's errors (TableMissingError...).
+    """
+    store.require_tables(WEBPAGE_TABLE, HOST_TABLE)
+    report = Report()
+    extras = Extras(counted=True)
+    if HISTORY_TABLE in store.existing_tables():
+        extras.history = list(histories(store))
+    columns = [name for name in column_names(HostRow, _HOST_FIELDS) if not name.startswith(b"n:")] + [b"n"]
+    summaries: list[tuple[bytes, dict[str, Any]]] = []
+    samples: dict[str, list[tuple[bytes, str]]] = {name: [] for name in AUDIT_LISTS}
+    # Origin rows only: the politeness rows (and `~counters`) after them are no hosts.
+    for key, cells in store.scan(HOST_TABLE, stop=POLITENESS_KEYS_START, columns=columns):
+        try:
+            row = decode_host(key, cells)
+            origin = row.origin
+            host = urls.host_key(origin + "/")
+            base = Base.read(row.counts, rowcounts.GROUP)
+            _group, tally = evidence.latest(evidence.evidence(base, row.count_cells or {}), rowcounts.GROUP)
+            for text in (row.sitemap_summaries or {}).values():
+                value = rowcounts.read_summary(text)
+                summaries.append((urls.row_key(value["url"]).encode("utf-8"), value))
+            for name, text in (row.audit_samples or {}).items():
+                if name in samples:
+                    samples[name] += [(urls.row_key(u).encode("utf-8"), u) for u in text.split("\n") if u]
+        except (InvalidUrlError, CellDecodeError, UnicodeDecodeError, ValueError) as exc:
+            log.warning("panels: skipping host row %r: %s", key[:200], exc)
+            report.totals.unreadable += 1
+            continue
+        robots = row.robots_status is not None or row.robots_http_code is not None or row.sitemaps is not None
+        if not tally.counts.get(rowcounts.GROUP) and not robots:
+            continue
+        summary = report.hosts.get(host) or report.hosts.setdefault(host, HostSummary(host))
+        if robots:
+            summary.robots.append(robots_line(origin, row))
+        _add_counts(report, extras, summary, tally.counts)
+    for name, listed in samples.items():
+        extras.audit[name].urls = [u for _key, u in sorted(listed)[:AUDIT_CAP]]
+    for _key, value in sorted(summaries, key=lambda item: item[0]):
+        report.sitemaps.append(SitemapSummary(**value))
+        extras.quality[value["url"]] = SitemapQuality(value["quality"], value["state"], value["signals"],
+                                                      value["notes"])
+    return Snapshot(now, report, extras)
+
+
+def _add_counts(report: Report, extras: Extras, summary: HostSummary, counts: dict[str, int]) -> None:
+    """One origin's row counts into its host's summary, the totals and the extras."""
+    by_status = Counter(rowcounts.named(counts, "st."))
+    rows = counts.get(rowcounts.GROUP, 0)
+    summary.rows += rows
+    summary.by_status.update(by_status)
+    summary.sitemaps += counts.get("sitemaps", 0)
+    summary.in_sitemaps += counts.get("in_sitemaps", 0)
+    summary.via_links += counts.get("via.link", 0)
+    summary.errors += counts.get("errors", 0)
+    summary.robots_denied += counts.get("robots_denied", 0)
+    totals = report.totals
+    totals.rows += rows
+    totals.by_status.update(by_status)
+    totals.by_discovery.update(rowcounts.named(counts, "via."))
+    totals.freshness.update(rowcounts.named(counts, "fresh."))
+    extras.changefreq.update(rowcounts.named(counts, "cf."))
+    extras.lastmod_month.update(rowcounts.named(counts, "lm."))
+    extras.linked_rows += counts.get("linked", 0)
+    for name, n in rowcounts.named(counts, "a.").items():
+        if name in extras.audit:
+            extras.audit[name].total += n
+
+
+#: What a panel read from the counters says about what it cannot show.
+SCAN_NOTE = "needs a scan of the table: run `sitemapcrawl report --html FILE`"
+
+
 # ------------------------------------------------------------- panels --
 
 def _ordered(counter: Counter[str], order: tuple[str, ...]) -> list[list[Any]]:
@@ -209,6 +312,8 @@ def totals_panel(snapshot: Snapshot) -> dict[str, Any]:
     report = snapshot.report
     return {
         "taken": snapshot.taken.strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "source": ("the counters updatedb keeps (no table scan)" if snapshot.extras.counted
+                   else "a full scan of the webpage table"),
         "rows": report.totals.rows, "hosts": len(report.hosts), "sitemaps": len(report.sitemaps),
         "sitemap_outcomes": dict(sorted(sitemap_outcomes(report).items())),
         "fetched": sum(n for s, n in report.totals.by_status.items() if s in ("fetched", "not_modified")),
@@ -305,13 +410,16 @@ def history_panel(snapshot: Snapshot, limit: int | None = None) -> dict[str, Any
 def freshness_panel(snapshot: Snapshot) -> dict[str, Any]:
     """Pages' lastmod by month and age, changefreqs, rows by when they are due, pages fresh or stale."""
     extras = snapshot.extras
-    return {
+    data: dict[str, Any] = {
         "lastmod_by_month": lastmod_months(extras.lastmod_month),
         "lastmod_age": _ordered(extras.lastmod_age, AGE_ORDER),
         "changefreq": _ordered(extras.changefreq, CHANGEFREQ_ORDER),
         "due": _ordered(extras.due, DUE_ORDER),
         "fresh_vs_stale": _ordered(snapshot.report.totals.freshness, ("fresh", "stale", "never fetched")),
     }
+    if extras.counted:
+        data.update(lastmod_age=[], due=[], note=f"Lastmod ages and due times {SCAN_NOTE}.")
+    return data
 
 
 #: Panel name -> (title, function of a snapshot and the panel's options).

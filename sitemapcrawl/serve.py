@@ -16,7 +16,10 @@ other failure of a request is one warning line, never a traceback on stderr.
 
 The tables are read at most once per `refresh` seconds, whatever the
 number of clients (one snapshot shared by every request, taken under a
-lock). Binds 127.0.0.1 unless told otherwise. `serve` returns when Ctrl-C
+lock), and never the `webpage` table: the panels come from the counters
+updatedb keeps in the `host` table (`report_panels.take_counted_snapshot`);
+the audit lists, lastmod ages and due times say to run `report --html`.
+Binds 127.0.0.1 unless told otherwise. `serve` returns when Ctrl-C
 (KeyboardInterrupt) stops it, after closing the socket.
 """
 
@@ -37,7 +40,7 @@ from urllib.parse import parse_qs, urlsplit
 
 from sitemapcrawl.errors import SitemapCrawlError, UsageError
 from sitemapcrawl.report_html import page, render_panel
-from sitemapcrawl.report_panels import PANELS, Snapshot, panel_data, panel_options, take_snapshot
+from sitemapcrawl.report_panels import PANELS, Snapshot, panel_data, panel_options, take_counted_snapshot
 from sitemapcrawl.store import Store
 
 log = logging.getLogger(__name__)
@@ -75,10 +78,10 @@ class SnapshotCache:
         self._read_at = 0.0
 
     def get(self) -> Snapshot:
-        """The current snapshot; reads HBase (two scans) when the last one is too old."""
+        """The current snapshot; reads HBase (the host and history tables) when the last one is too old."""
         with self._lock:
             if self._snapshot is None or self._clock() - self._read_at >= self._max_age:
-                self._snapshot = take_snapshot(self._store, datetime.now(UTC).replace(microsecond=0))
+                self._snapshot = take_counted_snapshot(self._store, datetime.now(UTC).replace(microsecond=0))
                 self._read_at = self._clock()
             return self._snapshot
 

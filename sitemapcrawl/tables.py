@@ -379,6 +379,21 @@ def _scanned_rows(store: Store, field_name: str, batch_id: str, fields: list[str
         yield list(pages(scanned, job, unreadable, fields))
 
 
+def touched_rows(store: Store, batch_id: str, fields: list[str], chunk: int, job: str, unreadable: Unreadable,
+                 split: Split = WHOLE) -> Iterator[list[tuple[bytes, WebPage]]]:
+    """The rows of `split` a batch touched, each once, in chunks: those marked `k:dsc` (entries of the
+    sitemaps parsed, URLs a sitemap stopped listing, link targets), then those fetched.
+
+    What the counters of updatedb (quality evidence, row counts) read; the one
+    place they learn what a batch touched. Cost: `batch_rows` for the discover
+    mark, then for the fetch mark (with records: two range scans and a multi-get per chunk).
+    """
+    yield from batch_rows(store, "discover_mark", batch_id, fields, chunk, job, unreadable, split)
+    wanted = fields if "discover_mark" in fields else [*fields, "discover_mark"]
+    for rows in batch_rows(store, "fetch_mark", batch_id, wanted, chunk, job, unreadable, split):
+        yield [(key, row) for key, row in rows if row.discover_mark != batch_id]
+
+
 # ------------------------------------------------------------- due index --
 
 #: The fields that decide a row's due entry, and their columns.

@@ -260,6 +260,13 @@ class MapFamily:
     writer: str
     key: str = "url"
     """What a qualifier is (`url`, `share`), as columns.tsv names it."""
+    prefix: str = ""
+    """Qualifiers start with this (a map sharing a family with columns: `s:ev.<batch.bucket>`)."""
+
+    @property
+    def name(self) -> str:
+        """`family:prefix<key>`, as columns.tsv spells it."""
+        return f"{self.family}:{self.prefix}<{self.key}>"
 
 
 @dataclass(frozen=True)
@@ -278,9 +285,9 @@ def col(family: str, qualifier: str, codec: Codec[Any], meaning: str, writer: st
     return field(default=None, metadata={"column": Column(family, qualifier, codec, meaning, writer)})
 
 
-def mapcol(family: str, meaning: str, writer: str, key: str = "url") -> Any:
-    """A dataclass field bound to a whole map family (qualifier = key)."""
-    return field(default=None, metadata={"map": MapFamily(family, meaning, writer, key)})
+def mapcol(family: str, meaning: str, writer: str, key: str = "url", prefix: str = "") -> Any:
+    """A dataclass field bound to a whole map family (qualifier = key), or its qualifiers starting with `prefix`."""
+    return field(default=None, metadata={"map": MapFamily(family, meaning, writer, key, prefix)})
 
 
 # ---------------------------------------------------------------- webpage ---
@@ -369,10 +376,22 @@ class WebPage:
         "s", "nl", INT, "sitemaps whose latest parse lists this URL", "updatedb")
     history_key: str | None = col(
         "s", "hk", TEXT, "row key of this sitemap's latest parse in the history table", "parse")
+    # s: quality evidence counters (sitemapcrawl/evidence.py): on sitemap rows, and what each listed row gave
+    quality_evidence: tuple[str, ...] | None = col(
+        "s", "ev", LINES, "folded quality evidence: through=BATCH, then PARSE key=value... counters", "updatedb")
+    quality_evidence_cells: Mapping[str, str] | None = mapcol(
+        "s", "one batch's quality evidence of one host bucket: PARSE key=value... lines", "updatedb",
+        "batch.bucket", "ev.")
+    quality_contributions: tuple[str, ...] | None = col(
+        "s", "qc", LINES, "what this listed row gives each sitemap: SITEMAP TAB BATCH TAB now TAB before",
+        "updatedb")
     # m: crawl metadata
     score: float | None = col("m", "sc", FLOAT, "link/seed score", "inject, updatedb")
     depth: int | None = col("m", "dp", INT, "hops still allowed within the site", "inject, updatedb")
     radius: int | None = col("m", "ra", INT, "hops still allowed after leaving the site", "inject, updatedb")
+    counted: tuple[str, ...] | None = col(
+        "m", "hc", LINES, "what this row adds to its origin's row counts: ORIGIN TAB BATCH TAB now TAB before",
+        "updatedb")
     seed: bool | None = col("m", "sd", FLAG, "injected as a seed", "inject")
     batch_id: str | None = col("m", "b", TEXT, "batch the row was generated into", "generate")
     partition: int | None = col("m", "pa", INT, "fetch partition of the batch", "generate")
@@ -424,6 +443,18 @@ class HostRow:
     sitemaps: tuple[str, ...] | None = col("r", "sm", LINES, "Sitemap: URLs listed in robots.txt", "detect")
     sitemaps_found: int | None = col("n", "sm", INT, "sitemaps listed or probed, last detect", "detect")
     sitemaps_new: int | None = col("n", "smn", INT, "sitemaps new to the table, last detect", "detect")
+    # n: row counts and sitemap summaries of the origin, for `serve` (sitemapcrawl/rowcounts.py)
+    counts: tuple[str, ...] | None = col(
+        "n", "c", LINES, "folded row counts of this origin: through=BATCH, then `rows key=value...`", "updatedb")
+    count_cells: Mapping[str, str] | None = mapcol(
+        "n", "one batch's row count changes of this origin: `rows key=value...`", "updatedb", "batch.bucket", "c.")
+    audit_samples: Mapping[str, str] | None = mapcol(
+        "n", "audit list -> up to 50 of this origin's URLs on it, one a line", "updatedb", "list", "a.")
+    counters_built: datetime | None = col(
+        "n", "cb", TIME, "on row `~counters`: when updatedb first built the counters (none: the next one does)",
+        "updatedb")
+    sitemap_summaries: Mapping[str, str] | None = mapcol(
+        "n", "sitemap URL -> its summary and quality as JSON, for serve's sitemaps panel", "updatedb", "url", "s.")
     # n: politeness state, on the rows of politeness keys (`jobs/politeness.py`), not on origin rows
     last_request: datetime | None = col(
         "n", "lr", PRECISE_TIME, "politeness: end of the last request to this queue key", "fetch, detect")
@@ -599,10 +630,17 @@ class _Layout:
         self.fields = frozenset(names[1:])
         self.encoders = {name: (column.name.encode(), column.codec.encode)
                          for name, column in _COLUMNS[row_type].items()}
-        self.map_prefixes = {name: f"{family.family}:".encode() for name, family in _MAPS[row_type].items()}
+        self.map_prefixes = {name: f"{family.family}:{family.prefix}".encode()
+                             for name, family in _MAPS[row_type].items()}
         self.decoders = {raw_name: (name, column.codec.decode, column)
                          for raw_name, (name, column) in _BY_NAME[row_type].items()}
-        self.map_fields = {family.family.encode(): name for name, family in _MAPS[row_type].items()}
+        self.map_fields = {family.family.encode(): name for name, family in _MAPS[row_type].items()
+                           if not family.prefix}
+        # Maps that share a family with columns: family -> (qualifier prefix, field).
+        self.prefix_maps: dict[bytes, list[tuple[bytes, str]]] = {}
+        for name, family in _MAPS[row_type].items():
+            if family.prefix:
+                self.prefix_maps.setdefault(family.family.encode(), []).append((family.prefix.encode(), name))
         # Rows decoded for a job that named its fields: a subclass whose other fields raise.
         namespace: dict[str, Any] = {name: _Unread(name) for name in names[1:]}
         namespace.update(__module__=row_type.__module__, __qualname__=row_type.__qualname__,
@@ -814,6 +852,11 @@ def decode(row_type: type[RowT], identity: str, cells: Mapping[bytes, bytes],
             continue
         family, _, qualifier = raw_name.partition(b":")
         map_field = layout.map_fields.get(family)
+        if map_field is None and family in layout.prefix_maps:
+            for prefix, name in layout.prefix_maps[family]:
+                if qualifier.startswith(prefix):
+                    map_field, qualifier = name, qualifier[len(prefix):]
+                    break
         if map_field is not None:
             if maps is None:
                 maps = {}

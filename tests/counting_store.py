@@ -1,4 +1,5 @@
-"""A real `Store` that also counts what it reads, per table: for tests that bound what a job reads.
+"""A real `Store` that also counts what it reads, per table: for tests that bound what a job reads;
+and one that dies at a chosen write, for tests of a worker killed mid-pass.
 
 Not a mock: every call goes to the real HBase through `Store`; the counts
 are of rows that came back from scans and of keys asked for by gets, and
@@ -9,11 +10,11 @@ the whole table.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 from sitemapcrawl.config import Settings
-from sitemapcrawl.store import Cells, Store
+from sitemapcrawl.store import Cells, Store, WriteCounts
 
 
 @dataclass(frozen=True)
@@ -75,3 +76,24 @@ class CountingStore(Store):
                                  limit=limit):
             self.scanned[table] += 1
             yield item
+
+
+class Killed(Exception):
+    """What `DyingStore` raises: the process "died" at that write."""
+
+
+class DyingStore(Store):
+    """A real `Store` whose first write to `table` holding a cell whose column starts with
+    `column_prefix` raises `Killed` before anything of it is written: a worker killed mid-pass."""
+
+    def __init__(self, settings: Settings, *, table: str, column_prefix: bytes) -> None:
+        super().__init__(settings)
+        self.table, self.column_prefix, self.died = table, column_prefix, False
+
+    def write(self, table: str, rows: Iterable[tuple[bytes, Mapping[bytes, bytes]]]) -> WriteCounts:
+        rows = list(rows)
+        if not self.died and table == self.table and any(
+                name.startswith(self.column_prefix) for _key, cells in rows for name in cells):
+            self.died = True
+            raise Killed(f"killed at a write to {table} of {self.column_prefix!r}")
+        return super().write(table, rows)

@@ -8,7 +8,7 @@ no module imports a job except `crawl`, which runs the others (and `cli`,
 which calls one). A *part* (`PARTS`) is shared work that jobs import: the
 batch registry and leases, politeness state, URL rules, origin keys, the
 history table, the robots.txt check, the sitemap quality step of updatedb,
-the pieces of fetch and the worker processes of `--workers` (`workers`; the
+its row counts for serve, the pieces of fetch and the worker processes of `--workers` (`workers`; the
 command lines of each phase's workers are crawl's, which runs the others). Parts import parts, never jobs.
 `tests/unit/test_job_imports.py` holds every module here to this.
 """
@@ -17,6 +17,6 @@ command lines of each phase's workers are crawl's, which runs the others). Parts
 JOBS = frozenset({"init", "inject", "detect", "generate", "fetch", "parse", "updatedb", "crawl", "readdb",
                   "export"})
 #: Modules shared by jobs (the `batches` and `changes` commands call parts directly).
-PARTS = frozenset({"batches", "leases", "politeness", "rules", "hosts", "history", "quality", "robots_txt",
+PARTS = frozenset({"batches", "leases", "politeness", "rules", "hosts", "history", "quality", "counters", "robots_txt",
                    "fetch_feed", "fetch_model", "fetch_pacing", "fetch_queues", "fetch_work", "fetch_write",
                    "workers"})

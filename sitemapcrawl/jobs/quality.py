@@ -1,62 +1,74 @@
-"""The sitemap quality step of updatedb: score every sitemap, filter, weight its URLs' priority.
+"""The sitemap quality step of updatedb: score the sitemaps a batch touched, filter, weight their URLs.
 
-Run at the end of `updatedb` (setting `sitemap_quality`), from what the
-table already holds (the formula is in `sitemapcrawl.quality`):
+Run at the end of `updatedb` (setting `sitemap_quality`); the formula is in
+`sitemapcrawl.quality`, the counters in `sitemapcrawl.evidence`.
 
-1. Read every sitemap row (`s:sm` = 1): its fetch status, type, counts,
-   problems, own lastmod and blacklist reason. Memory: one small value per
-   sitemap.
-2. Scan the rows sitemaps list (`s:in` = 1 or `s:sm` = 1), with only their
-   `sitemap` and `index` inlink cells (the server drops link cells), their
-   fetch facts and their lastmod claims; each cell counts for its source
-   sitemap. Only cells of the source's latest parse count (the greatest
-   batch id among its cells: generated batch ids start with the UTC time,
-   so they sort by time), so URLs a sitemap no longer lists do not count
-   against it.
-3. Score each sitemap and write the score, its six signals, the notes, the
-   state and the time on the sitemap row (and the statuses of its listed URLs
-   on its latest `history` parse row, for the report's chart); a blacklist reason of ours is
-   written (`s:bl`) or cleared when the sitemap recovers or is pinned
-   trusted. A reason from the blacklist file is never touched.
-4. Scan the listed rows again and write `s:wp`, the sitemap priority weighted
-   by the quality of the sitemaps listing the URL, where it changed. generate
-   ranks by it; the link score (`m:sc`) is never touched.
+`QualityStep` (every round, fed by `jobs.counters.count_batch`) costs what the batch holds:
 
-Cost: one filtered scan of the sitemap rows and two of the listed rows
-(small columns; link inlinks stay on the server); one put per sitemap and
-one per listed row whose weighted priority changed, batched.
+1. The batch's touched rows (`tables.touched_rows`: rows fetched in it, and rows
+   its parse or updatedb marked `k:dsc`: entries of the sitemaps parsed,
+   URLs a sitemap stopped listing, link targets) are read with their
+   sitemap/index inlink cells, fetch facts and `s:qc`. Each row's
+   contribution to each sitemap naming it is judged again
+   (`evidence.judge`); the deltas are summed per sitemap and host bucket
+   and written as `s:ev.<batch>.<bucket>` on the sitemap row (whole,
+   overwritten by a rerun), the row's new `s:qc` with them.
+2. The sitemaps touched (those deltas name, and sitemap rows of the batch)
+   are read (one multi-get), their cells of earlier batches folded into
+   `s:ev`, and scored from base + cells; the verdict, score, signals,
+   notes and time go on the sitemap row, a blacklist reason of ours is
+   written or cleared, the statuses of its URLs go on its latest `history`
+   parse row.
+3. `s:wp` (the sitemap priority weighted by the quality of the sitemaps
+   listing the URL) is rewritten where it changed, on the touched rows and
+   on the rows of every sitemap whose weight changed (its `history`
+   snapshot lists them).
+
+`score_sitemaps` is the full rescore, a repair (`updatedb --rescore`): it
+scans every sitemap row and every listed row, rebuilds every sitemap's
+evidence base and every row's `s:qc` from scratch, and scores them all (the
+tests' oracle). Run it after changing the pins or thresholds, which the
+incremental step applies only to the sitemaps it touches.
+
+Cost of `QualityStep`: none of its own for the touched rows (`count_batch`
+reads them once for it and the row counts), one multi-get of the touched sitemaps and one of
+the other sitemaps their rows name, one snapshot get per sitemap whose
+weight changed and a multi-get of its rows; batched puts. Of
+`score_sitemaps`: one filtered scan of the sitemap rows and two of the
+listed rows (small columns; link inlinks stay on the server).
 """
 
 from __future__ import annotations
 
 import logging
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from sitemapcrawl import urls
+from sitemapcrawl import evidence, urls
 from sitemapcrawl.errors import CellDecodeError, InvalidUrlError, UsageError
-from sitemapcrawl.jobs.history import record_statuses
+from sitemapcrawl.evidence import Base, Contribution, Groups, Tally
+from sitemapcrawl.jobs.history import record_statuses, snapshot_urls
 from sitemapcrawl.jobs.rules import UrlRules
 from sitemapcrawl.linkvalues import Inlink, InlinkKind, parse_inlink
 from sitemapcrawl.quality import (
     Assessment,
-    ListedStats,
     Pins,
     QualityPolicy,
     SitemapFacts,
     assess,
     is_quality_reason,
-    observe,
+    weight_of,
     weighted_priority,
 )
+from sitemapcrawl.splits import bucket_of
 from sitemapcrawl.store import Store
+from sitemapcrawl.tables import Unreadable, pages
 from sitemapcrawl.webpage import (
     WEBPAGE_TABLE,
     WebPage,
     column_names,
-    decode,
     encode,
     equals_filter,
     map_families_of,
@@ -66,12 +78,15 @@ log = logging.getLogger(__name__)
 
 _SITEMAP_FIELDS = [
     "is_sitemap", "status", "truncated", "sitemap_type", "sitemap_entries", "dropped_scope", "dropped_limit",
-    "sitemap_problems", "parse_time", "lastmod", "blacklisted", "history_key",
+    "sitemap_problems", "parse_time", "lastmod", "blacklisted", "history_key", "quality", "quality_state",
+    "quality_evidence", "quality_evidence_cells",
 ]
 _LISTED_FIELDS = [
     "in_sitemap", "is_sitemap", "inlinks", "status", "fetch_time", "prev_fetch_time", "content_changed",
-    "weighted_priority",
+    "weighted_priority", "quality_contributions",
 ]
+_WEIGHT_FIELDS = ["is_sitemap", "quality", "quality_state"]
+_LINKED = (InlinkKind.SITEMAP, InlinkKind.INDEX)
 
 
 @dataclass
@@ -86,13 +101,21 @@ class QualityCounts:
     newly_blacklisted: int = 0
     cleared: int = 0
     """Quality blacklist reasons removed (the sitemap recovered or was pinned trusted)."""
+    full: bool = True
+    """A full rescore (every sitemap), not the batch's touched ones."""
+    evidence_cells: int = 0
+    """Evidence cells (one batch, one host bucket) written on sitemap rows."""
+    folded: int = 0
+    """Evidence cells of earlier batches folded into the sitemaps' base."""
 
     def summary(self) -> str:
         """One line for the end of the step."""
         states = ", ".join(f"{n} {state}" for state, n in sorted(self.by_state.items()))
-        return (f"sitemaps scored {self.sitemaps}" + (f" ({states})" if states else "")
+        scored = "sitemaps scored" if self.full else "touched sitemaps rescored"
+        return (f"{scored} {self.sitemaps}" + (f" ({states})" if states else "")
                 + f", newly blacklisted {self.newly_blacklisted}, listed rows {self.listed_rows}, "
-                f"priorities reweighted {self.reweighted}")
+                f"priorities reweighted {self.reweighted}"
+                + ("" if self.full else f", evidence cells {self.evidence_cells}, folded {self.folded}"))
 
 
 def pins_from_settings(rules: UrlRules) -> Pins:
@@ -123,14 +146,6 @@ def policy_from_settings(rules: UrlRules) -> QualityPolicy:
                          s.sitemap_stale_days)
 
 
-def _decoded(scan: Iterator[tuple[bytes, dict[bytes, bytes]]]) -> Iterator[tuple[bytes, WebPage]]:
-    for key, cells in scan:
-        try:
-            yield key, decode(WebPage, urls.url_from_row_key(key.decode("utf-8")), cells)
-        except (InvalidUrlError, CellDecodeError, UnicodeDecodeError) as exc:
-            log.warning("quality: skipping row %r: %s", key[:200], exc)
-
-
 def _facts(row: WebPage) -> SitemapFacts:
     return SitemapFacts(
         row.url, status=row.status, truncated=bool(row.truncated), kind=row.sitemap_type,
@@ -139,50 +154,53 @@ def _facts(row: WebPage) -> SitemapFacts:
         blacklisted=row.blacklisted)
 
 
+def _columns(fields: list[str]) -> list[bytes]:
+    """Column names for `fields`; when a whole family is read, none of its single columns.
+
+    Why: HBase narrows a family asked for whole to the single columns of it
+    asked for after it, so `s` and `s:sm` together would read `s:sm` only.
+    """
+    names = column_names(WebPage, fields)
+    families = {name for name in names if b":" not in name}
+    return [name for name in names if b":" not in name or name.partition(b":")[0] not in families]
+
+
 def _listed_filter() -> str:
     """Rows in a sitemap or that are sitemaps, with only their sitemap/index inlink cells."""
     inlinks = map_families_of(WebPage)["inlinks"].family
     cells = " OR ".join([f"FamilyFilter(!=, 'binary:{inlinks}')"] + [
-        f"ValueFilter(=, 'binaryprefix:{kind.value} ')" for kind in (InlinkKind.SITEMAP, InlinkKind.INDEX)])
+        f"ValueFilter(=, 'binaryprefix:{kind.value} ')" for kind in _LINKED])
     rows = f"({equals_filter(WebPage, 'in_sitemap', True)} OR {equals_filter(WebPage, 'is_sitemap', True)})"
     return f"{rows} AND ({cells})"
 
 
-def _listed_rows(store: Store) -> Iterator[tuple[bytes, WebPage, list[tuple[str, Inlink]]]]:
-    scan = store.scan(WEBPAGE_TABLE, columns=column_names(WebPage, _LISTED_FIELDS), filter=_listed_filter())
-    for key, row in _decoded(scan):
-        links = [(source, link) for source, text in (row.inlinks or {}).items()
-                 if (link := parse_inlink(text)) is not None and link.kind in (InlinkKind.SITEMAP, InlinkKind.INDEX)]
-        yield key, row, links
+def _links(row: WebPage) -> list[tuple[str, Inlink]]:
+    """The row's sitemap and index inlinks: (source sitemap, inlink)."""
+    return [(source, link) for source, text in (row.inlinks or {}).items()
+            if (link := parse_inlink(text)) is not None and link.kind in _LINKED]
 
 
-class _Tally:
-    """Per sitemap: the batch of its latest parse seen so far and the stats of its cells."""
-
-    __slots__ = ("batch", "stats", "statuses")
-
-    def __init__(self) -> None:
-        self.batch = ""
-        self.stats = ListedStats()
-        self.statuses: Counter[str] = Counter()
-        """Fetch statuses of the URLs of the latest parse (the history chart's)."""
+def _listed_rows(store: Store, unreadable: Unreadable) -> Iterator[tuple[bytes, WebPage, list[tuple[str, Inlink]]]]:
+    scan = store.scan(WEBPAGE_TABLE, columns=_columns(_LISTED_FIELDS), filter=_listed_filter())
+    for key, row in pages(scan, "quality", unreadable, _LISTED_FIELDS):
+        yield key, row, _links(row)
 
 
-def _count_listed(store: Store, tallies: dict[str, _Tally], now: datetime, counts: QualityCounts,
-                  on_progress: Callable[[int], None]) -> None:
-    for _key, row, links in _listed_rows(store):
-        counts.listed_rows += 1
-        for source, link in links:
-            tally = tallies.get(source)
-            if tally is None or link.batch < tally.batch:
-                continue
-            if link.batch > tally.batch:
-                tally.batch, tally.stats, tally.statuses = link.batch, ListedStats(), Counter()
-            tally.statuses[row.status.value if row.status else "none"] += 1
-            observe(tally.stats, link.lastmod, row.status, row.fetch_time, row.prev_fetch_time,
-                    row.content_changed, now)
-        if counts.listed_rows % 1000 == 0:
-            on_progress(counts.listed_rows)
+def _current(row: WebPage, links: list[tuple[str, Inlink]], now: datetime) -> dict[str, tuple[str, Tally]]:
+    """Sitemap -> (parse batch of its cell, what the row contributes to it now)."""
+    return {source: (link.batch, evidence.contribution(link.lastmod, row.status, row.fetch_time,
+                                                        row.prev_fetch_time, row.content_changed, now))
+            for source, link in links}
+
+
+def _stored(row: WebPage) -> list[Contribution]:
+    out = []
+    for line in row.quality_contributions or ():
+        try:
+            out.append(Contribution.read(line))
+        except ValueError as exc:
+            log.warning("quality: %s: unreadable contribution line taken as none: %s", row.url, exc)
+    return out
 
 
 def _verdict_row(url: str, verdict: Assessment, now: datetime) -> WebPage:
@@ -194,63 +212,263 @@ def _verdict_row(url: str, verdict: Assessment, now: datetime) -> WebPage:
                    blacklisted=verdict.reason)
 
 
-def _reweigh(store: Store, weights: dict[str, float], counts: QualityCounts, chunk: int) -> None:
+class _Verdicts:
+    """Verdict puts, blacklist clears and history statuses of scored sitemaps, and their weights."""
+
+    def __init__(self, policy: QualityPolicy, pins: Pins, now: datetime, counts: QualityCounts) -> None:
+        self.policy, self.pins, self.now, self.counts = policy, pins, now, counts
+        self.weights: dict[str, float] = {}
+        self.keys: list[bytes] = []
+        """Row keys of the sitemaps scored (their summaries for `serve` follow)."""
+        self.changed: list[tuple[bytes, str]] = []
+        """Sitemaps whose weight changed: (row key, URL)."""
+        self.puts: list[tuple[bytes, dict[bytes, bytes]]] = []
+        self.cleared: list[tuple[bytes, list[bytes]]] = []
+        self.statuses: dict[str, Counter[str]] = {}
+
+    def add(self, key: bytes, row: WebPage, tally: Tally, extra: WebPage | None = None) -> None:
+        self.keys.append(key)
+        facts = _facts(row)
+        verdict = assess(facts, tally.stats(), self.policy, self.pins, self.now)
+        self.weights[row.url] = verdict.weight
+        if weight_of(row.quality_state, row.quality, self.policy) != verdict.weight or row.quality_state is None:
+            self.changed.append((key, row.url))
+        counts = self.counts
+        counts.sitemaps += 1
+        counts.by_state[verdict.state.value] += 1
+        ours = facts.blacklisted is not None and is_quality_reason(facts.blacklisted)
+        if verdict.reason is not None and facts.blacklisted is None:
+            counts.newly_blacklisted += 1
+            log.info("quality: blacklisted %s: %s", row.url, verdict.reason)
+        if ours and verdict.reason is None:
+            self.cleared.append((key, column_names(WebPage, ["blacklisted"])))
+            counts.cleared += 1
+        cells = encode(_verdict_row(row.url, verdict, self.now))
+        if extra is not None:
+            cells.update(encode(extra))
+        self.puts.append((key, cells))
+        if row.history_key and tally.statuses():
+            self.statuses[row.history_key] = Counter(tally.statuses())
+        log.debug("quality: %s %.3f %s", row.url, verdict.score, verdict.state.value)
+
+    def write(self, store: Store) -> None:
+        store.delete_many(WEBPAGE_TABLE, self.cleared)  # the verdict puts hold no s:bl for these rows
+        store.write(WEBPAGE_TABLE, self.puts)
+        record_statuses(store, self.statuses)
+
+
+def _reweigh_row(key: bytes, row: WebPage, links: list[tuple[str, Inlink]], weights: dict[str, float],
+                 puts: list[tuple[bytes, dict[bytes, bytes]]]) -> None:
+    listings = [(link.priority, weights.get(source, 1.0)) for source, link in links if link.kind is InlinkKind.SITEMAP]
+    if not listings:
+        return
+    value = weighted_priority(listings)
+    if value != row.weighted_priority:
+        puts.append((key, encode(WebPage(row.url, weighted_priority=value))))
+
+
+# ------------------------------------------------------------ full rescore --
+
+def score_sitemaps(store: Store, rules: UrlRules, now: datetime, *, batch_id: str = "",
+                   on_progress: Callable[[int], None] = lambda rows_done: None) -> QualityCounts:
+    """Score every sitemap of the table from scratch and weight its URLs' priorities: the repair.
+
+    Rebuilds every sitemap's evidence base (`s:ev`, its cells deleted) and
+    every listed row's `s:qc` (as if `batch_id` had judged it: a rerun of any
+    batch then adds only what changed since).
+    Raises UsageError for bad thresholds or pins, and the store's errors.
+    """
+    policy = policy_from_settings(rules)
+    pins = pins_from_settings(rules)
+    counts = QualityCounts()
+    unreadable = Unreadable()
+    sitemaps: dict[str, tuple[bytes, WebPage]] = {}
+    scan = store.scan(WEBPAGE_TABLE, columns=_columns(_SITEMAP_FIELDS),
+                      filter=equals_filter(WebPage, "is_sitemap", True))
+    for key, row in pages(scan, "quality", unreadable, _SITEMAP_FIELDS):
+        sitemaps[row.url] = (key, row)
+    groups: dict[str, Groups] = {url: {} for url in sitemaps}
+    rows: list[tuple[bytes, WebPage, dict[str, tuple[str, Tally]]]] = []
+    for key, row, links in _listed_rows(store, unreadable):
+        counts.listed_rows += 1
+        current = _current(row, links, now)
+        for source, (parse, tally) in current.items():
+            if source in groups:
+                groups[source].setdefault(parse, Tally()).add(tally)
+        rows.append((key, row, current))
+        if counts.listed_rows % 1000 == 0:
+            on_progress(counts.listed_rows)
+    # Every row's s:qc as if `batch_id` had judged it, so a rerun of that batch adds nothing.
     puts: list[tuple[bytes, dict[bytes, bytes]]] = []
-    for key, row, links in _listed_rows(store):
-        listings = [(link.priority, weights.get(source, 1.0)) for source, link in links
-                    if link.kind is InlinkKind.SITEMAP]
-        if not listings:
-            continue
-        value = weighted_priority(listings)
-        if value != row.weighted_priority:
-            puts.append((key, encode(WebPage(row.url, weighted_priority=value))))
+    for key, row, current in rows:
+        lines = tuple(Contribution(source, batch_id, parse, tally, parse, tally).line()
+                      for source, (parse, tally) in sorted(current.items()))
+        if lines != tuple(row.quality_contributions or ()):
+            puts.append((key, encode(WebPage(row.url, quality_contributions=lines or ("",)))))
+    store.write(WEBPAGE_TABLE, puts)
+    verdicts = _Verdicts(policy, pins, now, counts)
+    stale_cells: list[tuple[bytes, list[bytes]]] = []
+    for url, (key, row) in sitemaps.items():
+        parse, tally = evidence.latest(groups[url])
+        base = Base(groups={parse: tally} if parse else {})
+        verdicts.add(key, row, tally, WebPage(url, quality_evidence=base.lines()))
+        if row.quality_evidence_cells:
+            stale_cells.append((key, list(encode(WebPage(url, quality_evidence_cells=row.quality_evidence_cells)))))
+    verdicts.write(store)
+    store.delete_many(WEBPAGE_TABLE, stale_cells)
+    _reweigh_all(store, verdicts.weights, counts, max(1, rules.settings.hbase_batch_size), unreadable)
+    log.info("quality: %s", counts.summary())
+    return counts
+
+
+def _reweigh_all(store: Store, weights: dict[str, float], counts: QualityCounts, chunk: int,
+                 unreadable: Unreadable) -> None:
+    puts: list[tuple[bytes, dict[bytes, bytes]]] = []
+    for key, row, links in _listed_rows(store, unreadable):
+        _reweigh_row(key, row, links, weights, puts)
         if len(puts) >= chunk:
             counts.reweighted += store.write(WEBPAGE_TABLE, puts).rows
             puts = []
     counts.reweighted += store.write(WEBPAGE_TABLE, puts).rows
 
 
-def score_sitemaps(store: Store, rules: UrlRules, now: datetime, *,
-                   on_progress: Callable[[int], None] = lambda rows_done: None) -> QualityCounts:
-    """Score every sitemap of the table and weight its URLs' priorities (see the module docstring).
+# ------------------------------------------------------- incremental update --
 
-    Raises UsageError for bad thresholds or pins, and the store's errors.
+def _read_sitemaps(store: Store, keys: Iterable[bytes], fields: list[str],
+                   unreadable: Unreadable) -> dict[bytes, WebPage]:
+    """The sitemap rows among `keys` (one multi-get); rows that are no sitemap are left out."""
+    wanted = sorted(set(keys))
+    found = store.rows(WEBPAGE_TABLE, wanted, columns=_columns(fields)) if wanted else {}
+    out = {}
+    for key, row in pages(found.items(), "quality", unreadable, fields):
+        if row.is_sitemap:
+            out[key] = row
+    return out
+
+
+def _row_key(url: str) -> bytes | None:
+    try:
+        return urls.row_key(url).encode("utf-8")
+    except InvalidUrlError:
+        return None
+
+
+class QualityStep:
+    """The incremental quality step over the batch's touched rows (see the module docstring).
+
+    `take` each chunk of touched rows (with `FIELDS`), then `finish`. Safe to
+    rerun, and to run once per split of the batch: each host bucket's cell
+    is written whole by the one split that holds it. Raises UsageError for
+    bad thresholds or pins (when made), and the store's errors.
     """
-    policy = policy_from_settings(rules)
-    pins = pins_from_settings(rules)
-    counts = QualityCounts()
-    sitemaps: dict[str, tuple[bytes, SitemapFacts]] = {}
-    history_keys: dict[str, str] = {}
-    scan = store.scan(WEBPAGE_TABLE, columns=column_names(WebPage, _SITEMAP_FIELDS),
-                      filter=equals_filter(WebPage, "is_sitemap", True))
-    for key, row in _decoded(scan):
-        sitemaps[row.url] = (key, _facts(row))
-        if row.history_key:
-            history_keys[row.url] = row.history_key
-    tallies = {url: _Tally() for url in sitemaps}
-    _count_listed(store, tallies, now, counts, on_progress)
-    weights: dict[str, float] = {}
+
+    FIELDS = _LISTED_FIELDS
+
+    def __init__(self, store: Store, rules: UrlRules, batch_id: str, now: datetime, unreadable: Unreadable) -> None:
+        self.store, self.batch_id, self.now, self.unreadable = store, batch_id, now, unreadable
+        self.policy = policy_from_settings(rules)
+        self.pins = pins_from_settings(rules)
+        self.chunk = max(1, rules.settings.hbase_batch_size)
+        self.counts = QualityCounts(full=False)
+        self.deltas: dict[str, dict[int, Groups]] = {}
+        """Sitemap -> host bucket -> parse -> the summed deltas of this split's rows."""
+        self.touched_sitemaps: set[bytes] = set()
+        self.listing: list[tuple[bytes, WebPage, list[tuple[str, Inlink]]]] = []
+        self.scored: list[bytes] = []
+        """Row keys of the sitemaps `finish` scored."""
+
+    def take(self, rows: list[tuple[bytes, WebPage]]) -> None:
+        """Judge one chunk of touched rows again; write the `s:qc` that changed."""
+        puts: list[tuple[bytes, dict[bytes, bytes]]] = []
+        for key, row in rows:
+            self.counts.listed_rows += 1
+            if row.is_sitemap:
+                self.touched_sitemaps.add(key)
+            links = _links(row)
+            stored = _stored(row)
+            if not links and not stored:
+                continue
+            lines, row_deltas = evidence.judge(stored, _current(row, links, self.now), self.batch_id)
+            bucket = bucket_of(key)
+            for source, groups in row_deltas.items():
+                evidence.add_groups(self.deltas.setdefault(source, {}).setdefault(bucket, {}), groups)
+            text = tuple(c.line() for c in lines)
+            if text != tuple(row.quality_contributions or ()):
+                puts.append((key, encode(WebPage(row.url, quality_contributions=text or ("",)))))
+            if any(link.kind is InlinkKind.SITEMAP for _source, link in links):
+                self.listing.append((key, row, links))
+        self.store.write(WEBPAGE_TABLE, puts)
+
+    def finish(self) -> QualityCounts:
+        """Write the evidence cells, rescore the touched sitemaps, reweigh; the counts."""
+        store, batch_id, counts = self.store, self.batch_id, self.counts
+        keyed = {rk: url for url in self.deltas if (rk := _row_key(url)) is not None}
+        sitemap_rows = _read_sitemaps(store, [*keyed, *self.touched_sitemaps], ["is_sitemap"], self.unreadable)
+        cells: list[tuple[bytes, dict[bytes, bytes]]] = []
+        for key in sitemap_rows:
+            url = keyed.get(key)
+            for bucket, groups in self.deltas.get(url, {}).items() if url else ():
+                name = evidence.cell_name(batch_id, bucket)
+                cells.append((key, encode(WebPage(url, quality_evidence_cells={  # type: ignore[arg-type]
+                    name: "\n".join(evidence.groups_text(groups))}))))
+        counts.evidence_cells = store.write(WEBPAGE_TABLE, cells).rows
+        verdicts = _score_touched(store, sorted(sitemap_rows), batch_id, self.policy, self.pins, self.now, counts,
+                                  self.unreadable)
+        _reweigh_touched(store, verdicts, self.listing, counts, self.chunk, self.unreadable)
+        self.scored = verdicts.keys
+        log.info("quality: %s", counts.summary())
+        return counts
+
+
+def _score_touched(store: Store, keys: list[bytes], batch_id: str, policy: QualityPolicy, pins: Pins,
+                   now: datetime, counts: QualityCounts, unreadable: Unreadable) -> _Verdicts:
+    """Fold cells of earlier batches into each sitemap's base, score it from base + cells, write."""
+    verdicts = _Verdicts(policy, pins, now, counts)
+    folded: list[tuple[bytes, list[bytes]]] = []
+    for key, row in _read_sitemaps(store, keys, _SITEMAP_FIELDS, unreadable).items():
+        try:
+            base = Base.read(row.quality_evidence)
+            cells = dict(row.quality_evidence_cells or {})
+            new_base, names = evidence.fold(base, cells, batch_id)
+            groups = evidence.evidence(new_base, {n: t for n, t in cells.items() if n not in names})
+        except ValueError as exc:
+            log.warning("quality: %s: unreadable evidence, left for `updatedb --rescore`: %s", row.url, exc)
+            unreadable.add("quality", key, CellDecodeError(str(exc)))
+            continue
+        _parse, tally = evidence.latest(groups)
+        extra = WebPage(row.url, quality_evidence=new_base.lines()) if names or not row.quality_evidence else None
+        verdicts.add(key, row, tally, extra)
+        if names:
+            counts.folded += len(names)
+            folded.append((key, list(encode(WebPage(row.url, quality_evidence_cells={n: "" for n in names})))))
+    verdicts.write(store)
+    store.delete_many(WEBPAGE_TABLE, folded)  # after the base that holds them is written
+    return verdicts
+
+
+def _reweigh_touched(store: Store, verdicts: _Verdicts, listing: list[tuple[bytes, WebPage, list[tuple[str, Inlink]]]],
+                     counts: QualityCounts, chunk: int, unreadable: Unreadable) -> None:
+    """`s:wp` of the touched listed rows and of every row of a sitemap whose weight changed."""
+    rows = {key: (row, links) for key, row, links in listing}
+    wanted: set[bytes] = set()
+    for key, _url in verdicts.changed:
+        for url in snapshot_urls(store, key):
+            row_key = _row_key(url)
+            if row_key is not None and row_key not in rows:
+                wanted.add(row_key)
+    fields = ["inlinks", "weighted_priority"]
+    ordered = sorted(wanted)
+    for start in range(0, len(ordered), chunk):
+        found = store.rows(WEBPAGE_TABLE, ordered[start:start + chunk], columns=column_names(WebPage, fields))
+        for key, row in pages(found.items(), "quality", unreadable, fields):
+            rows[key] = (row, _links(row))
+    weights = dict(verdicts.weights)
+    others = {rk for row, links in rows.values() for source, _ in links if source not in weights
+              if (rk := _row_key(source)) is not None}
+    for row in _read_sitemaps(store, others, _WEIGHT_FIELDS, unreadable).values():
+        weights[row.url] = weight_of(row.quality_state, row.quality, verdicts.policy)
     puts: list[tuple[bytes, dict[bytes, bytes]]] = []
-    blacklist_column = column_names(WebPage, ["blacklisted"])
-    cleared: list[tuple[bytes, list[bytes]]] = []
-    for url, (key, facts) in sitemaps.items():
-        verdict = assess(facts, tallies[url].stats, policy, pins, now)
-        weights[url] = verdict.weight
-        counts.sitemaps += 1
-        counts.by_state[verdict.state.value] += 1
-        ours = facts.blacklisted is not None and is_quality_reason(facts.blacklisted)
-        if verdict.reason is not None and facts.blacklisted is None:
-            counts.newly_blacklisted += 1
-            log.info("quality: blacklisted %s: %s", url, verdict.reason)
-        if ours and verdict.reason is None:
-            cleared.append((key, blacklist_column))
-            counts.cleared += 1
-        puts.append((key, encode(_verdict_row(url, verdict, now))))
-        log.debug("quality: %s %.3f %s", url, verdict.score, verdict.state.value)
-    store.delete_many(WEBPAGE_TABLE, cleared)  # the verdict puts hold no s:bl for these rows
-    store.write(WEBPAGE_TABLE, puts)
-    record_statuses(store, {history_keys[url]: tally.statuses for url, tally in tallies.items()
-                            if tally.statuses and url in history_keys})
-    _reweigh(store, weights, counts, max(1, rules.settings.hbase_batch_size))
-    log.info("quality: %s", counts.summary())
-    return counts
+    for key, (row, links) in rows.items():
+        _reweigh_row(key, row, links, weights, puts)
+    counts.reweighted += store.write(WEBPAGE_TABLE, puts).rows
+

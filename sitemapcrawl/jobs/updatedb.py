@@ -39,20 +39,29 @@ what it has done (its `marks.Mark`).
    which frees the rows for generate. Rows generated but never fetched stay
    in their batch (see `jobs.generate`): `fetch --batch` can still finish it.
 4. Sitemap quality (setting `sitemap_quality`; not in links-only mode, which
-   uses no sitemap): every sitemap is scored from what the table holds,
-   demoted or blacklisted below the thresholds, and its URLs' priority
-   weighted by it (see `sitemapcrawl.jobs.quality`).
-
-5. Records: when the batch was wholly parsed before updatedb began, its
+   uses no sitemap): the evidence of the batch's rows is counted on the
+   sitemaps they name, the sitemaps the batch touched are rescored,
+   demoted or blacklisted below the thresholds, and their URLs' priority
+   weighted by it (see `sitemapcrawl.jobs.quality`). With `rescore`, every
+   sitemap is scored from scratch instead (the repair).
+5. Row counts (`jobs.counters`): each touched row's counts go to its
+   origin's host row, with the summaries of the sitemaps fetched or
+   rescored: what `serve` reads instead of scanning `webpage`. Steps 4 and 5
+   share one read of the batch's rows (`jobs.counters.count_batch`), in
+   every split for its own rows. With `rescore`, every row is counted again
+   (the repair), once per batch.
+6. Records: when the batch was wholly parsed before updatedb began, its
    records (of this split's buckets) are deleted: the batch is finished.
 
-Cost: proportional to the batch and the rows it touched, not the table
-(the quality step aside): passes 1 and 3 read each member once, pass 2 each
-touched row once (a range scan of records and a multi-get per chunk); one
-put per target of a link (pass 1, after its touched record), per merged row
-(pass 2) and per fetched row (pass 3), batched by `hbase_batch_size`; one
-batched delete per chunk with gone rows, and of the records at the end.
-Memory: one chunk of rows.
+Cost: proportional to the batch and the rows it touched, not the table:
+passes 1 and 3 read each member once, pass 2 each touched row once (a range
+scan of records and a multi-get per chunk); one put per target of a link
+(pass 1, after its touched record), per merged row (pass 2) and per fetched
+row (pass 3), batched by `hbase_batch_size`; one batched delete per chunk
+with gone rows, and of the records at the end. Steps 4 and 5 read the
+batch's rows once more (the same way), and the small rows of the sitemaps
+and origins they touched. Memory: one chunk of rows, and one small record per
+touched sitemap, origin and listed row.
 """
 
 from __future__ import annotations
@@ -67,6 +76,7 @@ from typing import Any
 from sitemapcrawl import urls
 from sitemapcrawl.errors import InvalidUrlError
 from sitemapcrawl.jobs import batches
+from sitemapcrawl.jobs.counters import CountCounts, count_batch, counters_built, crawled_before, mark_built, recount
 from sitemapcrawl.jobs.quality import QualityCounts, score_sitemaps
 from sitemapcrawl.jobs.rules import UrlRules
 from sitemapcrawl.linkvalues import Inlink, InlinkKind, OutlinkKind, format_inlink, hop, parse_inlink, parse_outlink
@@ -126,6 +136,8 @@ class UpdateCounts:
     by_status: Counter[str] = field(default_factory=Counter)
     quality: QualityCounts | None = None
     """The sitemap quality step (None: turned off)."""
+    row_counts: CountCounts | None = None
+    """The row counts and sitemap summaries kept for `serve` (`jobs.counters`)."""
     unreadable: Unreadable = field(default_factory=Unreadable)
     """Rows that did not decode (logged, left alone)."""
     records_dropped: int = 0
@@ -332,6 +344,7 @@ def updatedb(
     now: datetime | None = None,
     wait: bool = False,
     split: Split = WHOLE,
+    rescore: bool = False,
 ) -> UpdateCounts:
     """Merge a parsed batch into the table (see the module docstring); return the counts.
 
@@ -343,8 +356,10 @@ def updatedb(
     lease is waited for). The batch is finished in the registry when it was
     wholly parsed before this began. A split marks `spread.K/N` after pass 1
     and waits for every split's before merging (SplitWaitError when one is
-    not running: see `batches.barrier`); the quality step runs once, in the
-    split that finishes last (`batches.finish_phase`).
+    not running: see `batches.barrier`); updatedb's counting (quality evidence,
+    row counts) runs in every split, for its own rows. `rescore`: score every
+    sitemap from scratch (`jobs.quality.score_sitemaps`) instead of the batch's
+    touched ones, once (in the split that finishes last).
     """
     mode = mode or crawl_mode(rules.settings.crawl_mode)
     store.require_tables(WEBPAGE_TABLE, BATCHROW_TABLE)
@@ -355,10 +370,19 @@ def updatedb(
     before = batches.read_batch(store, batch_id)
     finishes = before is not None and batches.PARSE in before.done
 
+    # A table crawled before the counters existed gets them built from a full count, once.
+    build = not counters_built(store)
+    rescore = rescore or (build and crawled_before(store, batch_id, batches.UPDATE))
+    quality = rules.settings.sitemap_quality and mode is not CrawlMode.LINKS_ONLY
+
     def batch_level() -> None:
-        """Once per batch (by the split that finishes last when split): the sitemap quality step."""
-        if rules.settings.sitemap_quality and mode is not CrawlMode.LINKS_ONLY:
-            counts.quality = score_sitemaps(store, rules, now, on_progress=on_progress)
+        """Once per batch (by the split that finishes last when split): the full rescore and recount."""
+        if rescore:
+            if quality:
+                counts.quality = score_sitemaps(store, rules, now, batch_id=batch_id, on_progress=on_progress)
+            counts.row_counts = recount(store, batch_id)
+        if rescore or build:
+            mark_built(store, now)
 
     with batches.working_on(store, batch_id, batches.UPDATE, rules.settings, wait=wait, split=split,
                             on_last=None if split.whole else batch_level):
@@ -367,6 +391,10 @@ def updatedb(
             batches.barrier(store, batch_id, SPREAD, batches.UPDATE, split, rules.settings, wait=wait)
         _merge(store, batch_id, mode, policy, counts, chunk, now, split, on_progress)
         _schedule_batch(store, batch_id, policy, counts, chunk, now, split, on_progress)
+        if not rescore:
+            # Every split counts its own rows, before their records go (each host bucket's cells are its own).
+            counts.quality, counts.row_counts = count_batch(store, rules, batch_id, now, quality=quality, split=split,
+                                                            unreadable=counts.unreadable, on_progress=on_progress)
         if split.whole:
             batch_level()
         if finishes:

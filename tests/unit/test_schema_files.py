@@ -56,7 +56,7 @@ def test_column_map_lists_every_column_of_the_model() -> None:
         listed = {(row["table"], row["column"]): row for row in csv.DictReader(handle, delimiter="\t")}
     expected = {}
     for table, column in all_columns():
-        name = column.name if isinstance(column, Column) else f"{column.family}:<{column.key}>"
+        name = column.name
         expected[(table, name)] = column
     assert set(listed) == set(expected)
     for key, column in expected.items():
