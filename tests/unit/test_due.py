@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 
 import pytest
+from memory_store import MemoryStore
 
 from sitemapcrawl.due import BUILT_KEY, DueKind, Entry, due_range, entry_of, kind_of, kinds_for, parse_entry
 from sitemapcrawl.jobs.generate import mode_allows
 from sitemapcrawl.modes import CrawlMode
-from sitemapcrawl.store import WriteCounts
 from sitemapcrawl.tables import write_pages
 from sitemapcrawl.webpage import DUE_TABLE, WEBPAGE_TABLE, WebPage, decode, encode
 
@@ -74,35 +73,9 @@ def test_due_range_takes_every_entry_at_or_before_now() -> None:
     assert due_range(DueKind.PAGE, T1.replace(microsecond=999_999))[1] == b"p|2025-03-01T12:00:06Z|"
 
 
-class MemoryStore:
-    """Just what `write_pages` uses, over dicts; counts the rows it reads."""
-
-    batch_size = 2
-
-    def __init__(self) -> None:
-        self.tables: dict[str, dict[bytes, dict[bytes, bytes]]] = {WEBPAGE_TABLE: {}, DUE_TABLE: {}}
-        self.read = 0
-
-    def write(self, table: str, rows: Iterable[tuple[bytes, Mapping[bytes, bytes]]]) -> WriteCounts:
-        rows = list(rows)
-        for key, cells in rows:
-            self.tables[table].setdefault(key, {}).update(cells)
-        return WriteCounts(len(rows), 1, 0)
-
-    def delete_many(self, table: str, rows: Iterable[tuple[bytes, Sequence[bytes] | None]]) -> WriteCounts:
-        keys = [key for key, _ in rows]
-        for key in keys:
-            self.tables[table].pop(key, None)
-        return WriteCounts(len(keys), 1, 0)
-
-    def rows(self, table: str, keys: Sequence[bytes], columns: Sequence[bytes] | None = None) -> dict:
-        self.read += len(keys)
-        found = {key: self.tables[table][key] for key in keys if key in self.tables[table]}
-        return {key: {c: v for c, v in cells.items() if columns is None or c in columns}
-                for key, cells in found.items()}
-
-    def entries(self) -> set[bytes]:
-        return set(self.tables[DUE_TABLE])
+def entries(store: MemoryStore) -> set[bytes]:
+    """The due index's keys."""
+    return store.keys(DUE_TABLE)
 
 
 def put(store: MemoryStore, row: WebPage, key: bytes = KEY, before: dict | None = None) -> None:
@@ -110,41 +83,41 @@ def put(store: MemoryStore, row: WebPage, key: bytes = KEY, before: dict | None 
 
 
 def test_write_pages_adds_moves_and_keeps_entries() -> None:
-    store = MemoryStore()
+    store = MemoryStore(batch_size=2)
     put(store, WebPage("http://www.example.com/a.html", next_fetch=T1, score=1.0))
-    assert store.entries() == {b"p|2025-03-01T12:00:05Z|" + KEY}
+    assert entries(store) == {b"p|2025-03-01T12:00:05Z|" + KEY}
     put(store, WebPage("http://www.example.com/a.html", in_sitemap=True))  # kind changes, time stays
-    assert store.entries() == {b"l|2025-03-01T12:00:05Z|" + KEY}
+    assert entries(store) == {b"l|2025-03-01T12:00:05Z|" + KEY}
     put(store, WebPage("http://www.example.com/a.html", next_fetch=T2))  # time changes, kind stays
-    assert store.entries() == {b"l|2025-03-02T00:00:00Z|" + KEY}
+    assert entries(store) == {b"l|2025-03-02T00:00:00Z|" + KEY}
     put(store, WebPage("http://www.example.com/a.html", score=2.0, depth=1))  # no index column: nothing read
-    assert store.entries() == {b"l|2025-03-02T00:00:00Z|" + KEY} and store.read == 3
+    assert entries(store) == {b"l|2025-03-02T00:00:00Z|" + KEY} and store.read == 3
     put(store, WebPage("http://www.example.com/a.html", is_sitemap=True, in_sitemap=False))
-    assert store.entries() == {b"s|2025-03-02T00:00:00Z|" + KEY}
+    assert entries(store) == {b"s|2025-03-02T00:00:00Z|" + KEY}
 
 
 def test_write_pages_without_a_next_fetch_adds_no_entry() -> None:
-    store = MemoryStore()
+    store = MemoryStore(batch_size=2)
     put(store, WebPage("http://www.example.com/a.html", is_sitemap=True, status=None))
-    assert store.entries() == set() and store.tables[WEBPAGE_TABLE][KEY] == {b"s:sm": b"1"}
+    assert entries(store) == set() and store.tables[WEBPAGE_TABLE][KEY] == {b"s:sm": b"1"}
 
 
 def test_write_pages_trusts_rows_read_before_and_reads_no_more() -> None:
-    store = MemoryStore()
+    store = MemoryStore(batch_size=2)
     put(store, WebPage("http://www.example.com/a.html", next_fetch=T1))
     cells = store.tables[WEBPAGE_TABLE][KEY]
     read = decode(WebPage, "http://www.example.com/a.html", cells, ["next_fetch", "is_sitemap", "in_sitemap"])
     store.read = 0
     put(store, WebPage("http://www.example.com/a.html", next_fetch=T2), before={KEY: read})
     assert store.read == 0
-    assert store.entries() == {b"p|2025-03-02T00:00:00Z|" + KEY}
+    assert entries(store) == {b"p|2025-03-02T00:00:00Z|" + KEY}
     put(store, WebPage("http://www.example.com/b.html", next_fetch=T2), key=b"b", before={b"b": None})
-    assert store.read == 0 and b"p|2025-03-02T00:00:00Z|b" in store.entries()
+    assert store.read == 0 and b"p|2025-03-02T00:00:00Z|b" in entries(store)
 
 
 def test_write_pages_streams_in_chunks_and_counts_the_row_puts() -> None:
-    store = MemoryStore()
+    store = MemoryStore(batch_size=2)
     rows = [(f"k{i}".encode(), encode(WebPage(f"http://h.test/{i}", next_fetch=T1))) for i in range(5)]
     counts = write_pages(store, iter(rows))  # type: ignore[arg-type]
     assert counts.rows == 5 and counts.batches == 3  # batch_size 2
-    assert len(store.entries()) == 5
+    assert len(entries(store)) == 5

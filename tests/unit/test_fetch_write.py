@@ -2,48 +2,22 @@
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterable, Mapping, Sequence
+from collections.abc import Hashable
 from datetime import UTC, datetime
 
 import pytest
+from memory_store import MemoryStore
 
 from sitemapcrawl.errors import StoreUnavailableError
 from sitemapcrawl.jobs.fetch_write import Outcome, Writer
 from sitemapcrawl.jobs.politeness import KeyState, QueueBy
-from sitemapcrawl.store import WriteCounts
-from sitemapcrawl.webpage import DUE_TABLE, HOST_TABLE, WEBPAGE_TABLE, FetchStatus, HostRow, WebPage
+from sitemapcrawl.webpage import HOST_TABLE, WEBPAGE_TABLE, FetchStatus, HostRow, WebPage
 
 NOW = datetime(2025, 3, 1, 12, tzinfo=UTC)
 
 
-class FakeStore:
-    batch_size = 1000
-
-    def __init__(self) -> None:
-        self.tables: dict[str, dict[bytes, dict[bytes, bytes]]] = {WEBPAGE_TABLE: {}, HOST_TABLE: {}, DUE_TABLE: {}}
-        self.fail_next = False
-
-    def write(self, table: str, rows: Iterable[tuple[bytes, Mapping[bytes, bytes]]]) -> WriteCounts:
-        rows = list(rows)
-        if self.fail_next:
-            self.fail_next = False
-            raise StoreUnavailableError("down")
-        for key, cells in rows:
-            self.tables[table].setdefault(key, {}).update(cells)
-        return WriteCounts(len(rows), 1, 0)
-
-    def delete_many(self, table: str, rows: Iterable[tuple[bytes, Sequence[bytes] | None]]) -> WriteCounts:
-        keys = [key for key, _ in rows]
-        for key in keys:
-            self.tables[table].pop(key, None)
-        return WriteCounts(len(keys), 1, 0)
-
-    def rows(self, table: str, keys: Sequence[bytes], columns: Sequence[bytes] | None = None) -> dict[bytes, object]:
-        return {key: self.tables[table][key] for key in keys if key in self.tables[table]}
-
-
 def test_flush_writes_outcomes_robots_rows_and_politeness_state_and_resends_after_a_failure() -> None:
-    store = FakeStore()
+    store = MemoryStore()
     store.tables[WEBPAGE_TABLE][b"old"] = {b"f:st": b"fetched"}
     states: dict[Hashable, tuple[int, KeyState]] = {"h.test": (1, KeyState(NOW, None, 0.0))}
     writer = Writer(store, QueueBy.HOST, lambda: states.copy())  # type: ignore[arg-type]

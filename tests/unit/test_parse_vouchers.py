@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from sitemapcrawl import urls
+from memory_store import MemoryStore
+
 from sitemapcrawl.config import Settings
 from sitemapcrawl.jobs.parse import sitemap_vouchers, vouchers_through_redirects
 from sitemapcrawl.linkvalues import Inlink, InlinkKind, format_inlink, parse_inlink
@@ -34,20 +35,13 @@ def test_vouchers_come_from_the_row_and_from_its_indexes_cells_within_the_depth_
     assert sitemap_vouchers(row, 0) == {"b.test": 0}
 
 
-class FakeStore:
-    """`row(table, key, columns)` from a dict of URL -> WebPage (what parse reads of a redirect source)."""
-
-    def __init__(self, rows: dict[str, WebPage | dict[bytes, bytes]]) -> None:
-        self.rows = rows
-        self.reads = 0
-
-    def row(self, table: str, key: bytes, columns: list[bytes] | None = None) -> dict[bytes, bytes] | None:
-        self.reads += 1
-        url = urls.url_from_row_key(key.decode())
-        if url not in self.rows:
-            return None
-        stored = self.rows[url]
-        return stored if isinstance(stored, dict) else encode(stored)
+def memory_store(rows: dict[str, WebPage | dict[bytes, bytes]]) -> MemoryStore:
+    """A stand-in store holding `rows` (URL -> WebPage, or raw cells) as webpage rows (what parse reads of a
+    redirect source)."""
+    store = MemoryStore()
+    for url, stored in rows.items():
+        store.put_page(url, stored if isinstance(stored, dict) else encode(stored))
+    return store
 
 
 def test_vouching_follows_redirect_cells_and_stops_at_loops():
@@ -58,19 +52,19 @@ def test_vouching_follows_redirect_cells_and_stops_at_loops():
         b: WebPage(b, inlinks={a: redirect}),
         c: WebPage(c, inlinks={b: redirect}),
     }
-    store = FakeStore(rows)
+    store = memory_store(rows)
     unreadable = Unreadable()
     assert vouchers_through_redirects(store, rows[c], Settings(), unreadable) == {"site.test": 0}  # type: ignore[arg-type]
-    assert store.reads <= Settings().max_redirects + 1
+    assert store.read <= Settings().max_redirects + 1
     other = "http://elsewhere.test/s.xml"
     moved = WebPage(other, inlinks={a: redirect, "http://gone.test/x": redirect})
     # another registered domain: the source's vouchers, nothing new; an unknown source adds nothing
-    assert vouchers_through_redirects(FakeStore(rows), moved, Settings(), unreadable) == {  # type: ignore[arg-type]
+    assert vouchers_through_redirects(memory_store(rows), moved, Settings(), unreadable) == {  # type: ignore[arg-type]
         "site.test": 0}
     assert unreadable.rows == 0
     # a source row that does not decode vouches for nothing, and is counted
     bad = "http://site.test/bad.xml"
     rows[bad] = {b"s:vb": b"\xff not utf-8"}
     via_bad = WebPage(other, inlinks={bad: redirect})
-    assert vouchers_through_redirects(FakeStore(rows), via_bad, Settings(), unreadable) == {}  # type: ignore[arg-type]
+    assert vouchers_through_redirects(memory_store(rows), via_bad, Settings(), unreadable) == {}  # type: ignore[arg-type]
     assert unreadable.rows == 1
