@@ -33,7 +33,8 @@ class ScanCall:
 
 
 class CountingStore(Store):
-    """`Store` counting rows read per table (scans: rows returned; gets: keys asked for)."""
+    """`Store` counting rows read per table (scans: rows returned; gets: keys asked for),
+    and the round trips of multi-gets and batched deletes (any table)."""
 
     def __init__(self, settings: Settings) -> None:
         super().__init__(settings)
@@ -41,6 +42,8 @@ class CountingStore(Store):
         self.got: Counter[str] = Counter()
         self.scans: list[ScanCall] = []
         self.keys_got: dict[str, list[bytes]] = {}
+        self.multi_gets = 0  # calls of `rows`
+        self.delete_batches: list[int] = []  # rows deleted by each `delete_many` call
 
     def reset(self) -> None:
         """Forget what was counted so far."""
@@ -48,6 +51,8 @@ class CountingStore(Store):
         self.got.clear()
         self.scans.clear()
         self.keys_got.clear()
+        self.multi_gets = 0
+        self.delete_batches.clear()
 
     def read(self, table: str) -> int:
         """Rows of `table` read so far, by scans and gets."""
@@ -64,8 +69,14 @@ class CountingStore(Store):
 
     def rows(self, table: str, keys: Sequence[bytes], columns: Sequence[bytes] | None = None) -> dict[bytes, Cells]:
         self.got[table] += len(keys)
+        self.multi_gets += 1
         self.keys_got.setdefault(table, []).extend(keys)
         return super().rows(table, keys, columns)
+
+    def delete_many(self, table: str, rows: Iterable[tuple[bytes, Sequence[bytes] | None]]) -> WriteCounts:
+        done = super().delete_many(table, rows)
+        self.delete_batches.append(done.rows)
+        return done
 
     def scan(self, table: str, *, prefix: bytes | None = None, start: bytes | None = None,
              stop: bytes | None = None, columns: Sequence[bytes] | None = None, filter: str | None = None,

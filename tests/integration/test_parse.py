@@ -7,11 +7,11 @@ results are compared with the test web's own truth.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from counting_store import CountingStore
 
 from sitemapcrawl import urls
 from sitemapcrawl.config import Settings
@@ -21,7 +21,7 @@ from sitemapcrawl.jobs.rules import UrlRules
 from sitemapcrawl.jobs.updatedb import updatedb
 from sitemapcrawl.linkvalues import InlinkKind, parse_inlink
 from sitemapcrawl.modes import CrawlMode
-from sitemapcrawl.store import Cells, Store, WriteCounts
+from sitemapcrawl.store import Store
 from sitemapcrawl.testweb import TestWebServer
 from sitemapcrawl.webpage import (
     WEBPAGE_TABLE,
@@ -260,24 +260,6 @@ def test_a_reparsed_page_keeps_only_its_current_outlinks(store: Store, settings:
     assert row.parse_mark == "b2"
 
 
-class _CountingStore(Store):
-    """Counts the multi-gets and batched deletes jobs send."""
-
-    def __init__(self, settings: Settings) -> None:
-        super().__init__(settings)
-        self.multi_gets = 0
-        self.delete_batches: list[int] = []
-
-    def rows(self, table: str, keys: Sequence[bytes], columns: Sequence[bytes] | None = None) -> dict[bytes, Cells]:
-        self.multi_gets += 1
-        return super().rows(table, keys, columns)
-
-    def delete_many(self, table: str, rows: Iterable[tuple[bytes, Sequence[bytes] | None]]) -> WriteCounts:
-        done = super().delete_many(table, rows)
-        self.delete_batches.append(done.rows)
-        return done
-
-
 def test_reparsed_pages_lose_their_stale_outlinks_in_one_delete_per_chunk(store: Store, settings: Settings) -> None:
     settings = dataclasses.replace(settings, hbase_batch_size=3)
     base = "http://reparse.example"
@@ -295,7 +277,7 @@ def test_reparsed_pages_lose_their_stale_outlinks_in_one_delete_per_chunk(store:
                         fetch_mark="b2", generate_mark="b2", content_type="text/html", content=html, depth=2,
                         radius=0))
     put(store, *rows)
-    with _CountingStore(settings) as counting:
+    with CountingStore(settings) as counting:
         counts = parse_batch(counting, UrlRules.from_settings(settings), "b2", mode=CrawlMode.MIXED, now=NOW)
         assert counts.pages == 5
         # Five rows in chunks of three: one multi-get and one batched delete per chunk with re-parsed pages.
