@@ -68,6 +68,17 @@ def seed(store: Store, web: TestWebServer) -> None:
     add_rows(store, *rows)
 
 
+def seeded_batch(store: Store, rules: UrlRules, web: TestWebServer, unrelated: int = 0) -> str:
+    """New tables holding `unrelated` rows (`add_unrelated`) and the test web's seeds; the id of the batch
+    generate makes of the seeds."""
+    store.create_tables()
+    add_unrelated(store, unrelated)
+    seed(store, web)
+    batch_id = generate(store, rules, GenerateOptions()).batch_id
+    assert batch_id is not None
+    return batch_id
+
+
 def records(store: Store, batch_id: str, kind: bytes | None = None) -> list[bytes]:
     prefix = f"{batch_id}|".encode() + (kind + b"|" if kind else b"")
     return [key for key, _ in store.scan(BATCHROW_TABLE, prefix=prefix)]
@@ -170,11 +181,7 @@ def test_each_phase_rerun_changes_nothing(settings: Settings, web: TestWebServer
     settings = crawl_settings(settings)
     rules = UrlRules.from_settings(settings)
     with CountingStore(settings) as store:
-        store.create_tables()
-        add_unrelated(store, 200)
-        seed(store, web)
-        batch_id = generate(store, rules, GenerateOptions()).batch_id
-        assert batch_id is not None
+        batch_id = seeded_batch(store, rules, web, unrelated=200)
         run_fetch(store, settings, batch_id)
         fetched = snapshot(store)
         again = run_fetch(store, settings, batch_id)
@@ -199,10 +206,7 @@ def test_a_parse_killed_half_way_reruns_from_the_records(settings: Settings, web
     settings = crawl_settings(settings)
     rules = UrlRules.from_settings(settings)
     with CountingStore(settings) as store:
-        store.create_tables()
-        seed(store, web)
-        batch_id = generate(store, rules, GenerateOptions()).batch_id
-        assert batch_id is not None
+        batch_id = seeded_batch(store, rules, web)
         run_fetch(store, settings, batch_id)
         members = [tables.page_key(key) for key in records(store, batch_id, tables.MEMBER)]
         done_already = members[:3]
@@ -218,11 +222,7 @@ def test_a_split_reads_only_its_range(settings: Settings, make_testweb: Callable
     web = make_testweb(bulk_web(hosts=8, pages_per_host=2))
     halves = [Split(0, 2), Split(1, 2)]
     with CountingStore(settings) as store:
-        store.create_tables()
-        add_unrelated(store, 300)
-        seed(store, web)
-        batch_id = generate(store, rules, GenerateOptions()).batch_id
-        assert batch_id is not None
+        batch_id = seeded_batch(store, rules, web, unrelated=300)
         run_fetch(store, settings, batch_id)
         members = [tables.page_key(key) for key in records(store, batch_id, tables.MEMBER)]
         rows = []
@@ -253,11 +253,7 @@ def test_a_batch_without_records_is_read_by_a_table_scan(settings: Settings, web
     settings = crawl_settings(settings)
     rules = UrlRules.from_settings(settings)
     with CountingStore(settings) as store:
-        store.create_tables()
-        add_unrelated(store, 100)
-        seed(store, web)
-        batch_id = generate(store, rules, GenerateOptions()).batch_id
-        assert batch_id is not None
+        batch_id = seeded_batch(store, rules, web, unrelated=100)
         store.delete(BATCH_TABLE, batch_id.encode(), column_names(BatchRow, ["records"]))
         tables.drop_records(store, batch_id)
         assert not tables.has_records(store, batch_id)
