@@ -12,7 +12,7 @@ import pytest
 from changing_crawl import make_due
 from counting_store import CountingStore, DyingStore, Killed
 
-from sitemapcrawl import urls
+from sitemapcrawl import tables, urls
 from sitemapcrawl.config import Settings
 from sitemapcrawl.http import PoliteHttpClient
 from sitemapcrawl.jobs import counters
@@ -281,8 +281,7 @@ def test_a_round_reads_only_the_sitemaps_it_touched(
     # Only host B's pages are due: the round touches s3 and no sitemap of host A.
     pages = [url for url in rows(store) if url.startswith(server.base_url(B)) and "/c/" in url]
     due = datetime.now(UTC).replace(microsecond=0) - timedelta(minutes=1)
-    store.write(WEBPAGE_TABLE, [(urls.row_key(url).encode(), {b"f:nft": due.strftime("%Y-%m-%dT%H:%M:%SZ").encode()})
-                                for url in pages])
+    tables.write_pages(store, [(urls.row_key(url).encode(), encode(WebPage(url, next_fetch=due))) for url in pages])
     server.set_fault(server.url(B, "/c/4.html"), Fault.GONE)
     with CountingStore(fast) as counting:
         round_by_hand(store, fast, [Split()], update_store=counting)
