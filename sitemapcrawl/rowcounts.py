@@ -16,7 +16,8 @@ one group `rows`.
 
 Beside the counts, each origin keeps a sample of the URLs of each audit
 list (`apply_samples`: at most `SAMPLE_CAP`, added and removed as rows are
-judged), so the audit panel shows URLs too; `export` gives every one.
+judged; `SampleChanges` holds a batch's changes in bounded memory), so
+the audit panel shows URLs too; `export` gives every one.
 What cannot be kept this way is read by `report --html`, which scans the
 table: the lastmod ages and due times (relative to the moment of reading).
 """
@@ -93,22 +94,53 @@ def apply_samples(samples: dict[str, tuple[str, ...]],
                   changes: dict[str, dict[str, bool]]) -> dict[str, tuple[str, ...]]:
     """An origin's audit samples after `changes` (list -> URL -> on the list now?); only the lists changed.
 
-    A URL leaves its list when it is no longer on it; one on it joins while
-    the list has fewer than `SAMPLE_CAP` URLs (kept sorted). Idempotent, so a
-    rerun writes the same lists.
+    First every URL no longer on its list leaves; then URLs on it join, in
+    URL order, while the list has fewer than `SAMPLE_CAP` (kept sorted). So
+    only removals of sampled URLs and the `SAMPLE_CAP` first new URLs
+    matter: `SampleChanges` keeps just those. Idempotent, so a rerun writes
+    the same lists.
     """
     out: dict[str, tuple[str, ...]] = {}
     for name, urls_now in changes.items():
         kept = set(samples.get(name, ()))
         before = set(kept)
-        for url, on in sorted(urls_now.items()):
-            if not on:
-                kept.discard(url)
-            elif url not in kept and len(kept) < SAMPLE_CAP:
-                kept.add(url)
+        kept.difference_update(url for url, on in urls_now.items() if not on)
+        for url in sorted(url for url, on in urls_now.items() if on):
+            if len(kept) >= SAMPLE_CAP:
+                break
+            kept.add(url)
         if kept != before:
             out[name] = tuple(sorted(kept))
     return out
+
+
+class SampleChanges:
+    """One origin's audit-list changes in bounded memory, for `apply_samples`.
+
+    Holds the removals of URLs in the stored samples (at most `SAMPLE_CAP`
+    per list) and the `SAMPLE_CAP` first new URLs per list (URL order):
+    what `apply_samples` can use, whatever the batch's size.
+    """
+
+    def __init__(self, stored: dict[str, tuple[str, ...]]) -> None:
+        self.stored = {name: frozenset(urls) for name, urls in stored.items()}
+        self.changes: dict[str, dict[str, bool]] = {}
+
+    def note(self, name: str, url: str, on: bool) -> None:
+        """URL `url` is (`on`) or is no longer on list `name`."""
+        sampled = url in self.stored.get(name, frozenset())
+        if on == sampled:
+            return  # a sampled URL still on its list, or a URL leaving a list it was not sampled on
+        listed = self.changes.setdefault(name, {})
+        listed[url] = on
+        if on and len(listed) > 4 * SAMPLE_CAP:
+            self._prune(listed)
+
+    @staticmethod
+    def _prune(listed: dict[str, bool]) -> None:
+        keep = set(sorted(url for url, on in listed.items() if on)[:SAMPLE_CAP])
+        for url in [url for url, on in listed.items() if on and url not in keep]:
+            del listed[url]
 
 
 def _word(name: str) -> str:

@@ -18,9 +18,12 @@ counted once a batch touches them (generate, fetch, updatedb); `updatedb
 --rescore` counts them at once.
 
 Cost of `CountStep`: no read of its own for the touched rows; one put
-per row whose contribution changed; one cell put and one host row get per
-origin touched; one multi-get of the sitemaps to summarise. Of `recount`:
-one scan of `webpage` (a dozen small columns) and one of the host rows.
+per row whose contribution changed; one cell put and two host row gets per
+origin touched (its samples on first sight, its cells at the end); one
+multi-get of the sitemaps to summarise. Memory: per origin touched, its
+deltas and at most 2 x `SAMPLE_CAP` URLs per audit list, whatever the
+batch's size. Of `recount`: one scan of `webpage` (a dozen small columns,
+its puts written as it goes) and one of the host rows.
 """
 
 from __future__ import annotations
@@ -54,8 +57,8 @@ log = logging.getLogger(__name__)
 
 _FIELDS = [*rowcounts.TALLY_FIELDS, "counted"]
 _HOST_FIELDS = ["counts", "count_cells", "audit_samples"]
-Changes = dict[bytes, dict[str, dict[str, bool]]]
-"""Origin -> audit list -> URL -> on the list now?"""
+Changes = dict[bytes, rowcounts.SampleChanges]
+"""Origin -> its audit-list changes (bounded: what can change its samples)."""
 
 
 @dataclass
@@ -132,12 +135,27 @@ class CountStep:
             lines, row_deltas = evidence.judge(_stored(row), current, self.batch_id)
             for groups in row_deltas.values():
                 evidence.add_groups(self.deltas.setdefault(origin, {}), groups)
-            _note_lists(self.changes.setdefault(origin, {}), row.url, lines)
+            _note_lists(self._changes_of(origin), row.url, lines)
             text = tuple(c.line() for c in lines)
             if text != tuple(row.counted or ()):
                 self.counts.changed += 1
                 puts.append((key, encode(WebPage(row.url, counted=text))))
         self.store.write(WEBPAGE_TABLE, puts)
+
+    def _changes_of(self, origin: bytes) -> rowcounts.SampleChanges:
+        """The origin's sample changes, its stored samples read on first sight (one get per origin)."""
+        changes = self.changes.get(origin)
+        if changes is None:
+            cells = self.store.row(HOST_TABLE, origin, _host_columns(["audit_samples"])) or {}
+            try:
+                row = decode(HostRow, origin.decode("utf-8"), cells, ["audit_samples"])
+                stored = {name: tuple(line for line in text.split("\n") if line)
+                          for name, text in (row.audit_samples or {}).items()}
+            except (ValueError, CellDecodeError) as exc:
+                log.warning("counts: %r: unreadable audit samples taken as none: %s", origin[:200], exc)
+                stored = {}
+            changes = self.changes[origin] = rowcounts.SampleChanges(stored)
+        return changes
 
     def finish(self, sitemaps: Iterable[bytes] = ()) -> CountCounts:
         """Write the count cells, fold, update the samples, summarise the sitemaps (and `sitemaps`)."""
@@ -165,7 +183,7 @@ def count_batch(store: Store, rules: UrlRules, batch_id: str, now: datetime, *, 
     costs. Raises UsageError for bad quality settings, and the store's errors.
     """
     unreadable = unreadable if unreadable is not None else Unreadable()
-    quality_step = QualityStep(store, rules, batch_id, now, unreadable) if quality else None
+    quality_step = QualityStep(store, rules, batch_id, now, unreadable, split) if quality else None
     count_step = CountStep(store, batch_id, unreadable)
     fields = list(dict.fromkeys([*QualityStep.FIELDS, *CountStep.FIELDS]))
     done = 0
@@ -180,7 +198,7 @@ def count_batch(store: Store, rules: UrlRules, batch_id: str, now: datetime, *, 
     return quality_counts, count_step.finish(quality_step.scored if quality_step is not None else ())
 
 
-def _note_lists(changes: dict[str, dict[str, bool]], url: str, lines: list[Contribution]) -> None:
+def _note_lists(changes: rowcounts.SampleChanges, url: str, lines: list[Contribution]) -> None:
     """The audit lists a row is on now, or was on before this batch: for the origin's samples."""
     for line in lines:
         now = line.tally.counts if line.tally else {}
@@ -188,7 +206,7 @@ def _note_lists(changes: dict[str, dict[str, bool]], url: str, lines: list[Contr
         for name in rowcounts.AUDIT_NAMES:
             word = f"a.{name}"
             if word in now or word in was:
-                changes.setdefault(name, {})[url] = word in now
+                changes.note(name, url, word in now)
 
 
 def _finish_origins(store: Store, origins: list[bytes], batch_id: str, changes: Changes) -> int:
@@ -212,7 +230,8 @@ def _finish_origins(store: Store, origins: list[bytes], batch_id: str, changes: 
             continue
         samples = {name: tuple(line for line in text.split("\n") if line)
                    for name, text in (row.audit_samples or {}).items()}
-        changed = rowcounts.apply_samples(samples, changes.get(origin, {}))
+        noted = changes.get(origin)
+        changed = rowcounts.apply_samples(samples, noted.changes if noted is not None else {})
         if changed:
             puts.append((origin, encode(HostRow("", audit_samples={n: "\n".join(u) for n, u in changed.items()}))))
         if names:
@@ -261,9 +280,9 @@ def recount(store: Store, batch_id: str = "") -> CountCounts:
     counts = CountCounts()
     unreadable = Unreadable()
     totals: dict[bytes, Tally] = {}
-    rows: list[tuple[bytes, WebPage, Tally]] = []
     sitemap_keys: list[bytes] = []
     samples: dict[bytes, dict[str, list[str]]] = {}
+    puts: list[tuple[bytes, dict[bytes, bytes]]] = []
     scan = store.scan(WEBPAGE_TABLE, columns=column_names(WebPage, _FIELDS))
     for key, row in pages(scan, "counts", unreadable, _FIELDS):
         counts.rows += 1
@@ -273,9 +292,17 @@ def recount(store: Store, batch_id: str = "") -> CountCounts:
             listed = samples.setdefault(origin_of_key(key), {}).setdefault(name, [])
             if len(listed) < rowcounts.SAMPLE_CAP:
                 listed.append(row.url)
-        rows.append((key, row, tally))
         if row.is_sitemap:
             sitemap_keys.append(key)
+        text = (Contribution(origin_of_key(key).decode("utf-8"), batch_id, rowcounts.GROUP, tally, rowcounts.GROUP,
+                             tally).line(),)
+        if text != tuple(row.counted or ()):
+            counts.changed += 1
+            puts.append((key, encode(WebPage(row.url, counted=text))))
+        if len(puts) >= store.batch_size:  # written as the scan goes: memory stays one batch, not the table
+            store.write(WEBPAGE_TABLE, puts)
+            puts = []
+    store.write(WEBPAGE_TABLE, puts)
     old_cells: list[tuple[bytes, list[bytes]]] = []
     for host_key, cells in store.scan(HOST_TABLE, columns=[b"n"]):
         if host_key.startswith(b"~"):
@@ -292,14 +319,6 @@ def recount(store: Store, batch_id: str = "") -> CountCounts:
             old_cells.append((host_key, list(encode(HostRow("", count_cells={n: "" for n in names})))))
         if host.counts and host_key not in totals:
             totals[host_key] = Tally()
-    puts: list[tuple[bytes, dict[bytes, bytes]]] = []
-    for key, row, tally in rows:
-        name = origin_of_key(key).decode("utf-8")
-        text = (Contribution(name, batch_id, rowcounts.GROUP, tally, rowcounts.GROUP, tally).line(),)
-        if text != tuple(row.counted or ()):
-            counts.changed += 1
-            puts.append((key, encode(WebPage(row.url, counted=text))))
-    store.write(WEBPAGE_TABLE, puts)
     bases = [(origin, encode(HostRow("", counts=Base("", {rowcounts.GROUP: tally}, rowcounts.GROUP).lines())))
              for origin, tally in sorted(totals.items())]
     bases += [(origin, encode(HostRow("", audit_samples={n: "\n".join(u) for n, u in lists.items()})))

@@ -62,9 +62,9 @@ from sitemapcrawl.quality import (
     weight_of,
     weighted_priority,
 )
-from sitemapcrawl.splits import bucket_of
+from sitemapcrawl.splits import WHOLE, Split, bucket_of
 from sitemapcrawl.store import Store
-from sitemapcrawl.tables import Unreadable, pages
+from sitemapcrawl.tables import Unreadable, pages, touched_rows
 from sitemapcrawl.webpage import (
     WEBPAGE_TABLE,
     WebPage,
@@ -364,7 +364,8 @@ class QualityStep:
 
     FIELDS = _LISTED_FIELDS
 
-    def __init__(self, store: Store, rules: UrlRules, batch_id: str, now: datetime, unreadable: Unreadable) -> None:
+    def __init__(self, store: Store, rules: UrlRules, batch_id: str, now: datetime, unreadable: Unreadable,
+                 split: Split = WHOLE) -> None:
         self.store, self.batch_id, self.now, self.unreadable = store, batch_id, now, unreadable
         self.policy = policy_from_settings(rules)
         self.pins = pins_from_settings(rules)
@@ -373,7 +374,10 @@ class QualityStep:
         self.deltas: dict[str, dict[int, Groups]] = {}
         """Sitemap -> host bucket -> parse -> the summed deltas of this split's rows."""
         self.touched_sitemaps: set[bytes] = set()
-        self.listing: list[tuple[bytes, WebPage, list[tuple[str, Inlink]]]] = []
+        self.listing_sources: set[str] = set()
+        """The sitemaps listing a touched row: when all of them are reweighed through their
+        snapshots, the touched rows need no second read."""
+        self.split = split
         self.scored: list[bytes] = []
         """Row keys of the sitemaps `finish` scored."""
 
@@ -395,8 +399,7 @@ class QualityStep:
             text = tuple(c.line() for c in lines)
             if text != tuple(row.quality_contributions or ()):
                 puts.append((key, encode(WebPage(row.url, quality_contributions=text or ("",)))))
-            if any(link.kind is InlinkKind.SITEMAP for _source, link in links):
-                self.listing.append((key, row, links))
+            self.listing_sources.update(source for source, link in links if link.kind is InlinkKind.SITEMAP)
         self.store.write(WEBPAGE_TABLE, puts)
 
     def finish(self) -> QualityCounts:
@@ -414,10 +417,18 @@ class QualityStep:
         counts.evidence_cells = store.write(WEBPAGE_TABLE, cells).rows
         verdicts = _score_touched(store, sorted(sitemap_rows), batch_id, self.policy, self.pins, self.now, counts,
                                   self.unreadable)
-        _reweigh_touched(store, verdicts, self.listing, counts, self.chunk, self.unreadable)
+        _reweigh_touched(store, verdicts, self._touched_listing, counts, self.chunk, self.unreadable)
         self.scored = verdicts.keys
         log.info("quality: %s", counts.summary())
         return counts
+
+    def _touched_listing(self, covered: set[str]) -> Iterator[list[tuple[bytes, WebPage]]]:
+        """The touched rows, read again in chunks (weights and inlinks only), unless every sitemap
+        listing one of them is in `covered` (reweighed through its snapshot already)."""
+        if self.listing_sources <= covered:
+            return
+        yield from touched_rows(self.store, self.batch_id, ["inlinks", "weighted_priority"], self.chunk, "quality",
+                                self.unreadable, self.split)
 
 
 def _score_touched(store: Store, keys: list[bytes], batch_id: str, policy: QualityPolicy, pins: Pins,
@@ -446,29 +457,35 @@ def _score_touched(store: Store, keys: list[bytes], batch_id: str, policy: Quali
     return verdicts
 
 
-def _reweigh_touched(store: Store, verdicts: _Verdicts, listing: list[tuple[bytes, WebPage, list[tuple[str, Inlink]]]],
+def _reweigh_touched(store: Store, verdicts: _Verdicts,
+                     touched: Callable[[set[str]], Iterator[list[tuple[bytes, WebPage]]]],
                      counts: QualityCounts, chunk: int, unreadable: Unreadable) -> None:
-    """`s:wp` of the touched listed rows and of every row of a sitemap whose weight changed."""
-    rows = {key: (row, links) for key, row, links in listing}
-    wanted: set[bytes] = set()
-    for key, _url in verdicts.changed:
-        for url in snapshot_urls(store, key):
-            row_key = _row_key(url)
-            if row_key is not None and row_key not in rows:
-                wanted.add(row_key)
-    fields = ["inlinks", "weighted_priority"]
-    ordered = sorted(wanted)
-    for start in range(0, len(ordered), chunk):
-        found = store.rows(WEBPAGE_TABLE, ordered[start:start + chunk], columns=column_names(WebPage, fields))
-        for key, row in pages(found.items(), "quality", unreadable, fields):
-            rows[key] = (row, _links(row))
-    weights = dict(verdicts.weights)
-    others = {rk for row, links in rows.values() for source, _ in links if source not in weights
-              if (rk := _row_key(source)) is not None}
-    for row in _read_sitemaps(store, others, _WEIGHT_FIELDS, unreadable).values():
-        weights[row.url] = weight_of(row.quality_state, row.quality, verdicts.policy)
-    puts: list[tuple[bytes, dict[bytes, bytes]]] = []
-    for key, (row, links) in rows.items():
-        _reweigh_row(key, row, links, weights, puts)
-    counts.reweighted += store.write(WEBPAGE_TABLE, puts).rows
+    """`s:wp` of every row of a sitemap whose weight changed, then of the other touched listed rows.
 
+    Streams: the rows of each changed sitemap (its snapshot) and the touched
+    rows are read and written in chunks; memory is one chunk and one weight
+    per sitemap seen. A row met twice gets the same value (written once:
+    only a changed `s:wp` is put).
+    """
+    weights = dict(verdicts.weights)
+    fields = ["inlinks", "weighted_priority"]
+
+    def reweigh(rows: Iterable[tuple[bytes, WebPage]]) -> None:
+        listed = [(key, row, _links(row)) for key, row in rows]
+        unknown = {source for _key, _row, links in listed for source, _link in links if source not in weights}
+        keyed = [rk for source in unknown if (rk := _row_key(source)) is not None]
+        for row in _read_sitemaps(store, keyed, _WEIGHT_FIELDS, unreadable).values():
+            weights[row.url] = weight_of(row.quality_state, row.quality, verdicts.policy)
+        weights.update({source: 1.0 for source in unknown if source not in weights})  # unread: as unweighted
+        puts: list[tuple[bytes, dict[bytes, bytes]]] = []
+        for key, row, links in listed:
+            _reweigh_row(key, row, links, weights, puts)
+        counts.reweighted += store.write(WEBPAGE_TABLE, puts).rows
+
+    for key, _url in verdicts.changed:
+        keys = [rk for url in snapshot_urls(store, key) if (rk := _row_key(url)) is not None]
+        for start in range(0, len(keys), chunk):
+            found = store.rows(WEBPAGE_TABLE, keys[start:start + chunk], columns=column_names(WebPage, fields))
+            reweigh(pages(found.items(), "quality", unreadable, fields))
+    for rows in touched({url for _key, url in verdicts.changed}):
+        reweigh(rows)

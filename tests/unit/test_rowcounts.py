@@ -90,3 +90,16 @@ def test_a_sitemap_summary_round_trips() -> None:
     assert value["problems"] == ("URL limit: kept 3",) and value["notes"] == ("a note",)
     summary = SitemapSummary(**value)  # the report's record, field for field
     assert summary.entries == 3 and summary.quality == 0.5 and summary.type == "urlset"
+
+
+def test_sample_changes_hold_a_bounded_set_and_give_what_all_changes_give() -> None:
+    stored = {"orphans": tuple(f"http://a/{n:04d}" for n in range(0, 100, 2))}  # 50 sampled, even numbers
+    every: dict[str, dict[str, bool]] = {"orphans": {}}
+    bounded = rowcounts.SampleChanges(stored)
+    for n in range(5000, 0, -1):  # a batch far larger than the cap, in no particular order
+        url, on = f"http://a/{n:04d}", n % 7 != 0
+        every["orphans"][url] = on
+        bounded.note("orphans", url, on)
+    assert sum(len(listed) for listed in bounded.changes.values()) <= 5 * rowcounts.SAMPLE_CAP
+    assert rowcounts.apply_samples(stored, bounded.changes) == rowcounts.apply_samples(stored, every)
+    assert len(rowcounts.apply_samples(stored, every)["orphans"]) == rowcounts.SAMPLE_CAP
