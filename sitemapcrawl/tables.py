@@ -47,7 +47,7 @@ the full-scan repair behind `generate --rescan`.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from itertools import islice
@@ -67,6 +67,7 @@ from sitemapcrawl.webpage import (
     DueRow,
     HistoryRow,
     HostRow,
+    RowT,
     WebPage,
     column_names,
     columns_of,
@@ -101,15 +102,21 @@ def decode_page(key: bytes, cells: Cells, fields: Iterable[str] | None = None) -
     return decode(WebPage, url, cells, fields)
 
 
-def pages(scan: Iterable[tuple[bytes, Cells]], job: str, unreadable: Unreadable,
-          fields: Iterable[str] | None = None) -> Iterator[tuple[bytes, WebPage]]:
-    """Decode a scan of `webpage` rows; unreadable rows are counted in `unreadable` and left out."""
+def _decoded(scan: Iterable[tuple[bytes, Cells]], decoder: Callable[[bytes, Cells, list[str] | None], RowT],
+             job: str, unreadable: Unreadable, fields: Iterable[str] | None) -> Iterator[tuple[bytes, RowT]]:
+    """The one decode policy: each row through `decoder`; unreadable ones counted in `unreadable`, left out."""
     wanted = list(fields) if fields is not None else None
     for key, cells in scan:
         try:
-            yield key, decode_page(key, cells, wanted)
+            yield key, decoder(key, cells, wanted)
         except (InvalidUrlError, CellDecodeError) as exc:
             unreadable.add(job, key, exc)
+
+
+def pages(scan: Iterable[tuple[bytes, Cells]], job: str, unreadable: Unreadable,
+          fields: Iterable[str] | None = None) -> Iterator[tuple[bytes, WebPage]]:
+    """Decode a scan of `webpage` rows; unreadable rows are counted in `unreadable` and left out."""
+    return _decoded(scan, decode_page, job, unreadable, fields)
 
 
 def scan_pages(store: Store, job: str, unreadable: Unreadable, fields: list[str], *, prefix: bytes | None = None,
@@ -160,12 +167,7 @@ def decode_host(key: bytes, cells: Cells, fields: Iterable[str] | None = None) -
 def hosts(scan: Iterable[tuple[bytes, Cells]], job: str, unreadable: Unreadable,
           fields: Iterable[str] | None = None) -> Iterator[tuple[bytes, HostRow]]:
     """Decode a scan of `host` origin rows; unreadable rows are counted in `unreadable` and left out."""
-    wanted = list(fields) if fields is not None else None
-    for key, cells in scan:
-        try:
-            yield key, decode_host(key, cells, wanted)
-        except (InvalidUrlError, CellDecodeError) as exc:
-            unreadable.add(job, key, exc)
+    return _decoded(scan, decode_host, job, unreadable, fields)
 
 
 def decode_history(key: bytes, cells: Cells, fields: Iterable[str] | None = None) -> HistoryRow:
@@ -180,12 +182,7 @@ def decode_history(key: bytes, cells: Cells, fields: Iterable[str] | None = None
 def history_rows(scan: Iterable[tuple[bytes, Cells]], job: str, unreadable: Unreadable,
                  fields: Iterable[str] | None = None) -> Iterator[tuple[bytes, HistoryRow]]:
     """Decode a scan of `history` rows; unreadable rows are counted in `unreadable` and left out."""
-    wanted = list(fields) if fields is not None else None
-    for key, cells in scan:
-        try:
-            yield key, decode_history(key, cells, wanted)
-        except (InvalidUrlError, CellDecodeError) as exc:
-            unreadable.add(job, key, exc)
+    return _decoded(scan, decode_history, job, unreadable, fields)
 
 
 # ------------------------------------------------------------ batch records --
