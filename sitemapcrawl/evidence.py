@@ -31,7 +31,7 @@ latest `P` with a listed entry is S's latest parse, the only one that counts.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -323,6 +323,18 @@ class Contribution:
         parse, tally = side(now)
         before_parse, before = side(then)
         return cls(sitemap, batch, parse, tally, before_parse, before)
+
+
+def read_contributions(lines: Iterable[str] | None,
+                       on_bad: Callable[[str, ValueError], None]) -> list[Contribution]:
+    """The contributions a row stored (`s:qc` or `m:hc` lines); a bad line is told to `on_bad` and read as none."""
+    out = []
+    for line in lines or ():
+        try:
+            out.append(Contribution.read(line))
+        except ValueError as exc:
+            on_bad(line, exc)
+    return out
 
 
 def judge(stored: Iterable[Contribution], current: Mapping[str, tuple[str, Tally]],

@@ -85,13 +85,10 @@ def origin_of_key(key: bytes) -> bytes:
 
 
 def _stored(row: WebPage) -> list[Contribution]:
-    out = []
-    for line in row.counted or ():
-        try:
-            out.append(Contribution.read(line))
-        except ValueError as exc:
-            log.warning("counts: %s: unreadable m:hc line taken as none: %s", row.url, exc)
-    return out
+    def bad(_line: str, exc: ValueError) -> None:
+        log.warning("counts: %s: unreadable m:hc line taken as none: %s", row.url, exc)
+
+    return evidence.read_contributions(row.counted, bad)
 
 
 def _host_columns(fields: list[str]) -> list[bytes]:

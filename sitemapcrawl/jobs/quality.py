@@ -194,13 +194,10 @@ def _current(row: WebPage, links: list[tuple[str, Inlink]], now: datetime) -> di
 
 
 def _stored(row: WebPage) -> list[Contribution]:
-    out = []
-    for line in row.quality_contributions or ():
-        try:
-            out.append(Contribution.read(line))
-        except ValueError as exc:
-            log.warning("quality: %s: unreadable contribution line taken as none: %s", row.url, exc)
-    return out
+    def bad(_line: str, exc: ValueError) -> None:
+        log.warning("quality: %s: unreadable s:qc line taken as none: %s", row.url, exc)
+
+    return evidence.read_contributions(row.quality_contributions, bad)
 
 
 def _verdict_row(url: str, verdict: Assessment, now: datetime) -> WebPage:
