@@ -20,7 +20,11 @@ This module is the job loop, the one place that decides to stop:
 (pages/s over `throughput_window` seconds after a `warmup`) stops a fetch
 stalled on slow hosts; requests still in flight `ABANDON_AFTER` seconds
 later are abandoned (each also has its own deadline, `http_deadline`). A
-KeyboardInterrupt stops at once, abandoning requests in flight. Every
+KeyboardInterrupt stops handing out URLs at once and gives the requests in
+flight up to `ABANDON_AFTER` seconds (a second Ctrl-C cuts that short).
+However it stops, no request starts after the stop, and the politeness
+state written last covers every request the run started: one abandoned in
+flight counts as ending at its deadline. Every
 finished outcome is written; what was not fetched keeps its row untouched
 (no fetch mark): the same batch can be fetched again (`crawl` does, first
 thing), and stays held until then.
@@ -110,8 +114,9 @@ def fetch(
     Per-URL failures are data on the rows. Raises UsageError (bad options, no
     user agent), LeaseHeldError (another worker has the share),
     TableMissingError or StoreUnavailableError. A KeyboardInterrupt stops the
-    run cleanly (finished outcomes written, requests in flight abandoned,
-    `stopped` set) instead of propagating.
+    run cleanly (finished outcomes written, requests in flight given up to
+    `ABANDON_AFTER` seconds and then abandoned, their politeness state
+    recorded, `stopped` set) instead of propagating.
     Cost: see the parts; the loop itself wakes five times a second.
     """
     options.check()
@@ -181,14 +186,40 @@ def _fetch_claimed(store: Store, client: SingleRequestClient, rules: UrlRules, o
                 break
     except KeyboardInterrupt:
         counts.stopped = "interrupted"
-        queues.close()
     finally:
+        # After a stop (time limit, throughput, lease) its ABANDON_AFTER seconds may be used up already.
+        left = ABANDON_AFTER if abandon_at is None else max(0.0, abandon_at - time.monotonic())
+        _wind_down(queues, pacing, threads, counts, left)
         writer.flush()
         counts.new_rows = writer.new_rows
         counts.seconds = time.monotonic() - started
     on_progress(_progress(counts, queues, counts.seconds))
     log.info("fetch: %s", counts.summary())
     return counts
+
+
+def _wind_down(queues: FetchQueues[FetchItem | RobotsItem], pacing: Pacing, threads: list[threading.Thread],
+               counts: FetchCounts, grace: float) -> None:
+    """Before the final write: no request starts any more; those in flight get `grace` s, then count as abandoned.
+
+    So the politeness state written next covers every request this run
+    started (`Pacing.settle`), and the outcome of each that ended in time is
+    handed to the writer (its thread is joined). A Ctrl-C here ends the
+    wait, not the write.
+    """
+    give_up = time.monotonic() + grace
+    queues.close()
+    pacing.stop()
+    try:
+        abandoned = pacing.settle(grace)
+        for thread in threads:
+            if thread.is_alive():  # not one that a Ctrl-C kept from starting
+                thread.join(max(0.0, give_up - time.monotonic()))
+    except KeyboardInterrupt:
+        counts.stopped = "interrupted"
+        abandoned = pacing.settle(0.0)
+    if abandoned:
+        log.warning("fetch: %d request(s) still in flight; each counts as ending at its deadline", abandoned)
 
 
 def _progress(counts: FetchCounts, queues: FetchQueues[FetchItem | RobotsItem], elapsed: float) -> FetchProgress:

@@ -8,6 +8,13 @@ request is noted with a version per key; the writer reads `snapshot` and
 puts the keys whose version it has not written yet in the `host` table
 (nothing is handed over and lost, so an interrupted write is simply redone), so the next job (or round, or worker)
 starts where this one stopped. Thread-safe; no I/O.
+
+Requests in flight are counted too (`begin` before each request,
+`answered` after it), so a run that stops leaves nothing unrecorded:
+`stop` lets no request start any more, and `settle` waits a little for
+those in flight, then counts each one still running as ending at the
+latest it can (its start plus the longest it may take, which the HTTP
+client's deadline enforces). A stored end never moves back.
 """
 
 from __future__ import annotations
@@ -15,7 +22,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Hashable, Mapping
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from sitemapcrawl.jobs.fetch_queues import FetchQueues
@@ -43,6 +50,10 @@ class Pacing:
         self._states: dict[Hashable, KeyState] = dict(states)
         self._versions: dict[Hashable, int] = {}
         """Key -> how many times its state changed in this run (only keys that made requests)."""
+        self._in_flight: dict[Hashable, list[datetime]] = {}
+        """Key -> the latest end of each of its requests in flight, oldest request first."""
+        self._idle = threading.Condition(self._lock)
+        self._stopped = False
 
     def start(self, known_delays: Mapping[Hashable, float]) -> None:
         """Before the first request: each queue waits out what its stored state and delays still ask."""
@@ -75,12 +86,29 @@ class Pacing:
             delay = max(self._base.get(key, self._delay), self._states.get(key, KeyState()).slow_delay)
         self._queues.set_delay(key, delay)
 
+    def begin(self, key: Hashable, longest: float) -> bool:
+        """A request of this key that may take up to `longest` seconds starts now; False after `stop`: make none.
+
+        Call right before the request, and `answered` after it.
+        """
+        with self._lock:
+            if self._stopped:
+                return False
+            self._in_flight.setdefault(key, []).append(wall_now() + timedelta(seconds=longest))
+            return True
+
     def answered(self, key: Hashable, code: int | None, retry_after: str | None) -> None:
         """A request of this key ended (call before releasing its slot): note it, slow down or recover."""
         now, clock = request_end(), time.monotonic()
         base = self.base_delay(key)
         pause = 0.0
         with self._lock:
+            ends = self._in_flight.get(key)
+            if ends:
+                ends.pop(0)  # the oldest: the latest ends kept can only be later than the true ones
+                if not ends:
+                    del self._in_flight[key]
+                    self._idle.notify_all()
             state = self._states.get(key, KeyState())
             slow, not_before = state.slow_delay, state.not_before
             if code in SLOW_DOWN_CODES:
@@ -91,11 +119,39 @@ class Pacing:
                     not_before = now + timedelta(seconds=pause)
             elif code is not None and slow:
                 slow = recovered(slow, base)
-            self._states[key] = KeyState(now, not_before, slow)
+            # Never back: a stored end may be the latest end of a request another run abandoned.
+            last = now if state.last_request is None else max(now, state.last_request)
+            self._states[key] = KeyState(last, not_before, slow)
             self._versions[key] = self._versions.get(key, 0) + 1
         self._apply(key)
         if pause > 0:
             self._queues.hold(key, clock + pause)
+
+    def stop(self) -> None:
+        """No request starts from now on: `begin` says False."""
+        with self._lock:
+            self._stopped = True
+
+    def settle(self, grace: float) -> int:
+        """Wait up to `grace` seconds for the requests in flight to end; return how many did not.
+
+        Each one still running counts as ending at the latest it can, so the
+        state written next covers it (call after `stop`). A KeyboardInterrupt
+        ends the wait early and still records them.
+        """
+        give_up = time.monotonic() + grace
+        with self._lock:
+            try:
+                while self._in_flight and (left := give_up - time.monotonic()) > 0:
+                    self._idle.wait(left)
+            finally:
+                for key, ends in self._in_flight.items():
+                    state = self._states.get(key, KeyState())
+                    latest = max(ends)
+                    if state.last_request is None or latest > state.last_request:
+                        self._states[key] = KeyState(latest, state.not_before, state.slow_delay)
+                        self._versions[key] = self._versions.get(key, 0) + 1
+            return sum(len(ends) for ends in self._in_flight.values())
 
     def snapshot(self) -> dict[Hashable, tuple[int, KeyState]]:
         """Key -> (version, state) for every key this run made requests to (for the writer)."""

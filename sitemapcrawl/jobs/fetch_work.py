@@ -175,6 +175,8 @@ class Worker:
         self.seen = seen
         self.now = now
         self.user_agent = rules.settings.user_agent or ""
+        self.longest_robots = (self.settings.max_redirects + 1) * (self.settings.http_deadline + self.settings.delay)
+        """The longest a robots.txt request may take: each redirect hop has its own deadline and delay."""
         self.lock = threading.Lock()
         self.robots: dict[str, RobotsRule] = {}
         self.robots_pending: set[str] = set()
@@ -221,6 +223,9 @@ class Worker:
 
     def fetch_robots(self, lease: Lease[FetchItem | RobotsItem], item: RobotsItem) -> None:
         """Fetch an origin's robots.txt (the first request of its queue) and start using it."""
+        if not self.pacing.begin(lease.key, self.longest_robots):
+            self.queues.release(lease)  # the run is stopping: no new request
+            return
         report = check_origin(item.origin, self.client, self.rules, probe_known_paths=False)
         self.pacing.answered(lease.key, report.http_code, None)
         ended = time.monotonic()
@@ -267,6 +272,9 @@ class Worker:
         if rule.crawl_delay is not None and rule.crawl_delay > self.settings.max_crawl_delay:
             self.queues.release(lease)
             self.defer_origin(lease.key, item, rule.crawl_delay, now)
+            return
+        if not self.pacing.begin(lease.key, self.settings.http_deadline):
+            self.queues.release(lease)  # the run is stopping: no new request, the row stays as it was
             return
         response = self.request(item)
         self.pacing.answered(lease.key, response.status, response.headers.get("retry-after"))

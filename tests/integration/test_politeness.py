@@ -166,6 +166,101 @@ def test_processes_back_to_back_and_a_restart_after_ctrl_c(site: TestWebServer, 
                                                         second.returncode, err, third.stderr)
 
 
+class _SlowPage(BaseHTTPRequestHandler):
+    """robots.txt at once; any other page only after `hold` seconds (cut short by `release`)."""
+
+    protocol_version = "HTTP/1.1"
+    hold = 1.0
+    started = threading.Event()
+    release = threading.Event()
+    ended: list[datetime] = []
+    """The wall time just before each slow answer's last bytes went out."""
+
+    def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+        body = b"User-agent: *\nDisallow:\n" if self.path == "/robots.txt" else b"slow"
+        if self.path != "/robots.txt":
+            type(self).started.set()
+            type(self).release.wait(type(self).hold)
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        if self.path != "/robots.txt":
+            type(self).ended.append(datetime.now(UTC))
+        try:
+            self.wfile.write(body)
+        except OSError:
+            self.close_connection = True  # the client is gone (a request it abandoned)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def slow_site() -> Iterator[str]:
+    _SlowPage.started, _SlowPage.release, _SlowPage.ended = threading.Event(), threading.Event(), []
+    server = ThreadingHTTPServer(("127.0.0.6", 0), _SlowPage)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.6:{server.server_address[1]}"
+    finally:
+        _SlowPage.release.set()
+        server.shutdown()
+        server.server_close()
+
+
+def _interrupt_during_the_slow_request(store: Store, polite: Settings, env: dict[str, str],
+                                       base: str) -> tuple[subprocess.CompletedProcess[str], datetime, datetime]:
+    """Fetch `base`/slow.html in a process, Ctrl-C it while the page is answering; (run, Ctrl-C, exit) wall times."""
+    add_rows(store, due(base + "/slow.html"))
+    make_batch(store, polite, "sl")
+    command = [sys.executable, "-m", "sitemapcrawl", "-q", "fetch", "--batch", "sl", "--delay", "0.1"]
+    process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert _SlowPage.started.wait(60), "the slow page was never asked for"
+        time.sleep(0.1)  # the request is surely in flight, well before its answer
+        interrupted = datetime.now(UTC)
+        process.send_signal(signal.SIGINT)
+        out, err = process.communicate(timeout=60)
+        exited = datetime.now(UTC)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    return subprocess.CompletedProcess(command, process.returncode, out, err), interrupted, exited
+
+
+def _stored_end(store: Store, host: str) -> datetime:
+    cells = store.row(HOST_TABLE, state_key(host, QueueBy.HOST))
+    assert cells is not None
+    last = decode(HostRow, host, cells).last_request
+    assert last is not None
+    return last
+
+
+def test_ctrl_c_during_a_request_waits_for_it_and_records_its_end(slow_site: str, store: Store, polite: Settings,
+                                                                  cli_env: dict[str, str]) -> None:
+    _SlowPage.hold = 1.0  # ends within the grace a Ctrl-C gives (ABANDON_AFTER)
+    run, _interrupted, _exited = _interrupt_during_the_slow_request(store, polite, cli_env, slow_site)
+    assert run.returncode == 130, run.stderr
+    assert len(_SlowPage.ended) == 1
+    # the stored end is the request's own end (after the server's last write), not the robots.txt before it
+    assert _stored_end(store, "127.0.0.6") >= _SlowPage.ended[0]
+    assert read(store, slow_site + "/slow.html").fetch_mark == "sl"  # its outcome was written too
+
+
+def test_ctrl_c_abandoning_a_request_records_it_until_its_deadline(slow_site: str, store: Store, polite: Settings,
+                                                                   cli_env: dict[str, str]) -> None:
+    _SlowPage.hold = 30.0  # outlives the grace: abandoned
+    env = dict(cli_env, SITEMAPCRAWL_HTTP_DEADLINE="8")
+    run, interrupted, exited = _interrupt_during_the_slow_request(store, polite, env, slow_site)
+    assert run.returncode == 130, run.stderr
+    assert exited - interrupted < timedelta(seconds=8)  # did not wait for the answer
+    # recorded as lasting until its deadline: past the moment the process (and its socket) was gone
+    stored = _stored_end(store, "127.0.0.6")
+    assert exited <= stored <= interrupted + timedelta(seconds=8)
+    assert read(store, slow_site + "/slow.html").fetch_mark is None  # not fetched: fetched again by a later run
+
+
 def test_detect_waits_out_a_fetch_and_records_its_request(site: TestWebServer, store: Store,
                                                          polite: Settings) -> None:
     settings = dataclasses.replace(polite, delay=1.0)
