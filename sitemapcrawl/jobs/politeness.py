@@ -13,8 +13,11 @@ goes.
 How often: fetch writes the keys that made requests at each of its writes
 (at most a second after a request, and always at its end, also when
 stopped by Ctrl-C or `--time-limit`); detect writes a key right after its
-robots.txt request. So two jobs started one after the other always see each
-other's last request; a process killed hard (SIGKILL) may lose its last
+robots.txt request. A fetch that stops starts no request after its last
+write, and that write covers every request it started (one abandoned in
+flight counts as ending at the latest it can: `fetch_pacing.Pacing.settle`).
+So two jobs started one after the other always see each other's last
+request; a process killed hard (SIGKILL) may lose its last
 second of it. The cost is one small put per active key per write, far
 below one per request.
 

@@ -126,6 +126,55 @@ def test_pacing_slows_a_key_on_503_and_holds_it_for_retry_after() -> None:
     assert pacing.state("h").slow_delay == 0.75 and pacing.snapshot()["h"][0] == 3
 
 
+def test_pacing_lets_no_request_start_after_stop() -> None:
+    pacing = Pacing(FetchQueues(delay=0.1), delay=0.1, cap=10.0, states={})
+    assert pacing.begin("h", longest=60.0)
+    pacing.answered("h", 200, None)
+    pacing.stop()
+    assert not pacing.begin("h", longest=60.0)
+    assert pacing.settle(0.0) == 0  # nothing in flight: nothing to wait for or to record
+    assert pacing.snapshot()["h"][0] == 1
+
+
+def test_pacing_counts_a_request_still_in_flight_as_ending_at_its_latest() -> None:
+    earlier = KeyState(datetime.now(UTC) - timedelta(seconds=5), None, 0.0)
+    pacing = Pacing(FetchQueues(delay=0.1), delay=0.1, cap=10.0, states={"h": earlier, "idle": earlier})
+    before = datetime.now(UTC)
+    assert pacing.begin("h", longest=60.0)
+    after = datetime.now(UTC)
+    assert pacing.snapshot() == {}  # a request that only started is no new state yet
+    pacing.stop()
+    assert pacing.settle(0.0) == 1
+    version, state = pacing.snapshot()["h"]
+    assert version == 1 and state.last_request is not None
+    assert before + timedelta(seconds=60) <= state.last_request <= after + timedelta(seconds=60)
+    assert "idle" not in pacing.snapshot()  # no request: its stored state is not written again
+    # the request does end after all (before the final write): the stored end does not move back
+    pacing.answered("h", 200, None)
+    assert pacing.state("h").last_request == state.last_request
+    assert pacing.snapshot()["h"][0] == 2
+
+
+def test_pacing_settle_waits_for_requests_in_flight_and_keeps_the_latest_of_two() -> None:
+    pacing = Pacing(FetchQueues(delay=0.1, slots_per_queue=2), delay=0.1, cap=10.0, states={})
+    assert pacing.begin("h", longest=1.0) and pacing.begin("h", longest=600.0)
+    pacing.answered("h", 200, None)  # one ends: the one left may be the longer one
+    pacing.stop()
+    assert pacing.settle(0.0) == 1
+    left = pacing.state("h").last_request
+    assert left is not None and left - datetime.now(UTC) > timedelta(seconds=60)
+
+    waiting = Pacing(FetchQueues(delay=0.1), delay=0.1, cap=10.0, states={})
+    assert waiting.begin("k", longest=600.0)
+    waiting.stop()
+    ender = threading.Timer(0.05, waiting.answered, ("k", 200, None))
+    ender.start()
+    assert waiting.settle(30.0) == 0  # returns once the request ended, with its real end
+    ender.join()
+    end = waiting.state("k").last_request
+    assert end is not None and end - datetime.now(UTC) < timedelta(seconds=60)
+
+
 def test_key_gate_serialises_a_key_and_records_the_end() -> None:
     gate = KeyGate({"k": KeyState(NOW - timedelta(days=1))})
     inside: list[int] = []
