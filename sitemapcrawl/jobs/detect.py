@@ -23,7 +23,11 @@ politeness key (host, or IP with `queue_by = "ip"`) by one thread at a
 time, after waiting out the delay its stored politeness state asks
 (`jobs/politeness.py`: the last request of an earlier fetch, detect or
 round, the host's stored Crawl-delay, a Retry-After pause); the end of its
-requests is written back with the host row.
+requests is written back with the host row. Stopped early (Ctrl-C, a
+store error), detect starts no new request, waits for those in flight
+(each ends by its deadline, `http_deadline`; a further Ctrl-C does not cut
+that short, the process could not exit before them anyway) and writes the
+politeness state of every key it asked, so the next job waits from there.
 """
 
 from __future__ import annotations
@@ -31,8 +35,9 @@ from __future__ import annotations
 import dataclasses
 import logging
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from urllib.parse import urlsplit
@@ -198,11 +203,28 @@ class _Pace:
                 self.delays[key] = max(self.delays[key], delay)
         self.gate = KeyGate(load_states(store, set(self.keys.values()), self.by))
 
-    def check(self, origin: str, client: HttpClient, probe_known_paths: bool) -> HostReport:
-        """`check_origin` in the origin's politeness turn."""
+    def check(self, origin: str, client: HttpClient, probe_known_paths: bool) -> HostReport | None:
+        """`check_origin` in the origin's politeness turn; None once stopped (no request made)."""
         key = self.keys[origin]
-        with self.gate.turn(key, self.delays[key]):
-            return check_origin(origin, client, self.rules, probe_known_paths)
+        with self.gate.turn(key, self.delays[key]) as go:
+            return check_origin(origin, client, self.rules, probe_known_paths) if go else None
+
+    @contextmanager
+    def stopping(self, pool: ThreadPoolExecutor, store: Store) -> Iterator[None]:
+        """Run the block; if it stops early, start no request, wait for those in flight, write every key's state."""
+        try:
+            yield
+        except BaseException:
+            self.gate.stop()
+            while True:
+                try:
+                    pool.shutdown(wait=True, cancel_futures=True)
+                    break
+                except KeyboardInterrupt:
+                    log.warning("detect: still waiting for the robots.txt requests in flight (each ends by its "
+                                "deadline) to record them")
+            store.write(HOST_TABLE, state_rows(self.gate.taken(), self.by))
+            raise
 
     def state_rows(self, origin: str) -> list[tuple[bytes, dict[bytes, bytes]]]:
         """The put recording the politeness state of the origin's key."""
@@ -258,9 +280,11 @@ def detect(
     origins = (_origins_from_hosts(store, hosts, rules) if hosts
                else list(origins_in_table(store, unreadable=counts.unreadable)))
     pace = _Pace(store, rules, origins, counts.unreadable)
-    with ThreadPoolExecutor(max_workers=max(1, rules.settings.threads)) as pool:
+    with ThreadPoolExecutor(max_workers=max(1, rules.settings.threads)) as pool, pace.stopping(pool, store):
         reports = pool.map(lambda o: pace.check(o, client, probe_known_paths), origins)
         for report in reports:
+            if report is None:
+                continue  # refused after a stop: never while this loop runs
             _record(store, report, rules, now, counts.unreadable)
             store.write(HOST_TABLE, pace.state_rows(report.origin))
             counts.hosts += 1

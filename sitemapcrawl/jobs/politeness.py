@@ -33,7 +33,6 @@ from __future__ import annotations
 import logging
 import socket
 import threading
-import time
 from collections.abc import Hashable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -184,17 +183,24 @@ class KeyGate:
     """One request at a time per politeness key, each waiting out the key's stored delay (for detect).
 
     Thread-safe. `states` is what `load_states` read; `turn` sleeps as long
-    as needed, then records the end of the work it wraps. No I/O of its own.
+    as needed, then records the end of the work it wraps. After `stop` no
+    turn starts (one waiting wakes and is refused). No I/O of its own.
     """
 
     def __init__(self, states: Mapping[Hashable, KeyState]) -> None:
         self._states = dict(states)
         self._lock = threading.Lock()
         self._locks: dict[Hashable, threading.Lock] = {}
+        self._taken: set[Hashable] = set()
+        self._stopped = threading.Event()
 
     @contextmanager
-    def turn(self, key: Hashable, delay: float) -> Iterator[None]:
-        """Wait for `key`'s turn (its last request plus `delay`, or its Retry-After), then run the block."""
+    def turn(self, key: Hashable, delay: float) -> Iterator[bool]:
+        """Wait for `key`'s turn (its last request plus `delay`, or its Retry-After), then run the block.
+
+        The block gets True; False once the gate is stopped: it must make no
+        request then (and nothing is recorded).
+        """
         with self._lock:
             lock = self._locks.setdefault(key, threading.Lock())
         with lock:
@@ -202,17 +208,30 @@ class KeyGate:
                 state = self._states.get(key, KeyState())
             pause = state.wait(delay, wall_now())
             if pause > 0:
-                time.sleep(pause)
+                self._stopped.wait(pause)
+            if self._stopped.is_set():
+                yield False
+                return
             try:
-                yield
+                yield True
             finally:
                 with self._lock:
                     self._states[key] = KeyState(request_end(), state.not_before, state.slow_delay)
+                    self._taken.add(key)
+
+    def stop(self) -> None:
+        """No turn starts from now on."""
+        self._stopped.set()
 
     def state(self, key: Hashable) -> KeyState:
         """The key's state as this gate knows it."""
         with self._lock:
             return self._states.get(key, KeyState())
+
+    def taken(self) -> dict[Hashable, KeyState]:
+        """The state of every key that had a turn (what a stopped job still has to write)."""
+        with self._lock:
+            return {key: self._states[key] for key in self._taken}
 
 
 def host_of_origin(origin: str) -> str | None:

@@ -167,9 +167,10 @@ def test_processes_back_to_back_and_a_restart_after_ctrl_c(site: TestWebServer, 
 
 
 class _SlowPage(BaseHTTPRequestHandler):
-    """robots.txt at once; any other page only after `hold` seconds (cut short by `release`)."""
+    """Every path at once but `slow_path`, which answers only after `hold` seconds (cut short by `release`)."""
 
     protocol_version = "HTTP/1.1"
+    slow_path = "/slow.html"
     hold = 1.0
     started = threading.Event()
     release = threading.Event()
@@ -178,13 +179,14 @@ class _SlowPage(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:  # noqa: N802 (http.server's name)
         body = b"User-agent: *\nDisallow:\n" if self.path == "/robots.txt" else b"slow"
-        if self.path != "/robots.txt":
+        slow = self.path == type(self).slow_path
+        if slow:
             type(self).started.set()
             type(self).release.wait(type(self).hold)
         self.send_response(200)
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
-        if self.path != "/robots.txt":
+        if slow:
             type(self).ended.append(datetime.now(UTC))
         try:
             self.wfile.write(body)
@@ -198,6 +200,7 @@ class _SlowPage(BaseHTTPRequestHandler):
 @pytest.fixture
 def slow_site() -> Iterator[str]:
     _SlowPage.started, _SlowPage.release, _SlowPage.ended = threading.Event(), threading.Event(), []
+    _SlowPage.slow_path = "/slow.html"
     server = ThreadingHTTPServer(("127.0.0.6", 0), _SlowPage)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
@@ -209,12 +212,15 @@ def slow_site() -> Iterator[str]:
         server.server_close()
 
 
-def _interrupt_during_the_slow_request(store: Store, polite: Settings, env: dict[str, str],
-                                       base: str) -> tuple[subprocess.CompletedProcess[str], datetime, datetime]:
-    """Fetch `base`/slow.html in a process, Ctrl-C it while the page is answering; (run, Ctrl-C, exit) wall times."""
-    add_rows(store, due(base + "/slow.html"))
-    make_batch(store, polite, "sl")
-    command = [sys.executable, "-m", "sitemapcrawl", "-q", "fetch", "--batch", "sl", "--delay", "0.1"]
+def _interrupt_during_the_slow_request(store: Store, polite: Settings, env: dict[str, str], base: str,
+                                       command: list[str] | None = None,
+                                       ) -> tuple[subprocess.CompletedProcess[str], datetime, datetime]:
+    """Fetch `base`/slow.html in a process (or run `command`), Ctrl-C it while the slow path is answering;
+    (run, Ctrl-C, exit) wall times."""
+    if command is None:
+        add_rows(store, due(base + "/slow.html"))
+        make_batch(store, polite, "sl")
+        command = [sys.executable, "-m", "sitemapcrawl", "-q", "fetch", "--batch", "sl", "--delay", "0.1"]
     process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         assert _SlowPage.started.wait(60), "the slow page was never asked for"
@@ -259,6 +265,16 @@ def test_ctrl_c_abandoning_a_request_records_it_until_its_deadline(slow_site: st
     stored = _stored_end(store, "127.0.0.6")
     assert exited <= stored <= interrupted + timedelta(seconds=8)
     assert read(store, slow_site + "/slow.html").fetch_mark is None  # not fetched: fetched again by a later run
+
+
+def test_ctrl_c_during_detect_waits_for_its_request_and_records_it(slow_site: str, store: Store, polite: Settings,
+                                                                    cli_env: dict[str, str]) -> None:
+    _SlowPage.slow_path, _SlowPage.hold = "/robots.txt", 1.0
+    command = [sys.executable, "-m", "sitemapcrawl", "-q", "detect", "--host", slow_site]
+    run, _interrupted, _exited = _interrupt_during_the_slow_request(store, polite, cli_env, slow_site, command)
+    assert run.returncode == 130, run.stderr
+    assert len(_SlowPage.ended) == 1
+    assert _stored_end(store, "127.0.0.6") >= _SlowPage.ended[0]
 
 
 def test_detect_waits_out_a_fetch_and_records_its_request(site: TestWebServer, store: Store,

@@ -200,6 +200,26 @@ def test_key_gate_serialises_a_key_and_records_the_end() -> None:
     assert last is not None and last > NOW
 
 
+def test_a_stopped_key_gate_refuses_turns_and_wakes_one_waiting() -> None:
+    gate = KeyGate({"busy": KeyState(datetime.now(UTC))})
+    with gate.turn("free", delay=0.0) as go:
+        assert go
+    got: list[bool] = []
+
+    def wait_for_busy() -> None:
+        with gate.turn("busy", delay=3600.0) as go:  # an hour to wait, unless stopped
+            got.append(go)
+
+    waiting = threading.Thread(target=wait_for_busy)
+    waiting.start()
+    gate.stop()
+    waiting.join(30)
+    assert not waiting.is_alive() and got == [False]
+    with gate.turn("free", delay=0.0) as go:
+        assert not go
+    assert set(gate.taken()) == {"free"}  # the keys that made requests: what a stopped detect writes
+
+
 def test_politeness_rows_sort_after_every_origin_row() -> None:
     for origin in ("http://www.example.com", "https://zzz.zz:8443", "http://127.0.0.2:8000", "http://[::1]:8080",
                    "http://xn--bcher-kva.example"):
