@@ -20,8 +20,8 @@ import threading
 from typing import Any
 
 from sitemapcrawl import cli
-from sitemapcrawl.http import PoliteHttpClient
 from sitemapcrawl.jobs import crawl
+from sitemapcrawl.jobs.fetch_pacing import Pacing
 from sitemapcrawl.store import Store
 from sitemapcrawl.webpage import WEBPAGE_TABLE
 
@@ -67,18 +67,26 @@ def main() -> None:
 
     Store.write = write  # type: ignore[method-assign]
 
-    original_fetch_one = PoliteHttpClient.fetch_one
+    # Requests are held back before they begin (`Pacing.begin`, which counts a begun request as in
+    # flight until it ends), and let go once the signal has stopped the fetch: it refuses them then.
+    original_begin, original_stop = Pacing.begin, Pacing.stop
+    stopped = threading.Event()
 
-    def fetch_one(self: PoliteHttpClient, *a: Any, **k: Any) -> Any:
+    def begin(self: Pacing, *a: Any, **k: Any) -> bool:
         if phase == "fetch" and armed():
             with lock:
                 state["requests"] += 1
                 over = state["requests"] > fetched
             if over:
-                threading.Event().wait()  # held back until the signal ends the fetch
-        return original_fetch_one(self, *a, **k)
+                stopped.wait()  # held back until the signal stops the fetch
+        return original_begin(self, *a, **k)
 
-    PoliteHttpClient.fetch_one = fetch_one  # type: ignore[method-assign]
+    def stop(self: Pacing) -> None:
+        original_stop(self)
+        stopped.set()
+
+    Pacing.begin = begin  # type: ignore[method-assign]
+    Pacing.stop = stop  # type: ignore[method-assign]
     sys.argv = ["sitemapcrawl", *args]
     cli.main()
 

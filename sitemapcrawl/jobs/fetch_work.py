@@ -226,7 +226,11 @@ class Worker:
         if not self.pacing.begin(lease.key, self.longest_robots):
             self.queues.release(lease)  # the run is stopping: no new request
             return
-        report = check_origin(item.origin, self.client, self.rules, probe_known_paths=False)
+        try:
+            report = check_origin(item.origin, self.client, self.rules, probe_known_paths=False)
+        except Exception:
+            self.pacing.answered(lease.key, None, None)  # it ended, whatever went wrong (see `work`)
+            raise
         self.pacing.answered(lease.key, report.http_code, None)
         ended = time.monotonic()
         now = self.now()
