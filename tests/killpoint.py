@@ -83,7 +83,8 @@ def main() -> None:
 
     def stop(self: Pacing) -> None:
         original_stop(self)
-        stopped.set()
+        if state["fired"]:  # every fetch stops (also the rounds before): only the signalled one lets go
+            stopped.set()
 
     Pacing.begin = begin  # type: ignore[method-assign]
     Pacing.stop = stop  # type: ignore[method-assign]
