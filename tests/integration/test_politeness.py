@@ -267,6 +267,21 @@ def test_ctrl_c_abandoning_a_request_records_it_until_its_deadline(slow_site: st
     assert read(store, slow_site + "/slow.html").fetch_mark is None  # not fetched: fetched again by a later run
 
 
+def test_a_time_limit_abandoning_a_request_records_it_until_its_deadline(slow_site: str, store: Store,
+                                                                          polite: Settings) -> None:
+    _SlowPage.hold = 30.0
+    settings = dataclasses.replace(polite, delay=0.1, http_deadline=8.0, http_read_timeout=20.0)
+    add_rows(store, due(slow_site + "/slow.html"))
+    make_batch(store, settings, "tl")
+    counts = run_fetch(store, settings, "tl", time_limit=0.5)
+    returned = datetime.now(UTC)
+    assert _SlowPage.started.is_set() and counts.stopped and counts.done == 0
+    stored = _stored_end(store, "127.0.0.6")
+    # abandoned 2 s after the time limit, still running: recorded until its deadline, not at robots.txt's end
+    assert returned < stored <= returned + timedelta(seconds=8)
+    assert read(store, slow_site + "/slow.html").fetch_mark is None
+
+
 def test_ctrl_c_during_detect_waits_for_its_request_and_records_it(slow_site: str, store: Store, polite: Settings,
                                                                     cli_env: dict[str, str]) -> None:
     _SlowPage.slow_path, _SlowPage.hold = "/robots.txt", 1.0
