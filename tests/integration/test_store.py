@@ -126,3 +126,41 @@ def test_delete_many_deletes_columns_and_rows_in_batches(settings: Settings) -> 
         store.delete_many(WEBPAGE_TABLE, [(b"k:0", [b"f:nft"]), (b"k:2", None)])
         assert store.row(WEBPAGE_TABLE, b"k:0") == {b"f:st": b"fetched", b"m:dp": b"1"}
         assert store.row(WEBPAGE_TABLE, b"k:2") is None
+
+
+class _ScanCountingStore(Store):
+    """A real `Store` that remembers how many rows each of its range scans returned."""
+
+    def __init__(self, settings: Settings) -> None:
+        super().__init__(settings)
+        self.scanned: list[int] = []
+
+    def _scan(self, table, start, stop, columns, filter, limit):  # type: ignore[no-untyped-def]
+        rows = list(super()._scan(table, start, stop, columns, filter, limit))
+        self.scanned.append(len(rows))
+        return iter(rows)
+
+
+def test_rows_reads_close_keys_by_range_scan_and_scattered_keys_by_gets(settings: Settings) -> None:
+    with _ScanCountingStore(dataclasses.replace(settings, hbase_batch_size=100)) as store:
+        store.create_tables()
+        written = {f"k:{i:05d}".encode(): {b"f:st": b"fetched", b"m:dp": str(i).encode()} for i in range(3000)}
+        for i in range(0, 3000, 7):  # some rows lack the column asked for below: absent, as with gets
+            del written[f"k:{i:05d}".encode()][b"m:dp"]
+        store.write(WEBPAGE_TABLE, written.items())
+
+        dense = [f"k:{i:05d}".encode() for i in range(500, 800)]
+        store.scanned.clear()
+        assert store.rows(WEBPAGE_TABLE, dense) == {key: written[key] for key in dense}
+        assert store.scanned == [100, 100, 100]  # three parts, each one scan of exactly its rows
+
+        scattered = [f"k:{i:05d}".encode() for i in range(0, 3000, 29)]
+        store.scanned.clear()
+        assert store.rows(WEBPAGE_TABLE, scattered) == {key: written[key] for key in scattered}
+        assert store.scanned and all(n <= 100 + 25 + 1 for n in store.scanned)  # bounded, then gets
+
+        mixed = [b"k:99999", *dense[:40], b"a:missing", *scattered[::-1], dense[0], b"k:00100\x00"]
+        found = store.rows(WEBPAGE_TABLE, mixed, columns=[b"m:dp"])
+        assert found == {key: {b"m:dp": written[key][b"m:dp"]} for key in set(mixed)
+                         if key in written and b"m:dp" in written[key]}
+        assert store.rows(WEBPAGE_TABLE, []) == {}
