@@ -20,6 +20,7 @@ URL) and the content family (gzip-compressed bytes).
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import enum
 import gzip
@@ -788,6 +789,18 @@ def compare_filter_of(row_type: AnyRowType, field_name: str, op: str, value: Any
     raw = column.codec.encode(value).decode("utf-8").replace("'", "''")
     return (f"SingleColumnValueFilter('{column.family}', '{column.qualifier}', {op}, "
             f"'binary:{raw}', true, true)")
+
+
+def overlaid(row: RowT, update: RowT) -> RowT:
+    """`row` as it reads once `update` is put on it: every field `update` sets replaces the row's.
+
+    For a job that writes a row and goes on working with it (updatedb counts
+    the rows it merges) without reading it again. A field neither read into
+    `row` nor set by `update` still raises FieldNotReadError. No I/O.
+    """
+    result = copy.copy(row)
+    result.__dict__.update((name, value) for name, value in update.__dict__.items() if value is not None)
+    return result
 
 
 def encode(row: AnyRow) -> dict[bytes, bytes]:

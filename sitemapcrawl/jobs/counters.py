@@ -1,11 +1,12 @@
 """Row counts per origin and sitemap summaries in the `host` table, kept by updatedb for `serve`.
 
-`count_batch` (every updatedb) reads the batch's touched rows once
-(`tables.touched_rows`) for the quality step (`jobs.quality.QualityStep`)
-and for `CountStep`, which takes the columns `rowcounts.row_tally` needs
-and what each row last added (`m:hc`), judges each again
-(`evidence.judge`: a rerun of the batch computes the same delta), writes
-the deltas of each origin as one cell `n:c.<batch>.<bucket>` on its host
+`BatchCounting` (every updatedb) is handed the batch's touched rows by
+updatedb's merge and schedule passes, as those passes leave them, and
+feeds them to the quality step (`jobs.quality.QualityStep`) and to
+`CountStep`, which takes the columns `rowcounts.row_tally` needs and what
+each row last added (`m:hc`), judges each again (`evidence.judge`: a
+rerun of the batch computes the same delta), hands back the `m:hc` that
+changed for updatedb's put of the row, writes the deltas of each origin as one cell `n:c.<batch>.<bucket>` on its host
 row (whole, overwritten by a rerun; one split holds all rows of an
 origin), folds the cells of earlier batches into `n:c`, updates the
 origin's audit samples (`n:a.<list>`, `rowcounts.apply_samples`), and writes the
@@ -17,8 +18,8 @@ Rows written outside a batch (inject's seeds, detect's sitemaps) are
 counted once a batch touches them (generate, fetch, updatedb); `updatedb
 --rescore` counts them at once.
 
-Cost of `CountStep`: no read of its own for the touched rows; one put
-per row whose contribution changed; one cell put and two host row gets per
+Cost of `CountStep`: no read or put of its own for the touched rows
+(a cell in updatedb's put of a row whose contribution changed); one cell put and two host row gets per
 origin touched (its samples on first sight, its cells at the end); one
 multi-get of the sitemaps to summarise. Memory: per origin touched, its
 deltas and at most 2 x `SAMPLE_CAP` URLs per audit list, whatever the
@@ -29,7 +30,7 @@ its puts written as it goes) and one of the host rows.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -40,7 +41,7 @@ from sitemapcrawl.jobs.quality import QualityCounts, QualityStep
 from sitemapcrawl.jobs.rules import UrlRules
 from sitemapcrawl.splits import WHOLE, Split, bucket_of
 from sitemapcrawl.store import Store
-from sitemapcrawl.tables import Unreadable, pages, touched_rows
+from sitemapcrawl.tables import Unreadable, pages
 from sitemapcrawl.webpage import (
     BATCH_TABLE,
     HOST_TABLE,
@@ -120,8 +121,9 @@ class CountStep:
         self.changes: Changes = {}
         self.summarise: set[bytes] = set()
 
-    def take(self, rows: list[tuple[bytes, WebPage]]) -> None:
-        """Judge one chunk of touched rows again; write the `m:hc` that changed."""
+    def take(self, rows: list[tuple[bytes, WebPage]]) -> list[tuple[bytes, dict[bytes, bytes]]]:
+        """Judge one chunk of touched rows again; the `m:hc` puts of those that changed, for the caller
+        to write with its own puts of the rows."""
         puts: list[tuple[bytes, dict[bytes, bytes]]] = []
         for key, row in rows:
             self.counts.rows += 1
@@ -137,7 +139,7 @@ class CountStep:
             if text != tuple(row.counted or ()):
                 self.counts.changed += 1
                 puts.append((key, encode(WebPage(row.url, counted=text))))
-        self.store.write(WEBPAGE_TABLE, puts)
+        return puts
 
     def _changes_of(self, origin: bytes) -> rowcounts.SampleChanges:
         """The origin's sample changes, its stored samples read on first sight (one get per origin)."""
@@ -168,31 +170,37 @@ class CountStep:
         return counts
 
 
-def count_batch(store: Store, rules: UrlRules, batch_id: str, now: datetime, *, quality: bool,
-                split: Split = WHOLE, unreadable: Unreadable | None = None,
-                on_progress: Callable[[int], None] = lambda rows_done: None,
-                ) -> tuple[QualityCounts | None, CountCounts]:
-    """updatedb's counting: one read of the batch's touched rows feeds the quality step (when `quality`)
-    and the row counts; then each finishes (the quality step first: the summaries carry its verdicts).
+class BatchCounting:
+    """updatedb's counting: the quality evidence (when `quality`) and the row counts of a batch's touched
+    rows, each row judged once, as updatedb's passes write it (see the module docstring).
 
-    Safe to rerun and to run once per split. Cost: one batch-scoped read of
-    the touched rows (`tables.touched_rows`), then what each step's `finish`
-    costs. Raises UsageError for bad quality settings, and the store's errors.
+    `take` every chunk of touched rows (read with at least `FIELDS`, as they
+    are once the caller's puts are written) and write the puts it returns
+    with the caller's own; then `finish` (the quality step first: the
+    summaries carry its verdicts). Safe to rerun and to run once per split,
+    as long as every touched row of the split is taken, also the rows a rerun
+    finds done. Raises UsageError for bad quality settings, and the store's
+    errors.
     """
-    unreadable = unreadable if unreadable is not None else Unreadable()
-    quality_step = QualityStep(store, rules, batch_id, now, unreadable, split) if quality else None
-    count_step = CountStep(store, batch_id, unreadable)
-    fields = list(dict.fromkeys([*QualityStep.FIELDS, *CountStep.FIELDS]))
-    done = 0
-    for rows in touched_rows(store, batch_id, fields, max(1, rules.settings.hbase_batch_size), "updatedb",
-                             unreadable, split):
-        if quality_step is not None:
-            quality_step.take(rows)
-        count_step.take(rows)
-        done += len(rows)
-        on_progress(done)
-    quality_counts = quality_step.finish() if quality_step is not None else None
-    return quality_counts, count_step.finish(quality_step.scored if quality_step is not None else ())
+
+    FIELDS = list(dict.fromkeys([*QualityStep.FIELDS, *CountStep.FIELDS]))
+
+    def __init__(self, store: Store, rules: UrlRules, batch_id: str, now: datetime, *, quality: bool,
+                 split: Split = WHOLE, unreadable: Unreadable | None = None) -> None:
+        unreadable = unreadable if unreadable is not None else Unreadable()
+        self.quality_step = QualityStep(store, rules, batch_id, now, unreadable, split) if quality else None
+        self.count_step = CountStep(store, batch_id, unreadable)
+
+    def take(self, rows: list[tuple[bytes, WebPage]]) -> list[tuple[bytes, dict[bytes, bytes]]]:
+        """Judge one chunk of touched rows; the cells (`s:qc`, `m:hc`) to put on them."""
+        puts = self.quality_step.take(rows) if self.quality_step is not None else []
+        return puts + self.count_step.take(rows)
+
+    def finish(self) -> tuple[QualityCounts | None, CountCounts]:
+        """Write the evidence and count cells, rescore the touched sitemaps, write the summaries."""
+        quality_counts = self.quality_step.finish() if self.quality_step is not None else None
+        scored = self.quality_step.scored if self.quality_step is not None else ()
+        return quality_counts, self.count_step.finish(scored)
 
 
 def _note_lists(changes: rowcounts.SampleChanges, url: str, lines: list[Contribution]) -> None:

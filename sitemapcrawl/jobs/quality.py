@@ -3,16 +3,17 @@
 Run at the end of `updatedb` (setting `sitemap_quality`); the formula is in
 `sitemapcrawl.quality`, the counters in `sitemapcrawl.evidence`.
 
-`QualityStep` (every round, fed by `jobs.counters.count_batch`) costs what the batch holds:
+`QualityStep` (every round, fed by `jobs.counters.BatchCounting`) costs what the batch holds:
 
-1. The batch's touched rows (`tables.touched_rows`: rows fetched in it, and rows
-   its parse or updatedb marked `k:dsc`: entries of the sitemaps parsed,
-   URLs a sitemap stopped listing, link targets) are read with their
-   sitemap/index inlink cells, fetch facts and `s:qc`. Each row's
-   contribution to each sitemap naming it is judged again
-   (`evidence.judge`); the deltas are summed per sitemap and host bucket
-   and written as `s:ev.<batch>.<bucket>` on the sitemap row (whole,
-   overwritten by a rerun), the row's new `s:qc` with them.
+1. The batch's touched rows (rows fetched in it, and rows its parse or
+   updatedb marked `k:dsc`: entries of the sitemaps parsed, URLs a sitemap
+   stopped listing, link targets) come from updatedb's merge and schedule
+   passes as those passes write them, with their sitemap/index inlink
+   cells, fetch facts and `s:qc`. Each row's contribution to each sitemap
+   naming it is judged again (`evidence.judge`); the row's new `s:qc` goes
+   into updatedb's put of the row; the deltas are summed per sitemap and
+   host bucket and written as `s:ev.<batch>.<bucket>` on the sitemap row
+   (whole, overwritten by a rerun).
 2. The sitemaps touched (those deltas name, and sitemap rows of the batch)
    are read (one multi-get), their cells of earlier batches folded into
    `s:ev`, and scored from base + cells; the verdict, score, signals,
@@ -30,8 +31,8 @@ evidence base and every row's `s:qc` from scratch, and scores them all (the
 tests' oracle). Run it after changing the pins or thresholds, which the
 incremental step applies only to the sitemaps it touches.
 
-Cost of `QualityStep`: none of its own for the touched rows (`count_batch`
-reads them once for it and the row counts), one multi-get of the touched sitemaps and one of
+Cost of `QualityStep`: no read or put of its own for the touched rows
+(updatedb's passes hand them over and write its cells), one multi-get of the touched sitemaps and one of
 the other sitemaps their rows name, one snapshot get per sitemap whose
 weight changed and a multi-get of its rows; batched puts. Of
 `score_sitemaps`: one filtered scan of the sitemap rows and two of the
@@ -378,8 +379,9 @@ class QualityStep:
         self.scored: list[bytes] = []
         """Row keys of the sitemaps `finish` scored."""
 
-    def take(self, rows: list[tuple[bytes, WebPage]]) -> None:
-        """Judge one chunk of touched rows again; write the `s:qc` that changed."""
+    def take(self, rows: list[tuple[bytes, WebPage]]) -> list[tuple[bytes, dict[bytes, bytes]]]:
+        """Judge one chunk of touched rows (as updatedb leaves them); the `s:qc` puts of those that
+        changed, for the caller to write with its own puts of the rows."""
         puts: list[tuple[bytes, dict[bytes, bytes]]] = []
         for key, row in rows:
             self.counts.listed_rows += 1
@@ -397,7 +399,7 @@ class QualityStep:
             if text != tuple(row.quality_contributions or ()):
                 puts.append((key, encode(WebPage(row.url, quality_contributions=text or ("",)))))
             self.listing_sources.update(source for source, link in links if link.kind is InlinkKind.SITEMAP)
-        self.store.write(WEBPAGE_TABLE, puts)
+        return puts
 
     def finish(self) -> QualityCounts:
         """Write the evidence cells, rescore the touched sitemaps, reweigh; the counts."""

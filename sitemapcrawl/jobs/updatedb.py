@@ -47,9 +47,11 @@ what it has done (its `marks.Mark`).
 5. Row counts (`jobs.counters`): each touched row's counts go to its
    origin's host row, with the summaries of the sitemaps fetched or
    rescored: what `serve` reads instead of scanning `webpage`. Steps 4 and 5
-   share one read of the batch's rows (`jobs.counters.count_batch`), in
-   every split for its own rows. With `rescore`, every row is counted again
-   (the repair), once per batch.
+   read nothing of their own for the batch's rows (`jobs.counters.BatchCounting`):
+   pass 2 hands them every touched row as it merges it, pass 3 the fetched
+   rows pass 2 did not see, and their cells (`s:qc`, `m:hc`) go into those
+   passes' puts; in every split for its own rows. With `rescore`, every row
+   is counted again (the repair), once per batch.
 6. Records: when the batch was wholly parsed before updatedb began, its
    records (of this split's buckets) are deleted: the batch is finished.
 
@@ -59,8 +61,8 @@ scan of records and a multi-get per chunk); one put per target of a link
 (pass 1, after its touched record), per merged row (pass 2) and per fetched
 row (pass 3), batched by `hbase_batch_size`; one batched delete per chunk
 with gone rows, and of the records at the end. Steps 4 and 5 read the
-batch's rows once more (the same way), and the small rows of the sitemaps
-and origins they touched. Memory: one chunk of rows, and one small record per
+small rows of the sitemaps and origins they touched (and, to reweigh, the
+rows of sitemaps whose weight changed). Memory: one chunk of rows, and one small record per
 touched sitemap, origin and listed row.
 """
 
@@ -76,7 +78,14 @@ from typing import Any
 from sitemapcrawl import urls
 from sitemapcrawl.errors import InvalidUrlError
 from sitemapcrawl.jobs import batches
-from sitemapcrawl.jobs.counters import CountCounts, count_batch, counters_built, crawled_before, mark_built, recount
+from sitemapcrawl.jobs.counters import (
+    BatchCounting,
+    CountCounts,
+    counters_built,
+    crawled_before,
+    mark_built,
+    recount,
+)
 from sitemapcrawl.jobs.quality import QualityCounts, score_sitemaps
 from sitemapcrawl.jobs.rules import UrlRules
 from sitemapcrawl.linkvalues import Inlink, InlinkKind, OutlinkKind, format_inlink, hop, parse_inlink, parse_outlink
@@ -95,6 +104,7 @@ from sitemapcrawl.webpage import (
     WebPage,
     column_names,
     encode,
+    overlaid,
 )
 
 log = logging.getLogger(__name__)
@@ -288,33 +298,50 @@ def merge_row(row: WebPage, batch_id: str, mode: CrawlMode, policy: SchedulePoli
 
 
 def _merge(store: Store, batch_id: str, mode: CrawlMode, policy: SchedulePolicy, counts: UpdateCounts,
-           chunk: int, now: datetime, split: Split, on_progress: Callable[[int], None]) -> None:
+           chunk: int, now: datetime, split: Split, counting: BatchCounting | None,
+           on_progress: Callable[[int], None]) -> None:
     done = 0
-    for rows in batch_rows(store, Mark.DISCOVER, batch_id, _MERGE_FIELDS, chunk, "updatedb",
-                           counts.unreadable, split):
-        puts: list[tuple[bytes, dict[bytes, bytes]]] = []
+    fields = _MERGE_FIELDS if counting is None else list(dict.fromkeys([*_MERGE_FIELDS, *counting.FIELDS]))
+    for rows in batch_rows(store, Mark.DISCOVER, batch_id, fields, chunk, "updatedb", counts.unreadable, split):
+        puts: dict[bytes, dict[bytes, bytes]] = {}
+        merged: list[tuple[bytes, WebPage]] = []  # the rows as this pass leaves them, for the counting
         for key, row in rows:
             done += 1
             if Mark.MERGE.done(row, batch_id):
                 counts.already_merged += 1
+                merged.append((key, row))
                 continue
             counts.merged += 1
             counts.new_rows += 1 if row.status is None else 0
-            puts.append((key, encode(merge_row(row, batch_id, mode, policy, now))))
-        write_pages(store, puts, dict(rows))  # the rows as read: their old due index entries
+            update = merge_row(row, batch_id, mode, policy, now)
+            puts[key] = encode(update)
+            merged.append((key, overlaid(row, update)))
+        _add_cells(puts, counting.take(merged) if counting is not None else [])
+        write_pages(store, puts.items(), dict(rows))  # the rows as read: their old due index entries
         on_progress(done)
+
+
+def _add_cells(puts: dict[bytes, dict[bytes, bytes]], more: list[tuple[bytes, dict[bytes, bytes]]]) -> None:
+    """Add `more` cells to the puts of their rows (one mutation per row: none is written without the other)."""
+    for key, cells in more:
+        puts.setdefault(key, {}).update(cells)
 
 
 # ----------------------------------------------------------------- pass 3 --
 
 def _schedule_batch(store: Store, batch_id: str, policy: SchedulePolicy, counts: UpdateCounts, chunk: int,
-                    now: datetime, split: Split, on_progress: Callable[[int], None]) -> None:
+                    now: datetime, split: Split, counting: BatchCounting | None,
+                    on_progress: Callable[[int], None]) -> None:
     done = 0
     next_fetch_column = column_names(WebPage, ["next_fetch"])
-    fields = [*_SCHEDULE_FIELDS, *(name for name in DUE_FIELDS if name not in _SCHEDULE_FIELDS)]
+    fields = [*_SCHEDULE_FIELDS, *DUE_FIELDS, *(counting.FIELDS if counting is not None else ()), "discover_mark"]
+    fields = list(dict.fromkeys(fields))
     for rows in batch_rows(store, Mark.FETCH, batch_id, fields, chunk, "updatedb", counts.unreadable, split):
-        puts: list[tuple[bytes, dict[bytes, bytes]]] = []
+        puts: dict[bytes, dict[bytes, bytes]] = {}
         unscheduled: list[tuple[bytes, list[bytes]]] = []
+        # Fetched rows the merge pass did not count (not touched); what this pass writes changes no count.
+        _add_cells(puts, counting.take([(key, row) for key, row in rows if not Mark.DISCOVER.done(row, batch_id)])
+                   if counting is not None else [])
         for key, row in rows:
             done += 1
             if Mark.UPDATE.done(row, batch_id):
@@ -326,11 +353,11 @@ def _schedule_batch(store: Store, batch_id: str, policy: SchedulePolicy, counts:
             if planned.next_fetch is None:
                 counts.not_rescheduled += 1
                 unscheduled.append((key, next_fetch_column))
-            puts.append((key, encode(WebPage(row.url, next_fetch=planned.next_fetch,
-                                             fetch_interval=planned.interval, update_mark=batch_id))))
+            puts.setdefault(key, {}).update(encode(WebPage(row.url, next_fetch=planned.next_fetch,
+                                                           fetch_interval=planned.interval, update_mark=batch_id)))
             log.debug("updatedb: %s next %s (%s)", row.url, planned.next_fetch, planned.reason)
         store.delete_many(WEBPAGE_TABLE, unscheduled)  # the puts do not hold f:nft for these rows
-        write_pages(store, puts, dict(rows))  # their due index entries (unscheduled rows' go stale)
+        write_pages(store, puts.items(), dict(rows))  # their due index entries (unscheduled rows' go stale)
         on_progress(done)
 
 
@@ -389,12 +416,13 @@ def updatedb(
         _spread(store, batch_id, rules, mode, counts, chunk, split, on_progress)
         if not split.whole:  # links into this split's rows come from every split: all spread first
             batches.barrier(store, batch_id, SPREAD, batches.UPDATE, split, rules.settings, wait=wait)
-        _merge(store, batch_id, mode, policy, counts, chunk, now, split, on_progress)
-        _schedule_batch(store, batch_id, policy, counts, chunk, now, split, on_progress)
-        if not rescore:
-            # Every split counts its own rows, before their records go (each host bucket's cells are its own).
-            counts.quality, counts.row_counts = count_batch(store, rules, batch_id, now, quality=quality, split=split,
-                                                            unreadable=counts.unreadable, on_progress=on_progress)
+        # Every split counts its own rows (each host bucket's cells are its own); a full rescore counts all.
+        counting = None if rescore else BatchCounting(store, rules, batch_id, now, quality=quality, split=split,
+                                                      unreadable=counts.unreadable)
+        _merge(store, batch_id, mode, policy, counts, chunk, now, split, counting, on_progress)
+        _schedule_batch(store, batch_id, policy, counts, chunk, now, split, counting, on_progress)
+        if counting is not None:
+            counts.quality, counts.row_counts = counting.finish()
         if split.whole:
             batch_level()
         if finishes:
