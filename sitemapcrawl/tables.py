@@ -77,6 +77,7 @@ from sitemapcrawl.webpage import (
     equals_filter,
     format_time,
 )
+from sitemapcrawl.writebehind import WriteBehind
 
 log = logging.getLogger(__name__)
 
@@ -246,24 +247,28 @@ def write_touching(store: Store, batch_id: str, puts: Iterable[tuple[bytes, dict
                    chunk: int) -> int:
     """Put `webpage` cells that mark their rows `k:dsc` = batch, each chunk's touched records first.
 
-    Streams: holds one chunk of `chunk` puts. Returns the `webpage` rows
-    written. Cost: two batched puts per chunk.
+    Streams: holds a few chunks of `chunk` puts; each chunk is written in the
+    background (`WriteBehind`) while `puts` makes the next (a sitemap being
+    parsed). Returns the `webpage` rows written, once all are. Cost: two
+    batched puts per chunk.
     """
-    written = 0
+    written: list[int] = []
     part: list[tuple[bytes, dict[bytes, bytes]]] = []
-    for put in puts:
-        part.append(put)
-        if len(part) >= chunk:
-            written += _write_touched_part(store, batch_id, part)
-            part = []
-    if part:
-        written += _write_touched_part(store, batch_id, part)
-    return written
+    with WriteBehind() as later:
+        for put in puts:
+            part.append(put)
+            if len(part) >= chunk:
+                later.submit(_write_touched_part, store, batch_id, part, written)
+                part = []
+        if part:
+            later.submit(_write_touched_part, store, batch_id, part, written)
+    return sum(written)
 
 
-def _write_touched_part(store: Store, batch_id: str, part: list[tuple[bytes, dict[bytes, bytes]]]) -> int:
+def _write_touched_part(store: Store, batch_id: str, part: list[tuple[bytes, dict[bytes, bytes]]],
+                        written: list[int]) -> None:
     record_touched(store, batch_id, (key for key, _ in part))
-    return write_pages(store, part).rows  # with due index entries, should a put carry f:nft or the flags
+    written.append(write_pages(store, part).rows)  # with due index entries, should a put carry f:nft or the flags
 
 
 def recorded_keys(store: Store, batch_id: str, kind: bytes, split: Split = WHOLE, chunk: int = 1000,

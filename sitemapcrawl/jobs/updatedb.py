@@ -106,6 +106,7 @@ from sitemapcrawl.webpage import (
     encode,
     overlaid,
 )
+from sitemapcrawl.writebehind import WriteBehind
 
 log = logging.getLogger(__name__)
 
@@ -302,23 +303,31 @@ def _merge(store: Store, batch_id: str, mode: CrawlMode, policy: SchedulePolicy,
            on_progress: Callable[[int], None]) -> None:
     done = 0
     fields = _MERGE_FIELDS if counting is None else list(dict.fromkeys([*_MERGE_FIELDS, *counting.FIELDS]))
-    for rows in batch_rows(store, Mark.DISCOVER, batch_id, fields, chunk, "updatedb", counts.unreadable, split):
-        puts: dict[bytes, dict[bytes, bytes]] = {}
-        merged: list[tuple[bytes, WebPage]] = []  # the rows as this pass leaves them, for the counting
-        for key, row in rows:
-            done += 1
-            if Mark.MERGE.done(row, batch_id):
-                counts.already_merged += 1
-                merged.append((key, row))
-                continue
-            counts.merged += 1
-            counts.new_rows += 1 if row.status is None else 0
-            update = merge_row(row, batch_id, mode, policy, now)
-            puts[key] = encode(update)
-            merged.append((key, overlaid(row, update)))
-        _add_cells(puts, counting.take(merged) if counting is not None else [])
-        write_pages(store, puts.items(), dict(rows))  # the rows as read: their old due index entries
-        on_progress(done)
+    with WriteBehind() as later:  # the next chunk is read and merged while HBase stores this one
+        for rows in batch_rows(store, Mark.DISCOVER, batch_id, fields, chunk, "updatedb", counts.unreadable,
+                               split):
+            _merge_chunk(rows, batch_id, mode, policy, counts, now, counting, later, store)
+            done += len(rows)
+            on_progress(done)
+
+
+def _merge_chunk(rows: list[tuple[bytes, WebPage]], batch_id: str, mode: CrawlMode, policy: SchedulePolicy,
+                 counts: UpdateCounts, now: datetime, counting: BatchCounting | None, later: WriteBehind,
+                 store: Store) -> None:
+    puts: dict[bytes, dict[bytes, bytes]] = {}
+    merged: list[tuple[bytes, WebPage]] = []  # the rows as this pass leaves them, for the counting
+    for key, row in rows:
+        if Mark.MERGE.done(row, batch_id):
+            counts.already_merged += 1
+            merged.append((key, row))
+            continue
+        counts.merged += 1
+        counts.new_rows += 1 if row.status is None else 0
+        update = merge_row(row, batch_id, mode, policy, now)
+        puts[key] = encode(update)
+        merged.append((key, overlaid(row, update)))
+    _add_cells(puts, counting.take(merged) if counting is not None else [])
+    later.submit(write_pages, store, list(puts.items()), dict(rows))  # the rows as read: their old index entries
 
 
 def _add_cells(puts: dict[bytes, dict[bytes, bytes]], more: list[tuple[bytes, dict[bytes, bytes]]]) -> None:

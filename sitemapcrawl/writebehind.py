@@ -1,0 +1,80 @@
+"""Write-behind: a job's writes run in order on one background thread while the job computes its next chunk.
+
+A job that reads a chunk, works it out and writes it spends about as long
+waiting for HBase to store the chunk as computing it; on two cores the two
+can overlap. `WriteBehind.submit(write, *args)` queues a write call and
+returns at once (or waits while `depth` calls are queued: memory stays a
+few chunks); the calls run one at a time in the order submitted, on one
+thread (the `Store` is thread-safe), so what a job writes before what
+stays before. `close` (or leaving the `with` block) waits for every queued
+call. A failed call stops the ones queued after it (they are not run, so no
+later chunk lands without an earlier one) and its error is raised in the
+job's thread at the next `submit` or at `close`.
+
+Use it only where a chunk's writes are not read back before the pass ends
+(close it between passes that read each other's writes).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections import deque
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+from types import TracebackType
+from typing import Any
+
+__all__ = ["WriteBehind"]
+
+log = logging.getLogger(__name__)
+
+
+class WriteBehind:
+    """Ordered background write calls, at most `depth` waiting (see the module docstring)."""
+
+    def __init__(self, depth: int = 2) -> None:
+        self._depth = max(1, depth)
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="write-behind")
+        self._queued: deque[Future[Any]] = deque()
+        self._failed = threading.Event()
+
+    def submit(self, write: Callable[..., Any], *args: Any) -> None:
+        """Queue `write(*args)`; raise the error of an earlier call that failed."""
+        self._wait_until(self._depth - 1)
+        self._queued.append(self._pool.submit(self._run, write, args))
+
+    def _run(self, write: Callable[..., Any], args: tuple[Any, ...]) -> Any:
+        if self._failed.is_set():
+            return None  # an earlier write failed: nothing after it is written
+        try:
+            return write(*args)
+        except BaseException:
+            self._failed.set()
+            raise
+
+    def _wait_until(self, queued: int) -> None:
+        """Wait until at most `queued` calls are waiting; raise the first error met."""
+        while len(self._queued) > queued:
+            self._queued.popleft().result()
+
+    def close(self) -> None:
+        """Wait for every queued call; raise the first error among them."""
+        try:
+            self._wait_until(0)
+        finally:
+            self._pool.shutdown(wait=True)
+
+    def __enter__(self) -> WriteBehind:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
+                 trace: TracebackType | None) -> None:
+        if kind is None:
+            self.close()
+            return
+        # The job failed (or was interrupted): let what it queued land, then let its error go on.
+        try:
+            self.close()
+        except Exception as exc:  # the job's own error is the one to report
+            log.warning("a queued write failed too: %s: %s", type(exc).__name__, exc)

@@ -1,0 +1,68 @@
+"""WriteBehind: ordered background calls, bounded queue, errors reach the job's thread."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from sitemapcrawl.writebehind import WriteBehind
+
+
+def test_calls_run_in_order_on_one_other_thread_and_close_waits_for_all() -> None:
+    done: list[int] = []
+    threads: set[int] = set()
+
+    def write(n: int) -> None:
+        threads.add(threading.get_ident())
+        done.append(n)
+
+    with WriteBehind(depth=3) as later:
+        for n in range(50):
+            later.submit(write, n)
+    assert done == list(range(50))
+    assert threads and threading.get_ident() not in threads and len(threads) == 1
+
+
+def test_submit_waits_while_depth_calls_are_queued() -> None:
+    release = threading.Event()
+    started: list[int] = []
+
+    def write(n: int) -> None:
+        started.append(n)
+        release.wait(10)
+
+    later = WriteBehind(depth=2)
+    later.submit(write, 0)
+    later.submit(write, 1)
+    blocked = threading.Thread(target=later.submit, args=(write, 2))
+    blocked.start()
+    blocked.join(0.2)
+    assert blocked.is_alive()  # a third call waits for the first to finish
+    release.set()
+    blocked.join(10)
+    later.close()
+    assert started == [0, 1, 2]
+
+
+def test_a_failed_call_stops_the_later_ones_and_its_error_reaches_the_job() -> None:
+    done: list[int] = []
+
+    def write(n: int) -> None:
+        if n == 3:
+            raise OSError("disk on fire")
+        done.append(n)
+
+    with pytest.raises(OSError, match="disk on fire"), WriteBehind(depth=4) as later:
+        for n in range(10):
+            later.submit(write, n)
+    assert done == [0, 1, 2]  # nothing after the failed call was written
+
+
+def test_a_failing_job_still_lands_what_it_queued_and_keeps_its_own_error() -> None:
+    done: list[int] = []
+    with pytest.raises(KeyboardInterrupt), WriteBehind(depth=4) as later:
+        later.submit(done.append, 1)
+        later.submit(done.append, 2)
+        raise KeyboardInterrupt
+    assert done == [1, 2]
