@@ -308,19 +308,25 @@ def batch_keys(store: Store, batch_id: str, kind: bytes, split: Split = WHOLE, c
 def drop_records(store: Store, batch_id: str, split: Split = WHOLE, chunk: int = 1000) -> int:
     """Delete the batch's records (both kinds) in `split`'s buckets; returns records deleted.
 
-    Cost: one range scan per kind and one batched delete per chunk.
+    Cost: one range scan per kind and one batched delete per chunk (written
+    behind: the next chunk is scanned while one is deleted).
     """
-    deleted = 0
-    for kind in (MEMBER, TOUCHED):
-        start, stop = record_range(batch_id, kind, split)
-        while True:
-            # Keys first, deletes after: a scanner must not idle while we write.
-            records = [key for key, _ in store.scan(BATCHROW_TABLE, start=start, stop=stop, limit=chunk)]
-            if not records:
-                break
-            deleted += store.delete_many(BATCHROW_TABLE, ((key, None) for key in records)).rows
-            start = records[-1] + b"\x00"
-    return deleted
+    deleted: list[int] = []
+
+    def delete(records: list[bytes]) -> None:
+        deleted.append(store.delete_many(BATCHROW_TABLE, [(key, None) for key in records]).rows)
+
+    with WriteBehind() as later:
+        for kind in (MEMBER, TOUCHED):
+            start, stop = record_range(batch_id, kind, split)
+            while True:
+                # Keys first, deletes after: a scanner must not idle while we write.
+                records = [key for key, _ in store.scan(BATCHROW_TABLE, start=start, stop=stop, limit=chunk)]
+                if not records:
+                    break
+                later.submit(delete, records)
+                start = records[-1] + b"\x00"
+    return sum(deleted)
 
 
 def batch_rows(store: Store, field_name: str, batch_id: str, fields: list[str], chunk: int,

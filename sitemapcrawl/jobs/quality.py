@@ -74,6 +74,7 @@ from sitemapcrawl.webpage import (
     equals_filter,
     map_families_of,
 )
+from sitemapcrawl.writebehind import WriteBehind
 
 log = logging.getLogger(__name__)
 
@@ -461,15 +462,19 @@ def _reweigh_touched(store: Store, verdicts: _Verdicts,
                      counts: QualityCounts, chunk: int, unreadable: Unreadable) -> None:
     """`s:wp` of every row of a sitemap whose weight changed, then of the other touched listed rows.
 
-    Streams: the rows of each changed sitemap (its snapshot) and the touched
-    rows are read and written in chunks; memory is one chunk and one weight
-    per sitemap seen. A row met twice gets the same value (written once:
-    only a changed `s:wp` is put).
+    Streams: the rows of each changed sitemap (its snapshot, read in key
+    order: neighbouring keys come as one range scan) and the touched rows
+    are read and written in chunks, each chunk's puts written behind while
+    the next is read; memory is a few chunks and one weight per sitemap
+    seen. A row met twice gets the same value (only a changed `s:wp` is put).
     """
     weights = dict(verdicts.weights)
     fields = ["inlinks", "weighted_priority"]
 
-    def reweigh(rows: Iterable[tuple[bytes, WebPage]]) -> None:
+    def write(puts: list[tuple[bytes, dict[bytes, bytes]]]) -> None:
+        counts.reweighted += store.write(WEBPAGE_TABLE, puts).rows
+
+    def reweigh(rows: Iterable[tuple[bytes, WebPage]], later: WriteBehind) -> None:
         listed = [(key, row, _links(row)) for key, row in rows]
         unknown = {source for _key, _row, links in listed for source, _link in links if source not in weights}
         keyed = [rk for source in unknown if (rk := _row_key(source)) is not None]
@@ -479,12 +484,13 @@ def _reweigh_touched(store: Store, verdicts: _Verdicts,
         puts: list[tuple[bytes, dict[bytes, bytes]]] = []
         for key, row, links in listed:
             _reweigh_row(key, row, links, weights, puts)
-        counts.reweighted += store.write(WEBPAGE_TABLE, puts).rows
+        later.submit(write, puts)
 
-    for key, _url in verdicts.changed:
-        keys = [rk for url in snapshot_urls(store, key) if (rk := _row_key(url)) is not None]
-        for start in range(0, len(keys), chunk):
-            found = store.rows(WEBPAGE_TABLE, keys[start:start + chunk], columns=column_names(WebPage, fields))
-            reweigh(pages(found.items(), "quality", unreadable, fields))
-    for rows in touched({url for _key, url in verdicts.changed}):
-        reweigh(rows)
+    with WriteBehind() as later:
+        for key, _url in verdicts.changed:
+            keys = sorted(rk for url in snapshot_urls(store, key) if (rk := _row_key(url)) is not None)
+            for start in range(0, len(keys), chunk):
+                found = store.rows(WEBPAGE_TABLE, keys[start:start + chunk], columns=column_names(WebPage, fields))
+                reweigh(pages(found.items(), "quality", unreadable, fields), later)
+        for rows in touched({url for _key, url in verdicts.changed}):
+            reweigh(rows, later)
