@@ -337,7 +337,7 @@ class _Handler(BaseHTTPRequestHandler):
         headers = [("Content-Type", fault.content_type if fault and wrong else body.content_type)]
         if body.encoding:
             headers.append(("Content-Encoding", body.encoding))
-        wire, length = body.wire()
+        wire, length = app.static_body(site.host, target, revision, body) if fault is None else body.wire()
         headers.append(("Content-Length", str(length)))
         chunks = None if head else wire
         if chunks is not None and fault and kind is Fault.TRICKLE:
@@ -447,11 +447,16 @@ class TestWebServer:
 
     __test__ = False  # not a pytest test class, despite the name
 
-    def __init__(self, web: Web, port: int = 0) -> None:
+    def __init__(self, web: Web, port: int = 0, *, static: bool = False) -> None:
         if not 0 <= port <= 65535:
             raise ValueError(f"port must be 0-65535 (0: a free one): {port}")
         self.web = web
         self.port = port
+        self.static = static
+        """Keep each body once rendered and send the kept bytes (as a web of static files does): for
+        benchmarks, where rendering big sitemaps per request would take the crawler's CPU. Memory
+        grows with what is served."""
+        self._kept: dict[tuple[str, str, int], bytes] = {}
         self.log = AccessLog()
         self.stopping = threading.Event()
         self._lock = threading.Lock()
@@ -461,6 +466,19 @@ class TestWebServer:
         self._threads: list[threading.Thread] = []
         self._truth: Truth | None = None
         self.reset()
+
+    def static_body(self, host: str, target: str, revision: int, body: _Body) -> tuple[Iterator[bytes], int]:
+        """`body.wire()`, or with `static` the bytes kept from its first rendering."""
+        if not self.static:
+            return body.wire()
+        key = (host, target, revision)
+        with self._lock:
+            data = self._kept.get(key)
+        if data is None:
+            data = b"".join(gzip_chunks(body.plain()) if body.gzip else body.plain())  # rendered once
+            with self._lock:
+                self._kept[key] = data
+        return iter((data,)), len(data)
 
     # --- life cycle ------------------------------------------------------
 

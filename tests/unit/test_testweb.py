@@ -783,3 +783,20 @@ def test_a_web_changes_between_crawls_with_new_validators_and_its_own_truth() ->
         assert ("sitemap-old.xml", "removed") in kinds and len(kinds) == 9
         with pytest.raises(ValueError, match="same hosts"):
             web.change_web(small_web())
+
+
+def test_a_static_web_serves_the_same_bytes_and_renders_each_body_once(testweb: TestWebServer) -> None:
+    paths = ["/robots.txt", "/sitemap-products.xml.gz", "/sitemap-encoded.xml", "/sitemap-pages.xml"]
+    def plain(body: bytes, port: int) -> bytes:  # the port appears in absolute URLs: compare without it
+        return (gzip.decompress(body) if body[:2] == b"\x1f\x8b" else body).replace(str(port).encode(), b"PORT")
+
+    with TestWebServer(small_web(), static=True) as static:
+        for path in paths:
+            want = get(testweb.url(SHOP, path))
+            first, second = get(static.url(SHOP, path)), get(static.url(SHOP, path))
+            assert first[0] == second[0] == want[0] == 200
+            assert first[2] == second[2] and first[1]["Content-Length"] == str(len(first[2]))
+            assert plain(first[2], static.port) == plain(want[2], testweb.port)
+        assert len(static._kept) == len(paths)  # one kept rendering per document, not one per request
+        static.touch(static.url(SHOP, "/sitemap-pages.xml"))  # a new revision is rendered anew
+        assert get(static.url(SHOP, "/sitemap-pages.xml"))[0] == 200 and len(static._kept) == len(paths) + 1
