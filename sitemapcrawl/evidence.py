@@ -118,9 +118,12 @@ class Tally:
         return tally
 
 
+_RANK = {name: rank for rank, name in enumerate(COUNTS)}
+
+
 def _order(item: tuple[str, int]) -> tuple[int, str]:
     name = item[0]
-    return (COUNTS.index(name), name) if name in COUNTS else (len(COUNTS), name)
+    return _RANK.get(name, len(COUNTS)), name
 
 
 def _pick(choose: object, a: datetime | None, b: datetime | None) -> datetime | None:

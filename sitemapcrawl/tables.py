@@ -55,6 +55,7 @@ from itertools import islice
 from sitemapcrawl import urls
 from sitemapcrawl.due import BUILT_KEY, DueKind, Entry, due_range, entry_of, parse_entry
 from sitemapcrawl.errors import CellDecodeError, InvalidUrlError
+from sitemapcrawl.overlap import WriteBehind
 from sitemapcrawl.splits import WHOLE, Split, bucket_label, bucket_of
 from sitemapcrawl.store import Cells, Store, WriteCounts
 from sitemapcrawl.webpage import (
@@ -77,7 +78,6 @@ from sitemapcrawl.webpage import (
     equals_filter,
     format_time,
 )
-from sitemapcrawl.writebehind import WriteBehind
 
 log = logging.getLogger(__name__)
 

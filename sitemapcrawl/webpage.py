@@ -20,7 +20,6 @@ URL) and the content family (gzip-compressed bytes).
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 import enum
 import gzip
@@ -798,7 +797,8 @@ def overlaid(row: RowT, update: RowT) -> RowT:
     the rows it merges) without reading it again. A field neither read into
     `row` nor set by `update` still raises FieldNotReadError. No I/O.
     """
-    result = copy.copy(row)
+    result = object.__new__(type(row))
+    result.__dict__.update(row.__dict__)
     result.__dict__.update((name, value) for name, value in update.__dict__.items() if value is not None)
     return result
 

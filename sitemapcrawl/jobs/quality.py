@@ -53,6 +53,7 @@ from sitemapcrawl.evidence import Base, Contribution, Groups, Tally
 from sitemapcrawl.jobs.history import record_statuses, snapshot_urls
 from sitemapcrawl.jobs.rules import UrlRules
 from sitemapcrawl.linkvalues import Inlink, InlinkKind, parse_inlink
+from sitemapcrawl.overlap import WriteBehind, read_ahead
 from sitemapcrawl.quality import (
     Assessment,
     Pins,
@@ -74,7 +75,6 @@ from sitemapcrawl.webpage import (
     equals_filter,
     map_families_of,
 )
-from sitemapcrawl.writebehind import WriteBehind
 
 log = logging.getLogger(__name__)
 
@@ -486,11 +486,15 @@ def _reweigh_touched(store: Store, verdicts: _Verdicts,
             _reweigh_row(key, row, links, weights, puts)
         later.submit(write, puts)
 
-    with WriteBehind() as later:
+    def snapshot_rows() -> Iterator[list[tuple[bytes, WebPage]]]:
         for key, _url in verdicts.changed:
             keys = sorted(rk for url in snapshot_urls(store, key) if (rk := _row_key(url)) is not None)
             for start in range(0, len(keys), chunk):
                 found = store.rows(WEBPAGE_TABLE, keys[start:start + chunk], columns=column_names(WebPage, fields))
-                reweigh(pages(found.items(), "quality", unreadable, fields), later)
-        for rows in touched({url for _key, url in verdicts.changed}):
+                yield list(pages(found.items(), "quality", unreadable, fields))
+
+    with WriteBehind() as later:
+        for rows in read_ahead(snapshot_rows()):
+            reweigh(rows, later)
+        for rows in read_ahead(touched({url for _key, url in verdicts.changed})):
             reweigh(rows, later)

@@ -92,6 +92,7 @@ from sitemapcrawl.linkvalues import Inlink, InlinkKind, OutlinkKind, format_inli
 from sitemapcrawl.marks import Mark
 from sitemapcrawl.modes import CrawlMode, crawl_mode
 from sitemapcrawl.newrows import new_page
+from sitemapcrawl.overlap import WriteBehind, read_ahead
 from sitemapcrawl.schedule import SchedulePolicy, eagerest, schedule
 from sitemapcrawl.splits import WHOLE, Split
 from sitemapcrawl.store import Store
@@ -106,7 +107,6 @@ from sitemapcrawl.webpage import (
     encode,
     overlaid,
 )
-from sitemapcrawl.writebehind import WriteBehind
 
 log = logging.getLogger(__name__)
 
@@ -303,9 +303,10 @@ def _merge(store: Store, batch_id: str, mode: CrawlMode, policy: SchedulePolicy,
            on_progress: Callable[[int], None]) -> None:
     done = 0
     fields = _MERGE_FIELDS if counting is None else list(dict.fromkeys([*_MERGE_FIELDS, *counting.FIELDS]))
-    with WriteBehind() as later:  # the next chunk is read and merged while HBase stores this one
-        for rows in batch_rows(store, Mark.DISCOVER, batch_id, fields, chunk, "updatedb", counts.unreadable,
-                               split):
+    # While a chunk is merged, HBase stores the one before and reads the one after.
+    with WriteBehind() as later:
+        for rows in read_ahead(batch_rows(store, Mark.DISCOVER, batch_id, fields, chunk, "updatedb",
+                                          counts.unreadable, split)):
             _merge_chunk(rows, batch_id, mode, policy, counts, now, counting, later, store)
             done += len(rows)
             on_progress(done)

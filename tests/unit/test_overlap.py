@@ -6,7 +6,7 @@ import threading
 
 import pytest
 
-from sitemapcrawl.writebehind import WriteBehind
+from sitemapcrawl.overlap import WriteBehind, read_ahead
 
 
 def test_calls_run_in_order_on_one_other_thread_and_close_waits_for_all() -> None:
@@ -66,3 +66,33 @@ def test_a_failing_job_still_lands_what_it_queued_and_keeps_its_own_error() -> N
         later.submit(done.append, 2)
         raise KeyboardInterrupt
     assert done == [1, 2]
+
+
+def test_read_ahead_yields_every_chunk_in_order_reading_the_next_on_another_thread() -> None:
+    readers: list[int] = []
+
+    def chunks():  # type: ignore[no-untyped-def]
+        for n in range(20):
+            readers.append(threading.get_ident())
+            yield [n, n + 1]
+
+    assert list(read_ahead(chunks())) == [[n, n + 1] for n in range(20)]
+    assert set(readers) and threading.get_ident() not in readers
+
+
+def test_read_ahead_stays_one_chunk_ahead_and_passes_errors_on_in_order() -> None:
+    pulled: list[int] = []
+
+    def chunks():  # type: ignore[no-untyped-def]
+        for n in range(5):
+            pulled.append(n)
+            if n == 3:
+                raise OSError("scanner expired")
+            yield n
+
+    got = []
+    with pytest.raises(OSError, match="scanner expired"):
+        for n in read_ahead(chunks()):
+            got.append(n)
+            assert len(pulled) <= n + 2  # never more than one chunk ahead of the caller
+    assert got == [0, 1, 2]

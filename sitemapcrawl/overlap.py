@@ -1,18 +1,22 @@
-"""Write-behind: a job's writes run in order on one background thread while the job computes its next chunk.
+"""Overlap HBase and Python: a job's writes run behind it, its next chunk is read ahead of it.
 
 A job that reads a chunk, works it out and writes it spends about as long
-waiting for HBase to store the chunk as computing it; on two cores the two
-can overlap. `WriteBehind.submit(write, *args)` queues a write call and
-returns at once (or waits while `depth` calls are queued: memory stays a
-few chunks); the calls run one at a time in the order submitted, on one
-thread (the `Store` is thread-safe), so what a job writes before what
-stays before. `close` (or leaving the `with` block) waits for every queued
-call. A failed call stops the ones queued after it (they are not run, so no
-later chunk lands without an earlier one) and its error is raised in the
-job's thread at the next `submit` or at `close`.
+waiting for HBase as computing; on two cores the waits can overlap the work.
 
-Use it only where a chunk's writes are not read back before the pass ends
-(close it between passes that read each other's writes).
+`WriteBehind.submit(write, *args)` queues a write call and returns at once
+(or waits while `depth` calls are queued: memory stays a few chunks); the
+calls run one at a time in the order submitted, on one thread (the `Store`
+is thread-safe), so what a job writes before what stays before. `close`
+(or leaving the `with` block) waits for every queued call. A failed call
+stops the ones queued after it (they are not run, so no later chunk lands
+without an earlier one) and its error is raised in the job's thread at the
+next `submit` or at `close`. Use it only where a chunk's writes are not
+read back before the pass ends (close it between passes that read each
+other's writes).
+
+`read_ahead(chunks)` iterates `chunks` (a generator that reads HBase) on a
+thread, one chunk ahead of the job: the job works out chunk N while chunk
+N+1 is read. Its errors reach the job when it gets to that chunk.
 """
 
 from __future__ import annotations
@@ -20,14 +24,15 @@ from __future__ import annotations
 import logging
 import threading
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from types import TracebackType
-from typing import Any
+from typing import Any, TypeVar
 
-__all__ = ["WriteBehind"]
+__all__ = ["WriteBehind", "read_ahead"]
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 
 class WriteBehind:
@@ -78,3 +83,26 @@ class WriteBehind:
             self.close()
         except Exception as exc:  # the job's own error is the one to report
             log.warning("a queued write failed too: %s: %s", type(exc).__name__, exc)
+
+
+def read_ahead(chunks: Iterable[T]) -> Iterator[T]:
+    """`chunks`, each read on a background thread while the caller works on the one before.
+
+    At most one chunk waits beyond the one the caller holds. When the
+    caller stops early (break, error), the thread finishes the chunk it is
+    reading and stops. Errors of `chunks` are raised to the caller in order.
+    """
+    source = iter(chunks)
+    done = object()
+
+    def pull() -> Any:
+        return next(source, done)
+
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="read-ahead") as pool:
+        pending = pool.submit(pull)
+        while True:
+            item = pending.result()
+            if item is done:
+                return
+            pending = pool.submit(pull)
+            yield item
