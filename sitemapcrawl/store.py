@@ -229,7 +229,11 @@ class Store:
             try:
                 with self._get_pool().connection() as connection:
                     self._connected_once = True
-                    return operation(connection)
+                    try:
+                        return operation(connection)
+                    except BaseException as exc:
+                        _drop_if_interrupted(connection, exc)
+                        raise
             except _WIRE_ERRORS + (TException,) as exc:
                 error: Exception = exc
                 self._raise_if_permanent(what, exc)
@@ -535,10 +539,14 @@ class Store:
                         batch_size=self._batch_size,
                         limit=None if limit is None else limit - returned,
                     )
-                    for key, cells in scanner:
-                        last = key
-                        returned += 1
-                        yield key, cells
+                    try:
+                        for key, cells in scanner:
+                            last = key
+                            returned += 1
+                            yield key, cells
+                    except BaseException as exc:
+                        _drop_if_interrupted(connection, exc)
+                        raise
                 return
             except _WIRE_ERRORS + (TException,) as exc:
                 self._raise_if_permanent(f"scan {name}", exc)
@@ -552,6 +560,20 @@ class Store:
                 self.retries += 1
                 time.sleep(pause)
                 pause = min(pause * 2, 5.0)
+
+
+def _drop_if_interrupted(connection: happybase.Connection, error: BaseException) -> None:
+    """Close a pooled connection whose call was cut short by Ctrl-C (KeyboardInterrupt, SystemExit...).
+
+    Its request may have gone out with the reply still on the way: the next
+    call on that socket would read it as its own. The pool replaces
+    connections only on wire errors; a closed one fails its next call with
+    one, and is replaced then (our retry makes that call again). A scan its
+    reader stopped early (GeneratorExit) closed its scanner: nothing is
+    on the way.
+    """
+    if not isinstance(error, Exception | GeneratorExit):
+        connection.close()
 
 
 def _text(value: bytes | str) -> str:

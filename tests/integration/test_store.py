@@ -164,3 +164,18 @@ def test_rows_reads_close_keys_by_range_scan_and_scattered_keys_by_gets(settings
         assert found == {key: {b"m:dp": written[key][b"m:dp"]} for key in set(mixed)
                          if key in written and b"m:dp" in written[key]}
         assert store.rows(WEBPAGE_TABLE, []) == {}
+
+
+def test_a_call_cut_short_by_ctrl_c_leaves_no_reply_for_the_next_call(settings: Settings) -> None:
+    with Store(settings, pool_size=1) as store:  # one connection: the next call gets the same one
+        store.create_tables()
+        store.write(WEBPAGE_TABLE, [(b"k:1", {b"f:st": b"fetched"})])
+
+        def interrupted(connection: object) -> None:
+            connection.client._send("getTableNames")  # type: ignore[attr-defined]  # the request is out...
+            raise KeyboardInterrupt  # ...and Ctrl-C comes before its reply is read
+
+        with pytest.raises(KeyboardInterrupt):
+            store._call("list tables", interrupted)
+        assert store.row(WEBPAGE_TABLE, b"k:1") == {b"f:st": b"fetched"}
+        assert store.rows(WEBPAGE_TABLE, [b"k:1"]) == {b"k:1": {b"f:st": b"fetched"}}
