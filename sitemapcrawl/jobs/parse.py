@@ -207,6 +207,7 @@ class _SitemapParse:
         self.depth = row.depth if row.depth is not None else settings.seed_depth
         self.radius = row.radius if row.radius is not None else settings.seed_radius
         self.written = self.filtered = self.invalid = self.past_depth = self.blacklisted = 0
+        self.source_domain: str | None = None
         self.listed: dict[str, Hints] = {}
         """Target URL -> hints of every entry written: what `record_parse` compares."""
 
@@ -214,7 +215,7 @@ class _SitemapParse:
         """Canonical target URL and its grant, or None (counted) when it is not kept."""
         try:
             target = urls.canonicalize(loc, self.rules.canonical)
-            same = urls.registered_domain_key(target) == urls.registered_domain_key(self.row.url)
+            same = urls.registered_domain_key(target) == self._source_domain()
         except InvalidUrlError:
             self.invalid += 1
             return None
@@ -226,6 +227,12 @@ class _SitemapParse:
             self.past_depth += 1
             return None
         return target, depth, radius
+
+    def _source_domain(self) -> str:
+        """The sitemap's registered domain (InvalidUrlError when it has none): worked out once, not per entry."""
+        if self.source_domain is None:
+            self.source_domain = urls.registered_domain_key(self.row.url)
+        return self.source_domain
 
     def cells(self, document: Iterator[PageEntry | SitemapRef]) -> Iterator[tuple[bytes, dict[bytes, bytes]]]:
         """One put per kept entry: the inlink cell and the discover marker."""
