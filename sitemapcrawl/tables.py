@@ -341,7 +341,7 @@ def batch_rows(store: Store, field_name: str, batch_id: str, fields: list[str], 
     discover mark its touched records, when the batch has records
     (`has_records`); the mark is tested on each row read. Cost: one get
     (the registry row); then one range scan of the batch's records and one
-    multi-get of `webpage` rows per chunk; for a batch without records (or
+    `Store.rows` of `webpage` per chunk (a range scan where the keys lie close); for a batch without records (or
     another field), one server-filtered scan over the whole table.
     """
     # The tested column is read too (for the server's filter, or to test it here).

@@ -57,12 +57,15 @@ what it has done (its `marks.Mark`).
 
 Cost: proportional to the batch and the rows it touched, not the table:
 passes 1 and 3 read each member once, pass 2 each touched row once (a range
-scan of records and a multi-get per chunk); one put per target of a link
+scan of records and a `Store.rows` per chunk: one range scan where the keys
+lie close together); one put per target of a link
 (pass 1, after its touched record), per merged row (pass 2) and per fetched
 row (pass 3), batched by `hbase_batch_size`; one batched delete per chunk
 with gone rows, and of the records at the end. Steps 4 and 5 read the
 small rows of the sitemaps and origins they touched (and, to reweigh, the
-rows of sitemaps whose weight changed). Memory: one chunk of rows, and one small record per
+rows of sitemaps whose weight changed). Pass 2 and the reweighing read their
+next chunk ahead and write behind (`sitemapcrawl.overlap`): Python and HBase
+work at once. Memory: a few chunks of rows, and one small record per
 touched sitemap, origin and listed row.
 """
 
