@@ -97,11 +97,23 @@ class Tally:
         return {name[len(_STATUS):]: n for name, n in self.counts.items() if name.startswith(_STATUS) and n}
 
     def text(self) -> str:
-        """`key=value` words: the counters, then the dates."""
-        words = [f"{name}={n}" for name, n in sorted(self.counts.items(), key=_order)]
-        words += [f"{name}={format_time(d)}" for name, d in zip(_DATES, (self.lo, self.hi, self.new), strict=True)
-                  if d is not None]
-        return " ".join(words)
+        """`key=value` words: the counters, then the dates.
+
+        Remembered for the last few thousand distinct tallies: updatedb
+        writes the same few tallies (one row's counts, one entry's evidence)
+        on row after row.
+        """
+        key = (tuple(self.counts.items()), self.lo, self.hi, self.new)
+        text = _TEXTS.get(key)
+        if text is None:
+            words = [f"{name}={n}" for name, n in sorted(self.counts.items(), key=_order)]
+            words += [f"{name}={format_time(d)}" for name, d in zip(_DATES, (self.lo, self.hi, self.new),
+                                                                      strict=True) if d is not None]
+            text = " ".join(words)
+            if len(_TEXTS) >= _TEXTS_KEPT:
+                _TEXTS.clear()
+            _TEXTS[key] = text
+        return text
 
     @classmethod
     def read(cls, text: str) -> Tally:
@@ -119,6 +131,9 @@ class Tally:
 
 
 _RANK = {name: rank for rank, name in enumerate(COUNTS)}
+_TEXTS: dict[tuple[object, ...], str] = {}
+"""`Tally.text` of recent tallies (cleared when full)."""
+_TEXTS_KEPT = 4096
 
 
 def _order(item: tuple[str, int]) -> tuple[int, str]:
@@ -352,6 +367,10 @@ def judge(stored: Iterable[Contribution], current: Mapping[str, tuple[str, Tally
     the row keeps a line with no current part until the next batch, so a
     rerun still subtracts it.
     """
+    if not stored:  # a row judged for the first time (most rows of an inventory): all it gives is new
+        firsts = [(sitemap, parse, tally) for sitemap, (parse, tally) in sorted(current.items()) if parse]
+        return ([Contribution(sitemap, batch_id, parse, tally, None, None) for sitemap, parse, tally in firsts],
+                {sitemap: {parse: tally} for sitemap, parse, tally in firsts})
     held = {c.sitemap: c for c in stored}
     lines: list[Contribution] = []
     deltas: dict[str, Groups] = {}

@@ -215,3 +215,17 @@ def test_batches_made_in_one_second_count_whatever_their_ids_sort_like() -> None
         base, _ = evidence.fold(base, {evidence.cell_name(f"2026020100{n:04d}-aaaa", 1): f"{B1} listed=1"}, late)
     assert early not in base.folded and base.through == early and base.holds(early)
     assert evidence.latest(base.groups)[1].counts == {"listed": 1 + evidence.FOLDED_KEPT}
+
+
+def test_a_first_judgement_takes_the_short_way_to_what_the_general_way_gives() -> None:
+    # A stored line that names another sitemap and holds nothing sends judge down its general way;
+    # with no stored line at all it takes the short way for rows judged the first time.
+    nothing = Contribution("http://a.test/other.xml", B1, None, None, None, None)
+    dated = (B1, contribution(NOW - timedelta(days=3), FetchStatus.FETCHED, NOW, None, NOW, NOW))
+    for current in ({S: unfetched()}, {S: gone(B2), "http://a.test/t.xml": ok(B1)}, {S: ("", Tally())},
+                    {S: (B1, Tally())}, {S: dated}, {}):
+        short_lines, short_deltas = judge([], current, B2)
+        long_lines, long_deltas = judge([nothing], current, B2)
+        assert [c.line() for c in short_lines] == [c.line() for c in long_lines]
+        assert ({s: {p: t.text() for p, t in g.items()} for s, g in short_deltas.items()}
+                == {s: {p: t.text() for p, t in g.items()} for s, g in long_deltas.items()})
