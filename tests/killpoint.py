@@ -5,10 +5,12 @@
 PHASE is generate, fetch, parse or updatedb; SIGNAL is KILL or INT; the
 signal is sent to this very process right after the first write to the
 `webpage` table that PHASE makes in its ROUND-th run (for fetch: after the
-write that brings its written outcomes to FETCHED, with every request after
-the FETCHED-th held back, so no request is in flight unrecorded). Sent from
-the main thread, between two bytecodes: the point is deterministic, not a
-matter of timing. Prints `killpoint: PHASE` on stderr just before.
+write that brings its written outcomes to FETCHED, with every page fetch
+after the FETCHED-th held back, so no request is in flight unrecorded).
+Sent from the thread that wrote (parse and updatedb write behind, on a
+thread of their own: `sitemapcrawl.overlap`); SIGKILL ends the process at
+that write, SIGINT reaches the main thread at its next bytecode. Prints
+`killpoint: PHASE` on stderr just before.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from typing import Any
 from sitemapcrawl import cli
 from sitemapcrawl.jobs import crawl
 from sitemapcrawl.jobs.fetch_pacing import Pacing
+from sitemapcrawl.jobs.fetch_work import Worker
 from sitemapcrawl.store import Store
 from sitemapcrawl.webpage import WEBPAGE_TABLE
 
@@ -67,26 +70,29 @@ def main() -> None:
 
     Store.write = write  # type: ignore[method-assign]
 
-    # Requests are held back before they begin (`Pacing.begin`, which counts a begun request as in
-    # flight until it ends), and let go once the signal has stopped the fetch: it refuses them then.
-    original_begin, original_stop = Pacing.begin, Pacing.stop
+    # Page fetches after the FETCHED-th are held back before their request begins (before
+    # `Pacing.begin`, which counts a begun request as in flight until it ends), and let go once the
+    # signal has stopped the fetch: it refuses them then. Only page fetches count: each writes one
+    # outcome row; a robots.txt request (a host first seen in this round) writes none, and counting
+    # it would hold back a page whose outcome the signal waits for.
+    original_fetch_page, original_stop = Worker.fetch_page, Pacing.stop
     stopped = threading.Event()
 
-    def begin(self: Pacing, *a: Any, **k: Any) -> bool:
+    def fetch_page(self: Worker, *a: Any, **k: Any) -> None:
         if phase == "fetch" and armed():
             with lock:
                 state["requests"] += 1
                 over = state["requests"] > fetched
             if over:
                 stopped.wait()  # held back until the signal stops the fetch
-        return original_begin(self, *a, **k)
+        original_fetch_page(self, *a, **k)
 
     def stop(self: Pacing) -> None:
         original_stop(self)
         if state["fired"]:  # every fetch stops (also the rounds before): only the signalled one lets go
             stopped.set()
 
-    Pacing.begin = begin  # type: ignore[method-assign]
+    Worker.fetch_page = fetch_page  # type: ignore[method-assign]
     Pacing.stop = stop  # type: ignore[method-assign]
     sys.argv = ["sitemapcrawl", *args]
     cli.main()
