@@ -468,8 +468,8 @@ class Store:
         in sorted order, `hbase_batch_size` at a time. Where they lie close
         together (a batch's rows of one host, a sitemap's URLs), a part is
         read as one range scan from its first key to its last, which the
-        server answers several times faster than the same keys as gets (a
-        multi-get is one random read per key; 4x on this machine). The scan
+        server answers faster than the same keys as gets (a multi-get is one
+        random read per key). The scan
         stops after a quarter more rows than wanted; when the range holds
         more rows than that (the keys are scattered in a large table), the
         keys it did not reach are read as gets. So a part costs at most its
