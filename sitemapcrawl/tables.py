@@ -21,9 +21,15 @@ reading a batch costs what the batch holds, not what the table holds:
   partition, written by generate for each row it selects (and by fetch for
   a redirect hop that joins the batch);
 - touched: `<batch>|t|<bucket>|<webpage key>`, cell `r:t` = 1, written by
-  parse (sitemap entries, index children, URLs a re-parsed sitemap dropped)
-  and updatedb's spread (link and redirect targets) for each row they give
-  an `il:` cell and `k:dsc` = batch to.
+  parse (URLs a re-parsed sitemap dropped) and updatedb's spread (link and
+  redirect targets) for each row they give an `il:` cell and `k:dsc` =
+  batch to;
+- listed: `<batch>|l|<bucket>|<part>|<sitemap key>`, a cell `r:k.<webpage
+  key>` per entry, written by parse for each chunk of a sitemap's entries
+  (`write_listed`): a 50,000-entry sitemap is a few dozen records to write,
+  read and delete, not 50,000. A row recorded twice (an entry of two
+  sitemaps, or also a link target) is read from one record only, the one
+  `listing_owner` names.
 
 The bucket is the row's host bucket (`splits.bucket_label(bucket_of(key))`),
 so the members (or touched rows) of a split are one key range. A record is
@@ -46,8 +52,9 @@ the full-scan repair behind `generate --rescan`.
 
 from __future__ import annotations
 
+import functools
 import logging
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Set
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from itertools import islice
@@ -55,6 +62,7 @@ from itertools import islice
 from sitemapcrawl import urls
 from sitemapcrawl.due import BUILT_KEY, DueKind, Entry, due_range, entry_of, parse_entry
 from sitemapcrawl.errors import CellDecodeError, InvalidUrlError
+from sitemapcrawl.linkvalues import InlinkKind, parse_inlink
 from sitemapcrawl.overlap import WriteBehind
 from sitemapcrawl.splits import WHOLE, Split, bucket_label, bucket_of
 from sitemapcrawl.store import Cells, Store, WriteCounts
@@ -188,13 +196,19 @@ def history_rows(scan: Iterable[tuple[bytes, Cells]], job: str, unreadable: Unre
 
 # ------------------------------------------------------------ batch records --
 
-#: Record kinds: a row of the batch (generate, fetch's redirect hops), a row it gave inlinks to merge.
-MEMBER, TOUCHED = b"m", b"t"
+#: Record kinds: a row of the batch (generate, fetch's redirect hops), a row it gave inlinks to merge,
+#: the entry rows of one sitemap parse (many per record).
+MEMBER, TOUCHED, LISTED = b"m", b"t", b"l"
 #: Which records hold the rows a batch mark is tested on: members carry the generate and fetch marks,
-#: touched rows the discover mark.
+#: touched and listed rows the discover mark.
 _KIND_OF_MARK = {"generate_mark": MEMBER, "fetch_mark": MEMBER, "discover_mark": TOUCHED}
 _SEP = b"|"
 _TOUCHED_CELLS = encode(BatchRecord("", touched=True))
+_LISTED_PREFIX = encode(BatchRecord("", listed={"": ""})).popitem()[0]
+#: The inlink kinds a sitemap parse writes: what makes a row an entry of a sitemap in `listing_owner`.
+_ENTRY_KINDS = (InlinkKind.SITEMAP, InlinkKind.INDEX)
+#: Keys only: what `drop_records` and `listed_sitemaps` read of a record (a listed one holds many cells).
+_KEYS_ONLY = "KeyOnlyFilter() AND FirstKeyOnlyFilter()"
 
 
 def record_key(batch_id: str, kind: bytes, key: bytes) -> bytes:
@@ -205,6 +219,46 @@ def record_key(batch_id: str, kind: bytes, key: bytes) -> bytes:
 def page_key(record: bytes) -> bytes:
     """The `webpage` row key a `batchrow` key records (everything after its third `|`)."""
     return record.split(_SEP, 3)[3]
+
+
+def listed_record_key(batch_id: str, bucket: int, part: int, sitemap_key: bytes) -> bytes:
+    """The `batchrow` key of one part of a sitemap parse's entries in one bucket:
+    `<batch>|l|<bucket>|<part, 8 hex digits>|<sitemap row key>`."""
+    return _SEP.join((batch_id.encode("utf-8"), LISTED, bucket_label(bucket), b"%08x" % part, sitemap_key))
+
+
+def listed_sitemap(record: bytes) -> bytes:
+    """The sitemap row key a listed record names (everything after its fourth `|`)."""
+    return record.split(_SEP, 4)[4]
+
+
+@functools.lru_cache(maxsize=4096)
+def _sitemap_key(url: str) -> bytes | None:
+    try:
+        return urls.row_key(url).encode("utf-8")
+    except InvalidUrlError:
+        return None
+
+
+def listing_owner(row: WebPage, batch_id: str, listed: Set[bytes]) -> bytes | None:
+    """Which record stands for a row the batch touched: the least sitemap (row key) in `listed` whose parse
+    in this batch gave the row an entry inlink, or None: its own touched record.
+
+    A row can be recorded more than once (an entry of two sitemaps, also a
+    link target); every reader applies this one rule, so each touched row
+    is read once. `listed`: the sitemaps with listed records in the row's
+    split (a sitemap listing the row has one in the row's bucket). `row`
+    must hold `inlinks`. No I/O.
+    """
+    owner: bytes | None = None
+    for source, text in (row.inlinks or {}).items():
+        link = parse_inlink(text)
+        if link is None or link.kind not in _ENTRY_KINDS or link.batch != batch_id:
+            continue
+        key = _sitemap_key(source)
+        if key is not None and key in listed and (owner is None or key < owner):
+            owner = key
+    return owner
 
 
 def record_range(batch_id: str, kind: bytes, split: Split = WHOLE) -> tuple[bytes, bytes]:
@@ -271,6 +325,49 @@ def _write_touched_part(store: Store, batch_id: str, part: list[tuple[bytes, dic
     written.append(write_pages(store, part).rows)  # with due index entries, should a put carry f:nft or the flags
 
 
+def write_listed(store: Store, batch_id: str, sitemap_url: str, puts: Iterable[tuple[bytes, dict[bytes, bytes]]],
+                 chunk: int) -> int:
+    """Put the entry cells of one sitemap parse (they mark their rows `k:dsc` = batch), each chunk's listed
+    records first: one record per bucket the chunk's rows fall in, naming every row once.
+
+    Streams like `write_touching`; holds the keys recorded so far (one per
+    entry of the sitemap), so an entry listed twice is recorded once. A rerun
+    writes the same records again. Returns the `webpage` rows written. Cost
+    per chunk: a put of a few record rows and the batched put of the cells.
+    """
+    sitemap_key = _sitemap_key(sitemap_url)
+    if sitemap_key is None:
+        raise InvalidUrlError(f"sitemap URL has no row key: {sitemap_url[:200]}")
+    seen: set[bytes] = set()
+    written: list[int] = []
+    with WriteBehind() as later:
+        for part, rows in enumerate(_chunks(puts, chunk)):
+            fresh = [key for key in dict.fromkeys(key for key, _ in rows) if key not in seen]
+            seen.update(fresh)
+            later.submit(_write_listed_part, store, batch_id, sitemap_key, part, fresh, rows, written)
+    return sum(written)
+
+
+def _write_listed_part(store: Store, batch_id: str, sitemap_key: bytes, part: int, keys: list[bytes],
+                       rows: list[tuple[bytes, dict[bytes, bytes]]], written: list[int]) -> None:
+    by_bucket: dict[int, dict[bytes, bytes]] = {}
+    for key in keys:
+        by_bucket.setdefault(bucket_of(key), {})[_LISTED_PREFIX + key] = b""
+    store.write(BATCHROW_TABLE, [(listed_record_key(batch_id, bucket, part, sitemap_key), cells)
+                                 for bucket, cells in sorted(by_bucket.items())])
+    written.append(write_pages(store, rows).rows)
+
+
+def listed_sitemaps(store: Store, batch_id: str, split: Split = WHOLE) -> frozenset[bytes]:
+    """The sitemaps (row keys) whose parse in the batch left listed records in `split`'s buckets.
+
+    Cost: one range scan of the listed records, keys only (a few dozen per 50,000 entries).
+    """
+    start, stop = record_range(batch_id, LISTED, split)
+    return frozenset(listed_sitemap(key) for key, _ in
+                     store.scan(BATCHROW_TABLE, start=start, stop=stop, filter=_KEYS_ONLY))
+
+
 def recorded_keys(store: Store, batch_id: str, kind: bytes, split: Split = WHOLE, chunk: int = 1000,
                   partition: int | None = None) -> Iterator[list[bytes]]:
     """The `webpage` keys a batch recorded (members or touched) in `split`, in chunks of `chunk`.
@@ -306,7 +403,7 @@ def batch_keys(store: Store, batch_id: str, kind: bytes, split: Split = WHOLE, c
 
 
 def drop_records(store: Store, batch_id: str, split: Split = WHOLE, chunk: int = 1000) -> int:
-    """Delete the batch's records (both kinds) in `split`'s buckets; returns records deleted.
+    """Delete the batch's records (every kind) in `split`'s buckets; returns records deleted.
 
     Cost: one range scan per kind and one batched delete per chunk (written
     behind: the next chunk is scanned while one is deleted).
@@ -317,11 +414,12 @@ def drop_records(store: Store, batch_id: str, split: Split = WHOLE, chunk: int =
         deleted.append(store.delete_many(BATCHROW_TABLE, [(key, None) for key in records]).rows)
 
     with WriteBehind() as later:
-        for kind in (MEMBER, TOUCHED):
+        for kind in (MEMBER, TOUCHED, LISTED):
             start, stop = record_range(batch_id, kind, split)
             while True:
                 # Keys first, deletes after: a scanner must not idle while we write.
-                records = [key for key, _ in store.scan(BATCHROW_TABLE, start=start, stop=stop, limit=chunk)]
+                records = [key for key, _ in store.scan(BATCHROW_TABLE, start=start, stop=stop, filter=_KEYS_ONLY,
+                                                        limit=chunk)]
                 if not records:
                     break
                 later.submit(delete, records)
@@ -338,7 +436,7 @@ def batch_rows(store: Store, field_name: str, batch_id: str, fields: list[str], 
     reading a field not in `fields` raises FieldNotReadError. `partition`:
     only members of that fetch partition (`m:pa`). For the generate and
     fetch marks the batch's member records say which rows to read, for the
-    discover mark its touched records, when the batch has records
+    discover mark its listed and touched records (each row once: `listing_owner`), when the batch has records
     (`has_records`); the mark is tested on each row read. Cost: one get
     (the registry row); then one range scan of the batch's records and one
     `Store.rows` of `webpage` per chunk (a range scan where the keys lie close); for a batch without records (or
@@ -349,7 +447,9 @@ def batch_rows(store: Store, field_name: str, batch_id: str, fields: list[str], 
     if partition is not None and "partition" not in fields:
         fields = [*fields, "partition"]
     kind = _KIND_OF_MARK.get(field_name)
-    if kind is not None and has_records(store, batch_id):
+    if kind is TOUCHED and has_records(store, batch_id):
+        yield from _touched_recorded_rows(store, field_name, batch_id, fields, chunk, job, unreadable, split)
+    elif kind is not None and has_records(store, batch_id):
         yield from _recorded_rows(store, kind, field_name, batch_id, fields, chunk, job, unreadable, split,
                                   partition)
     else:
@@ -359,13 +459,47 @@ def batch_rows(store: Store, field_name: str, batch_id: str, fields: list[str], 
 def _recorded_rows(store: Store, kind: bytes, field_name: str, batch_id: str, fields: list[str], chunk: int,
                    job: str, unreadable: Unreadable, split: Split,
                    partition: int | None) -> Iterator[list[tuple[bytes, WebPage]]]:
-    columns = column_names(WebPage, fields)
+    for keys in recorded_keys(store, batch_id, kind, split, chunk, partition):
+        yield _marked_rows(store, keys, field_name, batch_id, fields, job, unreadable)
+
+
+def _marked_rows(store: Store, keys: list[bytes], field_name: str, batch_id: str, fields: list[str], job: str,
+                 unreadable: Unreadable) -> list[tuple[bytes, WebPage]]:
+    """The rows of `keys` whose `field_name` mark says `batch_id`, decoded (one `Store.rows`)."""
+    found = store.rows(WEBPAGE_TABLE, keys, columns=column_names(WebPage, fields))
     mark_column = column_names(WebPage, [field_name])[0]
     mark = columns_of(WebPage)[field_name].codec.encode(batch_id)
-    for keys in recorded_keys(store, batch_id, kind, split, chunk, partition):
-        found = store.rows(WEBPAGE_TABLE, keys, columns=columns)
-        marked = [(key, found[key]) for key in keys if key in found and found[key].get(mark_column) == mark]
-        yield list(pages(marked, job, unreadable, fields))
+    marked = [(key, found[key]) for key in keys if key in found and found[key].get(mark_column) == mark]
+    return list(pages(marked, job, unreadable, fields))
+
+
+#: Listed records read per round trip (each names up to a chunk of rows).
+_LISTED_PER_SCAN = 4
+
+
+def _touched_recorded_rows(store: Store, mark: str, batch_id: str, fields: list[str], chunk: int, job: str,
+                           unreadable: Unreadable, split: Split) -> Iterator[list[tuple[bytes, WebPage]]]:
+    """The rows marked `k:dsc` = batch: the entries of each listed record, then the touched records' rows;
+    each row once, from the record `listing_owner` names."""
+    fields = fields if "inlinks" in fields else [*fields, "inlinks"]
+    listed = listed_sitemaps(store, batch_id, split)
+    if listed:
+        start, stop = record_range(batch_id, LISTED, split)
+        while True:
+            # Records first, rows after: a scanner must not idle while we work.
+            records = list(store.scan(BATCHROW_TABLE, start=start, stop=stop, limit=_LISTED_PER_SCAN))
+            for record, cells in records:
+                sitemap = listed_sitemap(record)
+                keys = sorted(name[len(_LISTED_PREFIX):] for name in cells if name.startswith(_LISTED_PREFIX))
+                for at in range(0, len(keys), chunk):
+                    rows = _marked_rows(store, keys[at:at + chunk], mark, batch_id, fields, job, unreadable)
+                    yield [(key, row) for key, row in rows if listing_owner(row, batch_id, listed) == sitemap]
+            if len(records) < _LISTED_PER_SCAN:
+                break
+            start = records[-1][0] + b"\x00"
+    for keys in recorded_keys(store, batch_id, TOUCHED, split, chunk):
+        rows = _marked_rows(store, keys, mark, batch_id, fields, job, unreadable)
+        yield [(key, row) for key, row in rows if not listed or listing_owner(row, batch_id, listed) is None]
 
 
 def _scanned_rows(store: Store, field_name: str, batch_id: str, fields: list[str], chunk: int,

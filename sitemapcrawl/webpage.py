@@ -512,13 +512,20 @@ class BatchRecord:
 
     Keys: `<batch>|m|<bucket>|<webpage key>` for a member (generate; fetch for
     a redirect hop), `<batch>|t|<bucket>|<webpage key>` for a touched row
-    (parse and updatedb wrote an `il:` cell and `k:dsc` on it), the bucket
-    `splits.bucket_label(splits.bucket_of(webpage key))`.
+    (updatedb's spread, or parse for a URL a sitemap stopped listing, wrote an
+    `il:` cell and `k:dsc` on it), the bucket
+    `splits.bucket_label(splits.bucket_of(webpage key))`; and
+    `<batch>|l|<bucket>|<part>|<sitemap key>` for the entries of one sitemap
+    parse in one bucket, one qualifier per entry row (`listed`), so that a
+    sitemap of 50,000 entries is a few dozen records, not 50,000.
     """
 
     key: str
     partition: int | None = col("r", "pa", INT, "member: its fetch partition", "generate, fetch")
     touched: bool | None = col("r", "t", FLAG, "touched: has inlinks to merge for the batch", "parse, updatedb")
+    listed: Mapping[str, str] | None = mapcol(
+        "r", "listed: an entry row of the sitemap parsed (value empty), to merge for the batch", "parse",
+        "webpage key", "k.")
 
 
 # -------------------------------------------------------------------- due ---

@@ -40,8 +40,9 @@ idempotent puts streamed in batches of `hbase_batch_size`: no read of the
 target, no read-modify-write, nothing held but one batch. Two sitemaps listing
 one page leave two cells; the merge (max priority, latest lastmod, eagerest
 changefreq, max depth/radius) happens once per row in updatedb, which finds
-the rows to merge through the batch's touched records (and the `k:dsc`
-marker on each). HBase rows
+the rows to merge through the batch's records (a listed record per
+chunk of a sitemap's entries and bucket, `tables.write_listed`; and the
+`k:dsc` marker on each). HBase rows
 are the shuffle that Nutch 2.x does with MapReduce. A rerun writes the same
 cells again, so a parse killed half-way is simply run again.
 
@@ -62,8 +63,8 @@ body does not sniff as a sitemap becomes a page again (`s:sm` = 0).
 Cost: proportional to the batch, not the table: one range scan of the
 batch's member records and one multi-get of their rows (small columns) per
 chunk, read so no scanner idles while a document is parsed; one get per
-stored body; two batched writes (touched records, then the cells) per
-`hbase_batch_size` entries (and, for pages parsed before, one multi-get and
+stored body; two batched writes (a listed record per bucket, then the
+cells) per `hbase_batch_size` entries (and, for pages parsed before, one multi-get and
 one batched delete of stale outlinks per chunk). Memory: one document's
 stream and one write batch.
 """
@@ -109,7 +110,7 @@ from sitemapcrawl.sitemaps.scope import (
 )
 from sitemapcrawl.splits import WHOLE, Split
 from sitemapcrawl.store import Store
-from sitemapcrawl.tables import Unreadable, batch_rows, read_page, read_pages, write_pages, write_touching
+from sitemapcrawl.tables import Unreadable, batch_rows, read_page, read_pages, write_listed, write_pages
 from sitemapcrawl.webpage import (
     BATCHROW_TABLE,
     HISTORY_TABLE,
@@ -350,7 +351,7 @@ def parse_sitemap_row(store: Store, key: bytes, row: WebPage, body: bytes, batch
             is_sitemap=False if demote else None, vouched_by=vouched, parse_mark=batch_id)))])
         return SitemapOutcome(row.url, None, 0, (problem,))
     work = _SitemapParse(row, batch_id, rules, counts, vouchers)
-    write_touching(store, batch_id, work.cells(iter(document)), max(1, settings.hbase_batch_size))
+    write_listed(store, batch_id, row.url, work.cells(iter(document)), max(1, settings.hbase_batch_size))
     report = document.report
     problems = report.problems + work.problems()
     if document.kind.value == "index":

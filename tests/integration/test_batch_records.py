@@ -84,6 +84,14 @@ def records(store: Store, batch_id: str, kind: bytes | None = None) -> list[byte
     return [key for key, _ in store.scan(BATCHROW_TABLE, prefix=prefix)]
 
 
+def touched_keys(store: Store, batch_id: str) -> list[bytes]:
+    """The `webpage` keys the batch recorded as touched: its touched records and its sitemaps' listed records."""
+    keys = [tables.page_key(key) for key in records(store, batch_id, tables.TOUCHED)]
+    for _key, cells in store.scan(BATCHROW_TABLE, prefix=f"{batch_id}|".encode() + tables.LISTED + b"|"):
+        keys += [name.partition(b":k.")[2] for name in cells]
+    return sorted(keys)
+
+
 def snapshot(store: Store) -> dict[bytes, Cells]:
     return dict(store.scan(WEBPAGE_TABLE))
 
@@ -189,10 +197,11 @@ def test_each_phase_rerun_changes_nothing(settings: Settings, web: TestWebServer
         assert snapshot(store) == fetched
         parse_batch(store, rules, batch_id)
         parsed = snapshot(store)
-        touched = records(store, batch_id, tables.TOUCHED)
+        touched, recorded = touched_keys(store, batch_id), records(store, batch_id)
         assert len(touched) == 18  # every entry of the three sitemaps
+        assert len(records(store, batch_id, tables.LISTED)) == 3  # in one listed record per sitemap
         assert parse_batch(store, rules, batch_id).already_parsed == 6
-        assert snapshot(store) == parsed and records(store, batch_id, tables.TOUCHED) == touched
+        assert snapshot(store) == parsed and records(store, batch_id) == recorded
         first = updatedb(store, rules, batch_id)
         assert first.records_dropped > 0 and records(store, batch_id) == []
         updated = snapshot(store)
@@ -235,7 +244,7 @@ def test_a_split_reads_only_its_range(settings: Settings, make_testweb: Callable
             assert not store.whole_table_scans(WEBPAGE_TABLE)
             rows.append(parsed.rows)
         assert sum(rows) == 16
-        touched = [tables.page_key(key) for key in records(store, batch_id, tables.TOUCHED)]
+        touched = touched_keys(store, batch_id)
         # updatedb's splits run side by side: each merges only after every split spread its links.
         stores = [CountingStore(settings), CountingStore(settings)]
         with ThreadPoolExecutor(2) as pool:

@@ -1,12 +1,26 @@
-"""The `batchrow` key layout: `<batch>|<kind>|<bucket>|<webpage key>`, a split's share one key range."""
+"""The `batchrow` key layout: `<batch>|<kind>|<bucket>|<webpage key>` (listed records:
+`<batch>|l|<bucket>|<part>|<sitemap key>`), a split's share one key range; and which record
+stands for a row recorded twice."""
 
 from __future__ import annotations
 
 import pytest
 
 from sitemapcrawl import urls
+from sitemapcrawl.linkvalues import Inlink, InlinkKind, format_inlink
 from sitemapcrawl.splits import BUCKETS, Split, bucket_of
-from sitemapcrawl.tables import MEMBER, TOUCHED, page_key, record_key, record_range
+from sitemapcrawl.tables import (
+    LISTED,
+    MEMBER,
+    TOUCHED,
+    listed_record_key,
+    listed_sitemap,
+    listing_owner,
+    page_key,
+    record_key,
+    record_range,
+)
+from sitemapcrawl.webpage import WebPage
 
 KEYS = [urls.row_key(url).encode() for url in (
     "http://127.0.0.2:8000/", "https://www.example.com/a?b=1", "http://example.org/x|y|z",
@@ -44,3 +58,39 @@ def test_ranges_keep_batches_and_kinds_apart() -> None:
         assert not start <= other < stop, other
     # The whole batch's records of a kind: buckets 000 to 255, stop just past them.
     assert (start, stop) == (b"b1|m|000", b"b1|m|%03d" % BUCKETS)
+
+
+@pytest.mark.parametrize("key", KEYS[:4])
+def test_a_listed_record_names_its_sitemap_whole_and_falls_in_its_bucket_range(key: bytes) -> None:
+    sitemap = urls.row_key("http://example.org/maps|1/sitemap.xml").encode()
+    record = listed_record_key("b1", bucket_of(key), 7, sitemap)
+    assert listed_sitemap(record) == sitemap
+    assert record.startswith(b"b1|l|%03d|00000007|" % bucket_of(key))
+    for split in (Split(k, 4) for k in range(4)):
+        start, stop = record_range("b1", LISTED, split)
+        assert (start <= record < stop) == split.holds(key)
+
+
+def entry(kind: InlinkKind, batch: str) -> str:
+    return format_inlink(Inlink(kind, 0, 0, batch, priority=0.5))
+
+
+A, B = "http://a.example/sitemap.xml", "http://b.example/sitemap.xml"
+KEY_A, KEY_B = (urls.row_key(url).encode() for url in (A, B))
+
+
+def test_the_least_listed_sitemap_that_listed_the_row_in_this_batch_owns_it() -> None:
+    row = WebPage("http://a.example/p", inlinks={A: entry(InlinkKind.SITEMAP, "b1"), B: entry(InlinkKind.SITEMAP, "b1"),
+                                                 "http://a.example/": entry(InlinkKind.LINK, "b1")})
+    assert listing_owner(row, "b1", {KEY_A, KEY_B}) == min(KEY_A, KEY_B)
+    assert listing_owner(row, "b1", {KEY_B}) == KEY_B  # A left no listed record in this split
+    assert listing_owner(row, "b1", set()) is None  # its own touched record stands for it
+
+
+def test_entries_of_other_batches_and_links_leave_the_row_to_its_touched_record() -> None:
+    row = WebPage("http://a.example/p", inlinks={A: entry(InlinkKind.SITEMAP, "b0"),
+                                                 "http://a.example/": entry(InlinkKind.LINK, "b1")})
+    assert listing_owner(row, "b1", {KEY_A}) is None
+    child = WebPage("http://a.example/s.xml", inlinks={A: entry(InlinkKind.INDEX, "b1")})
+    assert listing_owner(child, "b1", {KEY_A}) == KEY_A  # an index's children are its entries too
+    assert listing_owner(WebPage("http://a.example/q", inlinks={A: "not an inlink"}), "b1", {KEY_A}) is None
