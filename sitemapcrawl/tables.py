@@ -24,7 +24,7 @@ reading a batch costs what the batch holds, not what the table holds:
   parse (URLs a re-parsed sitemap dropped) and updatedb's spread (link and
   redirect targets) for each row they give an `il:` cell and `k:dsc` =
   batch to;
-- listed: `<batch>|l|<bucket>|<part>|<sitemap key>`, a cell `r:k.<webpage
+- listed: `<batch>|l|<bucket>|<sitemap key>|<part>`, a cell `r:k.<webpage
   key>` per entry, written by parse for each chunk of a sitemap's entries
   (`write_listed`): a 50,000-entry sitemap is a few dozen records to write,
   read and delete, not 50,000. A row recorded twice (an entry of two
@@ -223,13 +223,13 @@ def page_key(record: bytes) -> bytes:
 
 def listed_record_key(batch_id: str, bucket: int, part: int, sitemap_key: bytes) -> bytes:
     """The `batchrow` key of one part of a sitemap parse's entries in one bucket:
-    `<batch>|l|<bucket>|<part, 8 hex digits>|<sitemap row key>`."""
-    return _SEP.join((batch_id.encode("utf-8"), LISTED, bucket_label(bucket), b"%08x" % part, sitemap_key))
+    `<batch>|l|<bucket>|<sitemap row key>|<part, 8 hex digits>` (a sitemap's parts follow each other)."""
+    return _SEP.join((batch_id.encode("utf-8"), LISTED, bucket_label(bucket), sitemap_key, b"%08x" % part))
 
 
 def listed_sitemap(record: bytes) -> bytes:
-    """The sitemap row key a listed record names (everything after its fourth `|`)."""
-    return record.split(_SEP, 4)[4]
+    """The sitemap row key a listed record names (between its third `|` and the part)."""
+    return record.split(_SEP, 3)[3][:-9]
 
 
 @functools.lru_cache(maxsize=4096)
@@ -391,17 +391,6 @@ def recorded_keys(store: Store, batch_id: str, kind: bytes, split: Split = WHOLE
         start = records[-1] + b"\x00"
 
 
-def batch_keys(store: Store, batch_id: str, kind: bytes, split: Split = WHOLE, chunk: int = 1000) -> Iterator[bytes]:
-    """Every `webpage` key the batch recorded of `kind` (MEMBER or TOUCHED) in `split`, one by one.
-
-    For steps that work on what a batch touched (the sitemaps it parsed,
-    the rows it merged). Recorded is not done: test the row's mark. Cost:
-    see `recorded_keys`.
-    """
-    for keys in recorded_keys(store, batch_id, kind, split, chunk):
-        yield from keys
-
-
 def drop_records(store: Store, batch_id: str, split: Split = WHOLE, chunk: int = 1000) -> int:
     """Delete the batch's records (every kind) in `split`'s buckets; returns records deleted.
 
@@ -475,6 +464,35 @@ def _marked_rows(store: Store, keys: list[bytes], field_name: str, batch_id: str
 
 #: Listed records read per round trip (each names up to a chunk of rows).
 _LISTED_PER_SCAN = 4
+#: Keys of one sitemap and bucket gathered before they are sorted and read (a sitemap has at most 50,000).
+_LISTED_KEYS_HELD = 65_536
+
+
+def _listed_keys(store: Store, batch_id: str, split: Split) -> Iterator[tuple[bytes, list[bytes]]]:
+    """(sitemap, its entry keys in one bucket, sorted) for each sitemap and bucket of the split's listed records.
+
+    Holds one sitemap's keys of one bucket (at most `_LISTED_KEYS_HELD`:
+    beyond, they are handed on in parts). Records are read a few per scan,
+    so no scanner idles while the caller works.
+    """
+    start, stop = record_range(batch_id, LISTED, split)
+    current: tuple[bytes, bytes] | None = None  # (bucket, sitemap) of the keys held
+    held: list[bytes] = []
+    while True:
+        records = list(store.scan(BATCHROW_TABLE, start=start, stop=stop, limit=_LISTED_PER_SCAN))
+        for record, cells in records:
+            bucket = record.split(_SEP, 3)[2]
+            owner = (bucket, listed_sitemap(record))
+            if owner != current or len(held) >= _LISTED_KEYS_HELD:
+                if current is not None and held:
+                    yield current[1], sorted(held)
+                current, held = owner, []
+            held.extend(name[len(_LISTED_PREFIX):] for name in cells if name.startswith(_LISTED_PREFIX))
+        if len(records) < _LISTED_PER_SCAN:
+            break
+        start = records[-1][0] + b"\x00"
+    if current is not None and held:
+        yield current[1], sorted(held)
 
 
 def _touched_recorded_rows(store: Store, mark: str, batch_id: str, fields: list[str], chunk: int, job: str,
@@ -483,20 +501,11 @@ def _touched_recorded_rows(store: Store, mark: str, batch_id: str, fields: list[
     each row once, from the record `listing_owner` names."""
     fields = fields if "inlinks" in fields else [*fields, "inlinks"]
     listed = listed_sitemaps(store, batch_id, split)
-    if listed:
-        start, stop = record_range(batch_id, LISTED, split)
-        while True:
-            # Records first, rows after: a scanner must not idle while we work.
-            records = list(store.scan(BATCHROW_TABLE, start=start, stop=stop, limit=_LISTED_PER_SCAN))
-            for record, cells in records:
-                sitemap = listed_sitemap(record)
-                keys = sorted(name[len(_LISTED_PREFIX):] for name in cells if name.startswith(_LISTED_PREFIX))
-                for at in range(0, len(keys), chunk):
-                    rows = _marked_rows(store, keys[at:at + chunk], mark, batch_id, fields, job, unreadable)
-                    yield [(key, row) for key, row in rows if listing_owner(row, batch_id, listed) == sitemap]
-            if len(records) < _LISTED_PER_SCAN:
-                break
-            start = records[-1][0] + b"\x00"
+    for sitemap, keys in _listed_keys(store, batch_id, split) if listed else ():
+        # A sitemap's rows of one bucket in key order: neighbouring keys come as one range scan.
+        for at in range(0, len(keys), chunk):
+            rows = _marked_rows(store, keys[at:at + chunk], mark, batch_id, fields, job, unreadable)
+            yield [(key, row) for key, row in rows if listing_owner(row, batch_id, listed) == sitemap]
     for keys in recorded_keys(store, batch_id, TOUCHED, split, chunk):
         rows = _marked_rows(store, keys, mark, batch_id, fields, job, unreadable)
         yield [(key, row) for key, row in rows if not listed or listing_owner(row, batch_id, listed) is None]
@@ -519,21 +528,6 @@ def _scanned_rows(store: Store, field_name: str, batch_id: str, fields: list[str
         if not split.whole:
             scanned = [(key, cells) for key, cells in scanned if split.holds(key)]
         yield list(pages(scanned, job, unreadable, fields))
-
-
-def touched_rows(store: Store, batch_id: str, fields: list[str], chunk: int, job: str, unreadable: Unreadable,
-                 split: Split = WHOLE) -> Iterator[list[tuple[bytes, WebPage]]]:
-    """The rows of `split` a batch touched, each once, in chunks: those marked `k:dsc` (entries of the
-    sitemaps parsed, URLs a sitemap stopped listing, link targets), then those fetched.
-
-    What the counters of updatedb (quality evidence, row counts) read; the one
-    place they learn what a batch touched. Cost: `batch_rows` for the discover
-    mark, then for the fetch mark (with records: two range scans and a multi-get per chunk).
-    """
-    yield from batch_rows(store, "discover_mark", batch_id, fields, chunk, job, unreadable, split)
-    wanted = fields if "discover_mark" in fields else [*fields, "discover_mark"]
-    for rows in batch_rows(store, "fetch_mark", batch_id, wanted, chunk, job, unreadable, split):
-        yield [(key, row) for key, row in rows if row.discover_mark != batch_id]
 
 
 # ------------------------------------------------------------- due index --

@@ -515,7 +515,7 @@ class BatchRecord:
     (updatedb's spread, or parse for a URL a sitemap stopped listing, wrote an
     `il:` cell and `k:dsc` on it), the bucket
     `splits.bucket_label(splits.bucket_of(webpage key))`; and
-    `<batch>|l|<bucket>|<part>|<sitemap key>` for the entries of one sitemap
+    `<batch>|l|<bucket>|<sitemap key>|<part>` for the entries of one sitemap
     parse in one bucket, one qualifier per entry row (`listed`), so that a
     sitemap of 50,000 entries is a few dozen records, not 50,000.
     """
