@@ -45,6 +45,8 @@ _JUDGED = {
     FetchStatus.REDIRECT: "redirected", FetchStatus.BLOCKED_ROBOTS: "robots",
 }
 _STATUS = "st."
+#: The status counter of each fetch status (None: `st.none`), spelled once.
+_STATUS_WORDS: dict[FetchStatus | None, str] = {None: _STATUS + "none", **{s: _STATUS + s.value for s in FetchStatus}}
 _DATES = ("lo", "hi", "new")
 
 
@@ -152,7 +154,7 @@ def _pick(choose: object, a: datetime | None, b: datetime | None) -> datetime | 
 def contribution(lastmod: datetime | None, status: FetchStatus | None, fetch_time: datetime | None,
                  prev_fetch_time: datetime | None, content_changed: datetime | None, now: datetime) -> Tally:
     """What one listed row tells one sitemap: `quality.observe`'s rules, as a tally. No I/O."""
-    counts = {"listed": 1, _STATUS + (status.value if status else "none"): 1}
+    counts = {"listed": 1, _STATUS_WORDS[status]: 1}
     judged = _JUDGED.get(status) if status is not None else None
     if judged:
         counts[judged] = 1
@@ -172,6 +174,23 @@ def contribution(lastmod: datetime | None, status: FetchStatus | None, fetch_tim
     elif content_changed < fetch_time and content_changed + LASTMOD_SLACK < lastmod <= fetch_time:
         counts["phantom"] = 1
     return tally
+
+
+def unfetched_entries(lastmods: Iterable[datetime | None], now: datetime) -> Tally:
+    """What a sitemap's entries give it while none of their rows was fetched: the sum of `contribution`
+    for unfetched rows with these lastmods (one per entry). No I/O.
+
+    What a first parse of a sitemap whose URLs are new is judged on, known
+    before its rows are merged. Cost: one `contribution` per distinct lastmod.
+    """
+    alike: dict[datetime | None, int] = {}
+    for lastmod in lastmods:
+        alike[lastmod] = alike.get(lastmod, 0) + 1
+    total = Tally()
+    for lastmod, n in alike.items():
+        one = contribution(lastmod, FetchStatus.UNFETCHED, None, None, None, now)
+        total.add(Tally({name: count * n for name, count in one.counts.items()}, one.lo, one.hi, one.new))
+    return total
 
 
 # ----------------------------------------------------------- groups by parse --

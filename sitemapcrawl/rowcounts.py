@@ -29,7 +29,7 @@ from typing import Any
 
 from sitemapcrawl.audit import discovered_via, is_multi_listed, is_orphan, is_unlisted, problems
 from sitemapcrawl.evidence import Tally
-from sitemapcrawl.webpage import FetchStatus, WebPage
+from sitemapcrawl.webpage import ChangeFreq, FetchStatus, WebPage
 
 #: The one group of the row counts (what `evidence.judge` calls the parse).
 GROUP = "rows"
@@ -53,8 +53,7 @@ _ERRORS = (FetchStatus.RETRY, FetchStatus.GONE)
 
 def row_tally(row: WebPage) -> Tally:
     """What one row adds to its origin's counts. No I/O."""
-    status = row.status.value if row.status else "none"
-    counts = {GROUP: 1, f"st.{status}": 1, _word(f"via.{discovered_via(row)}"): 1}
+    counts = {GROUP: 1, _STATUS_WORDS[row.status]: 1, _VIA_WORDS[discovered_via(row)]: 1}
     if row.is_sitemap:
         counts["sitemaps"] = 1
     if row.in_sitemap:
@@ -72,7 +71,7 @@ def row_tally(row: WebPage) -> Tally:
             else:
                 counts["fresh.stale" if row.lastmod > row.fetch_time else "fresh.fresh"] = 1
             counts[f"lm.{row.lastmod.year:04d}-{row.lastmod.month:02d}"] = 1
-        counts[f"cf.{row.changefreq.value if row.changefreq else 'none'}"] = 1
+        counts[_CHANGEFREQ_WORDS[row.changefreq]] = 1
         if row.link_inlinks:
             counts["linked"] = 1
     return Tally(counts)
@@ -146,6 +145,12 @@ class SampleChanges:
 def _word(name: str) -> str:
     """A counter name as one word (`via.sitemap+document`): the stored text is space-separated."""
     return name.replace(" ", "+")
+
+
+# The counter names of a row's status, discovery and changefreq, spelled once (row_tally runs per row).
+_STATUS_WORDS: dict[FetchStatus | None, str] = {None: "st.none", **{s: f"st.{s.value}" for s in FetchStatus}}
+_VIA_WORDS = {via: _word(f"via.{via}") for via in ("sitemap document", "seed", "sitemap", "link")}
+_CHANGEFREQ_WORDS: dict[ChangeFreq | None, str] = {None: "cf.none", **{c: f"cf.{c.value}" for c in ChangeFreq}}
 
 
 def named(counts: dict[str, int], prefix: str) -> dict[str, int]:

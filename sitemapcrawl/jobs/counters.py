@@ -203,13 +203,15 @@ class BatchCounting:
         return quality_counts, self.count_step.finish(scored)
 
 
+_AUDIT_WORDS = tuple((name, f"a.{name}") for name in rowcounts.AUDIT_NAMES)
+
+
 def _note_lists(changes: rowcounts.SampleChanges, url: str, lines: list[Contribution]) -> None:
     """The audit lists a row is on now, or was on before this batch: for the origin's samples."""
     for line in lines:
         now = line.tally.counts if line.tally else {}
         was = line.before.counts if line.before else {}
-        for name in rowcounts.AUDIT_NAMES:
-            word = f"a.{name}"
+        for name, word in _AUDIT_WORDS:
             if word in now or word in was:
                 changes.note(name, url, word in now)
 

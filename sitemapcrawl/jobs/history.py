@@ -76,6 +76,7 @@ from sitemapcrawl.webpage import (
     compare_filter_of,
     encode,
     format_time,
+    parse_time,
 )
 
 log = logging.getLogger(__name__)
@@ -125,6 +126,23 @@ def snapshot_urls(store: Store, sitemap_key: bytes) -> list[str]:
     """
     snapshot, _chunks = _read_snapshot(store, sitemap_key)
     return list(snapshot or ())
+
+
+def snapshot_lastmods(store: Store, sitemap_key: bytes) -> list[datetime | None] | None:
+    """The lastmod of each entry of a sitemap's latest parse (None: never parsed, or a lastmod not read).
+
+    Cost: one get of the snapshot row, as `snapshot_urls`.
+    """
+    snapshot, _chunks = _read_snapshot(store, sitemap_key)
+    if snapshot is None:
+        return None
+    out: list[datetime | None] = []
+    for hints in snapshot.values():
+        try:
+            out.append(parse_time(hints.lastmod) if hints.lastmod else None)
+        except ValueError:
+            out.append(None)
+    return out
 
 
 def record_parse(store: Store, sitemap_key: bytes, sitemap_url: str, listed: Mapping[str, Hints],

@@ -21,9 +21,13 @@ Run at the end of `updatedb` (setting `sitemap_quality`); the formula is in
    written or cleared, the statuses of its URLs go on its latest `history`
    parse row.
 3. `s:wp` (the sitemap priority weighted by the quality of the sitemaps
-   listing the URL) is rewritten where it changed, on the touched rows and
-   on the rows of every sitemap whose weight changed (its `history`
-   snapshot lists them).
+   listing the URL) is rewritten where it changed: on the touched rows in
+   step 1, with updatedb's put of the row, weighing each sitemap as stored,
+   or, for a sitemap parsed in the batch, as it scores when none of its
+   entries was fetched (its facts and its snapshot's lastmods: exactly its
+   score when its URLs are new, as in a first inventory); and, after step 2,
+   on the rows of every sitemap whose weight turned out otherwise (its
+   `history` snapshot lists them).
 
 `score_sitemaps` is the full rescore, a repair (`updatedb --rescore`): it
 scans every sitemap row and every listed row, rebuilds every sitemap's
@@ -33,8 +37,9 @@ incremental step applies only to the sitemaps it touches.
 
 Cost of `QualityStep`: no read or put of its own for the touched rows
 (updatedb's passes hand them over and write its cells), one multi-get of the touched sitemaps and one of
-the other sitemaps their rows name, one snapshot get per sitemap whose
-weight changed and a multi-get of its rows; batched puts. Of
+the other sitemaps their rows name, one snapshot get per sitemap parsed in
+the batch (its assumed weight), and per sitemap whose weight changed one
+more and a multi-get of its rows; batched puts. Of
 `score_sitemaps`: one filtered scan of the sitemap rows and two of the
 listed rows (small columns; link inlinks stay on the server).
 """
@@ -43,14 +48,14 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 
 from sitemapcrawl import evidence, urls
 from sitemapcrawl.errors import CellDecodeError, InvalidUrlError, UsageError
 from sitemapcrawl.evidence import Base, Contribution, Groups, Tally
-from sitemapcrawl.jobs.history import record_statuses, snapshot_urls
+from sitemapcrawl.jobs.history import record_statuses, snapshot_lastmods, snapshot_urls
 from sitemapcrawl.jobs.rules import UrlRules
 from sitemapcrawl.linkvalues import Inlink, InlinkKind, parse_inlink
 from sitemapcrawl.overlap import WriteBehind, read_ahead
@@ -66,7 +71,7 @@ from sitemapcrawl.quality import (
 )
 from sitemapcrawl.splits import WHOLE, Split, bucket_of
 from sitemapcrawl.store import Store
-from sitemapcrawl.tables import Unreadable, pages, touched_rows
+from sitemapcrawl.tables import Unreadable, listed_sitemaps, pages
 from sitemapcrawl.webpage import (
     WEBPAGE_TABLE,
     WebPage,
@@ -109,6 +114,8 @@ class QualityCounts:
     """Evidence cells (one batch, one host bucket) written on sitemap rows."""
     folded: int = 0
     """Evidence cells of earlier batches folded into the sitemaps' base."""
+    reweighed_sitemaps: int = 0
+    """Sitemaps whose rows were reweighed after scoring (their weight was not the one the rows were written with)."""
 
     def summary(self) -> str:
         """One line for the end of the step."""
@@ -117,7 +124,8 @@ class QualityCounts:
         return (f"{scored} {self.sitemaps}" + (f" ({states})" if states else "")
                 + f", newly blacklisted {self.newly_blacklisted}, listed rows {self.listed_rows}, "
                 f"priorities reweighted {self.reweighted}"
-                + ("" if self.full else f", evidence cells {self.evidence_cells}, folded {self.folded}"))
+                + ("" if self.full else f", evidence cells {self.evidence_cells}, folded {self.folded}, "
+                   f"sitemaps reweighed after scoring {self.reweighed_sitemaps}"))
 
 
 def pins_from_settings(rules: UrlRules) -> Pins:
@@ -225,12 +233,21 @@ class _Verdicts:
         self.cleared: list[tuple[bytes, list[bytes]]] = []
         self.statuses: dict[str, Counter[str]] = {}
 
-    def add(self, key: bytes, row: WebPage, tally: Tally, extra: WebPage | None = None) -> None:
+    def add(self, key: bytes, row: WebPage, tally: Tally, extra: WebPage | None = None,
+            assumed: Mapping[str, float] | None = None) -> None:
+        """Score one sitemap. `assumed`: weights its rows' `s:wp` were already written with (by
+        `QualityStep.take`, for sitemaps parsed in the batch); such a sitemap's rows are reweighed
+        only when its weight differs, any other's when it changed or was never scored."""
         self.keys.append(key)
         facts = _facts(row)
         verdict = assess(facts, tally.stats(), self.policy, self.pins, self.now)
         self.weights[row.url] = verdict.weight
-        if weight_of(row.quality_state, row.quality, self.policy) != verdict.weight or row.quality_state is None:
+        if assumed is not None and row.url in assumed:
+            changed = assumed[row.url] != verdict.weight
+        else:
+            changed = (weight_of(row.quality_state, row.quality, self.policy) != verdict.weight
+                       or row.quality_state is None)
+        if changed:
             self.changed.append((key, row.url))
         counts = self.counts
         counts.sitemaps += 1
@@ -373,17 +390,58 @@ class QualityStep:
         self.deltas: dict[str, dict[int, Groups]] = {}
         """Sitemap -> host bucket -> parse -> the summed deltas of this split's rows."""
         self.touched_sitemaps: set[bytes] = set()
-        self.listing_sources: set[str] = set()
-        """The sitemaps listing a touched row: when all of them are reweighed through their
-        snapshots, the touched rows need no second read."""
         self.split = split
         self.scored: list[bytes] = []
         """Row keys of the sitemaps `finish` scored."""
+        self.weights: dict[str, float] | None = None
+        """Sitemap URL -> the weight `take` writes its touched rows' `s:wp` with: assumed for the
+        sitemaps parsed in the batch (`assumed`), as stored for the others (read as met)."""
+        self.assumed: dict[str, float] = {}
+
+    def _assume_weights(self) -> dict[str, float]:
+        """The weight of each sitemap parsed in the batch (listed records in this split), assuming none
+        of its entries was fetched: its facts and its snapshot's lastmods (`evidence.unfetched_entries`).
+
+        Right for a first parse of new URLs (an inventory): then `finish`
+        scores it the same and its rows' `s:wp`, written with their merge,
+        need no second pass. When it scores otherwise, `finish` reweighs
+        its rows as for any sitemap whose weight changed. Cost: one
+        multi-get of the sitemap rows, one snapshot get per sitemap.
+        """
+        store, now = self.store, self.now
+        keys = listed_sitemaps(store, self.batch_id, self.split)
+        for key, row in _read_sitemaps(store, keys, _SITEMAP_FIELDS, self.unreadable).items():
+            lastmods = snapshot_lastmods(store, key)
+            if lastmods is None:
+                continue
+            tally = evidence.unfetched_entries(lastmods, now)
+            self.assumed[row.url] = assess(_facts(row), tally.stats(), self.policy, self.pins, now).weight
+        return dict(self.assumed)
+
+    def _weigh(self, chunk: list[tuple[bytes, WebPage, list[tuple[str, Inlink]]]]) -> list[
+            tuple[bytes, dict[bytes, bytes]]]:
+        """The `s:wp` puts of the rows of a chunk whose weighted priority changed (weights as `weights`)."""
+        if self.weights is None:
+            self.weights = self._assume_weights()
+        weights = self.weights
+        unknown = {source for _key, _row, links in chunk for source, link in links
+                   if link.kind is InlinkKind.SITEMAP and source not in weights}
+        if unknown:
+            keyed = [rk for source in unknown if (rk := _row_key(source)) is not None]
+            for row in _read_sitemaps(self.store, keyed, _WEIGHT_FIELDS, self.unreadable).values():
+                weights[row.url] = weight_of(row.quality_state, row.quality, self.policy)
+            weights.update({source: 1.0 for source in unknown if source not in weights})  # unread: unweighted
+        puts: list[tuple[bytes, dict[bytes, bytes]]] = []
+        for key, row, links in chunk:
+            _reweigh_row(key, row, links, weights, puts)
+        self.counts.reweighted += len(puts)
+        return puts
 
     def take(self, rows: list[tuple[bytes, WebPage]]) -> list[tuple[bytes, dict[bytes, bytes]]]:
         """Judge one chunk of touched rows (as updatedb leaves them); the `s:qc` puts of those that
         changed, for the caller to write with its own puts of the rows."""
         puts: list[tuple[bytes, dict[bytes, bytes]]] = []
+        listed: list[tuple[bytes, WebPage, list[tuple[str, Inlink]]]] = []
         for key, row in rows:
             self.counts.listed_rows += 1
             if row.is_sitemap:
@@ -392,6 +450,7 @@ class QualityStep:
             stored = _stored(row)
             if not links and not stored:
                 continue
+            listed.append((key, row, links))
             lines, row_deltas = evidence.judge(stored, _current(row, links, self.now), self.batch_id)
             bucket = bucket_of(key)
             for source, groups in row_deltas.items():
@@ -399,8 +458,7 @@ class QualityStep:
             text = tuple(c.line() for c in lines)
             if text != tuple(row.quality_contributions or ()):
                 puts.append((key, encode(WebPage(row.url, quality_contributions=text or ("",)))))
-            self.listing_sources.update(source for source, link in links if link.kind is InlinkKind.SITEMAP)
-        return puts
+        return puts + self._weigh(listed)
 
     def finish(self) -> QualityCounts:
         """Write the evidence cells, rescore the touched sitemaps, reweigh; the counts."""
@@ -416,24 +474,23 @@ class QualityStep:
                     name: "\n".join(evidence.groups_text(groups))}))))
         counts.evidence_cells = store.write(WEBPAGE_TABLE, cells).rows
         verdicts = _score_touched(store, sorted(sitemap_rows), batch_id, self.policy, self.pins, self.now, counts,
-                                  self.unreadable)
-        _reweigh_touched(store, verdicts, self._touched_listing, counts, self.chunk, self.unreadable)
+                                  self.unreadable, self.assumed)
+        counts.reweighed_sitemaps = len(verdicts.changed)
+        _reweigh_changed(store, verdicts, counts, self.chunk, self.unreadable)
         self.scored = verdicts.keys
         log.info("quality: %s", counts.summary())
         return counts
 
-    def _touched_listing(self, covered: set[str]) -> Iterator[list[tuple[bytes, WebPage]]]:
-        """The touched rows, read again in chunks (weights and inlinks only), unless every sitemap
-        listing one of them is in `covered` (reweighed through its snapshot already)."""
-        if self.listing_sources <= covered:
-            return
-        yield from touched_rows(self.store, self.batch_id, ["inlinks", "weighted_priority"], self.chunk, "quality",
-                                self.unreadable, self.split)
-
 
 def _score_touched(store: Store, keys: list[bytes], batch_id: str, policy: QualityPolicy, pins: Pins,
-                   now: datetime, counts: QualityCounts, unreadable: Unreadable) -> _Verdicts:
-    """Fold cells of earlier batches into each sitemap's base, score it from base + cells, write."""
+                   now: datetime, counts: QualityCounts, unreadable: Unreadable,
+                   assumed: Mapping[str, float]) -> _Verdicts:
+    """Fold cells of earlier batches into each sitemap's base, score it from base + cells, write.
+
+    `assumed`: the weights the touched rows' `s:wp` were written with for the
+    sitemaps parsed in the batch; one whose weight differs is to be
+    reweighed, as is any other whose weight changed (see `_Verdicts.add`).
+    """
     verdicts = _Verdicts(policy, pins, now, counts)
     folded: list[tuple[bytes, list[bytes]]] = []
     for key, row in _read_sitemaps(store, keys, _SITEMAP_FIELDS, unreadable).items():
@@ -448,7 +505,7 @@ def _score_touched(store: Store, keys: list[bytes], batch_id: str, policy: Quali
             continue
         _parse, tally = evidence.latest(groups)
         extra = WebPage(row.url, quality_evidence=new_base.lines()) if names or not row.quality_evidence else None
-        verdicts.add(key, row, tally, extra)
+        verdicts.add(key, row, tally, extra, assumed)
         if names:
             counts.folded += len(names)
             folded.append((key, list(encode(WebPage(row.url, quality_evidence_cells={n: "" for n in names})))))
@@ -457,16 +514,15 @@ def _score_touched(store: Store, keys: list[bytes], batch_id: str, policy: Quali
     return verdicts
 
 
-def _reweigh_touched(store: Store, verdicts: _Verdicts,
-                     touched: Callable[[set[str]], Iterator[list[tuple[bytes, WebPage]]]],
-                     counts: QualityCounts, chunk: int, unreadable: Unreadable) -> None:
-    """`s:wp` of every row of a sitemap whose weight changed, then of the other touched listed rows.
+def _reweigh_changed(store: Store, verdicts: _Verdicts, counts: QualityCounts, chunk: int,
+                     unreadable: Unreadable) -> None:
+    """`s:wp` of every row of a sitemap whose weight changed (the touched rows got theirs from `take`).
 
     Streams: the rows of each changed sitemap (its snapshot, read in key
-    order: neighbouring keys come as one range scan) and the touched rows
-    are read and written in chunks, each chunk's puts written behind while
-    the next is read; memory is a few chunks and one weight per sitemap
-    seen. A row met twice gets the same value (only a changed `s:wp` is put).
+    order: neighbouring keys come as one range scan) are read and written in
+    chunks, each chunk's puts written behind while the next is read; memory
+    is a few chunks and one weight per sitemap seen. A row met twice gets the
+    same value (only a changed `s:wp` is put).
     """
     weights = dict(verdicts.weights)
     fields = ["inlinks", "weighted_priority"]
@@ -495,6 +551,4 @@ def _reweigh_touched(store: Store, verdicts: _Verdicts,
 
     with WriteBehind() as later:
         for rows in read_ahead(snapshot_rows()):
-            reweigh(rows, later)
-        for rows in read_ahead(touched({url for _key, url in verdicts.changed})):
             reweigh(rows, later)

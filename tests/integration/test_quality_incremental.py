@@ -200,6 +200,12 @@ def first_crawl(store: Store, settings: Settings, server: TestWebServer) -> None
     finally:
         client.close()
     assert [r.fetch.done for r in result.rounds] == [3, 25]  # blocked by robots.txt counts as done
+    # Round 1 parsed the sitemaps, every URL new: each scored as assumed, so the merge wrote every s:wp
+    # and no sitemap's rows were read again. Round 2 fetched them: s1 (3 denied) weighs otherwise.
+    first, second = (r.update.quality for r in result.rounds)
+    assert first is not None and second is not None
+    assert (first.sitemaps, first.reweighed_sitemaps, first.reweighted) == (3, 0, 25)  # 25 listed rows
+    assert second.reweighed_sitemaps >= 1
 
 
 @pytest.fixture

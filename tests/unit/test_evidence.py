@@ -60,6 +60,17 @@ def test_summed_contributions_say_what_observe_says(seed: int) -> None:
     assert assess(facts, stats, policy, Pins(), NOW) == assess(facts, observed, policy, Pins(), NOW)
 
 
+@pytest.mark.parametrize("seed", range(10))
+def test_unfetched_entries_sum_what_each_unfetched_row_would_give(seed: int) -> None:
+    rng = random.Random(seed)
+    lastmods = [random_row(rng)[0] for _ in range(rng.randint(0, 60))]
+    one_by_one = Tally()
+    for lastmod in lastmods:
+        one_by_one.add(contribution(lastmod, FetchStatus.UNFETCHED, None, None, None, NOW))
+    assert evidence.unfetched_entries(lastmods, NOW) == one_by_one
+    assert evidence.unfetched_entries(iter(lastmods), NOW).text() == one_by_one.text()
+
+
 def test_a_contribution_pins_known_counts() -> None:
     day = timedelta(days=1)
     gone = contribution(NOW - 10 * day, FetchStatus.GONE, NOW - day, None, NOW - day, NOW)
