@@ -833,6 +833,12 @@ def encode(row: AnyRow) -> dict[bytes, bytes]:
     return cells
 
 
+def field_encoder(row_type: AnyRowType, field_name: str) -> tuple[bytes, Callable[[Any], bytes]]:
+    """The column name and value encoder of one single-column field: `encode` of a row holding just that
+    field, without making the row (for a job writing that one cell on row after row). KeyError when unknown."""
+    return _LAYOUTS[row_type].encoders[field_name]
+
+
 def decode(row_type: type[RowT], identity: str, cells: Mapping[bytes, bytes],
            fields: Iterable[str] | None = None) -> RowT:
     """A row from its cells; `identity` is the URL (or origin) the key stands for.

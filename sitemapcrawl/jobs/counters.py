@@ -52,11 +52,13 @@ from sitemapcrawl.webpage import (
     column_names,
     decode,
     encode,
+    field_encoder,
 )
 
 log = logging.getLogger(__name__)
 
 _FIELDS = [*rowcounts.TALLY_FIELDS, "counted"]
+_HC, _encode_hc = field_encoder(WebPage, "counted")
 _HOST_FIELDS = ["counts", "count_cells", "audit_samples"]
 Changes = dict[bytes, rowcounts.SampleChanges]
 """Origin -> its audit-list changes (bounded: what can change its samples)."""
@@ -138,7 +140,7 @@ class CountStep:
             text = tuple(c.line() for c in lines)
             if text != tuple(row.counted or ()):
                 self.counts.changed += 1
-                puts.append((key, encode(WebPage(row.url, counted=text))))
+                puts.append((key, {_HC: _encode_hc(text)}))
         return puts
 
     def _changes_of(self, origin: bytes) -> rowcounts.SampleChanges:

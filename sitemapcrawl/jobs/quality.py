@@ -78,6 +78,7 @@ from sitemapcrawl.webpage import (
     column_names,
     encode,
     equals_filter,
+    field_encoder,
     map_families_of,
 )
 
@@ -93,6 +94,8 @@ _LISTED_FIELDS = [
     "weighted_priority", "quality_contributions",
 ]
 _WEIGHT_FIELDS = ["is_sitemap", "quality", "quality_state"]
+_QC, _encode_qc = field_encoder(WebPage, "quality_contributions")
+_WP, _encode_wp = field_encoder(WebPage, "weighted_priority")
 _LINKED = (InlinkKind.SITEMAP, InlinkKind.INDEX)
 
 
@@ -280,7 +283,7 @@ def _reweigh_row(key: bytes, row: WebPage, links: list[tuple[str, Inlink]], weig
         return
     value = weighted_priority(listings)
     if value != row.weighted_priority:
-        puts.append((key, encode(WebPage(row.url, weighted_priority=value))))
+        puts.append((key, {_WP: _encode_wp(value)}))
 
 
 # ------------------------------------------------------------ full rescore --
@@ -457,7 +460,7 @@ class QualityStep:
                 evidence.add_groups(self.deltas.setdefault(source, {}).setdefault(bucket, {}), groups)
             text = tuple(c.line() for c in lines)
             if text != tuple(row.quality_contributions or ()):
-                puts.append((key, encode(WebPage(row.url, quality_contributions=text or ("",)))))
+                puts.append((key, {_QC: _encode_qc(text or ("",))}))
         return puts + self._weigh(listed)
 
     def finish(self) -> QualityCounts:
