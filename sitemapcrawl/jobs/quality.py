@@ -441,8 +441,8 @@ class QualityStep:
         return puts
 
     def take(self, rows: list[tuple[bytes, WebPage]]) -> list[tuple[bytes, dict[bytes, bytes]]]:
-        """Judge one chunk of touched rows (as updatedb leaves them); the `s:qc` puts of those that
-        changed, for the caller to write with its own puts of the rows."""
+        """Judge one chunk of touched rows (as updatedb leaves them); the `s:qc` and `s:wp` puts of
+        those that changed, for the caller to write with its own puts of the rows."""
         puts: list[tuple[bytes, dict[bytes, bytes]]] = []
         listed: list[tuple[bytes, WebPage, list[tuple[str, Inlink]]]] = []
         for key, row in rows:
