@@ -233,7 +233,9 @@ def listed_sitemap(record: bytes) -> bytes:
 
 
 @functools.lru_cache(maxsize=4096)
-def _sitemap_key(url: str) -> bytes | None:
+def key_of_url(url: str) -> bytes | None:
+    """The `webpage` row key of a canonical URL, or None when it has none (the last few thousand
+    remembered: readers ask for the same sitemaps' keys row after row)."""
     try:
         return urls.row_key(url).encode("utf-8")
     except InvalidUrlError:
@@ -255,7 +257,7 @@ def listing_owner(row: WebPage, batch_id: str, listed: Set[bytes]) -> bytes | No
         link = parse_inlink(text)
         if link is None or link.kind not in _ENTRY_KINDS or link.batch != batch_id:
             continue
-        key = _sitemap_key(source)
+        key = key_of_url(source)
         if key is not None and key in listed and (owner is None or key < owner):
             owner = key
     return owner
@@ -335,7 +337,7 @@ def write_listed(store: Store, batch_id: str, sitemap_url: str, puts: Iterable[t
     writes the same records again. Returns the `webpage` rows written. Cost
     per chunk: a put of a few record rows and the batched put of the cells.
     """
-    sitemap_key = _sitemap_key(sitemap_url)
+    sitemap_key = key_of_url(sitemap_url)
     if sitemap_key is None:
         raise InvalidUrlError(f"sitemap URL has no row key: {sitemap_url[:200]}")
     seen: set[bytes] = set()

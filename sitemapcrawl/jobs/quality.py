@@ -71,7 +71,7 @@ from sitemapcrawl.quality import (
 )
 from sitemapcrawl.splits import WHOLE, Split, bucket_of
 from sitemapcrawl.store import Store
-from sitemapcrawl.tables import Unreadable, listed_sitemaps, pages
+from sitemapcrawl.tables import Unreadable, key_of_url, listed_sitemaps, pages
 from sitemapcrawl.webpage import (
     WEBPAGE_TABLE,
     WebPage,
@@ -365,13 +365,6 @@ def _read_sitemaps(store: Store, keys: Iterable[bytes], fields: list[str],
     return out
 
 
-def _row_key(url: str) -> bytes | None:
-    try:
-        return urls.row_key(url).encode("utf-8")
-    except InvalidUrlError:
-        return None
-
-
 class QualityStep:
     """The incremental quality step over the batch's touched rows (see the module docstring).
 
@@ -430,7 +423,7 @@ class QualityStep:
         unknown = {source for _key, _row, links in chunk for source, link in links
                    if link.kind is InlinkKind.SITEMAP and source not in weights}
         if unknown:
-            keyed = [rk for source in unknown if (rk := _row_key(source)) is not None]
+            keyed = [rk for source in unknown if (rk := key_of_url(source)) is not None]
             for row in _read_sitemaps(self.store, keyed, _WEIGHT_FIELDS, self.unreadable).values():
                 weights[row.url] = weight_of(row.quality_state, row.quality, self.policy)
             weights.update({source: 1.0 for source in unknown if source not in weights})  # unread: unweighted
@@ -466,7 +459,7 @@ class QualityStep:
     def finish(self) -> QualityCounts:
         """Write the evidence cells, rescore the touched sitemaps, reweigh; the counts."""
         store, batch_id, counts = self.store, self.batch_id, self.counts
-        keyed = {rk: url for url in self.deltas if (rk := _row_key(url)) is not None}
+        keyed = {rk: url for url in self.deltas if (rk := key_of_url(url)) is not None}
         sitemap_rows = _read_sitemaps(store, [*keyed, *self.touched_sitemaps], ["is_sitemap"], self.unreadable)
         cells: list[tuple[bytes, dict[bytes, bytes]]] = []
         for key in sitemap_rows:
@@ -536,7 +529,7 @@ def _reweigh_changed(store: Store, verdicts: _Verdicts, counts: QualityCounts, c
     def reweigh(rows: Iterable[tuple[bytes, WebPage]], later: WriteBehind) -> None:
         listed = [(key, row, _links(row)) for key, row in rows]
         unknown = {source for _key, _row, links in listed for source, _link in links if source not in weights}
-        keyed = [rk for source in unknown if (rk := _row_key(source)) is not None]
+        keyed = [rk for source in unknown if (rk := key_of_url(source)) is not None]
         for row in _read_sitemaps(store, keyed, _WEIGHT_FIELDS, unreadable).values():
             weights[row.url] = weight_of(row.quality_state, row.quality, verdicts.policy)
         weights.update({source: 1.0 for source in unknown if source not in weights})  # unread: as unweighted
@@ -547,7 +540,7 @@ def _reweigh_changed(store: Store, verdicts: _Verdicts, counts: QualityCounts, c
 
     def snapshot_rows() -> Iterator[list[tuple[bytes, WebPage]]]:
         for key, _url in verdicts.changed:
-            keys = sorted(rk for url in snapshot_urls(store, key) if (rk := _row_key(url)) is not None)
+            keys = sorted(rk for url in snapshot_urls(store, key) if (rk := key_of_url(url)) is not None)
             for start in range(0, len(keys), chunk):
                 found = store.rows(WEBPAGE_TABLE, keys[start:start + chunk], columns=column_names(WebPage, fields))
                 yield list(pages(found.items(), "quality", unreadable, fields))
