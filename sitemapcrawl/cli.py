@@ -16,6 +16,7 @@ module imported inside the body. `tests/unit/test_cli_help.py` and
 # No `from __future__ import annotations` here: typer would then eval every
 # annotation string (twice) at each start; real annotations are built once.
 import contextlib
+import gc
 import io
 import sys
 from collections.abc import Iterable, Iterator
@@ -1165,6 +1166,21 @@ def config_show(
         typer.echo(f"{text:<48} # {source}")
 
 
+#: Net allocations between two young-generation runs of the cycle collector. CPython's default,
+#: 700, ran it every few rows of an inventory's merge: 56,000 runs (463 of them full, walking every
+#: object alive) took ~21 s of a 1,000,000-URL inventory's ~125 s. The jobs' objects (rows, cells,
+#: lines) are short-lived and acyclic, so reference counting frees them; the collector only needs
+#: to run now and then, for the rare cycle.
+GC_YOUNG_THRESHOLD = 100_000
+
+
+def tune_garbage_collector() -> None:
+    """Run the cycle collector rarely, and never over what the imports built (it lives as long as we do)."""
+    gc.freeze()
+    gc.set_threshold(GC_YOUNG_THRESHOLD, 10, 10)
+
+
 def main() -> None:
     """Console entry point (also `python -m sitemapcrawl`, under the same name)."""
+    tune_garbage_collector()
     app(prog_name="sitemapcrawl")
