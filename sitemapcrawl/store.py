@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 import happybase
-from Hbase_thrift import Mutation
+from Hbase_thrift import BatchMutation, Mutation
 from thriftpy2.thrift import TApplicationException, TException
 from thriftpy2.transport import TTransportException
 
@@ -381,12 +381,16 @@ class Store:
         return WriteCounts(sent, batches, self.retries - retries_before)
 
     def _send(self, name: str, chunk: Sequence[tuple[bytes, Mapping[bytes, bytes]]]) -> None:
+        # The Thrift call happybase's Batch.send makes, with the mutations built in one pass: Batch.put
+        # copies each row's cells into per-row lists first, which cost ~10% of an inventory's Python time.
+        rows = [BatchMutation(key, [Mutation(False, column, value, True) for column, value in cells.items()])
+                for key, cells in chunk if cells]
+        if not rows:
+            return
+        table = name.encode()
+
         def send(connection: happybase.Connection) -> None:
-            batch = connection.table(name).batch()
-            for key, cells in chunk:
-                if cells:
-                    batch.put(key, dict(cells))
-            batch.send()
+            connection.client.mutateRows(table, rows, {})
 
         self._call(f"write {len(chunk)} rows to {name}", send)
 
