@@ -538,6 +538,12 @@ def _scanned_rows(store: Store, field_name: str, batch_id: str, fields: list[str
 DUE_FIELDS = ["next_fetch", "is_sitemap", "in_sitemap"]
 _NFT, _SM, _IN = column_names(WebPage, DUE_FIELDS)
 _ENTRY_CELLS = encode(DueRow("", entry=True))
+_ENTRY_COLUMN, _ENTRY_VALUE = next(iter(_ENTRY_CELLS.items()))
+_MEMBER_PREFIX = next(iter(encode(DueRow("", members={"": ""}))))
+#: Entries of one kind and time that one write puts in one `due` row, at most: a million new rows
+#: due at once are ~16,000 index rows, not a million, and a scan of `hbase_batch_size` index rows
+#: stays small.
+DUE_GROUP = 64
 _State = tuple[bytes | None, bool, bool]
 
 
@@ -559,42 +565,79 @@ def _page_state(page: WebPage | None) -> _State:
     return nft, bool(page.is_sitemap), bool(page.in_sitemap)
 
 
+def entry_rows(entries: Iterable[Entry]) -> Iterator[tuple[bytes, Cells]]:
+    """The `due` rows that hold `entries`: those of one kind and time together, up to DUE_GROUP a row.
+
+    A row is keyed by the least of its entries' row keys (`d:e`); the others
+    are its members (`d:r.<row key>`). One entry alone is the plain entry
+    row an older version wrote. Holds the entries in memory (one write's).
+    """
+    groups: dict[tuple[DueKind, bytes], set[bytes]] = {}
+    for entry in entries:
+        groups.setdefault((entry.kind, entry.due), set()).add(entry.row_key)
+    for (kind, due), keys in groups.items():
+        ordered = sorted(keys)
+        for at in range(0, len(ordered), DUE_GROUP):
+            anchor, *members = ordered[at:at + DUE_GROUP]
+            cells = dict(_ENTRY_CELLS)
+            cells.update((_MEMBER_PREFIX + key, _ENTRY_VALUE) for key in members)
+            yield Entry(kind, due, anchor).key(), cells
+
+
+def held_entries(key: bytes, cells: Mapping[bytes, bytes]) -> list[tuple[Entry, bytes]]:
+    """The entries a `due` row holds, each with the column holding it; none for the marker or junk."""
+    anchor = parse_entry(key)
+    if anchor is None:
+        return []
+    held = [(anchor, _ENTRY_COLUMN)] if _ENTRY_COLUMN in cells else []
+    held.extend((Entry(anchor.kind, anchor.due, column[len(_MEMBER_PREFIX):]), column)
+                for column in cells if column.startswith(_MEMBER_PREFIX))
+    return held
+
+
 def write_pages(store: Store, puts: Iterable[tuple[bytes, Cells]],
-                before: Mapping[bytes, WebPage | None] | None = None) -> WriteCounts:
+                before: Mapping[bytes, WebPage | None] | None = None, span: int | None = None) -> WriteCounts:
     """Put `webpage` rows and keep their due index entries in step; the counts of the row puts.
 
-    A put holding `f:nft`, `s:sm` or `s:in` gets the index entry of the row's
-    new state: the row as it was, overlaid with the put. The row as it was
-    comes from `before` (rows read with at least DUE_FIELDS; None for a row
-    that did not exist) or, for keys not in it, from one multi-get of those
-    three columns per chunk. The new entry is written before the row, so a
-    crash leaves at worst a stale entry (generate drops it), never a due row
-    the index misses; the old entry, when it differs, is deleted after.
-    Streams in chunks of `hbase_batch_size`. Cost per chunk: one put of the
-    rows, one of the entries, one delete when entries moved, and the
+    A put holding `f:nft`, `s:sm` or `s:in` that changes the row's entry
+    adds the entry of the row's new state: the row as it was, overlaid with
+    the put. The row as it was comes from `before` (rows read with at least
+    DUE_FIELDS; None for a row that did not exist) or, for keys not in it,
+    from one multi-get of those three columns per span. Streams in spans of
+    `span` rows (default `hbase_batch_size`): a span's new entries are
+    written grouped (`entry_rows`: one put for a span of new rows due at
+    once) and before its rows (put `hbase_batch_size` a call), so a crash
+    leaves at worst a stale entry (generate drops it), never a due row the
+    index misses. The old entry is deleted after, where it is a row's own
+    (`d:e` of its key); one held as a group member stays behind, stale,
+    until a reader meets it (`due_pages`, `sweep_due`). Cost per span: the
+    puts of the rows, one put of the entries (a row per kind and time,
+    DUE_GROUP entries a row), one delete when entries moved, and the
     multi-get for rows not in `before`; puts not touching those columns cost
     what `Store.write` costs.
     """
     known = before or {}
     rows = batches = retries = 0
-    for chunk in _chunks(puts, store.batch_size):
+    for chunk in _chunks(puts, span or store.batch_size):
         touched = [(key, cells) for key, cells in chunk if _NFT in cells or _SM in cells or _IN in cells]
         unknown = [key for key, _ in touched if key not in known]
         read = store.rows(WEBPAGE_TABLE, unknown, columns=[_NFT, _SM, _IN]) if unknown else {}
-        new_entries: list[bytes] = []
+        new_entries: list[Entry] = []
         old_entries: list[bytes] = []
         for key, cells in touched:
             old = _page_state(known[key]) if key in known else _cells_state(read.get(key, {}))
             new = (cells.get(_NFT) or old[0], cells[_SM] == b"1" if _SM in cells else old[1],
                    cells[_IN] == b"1" if _IN in cells else old[2])
             old_entry, new_entry = entry_of(key, *old), entry_of(key, *new)
+            if old_entry == new_entry:
+                continue
             if new_entry is not None:
-                new_entries.append(new_entry.key())  # again when unchanged: it heals a lost entry
-            if old_entry is not None and old_entry != new_entry:
+                new_entries.append(new_entry)
+            if old_entry is not None:
                 old_entries.append(old_entry.key())
-        store.write(DUE_TABLE, ((key, _ENTRY_CELLS) for key in new_entries))
+        store.write(DUE_TABLE, entry_rows(new_entries))
         done = store.write(WEBPAGE_TABLE, chunk)
-        store.delete_many(DUE_TABLE, ((key, None) for key in old_entries))
+        store.delete_many(DUE_TABLE, ((key, [_ENTRY_COLUMN]) for key in old_entries))
         rows, batches, retries = rows + done.rows, batches + done.batches, retries + done.retries
     return WriteCounts(rows, batches, retries)
 
@@ -615,33 +658,40 @@ def due_pages(store: Store, kinds: Iterable[DueKind], now: datetime, fields: lis
               unreadable: Unreadable, read: DueRead, split: Split = WHOLE) -> Iterator[list[tuple[bytes, WebPage]]]:
     """The rows of `split` due at or before `now` whose kind is in `kinds`, through the index, in chunks.
 
-    Each chunk is one scan of up to `hbase_batch_size` entries (a fresh scan
-    resuming after the last, so no scanner idles) and one multi-get of their
-    rows with `fields` (plus DUE_FIELDS). An entry whose row no longer calls
-    for it (next fetch changed or deleted, kind changed, row gone) is stale:
-    deleted in one batched delete per chunk, counted in `read.stale`, and its
-    row not returned. Rows that do not decode are counted in `unreadable`.
-    Cost: proportional to the due entries of those kinds, not to the table.
+    Each scan reads up to `hbase_batch_size` index rows (a fresh scan
+    resuming after the last, so no scanner idles); their entries are checked
+    `hbase_batch_size` at a time with one multi-get of their rows with
+    `fields` (plus DUE_FIELDS), one chunk each. An entry whose row no longer
+    calls for it (next fetch changed or deleted, kind changed, row gone) is
+    stale: its cell deleted in one batched delete per chunk, counted in
+    `read.stale`, and its row not returned. A row is returned once a chunk
+    even if two entries name it (a rerun after a crash between an entry's
+    write and its row's can leave two). Rows that do not decode are counted
+    in `unreadable`. Cost: proportional to the due entries of those kinds,
+    not to the table.
     """
     wanted = [*fields, *(name for name in DUE_FIELDS if name not in fields)]
     columns = column_names(WebPage, wanted)
     for kind in kinds:
         start, stop = due_range(kind, now)
         while True:
-            scanned = [key for key, _ in store.scan(DUE_TABLE, start=start, stop=stop, limit=store.batch_size)]
+            scanned = list(store.scan(DUE_TABLE, start=start, stop=stop, limit=store.batch_size))
             if not scanned:
                 break
-            start = scanned[-1] + b"\x00"
-            entries = [entry for entry in map(parse_entry, scanned) if entry is not None]
-            entries = [entry for entry in entries if split.whole or split.holds(entry.row_key)]
-            found = store.rows(WEBPAGE_TABLE, [entry.row_key for entry in entries], columns=columns)
-            current = [entry for entry in entries if _current(entry, found.get(entry.row_key))]
-            stale = [entry.key() for entry in entries if not _current(entry, found.get(entry.row_key))]
-            if stale:
-                read.stale += len(stale)
-                store.delete_many(DUE_TABLE, ((key, None) for key in stale))
-            yield list(pages(((entry.row_key, found[entry.row_key]) for entry in current), job, unreadable,
-                             wanted))
+            start = scanned[-1][0] + b"\x00"
+            held = [(entry, key, column) for key, cells in scanned for entry, column in held_entries(key, cells)
+                    if split.whole or split.holds(entry.row_key)]
+            for at in range(0, len(held), store.batch_size):
+                part = held[at:at + store.batch_size]
+                found = store.rows(WEBPAGE_TABLE, list(dict.fromkeys(entry.row_key for entry, _, _ in part)),
+                                   columns=columns)
+                current = [entry.row_key for entry, _, _ in part if _current(entry, found.get(entry.row_key))]
+                stale = [(key, [column]) for entry, key, column in part
+                         if not _current(entry, found.get(entry.row_key))]
+                if stale:
+                    read.stale += len(stale)
+                    store.delete_many(DUE_TABLE, stale)
+                yield list(pages(((key, found[key]) for key in dict.fromkeys(current)), job, unreadable, wanted))
 
 
 def rebuild_due(store: Store, now: datetime, fields: list[str], job: str,
@@ -650,9 +700,10 @@ def rebuild_due(store: Store, now: datetime, fields: list[str], job: str,
 
     The repair behind `generate --rescan`: each chunk is a fresh scan of up
     to `hbase_batch_size` rows (server-filtered to rows with `f:nft`), whose
-    entries are written before the chunk is returned. Stale entries are left
-    to `sweep_due`. Cost: one scan of every scheduled row, one put of
-    entries per chunk.
+    entries are written before the chunk is returned, each as its row's own
+    (`d:e` of its key: writing it again changes nothing). Stale entries, and
+    group members that these make duplicates, are left to `sweep_due`. Cost:
+    one scan of every scheduled row, one put of entries per chunk.
     """
     wanted = [*fields, *(name for name in DUE_FIELDS if name not in fields)]
     columns = column_names(WebPage, wanted)
@@ -672,24 +723,33 @@ def rebuild_due(store: Store, now: datetime, fields: list[str], job: str,
 
 
 def sweep_due(store: Store) -> int:
-    """Delete every index entry its row no longer calls for; return how many.
+    """Delete every index entry its row no longer calls for, and every group member that a row's own
+    entry repeats; return how many.
 
-    The second half of `generate --rescan`. Cost: one scan of the `due`
-    table and one multi-get of three columns per `hbase_batch_size` entries.
+    The second half of `generate --rescan` (after `rebuild_due` gave every
+    scheduled row its own entry). Cost: one scan of the `due` table; per
+    `hbase_batch_size` index rows, a multi-get of three columns of the rows
+    their entries name and one of the own-entry rows their members would
+    repeat.
     """
     deleted = 0
     start = b""
     while True:
-        scanned = [key for key, _ in store.scan(DUE_TABLE, start=start, stop=BUILT_KEY, limit=store.batch_size)]
+        scanned = list(store.scan(DUE_TABLE, start=start, stop=BUILT_KEY, limit=store.batch_size))
         if not scanned:
             return deleted
-        start = scanned[-1] + b"\x00"
-        entries = [entry for entry in map(parse_entry, scanned) if entry is not None]
-        found = store.rows(WEBPAGE_TABLE, [entry.row_key for entry in entries], columns=[_NFT, _SM, _IN])
-        stale = [entry.key() for entry in entries if not _current(entry, found.get(entry.row_key))]
-        junk = [key for key in scanned if parse_entry(key) is None]
-        store.delete_many(DUE_TABLE, ((key, None) for key in [*stale, *junk]))
-        deleted += len(stale) + len(junk)
+        start = scanned[-1][0] + b"\x00"
+        held = [(entry, key, column) for key, cells in scanned for entry, column in held_entries(key, cells)]
+        found = store.rows(WEBPAGE_TABLE, list(dict.fromkeys(entry.row_key for entry, _, _ in held)),
+                           columns=[_NFT, _SM, _IN])
+        members = [entry.key() for entry, _, column in held if column != _ENTRY_COLUMN]
+        own = store.rows(DUE_TABLE, members, columns=[_ENTRY_COLUMN]) if members else {}
+        doomed = [(key, [column]) for entry, key, column in held
+                  if not _current(entry, found.get(entry.row_key))
+                  or (column != _ENTRY_COLUMN and entry.key() in own)]
+        junk = [(key, None) for key, cells in scanned if not held_entries(key, cells)]
+        store.delete_many(DUE_TABLE, [*doomed, *junk])
+        deleted += len(doomed) + len(junk)
 
 
 def due_index_built(store: Store) -> datetime | None:

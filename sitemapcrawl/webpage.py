@@ -531,22 +531,27 @@ class BatchRecord:
 # -------------------------------------------------------------------- due ---
 
 DUE_FAMILIES = (
-    Family("d", "due index: one entry per row with a next fetch time, and the built marker"),
+    Family("d", "due index: the entry of every row with a next fetch time, and the built marker"),
 )
 
 
 @dataclass(frozen=True)
 class DueRow:
-    """One `due` row: an index entry, or the marker saying the index was built (see `sitemapcrawl.due`).
+    """One `due` row: index entries, or the marker saying the index was built (see `sitemapcrawl.due`).
 
-    Entry keys are `<kind>|<next fetch time>|<webpage row key>`; the cell only
-    says the entry is one. The marker row (`~built`) holds when a full scan
-    last built the index.
+    Entry rows are keyed `<kind>|<next fetch time>|<webpage row key>`: `entry`
+    says the row in the key is due then; `members` name more rows due at the
+    same time, of the same kind, written together (a group: the entries of one
+    write, up to `tables.DUE_GROUP`, under the least of their keys). The
+    marker row (`~built`) holds when a full scan last built the index.
     """
 
     key: str
     entry: bool | None = col("d", "e", FLAG, "entry: the webpage row in the key is due at the key's time",
                              "inject, detect, fetch, parse, updatedb, generate")
+    members: Mapping[str, str] | None = mapcol(
+        "d", "group entry: another webpage row due at the key's time, of the key's kind (value 1)",
+        "inject, detect, fetch, parse, updatedb", "webpage key", "r.")
     built: datetime | None = col("d", "b", TIME, "marker row ~built: when generate last rebuilt the index "
                                  "from a full scan", "generate")
 

@@ -275,11 +275,15 @@ class _Selector:
         heapq.heappushpop(heap, candidate)
 
     def chosen(self) -> tuple[list[Candidate], int]:
-        """The selected candidates (best first) and how many the topN cut."""
+        """The selected candidates (best first), each row once, and how many the topN cut.
+
+        A row can come twice from the due index (two entries left by a rerun
+        after a crash, see `tables.due_pages`); it is selected once.
+        """
         pool: Iterable[Candidate] = self.overall
         if self.options.max_per_host is not None:
             pool = [c for heap in self.per_key.values() for c in heap]
-        ranked = sorted(pool, reverse=True)
+        ranked = list({c.key: c for c in sorted(pool, reverse=True)}.values())
         top = self.options.top_n
         if top is None or len(ranked) <= top:
             return ranked, 0

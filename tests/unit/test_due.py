@@ -11,7 +11,7 @@ from memory_store import MemoryStore
 from sitemapcrawl.due import BUILT_KEY, DueKind, Entry, due_range, entry_of, kind_of, kinds_for, parse_entry
 from sitemapcrawl.jobs.generate import mode_allows
 from sitemapcrawl.modes import CrawlMode
-from sitemapcrawl.tables import write_pages
+from sitemapcrawl.tables import DUE_GROUP, entry_rows, held_entries, write_pages
 from sitemapcrawl.webpage import DUE_TABLE, WEBPAGE_TABLE, WebPage, decode, encode
 
 T1 = datetime(2025, 3, 1, 12, 0, 5, tzinfo=UTC)
@@ -74,8 +74,8 @@ def test_due_range_takes_every_entry_at_or_before_now() -> None:
 
 
 def entries(store: MemoryStore) -> set[bytes]:
-    """The due index's keys."""
-    return store.keys(DUE_TABLE)
+    """The due index's entries, each as the key of a row holding it alone."""
+    return {entry.key() for key, cells in store.tables[DUE_TABLE].items() for entry, _ in held_entries(key, cells)}
 
 
 def put(store: MemoryStore, row: WebPage, key: bytes = KEY, before: dict | None = None) -> None:
@@ -121,3 +121,48 @@ def test_write_pages_streams_in_chunks_and_counts_the_row_puts() -> None:
     counts = write_pages(store, iter(rows))  # type: ignore[arg-type]
     assert counts.rows == 5 and counts.batches == 3  # batch_size 2
     assert len(entries(store)) == 5
+    assert store.keys(DUE_TABLE) == {b"p|2025-03-01T12:00:05Z|k0", b"p|2025-03-01T12:00:05Z|k2",
+                                     b"p|2025-03-01T12:00:05Z|k4"}  # one row per chunk: they share kind and time
+    # a span of 4 rows: its entries in one index row (the real store then puts its rows 2 a call)
+    store = MemoryStore(batch_size=2)
+    counts = write_pages(store, iter(rows), span=4)  # type: ignore[arg-type]
+    assert counts.rows == 5
+    assert store.keys(DUE_TABLE) == {b"p|2025-03-01T12:00:05Z|k0", b"p|2025-03-01T12:00:05Z|k4"}
+    assert len(entries(store)) == 5
+
+
+def test_entries_of_one_kind_and_time_share_rows_of_at_most_due_group() -> None:
+    keys = [f"k{i:04d}".encode() for i in range(2 * DUE_GROUP + 10)]
+    many = [Entry(DueKind.LISTED, b"2025-03-01T12:00:05Z", key) for key in reversed(keys)]
+    other = [Entry(DueKind.LISTED, b"2025-03-02T00:00:00Z", b"k0000"),
+             Entry(DueKind.PAGE, b"2025-03-01T12:00:05Z", b"z")]
+    rows = dict(entry_rows([*many, *other, many[0]]))  # an entry given twice is held once
+    assert sorted(rows) == [b"l|2025-03-01T12:00:05Z|k0000", b"l|2025-03-01T12:00:05Z|k0064",
+                            b"l|2025-03-01T12:00:05Z|k0128", b"l|2025-03-02T00:00:00Z|k0000",
+                            b"p|2025-03-01T12:00:05Z|z"]
+    assert [len(rows[key]) for key in sorted(rows)] == [DUE_GROUP, DUE_GROUP, 10, 1, 1]
+    assert rows[b"l|2025-03-01T12:00:05Z|k0000"][b"d:e"] == b"1"
+    assert rows[b"l|2025-03-01T12:00:05Z|k0000"][b"d:r.k0001"] == b"1"
+    held = [entry for key, cells in rows.items() for entry, _ in held_entries(key, cells)]
+    assert sorted(held) == sorted({*many, *other}) and len(held) == len(keys) + 2
+    # each entry says which cell holds it, so a reader deletes exactly that one when it is stale
+    assert held_entries(b"l|2025-03-01T12:00:05Z|k0000", {b"d:r.k0003": b"1"}) == [
+        (Entry(DueKind.LISTED, b"2025-03-01T12:00:05Z", b"k0003"), b"d:r.k0003")]
+    assert held_entries(BUILT_KEY, {b"d:b": b"2025-03-01T12:00:05Z"}) == []
+
+
+def test_a_group_member_that_moves_on_is_left_for_the_reader_and_an_anchor_goes_at_once() -> None:
+    store = MemoryStore(batch_size=10)
+    urls = [f"http://www.example.com/{i}.html" for i in range(3)]
+    keys = [f"com.example.www:http/{i}.html".encode() for i in range(3)]
+    write_pages(store, [(key, encode(WebPage(url, next_fetch=T1))) for key, url in zip(keys, urls, strict=True)])
+    group = b"p|2025-03-01T12:00:05Z|" + keys[0]
+    assert store.keys(DUE_TABLE) == {group} and len(store.tables[DUE_TABLE][group]) == 3
+    write_pages(store, [(keys[0], encode(WebPage(urls[0], next_fetch=T2))),
+                        (keys[1], encode(WebPage(urls[1], next_fetch=T2)))])
+    # the anchor's own cell is deleted; the member stays, stale, until generate meets it (due_pages)
+    assert set(store.tables[DUE_TABLE][group]) == {b"d:r." + keys[1], b"d:r." + keys[2]}
+    assert entries(store) >= {b"p|2025-03-02T00:00:00Z|" + keys[0], b"p|2025-03-02T00:00:00Z|" + keys[1]}
+    store.read = 0
+    write_pages(store, [(keys[2], encode(WebPage(urls[2], next_fetch=T1)))])  # unchanged: nothing written
+    assert store.read == 1 and set(store.tables[DUE_TABLE][group]) == {b"d:r." + keys[1], b"d:r." + keys[2]}
