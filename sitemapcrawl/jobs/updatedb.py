@@ -116,6 +116,11 @@ log = logging.getLogger(__name__)
 SPREAD = "spread"
 """The registry share a split marks when its links are spread (`spread.K/N`): merging waits for all."""
 
+WRITE_SPAN = 4
+"""Read chunks whose merged rows the merge pass writes in one `write_pages` span: their due entries
+go in one put (new rows of one time share index rows), which saves the write-behind thread three
+round trips of four; holds up to four chunks' puts more in memory."""
+
 _SPREAD_FIELDS = ["status", "redirect_to", "outlinks", "depth", "radius", "score", "update_mark"]
 _SCHEDULE_FIELDS = [
     "status", "fetch_time", "prev_fetch_time", "fetch_interval", "retries", "retry_at", "content_changed",
@@ -335,18 +340,28 @@ def _merge(store: Store, batch_id: str, mode: CrawlMode, policy: SchedulePolicy,
            on_progress: Callable[[int], None]) -> None:
     done = 0
     fields = _MERGE_FIELDS if counting is None else list(dict.fromkeys([*_MERGE_FIELDS, *counting.FIELDS]))
-    # While a chunk is merged, HBase stores the one before and reads the one after.
+    span = chunk * WRITE_SPAN
+    puts: list[tuple[bytes, dict[bytes, bytes]]] = []
+    before: dict[bytes, WebPage] = {}
+    # While a chunk is merged, HBase stores the ones before and reads the one after.
     with WriteBehind() as later:
         for rows in read_ahead(batch_rows(store, Mark.DISCOVER, batch_id, fields, chunk, "updatedb",
                                           counts.unreadable, split)):
-            _merge_chunk(rows, batch_id, mode, policy, counts, now, counting, later, store)
+            puts.extend(_merge_chunk(rows, batch_id, mode, policy, counts, now, counting))
+            before.update(rows)  # the rows as read: their old index entries
+            if len(puts) >= span:
+                later.submit(write_pages, store, puts, before, span)
+                puts, before = [], {}
             done += len(rows)
             on_progress(done)
+        if puts:
+            later.submit(write_pages, store, puts, before, span)
 
 
 def _merge_chunk(rows: list[tuple[bytes, WebPage]], batch_id: str, mode: CrawlMode, policy: SchedulePolicy,
-                 counts: UpdateCounts, now: datetime, counting: BatchCounting | None, later: WriteBehind,
-                 store: Store) -> None:
+                 counts: UpdateCounts, now: datetime, counting: BatchCounting | None) -> list[
+                     tuple[bytes, dict[bytes, bytes]]]:
+    """The puts that merge one chunk of touched rows, with the counting's cells of each row in its put."""
     puts: dict[bytes, dict[bytes, bytes]] = {}
     merged: list[tuple[bytes, WebPage]] = []  # the rows as this pass leaves them, for the counting
     for key, row in rows:
@@ -360,7 +375,7 @@ def _merge_chunk(rows: list[tuple[bytes, WebPage]], batch_id: str, mode: CrawlMo
         puts[key] = encode(update)
         merged.append((key, overlaid(row, update)))
     _add_cells(puts, counting.take(merged) if counting is not None else [])
-    later.submit(write_pages, store, list(puts.items()), dict(rows))  # the rows as read: their old index entries
+    return list(puts.items())
 
 
 def _add_cells(puts: dict[bytes, dict[bytes, bytes]], more: list[tuple[bytes, dict[bytes, bytes]]]) -> None:
