@@ -65,8 +65,9 @@ with gone rows, and of the records at the end. Steps 4 and 5 read the
 small rows of the sitemaps and origins they touched (and, to reweigh, the
 rows of sitemaps whose weight changed). Pass 2 and the reweighing read their
 next chunk ahead and write behind (`sitemapcrawl.overlap`): Python and HBase
-work at once. Memory: a few chunks of rows, and one small record per
-touched sitemap, origin and listed row.
+work at once; pass 2 writes WRITE_SPAN chunks at a time, so that their due
+index entries go in one put. Memory: a dozen chunks of rows at most, and one
+small record per touched sitemap, origin and listed row.
 """
 
 from __future__ import annotations
@@ -118,8 +119,8 @@ SPREAD = "spread"
 
 WRITE_SPAN = 4
 """Read chunks whose merged rows the merge pass writes in one `write_pages` span: their due entries
-go in one put (new rows of one time share index rows), which saves the write-behind thread three
-round trips of four; holds up to four chunks' puts more in memory."""
+go in one put (new rows due at one time share index rows), so the write-behind thread makes five
+round trips per four chunks instead of eight; it holds up to three spans (writing, queued, filling)."""
 
 _SPREAD_FIELDS = ["status", "redirect_to", "outlinks", "depth", "radius", "score", "update_mark"]
 _SCHEDULE_FIELDS = [
