@@ -585,13 +585,14 @@ def entry_rows(entries: Iterable[Entry]) -> Iterator[tuple[bytes, Cells]]:
 
 
 def held_entries(key: bytes, cells: Mapping[bytes, bytes]) -> list[tuple[Entry, bytes]]:
-    """The entries a `due` row holds, each with the column holding it; none for the marker or junk."""
+    """The entries a `due` row holds, each with the column holding it; none for the marker or junk
+    (a member cell naming no row key is junk too)."""
     anchor = parse_entry(key)
     if anchor is None:
         return []
     held = [(anchor, _ENTRY_COLUMN)] if _ENTRY_COLUMN in cells else []
     held.extend((Entry(anchor.kind, anchor.due, column[len(_MEMBER_PREFIX):]), column)
-                for column in cells if column.startswith(_MEMBER_PREFIX))
+                for column in cells if column.startswith(_MEMBER_PREFIX) and len(column) > len(_MEMBER_PREFIX))
     return held
 
 

@@ -149,6 +149,7 @@ def test_entries_of_one_kind_and_time_share_rows_of_at_most_due_group() -> None:
     assert held_entries(b"l|2025-03-01T12:00:05Z|k0000", {b"d:r.k0003": b"1"}) == [
         (Entry(DueKind.LISTED, b"2025-03-01T12:00:05Z", b"k0003"), b"d:r.k0003")]
     assert held_entries(BUILT_KEY, {b"d:b": b"2025-03-01T12:00:05Z"}) == []
+    assert held_entries(b"l|2025-03-01T12:00:05Z|k0000", {b"d:r.": b"1", b"d:x": b"1"}) == []  # junk cells
 
 
 def test_a_group_member_that_moves_on_is_left_for_the_reader_and_an_anchor_goes_at_once() -> None:
