@@ -686,9 +686,13 @@ def due_pages(store: Store, kinds: Iterable[DueKind], now: datetime, fields: lis
                 part = held[at:at + store.batch_size]
                 found = store.rows(WEBPAGE_TABLE, list(dict.fromkeys(entry.row_key for entry, _, _ in part)),
                                    columns=columns)
-                current = [entry.row_key for entry, _, _ in part if _current(entry, found.get(entry.row_key))]
-                stale = [(key, [column]) for entry, key, column in part
-                         if not _current(entry, found.get(entry.row_key))]
+                current: list[bytes] = []
+                stale: list[tuple[bytes, list[bytes]]] = []
+                for entry, key, column in part:
+                    if _current(entry, found.get(entry.row_key)):
+                        current.append(entry.row_key)
+                    else:
+                        stale.append((key, [column]))
                 if stale:
                     read.stale += len(stale)
                     store.delete_many(DUE_TABLE, stale)
@@ -740,7 +744,8 @@ def sweep_due(store: Store) -> int:
         if not scanned:
             return deleted
         start = scanned[-1][0] + b"\x00"
-        held = [(entry, key, column) for key, cells in scanned for entry, column in held_entries(key, cells)]
+        by_row = [(key, held_entries(key, cells)) for key, cells in scanned]
+        held = [(entry, key, column) for key, entries in by_row for entry, column in entries]
         found = store.rows(WEBPAGE_TABLE, list(dict.fromkeys(entry.row_key for entry, _, _ in held)),
                            columns=[_NFT, _SM, _IN])
         members = [entry.key() for entry, _, column in held if column != _ENTRY_COLUMN]
@@ -748,7 +753,7 @@ def sweep_due(store: Store) -> int:
         doomed = [(key, [column]) for entry, key, column in held
                   if not _current(entry, found.get(entry.row_key))
                   or (column != _ENTRY_COLUMN and entry.key() in own)]
-        junk = [(key, None) for key, cells in scanned if not held_entries(key, cells)]
+        junk = [(key, None) for key, entries in by_row if not entries]
         store.delete_many(DUE_TABLE, [*doomed, *junk])
         deleted += len(doomed) + len(junk)
 
