@@ -127,17 +127,25 @@ class CountStep:
         """Judge one chunk of touched rows again; the `m:hc` puts of those that changed, for the caller
         to write with its own puts of the rows."""
         puts: list[tuple[bytes, dict[bytes, bytes]]] = []
+        names: dict[bytes, str] = {}  # origin key -> its name (a chunk's rows share a few origins)
+        self.counts.rows += len(rows)
         for key, row in rows:
-            self.counts.rows += 1
             if row.is_sitemap:
                 self.summarise.add(key)
             origin = origin_of_key(key)
-            current = {origin.decode("utf-8"): (rowcounts.GROUP, rowcounts.row_tally(row))}
-            lines, row_deltas = evidence.judge(_stored(row), current, self.batch_id)
-            for groups in row_deltas.values():
-                evidence.add_groups(self.deltas.setdefault(origin, {}), groups)
+            name = names.get(origin)
+            if name is None:
+                name = names[origin] = origin.decode("utf-8")
+            current = {name: (rowcounts.GROUP, rowcounts.row_tally(row))}
+            lines, row_deltas = evidence.judge(_stored(row) if row.counted else [], current, self.batch_id)
+            if row_deltas:
+                deltas = self.deltas.get(origin)
+                if deltas is None:
+                    deltas = self.deltas[origin] = {}
+                for groups in row_deltas.values():
+                    evidence.add_groups(deltas, groups)
             _note_lists(self._changes_of(origin), row.url, lines)
-            text = tuple(c.line() for c in lines)
+            text = tuple([c.line() for c in lines])
             if text != tuple(row.counted or ()):
                 self.counts.changed += 1
                 puts.append((key, {_HC: _encode_hc(text)}))

@@ -438,20 +438,27 @@ class QualityStep:
         those that changed, for the caller to write with its own puts of the rows."""
         puts: list[tuple[bytes, dict[bytes, bytes]]] = []
         listed: list[tuple[bytes, WebPage, list[tuple[str, Inlink]]]] = []
+        self.counts.listed_rows += len(rows)
         for key, row in rows:
-            self.counts.listed_rows += 1
             if row.is_sitemap:
                 self.touched_sitemaps.add(key)
             links = _links(row)
-            stored = _stored(row)
+            stored = _stored(row) if row.quality_contributions else []
             if not links and not stored:
                 continue
             listed.append((key, row, links))
             lines, row_deltas = evidence.judge(stored, _current(row, links, self.now), self.batch_id)
-            bucket = bucket_of(key)
-            for source, groups in row_deltas.items():
-                evidence.add_groups(self.deltas.setdefault(source, {}).setdefault(bucket, {}), groups)
-            text = tuple(c.line() for c in lines)
+            if row_deltas:
+                bucket = bucket_of(key)
+                for source, groups in row_deltas.items():
+                    by_bucket = self.deltas.get(source)
+                    if by_bucket is None:
+                        by_bucket = self.deltas[source] = {}
+                    held = by_bucket.get(bucket)
+                    if held is None:
+                        held = by_bucket[bucket] = {}
+                    evidence.add_groups(held, groups)
+            text = tuple([c.line() for c in lines])
             if text != tuple(row.quality_contributions or ()):
                 puts.append((key, {_QC: _encode_qc(text or ("",))}))
         return puts + self._weigh(listed)
