@@ -4,15 +4,18 @@ A job that reads a chunk, works it out and writes it spends about as long
 waiting for HBase as computing; on two cores the waits can overlap the work.
 
 `WriteBehind.submit(write, *args)` queues a write call and returns at once
-(or waits while `depth` calls are queued: memory stays a few chunks); the
-calls run one at a time in the order submitted, on one thread (the `Store`
-is thread-safe), so what a job writes before what stays before. `close`
+(or waits while `depth` calls are queued or running: memory stays a few
+chunks); the calls run one at a time in the order submitted, on one thread
+(the `Store` is thread-safe), so what a job writes before what stays
+before. With `workers` above one, that many calls run at once, so a later
+call may land first: only for calls that write disjoint rows and whose
+order does not matter (a pass whose every row carries its own mark). `close`
 (or leaving the `with` block) waits for every queued call. A failed call
-stops the ones queued after it (they are not run, so no later chunk lands
-without an earlier one) and its error is raised in the job's thread at the
-next `submit` or at `close`. Use it only where a chunk's writes are not
-read back before the pass ends (close it between passes that read each
-other's writes).
+stops the ones queued after it that have not started (so, with one worker,
+no later chunk lands without an earlier one) and its error is raised in the
+job's thread at the next `submit` or at `close`. Use it only where a
+chunk's writes are not read back before the pass ends (close it between
+passes that read each other's writes).
 
 `read_ahead(chunks)` iterates `chunks` (a generator that reads HBase) on a
 thread, one chunk ahead of the job: the job works out chunk N while chunk
@@ -36,11 +39,11 @@ T = TypeVar("T")
 
 
 class WriteBehind:
-    """Ordered background write calls, at most `depth` waiting (see the module docstring)."""
+    """Background write calls, at most `depth` queued or running, on `workers` threads (see the module docstring)."""
 
-    def __init__(self, depth: int = 2) -> None:
+    def __init__(self, depth: int = 2, workers: int = 1) -> None:
         self._depth = max(1, depth)
-        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="write-behind")
+        self._pool = ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="write-behind")
         self._queued: deque[Future[Any]] = deque()
         self._failed = threading.Event()
 

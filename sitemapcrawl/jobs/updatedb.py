@@ -66,7 +66,7 @@ small rows of the sitemaps and origins they touched (and, to reweigh, the
 rows of sitemaps whose weight changed). Pass 2 and the reweighing read their
 next chunk ahead and write behind (`sitemapcrawl.overlap`): Python and HBase
 work at once; pass 2 writes WRITE_SPAN chunks at a time, so that their due
-index entries go in one put. Memory: a dozen chunks of rows at most, and one
+index entries go in one put, two spans at once (its writes bound it). Memory: a dozen chunks of rows at most, and one
 small record per touched sitemap, origin and listed row.
 """
 
@@ -119,8 +119,9 @@ SPREAD = "spread"
 
 WRITE_SPAN = 4
 """Read chunks whose merged rows the merge pass writes in one `write_pages` span: their due entries
-go in one put (new rows due at one time share index rows), so the write-behind thread makes five
-round trips per four chunks instead of eight; it holds up to three spans (writing, queued, filling)."""
+go in one put (new rows due at one time share index rows), so a write-behind thread makes five
+round trips per four chunks instead of eight. Two such threads write two spans at once (the
+writes, not the merging, bound the pass); it holds up to three spans (two writing, one filling)."""
 
 _SPREAD_FIELDS = ["status", "redirect_to", "outlinks", "depth", "radius", "score", "update_mark"]
 _SCHEDULE_FIELDS = [
@@ -344,8 +345,9 @@ def _merge(store: Store, batch_id: str, mode: CrawlMode, policy: SchedulePolicy,
     span = chunk * WRITE_SPAN
     puts: list[tuple[bytes, dict[bytes, bytes]]] = []
     before: dict[bytes, WebPage] = {}
-    # While a chunk is merged, HBase stores the ones before and reads the one after.
-    with WriteBehind() as later:
+    # While a chunk is merged, HBase stores the ones before and reads the one after. Spans hold
+    # disjoint rows, each carrying its merge mark: they may land in any order.
+    with WriteBehind(workers=2) as later:
         for rows in read_ahead(batch_rows(store, Mark.DISCOVER, batch_id, fields, chunk, "updatedb",
                                           counts.unreadable, split)):
             puts.extend(_merge_chunk(rows, batch_id, mode, policy, counts, now, counting))

@@ -1,4 +1,4 @@
-"""WriteBehind: ordered background calls, bounded queue, errors reach the job's thread."""
+"""WriteBehind: ordered background calls (or two at once), bounded queue, errors reach the job's thread."""
 
 from __future__ import annotations
 
@@ -43,6 +43,45 @@ def test_submit_waits_while_depth_calls_are_queued() -> None:
     blocked.join(10)
     later.close()
     assert started == [0, 1, 2]
+
+
+def test_two_workers_run_two_calls_at_once_and_close_waits_for_every_call() -> None:
+    both_running = threading.Barrier(2, timeout=10)
+    done: list[int] = []
+    threads: set[int] = set()
+
+    def write(n: int) -> None:
+        threads.add(threading.get_ident())
+        if n < 2:
+            both_running.wait()  # returns only when the first two calls run side by side
+        done.append(n)
+
+    with WriteBehind(depth=2, workers=2) as later:
+        for n in range(20):
+            later.submit(write, n)
+    assert sorted(done) == list(range(20))
+    assert len(threads) == 2 and threading.get_ident() not in threads
+
+
+def test_with_two_workers_depth_still_bounds_the_calls_queued_or_running() -> None:
+    release = threading.Event()
+    started: list[int] = []
+
+    def write(n: int) -> None:
+        started.append(n)
+        release.wait(10)
+
+    later = WriteBehind(depth=2, workers=2)
+    later.submit(write, 0)
+    later.submit(write, 1)
+    blocked = threading.Thread(target=later.submit, args=(write, 2))
+    blocked.start()
+    blocked.join(0.2)
+    assert blocked.is_alive() and sorted(started) == [0, 1]  # two running, the third waits
+    release.set()
+    blocked.join(10)
+    later.close()
+    assert sorted(started) == [0, 1, 2]
 
 
 def test_a_failed_call_stops_the_later_ones_and_its_error_reaches_the_job() -> None:
