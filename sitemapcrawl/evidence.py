@@ -34,7 +34,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import NamedTuple
+from typing import Any, Generic, NamedTuple, TypeVar
 
 from sitemapcrawl.quality import LASTMOD_SLACK, ListedStats
 from sitemapcrawl.webpage import FetchStatus, format_time, parse_time
@@ -100,6 +100,14 @@ class Tally:
         """Listed rows by fetch status (`none`: no status), for the history chart."""
         return {name[len(_STATUS):]: n for name, n in self.counts.items() if name.startswith(_STATUS) and n}
 
+    def key(self) -> tuple[object, ...]:
+        """A hashable value equal for tallies built alike (same counters in the same order, same dates)."""
+        return tuple(self.counts.items()), self.lo, self.hi, self.new
+
+    def times(self, n: int) -> Tally:
+        """The sum of `n` tallies equal to this one: its counts times `n`, its dates."""
+        return Tally({name: count * n for name, count in self.counts.items()}, self.lo, self.hi, self.new)
+
     def text(self) -> str:
         """`key=value` words: the counters, then the dates.
 
@@ -107,7 +115,7 @@ class Tally:
         writes the same few tallies (one row's counts, one entry's evidence)
         on row after row.
         """
-        key = (tuple(self.counts.items()), self.lo, self.hi, self.new)
+        key = self.key()
         text = _TEXTS.get(key)
         if text is None:
             words = [f"{name}={n}" for name, n in sorted(self.counts.items(), key=_order)]
@@ -190,8 +198,7 @@ def unfetched_entries(lastmods: Iterable[datetime | None], now: datetime) -> Tal
         alike[lastmod] = alike.get(lastmod, 0) + 1
     total = Tally()
     for lastmod, n in alike.items():
-        one = contribution(lastmod, FetchStatus.UNFETCHED, None, None, None, now)
-        total.add(Tally({name: count * n for name, count in one.counts.items()}, one.lo, one.hi, one.new))
+        total.add(contribution(lastmod, FetchStatus.UNFETCHED, None, None, None, now).times(n))
     return total
 
 
@@ -420,3 +427,57 @@ def judge(stored: Iterable[Contribution], current: Mapping[str, tuple[str, Tally
         if now_parse or was_parse:
             lines.append(Contribution(sitemap, batch_id, now_parse, now, was_parse, was))
     return lines, deltas
+
+
+SlotT = TypeVar("SlotT")
+
+
+class FirstJudgements(Generic[SlotT]):
+    """First judgements (of rows with no stored line) made once per kind of row, and counted.
+
+    `judge` of a row with no stored line depends on what the row gives now
+    alone, and an inventory judges a million new rows of a few kinds (the
+    same tallies). `lines(slot, alike, current, *args)` gives the lines of such
+    a row and the cell that stores them (`encode` of their texts), judging
+    only the first row of its kind: `alike` is a hashable value equal for
+    rows whose `current(*args)` is equal, `slot` where the caller sums the row's
+    deltas (an origin, a host bucket). The deltas go to `add(slot, sitemap,
+    groups)` as one tally times the rows of each kind, when `flush` is
+    called and whenever `held` kinds are held (so memory stays bounded when
+    no two rows are alike). Sums come out as if each row were added alone:
+    adding a tally n times adds its counts n times and widens its dates once.
+    """
+
+    def __init__(self, batch_id: str, encode: Callable[[tuple[str, ...]], bytes],
+                 add: Callable[[SlotT, str, Groups], None], held: int = 4096) -> None:
+        self.batch_id, self._encode, self._add, self._most = batch_id, encode, add, held
+        self._kinds: dict[tuple[SlotT, object], _Kind] = {}
+
+    def lines(self, slot: SlotT, alike: object, current: Callable[..., Mapping[str, tuple[str, Tally]]],
+              *args: Any) -> tuple[list[Contribution], bytes]:
+        """The lines and stored cell of one row judged for the first time; counts the row under `slot`."""
+        kind = self._kinds.get((slot, alike))
+        if kind is None:
+            if len(self._kinds) >= self._most:
+                self.flush()
+            lines, deltas = judge((), current(*args), self.batch_id)
+            kind = self._kinds[slot, alike] = _Kind(lines, self._encode(tuple(c.line() for c in lines)), deltas)
+        kind.rows += 1
+        return kind.lines, kind.cell
+
+    def flush(self) -> None:
+        """Hand every kind's deltas, times its rows, to `add`; forget the kinds."""
+        for (slot, _alike), kind in self._kinds.items():
+            for sitemap, groups in kind.deltas.items():
+                self._add(slot, sitemap, {parse: tally.times(kind.rows) for parse, tally in groups.items()})
+        self._kinds.clear()
+
+
+@dataclass
+class _Kind:
+    """One kind of first judgement: its lines, their cell, its deltas, and the rows judged so."""
+
+    lines: list[Contribution]
+    cell: bytes
+    deltas: dict[str, Groups]
+    rows: int = 0

@@ -94,6 +94,11 @@ def _stored(row: WebPage) -> list[Contribution]:
     return evidence.read_contributions(row.counted, bad)
 
 
+def _counted(origin: str, tally: Tally) -> dict[str, tuple[str, Tally]]:
+    """What a row gives its origin now, as `evidence.judge` takes it (the one group `rows`)."""
+    return {origin: (rowcounts.GROUP, tally)}
+
+
 def _host_columns(fields: list[str]) -> list[bytes]:
     # Whole family `n` for the cells: no single `n:` column beside it (HBase would narrow to it).
     return [name for name in column_names(HostRow, fields) if not name.startswith(b"n:")] + [b"n"]
@@ -122,6 +127,8 @@ class CountStep:
         self.deltas: dict[bytes, Groups] = {}
         self.changes: Changes = {}
         self.summarise: set[bytes] = set()
+        self.firsts: evidence.FirstJudgements[bytes] = evidence.FirstJudgements(batch_id, _encode_hc,
+                                                                                 self._add_deltas)
 
     def take(self, rows: list[tuple[bytes, WebPage]]) -> list[tuple[bytes, dict[bytes, bytes]]]:
         """Judge one chunk of touched rows again; the `m:hc` puts of those that changed, for the caller
@@ -136,20 +143,29 @@ class CountStep:
             name = names.get(origin)
             if name is None:
                 name = names[origin] = origin.decode("utf-8")
-            current = {name: (rowcounts.GROUP, rowcounts.row_tally(row))}
-            lines, row_deltas = evidence.judge(_stored(row) if row.counted else [], current, self.batch_id)
-            if row_deltas:
-                deltas = self.deltas.get(origin)
-                if deltas is None:
-                    deltas = self.deltas[origin] = {}
-                for groups in row_deltas.values():
-                    evidence.add_groups(deltas, groups)
+            tally = rowcounts.row_tally(row)
+            if not row.counted:  # judged for the first time (every new row): once per origin and tally
+                lines, cell = self.firsts.lines(origin, tally.key(), _counted, name, tally)
+                _note_lists(self._changes_of(origin), row.url, lines)
+                self.counts.changed += 1
+                puts.append((key, {_HC: cell}))
+                continue
+            lines, row_deltas = evidence.judge(_stored(row), _counted(name, tally), self.batch_id)
+            for groups in row_deltas.values():
+                self._add_deltas(origin, name, groups)
             _note_lists(self._changes_of(origin), row.url, lines)
             text = tuple([c.line() for c in lines])
             if text != tuple(row.counted or ()):
                 self.counts.changed += 1
                 puts.append((key, {_HC: _encode_hc(text)}))
         return puts
+
+    def _add_deltas(self, origin: bytes, _name: str, groups: Groups) -> None:
+        """Add one row's (or one kind of rows') deltas to its origin's."""
+        deltas = self.deltas.get(origin)
+        if deltas is None:
+            deltas = self.deltas[origin] = {}
+        evidence.add_groups(deltas, groups)
 
     def _changes_of(self, origin: bytes) -> rowcounts.SampleChanges:
         """The origin's sample changes, its stored samples read on first sight (one get per origin)."""
@@ -168,6 +184,7 @@ class CountStep:
 
     def finish(self, sitemaps: Iterable[bytes] = ()) -> CountCounts:
         """Write the count cells, fold, update the samples, summarise the sitemaps (and `sitemaps`)."""
+        self.firsts.flush()
         store, batch_id, counts, deltas = self.store, self.batch_id, self.counts, self.deltas
         cells = [(origin, encode(HostRow("", count_cells={
             evidence.cell_name(batch_id, bucket_of(origin)): "\n".join(evidence.groups_text(groups))})))

@@ -393,6 +393,8 @@ class QualityStep:
         """Sitemap URL -> the weight `take` writes its touched rows' `s:wp` with: assumed for the
         sitemaps parsed in the batch (`assumed`), as stored for the others (read as met)."""
         self.assumed: dict[str, float] = {}
+        self.firsts: evidence.FirstJudgements[int] = evidence.FirstJudgements(
+            batch_id, lambda text: _encode_qc(text or ("",)), self._add_deltas)
 
     def _assume_weights(self) -> dict[str, float]:
         """The weight of each sitemap parsed in the batch (listed records in this split), assuming none
@@ -443,28 +445,42 @@ class QualityStep:
             if row.is_sitemap:
                 self.touched_sitemaps.add(key)
             links = _links(row)
-            stored = _stored(row) if row.quality_contributions else []
+            if not row.quality_contributions:  # judged for the first time (every new row)
+                if links:
+                    listed.append((key, row, links))
+                    # Once per kind of row and host bucket: the same entry facts give the same evidence.
+                    alike = (tuple([(source, link.batch, link.lastmod) for source, link in links]), row.status,
+                             row.fetch_time, row.prev_fetch_time, row.content_changed)
+                    lines, cell = self.firsts.lines(bucket_of(key), alike, _current, row, links, self.now)
+                    if lines:
+                        puts.append((key, {_QC: cell}))
+                continue
+            stored = _stored(row)
             if not links and not stored:
                 continue
             listed.append((key, row, links))
             lines, row_deltas = evidence.judge(stored, _current(row, links, self.now), self.batch_id)
-            if row_deltas:
-                bucket = bucket_of(key)
-                for source, groups in row_deltas.items():
-                    by_bucket = self.deltas.get(source)
-                    if by_bucket is None:
-                        by_bucket = self.deltas[source] = {}
-                    held = by_bucket.get(bucket)
-                    if held is None:
-                        held = by_bucket[bucket] = {}
-                    evidence.add_groups(held, groups)
+            bucket = bucket_of(key)
+            for source, groups in row_deltas.items():
+                self._add_deltas(bucket, source, groups)
             text = tuple([c.line() for c in lines])
             if text != tuple(row.quality_contributions or ()):
                 puts.append((key, {_QC: _encode_qc(text or ("",))}))
         return puts + self._weigh(listed)
 
+    def _add_deltas(self, bucket: int, source: str, groups: Groups) -> None:
+        """Add one row's (or one kind of rows') deltas to a sitemap's sums of its host bucket."""
+        by_bucket = self.deltas.get(source)
+        if by_bucket is None:
+            by_bucket = self.deltas[source] = {}
+        held = by_bucket.get(bucket)
+        if held is None:
+            held = by_bucket[bucket] = {}
+        evidence.add_groups(held, groups)
+
     def finish(self) -> QualityCounts:
         """Write the evidence cells, rescore the touched sitemaps, reweigh; the counts."""
+        self.firsts.flush()
         store, batch_id, counts = self.store, self.batch_id, self.counts
         keyed = {rk: url for url in self.deltas if (rk := key_of_url(url)) is not None}
         sitemap_rows = _read_sitemaps(store, [*keyed, *self.touched_sitemaps], ["is_sitemap"], self.unreadable)

@@ -240,3 +240,53 @@ def test_a_first_judgement_takes_the_short_way_to_what_the_general_way_gives() -
         assert [c.line() for c in short_lines] == [c.line() for c in long_lines]
         assert ({s: {p: t.text() for p, t in g.items()} for s, g in short_deltas.items()}
                 == {s: {p: t.text() for p, t in g.items()} for s, g in long_deltas.items()})
+
+
+# ------------------------------------------------- first judgements, counted --
+
+def current_of(row: tuple[datetime | None, FetchStatus | None, datetime | None, datetime | None, datetime | None],
+               listed_by: list[str]) -> dict[str, tuple[str, Tally]]:
+    """What a row gives each sitemap listing it (parsed in B1), as `judge` takes it."""
+    return {sitemap: (B1, contribution(*row, NOW)) for sitemap in listed_by}
+
+
+@pytest.mark.parametrize(("seed", "held"), [(seed, held) for seed in range(12) for held in (1, 3, 4096)])
+def test_first_judgements_counted_sum_as_rows_judged_one_by_one(seed: int, held: int) -> None:
+    """Rows judged for the first time through FirstJudgements (alike ones judged once and counted, flushed
+    every `held` kinds) give the same lines, cells and summed deltas as `judge` row by row."""
+    rng = random.Random(seed)
+    kinds = [random_row(rng) for _ in range(6)]
+    sitemaps = ["http://a.test/s1.xml", "http://a.test/s2.xml"]
+    one_by_one: dict[int, dict[str, evidence.Groups]] = {}
+    counted: dict[int, dict[str, evidence.Groups]] = {}
+
+    def add(bucket: int, sitemap: str, groups: evidence.Groups) -> None:
+        evidence.add_groups(counted.setdefault(bucket, {}).setdefault(sitemap, {}), groups)
+
+    firsts: evidence.FirstJudgements[int] = evidence.FirstJudgements(
+        B2, lambda texts: "\n".join(texts).encode(), add, held=held)
+    for _ in range(300):
+        kind = rng.randrange(len(kinds))
+        listed_by = sitemaps[: 1 + kind % 2]
+        bucket = rng.choice([0, 7])
+        lines, deltas = judge([], current_of(kinds[kind], listed_by), B2)
+        for sitemap, groups in deltas.items():
+            evidence.add_groups(one_by_one.setdefault(bucket, {}).setdefault(sitemap, {}), groups)
+        got_lines, cell = firsts.lines(bucket, (kind, tuple(listed_by)), current_of, kinds[kind], listed_by)
+        assert [c.line() for c in got_lines] == [c.line() for c in lines]
+        assert cell == "\n".join(c.line() for c in lines).encode()
+    firsts.flush()
+    as_text = {bucket: {s: evidence.groups_text(g) for s, g in by.items()} for bucket, by in one_by_one.items()}
+    assert {bucket: {s: evidence.groups_text(g) for s, g in by.items()} for bucket, by in counted.items()} == as_text
+    assert as_text  # the rows gave something to sum
+
+
+def test_a_tally_times_n_adds_as_n_tallies() -> None:
+    one = contribution(datetime(2026, 5, 1, tzinfo=UTC), FetchStatus.FETCHED, None, None, None, NOW)
+    by_hand = Tally()
+    for _ in range(5):
+        by_hand.add(one)
+    at_once = Tally()
+    at_once.add(one.times(5))
+    assert at_once == by_hand and at_once.counts["listed"] == 5 and at_once.lo == one.lo
+    assert one.key() == contribution(one.lo, FetchStatus.FETCHED, None, None, None, NOW).key()
