@@ -209,6 +209,8 @@ class _SitemapParse:
         self.radius = row.radius if row.radius is not None else settings.seed_radius
         self.written = self.filtered = self.invalid = self.past_depth = self.blacklisted = 0
         self.source_domain: str | None = None
+        self.origin: str | None = None
+        """`scheme://host:port/` of the sitemap's URL ("" when it has no path), once worked out."""
         self.listed: dict[str, Hints] = {}
         """Target URL -> hints of every entry written: what `record_parse` compares."""
 
@@ -216,7 +218,7 @@ class _SitemapParse:
         """Canonical target URL and its grant, or None (counted) when it is not kept."""
         try:
             target = urls.canonicalize(loc, self.rules.canonical)
-            same = urls.registered_domain_key(target) == self._source_domain()
+            same = self._same_site(target)
         except InvalidUrlError:
             self.invalid += 1
             return None
@@ -228,6 +230,20 @@ class _SitemapParse:
             self.past_depth += 1
             return None
         return target, depth, radius
+
+    def _same_site(self, target: str) -> bool:
+        """Is a canonical target on the sitemap's registered domain? InvalidUrlError when either has none.
+
+        A target on the sitemap's own scheme, host and port (most entries) is, without working out its
+        domain; the others are compared by registered domain.
+        """
+        if self.origin is None:
+            scheme_end = self.row.url.find("://")
+            slash = self.row.url.find("/", scheme_end + 3) if scheme_end > 0 else -1
+            self.origin = self.row.url[:slash + 1] if slash > 0 else ""
+        if self.origin and target.startswith(self.origin):
+            return True
+        return urls.registered_domain_key(target) == self._source_domain()
 
     def _source_domain(self) -> str:
         """The sitemap's registered domain (InvalidUrlError when it has none): worked out once, not per entry."""

@@ -46,6 +46,7 @@ listed rows (small columns; link inlinks stay on the server).
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -278,12 +279,20 @@ class _Verdicts:
 
 def _reweigh_row(key: bytes, row: WebPage, links: list[tuple[str, Inlink]], weights: dict[str, float],
                  puts: list[tuple[bytes, dict[bytes, bytes]]]) -> None:
-    listings = [(link.priority, weights.get(source, 1.0)) for source, link in links if link.kind is InlinkKind.SITEMAP]
+    listings = tuple([(link.priority, weights.get(source, 1.0)) for source, link in links
+                      if link.kind is InlinkKind.SITEMAP])
     if not listings:
         return
-    value = weighted_priority(listings)
+    value, cell = _weighted_cell(listings)
     if value != row.weighted_priority:
-        puts.append((key, {_WP: _encode_wp(value)}))
+        puts.append((key, {_WP: cell}))
+
+
+@functools.lru_cache(maxsize=4096)
+def _weighted_cell(listings: tuple[tuple[float | None, float], ...]) -> tuple[float, bytes]:
+    """The weighted priority of these listings and its cell (remembered: row after row has the same few)."""
+    value = weighted_priority(list(listings))
+    return value, _encode_wp(value)
 
 
 # ------------------------------------------------------------ full rescore --
