@@ -24,8 +24,9 @@ Figures (one run, ratios: the machine is noisy and shared):
    fresh table of the same HBase, `hbase_batch_size` (1,000) rows per call as
    the crawl sends them; run twice, the faster kept (the first runs while
    HBase still flushes and compacts the crawl's rows; the other is shown as
-   `other floor s`). Targets: at most 2x the floor; peak memory
-   under 150 MB and flat from 100,000 to 1,000,000.
+   `other floor s`). Targets: at most 2x the floor at 1,000,000 URLs (a
+   smaller run's ratio is printed as information: fixed costs weigh more
+   there); peak memory under 150 MB and flat from 100,000 to 1,000,000.
 2. Round cost against the table size. For each size in `--tables`: a fresh
    table filled by direct batch puts with rows shaped as a crawl leaves them
    (fetched pages listed by sitemaps, next fetch in 30 days: not due; one
@@ -484,6 +485,10 @@ def round_cost(base_prefix: str, hbase: str, rows: int, due: int, web: TestWebSe
 # ------------------------------------------------------------------- report --
 
 
+#: The inventory size whose time issue 11 sets at most 2x the put floor.
+TIME_TARGET_URLS = 1_000_000
+
+
 def ratio_line(label: str, value: float, limit: float, unit: str = "x") -> str:
     verdict = "met" if value <= limit else "MISSED"
     return f"target: {label}: {value:.2f}{unit} (limit {limit:g}{unit}) -> {verdict}"
@@ -500,7 +505,12 @@ def report_inventory(results: list[Inventory]) -> list[str]:
                    f"{r.run.seconds / r.floor_seconds:>7.2f} {r.slower_floor_seconds:>13.1f} {r.run.peak_mb:>8.1f} "
                    f"{r.run.cpu_seconds:>6.0f}  {stages}")
     for r in results:
-        out.append(ratio_line(f"N={r.urls:,} time vs put floor", r.run.seconds / r.floor_seconds, 2.0))
+        ratio = r.run.seconds / r.floor_seconds
+        if r.urls == TIME_TARGET_URLS:
+            out.append(ratio_line(f"N={r.urls:,} time vs put floor", ratio, 2.0))
+        else:  # the issue sets the time target at 1,000,000 URLs; smaller runs carry the fixed costs
+            out.append(f"info: N={r.urls:,} time vs put floor: {ratio:.2f}x (the 2x target is at "
+                       f"N={TIME_TARGET_URLS:,})")
         out.append(ratio_line(f"N={r.urls:,} peak memory", r.run.peak_mb, 150.0, " MB"))
     if len(results) > 1:
         out.append(ratio_line(f"peak memory {results[-1].urls:,} vs {results[0].urls:,} (flat)",
