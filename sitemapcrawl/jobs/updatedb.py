@@ -66,8 +66,9 @@ small rows of the sitemaps and origins they touched (and, to reweigh, the
 rows of sitemaps whose weight changed). Pass 2 and the reweighing read their
 next chunk ahead and write behind (`sitemapcrawl.overlap`): Python and HBase
 work at once; pass 2 writes WRITE_SPAN chunks at a time, so that their due
-index entries go in one put, two spans at once (its writes bound it). Memory: a dozen chunks of rows at most, and one
-small record per touched sitemap, origin and listed row.
+index entries go in one put, two spans at once (its writes bound it).
+Memory: a dozen chunks of rows at most, and one small record per touched
+sitemap, origin and listed row.
 """
 
 from __future__ import annotations

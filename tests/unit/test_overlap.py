@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 
 import pytest
 
@@ -76,6 +77,9 @@ def test_with_two_workers_depth_still_bounds_the_calls_queued_or_running() -> No
     later.submit(write, 1)
     blocked = threading.Thread(target=later.submit, args=(write, 2))
     blocked.start()
+    deadline = time.monotonic() + 10
+    while len(started) < 2 and time.monotonic() < deadline:  # both workers pick up their call
+        time.sleep(0.01)
     blocked.join(0.2)
     assert blocked.is_alive() and sorted(started) == [0, 1]  # two running, the third waits
     release.set()
