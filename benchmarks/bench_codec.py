@@ -61,9 +61,9 @@ def row_values(i: int) -> tuple[str, str, datetime, float, str]:
 
 def codec_steps() -> dict[str, Callable[[int], None]]:
     """The timed steps, written against the API both versions share."""
-    from sitemapcrawl.linkvalues import Inlink, InlinkKind, format_inlink, parse_inlink
+    from sitemapcrawl.model.linkvalues import Inlink, InlinkKind, format_inlink, parse_inlink
+    from sitemapcrawl.model.webpage import FetchStatus, WebPage, decode, encode
     from sitemapcrawl.sitemaps.model import ChangeFreq
-    from sitemapcrawl.webpage import FetchStatus, WebPage, decode, encode
 
     values = [row_values(i) for i in range(POOL)]
     links = [Inlink(InlinkKind.SITEMAP, 1, 0, BATCH, priority=p, changefreq=ChangeFreq(cf), lastmod=lm)
@@ -138,12 +138,12 @@ def hbase_part(hbase: str, rows: int, repeat: int) -> list[tuple[str, int, float
     """(step, rows, best seconds, floor step) for the puts and scans through HBase, `repeat` times each."""
     import happybase
 
-    from sitemapcrawl import urls
     from sitemapcrawl.config import Settings
-    from sitemapcrawl.linkvalues import Inlink, InlinkKind, format_inlink, parse_inlink
+    from sitemapcrawl.model.linkvalues import Inlink, InlinkKind, format_inlink, parse_inlink
+    from sitemapcrawl.model.webpage import WEBPAGE_TABLE, FetchStatus, WebPage, decode, encode
     from sitemapcrawl.sitemaps.model import ChangeFreq
-    from sitemapcrawl.store import Store
-    from sitemapcrawl.webpage import WEBPAGE_TABLE, FetchStatus, WebPage, decode, encode
+    from sitemapcrawl.storage.store import Store
+    from sitemapcrawl.web import urls
 
     values = [row_values(i) for i in range(rows)]
     keys = [urls.row_key(url).encode() for url, *_ in values]

@@ -21,12 +21,12 @@ import uuid
 from collections import Counter
 
 from sitemapcrawl.config import Settings
-from sitemapcrawl.http import PoliteHttpClient
 from sitemapcrawl.jobs.crawl import CrawlOptions, RoundResult, crawl
-from sitemapcrawl.jobs.rules import UrlRules
 from sitemapcrawl.modes import CrawlMode
-from sitemapcrawl.store import Store
+from sitemapcrawl.storage.store import Store
 from sitemapcrawl.testweb import TestWebServer, bulk_web
+from sitemapcrawl.web.http import PoliteHttpClient
+from sitemapcrawl.web.rules import UrlRules
 
 
 def main() -> None:

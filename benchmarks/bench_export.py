@@ -29,16 +29,16 @@ import uuid
 from collections.abc import Iterator
 from datetime import UTC, datetime
 
-from sitemapcrawl import urls
 from sitemapcrawl.config import Settings
-from sitemapcrawl.store import Store
-from sitemapcrawl.webpage import WEBPAGE_TABLE, ChangeFreq, FetchStatus, WebPage, encode, format_time
+from sitemapcrawl.model.webpage import WEBPAGE_TABLE, ChangeFreq, FetchStatus, WebPage, encode, format_time
+from sitemapcrawl.storage.store import Store
+from sitemapcrawl.web import urls
 
 FLOOR = r"""
 import json, resource, sys, time
 import happybase
 from sitemapcrawl.jobs.export import _FIELDS, _sitemap_filter
-from sitemapcrawl.webpage import WebPage, column_names
+from sitemapcrawl.model.webpage import WebPage, column_names
 host, port, table = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 connection = happybase.Connection(host, port, timeout=120_000)
 started = time.perf_counter()
@@ -55,7 +55,7 @@ EXPORT = r"""
 import json, resource, sys, time
 from sitemapcrawl.config import Settings
 from sitemapcrawl.jobs.export import ExportCounts, ExportOptions, export_rows, write_csv, write_jsonl, write_parquet
-from sitemapcrawl.store import Store
+from sitemapcrawl.storage.store import Store
 hbase, prefix, fmt = sys.argv[1], sys.argv[2], sys.argv[3]
 counts = ExportCounts()
 with Store(Settings(hbase=hbase, table_prefix=prefix)) as store:

@@ -75,12 +75,12 @@ FETCHER = COMMON + r"""
 from datetime import UTC, datetime, timedelta
 from sitemapcrawl import urls as keys
 from sitemapcrawl.config import Settings
-from sitemapcrawl.http import PoliteHttpClient
+from sitemapcrawl.web.http import PoliteHttpClient
 from sitemapcrawl.jobs.fetch import FetchOptions, fetch
 from sitemapcrawl.jobs.generate import GenerateOptions, generate
-from sitemapcrawl.jobs.rules import UrlRules
-from sitemapcrawl.store import Store
-from sitemapcrawl.webpage import WEBPAGE_TABLE, FetchStatus, WebPage, encode
+from sitemapcrawl.web.rules import UrlRules
+from sitemapcrawl.storage.store import Store
+from sitemapcrawl.model.webpage import WEBPAGE_TABLE, FetchStatus, WebPage, encode
 hbase, prefix = sys.argv[3], sys.argv[4]
 settings = Settings(hbase=hbase, table_prefix=prefix, user_agent="BenchBot/1.0", delay=0.0,
                     threads=threads, threads_per_host=1)

@@ -24,8 +24,8 @@ CHILD = r"""
 import json, resource, sys, time
 from sitemapcrawl.config import Settings
 from sitemapcrawl.jobs.inject import inject
-from sitemapcrawl.jobs.rules import UrlRules
-from sitemapcrawl.store import Store
+from sitemapcrawl.web.rules import UrlRules
+from sitemapcrawl.storage.store import Store
 
 path, prefix, hbase = sys.argv[1], sys.argv[2], sys.argv[3]
 settings = Settings(hbase=hbase, table_prefix=prefix)

@@ -178,9 +178,9 @@ def child_lxml_tree(path: str, url: str) -> int:
 
 
 def child_engine_tree(path: str, url: str) -> int:
-    from sitemapcrawl.http import PoliteHttpClient
     from sitemapcrawl.sitemaps import SitemapKind, SitemapLimits
     from sitemapcrawl.sitemaps.tree import walk_tree
+    from sitemapcrawl.web.http import PoliteHttpClient
 
     client = PoliteHttpClient("sitemapcrawl-bench/1.0", delay=0.0)
     total = 0

@@ -72,12 +72,22 @@ from typing import TypeVar
 import happybase
 from thriftpy2.thrift import TException
 
-from sitemapcrawl import tables, urls
 from sitemapcrawl.config import Settings
-from sitemapcrawl.due import entry_of
-from sitemapcrawl.linkvalues import Inlink, InlinkKind, format_inlink
+from sitemapcrawl.model.due import entry_of
+from sitemapcrawl.model.linkvalues import Inlink, InlinkKind, format_inlink
+from sitemapcrawl.model.webpage import (
+    DUE_TABLE,
+    WEBPAGE_TABLE,
+    DueRow,
+    FetchStatus,
+    SitemapSource,
+    WebPage,
+    column_names,
+    encode,
+)
 from sitemapcrawl.sitemaps.model import ChangeFreq
-from sitemapcrawl.store import Store
+from sitemapcrawl.storage import tables
+from sitemapcrawl.storage.store import Store
 from sitemapcrawl.testweb import (
     Entry,
     Link,
@@ -91,16 +101,7 @@ from sitemapcrawl.testweb import (
     TestWebServer,
     Web,
 )
-from sitemapcrawl.webpage import (
-    DUE_TABLE,
-    WEBPAGE_TABLE,
-    DueRow,
-    FetchStatus,
-    SitemapSource,
-    WebPage,
-    column_names,
-    encode,
-)
+from sitemapcrawl.web import urls
 
 URLS_PER_SITEMAP = 50_000
 AGENT = "sitemapcrawl-bench/1.0"
@@ -468,7 +469,7 @@ def round_cost(base_prefix: str, hbase: str, rows: int, due: int, web: TestWebSe
             cost.phases[phase] = run
             lines = [x for x in (run.stdout + run.stderr).splitlines() if x.strip()]
             cost.summaries[phase] = lines[-1][:160] if lines else ""
-        from sitemapcrawl.report_panels import take_counted_snapshot, take_snapshot
+        from sitemapcrawl.report.panels import take_counted_snapshot, take_snapshot
 
         def timed(take: Callable[[Store, datetime], object]) -> Callable[[], float]:
             def run() -> float:

@@ -55,10 +55,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from sitemapcrawl.config import Settings
-from sitemapcrawl.store import Store
+from sitemapcrawl.model.webpage import WEBPAGE_TABLE
+from sitemapcrawl.storage.store import Store
 from sitemapcrawl.testweb import TestWebServer
 from sitemapcrawl.testweb.generate import bulk_web
-from sitemapcrawl.webpage import WEBPAGE_TABLE
 
 REPO = Path(__file__).resolve().parents[1]
 HBASE_LOCAL = REPO / "scripts" / "hbase-local"
@@ -180,8 +180,8 @@ def startup_cpu(env: dict[str, str], times: int = 3) -> float:
     """CPU seconds of one worker process's start: Python and the modules a phase imports."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     for _ in range(times):
-        subprocess.run([sys.executable, "-c", "import sitemapcrawl.cli, sitemapcrawl.jobs.fetch, "
-                        "sitemapcrawl.jobs.parse, sitemapcrawl.jobs.updatedb, sitemapcrawl.store"],
+        subprocess.run([sys.executable, "-c", "import sitemapcrawl.cli.app, sitemapcrawl.jobs.fetch, "
+                        "sitemapcrawl.jobs.parse, sitemapcrawl.jobs.updatedb, sitemapcrawl.storage.store"],
                        env=env, check=True)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return ((after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)) / times

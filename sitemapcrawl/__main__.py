@@ -1,5 +1,5 @@
 """`python -m sitemapcrawl` runs the command line."""
 
-from sitemapcrawl.cli import main
+from sitemapcrawl.cli.app import main
 
 main()

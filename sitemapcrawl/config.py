@@ -154,7 +154,7 @@ class Settings:
     history_keep: int = 20
     """parse: parses of each sitemap whose changes the `history` table keeps (older ones are deleted)."""
 
-    # --- sitemap quality (updatedb; sitemapcrawl/quality.py) ------------------
+    # --- sitemap quality (updatedb; sitemapcrawl/scoring/quality.py) ------------------
     sitemap_quality: bool = True
     """updatedb: rescore the sitemaps a batch touched and weight their URLs' priority (evidence counters)."""
     sitemap_demote_below: float = 0.7

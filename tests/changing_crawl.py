@@ -10,17 +10,18 @@ from __future__ import annotations
 import dataclasses
 from datetime import UTC, datetime, timedelta
 
-from sitemapcrawl import tables, urls
-from sitemapcrawl.changes import Hints
 from sitemapcrawl.config import Settings
-from sitemapcrawl.http import PoliteHttpClient
 from sitemapcrawl.jobs.crawl import CrawlOptions, CrawlResult, crawl
-from sitemapcrawl.jobs.rules import UrlRules
+from sitemapcrawl.model.changes import Hints
+from sitemapcrawl.model.webpage import WEBPAGE_TABLE, WebPage, column_names, decode, encode, equals_filter, format_time
 from sitemapcrawl.modes import CrawlMode
 from sitemapcrawl.sitemaps.normalize import parse_lastmod, parse_priority
-from sitemapcrawl.store import Store
+from sitemapcrawl.storage import tables
+from sitemapcrawl.storage.store import Store
 from sitemapcrawl.testweb import SitemapChange, TestWebServer
-from sitemapcrawl.webpage import WEBPAGE_TABLE, WebPage, column_names, decode, encode, equals_filter, format_time
+from sitemapcrawl.web import urls
+from sitemapcrawl.web.http import PoliteHttpClient
+from sitemapcrawl.web.rules import UrlRules
 
 HOST = "127.0.0.2"
 AGENT = "sitemapcrawl-test/1.0"

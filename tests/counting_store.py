@@ -14,7 +14,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 from sitemapcrawl.config import Settings
-from sitemapcrawl.store import Cells, Store, WriteCounts
+from sitemapcrawl.storage.store import Cells, Store, WriteCounts
 
 
 @dataclass(frozen=True)

@@ -5,13 +5,14 @@ from __future__ import annotations
 import dataclasses
 from datetime import UTC, datetime, timedelta
 
-from sitemapcrawl import tables, urls
 from sitemapcrawl.config import Settings
-from sitemapcrawl.http import PoliteHttpClient
 from sitemapcrawl.jobs.fetch import FetchCounts, FetchOptions, fetch
-from sitemapcrawl.jobs.rules import UrlRules
-from sitemapcrawl.store import Store
-from sitemapcrawl.webpage import WEBPAGE_TABLE, FetchStatus, WebPage, decode, encode
+from sitemapcrawl.model.webpage import WEBPAGE_TABLE, FetchStatus, WebPage, decode, encode
+from sitemapcrawl.storage import tables
+from sitemapcrawl.storage.store import Store
+from sitemapcrawl.web import urls
+from sitemapcrawl.web.http import PoliteHttpClient
+from sitemapcrawl.web.rules import UrlRules
 
 AGENT = "TestBot/1.0 (+http://127.0.0.1/bot)"
 PAST = datetime.now(UTC).replace(microsecond=0) - timedelta(hours=1)

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from sitemapcrawl.config import Settings
-from sitemapcrawl.store import Store
+from sitemapcrawl.storage.store import Store
 
 REPO = Path(__file__).resolve().parents[1]
 HBASE_LOCAL = REPO / "scripts" / "hbase-local"

@@ -8,7 +8,7 @@ signal is sent to this very process right after the first write to the
 write that brings its written outcomes to FETCHED, with every page fetch
 after the FETCHED-th held back, so no request is in flight unrecorded).
 Sent from the thread that wrote (parse and updatedb write behind, on a
-thread of their own: `sitemapcrawl.overlap`); SIGKILL ends the process at
+thread of their own: `sitemapcrawl.storage.overlap`); SIGKILL ends the process at
 that write, SIGINT reaches the main thread at its next bytecode. Prints
 `killpoint: PHASE` on stderr just before.
 """
@@ -21,12 +21,12 @@ import sys
 import threading
 from typing import Any
 
-from sitemapcrawl import cli
+from sitemapcrawl.cli import app
+from sitemapcrawl.fetcher.pacing import Pacing
+from sitemapcrawl.fetcher.work import Worker
 from sitemapcrawl.jobs import crawl
-from sitemapcrawl.jobs.fetch_pacing import Pacing
-from sitemapcrawl.jobs.fetch_work import Worker
-from sitemapcrawl.store import Store
-from sitemapcrawl.webpage import WEBPAGE_TABLE
+from sitemapcrawl.model.webpage import WEBPAGE_TABLE
+from sitemapcrawl.storage.store import Store
 
 PHASES = {"generate": "generate", "fetch": "fetch", "parse": "parse_batch", "updatedb": "updatedb"}
 
@@ -95,7 +95,7 @@ def main() -> None:
     Worker.fetch_page = fetch_page  # type: ignore[method-assign]
     Pacing.stop = stop  # type: ignore[method-assign]
     sys.argv = ["sitemapcrawl", *args]
-    cli.main()
+    app.main()
 
 
 if __name__ == "__main__":

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 
-from sitemapcrawl import urls
 from sitemapcrawl.errors import StoreUnavailableError
-from sitemapcrawl.store import Cells, WriteCounts
-from sitemapcrawl.webpage import BATCH_TABLE, BATCHROW_TABLE, DUE_TABLE, HISTORY_TABLE, HOST_TABLE, WEBPAGE_TABLE
+from sitemapcrawl.model.webpage import BATCH_TABLE, BATCHROW_TABLE, DUE_TABLE, HISTORY_TABLE, HOST_TABLE, WEBPAGE_TABLE
+from sitemapcrawl.storage.store import Cells, WriteCounts
+from sitemapcrawl.web import urls
 
 TABLES = (WEBPAGE_TABLE, HOST_TABLE, HISTORY_TABLE, BATCH_TABLE, BATCHROW_TABLE, DUE_TABLE)
 

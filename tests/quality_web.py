@@ -15,12 +15,12 @@ import dataclasses
 from datetime import UTC, datetime, timedelta
 
 from sitemapcrawl.config import Settings
-from sitemapcrawl.http import PoliteHttpClient
 from sitemapcrawl.jobs.crawl import CrawlOptions, CrawlResult, crawl
-from sitemapcrawl.jobs.rules import UrlRules
 from sitemapcrawl.modes import CrawlMode
-from sitemapcrawl.store import Store
+from sitemapcrawl.storage.store import Store
 from sitemapcrawl.testweb import Entry, PageRange, Robots, RobotsGroup, Site, Sitemap, TestWebServer, Web
+from sitemapcrawl.web.http import PoliteHttpClient
+from sitemapcrawl.web.rules import UrlRules
 
 HOST = "127.0.0.2"
 NAMES = ("clean", "broken", "fake", "big")

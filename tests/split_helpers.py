@@ -5,18 +5,18 @@ from __future__ import annotations
 import dataclasses
 from datetime import UTC, datetime
 
-from sitemapcrawl import urls
 from sitemapcrawl.config import Settings
-from sitemapcrawl.http import PoliteHttpClient
 from sitemapcrawl.jobs.detect import detect
 from sitemapcrawl.jobs.fetch import FetchOptions, fetch
 from sitemapcrawl.jobs.generate import CrawlMode, GenerateOptions, generate
 from sitemapcrawl.jobs.inject import inject
 from sitemapcrawl.jobs.parse import parse_batch
-from sitemapcrawl.jobs.rules import UrlRules
-from sitemapcrawl.store import Store
+from sitemapcrawl.model.webpage import WEBPAGE_TABLE, WebPage, decode
+from sitemapcrawl.storage.store import Store
 from sitemapcrawl.testweb import TestWebServer
-from sitemapcrawl.webpage import WEBPAGE_TABLE, WebPage, decode
+from sitemapcrawl.web import urls
+from sitemapcrawl.web.http import PoliteHttpClient
+from sitemapcrawl.web.rules import UrlRules
 
 AGENT = "sitemapcrawl-test/1.0"
 START = datetime(2026, 1, 5, 12, 0, tzinfo=UTC)

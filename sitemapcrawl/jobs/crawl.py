@@ -39,25 +39,25 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Protocol
 
-from sitemapcrawl import urls
+from sitemapcrawl.batch import registry
+from sitemapcrawl.batch.registry import BatchState
+from sitemapcrawl.batch.workers import Pool, WorkerResults, raise_failed, run_splits
 from sitemapcrawl.config import Settings
 from sitemapcrawl.errors import UsageError
-from sitemapcrawl.http import PoliteHttpClient
-from sitemapcrawl.jobs import batches
-from sitemapcrawl.jobs.batches import BatchState
 from sitemapcrawl.jobs.detect import DetectCounts, detect
 from sitemapcrawl.jobs.fetch import FetchCounts, FetchOptions, FetchProgress, fetch
 from sitemapcrawl.jobs.generate import GenerateCounts, GenerateOptions, generate, new_batch_id
-from sitemapcrawl.jobs.hosts import origins_in_table
 from sitemapcrawl.jobs.inject import InjectCounts, Rejected, inject
 from sitemapcrawl.jobs.parse import ParseCounts, parse_batch
-from sitemapcrawl.jobs.rules import UrlRules
 from sitemapcrawl.jobs.updatedb import UpdateCounts, updatedb
-from sitemapcrawl.jobs.workers import Pool, WorkerResults, raise_failed, run_splits
+from sitemapcrawl.model.splits import WHOLE, Split
+from sitemapcrawl.model.webpage import BATCH_TABLE, DUE_TABLE, HOST_TABLE, WEBPAGE_TABLE, format_time
 from sitemapcrawl.modes import CountMode, CrawlMode
-from sitemapcrawl.splits import WHOLE, Split
-from sitemapcrawl.store import Store
-from sitemapcrawl.webpage import BATCH_TABLE, DUE_TABLE, HOST_TABLE, WEBPAGE_TABLE, format_time
+from sitemapcrawl.storage.hosts import origins_in_table
+from sitemapcrawl.storage.store import Store
+from sitemapcrawl.web import urls
+from sitemapcrawl.web.http import PoliteHttpClient
+from sitemapcrawl.web.rules import UrlRules
 
 log = logging.getLogger(__name__)
 
@@ -225,12 +225,12 @@ def resume_unfinished(
     now: Callable[[], datetime],
 ) -> bool:
     """Finish (or, when too old, release) every unfinished batch; False when interrupted."""
-    for state in batches.unfinished(store):
+    for state in registry.unfinished(store):
         batch = state.batch_id
-        if not batches.generated_within(state, options.split):
+        if not registry.generated_within(state, options.split):
             continue
-        if batches.too_old(state, now(), rules.settings.batch_max_age):
-            freed = batches.release(store, batch, now())
+        if registry.too_old(state, now(), rules.settings.batch_max_age):
+            freed = registry.release(store, batch, now())
             result.released[batch] = freed
             on_resume(f"batch {batch}: released, {freed} rows freed: generated "
                       f"{format_time(state.generated) if state.generated else '?'}, longer ago than "

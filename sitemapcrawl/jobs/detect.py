@@ -42,27 +42,9 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from urllib.parse import urlsplit
 
-from sitemapcrawl import urls
 from sitemapcrawl.errors import InvalidUrlError, UsageError
-from sitemapcrawl.http import HttpClient
-from sitemapcrawl.jobs.hosts import origin_key, origins_in_table, origins_of_host
-from sitemapcrawl.jobs.politeness import (
-    KeyGate,
-    QueueBy,
-    Resolver,
-    host_of_origin,
-    load_states,
-    queue_key,
-    state_rows,
-)
-from sitemapcrawl.jobs.robots_txt import HostReport, check_origin, robots_host_row
-from sitemapcrawl.jobs.rules import UrlRules
-from sitemapcrawl.newrows import new_page
-from sitemapcrawl.sitemaps.scope import format_vouchers, merge_vouchers, parse_vouchers, vouch_host
-from sitemapcrawl.store import Store
-from sitemapcrawl.tables import Unreadable, read_pages, scan_pages, write_pages
-from sitemapcrawl.tables import hosts as host_rows
-from sitemapcrawl.webpage import (
+from sitemapcrawl.model.newrows import new_page
+from sitemapcrawl.model.webpage import (
     HOST_TABLE,
     WEBPAGE_TABLE,
     HostRow,
@@ -73,6 +55,24 @@ from sitemapcrawl.webpage import (
     encode,
     equals_filter,
 )
+from sitemapcrawl.sitemaps.scope import format_vouchers, merge_vouchers, parse_vouchers, vouch_host
+from sitemapcrawl.storage.hosts import origin_key, origins_in_table, origins_of_host
+from sitemapcrawl.storage.politeness import (
+    KeyGate,
+    QueueBy,
+    Resolver,
+    host_of_origin,
+    load_states,
+    queue_key,
+    state_rows,
+)
+from sitemapcrawl.storage.store import Store
+from sitemapcrawl.storage.tables import Unreadable, read_pages, scan_pages, write_pages
+from sitemapcrawl.storage.tables import hosts as host_rows
+from sitemapcrawl.web import urls
+from sitemapcrawl.web.http import HttpClient
+from sitemapcrawl.web.robots_txt import HostReport, check_origin, robots_host_row
+from sitemapcrawl.web.rules import UrlRules
 
 log = logging.getLogger(__name__)
 

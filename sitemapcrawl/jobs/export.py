@@ -19,7 +19,7 @@ score among the listing sitemaps), depth, radius, noindex, canonical,
 redirect_to, linked_from (pages linking to it). Empty / null: not known
 (an empty text cell counts as not known too).
 Filters: `--host`, `--status` (tested by the server), in or not in
-sitemaps, orphans and unlisted pages (`sitemapcrawl.audit`).
+sitemaps, orphans and unlisted pages (`sitemapcrawl.model.audit`).
 """
 
 from __future__ import annotations
@@ -36,14 +36,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any
 
-from sitemapcrawl import urls
-from sitemapcrawl.audit import discovered_via, is_orphan, is_unlisted
 from sitemapcrawl.errors import CellDecodeError, InvalidUrlError, UsageError
-from sitemapcrawl.linkvalues import InlinkKind
-from sitemapcrawl.modes import ExportFormat
-from sitemapcrawl.store import Store
-from sitemapcrawl.tables import Unreadable, decode_page, scan_pages
-from sitemapcrawl.webpage import (
+from sitemapcrawl.model.audit import discovered_via, is_orphan, is_unlisted
+from sitemapcrawl.model.linkvalues import InlinkKind
+from sitemapcrawl.model.webpage import (
     WEBPAGE_TABLE,
     FetchStatus,
     WebPage,
@@ -51,6 +47,10 @@ from sitemapcrawl.webpage import (
     equals_filter,
     map_families_of,
 )
+from sitemapcrawl.modes import ExportFormat
+from sitemapcrawl.storage.store import Store
+from sitemapcrawl.storage.tables import Unreadable, decode_page, scan_pages
+from sitemapcrawl.web import urls
 
 log = logging.getLogger(__name__)
 

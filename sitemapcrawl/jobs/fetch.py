@@ -11,7 +11,7 @@ Nutch's queue-based fetcher over HBase rows, in four parts a reader can hold:
   delay holds across rounds, processes and workers.
 - `fetch_work`: worker threads make the requests and record facts only
   (status, HTTP code, error, retries, `retry_at`, fetch times); the next
-  fetch time is `sitemapcrawl.schedule`'s, applied by updatedb.
+  fetch time is `sitemapcrawl.model.schedule`'s, applied by updatedb.
 - `fetch_write`: outcomes, robots.txt rows and politeness state are written
   from this thread, in batches of `hbase_batch_size` or once a second.
 
@@ -44,11 +44,11 @@ import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 
+from sitemapcrawl.batch import registry
+from sitemapcrawl.batch.leases import Lease
 from sitemapcrawl.errors import UsageError
-from sitemapcrawl.http import SingleRequestClient
-from sitemapcrawl.jobs import batches
-from sitemapcrawl.jobs.fetch_feed import queue_all, read_feed, stored_rule
-from sitemapcrawl.jobs.fetch_model import (
+from sitemapcrawl.fetcher.feed import queue_all, read_feed, stored_rule
+from sitemapcrawl.fetcher.model import (
     FetchCounts,
     FetchItem,
     FetchOptions,
@@ -58,15 +58,15 @@ from sitemapcrawl.jobs.fetch_model import (
     RobotsRule,
     parse_partition,
 )
-from sitemapcrawl.jobs.fetch_pacing import Pacing
-from sitemapcrawl.jobs.fetch_queues import FetchQueues
-from sitemapcrawl.jobs.fetch_work import Worker, outcome_row, retry_or_gone
-from sitemapcrawl.jobs.fetch_write import Writer
-from sitemapcrawl.jobs.leases import Lease
-from sitemapcrawl.jobs.politeness import Resolver, load_states
-from sitemapcrawl.jobs.rules import UrlRules
-from sitemapcrawl.store import Store
-from sitemapcrawl.webpage import BATCHROW_TABLE, HOST_TABLE, WEBPAGE_TABLE
+from sitemapcrawl.fetcher.pacing import Pacing
+from sitemapcrawl.fetcher.queues import FetchQueues
+from sitemapcrawl.fetcher.work import Worker, outcome_row, retry_or_gone
+from sitemapcrawl.fetcher.write import Writer
+from sitemapcrawl.model.webpage import BATCHROW_TABLE, HOST_TABLE, WEBPAGE_TABLE
+from sitemapcrawl.storage.politeness import Resolver, load_states
+from sitemapcrawl.storage.store import Store
+from sitemapcrawl.web.http import SingleRequestClient
+from sitemapcrawl.web.rules import UrlRules
 
 __all__ = ["FetchCounts", "FetchItem", "FetchOptions", "FetchProgress", "QueueBy", "RobotsItem", "RobotsRule",
            "fetch", "outcome_row", "parse_partition", "retry_or_gone", "stored_rule"]
@@ -126,7 +126,7 @@ def fetch(
                          "SITEMAPCRAWL_USER_AGENT, or set user_agent in the config file")
     store.require_tables(WEBPAGE_TABLE, HOST_TABLE, BATCHROW_TABLE)
     clock = now or (lambda: datetime.now(UTC).replace(microsecond=0))
-    shares = batches.fetch_shares(store, options.batch_id, options.partition)
+    shares = registry.fetch_shares(store, options.batch_id, options.partition)
     lease = Lease(store, options.batch_id, shares, settings.lease_seconds)
     lease.claim(wait=options.wait, on_wait=log.warning)
     try:
@@ -134,7 +134,7 @@ def fetch(
     finally:
         lease.release()
     if not counts.stopped and counts.left == 0:
-        batches.record_done(store, options.batch_id, shares, clock())
+        registry.record_done(store, options.batch_id, shares, clock())
     return counts
 
 

@@ -3,7 +3,7 @@
 Selection, as Nutch's generator does it:
 
 - due: next fetch time (`f:nft`) at or before now (rows without a next fetch
-  time are never due), found through the due index (`sitemapcrawl.due`, table
+  time are never due), found through the due index (`sitemapcrawl.model.due`, table
   `due`): the index entries of the kinds the mode can select (sitemap
   documents, listed pages, other pages) up to now are read as key ranges and
   their rows multi-read; an entry its row no longer matches (next fetch
@@ -57,7 +57,7 @@ per chunk of them, then a scan of the index); memory of one small tuple per
 candidate kept: at most
 `top_n`, or hosts x `max_per_host`, or every due row when neither is given;
 one batched write of three cells per selected row, after one batched write
-recording it as a member of the batch (`batchrow`, see `sitemapcrawl.tables`:
+recording it as a member of the batch (`batchrow`, see `sitemapcrawl.storage.tables`:
 what fetch, parse and updatedb read instead of scanning the table); one put
 registering the batch (`jobs.batches`). Due rows held by an unfinished batch are counted per
 batch (`held_lines` says how to finish each; `generate` prints them).
@@ -76,17 +76,18 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import NamedTuple
 
-from sitemapcrawl import tables, urls
-from sitemapcrawl.due import kinds_for
+from sitemapcrawl.batch import registry
 from sitemapcrawl.errors import InvalidUrlError, UsageError
-from sitemapcrawl.jobs import batches
-from sitemapcrawl.jobs.politeness import QueueBy, Resolver, queue_key
-from sitemapcrawl.jobs.rules import UrlRules
-from sitemapcrawl.marks import held_by
+from sitemapcrawl.model.due import kinds_for
+from sitemapcrawl.model.marks import held_by
+from sitemapcrawl.model.splits import WHOLE, Split
+from sitemapcrawl.model.webpage import BATCHROW_TABLE, DUE_TABLE, WEBPAGE_TABLE, WebPage, encode
 from sitemapcrawl.modes import CountMode, CrawlMode
-from sitemapcrawl.splits import WHOLE, Split
-from sitemapcrawl.store import Store
-from sitemapcrawl.webpage import BATCHROW_TABLE, DUE_TABLE, WEBPAGE_TABLE, WebPage, encode
+from sitemapcrawl.storage import tables
+from sitemapcrawl.storage.politeness import QueueBy, Resolver, queue_key
+from sitemapcrawl.storage.store import Store
+from sitemapcrawl.web import urls
+from sitemapcrawl.web.rules import UrlRules
 
 log = logging.getLogger(__name__)
 
@@ -123,7 +124,7 @@ class GenerateOptions:
     queue_by: QueueBy | None = None
     """What partitions follow: host or IP (None: the setting `queue_by`)."""
     split: Split = WHOLE
-    """Only the due rows of this split (`sitemapcrawl.splits`); caps apply within the split."""
+    """Only the due rows of this split (`sitemapcrawl.model.splits`); caps apply within the split."""
     rescan: bool = False
     """Find due rows by a full scan and rebuild the due index from it (a repair), not through the index."""
 
@@ -363,7 +364,7 @@ def generate(
     # Registered before its rows are marked: a generate killed half-way leaves
     # a batch that crawl finishes, never rows held by a batch nobody knows.
     # Recorded before marked too: later phases read the batch from its records.
-    batches.record_generated(store, batch, now, len(chosen), options.partitions, options.mode.value,
+    registry.record_generated(store, batch, now, len(chosen), options.partitions, options.mode.value,
                              options.split)
     tables.record_members(store, batch, ((candidate.key, part) for candidate, part in members))
     counts.selected = store.write(WEBPAGE_TABLE, (

@@ -11,12 +11,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from sitemapcrawl import hbase_shell
 from sitemapcrawl.errors import StoreRejectedError, UsageError
-from sitemapcrawl.schema import HBASE_COMPRESSION, Layout, check_namespace, shell_script
-from sitemapcrawl.store import TABLES, Store
-from sitemapcrawl.tables import mark_due_built
-from sitemapcrawl.webpage import DUE_TABLE, WEBPAGE_TABLE
+from sitemapcrawl.model.webpage import DUE_TABLE, WEBPAGE_TABLE
+from sitemapcrawl.storage import hbase_shell
+from sitemapcrawl.storage.schema import HBASE_COMPRESSION, Layout, check_namespace, shell_script
+from sitemapcrawl.storage.store import TABLES, Store
+from sitemapcrawl.storage.tables import mark_due_built
 
 
 @dataclass(frozen=True)

@@ -29,16 +29,10 @@ from datetime import UTC, datetime
 from itertools import islice
 from typing import TypeVar
 
-from sitemapcrawl import urls
 from sitemapcrawl.config import Settings
 from sitemapcrawl.errors import InvalidUrlError
-from sitemapcrawl.jobs.rules import UrlRules
-from sitemapcrawl.newrows import new_page
-from sitemapcrawl.safetext import printable
-from sitemapcrawl.sitemaps.scope import format_vouchers, merge_vouchers, parse_vouchers, vouch_host
-from sitemapcrawl.store import Store
-from sitemapcrawl.tables import Unreadable, read_pages, write_pages
-from sitemapcrawl.webpage import (
+from sitemapcrawl.model.newrows import new_page
+from sitemapcrawl.model.webpage import (
     DUE_TABLE,
     WEBPAGE_TABLE,
     FetchStatus,
@@ -46,6 +40,12 @@ from sitemapcrawl.webpage import (
     WebPage,
     encode,
 )
+from sitemapcrawl.safetext import printable
+from sitemapcrawl.sitemaps.scope import format_vouchers, merge_vouchers, parse_vouchers, vouch_host
+from sitemapcrawl.storage.store import Store
+from sitemapcrawl.storage.tables import Unreadable, read_pages, write_pages
+from sitemapcrawl.web import urls
+from sitemapcrawl.web.rules import UrlRules
 
 log = logging.getLogger(__name__)
 

@@ -3,7 +3,7 @@
 Which rows: those of the batch that fetch finished (`k:fch` = batch id)
 and that this job has not parsed yet (`k:prs` differs: rerunning a parse
 skips what is done), found through the batch's member records in the split's
-buckets (`sitemapcrawl.tables`; a batch from before the records: a
+buckets (`sitemapcrawl.storage.tables`; a batch from before the records: a
 server-filtered scan). Each row is marked `k:prs` = batch id when its work is
 written. Every target row that gets an `il:` cell and `k:dsc` (below) is
 recorded as touched by the batch first, in the same chunk, so updatedb merges
@@ -77,15 +77,11 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 
-from sitemapcrawl import urls
-from sitemapcrawl.changes import Hints, entry_hints
+from sitemapcrawl.batch import registry
 from sitemapcrawl.config import Settings
 from sitemapcrawl.errors import InvalidUrlError, SitemapError
-from sitemapcrawl.htmllinks import extract_links
-from sitemapcrawl.jobs import batches
-from sitemapcrawl.jobs.history import record_parse
-from sitemapcrawl.jobs.rules import UrlRules
-from sitemapcrawl.linkvalues import (
+from sitemapcrawl.model.changes import Hints, entry_hints
+from sitemapcrawl.model.linkvalues import (
     Inlink,
     InlinkKind,
     Outlink,
@@ -95,7 +91,17 @@ from sitemapcrawl.linkvalues import (
     hop,
     parse_inlink,
 )
-from sitemapcrawl.marks import Mark
+from sitemapcrawl.model.marks import Mark
+from sitemapcrawl.model.splits import WHOLE, Split
+from sitemapcrawl.model.webpage import (
+    BATCHROW_TABLE,
+    HISTORY_TABLE,
+    WEBPAGE_TABLE,
+    FetchStatus,
+    SitemapSource,
+    WebPage,
+    encode,
+)
 from sitemapcrawl.modes import CrawlMode, crawl_mode
 from sitemapcrawl.sitemaps.document import parse_sitemap
 from sitemapcrawl.sitemaps.limits import SitemapLimits
@@ -108,18 +114,12 @@ from sitemapcrawl.sitemaps.scope import (
     parse_vouchers,
     vouchers_after_redirect,
 )
-from sitemapcrawl.splits import WHOLE, Split
-from sitemapcrawl.store import Store
-from sitemapcrawl.tables import Unreadable, batch_rows, read_page, read_pages, write_listed, write_pages
-from sitemapcrawl.webpage import (
-    BATCHROW_TABLE,
-    HISTORY_TABLE,
-    WEBPAGE_TABLE,
-    FetchStatus,
-    SitemapSource,
-    WebPage,
-    encode,
-)
+from sitemapcrawl.storage.history import record_parse
+from sitemapcrawl.storage.store import Store
+from sitemapcrawl.storage.tables import Unreadable, batch_rows, read_page, read_pages, write_listed, write_pages
+from sitemapcrawl.web import urls
+from sitemapcrawl.web.htmllinks import extract_links
+from sitemapcrawl.web.rules import UrlRules
 
 log = logging.getLogger(__name__)
 
@@ -526,7 +526,7 @@ def parse_batch(
 
     `mode` defaults to the settings' `crawl_mode`. `on_sitemap` hears of each
     sitemap row parsed (or refused). `split`: only the rows of that split
-    (`sitemapcrawl.splits`). Per-row trouble is data on the row; only
+    (`sitemapcrawl.model.splits`). Per-row trouble is data on the row; only
     the store's errors (StoreUnavailableError, TableMissingError), a bad
     mode (UsageError) and another worker parsing the batch (LeaseHeldError;
     with `wait`, its lease is waited for) raise.
@@ -536,7 +536,7 @@ def parse_batch(
     now = (now or datetime.now(UTC)).replace(microsecond=0)
     counts = ParseCounts(batch_id=batch_id)
     chunk = max(1, rules.settings.hbase_batch_size)
-    with batches.working_on(store, batch_id, batches.PARSE, rules.settings, wait=wait, split=split):
+    with registry.working_on(store, batch_id, registry.PARSE, rules.settings, wait=wait, split=split):
         for rows in batch_rows(store, Mark.FETCH, batch_id, _READ_FIELDS, chunk, "parse",
                                counts.unreadable, split):
             puts = []

@@ -7,12 +7,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from sitemapcrawl import urls
 from sitemapcrawl.errors import RowNotFoundError
-from sitemapcrawl.jobs.politeness import POLITENESS_KEYS_START
-from sitemapcrawl.store import Store
-from sitemapcrawl.tables import Unreadable, pages
-from sitemapcrawl.webpage import HOST_TABLE, WEBPAGE_TABLE, WebPage, column_names, readable_cells
+from sitemapcrawl.model.webpage import HOST_TABLE, WEBPAGE_TABLE, WebPage, column_names, readable_cells
+from sitemapcrawl.storage.politeness import POLITENESS_KEYS_START
+from sitemapcrawl.storage.store import Store
+from sitemapcrawl.storage.tables import Unreadable, pages
+from sitemapcrawl.web import urls
 
 _STATS_FIELDS = ["status", "is_sitemap", "in_sitemap"]
 

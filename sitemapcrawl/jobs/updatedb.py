@@ -1,7 +1,7 @@
 """`updatedb --batch ID`: discovered URLs become rows, hints merge, fetched rows get a schedule.
 
 Three passes over the batch, each reading the batch's records
-(`sitemapcrawl.tables`: a range scan of `batchrow` and a multi-get of the
+(`sitemapcrawl.storage.tables`: a range scan of `batchrow` and a multi-get of the
 rows, the batch mark tested on each; a batch from before the records: a
 server-filtered scan of `webpage`) in chunks (so no scanner idles while we
 work), and writing with batched puts; every pass can be run again and skips
@@ -34,7 +34,7 @@ what it has done (its `marks.Mark`).
    The put carries `k:mrg` = batch id, in one atomic row mutation, so a
    rerun never adds a score twice.
 3. Schedule (members fetched in the batch, not yet `k:upd` = batch id): next
-   fetch time and interval from `sitemapcrawl.schedule` (changefreq, lastmod,
+   fetch time and interval from `sitemapcrawl.model.schedule` (changefreq, lastmod,
    adaptive; gone rows lose their next fetch time), and `k:upd` = batch id,
    which frees the rows for generate. Rows generated but never fetched stay
    in their batch (see `jobs.generate`): `fetch --batch` can still finish it.
@@ -42,7 +42,7 @@ what it has done (its `marks.Mark`).
    uses no sitemap): the evidence of the batch's rows is counted on the
    sitemaps they name, the sitemaps the batch touched are rescored,
    demoted or blacklisted below the thresholds, and their URLs' priority
-   weighted by it (see `sitemapcrawl.jobs.quality`). With `rescore`, every
+   weighted by it (see `sitemapcrawl.scoring.quality_step`). With `rescore`, every
    sitemap is scored from scratch instead (the repair).
 5. Row counts (`jobs.counters`): each touched row's counts go to its
    origin's host row, with the summaries of the sitemaps fetched or
@@ -64,7 +64,7 @@ row (pass 3), batched by `hbase_batch_size`; one batched delete per chunk
 with gone rows, and of the records at the end. Steps 4 and 5 read the
 small rows of the sitemaps and origins they touched (and, to reweigh, the
 rows of sitemaps whose weight changed). Pass 2 and the reweighing read their
-next chunk ahead and write behind (`sitemapcrawl.overlap`): Python and HBase
+next chunk ahead and write behind (`sitemapcrawl.storage.overlap`): Python and HBase
 work at once; pass 2 writes WRITE_SPAN chunks at a time, so that their due
 index entries go in one put, two spans at once (its writes bound it).
 Memory: a dozen chunks of rows at most, and one small record per touched
@@ -80,29 +80,22 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from sitemapcrawl import urls
+from sitemapcrawl.batch import registry
 from sitemapcrawl.errors import InvalidUrlError
-from sitemapcrawl.jobs import batches
-from sitemapcrawl.jobs.counters import (
-    BatchCounting,
-    CountCounts,
-    counters_built,
-    crawled_before,
-    mark_built,
-    recount,
+from sitemapcrawl.model.linkvalues import (
+    Inlink,
+    InlinkKind,
+    OutlinkKind,
+    format_inlink,
+    hop,
+    parse_inlink,
+    parse_outlink,
 )
-from sitemapcrawl.jobs.quality import QualityCounts, score_sitemaps
-from sitemapcrawl.jobs.rules import UrlRules
-from sitemapcrawl.linkvalues import Inlink, InlinkKind, OutlinkKind, format_inlink, hop, parse_inlink, parse_outlink
-from sitemapcrawl.marks import Mark
-from sitemapcrawl.modes import CrawlMode, crawl_mode
-from sitemapcrawl.newrows import new_page
-from sitemapcrawl.overlap import WriteBehind, read_ahead
-from sitemapcrawl.schedule import SchedulePolicy, eagerest, schedule
-from sitemapcrawl.splits import WHOLE, Split
-from sitemapcrawl.store import Store
-from sitemapcrawl.tables import DUE_FIELDS, Unreadable, batch_rows, drop_records, write_pages, write_touching
-from sitemapcrawl.webpage import (
+from sitemapcrawl.model.marks import Mark
+from sitemapcrawl.model.newrows import new_page
+from sitemapcrawl.model.schedule import SchedulePolicy, eagerest, schedule
+from sitemapcrawl.model.splits import WHOLE, Split
+from sitemapcrawl.model.webpage import (
     BATCHROW_TABLE,
     WEBPAGE_TABLE,
     FetchStatus,
@@ -112,6 +105,21 @@ from sitemapcrawl.webpage import (
     encode,
     overlaid,
 )
+from sitemapcrawl.modes import CrawlMode, crawl_mode
+from sitemapcrawl.scoring.count_step import (
+    BatchCounting,
+    CountCounts,
+    counters_built,
+    crawled_before,
+    mark_built,
+    recount,
+)
+from sitemapcrawl.scoring.quality_step import QualityCounts, score_sitemaps
+from sitemapcrawl.storage.overlap import WriteBehind, read_ahead
+from sitemapcrawl.storage.store import Store
+from sitemapcrawl.storage.tables import DUE_FIELDS, Unreadable, batch_rows, drop_records, write_pages, write_touching
+from sitemapcrawl.web import urls
+from sitemapcrawl.web.rules import UrlRules
 
 log = logging.getLogger(__name__)
 
@@ -438,13 +446,13 @@ def updatedb(
 
     `mode` defaults to the settings' `crawl_mode`. `on_progress` hears rows
     done in the current pass. `split`: only the rows of that split
-    (`sitemapcrawl.splits`; a link's target is merged by the split that holds it). Raises only the store's errors
+    (`sitemapcrawl.model.splits`; a link's target is merged by the split that holds it). Raises only the store's errors
     (StoreUnavailableError, TableMissingError), UsageError for a bad mode and
     LeaseHeldError when another worker updates the batch (with `wait`, its
     lease is waited for). The batch is finished in the registry when it was
     wholly parsed before this began. A split marks `spread.K/N` after pass 1
     and waits for every split's before merging (SplitWaitError when one is
-    not running: see `batches.barrier`); updatedb's counting (quality evidence,
+    not running: see `registry.barrier`); updatedb's counting (quality evidence,
     row counts) runs in every split, for its own rows. `rescore`: score every
     sitemap from scratch (`jobs.quality.score_sitemaps`) instead of the batch's
     touched ones, once (in the split that finishes last).
@@ -455,12 +463,12 @@ def updatedb(
     policy = SchedulePolicy.from_settings(rules.settings)
     counts = UpdateCounts(batch_id=batch_id)
     chunk = max(1, rules.settings.hbase_batch_size)
-    before = batches.read_batch(store, batch_id)
-    finishes = before is not None and batches.PARSE in before.done
+    before = registry.read_batch(store, batch_id)
+    finishes = before is not None and registry.PARSE in before.done
 
     # A table crawled before the counters existed gets them built from a full count, once.
     build = not counters_built(store)
-    rescore = rescore or (build and crawled_before(store, batch_id, batches.UPDATE))
+    rescore = rescore or (build and crawled_before(store, batch_id, registry.UPDATE))
     quality = rules.settings.sitemap_quality and mode is not CrawlMode.LINKS_ONLY
 
     def batch_level() -> None:
@@ -472,11 +480,11 @@ def updatedb(
         if rescore or build:
             mark_built(store, now)
 
-    with batches.working_on(store, batch_id, batches.UPDATE, rules.settings, wait=wait, split=split,
+    with registry.working_on(store, batch_id, registry.UPDATE, rules.settings, wait=wait, split=split,
                             on_last=None if split.whole else batch_level):
         _spread(store, batch_id, rules, mode, counts, chunk, split, on_progress)
         if not split.whole:  # links into this split's rows come from every split: all spread first
-            batches.barrier(store, batch_id, SPREAD, batches.UPDATE, split, rules.settings, wait=wait)
+            registry.barrier(store, batch_id, SPREAD, registry.UPDATE, split, rules.settings, wait=wait)
         # Every split counts its own rows (each host bucket's cells are its own); a full rescore counts all.
         counting = None if rescore else BatchCounting(store, rules, batch_id, now, quality=quality, split=split,
                                                       unreadable=counts.unreadable)

@@ -12,7 +12,7 @@ alone. Modules, one job each:
 - `normalize` loc (IRI -> URI), lastmod (W3C -> UTC), changefreq, priority.
 - `scope`     sitemap scope: vouching hosts, else the sitemaps.org folder rule.
 - `limits`    the named limits and the byte cap.
-- `discovery` the well-known sitemap paths (fetching is `sitemapcrawl.discover`).
+- `discovery` the well-known sitemap paths (fetching is `sitemapcrawl.web.discover`).
 - `tree`      walking a site's sitemaps and indexes (network behind a protocol).
 - `render`    the text table and tree lines the CLI prints.
 - `model`     the values and the error types.
@@ -30,7 +30,7 @@ Which library does what, and why:
   memory as a string, fetch sub-sitemaps from inside the parser, take RSS dates
   as news dates rather than lastmod, and take the Atom `rel="self"` link rather
   than the alternate one; its web-client interface is mirrored (a small
-  protocol, failures as values) by `sitemapcrawl.http.HttpClient`, which is
+  protocol, failures as values) by `sitemapcrawl.web.http.HttpClient`, which is
   what `tree` uses.
 """
 

@@ -4,7 +4,7 @@
 ultimate-sitemap-parser 1.8 (`usp/tree.py`, the paths it probes on a site
 whose robots.txt lists no sitemap), reordered so the common names come
 first; that list is private to usp, so it is not read from the package.
-Fetching robots.txt and probing these paths is `sitemapcrawl.discover`'s job.
+Fetching robots.txt and probing these paths is `sitemapcrawl.web.discover`'s job.
 """
 
 from __future__ import annotations

@@ -2,9 +2,9 @@
 
 The network stays outside: the walker is handed a `Fetcher` (anything with
 `get(url, headers=None, max_bytes=None)` returning an object with `url`,
-`status`, `body`, `error`, `truncated`; `sitemapcrawl.http.PoliteHttpClient`
+`status`, `body`, `error`, `truncated`; `sitemapcrawl.web.http.PoliteHttpClient`
 is one) and a `discover` function that finds a site's sitemaps
-(`sitemapcrawl.discover` gives the one `detect` uses: robots.txt, then the
+(`sitemapcrawl.web.discover` gives the one `detect` uses: robots.txt, then the
 well-known paths when asked). Nodes come out in pre-order as each sitemap has
 been read, so a printer can stream the tree. Each document is counted while
 streamed and only the child-sitemap URLs of an index are kept, so memory is

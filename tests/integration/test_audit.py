@@ -14,12 +14,12 @@ from changing_crawl import HOST, crawl_settings, make_due, run_crawl
 from chromium import Chromium
 from typer.testing import CliRunner
 
-from sitemapcrawl.cli import app
+from sitemapcrawl.cli.app import app
 from sitemapcrawl.config import Settings
-from sitemapcrawl.report_html import write_report
-from sitemapcrawl.report_panels import AUDIT_CAP, panel_data, take_snapshot
-from sitemapcrawl.serve import ServeOptions, make_server, server_url
-from sitemapcrawl.store import Store
+from sitemapcrawl.report.html import write_report
+from sitemapcrawl.report.panels import AUDIT_CAP, panel_data, take_snapshot
+from sitemapcrawl.report.serve import ServeOptions, make_server, server_url
+from sitemapcrawl.storage.store import Store
 from sitemapcrawl.testweb import changing_web
 
 pytestmark = pytest.mark.integration

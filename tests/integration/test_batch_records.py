@@ -2,7 +2,7 @@
 
 generate records a batch's members in `batchrow`, parse and updatedb the
 rows they touch; fetch, parse and updatedb read those records and multi-get
-their rows (`sitemapcrawl.tables`). A `CountingStore` (the real store,
+their rows (`sitemapcrawl.storage.tables`). A `CountingStore` (the real store,
 counting) bounds what each phase reads; sitemap quality (a whole-table step
 of its own, issue 11's incremental quality) is turned off here.
 """
@@ -18,17 +18,13 @@ import pytest
 from counting_store import CountingStore
 from fetch_helpers import AGENT, PAST, add_rows, due, run_fetch
 
-from sitemapcrawl import tables, urls
+from sitemapcrawl.batch import registry
 from sitemapcrawl.config import Settings
-from sitemapcrawl.jobs import batches
 from sitemapcrawl.jobs.generate import GenerateOptions, generate
 from sitemapcrawl.jobs.parse import parse_batch
-from sitemapcrawl.jobs.rules import UrlRules
 from sitemapcrawl.jobs.updatedb import updatedb
-from sitemapcrawl.splits import Split
-from sitemapcrawl.store import Cells, Store
-from sitemapcrawl.testweb import TestWebServer, Web, bulk_web
-from sitemapcrawl.webpage import (
+from sitemapcrawl.model.splits import Split
+from sitemapcrawl.model.webpage import (
     BATCH_TABLE,
     BATCHROW_TABLE,
     WEBPAGE_TABLE,
@@ -39,6 +35,11 @@ from sitemapcrawl.webpage import (
     column_names,
     encode,
 )
+from sitemapcrawl.storage import tables
+from sitemapcrawl.storage.store import Cells, Store
+from sitemapcrawl.testweb import TestWebServer, Web, bulk_web
+from sitemapcrawl.web import urls
+from sitemapcrawl.web.rules import UrlRules
 
 pytestmark = pytest.mark.integration
 
@@ -280,5 +281,5 @@ def test_release_drops_the_records(settings: Settings, store: Store) -> None:
     add_rows(store, *(due(f"http://127.0.0.2:8000/r{i}") for i in range(5)))
     batch_id = generate(store, rules, GenerateOptions()).batch_id
     assert batch_id is not None and len(records(store, batch_id, tables.MEMBER)) == 5
-    assert batches.release(store, batch_id, datetime.now(UTC)) == 5
+    assert registry.release(store, batch_id, datetime.now(UTC)) == 5
     assert records(store, batch_id) == []

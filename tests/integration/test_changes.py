@@ -9,13 +9,13 @@ import pytest
 from changing_crawl import HOST, crawl_settings, make_due, normalized, run_crawl
 from typer.testing import CliRunner
 
-from sitemapcrawl import urls
-from sitemapcrawl.cli import app
+from sitemapcrawl.cli.app import app
 from sitemapcrawl.config import Settings
-from sitemapcrawl.jobs.history import histories
-from sitemapcrawl.store import Store
+from sitemapcrawl.model.webpage import WEBPAGE_TABLE, FetchStatus, WebPage, decode
+from sitemapcrawl.storage.history import histories
+from sitemapcrawl.storage.store import Store
 from sitemapcrawl.testweb import changing_web
-from sitemapcrawl.webpage import WEBPAGE_TABLE, FetchStatus, WebPage, decode
+from sitemapcrawl.web import urls
 
 pytestmark = pytest.mark.integration
 runner = CliRunner()

@@ -19,10 +19,10 @@ import pytest
 from hbase_fixtures import HBASE_LOCAL, hbase_shell, run_shell_file
 from typer.testing import CliRunner
 
-from sitemapcrawl.cli import app
+from sitemapcrawl.cli.app import app
 from sitemapcrawl.config import Settings
-from sitemapcrawl.store import Store
-from sitemapcrawl.webpage import HOST_TABLE, WEBPAGE_TABLE
+from sitemapcrawl.model.webpage import HOST_TABLE, WEBPAGE_TABLE
+from sitemapcrawl.storage.store import Store
 
 pytestmark = pytest.mark.integration
 runner = CliRunner()

@@ -11,19 +11,20 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from sitemapcrawl import tables, urls
-from sitemapcrawl.cli import app
+from sitemapcrawl.cli.app import app
 from sitemapcrawl.config import Settings
-from sitemapcrawl.http import PoliteHttpClient
 from sitemapcrawl.jobs.crawl import CrawlOptions, CrawlResult, crawl
-from sitemapcrawl.jobs.rules import UrlRules
+from sitemapcrawl.model.schedule import CHANGEFREQ_SECONDS
+from sitemapcrawl.model.webpage import WEBPAGE_TABLE, FetchStatus, WebPage, decode, encode
 from sitemapcrawl.modes import CrawlMode
-from sitemapcrawl.report import build_report, sitemap_outcomes
-from sitemapcrawl.schedule import CHANGEFREQ_SECONDS
-from sitemapcrawl.store import Store
+from sitemapcrawl.report.text import build_report, sitemap_outcomes
+from sitemapcrawl.storage import tables
+from sitemapcrawl.storage.store import Store
 from sitemapcrawl.testweb import TestWebServer, demo_web
 from sitemapcrawl.testweb.truth import Truth
-from sitemapcrawl.webpage import WEBPAGE_TABLE, FetchStatus, WebPage, decode, encode
+from sitemapcrawl.web import urls
+from sitemapcrawl.web.http import PoliteHttpClient
+from sitemapcrawl.web.rules import UrlRules
 
 pytestmark = pytest.mark.integration
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 import pytest
 from typer.testing import CliRunner
 
-from sitemapcrawl import urls
-from sitemapcrawl.cli import app
+from sitemapcrawl.cli.app import app
 from sitemapcrawl.config import Settings
-from sitemapcrawl.store import Store
+from sitemapcrawl.model.webpage import WEBPAGE_TABLE, FetchStatus, WebPage, decode
+from sitemapcrawl.storage.store import Store
 from sitemapcrawl.testweb import TestWebServer, demo_web
-from sitemapcrawl.webpage import WEBPAGE_TABLE, FetchStatus, WebPage, decode
+from sitemapcrawl.web import urls
 
 pytestmark = pytest.mark.integration
 runner = CliRunner()

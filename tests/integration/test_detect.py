@@ -9,12 +9,12 @@ import pytest
 from hbase_fixtures import hbase_shell
 from typer.testing import CliRunner
 
-from sitemapcrawl.cli import app
+from sitemapcrawl.cli.app import app
 from sitemapcrawl.config import Settings
-from sitemapcrawl.jobs.hosts import origin_key
-from sitemapcrawl.store import Store
+from sitemapcrawl.model.webpage import HOST_TABLE, HostRow, RobotsStatus, decode
+from sitemapcrawl.storage.hosts import origin_key
+from sitemapcrawl.storage.store import Store
 from sitemapcrawl.testweb import TestWebServer
-from sitemapcrawl.webpage import HOST_TABLE, HostRow, RobotsStatus, decode
 
 pytestmark = pytest.mark.integration
 runner = CliRunner()

@@ -12,21 +12,15 @@ import pytest
 from counting_store import CountingStore
 from typer.testing import CliRunner
 
-from sitemapcrawl import tables, urls
-from sitemapcrawl.cli import app
+from sitemapcrawl.batch import registry
+from sitemapcrawl.cli.app import app
 from sitemapcrawl.config import Settings
-from sitemapcrawl.due import BUILT_KEY, parse_entry
-from sitemapcrawl.http import PoliteHttpClient
-from sitemapcrawl.jobs import batches
 from sitemapcrawl.jobs.crawl import CrawlOptions, crawl
 from sitemapcrawl.jobs.generate import GenerateCounts, GenerateOptions, generate, new_batch_id
 from sitemapcrawl.jobs.init import init_tables
-from sitemapcrawl.jobs.rules import UrlRules
-from sitemapcrawl.modes import CountMode, CrawlMode
-from sitemapcrawl.splits import Split
-from sitemapcrawl.store import Store
-from sitemapcrawl.testweb import demo_web
-from sitemapcrawl.webpage import (
+from sitemapcrawl.model.due import BUILT_KEY, parse_entry
+from sitemapcrawl.model.splits import Split
+from sitemapcrawl.model.webpage import (
     DUE_TABLE,
     WEBPAGE_TABLE,
     FetchStatus,
@@ -35,6 +29,13 @@ from sitemapcrawl.webpage import (
     encode,
     equals_filter,
 )
+from sitemapcrawl.modes import CountMode, CrawlMode
+from sitemapcrawl.storage import tables
+from sitemapcrawl.storage.store import Store
+from sitemapcrawl.testweb import demo_web
+from sitemapcrawl.web import urls
+from sitemapcrawl.web.http import PoliteHttpClient
+from sitemapcrawl.web.rules import UrlRules
 
 pytestmark = pytest.mark.integration
 
@@ -89,7 +90,7 @@ def run(store: Store, settings: Settings, options: GenerateOptions, now: datetim
         return counts, set()
     counted = (dict(store.scanned), dict(store.got), list(store.scans)) if isinstance(store, CountingStore) else None
     chosen = generated(store, counts.batch_id)
-    batches.release(store, counts.batch_id, now)
+    registry.release(store, counts.batch_id, now)
     if isinstance(store, CountingStore) and counted is not None:
         store.reset()
         store.scanned.update(counted[0])

@@ -14,12 +14,12 @@ import pytest
 from changing_crawl import AGENT, HOST, crawl_settings, run_crawl
 from typer.testing import CliRunner
 
-from sitemapcrawl import urls
-from sitemapcrawl.cli import app
+from sitemapcrawl.cli.app import app
 from sitemapcrawl.config import Settings
-from sitemapcrawl.store import Store
+from sitemapcrawl.model.webpage import WEBPAGE_TABLE, WebPage, decode, format_time
+from sitemapcrawl.storage.store import Store
 from sitemapcrawl.testweb import changing_web
-from sitemapcrawl.webpage import WEBPAGE_TABLE, WebPage, decode, format_time
+from sitemapcrawl.web import urls
 
 pytestmark = pytest.mark.integration
 runner = CliRunner()

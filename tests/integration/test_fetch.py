@@ -24,11 +24,18 @@ from fetch_helpers import AGENT, PAST, add_rows, due, read, run_fetch
 from sitemapcrawl.config import Settings
 from sitemapcrawl.jobs.fetch import FetchCounts
 from sitemapcrawl.jobs.generate import GenerateOptions, generate
-from sitemapcrawl.jobs.hosts import origin_key
-from sitemapcrawl.jobs.rules import UrlRules
 from sitemapcrawl.jobs.updatedb import updatedb
+from sitemapcrawl.model.webpage import (
+    HOST_TABLE,
+    FetchStatus,
+    HostRow,
+    RobotsStatus,
+    WebPage,
+    decode,
+)
 from sitemapcrawl.modes import CrawlMode
-from sitemapcrawl.store import Store
+from sitemapcrawl.storage.hosts import origin_key
+from sitemapcrawl.storage.store import Store
 from sitemapcrawl.testweb import (
     Fault,
     FaultSpec,
@@ -41,14 +48,7 @@ from sitemapcrawl.testweb import (
     TestWebServer,
     Web,
 )
-from sitemapcrawl.webpage import (
-    HOST_TABLE,
-    FetchStatus,
-    HostRow,
-    RobotsStatus,
-    WebPage,
-    decode,
-)
+from sitemapcrawl.web.rules import UrlRules
 
 pytestmark = pytest.mark.integration
 

@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from sitemapcrawl import urls
 from sitemapcrawl.config import Settings
 from sitemapcrawl.jobs.generate import GenerateOptions, generate, partition_of
-from sitemapcrawl.jobs.rules import UrlRules
+from sitemapcrawl.model.webpage import WEBPAGE_TABLE, FetchStatus, WebPage, column_names, decode, encode
 from sitemapcrawl.modes import CountMode, CrawlMode
-from sitemapcrawl.store import Store
-from sitemapcrawl.webpage import WEBPAGE_TABLE, FetchStatus, WebPage, column_names, decode, encode
+from sitemapcrawl.storage.store import Store
+from sitemapcrawl.web import urls
+from sitemapcrawl.web.rules import UrlRules
 
 pytestmark = pytest.mark.integration
 

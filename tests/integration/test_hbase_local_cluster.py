@@ -24,8 +24,8 @@ import pytest
 from hbase_fixtures import HBASE_LOCAL, REPO
 
 from sitemapcrawl.config import Settings
-from sitemapcrawl.store import Store
-from sitemapcrawl.webpage import WEBPAGE_TABLE
+from sitemapcrawl.model.webpage import WEBPAGE_TABLE
+from sitemapcrawl.storage.store import Store
 
 pytestmark = [pytest.mark.integration, pytest.mark.cluster]
 
@@ -138,13 +138,13 @@ def test_a_regionserver_stopped_during_updatedb_loses_nothing(
     third write. The table ends as an uninterrupted run on the shared HBase leaves it."""
     from split_helpers import START, prepare_batch, split_settings, table
 
-    from sitemapcrawl.jobs import batches
+    from sitemapcrawl.batch import registry
     from sitemapcrawl.jobs.generate import CrawlMode
-    from sitemapcrawl.jobs.rules import UrlRules
     from sitemapcrawl.jobs.updatedb import updatedb
-    from sitemapcrawl.splits import Split
+    from sitemapcrawl.model.splits import Split
     from sitemapcrawl.testweb import TestWebServer
     from sitemapcrawl.testweb.generate import bulk_web
+    from sitemapcrawl.web.rules import UrlRules
 
     env, address = cluster
     web = TestWebServer(bulk_web(8, 15, first_host="127.0.12.1")).start()
@@ -197,7 +197,7 @@ def test_a_regionserver_stopped_during_updatedb_loses_nothing(
                 thread.join(timeout=300)
             assert writes[0] > 3 and len(results) == 2, "the kill did not land inside updatedb"
             assert victim not in _servers(env)
-            state = batches.read_batch(crawl_store, batch)
+            state = registry.read_batch(crawl_store, batch)
             assert state is not None and state.finished
             assert table(crawl_store) == expected
             crawl_store.drop_tables()

@@ -10,11 +10,11 @@ import pytest
 from hbase_fixtures import hbase_shell
 from typer.testing import CliRunner
 
-from sitemapcrawl.cli import app
+from sitemapcrawl.cli.app import app
 from sitemapcrawl.config import Settings
-from sitemapcrawl.store import Store
-from sitemapcrawl.urls import row_key
-from sitemapcrawl.webpage import WEBPAGE_TABLE, FetchStatus, WebPage, encode
+from sitemapcrawl.model.webpage import WEBPAGE_TABLE, FetchStatus, WebPage, encode
+from sitemapcrawl.storage.store import Store
+from sitemapcrawl.web.urls import row_key
 
 pytestmark = pytest.mark.integration
 runner = CliRunner()

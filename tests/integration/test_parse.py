@@ -13,17 +13,11 @@ from pathlib import Path
 import pytest
 from counting_store import CountingStore
 
-from sitemapcrawl import urls
 from sitemapcrawl.config import Settings
-from sitemapcrawl.http import PoliteHttpClient
 from sitemapcrawl.jobs.parse import parse_batch
-from sitemapcrawl.jobs.rules import UrlRules
 from sitemapcrawl.jobs.updatedb import updatedb
-from sitemapcrawl.linkvalues import InlinkKind, parse_inlink
-from sitemapcrawl.modes import CrawlMode
-from sitemapcrawl.store import Store
-from sitemapcrawl.testweb import TestWebServer
-from sitemapcrawl.webpage import (
+from sitemapcrawl.model.linkvalues import InlinkKind, parse_inlink
+from sitemapcrawl.model.webpage import (
     WEBPAGE_TABLE,
     ChangeFreq,
     FetchStatus,
@@ -33,6 +27,12 @@ from sitemapcrawl.webpage import (
     encode,
     parse_time,
 )
+from sitemapcrawl.modes import CrawlMode
+from sitemapcrawl.storage.store import Store
+from sitemapcrawl.testweb import TestWebServer
+from sitemapcrawl.web import urls
+from sitemapcrawl.web.http import PoliteHttpClient
+from sitemapcrawl.web.rules import UrlRules
 
 pytestmark = pytest.mark.integration
 

@@ -25,20 +25,20 @@ from urllib.parse import urlsplit
 import pytest
 from fetch_helpers import AGENT, PAST, add_rows, due, read, run_fetch
 
-from sitemapcrawl import urls
 from sitemapcrawl.config import Settings
-from sitemapcrawl.http import PoliteHttpClient
 from sitemapcrawl.jobs.crawl import CrawlOptions, crawl
 from sitemapcrawl.jobs.detect import detect
 from sitemapcrawl.jobs.generate import GenerateOptions, generate
-from sitemapcrawl.jobs.politeness import QueueBy, Resolver, state_key
 from sitemapcrawl.jobs.readdb import collect_stats
-from sitemapcrawl.jobs.rules import UrlRules
 from sitemapcrawl.jobs.updatedb import updatedb
+from sitemapcrawl.model.webpage import HOST_TABLE, FetchStatus, HostRow, WebPage, decode
 from sitemapcrawl.modes import CrawlMode
-from sitemapcrawl.store import Store
+from sitemapcrawl.storage.politeness import QueueBy, Resolver, state_key
+from sitemapcrawl.storage.store import Store
 from sitemapcrawl.testweb import Fault, FaultSpec, Page, Robots, RobotsGroup, Site, TestWebServer, Web
-from sitemapcrawl.webpage import HOST_TABLE, FetchStatus, HostRow, WebPage, decode
+from sitemapcrawl.web import urls
+from sitemapcrawl.web.http import PoliteHttpClient
+from sitemapcrawl.web.rules import UrlRules
 
 pytestmark = pytest.mark.integration
 

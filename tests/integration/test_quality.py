@@ -10,18 +10,19 @@ from datetime import UTC, datetime
 import pytest
 from quality_web import crawl_quality_web, quality_settings, quality_web, sitemap_urls
 
-from sitemapcrawl import tables, urls
 from sitemapcrawl.config import Settings
 from sitemapcrawl.errors import UsageError
 from sitemapcrawl.jobs.generate import GenerateOptions, generate, rank
-from sitemapcrawl.jobs.quality import score_sitemaps
-from sitemapcrawl.jobs.rules import UrlRules
-from sitemapcrawl.linkvalues import parse_inlink
+from sitemapcrawl.model.linkvalues import parse_inlink
+from sitemapcrawl.model.webpage import WEBPAGE_TABLE, FetchStatus, QualityState, WebPage, decode, encode
 from sitemapcrawl.modes import CrawlMode
-from sitemapcrawl.quality import is_quality_reason
-from sitemapcrawl.report import build_report
-from sitemapcrawl.store import Store
-from sitemapcrawl.webpage import WEBPAGE_TABLE, FetchStatus, QualityState, WebPage, decode, encode
+from sitemapcrawl.report.text import build_report
+from sitemapcrawl.scoring.quality import is_quality_reason
+from sitemapcrawl.scoring.quality_step import score_sitemaps
+from sitemapcrawl.storage import tables
+from sitemapcrawl.storage.store import Store
+from sitemapcrawl.web import urls
+from sitemapcrawl.web.rules import UrlRules
 
 pytestmark = pytest.mark.integration
 

@@ -12,22 +12,21 @@ import pytest
 from changing_crawl import make_due
 from counting_store import CountingStore, DyingStore, Killed
 
-from sitemapcrawl import tables, urls
 from sitemapcrawl.config import Settings
-from sitemapcrawl.http import PoliteHttpClient
-from sitemapcrawl.jobs import counters
 from sitemapcrawl.jobs.crawl import CrawlOptions, crawl
 from sitemapcrawl.jobs.fetch import FetchOptions, fetch
 from sitemapcrawl.jobs.generate import CrawlMode, GenerateOptions, generate
 from sitemapcrawl.jobs.parse import parse_batch
-from sitemapcrawl.jobs.quality import policy_from_settings, score_sitemaps
-from sitemapcrawl.jobs.rules import UrlRules
 from sitemapcrawl.jobs.updatedb import updatedb
-from sitemapcrawl.linkvalues import InlinkKind, parse_inlink
-from sitemapcrawl.quality import ListedStats, Pins, SitemapFacts, assess, observe, weighted_priority
-from sitemapcrawl.report_panels import PANELS, panel_data, take_counted_snapshot, take_snapshot
-from sitemapcrawl.splits import Split, bucket_of
-from sitemapcrawl.store import Store
+from sitemapcrawl.model.linkvalues import InlinkKind, parse_inlink
+from sitemapcrawl.model.splits import Split, bucket_of
+from sitemapcrawl.model.webpage import HOST_TABLE, WEBPAGE_TABLE, HostRow, WebPage, decode, encode
+from sitemapcrawl.report.panels import PANELS, panel_data, take_counted_snapshot, take_snapshot
+from sitemapcrawl.scoring import count_step
+from sitemapcrawl.scoring.quality import ListedStats, Pins, SitemapFacts, assess, observe, weighted_priority
+from sitemapcrawl.scoring.quality_step import policy_from_settings, score_sitemaps
+from sitemapcrawl.storage import tables
+from sitemapcrawl.storage.store import Store
 from sitemapcrawl.testweb import (
     Entry,
     Fault,
@@ -40,7 +39,9 @@ from sitemapcrawl.testweb import (
     TestWebServer,
     Web,
 )
-from sitemapcrawl.webpage import HOST_TABLE, WEBPAGE_TABLE, HostRow, WebPage, decode, encode
+from sitemapcrawl.web import urls
+from sitemapcrawl.web.http import PoliteHttpClient
+from sitemapcrawl.web.rules import UrlRules
 
 pytestmark = pytest.mark.integration
 
@@ -313,7 +314,7 @@ def test_a_table_crawled_before_the_counters_gets_them_from_one_full_count(
                        counted=row.counted, quality_evidence_cells=row.quality_evidence_cells)
         deletes.append((urls.row_key(url).encode(), list(encode(held))))
     store.delete_many(WEBPAGE_TABLE, deletes)
-    host_deletes: list[tuple[bytes, list[bytes] | None]] = [(counters.BUILT_KEY, None)]
+    host_deletes: list[tuple[bytes, list[bytes] | None]] = [(count_step.BUILT_KEY, None)]
     for key, cells in store.scan(HOST_TABLE):
         if not key.startswith(b"~"):
             host = decode(HostRow, "", cells)
@@ -321,13 +322,13 @@ def test_a_table_crawled_before_the_counters_gets_them_from_one_full_count(
                                                           audit_samples=host.audit_samples,
                                                           sitemap_summaries=host.sitemap_summaries)))))
     store.delete_many(HOST_TABLE, host_deletes)
-    assert not counters.counters_built(store)
+    assert not count_step.counters_built(store)
     server.change_web(web(2))
     make_due(store, sitemaps_only=False)
     batch = phases_by_hand(store, fast)
     updated = updatedb(store, UrlRules.from_settings(fast), batch, mode=CrawlMode.SITEMAP_ONLY)
     assert updated.quality is not None and updated.quality.full  # the one full count
-    assert counters.counters_built(store)
+    assert count_step.counters_built(store)
     check(store, fast)
     make_due(store, sitemaps_only=False)
     again = round_by_hand(store, fast, [Split()])

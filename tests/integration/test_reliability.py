@@ -19,23 +19,24 @@ from fetch_helpers import AGENT, add_rows, due, read, run_fetch
 from hostile_web import HostileServer, Route
 from typer.testing import CliRunner
 
-from sitemapcrawl import tables, urls
-from sitemapcrawl.cli import app
+from sitemapcrawl.batch.leases import Holder
+from sitemapcrawl.cli.app import app
 from sitemapcrawl.config import Settings
 from sitemapcrawl.errors import StoreRejectedError
-from sitemapcrawl.http import PoliteHttpClient
 from sitemapcrawl.jobs.generate import GenerateOptions, generate
-from sitemapcrawl.jobs.leases import Holder
-from sitemapcrawl.jobs.rules import UrlRules
-from sitemapcrawl.store import Store
-from sitemapcrawl.testweb import PageRange, Robots, RobotsGroup, Site, TestWebServer, Web
-from sitemapcrawl.webpage import (
+from sitemapcrawl.model.webpage import (
     BATCH_TABLE,
     FetchStatus,
     WebPage,
     batch_cell,
     encode,
 )
+from sitemapcrawl.storage import tables
+from sitemapcrawl.storage.store import Store
+from sitemapcrawl.testweb import PageRange, Robots, RobotsGroup, Site, TestWebServer, Web
+from sitemapcrawl.web import urls
+from sitemapcrawl.web.http import PoliteHttpClient
+from sitemapcrawl.web.rules import UrlRules
 
 pytestmark = pytest.mark.integration
 

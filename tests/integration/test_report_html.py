@@ -11,13 +11,13 @@ from chromium import Chromium
 from quality_web import crawl_quality_web, quality_settings, quality_web, sitemap_urls
 from typer.testing import CliRunner
 
-from sitemapcrawl import urls
-from sitemapcrawl.cli import app
+from sitemapcrawl.cli.app import app
 from sitemapcrawl.config import Settings
-from sitemapcrawl.report_html import write_report
-from sitemapcrawl.report_panels import panel_data, take_snapshot
-from sitemapcrawl.store import Store
-from sitemapcrawl.webpage import WEBPAGE_TABLE, WebPage, encode
+from sitemapcrawl.model.webpage import WEBPAGE_TABLE, WebPage, encode
+from sitemapcrawl.report.html import write_report
+from sitemapcrawl.report.panels import panel_data, take_snapshot
+from sitemapcrawl.storage.store import Store
+from sitemapcrawl.web import urls
 
 pytestmark = pytest.mark.integration
 

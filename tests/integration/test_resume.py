@@ -23,12 +23,12 @@ from pathlib import Path
 import pytest
 from hbase_fixtures import REPO
 
-from sitemapcrawl import urls
+from sitemapcrawl.batch import registry
 from sitemapcrawl.config import Settings
-from sitemapcrawl.jobs import batches
-from sitemapcrawl.store import Store
+from sitemapcrawl.model.webpage import BATCHROW_TABLE, WEBPAGE_TABLE, WebPage, column_names, decode
+from sitemapcrawl.storage.store import Store
 from sitemapcrawl.testweb import TestWebServer, bulk_web
-from sitemapcrawl.webpage import BATCHROW_TABLE, WEBPAGE_TABLE, WebPage, column_names, decode
+from sitemapcrawl.web import urls
 
 pytestmark = pytest.mark.integration
 
@@ -82,7 +82,7 @@ def final_table(hbase: str, prefix: str) -> dict[str, tuple[object, ...]]:
 
 def unfinished_batches(hbase: str, prefix: str) -> list[str]:
     with Store(Settings(hbase=hbase, table_prefix=prefix)) as store:
-        return [state.batch_id for state in batches.unfinished(store)]
+        return [state.batch_id for state in registry.unfinished(store)]
 
 
 def batch_records(hbase: str, prefix: str) -> list[bytes]:

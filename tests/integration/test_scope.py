@@ -14,18 +14,11 @@ from datetime import UTC, datetime
 import pytest
 from typer.testing import CliRunner
 
-from sitemapcrawl import urls
-from sitemapcrawl.cli import app
+from sitemapcrawl.cli.app import app
 from sitemapcrawl.config import Settings
-from sitemapcrawl.http import PoliteHttpClient
 from sitemapcrawl.jobs.crawl import CrawlOptions, crawl
-from sitemapcrawl.jobs.hosts import origin_key
 from sitemapcrawl.jobs.parse import parse_batch
-from sitemapcrawl.jobs.rules import UrlRules
-from sitemapcrawl.modes import CrawlMode
-from sitemapcrawl.store import Store
-from sitemapcrawl.testweb import TestWebServer, vouching_web
-from sitemapcrawl.webpage import (
+from sitemapcrawl.model.webpage import (
     HOST_TABLE,
     WEBPAGE_TABLE,
     FetchStatus,
@@ -35,6 +28,13 @@ from sitemapcrawl.webpage import (
     decode,
     encode,
 )
+from sitemapcrawl.modes import CrawlMode
+from sitemapcrawl.storage.hosts import origin_key
+from sitemapcrawl.storage.store import Store
+from sitemapcrawl.testweb import TestWebServer, vouching_web
+from sitemapcrawl.web import urls
+from sitemapcrawl.web.http import PoliteHttpClient
+from sitemapcrawl.web.rules import UrlRules
 
 pytestmark = pytest.mark.integration
 runner = CliRunner()

@@ -21,9 +21,9 @@ from chromium import Chromium
 from quality_web import URL_LIMIT, quality_web, sitemap_urls
 
 from sitemapcrawl.config import Settings
-from sitemapcrawl.report_panels import PANELS
-from sitemapcrawl.serve import ServeOptions, make_server, server_url
-from sitemapcrawl.store import Store
+from sitemapcrawl.report.panels import PANELS
+from sitemapcrawl.report.serve import ServeOptions, make_server, server_url
+from sitemapcrawl.storage.store import Store
 
 pytestmark = pytest.mark.integration
 

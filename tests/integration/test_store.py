@@ -11,8 +11,8 @@ from hbase_fixtures import HBASE_LOCAL
 
 from sitemapcrawl.config import Settings
 from sitemapcrawl.errors import StoreUnavailableError, TableMissingError
-from sitemapcrawl.store import Store, WriteCounts
-from sitemapcrawl.webpage import BATCH_TABLE, BATCHROW_TABLE, DUE_TABLE, HISTORY_TABLE, HOST_TABLE, WEBPAGE_TABLE
+from sitemapcrawl.model.webpage import BATCH_TABLE, BATCHROW_TABLE, DUE_TABLE, HISTORY_TABLE, HOST_TABLE, WEBPAGE_TABLE
+from sitemapcrawl.storage.store import Store, WriteCounts
 
 pytestmark = pytest.mark.integration
 

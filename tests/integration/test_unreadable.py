@@ -12,22 +12,22 @@ from datetime import UTC, datetime
 
 from typer.testing import CliRunner
 
-from sitemapcrawl.cli import app
+from sitemapcrawl.cli.app import app
 from sitemapcrawl.config import Settings
 from sitemapcrawl.jobs.detect import detect
-from sitemapcrawl.jobs.hosts import origins_in_table
 from sitemapcrawl.jobs.inject import inject
 from sitemapcrawl.jobs.parse import parse_batch
-from sitemapcrawl.jobs.politeness import POLITENESS_KEYS_START
 from sitemapcrawl.jobs.readdb import collect_stats
-from sitemapcrawl.jobs.rules import UrlRules
-from sitemapcrawl.marks import Mark
+from sitemapcrawl.model.marks import Mark
+from sitemapcrawl.model.webpage import HOST_TABLE, WEBPAGE_TABLE, FetchStatus, HostRow, WebPage, encode
 from sitemapcrawl.modes import CrawlMode
-from sitemapcrawl.report import build_report
-from sitemapcrawl.store import Store
-from sitemapcrawl.tables import Unreadable, read_page, scan_pages
-from sitemapcrawl.urls import row_key
-from sitemapcrawl.webpage import HOST_TABLE, WEBPAGE_TABLE, FetchStatus, HostRow, WebPage, encode
+from sitemapcrawl.report.text import build_report
+from sitemapcrawl.storage.hosts import origins_in_table
+from sitemapcrawl.storage.politeness import POLITENESS_KEYS_START
+from sitemapcrawl.storage.store import Store
+from sitemapcrawl.storage.tables import Unreadable, read_page, scan_pages
+from sitemapcrawl.web.rules import UrlRules
+from sitemapcrawl.web.urls import row_key
 
 runner = CliRunner()
 

@@ -8,17 +8,17 @@ import pytest
 from hbase_fixtures import hbase_shell
 from typer.testing import CliRunner
 
-from sitemapcrawl import urls
-from sitemapcrawl.cli import app
+from sitemapcrawl.cli.app import app
 from sitemapcrawl.config import Settings
-from sitemapcrawl.http import PoliteHttpClient
-from sitemapcrawl.jobs.rules import UrlRules
 from sitemapcrawl.jobs.updatedb import updatedb
-from sitemapcrawl.linkvalues import Inlink, InlinkKind, format_inlink
-from sitemapcrawl.marks import held_by
-from sitemapcrawl.store import Store
+from sitemapcrawl.model.linkvalues import Inlink, InlinkKind, format_inlink
+from sitemapcrawl.model.marks import held_by
+from sitemapcrawl.model.webpage import WEBPAGE_TABLE, ChangeFreq, FetchStatus, SitemapSource, WebPage, decode, encode
+from sitemapcrawl.storage.store import Store
 from sitemapcrawl.testweb import TestWebServer
-from sitemapcrawl.webpage import WEBPAGE_TABLE, ChangeFreq, FetchStatus, SitemapSource, WebPage, decode, encode
+from sitemapcrawl.web import urls
+from sitemapcrawl.web.http import PoliteHttpClient
+from sitemapcrawl.web.rules import UrlRules
 
 pytestmark = pytest.mark.integration
 

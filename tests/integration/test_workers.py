@@ -27,23 +27,23 @@ import pytest
 from hbase_fixtures import REPO
 from split_helpers import AGENT, START, prepare_batch, split_settings, table
 
-from sitemapcrawl import urls
+from sitemapcrawl.batch import registry
+from sitemapcrawl.batch.leases import Lease
 from sitemapcrawl.config import Settings
-from sitemapcrawl.http import PoliteHttpClient
-from sitemapcrawl.jobs import batches
 from sitemapcrawl.jobs.detect import detect
 from sitemapcrawl.jobs.fetch import FetchOptions, fetch
 from sitemapcrawl.jobs.generate import CrawlMode, GenerateOptions, generate
 from sitemapcrawl.jobs.inject import inject
-from sitemapcrawl.jobs.leases import Lease
 from sitemapcrawl.jobs.parse import parse_batch
-from sitemapcrawl.jobs.rules import UrlRules
 from sitemapcrawl.jobs.updatedb import updatedb
-from sitemapcrawl.splits import WHOLE, Split
-from sitemapcrawl.store import Store
+from sitemapcrawl.model.splits import WHOLE, Split
+from sitemapcrawl.model.webpage import BATCH_TABLE
+from sitemapcrawl.storage.store import Store
 from sitemapcrawl.testweb import TestWebServer
 from sitemapcrawl.testweb.generate import bulk_web
-from sitemapcrawl.webpage import BATCH_TABLE
+from sitemapcrawl.web import urls
+from sitemapcrawl.web.http import PoliteHttpClient
+from sitemapcrawl.web.rules import UrlRules
 
 pytestmark = pytest.mark.integration
 
@@ -90,7 +90,7 @@ def run_rounds(store: Store, settings: Settings, web: TestWebServer, splits: int
                 done = [pool.submit(update or _update, Store(settings), rules, batch, part, now) for part in parts]
                 for future in done:
                     future.result()
-            state = batches.read_batch(store, batch)
+            state = registry.read_batch(store, batch)
             assert state is not None and state.finished and state.selected == chosen
     finally:
         client.close()
@@ -141,9 +141,9 @@ def _cli(settings: Settings, *args: str, env: dict[str, str] | None = None,
 # SIGKILL this process right after its WRITES-th write to the webpage table (a deterministic point).
 KILL_AFTER = """
 import os, signal, sys
-from sitemapcrawl.store import Store
-from sitemapcrawl.webpage import WEBPAGE_TABLE
-from sitemapcrawl.cli import main
+from sitemapcrawl.storage.store import Store
+from sitemapcrawl.model.webpage import WEBPAGE_TABLE
+from sitemapcrawl.cli.app import main
 original, seen = Store.write, [0]
 def write(self, table, rows):
     result = original(self, table, rows)
@@ -181,7 +181,7 @@ def test_an_updatedb_split_killed_and_rerun_leaves_the_same_table(
     _out, err = killed.communicate(timeout=300)
     assert killed.returncode == -9 and "killed" in err
     _out, survived = survivor.communicate(timeout=300)
-    state = batches.read_batch(store, batch)
+    state = registry.read_batch(store, batch)
     assert state is not None and not state.finished
     if survivor.returncode != 0:  # killed before its spread was done: split 0 says what to run
         assert "split(s) 1/2 have not done theirs" in survived and "Traceback" not in survived
@@ -192,7 +192,7 @@ def test_an_updatedb_split_killed_and_rerun_leaves_the_same_table(
         again = _cli(settings, "updatedb", "--batch", batch, "--mode", "mixed", "--split", "0/2")
         _out, err = again.communicate(timeout=300)
         assert again.returncode == 0, err
-    state = batches.read_batch(store, batch)
+    state = registry.read_batch(store, batch)
     assert state is not None and state.finished
     assert table(store) == expected
 
@@ -215,8 +215,8 @@ def test_workers_merge_their_summaries_and_a_failed_worker_is_named(
     assert "Traceback" not in err
     first = [line for line in err.splitlines() if line.startswith("parse: batch b0")]
     assert len(first) == 1
-    state = batches.read_batch(store, batch)
-    assert state is not None and "parse.0/2" in state.done and batches.PARSE not in state.done
+    state = registry.read_batch(store, batch)
+    assert state is not None and "parse.0/2" in state.done and registry.PARSE not in state.done
 
     ok = _cli(settings, "parse", "--batch", batch, "--mode", "mixed", "--workers", "2")
     _out, err = ok.communicate(timeout=300)
@@ -227,13 +227,13 @@ def test_workers_merge_their_summaries_and_a_failed_worker_is_named(
     assert {part[:5] for part in parts} == {"[0/2]", "[1/2]"}
     rows = [int(line.split("rows ")[1].split()[0]) for line in parts]
     assert f"rows {sum(rows)} " in merged[0] and min(rows) > 0  # worker 0/2 finds its rows already parsed
-    state = batches.read_batch(store, batch)
-    assert state is not None and batches.PARSE in state.done
+    state = registry.read_batch(store, batch)
+    assert state is not None and registry.PARSE in state.done
 
     done = _cli(settings, "updatedb", "--batch", batch, "--mode", "mixed", "--workers", "3")
     _out, err = done.communicate(timeout=300)
     assert done.returncode == 0, err
-    assert batches.read_batch(store, batch).finished  # type: ignore[union-attr]
+    assert registry.read_batch(store, batch).finished  # type: ignore[union-attr]
 
 
 def _crawl(settings: Settings, seeds: str, *extra: str) -> subprocess.Popen[str]:
@@ -294,11 +294,11 @@ def test_ctrl_c_stops_every_worker_and_the_crawl_resumes(
         assert crawl.returncode == 130, err
         assert "interrupted" in err and "Traceback" not in err
         assert not [pid for pid in workers if Path(f"/proc/{pid}").exists()]
-        assert [state.batch_id for state in batches.unfinished(store)]
+        assert [state.batch_id for state in registry.unfinished(store)]
         again = _cli(settings, "crawl", "--rounds", "1", "--delay", "0")
         _out, err = again.communicate(timeout=300)
         assert again.returncode == 0, err
-        assert "resuming" in err and not batches.unfinished(store)
+        assert "resuming" in err and not registry.unfinished(store)
     finally:
         slow.stop()
 
@@ -309,15 +309,15 @@ def test_crawl_finishes_a_batch_left_with_unfinished_splits(
     web.reset()
     batch = prepare_batch(store, settings, web, parsed=False)
     parse_batch(store, UrlRules.from_settings(settings), batch, mode=CrawlMode.MIXED, split=Split(0, 2))
-    state = batches.read_batch(store, batch)
-    assert state is not None and "parse.0/2" in state.done and batches.PARSE not in state.done
+    state = registry.read_batch(store, batch)
+    assert state is not None and "parse.0/2" in state.done and registry.PARSE not in state.done
     resumed = _cli(settings, "crawl", "--rounds", "1", "--delay", "0", "--mode", "mixed",
                    env={"SITEMAPCRAWL_BATCH_MAX_AGE": str(10 * 365 * 86400)})  # the batch was made at START
     _out, err = resumed.communicate(timeout=300)
     assert resumed.returncode == 0, err
     assert f"batch {batch}: resuming" in err
-    state = batches.read_batch(store, batch)
-    assert state is not None and state.finished and batches.PARSE in state.done
+    state = registry.read_batch(store, batch)
+    assert state is not None and state.finished and registry.PARSE in state.done
     finished = next(line for line in err.splitlines() if line.startswith(f"round 0: batch {batch}"))
     parsed = int(finished.split("pages parsed ")[1].split()[0]) + int(finished.split("sitemaps parsed ")[1].split()[0])
     assert 0 < parsed < state.selected  # split 1's rows; split 0's were done
@@ -333,7 +333,7 @@ def test_generate_splits_and_workers_make_one_batch(web: TestWebServer, store: S
     outputs = [p.communicate(timeout=120) for p in by_hand]
     assert [p.returncode for p in by_hand] == [0, 0], outputs
     assert [out.strip() for out, _err in outputs] == ["g1", "g1"]
-    state = batches.read_batch(store, "g1")
+    state = registry.read_batch(store, "g1")
     assert state is not None and state.selected == 5 and state.partitions == 3  # --topN is the batch's total
     assert {"generate.0/2", "generate.1/2"} <= set(state.done)
     refused = _cli(settings, "generate", "--split", "0/2")
@@ -344,7 +344,7 @@ def test_generate_splits_and_workers_make_one_batch(web: TestWebServer, store: S
     out, err = many.communicate(timeout=120)
     assert many.returncode == 0, err
     batch = out.strip()
-    state = batches.read_batch(store, batch)
+    state = registry.read_batch(store, batch)
     assert state is not None and state.selected == hosts - 5  # the rest: one seed row per host
     merged = [line for line in err.splitlines() if line.startswith("generate: batch")]
     assert len(merged) == 1 and f"selected {hosts - 5}," in merged[0], err
@@ -370,6 +370,6 @@ def test_a_split_crawl_keeps_to_its_own_hosts(
     assert asked and all(held(url) for url in asked)  # no request to another machine's hosts
     assert robots == {f"{u.rstrip('/')}/robots.txt" for u in web.base_urls() if held(u)}
     assert 0 < len(robots) < len(web.base_urls())
-    generated = [state for state in (batches.read_batch(store, key.decode()) for key, _ in
+    generated = [state for state in (registry.read_batch(store, key.decode()) for key, _ in
                                      store.scan(BATCH_TABLE)) if state is not None]
-    assert generated and all(batches.generated_within(state, mine) and state.finished for state in generated)
+    assert generated and all(registry.generated_within(state, mine) and state.finished for state in generated)

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-from sitemapcrawl import urls
-from sitemapcrawl.linkvalues import Inlink, InlinkKind, format_inlink
-from sitemapcrawl.splits import BUCKETS, Split, bucket_of
-from sitemapcrawl.tables import (
+from sitemapcrawl.model.linkvalues import Inlink, InlinkKind, format_inlink
+from sitemapcrawl.model.splits import BUCKETS, Split, bucket_of
+from sitemapcrawl.model.webpage import WebPage
+from sitemapcrawl.storage.tables import (
     LISTED,
     MEMBER,
     TOUCHED,
@@ -20,7 +20,7 @@ from sitemapcrawl.tables import (
     record_key,
     record_range,
 )
-from sitemapcrawl.webpage import WebPage
+from sitemapcrawl.web import urls
 
 KEYS = [urls.row_key(url).encode() for url in (
     "http://127.0.0.2:8000/", "https://www.example.com/a?b=1", "http://example.org/x|y|z",

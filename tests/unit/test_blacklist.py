@@ -8,8 +8,8 @@ import pytest
 
 from sitemapcrawl.config import Settings
 from sitemapcrawl.errors import InvalidUrlError, UsageError
-from sitemapcrawl.urlfilters import SitemapBlacklist
-from sitemapcrawl.urls import CanonicalRules
+from sitemapcrawl.web.urlfilters import SitemapBlacklist
+from sitemapcrawl.web.urls import CanonicalRules
 
 BLACKLIST = """\
 # sitemaps we never want

@@ -7,8 +7,11 @@ from datetime import UTC, datetime
 
 import pytest
 
-from sitemapcrawl.audit import discovered_via, is_multi_listed, is_orphan, is_unlisted, problems
-from sitemapcrawl.changes import (
+from sitemapcrawl.errors import CellDecodeError
+from sitemapcrawl.jobs.export import _csv_value, flat_row, split_cells
+from sitemapcrawl.jobs.generate import NEW_URL_BOOST, rank
+from sitemapcrawl.model.audit import discovered_via, is_multi_listed, is_orphan, is_unlisted, problems
+from sitemapcrawl.model.changes import (
     CHUNK_BYTES,
     CHUNK_LINES,
     Change,
@@ -25,13 +28,10 @@ from sitemapcrawl.changes import (
     sitemap_key_of,
     snapshot_lines,
 )
-from sitemapcrawl.errors import CellDecodeError
-from sitemapcrawl.jobs.export import _csv_value, flat_row, split_cells
-from sitemapcrawl.jobs.generate import NEW_URL_BOOST, rank
-from sitemapcrawl.jobs.history import parse_statuses
-from sitemapcrawl.report_panels import LASTMOD_MONTHS, lastmod_months
+from sitemapcrawl.model.webpage import FetchStatus, WebPage, column_names, decode, encode
+from sitemapcrawl.report.panels import LASTMOD_MONTHS, lastmod_months
 from sitemapcrawl.sitemaps.model import ChangeFreq, PageEntry, SitemapRef
-from sitemapcrawl.webpage import FetchStatus, WebPage, column_names, decode, encode
+from sitemapcrawl.storage.history import parse_statuses
 
 A, B, C = "http://x.test/a", "http://x.test/b", "http://x.test/c"
 

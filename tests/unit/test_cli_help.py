@@ -18,8 +18,8 @@ import typer
 from typer.testing import CliRunner
 
 from sitemapcrawl import __version__
-from sitemapcrawl.cli import app
-from sitemapcrawl.cli_core import install_plain_coercion
+from sitemapcrawl.cli.app import app
+from sitemapcrawl.cli.core import install_plain_coercion
 
 runner = CliRunner()
 WIDTH = 80

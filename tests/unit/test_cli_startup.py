@@ -14,17 +14,17 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from sitemapcrawl.cli import app
+from sitemapcrawl.cli.app import app
 
 runner = CliRunner()
-HEAVY = ("happybase", "requests", "rich", "pydantic", "protego", "usp", "sitemapcrawl.store", "sitemapcrawl.http",
-         "sitemapcrawl.jobs", "sitemapcrawl.sitemaps.tree", "logging")
+HEAVY = ("happybase", "requests", "rich", "pydantic", "protego", "usp", "sitemapcrawl.storage.store",
+         "sitemapcrawl.web.http", "sitemapcrawl.jobs", "sitemapcrawl.sitemaps.tree", "logging")
 SMALL = ('<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
          "<url><loc>http://127.0.0.1/a</loc><priority>0.3</priority></url></urlset>")
 PROBE = """
 import json, sys
 sys.argv = ["sitemapcrawl", *json.loads(sys.argv[1])]
-from sitemapcrawl.cli import main
+from sitemapcrawl.cli.app import main
 try:
     main()
 except SystemExit:

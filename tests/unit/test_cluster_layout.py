@@ -14,9 +14,10 @@ from Hbase_thrift import IllegalArgument, IOError
 
 from sitemapcrawl.config import Settings, load_settings
 from sitemapcrawl.errors import StoreRejectedError, UsageError
-from sitemapcrawl.hbase_shell import run_script
+from sitemapcrawl.model.webpage import HOST_FAMILIES, WEBPAGE_FAMILIES
 from sitemapcrawl.modes import Compression
-from sitemapcrawl.schema import (
+from sitemapcrawl.storage.hbase_shell import run_script
+from sitemapcrawl.storage.schema import (
     Layout,
     packaged_files,
     read_split_keys,
@@ -25,9 +26,8 @@ from sitemapcrawl.schema import (
     shell_script,
     split_keys_from_urls,
 )
-from sitemapcrawl.store import HOW_TO_START, create_refusal, first_line, how_to_reach
-from sitemapcrawl.urls import canonicalize, host_row_prefix, row_key
-from sitemapcrawl.webpage import HOST_FAMILIES, WEBPAGE_FAMILIES
+from sitemapcrawl.storage.store import HOW_TO_START, create_refusal, first_line, how_to_reach
+from sitemapcrawl.web.urls import canonicalize, host_row_prefix, row_key
 
 SCHEMA = REPO / "hbase-schema"
 

@@ -16,7 +16,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from sitemapcrawl.errors import CellDecodeError, FieldNotReadError
-from sitemapcrawl.webpage import (
+from sitemapcrawl.model.webpage import (
     TIME_FORMAT,
     ChangeFreq,
     FetchStatus,

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from sitemapcrawl.console import Messages, setup_logging
+from sitemapcrawl.cli.console import Messages, setup_logging
 
 
 def terminal() -> tuple[Console, io.StringIO]:
@@ -83,7 +83,7 @@ def restore_logging():  # type: ignore[no-untyped-def]
 
 def emit_all() -> None:
     logging.getLogger("sitemapcrawl.jobs.fetch").info("our info")
-    logging.getLogger("sitemapcrawl.store").debug("our debug")
+    logging.getLogger("sitemapcrawl.storage.store").debug("our debug")
     logging.getLogger("urllib3.connectionpool").debug("library debug")
     logging.getLogger("happybase.connection").info("library info")
     logging.getLogger("urllib3.connectionpool").warning("library warning")

@@ -5,12 +5,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from sitemapcrawl.config import Settings
-from sitemapcrawl.discover import discover_sitemaps, site_tree
-from sitemapcrawl.http import HttpResponse
+from sitemapcrawl.model.webpage import RobotsStatus, SitemapSource
 from sitemapcrawl.sitemaps.discovery import WELL_KNOWN_SITEMAP_PATHS
-from sitemapcrawl.urlfilters import SitemapBlacklist
-from sitemapcrawl.urls import DEFAULT_RULES
-from sitemapcrawl.webpage import RobotsStatus, SitemapSource
+from sitemapcrawl.web.discover import discover_sitemaps, site_tree
+from sitemapcrawl.web.http import HttpResponse
+from sitemapcrawl.web.urlfilters import SitemapBlacklist
+from sitemapcrawl.web.urls import DEFAULT_RULES
 
 NS = "http://www.sitemaps.org/schemas/sitemap/0.9"
 SETTINGS = Settings(user_agent="TestBot/1.0")

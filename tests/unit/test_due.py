@@ -8,11 +8,11 @@ from datetime import UTC, datetime
 import pytest
 from memory_store import MemoryStore
 
-from sitemapcrawl.due import BUILT_KEY, DueKind, Entry, due_range, entry_of, kind_of, kinds_for, parse_entry
 from sitemapcrawl.jobs.generate import mode_allows
+from sitemapcrawl.model.due import BUILT_KEY, DueKind, Entry, due_range, entry_of, kind_of, kinds_for, parse_entry
+from sitemapcrawl.model.webpage import DUE_TABLE, WEBPAGE_TABLE, WebPage, decode, encode
 from sitemapcrawl.modes import CrawlMode
-from sitemapcrawl.tables import DUE_GROUP, entry_rows, held_entries, write_pages
-from sitemapcrawl.webpage import DUE_TABLE, WEBPAGE_TABLE, WebPage, decode, encode
+from sitemapcrawl.storage.tables import DUE_GROUP, entry_rows, held_entries, write_pages
 
 T1 = datetime(2025, 3, 1, 12, 0, 5, tzinfo=UTC)
 T2 = datetime(2025, 3, 2, 0, 0, 0, tzinfo=UTC)

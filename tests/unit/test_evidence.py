@@ -1,4 +1,4 @@
-"""The quality evidence counters: contributions, deltas, reruns, splits and folding (sitemapcrawl/evidence.py)."""
+"""The quality evidence counters: contributions, deltas, reruns, splits and folding (scoring/evidence.py)."""
 
 from __future__ import annotations
 
@@ -7,9 +7,10 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from sitemapcrawl import evidence
-from sitemapcrawl.evidence import Base, Contribution, Tally, contribution, judge
-from sitemapcrawl.quality import (
+from sitemapcrawl.model.webpage import FetchStatus, QualityState
+from sitemapcrawl.scoring import evidence
+from sitemapcrawl.scoring.evidence import Base, Contribution, Tally, contribution, judge
+from sitemapcrawl.scoring.quality import (
     ListedStats,
     Pins,
     QualityPolicy,
@@ -18,7 +19,6 @@ from sitemapcrawl.quality import (
     observe,
     weight_of,
 )
-from sitemapcrawl.webpage import FetchStatus, QualityState
 
 NOW = datetime(2026, 6, 1, tzinfo=UTC)
 B1, B2, B3 = "20260101000000-aaaa", "20260102000000-bbbb", "20260103000000-cccc"

@@ -10,7 +10,6 @@ import pytest
 
 from sitemapcrawl.config import Settings
 from sitemapcrawl.errors import UsageError
-from sitemapcrawl.http import HttpResponse, conditional_headers
 from sitemapcrawl.jobs.fetch import (
     FetchCounts,
     FetchItem,
@@ -21,9 +20,10 @@ from sitemapcrawl.jobs.fetch import (
     retry_or_gone,
     stored_rule,
 )
-from sitemapcrawl.jobs.robots_txt import HostReport, robots_host_row
-from sitemapcrawl.schedule import SchedulePolicy, schedule
-from sitemapcrawl.webpage import FetchStatus, HostRow, RobotsStatus
+from sitemapcrawl.model.schedule import SchedulePolicy, schedule
+from sitemapcrawl.model.webpage import FetchStatus, HostRow, RobotsStatus
+from sitemapcrawl.web.http import HttpResponse, conditional_headers
+from sitemapcrawl.web.robots_txt import HostReport, robots_host_row
 
 NOW = datetime(2025, 3, 1, 12, tzinfo=UTC)
 SETTINGS = Settings(user_agent="TestBot/1.0", fetch_retry_interval=100, max_fetch_retries=3,
@@ -169,7 +169,7 @@ def test_counts_summary() -> None:
 
 
 def test_queue_by_ip_resolves_names_once_and_keeps_addresses() -> None:
-    from sitemapcrawl.jobs.politeness import Resolver
+    from sitemapcrawl.storage.politeness import Resolver
 
     resolve = Resolver()
     assert resolve("127.0.0.2") == "127.0.0.2"

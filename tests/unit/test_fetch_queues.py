@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from sitemapcrawl.jobs.fetch_queues import FetchQueues, Lease
+from sitemapcrawl.fetcher.queues import FetchQueues, Lease
 
 
 class Clock:

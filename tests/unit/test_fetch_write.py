@@ -9,9 +9,9 @@ import pytest
 from memory_store import MemoryStore
 
 from sitemapcrawl.errors import StoreUnavailableError
-from sitemapcrawl.jobs.fetch_write import Outcome, Writer
-from sitemapcrawl.jobs.politeness import KeyState, QueueBy
-from sitemapcrawl.webpage import HOST_TABLE, WEBPAGE_TABLE, FetchStatus, HostRow, WebPage
+from sitemapcrawl.fetcher.write import Outcome, Writer
+from sitemapcrawl.model.webpage import HOST_TABLE, WEBPAGE_TABLE, FetchStatus, HostRow, WebPage
+from sitemapcrawl.storage.politeness import KeyState, QueueBy
 
 NOW = datetime(2025, 3, 1, 12, tzinfo=UTC)
 

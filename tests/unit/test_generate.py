@@ -21,8 +21,8 @@ from sitemapcrawl.jobs.generate import (
     past_constraint,
     rank,
 )
+from sitemapcrawl.model.webpage import WebPage, compare_filter_of
 from sitemapcrawl.modes import CountMode, CrawlMode, crawl_mode
-from sitemapcrawl.webpage import WebPage, compare_filter_of
 
 T0 = datetime(2025, 1, 1, tzinfo=UTC)
 

@@ -5,13 +5,13 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sitemapcrawl.htmllinks import extract_links
 from sitemapcrawl.testweb import small_web
 from sitemapcrawl.testweb.model import Page
 from sitemapcrawl.testweb.render import render_page
 from sitemapcrawl.testweb.truth import Truth
-from sitemapcrawl.urlfilters import UrlFilter
-from sitemapcrawl.urls import canonicalize
+from sitemapcrawl.web.htmllinks import extract_links
+from sitemapcrawl.web.urlfilters import UrlFilter
+from sitemapcrawl.web.urls import canonicalize
 
 PAGE = "http://127.0.0.2:8000/docs/index.html"
 

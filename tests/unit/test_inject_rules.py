@@ -9,10 +9,10 @@ import pytest
 
 from sitemapcrawl.config import Settings
 from sitemapcrawl.jobs.inject import Seed, SeedLineError, parse_seed_line, row_for_seed
-from sitemapcrawl.jobs.rules import UrlRules
-from sitemapcrawl.urlfilters import SitemapBlacklist, UrlFilter
-from sitemapcrawl.urls import DEFAULT_RULES
-from sitemapcrawl.webpage import FetchStatus, SitemapSource, WebPage
+from sitemapcrawl.model.webpage import FetchStatus, SitemapSource, WebPage
+from sitemapcrawl.web.rules import UrlRules
+from sitemapcrawl.web.urlfilters import SitemapBlacklist, UrlFilter
+from sitemapcrawl.web.urls import DEFAULT_RULES
 
 SETTINGS = Settings()
 RULES = UrlRules(SETTINGS, DEFAULT_RULES, UrlFilter.from_lines(["-\\.pdf$", "+."]),

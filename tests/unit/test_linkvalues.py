@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sitemapcrawl.linkvalues import Inlink, InlinkKind, format_inlink, parse_inlink
-from sitemapcrawl.webpage import ChangeFreq
+from sitemapcrawl.model.linkvalues import Inlink, InlinkKind, format_inlink, parse_inlink
+from sitemapcrawl.model.webpage import ChangeFreq
 
 INLINKS = st.builds(
     Inlink,

@@ -7,8 +7,8 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from sitemapcrawl.errors import FieldNotReadError
-from sitemapcrawl.marks import HELD_FIELDS, Mark, held_by
-from sitemapcrawl.webpage import WebPage, column_names, columns_of, decode, encode
+from sitemapcrawl.model.marks import HELD_FIELDS, Mark, held_by
+from sitemapcrawl.model.webpage import WebPage, column_names, columns_of, decode, encode
 
 T0 = datetime(2025, 1, 1, tzinfo=UTC)
 

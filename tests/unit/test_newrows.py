@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from sitemapcrawl.newrows import new_page
-from sitemapcrawl.webpage import FetchStatus, SitemapSource, WebPage, encode
+from sitemapcrawl.model.newrows import new_page
+from sitemapcrawl.model.webpage import FetchStatus, SitemapSource, WebPage, encode
 
 NOW = datetime(2025, 3, 1, 12, 0, tzinfo=UTC)
 

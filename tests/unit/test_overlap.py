@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from sitemapcrawl.overlap import WriteBehind, read_ahead
+from sitemapcrawl.storage.overlap import WriteBehind, read_ahead
 
 
 def test_calls_run_in_order_on_one_other_thread_and_close_waits_for_all() -> None:

@@ -36,4 +36,4 @@ def test_typed_classified_and_linked() -> None:
     classifiers = PROJECT["project"]["classifiers"]
     assert "Typing :: Typed" in classifiers and "Environment :: Console" in classifiers
     assert all(url.startswith("https://") for url in PROJECT["project"]["urls"].values())
-    assert PROJECT["project"]["scripts"] == {"sitemapcrawl": "sitemapcrawl.cli:main"}
+    assert PROJECT["project"]["scripts"] == {"sitemapcrawl": "sitemapcrawl.cli.app:main"}

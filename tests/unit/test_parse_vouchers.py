@@ -6,9 +6,9 @@ from memory_store import MemoryStore
 
 from sitemapcrawl.config import Settings
 from sitemapcrawl.jobs.parse import sitemap_vouchers, vouchers_through_redirects
-from sitemapcrawl.linkvalues import Inlink, InlinkKind, format_inlink, parse_inlink
-from sitemapcrawl.tables import Unreadable
-from sitemapcrawl.webpage import WebPage, encode
+from sitemapcrawl.model.linkvalues import Inlink, InlinkKind, format_inlink, parse_inlink
+from sitemapcrawl.model.webpage import WebPage, encode
+from sitemapcrawl.storage.tables import Unreadable
 
 URL = "http://b.test/maps/child.xml"
 

@@ -8,10 +8,11 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from sitemapcrawl.jobs.fetch_pacing import Pacing
-from sitemapcrawl.jobs.fetch_queues import FetchQueues
-from sitemapcrawl.jobs.hosts import origin_key
-from sitemapcrawl.jobs.politeness import (
+from sitemapcrawl.fetcher.pacing import Pacing
+from sitemapcrawl.fetcher.queues import FetchQueues
+from sitemapcrawl.model.webpage import HostRow, decode, format_precise_time, parse_precise_time
+from sitemapcrawl.storage.hosts import origin_key
+from sitemapcrawl.storage.politeness import (
     POLITENESS_KEYS_START,
     KeyGate,
     KeyState,
@@ -23,7 +24,6 @@ from sitemapcrawl.jobs.politeness import (
     state_key,
     state_rows,
 )
-from sitemapcrawl.webpage import HostRow, decode, format_precise_time, parse_precise_time
 
 NOW = datetime(2025, 3, 1, 12, 0, 0, tzinfo=UTC)
 

@@ -9,7 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sitemapcrawl.jobs.generate import rank
-from sitemapcrawl.quality import (
+from sitemapcrawl.model.webpage import FetchStatus, QualityState, WebPage
+from sitemapcrawl.scoring.quality import (
     FETCH_EVIDENCE,
     UNIFORM_MIN,
     WEIGHTS,
@@ -27,7 +28,6 @@ from sitemapcrawl.quality import (
     wilson_upper,
 )
 from sitemapcrawl.sitemaps import parse_sitemap
-from sitemapcrawl.webpage import FetchStatus, QualityState, WebPage
 
 NOW = datetime(2025, 6, 1, 12, 0, tzinfo=UTC)
 DAY = timedelta(days=1)

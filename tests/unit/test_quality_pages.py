@@ -8,9 +8,9 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from sitemapcrawl.errors import UsageError
-from sitemapcrawl.report import Report, SitemapSummary
-from sitemapcrawl.report_html import bar_chart, page, render_panel
-from sitemapcrawl.report_panels import (
+from sitemapcrawl.model.webpage import ChangeFreq, QualityState, WebPage
+from sitemapcrawl.report.html import bar_chart, page, render_panel
+from sitemapcrawl.report.panels import (
     PANELS,
     Extras,
     SitemapQuality,
@@ -19,8 +19,8 @@ from sitemapcrawl.report_panels import (
     panel_data,
     panel_options,
 )
-from sitemapcrawl.serve import ServeOptions
-from sitemapcrawl.webpage import ChangeFreq, QualityState, WebPage
+from sitemapcrawl.report.serve import ServeOptions
+from sitemapcrawl.report.text import Report, SitemapSummary
 
 NOW = datetime(2025, 6, 1, 12, 0, tzinfo=UTC)
 HOSTILE = "<script>alert(1)</script>"

@@ -16,17 +16,17 @@ from Hbase_thrift import IOError as HbaseIOError
 from thriftpy2.thrift import TApplicationException
 from thriftpy2.transport import TTransportException
 
+from sitemapcrawl.batch.leases import Holder
+from sitemapcrawl.batch.registry import BatchState
 from sitemapcrawl.config import Settings
 from sitemapcrawl.errors import UsageError
-from sitemapcrawl.jobs.batches import BatchState
 from sitemapcrawl.jobs.inject import DETAIL_LIMIT, InjectCounts, Rejected, _seed_lines
-from sitemapcrawl.jobs.leases import Holder
-from sitemapcrawl.jobs.rules import UrlRules
+from sitemapcrawl.report.serve import ServeOptions, make_server
 from sitemapcrawl.safetext import printable, printable_json
-from sitemapcrawl.serve import ServeOptions, make_server
-from sitemapcrawl.store import MAX_KEY_BYTES, Store, check_key, check_table_prefix, classify, server_message
-from sitemapcrawl.urlfilters import SitemapBlacklist, UrlFilter
-from sitemapcrawl.urls import DEFAULT_RULES
+from sitemapcrawl.storage.store import MAX_KEY_BYTES, Store, check_key, check_table_prefix, classify, server_message
+from sitemapcrawl.web.rules import UrlRules
+from sitemapcrawl.web.urlfilters import SitemapBlacklist, UrlFilter
+from sitemapcrawl.web.urls import DEFAULT_RULES
 
 RULES = UrlRules(Settings(), DEFAULT_RULES, UrlFilter.from_lines(["+."]), SitemapBlacklist.from_lines([]))
 TITLE = "\x1b]0;pwned\x07"
@@ -180,7 +180,7 @@ def test_serve_logs_a_client_gone_away_as_one_debug_line(capsys: pytest.CaptureF
         def emit(self, record: logging.LogRecord) -> None:
             records.append(record)
 
-    logger = logging.getLogger("sitemapcrawl.serve")
+    logger = logging.getLogger("sitemapcrawl.report.serve")
     handler, level = Keep(), logger.level
     logger.addHandler(handler)  # directly: a CLI run in this process may have stopped propagation
     logger.setLevel(logging.DEBUG)
@@ -209,7 +209,7 @@ def test_serve_logs_a_client_gone_away_as_one_debug_line(capsys: pytest.CaptureF
 
 
 def test_an_expired_deadline_ends_a_blocked_read_and_a_finished_one_leaves_the_socket_alone() -> None:
-    from sitemapcrawl.http import _Deadline
+    from sitemapcrawl.web.http import _Deadline
 
     reader, writer = socket.socketpair()
     try:
@@ -236,7 +236,7 @@ def test_an_expired_deadline_ends_a_blocked_read_and_a_finished_one_leaves_the_s
 
 
 def test_a_socket_attached_after_the_deadline_is_shut_at_once() -> None:
-    from sitemapcrawl.http import _Deadline
+    from sitemapcrawl.web.http import _Deadline
 
     reader, writer = socket.socketpair()
     try:

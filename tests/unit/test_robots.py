@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from sitemapcrawl.robots import RobotsPolicy, product_token, status_for_http
-from sitemapcrawl.webpage import RobotsStatus
+from sitemapcrawl.model.webpage import RobotsStatus
+from sitemapcrawl.web.robots import RobotsPolicy, product_token, status_for_http
 
 ROBOTS = """\
 User-agent: *

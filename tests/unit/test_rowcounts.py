@@ -1,14 +1,14 @@
-"""Row counts and audit samples for serve (sitemapcrawl/rowcounts.py), and their arithmetic over reruns."""
+"""Row counts and audit samples for serve (sitemapcrawl/scoring/rowcounts.py), and their arithmetic over reruns."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from sitemapcrawl import evidence, rowcounts
-from sitemapcrawl.evidence import Base, Tally, judge
-from sitemapcrawl.report import Report, SitemapSummary, _add_row
+from sitemapcrawl.model.webpage import FetchStatus, QualityState, WebPage
+from sitemapcrawl.report.text import Report, SitemapSummary, _add_row
+from sitemapcrawl.scoring import evidence, rowcounts
+from sitemapcrawl.scoring.evidence import Base, Tally, judge
 from sitemapcrawl.sitemaps.model import ChangeFreq
-from sitemapcrawl.webpage import FetchStatus, QualityState, WebPage
 
 T = datetime(2026, 5, 3, tzinfo=UTC)
 B1, B2 = "20260101000000-aaaa", "20260102000000-bbbb"

@@ -7,7 +7,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from sitemapcrawl.errors import InvalidUrlError, SitemapCrawlError
-from sitemapcrawl.urls import (
+from sitemapcrawl.web.urls import (
     CanonicalRules,
     canonicalize,
     domain_row_prefixes,

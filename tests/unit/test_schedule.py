@@ -9,8 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sitemapcrawl.config import Settings
-from sitemapcrawl.schedule import DAY, HOUR, SchedulePolicy, after_failure, eagerest, interval_for, schedule
-from sitemapcrawl.webpage import ChangeFreq, FetchStatus, WebPage
+from sitemapcrawl.model.schedule import DAY, HOUR, SchedulePolicy, after_failure, eagerest, interval_for, schedule
+from sitemapcrawl.model.webpage import ChangeFreq, FetchStatus, WebPage
 
 NOW = datetime(2025, 6, 1, 12, 0, 0, tzinfo=UTC)
 FETCHED = NOW - timedelta(minutes=5)

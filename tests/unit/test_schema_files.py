@@ -6,7 +6,7 @@ import csv
 import re
 from pathlib import Path
 
-from sitemapcrawl.webpage import (
+from sitemapcrawl.model.webpage import (
     BATCH_FAMILIES,
     BATCH_TABLE,
     BATCHROW_FAMILIES,

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from sitemapcrawl.cli import app
+from sitemapcrawl.cli.app import app
 from sitemapcrawl.config import MAX_NUMBER, ORDERED, RULES, Settings, field_types, load_settings, with_flags
 from sitemapcrawl.errors import UsageError
 

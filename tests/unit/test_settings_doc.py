@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from hbase_fixtures import REPO
 
+from sitemapcrawl.cli.settings_doc import field_docs, readme_section, settings_table
 from sitemapcrawl.config import ENV_PREFIX, field_types
-from sitemapcrawl.settings_doc import field_docs, readme_section, settings_table
 
-FIX = "run: .venv/bin/python -m sitemapcrawl.settings_doc --write README.md"
+FIX = "run: .venv/bin/python -m sitemapcrawl.cli.settings_doc --write README.md"
 
 
 def test_the_readme_table_is_generated_from_settings() -> None:

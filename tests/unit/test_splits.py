@@ -3,7 +3,7 @@
 import pytest
 
 from sitemapcrawl.errors import UsageError
-from sitemapcrawl.splits import BUCKETS, Split, bucket_of
+from sitemapcrawl.model.splits import BUCKETS, Split, bucket_of
 
 
 def _keys() -> list[bytes]:

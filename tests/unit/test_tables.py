@@ -7,10 +7,10 @@ import logging
 import pytest
 
 from sitemapcrawl.errors import FieldNotReadError
-from sitemapcrawl.jobs.hosts import origin_key
-from sitemapcrawl.tables import Unreadable, decode_host, history_rows, hosts, pages
-from sitemapcrawl.urls import row_key
-from sitemapcrawl.webpage import FetchStatus, HistoryRow, HostRow, WebPage, encode
+from sitemapcrawl.model.webpage import FetchStatus, HistoryRow, HostRow, WebPage, encode
+from sitemapcrawl.storage.hosts import origin_key
+from sitemapcrawl.storage.tables import Unreadable, decode_host, history_rows, hosts, pages
+from sitemapcrawl.web.urls import row_key
 
 GOOD = WebPage("http://a.test/x", status=FetchStatus.FETCHED, score=2.0)
 
@@ -24,7 +24,7 @@ def test_pages_decode_good_rows_and_count_the_rest(caplog: pytest.LogCaptureFixt
         (row_key("http://a.test/z").encode(), {b"m:sc": b"1.5"}),
     ]
     unreadable = Unreadable()
-    with caplog.at_level(logging.WARNING, logger="sitemapcrawl.tables"):
+    with caplog.at_level(logging.WARNING, logger="sitemapcrawl.storage.tables"):
         got = list(pages(scan, "somejob", unreadable, ["status", "score"]))
     assert [(key, row.url, row.status, row.score) for key, row in got] == [
         (b"test.a:http/x", "http://a.test/x", FetchStatus.FETCHED, 2.0),

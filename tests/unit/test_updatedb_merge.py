@@ -8,9 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sitemapcrawl.config import Settings
-from sitemapcrawl.jobs.rules import UrlRules
 from sitemapcrawl.jobs.updatedb import UpdateCounts, merge_row, spread_cells
-from sitemapcrawl.linkvalues import (
+from sitemapcrawl.model.linkvalues import (
     Inlink,
     InlinkKind,
     Outlink,
@@ -21,9 +20,10 @@ from sitemapcrawl.linkvalues import (
     parse_inlink,
     parse_outlink,
 )
+from sitemapcrawl.model.schedule import DAY, SchedulePolicy
+from sitemapcrawl.model.webpage import ChangeFreq, FetchStatus, SitemapSource, WebPage, decode
 from sitemapcrawl.modes import CrawlMode
-from sitemapcrawl.schedule import DAY, SchedulePolicy
-from sitemapcrawl.webpage import ChangeFreq, FetchStatus, SitemapSource, WebPage, decode
+from sitemapcrawl.web.rules import UrlRules
 
 NOW = datetime(2025, 6, 1, tzinfo=UTC)
 POLICY = SchedulePolicy()

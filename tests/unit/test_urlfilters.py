@@ -8,7 +8,7 @@ import pytest
 
 from sitemapcrawl.config import Settings
 from sitemapcrawl.errors import UsageError
-from sitemapcrawl.urlfilters import UrlFilter
+from sitemapcrawl.web.urlfilters import UrlFilter
 
 NUTCH_STYLE = """\
 # skip binaries, then calendars; keep the rest of example.com and nothing else

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from sitemapcrawl.config import Settings, load_settings
 from sitemapcrawl.errors import InvalidUrlError
-from sitemapcrawl.urls import (
+from sitemapcrawl.web.urls import (
     DEFAULT_RULES,
     CanonicalRules,
     canonicalize,

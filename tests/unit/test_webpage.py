@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 import pytest
 
 from sitemapcrawl.errors import CellDecodeError
-from sitemapcrawl.webpage import (
+from sitemapcrawl.model.webpage import (
     ChangeFreq,
     FetchStatus,
     HostRow,

@@ -6,15 +6,15 @@ from datetime import UTC, datetime
 
 import pytest
 
+from sitemapcrawl.batch.registry import BatchState, batch_splits, generated_within, missing_splits
+from sitemapcrawl.batch.workers import as_dict, merge_counts, split_share, sub_splits
 from sitemapcrawl.errors import UsageError
-from sitemapcrawl.jobs.batches import BatchState, batch_splits, generated_within, missing_splits
-from sitemapcrawl.jobs.fetch_model import FetchCounts
+from sitemapcrawl.fetcher.model import FetchCounts
 from sitemapcrawl.jobs.generate import GenerateCounts
 from sitemapcrawl.jobs.parse import ParseCounts
-from sitemapcrawl.jobs.quality import QualityCounts
 from sitemapcrawl.jobs.updatedb import UpdateCounts
-from sitemapcrawl.jobs.workers import as_dict, merge_counts, split_share, sub_splits
-from sitemapcrawl.splits import BUCKETS, Split
+from sitemapcrawl.model.splits import BUCKETS, Split
+from sitemapcrawl.scoring.quality_step import QualityCounts
 
 
 @pytest.mark.parametrize("split,workers", [(Split(0, 1), 4), (Split(1, 3), 2), (Split(2, 5), 7), (Split(0, 2), 1)])

@@ -8,7 +8,7 @@ import json
 from sitemap_testing import CORPUS, Reply, corpus, serve
 from typer.testing import CliRunner
 
-from sitemapcrawl.cli import app
+from sitemapcrawl.cli.app import app
 
 ENV = {"SITEMAPCRAWL_DELAY": "0", "SITEMAPCRAWL_USER_AGENT": "sitemapcrawl-tests/1.0"}
 NS = "http://www.sitemaps.org/schemas/sitemap/0.9"

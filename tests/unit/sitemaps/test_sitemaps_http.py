@@ -11,8 +11,8 @@ from sitemap_testing import Reply, corpus, locs, serve
 
 from sitemapcrawl.config import Settings
 from sitemapcrawl.errors import UsageError
-from sitemapcrawl.http import PoliteHttpClient
 from sitemapcrawl.sitemaps import parse_sitemap
+from sitemapcrawl.web.http import PoliteHttpClient
 
 UA = "sitemapcrawl-tests/1.0 (+http://127.0.0.1/)"
 

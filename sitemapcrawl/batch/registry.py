@@ -1,0 +1,379 @@
+"""The batch registry: which batches exist, which phases of each finished, and releasing one.
+
+generate writes one `batch` row per batch (when, how many rows, how many
+fetch partitions, the mode). Each phase marks itself done in the `d` family
+only when it left nothing behind: `fetch.K/N` when partition K fetched every
+row, `parse` when the batch was wholly fetched before parsing began, `update`
+when it was wholly parsed before updatedb began. A batch is *unfinished*
+until `update` (or `release`) is there: an interrupted crawl leaves one, and
+`crawl` finishes it first (see `jobs.crawl.finish_batch`).
+
+Releasing a batch (too old to finish: `batch_max_age`, or `batches --release`)
+marks its rows updated for it (`k:upd` = batch id) without scheduling them,
+so generate may select them again; what they hold stays.
+
+Releasing also deletes the batch's records (`batchrow`, see
+`sitemapcrawl.storage.tables`).
+
+Cost: the registry is one small row per batch; listing the unfinished ones
+scans the `batch` table only (the records are in a table of their own).
+Releasing reads the batch's members (`tables.batch_rows`: its records and a
+multi-get per chunk; a batch from before the records, a server-filtered scan
+of `webpage`) and deletes its records.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+
+from sitemapcrawl.batch.leases import Holder, Lease
+from sitemapcrawl.config import Settings
+from sitemapcrawl.errors import CellDecodeError, LeaseHeldError, SplitWaitError, UsageError
+from sitemapcrawl.model.marks import Mark
+from sitemapcrawl.model.splits import WHOLE, Split
+from sitemapcrawl.model.webpage import (
+    BATCH_TABLE,
+    BATCHROW_TABLE,
+    WEBPAGE_TABLE,
+    BatchRow,
+    WebPage,
+    batch_cell,
+    column_names,
+    decode,
+    encode,
+    format_time,
+)
+from sitemapcrawl.storage.store import Store
+from sitemapcrawl.storage.tables import Unreadable, batch_rows, drop_records
+
+log = logging.getLogger(__name__)
+
+FETCH, PARSE, UPDATE, RELEASE = "fetch", "parse", "update", "release"
+GENERATE = "generate"
+"""With a split, `generate.K/N` is marked when split K of N selected rows into the batch."""
+
+
+def fetch_share(partition: int, partitions: int) -> str:
+    """The name of one fetch partition of a batch: `fetch.K/N`."""
+    return f"{FETCH}.{partition}/{partitions}"
+
+
+def fetch_shares(store: Store, batch_id: str, partition: tuple[int, int] | None) -> list[str]:
+    """The fetch shares a run takes: its partition, or every partition the registry knows (1 if none)."""
+    if partition is not None:
+        return [fetch_share(*partition)]
+    state = read_batch(store, batch_id)
+    return (state or BatchState(batch_id)).fetch_shares
+
+
+@dataclass(frozen=True)
+class BatchState:
+    """What the registry says of one batch."""
+
+    batch_id: str
+    generated: datetime | None = None
+    selected: int | None = None
+    partitions: int = 1
+    mode: str | None = None
+    done: dict[str, str] = field(default_factory=dict)
+    leases: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def fetch_shares(self) -> list[str]:
+        """Every fetch share of the batch."""
+        return [fetch_share(k, self.partitions) for k in range(self.partitions)]
+
+    @property
+    def fetched(self) -> int:
+        """Fetch partitions that fetched every row."""
+        return sum(1 for share in self.fetch_shares if share in self.done)
+
+    @property
+    def finished(self) -> bool:
+        """updatedb merged the batch, or it was released."""
+        return UPDATE in self.done or RELEASE in self.done
+
+    def phase(self) -> str:
+        """Where the batch stands, in a few words."""
+        if RELEASE in self.done:
+            return "released"
+        if UPDATE in self.done:
+            return "finished"
+        if PARSE in self.done:
+            return "parsed, not updated" + self._splits_done(UPDATE)
+        if self.fetched == self.partitions:
+            return "fetched, not parsed" + self._splits_done(PARSE)
+        return f"fetching ({self.fetched} of {self.partitions} partitions done)"
+
+    def _splits_done(self, phase: str) -> str:
+        """`(updatedb: 1 of 2 splits done)` when splits of `phase` are marked done, else ``."""
+        counts = {name.rpartition("/")[2] for name in self.done if name.startswith(phase + ".")}
+        if len(counts) != 1:
+            return ""
+        count = int(counts.pop())
+        done = sum(1 for name in self.done if name.startswith(phase + ".") and name.endswith(f"/{count}"))
+        return f" ({'updatedb' if phase == UPDATE else phase}: {done} of {count} splits done)"
+
+    def line(self) -> str:
+        """One line for `sitemapcrawl batches`."""
+        made = format_time(self.generated) if self.generated else "?"
+        held = "; ".join(f"{share} held by {holder}" for share, holder in sorted(self.leases.items()))
+        return (f"{self.batch_id}\t{self.phase()}\tgenerated {made}\trows {self.selected or 0}"
+                f"\tmode {self.mode or '-'}" + (f"\t{held}" if held else ""))
+
+
+def _state(key: bytes, cells: dict[bytes, bytes]) -> BatchState:
+    batch_id = key.decode("utf-8", "replace")
+    row = decode(BatchRow, batch_id, cells)
+    return BatchState(batch_id, row.generated, row.selected, max(1, row.partitions or 1), row.mode,
+                      dict(row.done or {}), dict(row.leases or {}))
+
+
+def record_generated(store: Store, batch_id: str, now: datetime, selected: int, partitions: int,
+                     mode: str, split: Split = WHOLE) -> None:
+    """Register a new batch (one put), saying its rows are recorded (`tables`: members, touched rows);
+    a split of a generate adds its share to it.
+
+    With a split (`generate --split K/N --batch-id ID`), every split registers
+    the same batch: the first writes the facts, each adds its selected rows to
+    `b:n` (check-and-put), so the batch's total is the sum of its splits, and
+    marks `generate.K/N` (the splits the batch is made of, `batch_splits`). A
+    split whose partitions or mode differ from the registered ones raises
+    UsageError (the splits of one batch must agree).
+    """
+    if split.whole:
+        store.write(BATCH_TABLE, [(batch_id.encode(), encode(BatchRow(
+            batch_id, generated=now, selected=selected, partitions=partitions, mode=mode, records=True)))])
+        return
+    _add_split_generated(store, batch_id, now, selected, partitions, mode, split)
+
+
+def record_done(store: Store, batch_id: str, names: list[str], now: datetime) -> None:
+    """Mark phases or shares of a batch done (one put)."""
+    if names:
+        store.write(BATCH_TABLE, [(batch_id.encode(), encode(BatchRow(
+            batch_id, done={name: format_time(now) for name in names})))])
+
+
+def read_batch(store: Store, batch_id: str) -> BatchState | None:
+    """The registry's row of one batch, or None (a batch made before the registry, or a typo)."""
+    cells = store.row(BATCH_TABLE, batch_id.encode())
+    if cells is None:
+        return None
+    try:
+        return _state(batch_id.encode(), cells)
+    except CellDecodeError as exc:
+        log.warning("batch %s: unreadable registry row (%s)", batch_id, exc)
+        return None
+
+
+def unfinished(store: Store) -> list[BatchState]:
+    """Batches generated and neither merged by updatedb nor released, oldest first.
+
+    Cost: one scan of the `batch` table (one small row per batch).
+    """
+    found = []
+    for key, cells in store.scan(BATCH_TABLE):
+        try:
+            state = _state(key, cells)
+        except CellDecodeError as exc:
+            log.warning("batch registry: skipping row %r (%s)", key[:80], exc)
+            continue
+        if state.generated is not None and not state.finished:
+            found.append(state)
+    return sorted(found, key=lambda s: (s.generated or datetime.min, s.batch_id))
+
+
+def too_old(state: BatchState, now: datetime, max_age: float) -> bool:
+    """Was the batch generated more than `max_age` seconds ago (so it is released, not finished)?"""
+    return state.generated is not None and state.generated < now - timedelta(seconds=max_age)
+
+
+def release(store: Store, batch_id: str, now: datetime) -> int:
+    """Free the rows of a batch for generate and mark it released; return the rows freed.
+
+    Raises UsageError for a batch the registry does not know.
+    """
+    if read_batch(store, batch_id) is None:
+        raise UsageError(f"batch {batch_id!r} is not in the batch registry; `sitemapcrawl batches` lists them")
+    held: list[bytes] = []
+    # Keys first, writes after: a scanner must not idle while we write.
+    for rows in batch_rows(store, Mark.GENERATE, batch_id, [Mark.UPDATE], 1000, "batches", Unreadable()):
+        held.extend(key for key, row in rows if not Mark.UPDATE.done(row, batch_id))
+    mark = encode(WebPage("", update_mark=batch_id))
+    store.write(WEBPAGE_TABLE, ((key, mark) for key in held))
+    record_done(store, batch_id, [RELEASE], now)
+    if BATCHROW_TABLE in store.existing_tables():  # a table made before the records may lack it
+        drop_records(store, batch_id)
+    return len(held)
+
+
+def lease_value_column(share: str) -> bytes:
+    """The column holding the lease of a share (`l:fetch.0/2`)."""
+    return batch_cell("l", share)
+
+
+
+@contextlib.contextmanager
+def working_on(store: Store, batch_id: str, phase: str, settings: Settings, wait: bool = False,
+               split: Split = WHOLE, on_last: Callable[[], None] | None = None) -> Iterator[Lease]:
+    """Hold the lease of a phase (`parse`, `update`) of a batch, or of one split of it, while the body runs.
+
+    On a normal exit the phase (or split share, `parse.K/N`) is marked done
+    if what it depends on was done when it began (parse: every fetch
+    partition; update: parse). `on_last` is the batch-level step that runs
+    once per phase: at the end of an unsplit run, or after the split that
+    finishes last (see `finish_phase`). Raises LeaseHeldError when another
+    worker holds the share (see `jobs.leases`).
+    """
+    before = read_batch(store, batch_id)
+    ready = before is not None and (
+        before.fetched == before.partitions if phase == PARSE else PARSE in before.done)
+    share = split_share(phase, split)
+    lease = Lease(store, batch_id, [share], settings.lease_seconds)
+    lease.claim(wait=wait, on_wait=log.warning)
+    try:
+        yield lease
+        if split.whole and on_last is not None:
+            on_last()
+    finally:
+        lease.release()
+    if ready:
+        record_done(store, batch_id, [share], datetime.now(UTC).replace(microsecond=0))
+    if not split.whole:
+        finish_phase(store, batch_id, phase, split.count, settings, on_last)
+
+
+# ------------------------------------------------------------------ splits --
+# A phase run as N splits (`--split K/N`, `sitemapcrawl.model.splits`) takes the
+# lease of its share `parse.K/N` / `update.K/N` and marks that share done;
+# the phase itself (`parse`, `update`) is done when every share of one N is,
+# and its batch-level step runs then, once, under the phase's own lease.
+
+def split_share(phase: str, split: Split) -> str:
+    """The share of `phase` a split works on: `parse` unsplit, `parse.K/N` for split K of N."""
+    return phase if split.whole else f"{phase}.{split.text()}"
+
+
+def batch_splits(state: BatchState | None, count: int) -> list[Split]:
+    """The splits of `count` a batch is made of: those whose generate registered rows (`generate.K/N`),
+    or all of them (a batch generated unsplit, or by splits of another count)."""
+    every = [Split(k, count) for k in range(count)]
+    done = state.done if state is not None else {}
+    registered = [s for s in every if split_share(GENERATE, s) in done]
+    return registered or every
+
+
+def missing_splits(state: BatchState | None, phase: str, count: int) -> list[Split]:
+    """The splits of the batch (`batch_splits`) whose share of `phase` is not marked done."""
+    done = state.done if state is not None else {}
+    return [s for s in batch_splits(state, count) if split_share(phase, s) not in done]
+
+
+def finish_phase(store: Store, batch_id: str, phase: str, count: int, settings: Settings,
+                 on_last: Callable[[], None] | None) -> bool:
+    """When every split of `phase` is done: run `on_last` and mark the phase done, once; True if this did it.
+
+    Of two splits finishing together, the one that takes the phase's lease
+    does it; the other sees the lease held (or the phase done) and returns.
+    Cost: one registry read; when last, a lease claim, one more read and one put.
+    """
+    if missing_splits(read_batch(store, batch_id), phase, count):
+        return False
+    lease = Lease(store, batch_id, [phase], settings.lease_seconds)
+    try:
+        lease.claim()
+    except LeaseHeldError:
+        return False  # another split (or an unsplit run) is finishing the phase
+    try:
+        state = read_batch(store, batch_id)
+        if state is None or phase in state.done:
+            return False
+        if on_last is not None:
+            on_last()
+        record_done(store, batch_id, [phase], datetime.now(UTC).replace(microsecond=0))
+        return True
+    finally:
+        lease.release()
+
+
+def _live_holder(state: BatchState, share: str, now: datetime) -> str | None:
+    holder = Holder.parse(state.leases.get(share, "").encode())
+    if holder is None or holder.until <= now or holder.gone():
+        return None
+    return holder.worker
+
+
+def barrier(store: Store, batch_id: str, stage: str, phase: str, split: Split, settings: Settings,
+            wait: bool = False, poll: float = 0.5) -> None:
+    """Mark `stage` done for `split` (`spread.K/N`), then wait until every split of N has done it.
+
+    updatedb needs this between its passes: a split merges the link targets it
+    holds, and links to them come from every split. While a missing split's
+    `phase` share is leased by a live worker, waits; when none is (not started,
+    or died) for `lease_seconds`, raises SplitWaitError naming the split to run
+    (with `wait`, waits for ever). Rerunning the split later redoes nothing
+    twice. Cost: one registry read per `poll` seconds while waiting.
+    """
+    record_done(store, batch_id, [split_share(stage, split)], datetime.now(UTC).replace(microsecond=0))
+    idle_since = time.monotonic()
+    told: set[str] = set()
+    while True:
+        state = read_batch(store, batch_id)
+        missing = missing_splits(state, stage, split.count)
+        if not missing or state is None:
+            return
+        now = datetime.now(UTC)
+        live = {s.text(): _live_holder(state, split_share(phase, s), now) for s in missing}
+        if any(live.values()):
+            idle_since = time.monotonic()
+        elif not wait and time.monotonic() - idle_since > settings.lease_seconds:
+            names = ", ".join(s.text() for s in missing)
+            raise SplitWaitError(
+                f"batch {batch_id} split {split.text()}: done with {stage}, but split(s) {names} have not done "
+                f"theirs and no worker runs them: run them (e.g. `--split {missing[0].text()}`), then rerun "
+                f"split {split.text()}")
+        for name, worker in live.items():
+            line = f"{name} ({'worker ' + worker if worker else 'not running'})"
+            if line not in told:
+                told.add(line)
+                log.warning("batch %s split %s: waiting for split %s to finish %s", batch_id, split.text(),
+                            line, stage)
+        time.sleep(poll)
+
+
+def _add_split_generated(store: Store, batch_id: str, now: datetime, selected: int, partitions: int,
+                         mode: str, split: Split) -> None:
+    key = batch_id.encode()
+    state = read_batch(store, batch_id)
+    if state is None or state.generated is None:
+        store.write(BATCH_TABLE, [(key, encode(BatchRow(batch_id, generated=now, partitions=partitions,
+                                                        mode=mode, records=True)))])
+    elif state.partitions != max(1, partitions) or (state.mode and state.mode != mode):
+        raise UsageError(f"batch {batch_id} was generated with --partitions {state.partitions} and mode "
+                         f"{state.mode}; every split of it must use the same")
+    column = column_names(BatchRow, ["selected"])[0]
+    while True:
+        current = (store.row(BATCH_TABLE, key, [column]) or {}).get(column)
+        total = (int(current) if current and current.isdigit() else 0) + selected
+        if store.check_and_put(BATCH_TABLE, key, column, current, encode(BatchRow(batch_id, selected=total))[column]):
+            break
+    record_done(store, batch_id, [split_share(GENERATE, split)], now)
+
+
+def generated_within(state: BatchState, split: Split) -> bool:
+    """Was the batch generated by splits inside `split` alone (any batch for the whole)?
+
+    A crawl of one split (machine K of N) finishes only its own batches.
+    """
+    if split.whole:
+        return True
+    owned = set(split.buckets())
+    shares = [name.partition(".")[2] for name in state.done if name.startswith(GENERATE + ".")]
+    parsed = [Split.parse(text) for text in shares if text]
+    return bool(parsed) and all(set(s.buckets()) <= owned for s in parsed)

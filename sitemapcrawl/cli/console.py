@@ -1,0 +1,135 @@
+"""What a person sees on stderr: messages, the live progress display, the log.
+
+Only the command line uses this module. On a terminal each running stage has
+one live line (name, bar, done/total, rate, ETA, errors); messages and log
+records are printed above it, so a summary is never erased by the next
+redraw. When stderr is not a terminal (or with --quiet) there is no live
+display, only the plain message lines. rich is imported only when a live
+display is shown, so commands start fast.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, Protocol
+
+from sitemapcrawl.errors import UsageError
+from sitemapcrawl.safetext import printable
+
+LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+LOG_DATE_FORMAT = "%Y-%m-%dT%H:%M:%S"
+
+
+class StageUpdate(Protocol):
+    """`update(stage, done, total=None, errors=0)`: progress of the running stage."""
+
+    def __call__(self, stage: str, done: int, total: int | None = None, errors: int = 0) -> None: ...
+
+
+class Messages:
+    """stderr for people: plain lines, or lines above the live display while one runs."""
+
+    def __init__(self) -> None:
+        self.quiet = False
+        self._live: Any = None  # the rich Progress while a live display runs
+
+    def echo(self, message: str) -> None:
+        """Print a message for a person on stderr (never data); nothing with --quiet."""
+        if not self.quiet:
+            self.write(message)
+
+    def write(self, message: str) -> None:
+        """Print a line on stderr, above the live display if one runs; control characters escaped."""
+        message = printable(message, keep_newlines=True)  # what servers send must not drive the terminal
+        live = self._live
+        if live is not None:
+            live.refresh()  # the line left under the message shows the current counts
+            live.console.print(message, markup=False, highlight=False, emoji=False, soft_wrap=True)
+        else:
+            try:
+                sys.stderr.write(message + "\n")
+            except UnicodeEncodeError:  # a surrogate-escaped byte, or a terminal that is not UTF-8
+                sys.stderr.write(message.encode("ascii", "backslashreplace").decode("ascii") + "\n")
+            sys.stderr.flush()
+
+    @contextlib.contextmanager
+    def stages(self, console: Any = None) -> Iterator[StageUpdate]:
+        """A live display on a terminal, one line per running stage; yields `update`.
+
+        `console` (a rich Console) is for tests; by default the display is
+        shown only when stderr is a terminal and --quiet was not given.
+        """
+        if console is None and (self.quiet or not sys.stderr.isatty()):
+            yield _ignore
+            return
+        from sitemapcrawl.cli.console_live import live_progress
+
+        with live_progress(console) as progress:
+            self._live = progress
+            try:
+                tasks: dict[str, Any] = {}
+
+                def update(stage: str, done: int, total: int | None = None, errors: int = 0) -> None:
+                    if stage not in tasks:
+                        for task in tasks.values():  # one live line: the running stage's
+                            progress.remove_task(task)
+                        tasks.clear()
+                        tasks[stage] = progress.add_task(stage, total=total, errors=0)
+                        progress.update(tasks[stage], completed=done, total=total, errors=errors, refresh=True)
+                    else:
+                        progress.update(tasks[stage], completed=done, total=total, errors=errors)
+
+                yield update
+            finally:
+                self._live = None
+
+
+def _ignore(stage: str, done: int, total: int | None = None, errors: int = 0) -> None:
+    return None
+
+
+_INSTALLED = "_sitemapcrawl_handler"
+
+
+def setup_logging(messages: Messages, verbose: int, quiet: bool, log_file: Path | None) -> None:
+    """Install the log handlers: time-stamped lines on stderr, and in `log_file` if given.
+
+    -v shows our INFO messages, -vv our DEBUG ones, -vvv also the libraries'
+    (happybase, urllib3, ...). Without -v only warnings and errors are shown;
+    --quiet leaves errors only on stderr (the log file keeps what -v chose).
+    Raises UsageError when the log file cannot be opened. (logging is imported
+    here, not at start-up: `--help` and `--version` never need it.)
+    """
+    import logging
+
+    class MessageHandler(logging.Handler):
+        """Log records to stderr through `Messages`, so they stay above a live display."""
+
+        def emit(self, record: logging.LogRecord) -> None:
+            try:
+                messages.write(self.format(record))
+            except Exception:  # noqa: BLE001 - logging must never break the command
+                self.handleError(record)
+
+    root = logging.getLogger()
+    for handler in [h for h in root.handlers if getattr(h, _INSTALLED, False)]:
+        root.removeHandler(handler)
+        handler.close()
+    ours = (logging.WARNING, logging.INFO, logging.DEBUG, logging.DEBUG)[min(verbose, 3)]
+    logging.getLogger("sitemapcrawl").setLevel(ours)
+    root.setLevel(logging.DEBUG if verbose >= 3 else logging.WARNING)
+    formatter = logging.Formatter(LOG_FORMAT, LOG_DATE_FORMAT)
+    handlers: list[logging.Handler] = [MessageHandler()]
+    handlers[0].setLevel(logging.ERROR if quiet else logging.NOTSET)
+    if log_file is not None:
+        try:
+            handlers.append(logging.FileHandler(log_file, encoding="utf-8"))
+        except OSError as exc:
+            raise UsageError(f"--log-file {log_file}: {exc.strerror or exc}") from None
+    for handler in handlers:
+        handler.setFormatter(formatter)
+        setattr(handler, _INSTALLED, True)
+        root.addHandler(handler)

@@ -1,0 +1,114 @@
+"""Writing a fetch: finished outcomes, refreshed robots.txt rows and politeness state go to HBase.
+
+Workers never touch HBase: they hand outcomes to a `Writer`, and the job's
+own thread calls `flush` (every `hbase_batch_size` outcomes or once a
+second, and at the end). Taken outcomes stay until written, so an
+interrupted write is sent again by the next flush (puts are idempotent).
+A redirect hop or a new redirect target carries default cells that are
+written only when its row does not exist yet (one multi-get to know); a
+redirect hop joins the batch, so it is recorded as a member first
+(`sitemapcrawl.storage.tables`: what parse and updatedb read).
+Each flush also writes the politeness state of the keys whose state
+changed since it was last written (`Pacing.snapshot` versions; a write that
+fails or is interrupted is redone by the next flush).
+
+Cost per flush: one multi-get for possibly new rows, one batched put per
+table (and one for the member records of redirect hops).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass
+
+from sitemapcrawl.model.webpage import HOST_TABLE, WEBPAGE_TABLE, HostRow, WebPage, column_names, encode
+from sitemapcrawl.storage.hosts import origin_key
+from sitemapcrawl.storage.politeness import KeyState, QueueBy, state_rows
+from sitemapcrawl.storage.store import Store
+from sitemapcrawl.storage.tables import record_members, write_pages
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """Cells for one row, and the cells to add when the row does not exist yet."""
+
+    key: bytes
+    row: WebPage
+    if_new: WebPage | None = None
+
+
+class Writer:
+    """Buffers what workers finished and writes it from the job's thread (see the module docstring)."""
+
+    def __init__(self, store: Store, queue_by: QueueBy,
+                 states: Callable[[], dict[Hashable, tuple[int, KeyState]]]) -> None:
+        self._store = store
+        self._queue_by = queue_by
+        self._states = states
+        self._lock = threading.Lock()
+        self._outcomes: list[Outcome] = []
+        self._host_rows: list[HostRow] = []
+        self._unwritten: list[Outcome] = []
+        self._unwritten_hosts: list[HostRow] = []
+        self._written: dict[Hashable, int] = {}
+        """Key -> the version of its politeness state last written."""
+        self.new_rows = 0
+        """Rows this run created (redirect hops and targets)."""
+
+    def add(self, outcome: Outcome) -> None:
+        """Queue one row's cells (thread-safe)."""
+        with self._lock:
+            self._outcomes.append(outcome)
+
+    def add_host_row(self, row: HostRow) -> None:
+        """Queue a refreshed robots.txt row (thread-safe)."""
+        with self._lock:
+            self._host_rows.append(row)
+
+    @property
+    def waiting(self) -> int:
+        """Outcomes not yet flushed."""
+        with self._lock:
+            return len(self._outcomes)
+
+    def flush(self) -> None:
+        """Write what finished and the politeness state that changed."""
+        with self._lock:
+            self._unwritten.extend(self._outcomes)
+            self._unwritten_hosts.extend(self._host_rows)
+            self._outcomes, self._host_rows = [], []
+        fresh = {key: (version, state) for key, (version, state) in self._states().items()
+                 if version > self._written.get(key, 0)}
+        if self._unwritten_hosts or fresh:
+            puts = [(origin_key(r.origin), encode(r)) for r in self._unwritten_hosts]
+            puts += state_rows({key: state for key, (_, state) in fresh.items()}, self._queue_by)
+            self._store.write(HOST_TABLE, puts)
+            self._unwritten_hosts = []
+            self._written.update({key: version for key, (version, _) in fresh.items()})
+        self._write(self._unwritten)
+        self._unwritten = []
+
+    def _write(self, outcomes: list[Outcome]) -> None:
+        if not outcomes:
+            return
+        # A redirect hop joins the batch: recorded as a member before it is marked (`tables`).
+        hops: dict[str, list[tuple[bytes, int | None]]] = {}
+        for outcome in outcomes:
+            if outcome.row.generate_mark is not None:
+                hops.setdefault(outcome.row.generate_mark, []).append((outcome.key, outcome.row.partition))
+        for batch, members in hops.items():
+            record_members(self._store, batch, members)
+        maybe_new = [o.key for o in outcomes if o.if_new is not None]
+        existing = set(self._store.rows(WEBPAGE_TABLE, maybe_new, columns=column_names(WebPage, ["status"])))
+        puts = []
+        for outcome in outcomes:
+            cells = {}
+            if outcome.if_new is not None and outcome.key not in existing:
+                cells.update(encode(outcome.if_new))
+                existing.add(outcome.key)
+                self.new_rows += 1
+            cells.update(encode(outcome.row))
+            if cells:
+                puts.append((outcome.key, cells))
+        write_pages(self._store, puts)  # new redirect targets are due: their due index entries too

@@ -1,0 +1,69 @@
+"""What an SEO audit asks of one row: how it was found, and what is wrong with a listed URL.
+
+Pure: a decoded `WebPage` in, answers out. The report's audit lists
+(`report_panels`) and `export --orphans/--unlisted` use these definitions, so
+they agree:
+
+- problems of a URL some sitemap lists (`s:in`): it answers 4xx/5xx
+  (`http-error`), redirects (`redirect`), is blocked by robots.txt
+  (`blocked`), carries noindex (`noindex`) or names another canonical URL
+  (`canonical`);
+- an orphan: listed in a sitemap, linked from no crawled page (`m:nil` = 0);
+- unlisted: reached by links, listed by no sitemap;
+- listed several times: more than one sitemap lists it (`s:nl` > 1).
+
+Orphans and unlisted pages need a mixed crawl (both sources); `m:nil` and
+`s:nl` are counted by updatedb's merge.
+"""
+
+from __future__ import annotations
+
+from sitemapcrawl.model.webpage import FetchStatus, WebPage
+
+#: The problem kinds of a sitemap-listed URL, in the order the report shows them.
+PROBLEMS = ("http-error", "redirect", "blocked", "noindex", "canonical")
+
+
+def discovered_via(row: WebPage) -> str:
+    """How a row came to be: `sitemap document`, `seed`, `sitemap` or `link`."""
+    if row.is_sitemap:
+        return "sitemap document"
+    if row.seed:
+        return "seed"
+    if row.in_sitemap:
+        return "sitemap"
+    return "link"
+
+
+def problems(row: WebPage) -> list[str]:
+    """The problems of a sitemap-listed page (empty for rows no sitemap lists, and for sitemaps)."""
+    if not row.in_sitemap or row.is_sitemap:
+        return []
+    found = []
+    code = row.http_code or 0
+    if code >= 400:
+        found.append("http-error")
+    if row.status is FetchStatus.REDIRECT or 300 <= code < 400:
+        found.append("redirect")
+    if row.status is FetchStatus.BLOCKED_ROBOTS:
+        found.append("blocked")
+    if row.noindex:
+        found.append("noindex")
+    if row.canonical and row.canonical != row.url:
+        found.append("canonical")
+    return found
+
+
+def is_orphan(row: WebPage) -> bool:
+    """Listed in a sitemap, linked from no crawled page."""
+    return bool(row.in_sitemap) and not row.is_sitemap and not row.link_inlinks
+
+
+def is_unlisted(row: WebPage) -> bool:
+    """Reached by links, listed in no sitemap."""
+    return not row.in_sitemap and not row.is_sitemap and bool(row.link_inlinks)
+
+
+def is_multi_listed(row: WebPage) -> bool:
+    """Listed by more than one sitemap."""
+    return (row.sitemaps_listing or 0) > 1

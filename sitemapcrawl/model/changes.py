@@ -1,0 +1,177 @@
+"""What changed in a sitemap between two parses: entry snapshots, the diff, and their cell text.
+
+Pure: values in, values (or text) out; `jobs/history.py` reads and writes the
+`history` table with them.
+
+An entry snapshot is what one parse of a sitemap listed: canonical URL ->
+`Hints` (lastmod, changefreq, priority, as the text `format_hints` gives, so
+comparing two parses is comparing strings). `diff` compares the previous
+snapshot with the new one and gives one `Change` per URL added, per URL
+removed and per hint that moved, in URL order.
+
+Both travel as plain text lines, so a person can read them in `hbase shell`,
+cut into cells of at most `CHUNK_LINES` lines and `CHUNK_BYTES` bytes: a
+50,000-URL sitemap (or a diff that replaced all of it, 100,000 lines) stays
+far below HBase's 10 MB cell limit in any one cell, and a reader holds one
+cell at a time.
+
+- snapshot line: `URL<TAB>lastmod<TAB>changefreq<TAB>priority` (empty: not given)
+- change line: `kind<TAB>URL<TAB>old<TAB>new` (empty: none)
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import NamedTuple
+
+from sitemapcrawl.model.webpage import format_time
+from sitemapcrawl.sitemaps.model import PageEntry, SitemapRef
+
+#: Most lines in one cell of a snapshot or a change list.
+CHUNK_LINES = 5_000
+#: Most bytes in one cell (a long-URL sitemap cuts earlier than CHUNK_LINES).
+CHUNK_BYTES = 1_000_000
+#: Largest inverted stamp (microseconds): row keys of newer parses sort first.
+_STAMP_TOP = 9_999_999_999_999_999
+
+
+class ChangeKind(enum.StrEnum):
+    """What happened to one URL of a sitemap between two parses."""
+
+    ADDED = "added"
+    REMOVED = "removed"
+    LASTMOD = "lastmod"
+    CHANGEFREQ = "changefreq"
+    PRIORITY = "priority"
+
+
+class Hints(NamedTuple):
+    """One entry's hints as text ("" = not given)."""
+
+    lastmod: str = ""
+    changefreq: str = ""
+    priority: str = ""
+
+
+@dataclass(frozen=True)
+class Change:
+    """One change of one URL in one sitemap (old/new: the hint's text; None for added and removed)."""
+
+    kind: ChangeKind
+    url: str
+    old: str | None = None
+    new: str | None = None
+
+
+def entry_hints(entry: PageEntry | SitemapRef) -> Hints:
+    """The text form of an entry's hints (an index child has a lastmod only)."""
+    lastmod = format_time(entry.lastmod) if entry.lastmod is not None else ""
+    if isinstance(entry, SitemapRef):
+        return Hints(lastmod)
+    return Hints(lastmod, entry.changefreq.value if entry.changefreq is not None else "",
+                 f"{entry.priority:g}" if entry.priority is not None else "")
+
+
+def diff(old: Mapping[str, Hints], new: Mapping[str, Hints]) -> list[Change]:
+    """The changes from snapshot `old` to snapshot `new`, in URL order. No I/O.
+
+    Cost: one pass over both (sorted); memory of the change list.
+    """
+    changes: list[Change] = []
+    for url in sorted(old.keys() | new.keys()):
+        before, after = old.get(url), new.get(url)
+        if before is None:
+            changes.append(Change(ChangeKind.ADDED, url))
+        elif after is None:
+            changes.append(Change(ChangeKind.REMOVED, url))
+        else:
+            for kind, was, now in ((ChangeKind.LASTMOD, before.lastmod, after.lastmod),
+                                   (ChangeKind.CHANGEFREQ, before.changefreq, after.changefreq),
+                                   (ChangeKind.PRIORITY, before.priority, after.priority)):
+                if was != now:
+                    changes.append(Change(kind, url, was or None, now or None))
+    return changes
+
+
+def _clean(text: str) -> str:
+    # URLs are canonical (no tabs or newlines); this guards hand-written values.
+    return text.replace("\t", " ").replace("\n", " ")
+
+
+def chunks(lines: Iterable[str]) -> Iterator[str]:
+    """Lines joined into cell texts of at most CHUNK_LINES lines and about CHUNK_BYTES bytes."""
+    part: list[str] = []
+    size = 0
+    for line in lines:
+        if part and (len(part) >= CHUNK_LINES or size + len(line) + 1 > CHUNK_BYTES):
+            yield "\n".join(part)
+            part, size = [], 0
+        part.append(line)
+        size += len(line.encode("utf-8")) + 1
+    if part:
+        yield "\n".join(part)
+
+
+def snapshot_lines(snapshot: Mapping[str, Hints]) -> Iterator[str]:
+    """One line per entry, in URL order."""
+    for url in sorted(snapshot):
+        hints = snapshot[url]
+        yield "\t".join((_clean(url), *(_clean(h) for h in hints)))
+
+
+def read_snapshot(cell_texts: Iterable[str]) -> dict[str, Hints]:
+    """A snapshot from its cell texts; lines that are not one are skipped."""
+    snapshot: dict[str, Hints] = {}
+    for text in cell_texts:
+        for line in text.split("\n"):
+            parts = line.split("\t")
+            if len(parts) == 4 and parts[0]:
+                snapshot[parts[0]] = Hints(parts[1], parts[2], parts[3])
+    return snapshot
+
+
+def change_lines(changes: Iterable[Change]) -> Iterator[str]:
+    """One line per change."""
+    for change in changes:
+        yield "\t".join((change.kind.value, _clean(change.url), _clean(change.old or ""), _clean(change.new or "")))
+
+
+def read_changes(cell_texts: Iterable[str]) -> Iterator[Change]:
+    """Changes from their cell texts, in order; lines that are not one are skipped."""
+    for text in cell_texts:
+        for line in text.split("\n"):
+            parts = line.split("\t")
+            if len(parts) != 4:
+                continue
+            try:
+                kind = ChangeKind(parts[0])
+            except ValueError:
+                continue
+            yield Change(kind, parts[1], parts[2] or None, parts[3] or None)
+
+
+def count_changes(changes: Iterable[Change]) -> dict[ChangeKind, int]:
+    """How many changes of each kind (every kind present, zeros included)."""
+    counts = dict.fromkeys(ChangeKind, 0)
+    for change in changes:
+        counts[change.kind] += 1
+    return counts
+
+
+def history_key(sitemap_key: str, stamp_us: int) -> str:
+    """Row key of one parse of a sitemap: its `webpage` row key, a space, 16 digits that sort newest first.
+
+    The digits are 9999999999999999 minus `stamp_us`, the recording time in
+    microseconds since the epoch, so a prefix scan reads a sitemap's parses
+    newest first, even two in one second. A space never occurs in a
+    canonical URL (it is percent-encoded), so the prefix `sitemap_key + " "`
+    holds that sitemap's parses and nothing else.
+    """
+    return f"{sitemap_key} {_STAMP_TOP - stamp_us:016d}"
+
+
+def sitemap_key_of(history_row_key: str) -> str:
+    """The sitemap's `webpage` row key inside a history row key."""
+    return history_row_key.rsplit(" ", 1)[0]

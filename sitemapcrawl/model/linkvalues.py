@@ -1,0 +1,210 @@
+"""The text of inlink (`il:`) and outlink (`ol:`) cells: what one link carries.
+
+Why a value format at all: a page may be listed by several sitemaps and
+linked from many pages, and each of those writes its own cell on the target
+row (the qualifier is the source URL). So parse and updatedb never read a row
+to change it: every source puts one idempotent cell, and updatedb merges the
+cells later (see `sitemapcrawl.jobs.updatedb`). Each cell must therefore carry
+everything the merge needs: the sitemap's hints, the depth and radius the
+link grants, the score it passes on, the batch that wrote it.
+
+Inlink cell (`il:<source URL>`), readable in `hbase shell`::
+
+    sitemap pr=0.8 cf=daily lm=2024-03-01T00:00:00Z dp=1 ra=0 b=20250101-ab12
+    index lm=2024-03-02T10:00:00Z dp=1 ra=0 vb=example.com@1 b=...
+    link dp=1 ra=0 sc=0.25 b=...<TAB>About us
+    link dp=1 ra=0 sc=0.25 sm=1 b=...<TAB>Sitemap
+    redirect dp=2 ra=0 b=...
+
+The first word is the kind (`InlinkKind`), then `key=value` pairs (values
+never hold spaces; unknown keys are ignored, so newer writers can add some),
+then, for links, a tab and the anchor text. Keys: `pr` priority, `cf`
+changefreq, `lm` lastmod (UTC, fixed width), `dp` depth and `ra` radius
+granted to the target, `sc` score passed on, `sm=1` the link points at a
+sitemap candidate, `vb` the hosts that vouch for a child sitemap through
+this index, each `HOST@LEVEL`, comma-separated (see `sitemaps.scope`), `b`
+the batch id.
+
+Outlink cell (`ol:<target URL>`): `a` (an ordinary link) or `sitemap` (a
+`<link rel="sitemap">` or a link to a `.xml`/`.xml.gz` file), then a tab and
+the anchor text.
+
+Pure: no I/O. `parse_inlink`/`parse_outlink` never raise: a cell they cannot
+read gives None (a hand-written or foreign value is skipped, not fatal).
+"""
+
+from __future__ import annotations
+
+import enum
+import functools
+import math
+from dataclasses import dataclass
+from datetime import datetime
+
+from sitemapcrawl.model.webpage import ChangeFreq, format_time, parse_time
+
+#: Longest anchor text kept in a cell (characters).
+MAX_ANCHOR = 200
+
+
+class InlinkKind(enum.StrEnum):
+    """What kind of source an inlink comes from."""
+
+    SITEMAP = "sitemap"
+    """A urlset (or text/RSS/Atom sitemap) lists the target."""
+    INDEX = "index"
+    """A sitemap index lists the target (a child sitemap)."""
+    LINK = "link"
+    """An HTML page links to the target."""
+    REDIRECT = "redirect"
+    """A fetch of the source was redirected to the target."""
+
+
+class OutlinkKind(enum.StrEnum):
+    """What an HTML page's outlink points at."""
+
+    LINK = "a"
+    SITEMAP = "sitemap"
+
+
+@dataclass(frozen=True)
+class Inlink:
+    """One inlink cell's content (None: not given)."""
+
+    kind: InlinkKind
+    depth: int
+    radius: int
+    batch: str = ""
+    priority: float | None = None
+    changefreq: ChangeFreq | None = None
+    lastmod: datetime | None = None
+    score: float | None = None
+    sitemap_candidate: bool = False
+    anchor: str = ""
+    vouched_by: tuple[tuple[str, int], ...] = ()
+    """(host, index levels) that vouch for the target through this index (index cells)."""
+
+
+@dataclass(frozen=True)
+class Outlink:
+    """One outlink cell's content."""
+
+    kind: OutlinkKind
+    anchor: str = ""
+
+
+def _clean_anchor(text: str) -> str:
+    return " ".join(text.split())[:MAX_ANCHOR]
+
+
+def format_inlink(link: Inlink) -> str:
+    """The cell text of an inlink (see the module docstring). No I/O.
+
+    Cost: about 1.5 µs (enum members are their text: no `.value` lookups).
+    """
+    words: list[str] = [link.kind]
+    if link.priority is not None:
+        words.append(f"pr={link.priority:g}")
+    if link.changefreq is not None:
+        words.append("cf=" + link.changefreq)
+    if link.lastmod is not None:
+        words.append("lm=" + format_time(link.lastmod))
+    words.append(f"dp={link.depth} ra={link.radius}")
+    if link.score is not None:
+        words.append(f"sc={link.score:.6g}")
+    if link.sitemap_candidate:
+        words.append("sm=1")
+    if link.vouched_by:
+        words.append("vb=" + ",".join(f"{host}@{level}" for host, level in link.vouched_by))
+    if link.batch:
+        words.append("b=" + link.batch)
+    text = " ".join(words)
+    anchor = _clean_anchor(link.anchor)
+    return f"{text}\t{anchor}" if anchor else text
+
+
+_KINDS = {kind.value: kind for kind in InlinkKind}
+_CHANGEFREQS = {freq.value: freq for freq in ChangeFreq}
+
+
+@functools.lru_cache(maxsize=8192)
+def parse_inlink(text: str) -> Inlink | None:
+    """An inlink from its cell text, or None when the text is not one.
+
+    Cost: about 2 µs for a sitemap inlink (dict lookups for the kind and
+    changefreq, `fromisoformat` for lastmod; no enum call, no `strptime`).
+    The last 8,192 texts are remembered (an `Inlink` is frozen): updatedb
+    reads a row's inlinks to merge it and again, a moment later, to count
+    its sitemap evidence.
+    """
+    head, _, anchor = text.partition("\t")
+    words = head.split()
+    if not words:
+        return None
+    kind = _KINDS.get(words[0])
+    if kind is None:
+        return None
+    pairs: dict[str, str] = {}
+    for word in words[1:]:
+        key, _, value = word.partition("=")
+        pairs[key] = value
+    get = pairs.get
+    try:
+        depth = int(get("dp", "0"))
+        radius = int(get("ra", "0"))
+        text_value = get("pr")
+        priority = None if text_value is None else float(text_value)
+        text_value = get("sc")
+        score = None if text_value is None else float(text_value)
+        text_value = get("lm")
+        lastmod = None if text_value is None else parse_time(text_value)
+    except ValueError:
+        return None
+    text_value = get("cf")
+    changefreq = None if text_value is None else _CHANGEFREQS.get(text_value)
+    if changefreq is None and text_value is not None:
+        return None
+    if priority is not None and not (0.0 <= priority <= 1.0):
+        priority = None
+    if score is not None and not math.isfinite(score):
+        score = None
+    vouchers = get("vb")
+    return Inlink(kind, depth, radius, get("b", ""), priority, changefreq, lastmod, score, get("sm") == "1", anchor,
+                  _vouchers(vouchers) if vouchers else ())
+
+
+def _vouchers(text: str) -> tuple[tuple[str, int], ...]:
+    """`host@level,...` -> pairs; malformed items are skipped."""
+    out = []
+    for item in text.split(","):
+        host, _, level = item.rpartition("@")
+        if host and level.isdigit():
+            out.append((host, int(level)))
+    return tuple(out)
+
+
+def format_outlink(link: Outlink) -> str:
+    """The cell text of an outlink: kind, then a tab and the anchor when there is one."""
+    anchor = _clean_anchor(link.anchor)
+    return f"{link.kind.value}\t{anchor}" if anchor else link.kind.value
+
+
+def parse_outlink(text: str) -> Outlink | None:
+    """An outlink from its cell text, or None when the text is not one."""
+    head, _, anchor = text.partition("\t")
+    try:
+        return Outlink(OutlinkKind(head.strip()), anchor)
+    except ValueError:
+        return None
+
+
+def hop(depth: int, radius: int, same_domain: bool) -> tuple[int, int]:
+    """The depth and radius a link grants its target, from its source's.
+
+    Within the same registered domain from a source with depth > 0: depth - 1,
+    the same radius. Otherwise (another site, or no depth left): depth 0,
+    radius - 1. A negative result means the target is past the constraint.
+    """
+    if same_domain and depth > 0:
+        return depth - 1, radius
+    return 0, radius - 1

@@ -1,0 +1,483 @@
+"""The panels of the HTML report and of the monitoring page: JSON-ready facts from HBase.
+
+A `Snapshot` is the text report's data (`sitemapcrawl.report.text.build_report`:
+totals, hosts, sitemaps) plus what the pages show beyond it, from one more
+scan of a few small columns: each sitemap's quality score, state, signals
+and notes; the changefreq, lastmod-month and lastmod-age distributions of
+the pages; when rows are due (next fetch time); the audit lists
+(`sitemapcrawl.model.audit`: listed URLs that fail, redirect, are blocked, noindex
+or canonicalised elsewhere; orphans, unlisted and multi-listed pages), each
+capped at `AUDIT_CAP` URLs with its total; and, from the `history` table,
+each sitemap's last parses (entries, statuses, changes). Each panel (`PANELS`) turns a snapshot into
+a plain dict, so `report --html` draws it, `serve` draws it live and
+`/api/<panel>` hands it to scripts. Nothing here reads the settings, so no
+panel can show a configuration value.
+
+Cost: two scans of `webpage` (the report's and this one), one of `host` and
+one of the `history` summaries; memory: one small record per host and per
+sitemap, `history_keep` per sitemap, a few counters and the capped lists.
+
+`take_counted_snapshot` (what `serve` reads every refresh) builds the same
+snapshot from the counters updatedb keeps in the `host` table
+(`jobs.counters`): one scan of `host` and one of the `history` summaries,
+no `webpage` row; the lastmod ages and due times are then unknown (the
+freshness panel says to run `report --html`).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from sitemapcrawl.errors import CellDecodeError, InvalidUrlError, UsageError
+from sitemapcrawl.model.audit import is_multi_listed, is_orphan, is_unlisted, problems
+from sitemapcrawl.model.webpage import (
+    HISTORY_TABLE,
+    HOST_TABLE,
+    WEBPAGE_TABLE,
+    ChangeFreq,
+    HostRow,
+    QualityState,
+    WebPage,
+    column_names,
+    decode,
+    format_time,
+)
+from sitemapcrawl.report.text import (
+    QUALITY_SIGNALS,
+    HostSummary,
+    Report,
+    SitemapSummary,
+    build_report,
+    robots_line,
+    sitemap_outcomes,
+)
+from sitemapcrawl.scoring import evidence, rowcounts
+from sitemapcrawl.scoring.evidence import Base
+from sitemapcrawl.storage.history import SitemapHistory, histories, parse_counts, parse_statuses
+from sitemapcrawl.storage.politeness import POLITENESS_KEYS_START
+from sitemapcrawl.storage.store import Store
+from sitemapcrawl.storage.tables import decode_host
+from sitemapcrawl.web import urls
+
+log = logging.getLogger(__name__)
+
+_HOST_FIELDS = ["robots_status", "robots_http_code", "robots_error", "crawl_delay", "sitemaps"]
+_EXTRA_FIELDS = [
+    "is_sitemap", "changefreq", "lastmod", "next_fetch", "quality", "quality_state", "quality_valid",
+    "quality_fetch", "quality_lastmod", "quality_duplicates", "quality_errors", "quality_freshness",
+    "quality_notes",
+    # the audit (sitemapcrawl/model/audit.py)
+    "in_sitemap", "status", "http_code", "noindex", "canonical", "link_inlinks", "sitemaps_listing",
+]
+#: URLs kept per audit list (the total is counted in full; `export` gives them all).
+AUDIT_CAP = rowcounts.SAMPLE_CAP
+#: The audit lists, in the order shown, with the `export` command that gives all of a list.
+AUDIT_LISTS: dict[str, tuple[str, str]] = {
+    "http-error": ("Sitemap URLs answering 4xx/5xx", "sitemapcrawl export --in-sitemaps (http_code >= 400)"),
+    "redirect": ("Sitemap URLs that redirect", "sitemapcrawl export --in-sitemaps --status redirect"),
+    "blocked": ("Sitemap URLs blocked by robots.txt", "sitemapcrawl export --in-sitemaps --status blocked_robots"),
+    "noindex": ("Sitemap URLs carrying noindex", "sitemapcrawl export --in-sitemaps (column noindex)"),
+    "canonical": ("Sitemap URLs naming another canonical", "sitemapcrawl export --in-sitemaps (column canonical)"),
+    "orphans": ("Orphans: in a sitemap, linked from no crawled page", "sitemapcrawl export --orphans"),
+    "unlisted": ("Missing from the sitemaps: reached by links, listed nowhere", "sitemapcrawl export --unlisted"),
+    "multi-listed": ("Listed by several sitemaps", "sitemapcrawl export --in-sitemaps (column sitemaps)"),
+}
+#: Months drawn in the lastmod histogram (the most recent; earlier ones are summed in one bar).
+LASTMOD_MONTHS = 60
+SIGNALS = QUALITY_SIGNALS  # the report's own list, so the page and --jsonl name the same signals
+#: Age buckets (upper bound, label), for lastmods (age) and next fetch times (wait).
+AGE_BUCKETS = ((timedelta(days=1), "< 1 day"), (timedelta(days=7), "< 1 week"), (timedelta(days=30), "< 1 month"),
+               (timedelta(days=365), "< 1 year"))
+DUE_BUCKETS = ((timedelta(0), "due now"), (timedelta(hours=1), "< 1 hour"), (timedelta(days=1), "< 1 day"),
+               (timedelta(days=7), "< 1 week"), (timedelta(days=30), "< 1 month"))
+AGE_ORDER = ("future", *(label for _, label in AGE_BUCKETS), "older", "no lastmod")
+DUE_ORDER = (*(label for _, label in DUE_BUCKETS), "later", "never")
+CHANGEFREQ_ORDER = (*(c.value for c in ChangeFreq), "none")
+STATUS_ORDER = ("unfetched", "fetched", "not_modified", "redirect", "gone", "retry", "blocked_robots", "too_large",
+                "deferred", "none")
+
+
+@dataclass(frozen=True)
+class SitemapQuality:
+    """The quality columns of one sitemap row (None: not scored yet)."""
+
+    score: float | None
+    state: str | None
+    signals: dict[str, float | None]
+    notes: tuple[str, ...]
+
+
+@dataclass
+class AuditList:
+    """One audit list: the first `AUDIT_CAP` URLs (key order) and the total."""
+
+    total: int = 0
+    urls: list[str] = field(default_factory=list)
+
+    def add(self, url: str) -> None:
+        """Count a URL, keeping it while the list has room."""
+        self.total += 1
+        if len(self.urls) < AUDIT_CAP:
+            self.urls.append(url)
+
+
+@dataclass
+class Extras:
+    """What the pages show beyond the text report."""
+
+    quality: dict[str, SitemapQuality] = field(default_factory=dict)
+    changefreq: Counter[str] = field(default_factory=Counter)
+    lastmod_age: Counter[str] = field(default_factory=Counter)
+    lastmod_month: Counter[str] = field(default_factory=Counter)
+    due: Counter[str] = field(default_factory=Counter)
+    audit: dict[str, AuditList] = field(default_factory=lambda: {name: AuditList() for name in AUDIT_LISTS})
+    linked_rows: int = 0
+    """Rows some crawled page links to: none means no links were followed (not a mixed crawl)."""
+    history: list[SitemapHistory] = field(default_factory=list)
+    """Each sitemap's recorded parses (the `history` table), oldest first."""
+    counted: bool = False
+    """Read from the counters updatedb keeps (`serve`), not from a scan of `webpage` (`report --html`):
+    the lastmod ages and due times are then not known, the audit lists are the origins' samples."""
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """The report and the extras, read at `taken`."""
+
+    taken: datetime
+    report: Report
+    extras: Extras
+
+
+def _bucket(delta: timedelta, buckets: tuple[tuple[timedelta, str], ...], last: str) -> str:
+    for bound, label in buckets:
+        if delta < bound or (bound == timedelta(0) and delta <= bound):
+            return label
+    return last
+
+
+def add_extra(extras: Extras, row: WebPage, now: datetime) -> None:
+    """Count one row into the extras: a sitemap's quality, or a page's changefreq and lastmod age; its due time."""
+    if row.is_sitemap:
+        signals = {name: getattr(row, f"quality_{name}") for name in SIGNALS}
+        extras.quality[row.url] = SitemapQuality(
+            row.quality, row.quality_state.value if row.quality_state else None, signals, row.quality_notes or ())
+    else:
+        extras.changefreq[row.changefreq.value if row.changefreq else "none"] += 1
+        if row.lastmod is None:
+            extras.lastmod_age["no lastmod"] += 1
+        elif row.lastmod > now:
+            extras.lastmod_age["future"] += 1
+        else:
+            extras.lastmod_age[_bucket(now - row.lastmod, AGE_BUCKETS, "older")] += 1
+        if row.lastmod is not None:
+            extras.lastmod_month[row.lastmod.strftime("%Y-%m")] += 1
+        _audit(extras, row)
+    if row.next_fetch is None:
+        extras.due["never"] += 1
+    else:
+        extras.due[_bucket(row.next_fetch - now, DUE_BUCKETS, "later")] += 1
+
+
+def _audit(extras: Extras, row: WebPage) -> None:
+    """Count one page into the audit lists (see `sitemapcrawl.model.audit`)."""
+    if row.link_inlinks:
+        extras.linked_rows += 1
+    for problem in problems(row):
+        extras.audit[problem].add(row.url)
+    if is_orphan(row):
+        extras.audit["orphans"].add(row.url)
+    if is_unlisted(row):
+        extras.audit["unlisted"].add(row.url)
+    if is_multi_listed(row):
+        extras.audit["multi-listed"].add(row.url)
+
+
+def take_snapshot(store: Store, now: datetime) -> Snapshot:
+    """Read the tables once for every panel. Raises the store's errors (TableMissingError...).
+
+    The sitemap history comes from a scan of the `history` table's summary
+    columns (none when the table is missing: made by an older `init`).
+    """
+    report = build_report(store)
+    extras = Extras()
+    if HISTORY_TABLE in store.existing_tables():
+        extras.history = list(histories(store))
+    for key, cells in store.scan(WEBPAGE_TABLE, columns=column_names(WebPage, _EXTRA_FIELDS)):
+        try:
+            row = decode(WebPage, urls.url_from_row_key(key.decode("utf-8")), cells)
+        except (InvalidUrlError, CellDecodeError, UnicodeDecodeError) as exc:
+            log.debug("panels: skipping row %r: %s", key[:200], exc)
+            continue
+        add_extra(extras, row, now)
+    return Snapshot(now, report, extras)
+
+
+def take_counted_snapshot(store: Store, now: datetime) -> Snapshot:
+    """Every panel `serve` can show from the counters: no `webpage` row is read.
+
+    One scan of the `host` table (its origin rows: robots.txt facts, the row
+    counts of `jobs.counters` and the sitemap summaries) and one of the
+    `history` summaries. The audit lists show the origins' samples (their
+    totals are exact); lastmod ages and due times need a scan of the table:
+    that panel says to run `report --html`. Raises the
+    store's errors (TableMissingError...).
+    """
+    store.require_tables(WEBPAGE_TABLE, HOST_TABLE)
+    report = Report()
+    extras = Extras(counted=True)
+    if HISTORY_TABLE in store.existing_tables():
+        extras.history = list(histories(store))
+    columns = [name for name in column_names(HostRow, _HOST_FIELDS) if not name.startswith(b"n:")] + [b"n"]
+    summaries: list[tuple[bytes, dict[str, Any]]] = []
+    samples: dict[str, list[tuple[bytes, str]]] = {name: [] for name in AUDIT_LISTS}
+    # Origin rows only: the politeness rows (and `~counters`) after them are no hosts.
+    for key, cells in store.scan(HOST_TABLE, stop=POLITENESS_KEYS_START, columns=columns):
+        try:
+            row = decode_host(key, cells)
+            origin = row.origin
+            host = urls.host_key(origin + "/")
+            base = Base.read(row.counts, rowcounts.GROUP)
+            _group, tally = evidence.latest(evidence.evidence(base, row.count_cells or {}), rowcounts.GROUP)
+            for text in (row.sitemap_summaries or {}).values():
+                value = rowcounts.read_summary(text)
+                summaries.append((urls.row_key(value["url"]).encode("utf-8"), value))
+            for name, text in (row.audit_samples or {}).items():
+                if name in samples:
+                    samples[name] += [(urls.row_key(u).encode("utf-8"), u) for u in text.split("\n") if u]
+        except (InvalidUrlError, CellDecodeError, UnicodeDecodeError, ValueError) as exc:
+            log.warning("panels: skipping host row %r: %s", key[:200], exc)
+            report.totals.unreadable += 1
+            continue
+        robots = row.robots_status is not None or row.robots_http_code is not None or row.sitemaps is not None
+        if not tally.counts.get(rowcounts.GROUP) and not robots:
+            continue
+        summary = report.hosts.get(host) or report.hosts.setdefault(host, HostSummary(host))
+        if robots:
+            summary.robots.append(robots_line(origin, row))
+        _add_counts(report, extras, summary, tally.counts)
+    for name, listed in samples.items():
+        extras.audit[name].urls = [u for _key, u in sorted(listed)[:AUDIT_CAP]]
+    for _key, value in sorted(summaries, key=lambda item: item[0]):
+        report.sitemaps.append(SitemapSummary(**value))
+        extras.quality[value["url"]] = SitemapQuality(value["quality"], value["state"], value["signals"],
+                                                      value["notes"])
+    return Snapshot(now, report, extras)
+
+
+def _add_counts(report: Report, extras: Extras, summary: HostSummary, counts: dict[str, int]) -> None:
+    """One origin's row counts into its host's summary, the totals and the extras."""
+    by_status = Counter(rowcounts.named(counts, "st."))
+    rows = counts.get(rowcounts.GROUP, 0)
+    summary.rows += rows
+    summary.by_status.update(by_status)
+    summary.sitemaps += counts.get("sitemaps", 0)
+    summary.in_sitemaps += counts.get("in_sitemaps", 0)
+    summary.via_links += counts.get("via.link", 0)
+    summary.errors += counts.get("errors", 0)
+    summary.robots_denied += counts.get("robots_denied", 0)
+    totals = report.totals
+    totals.rows += rows
+    totals.by_status.update(by_status)
+    totals.by_discovery.update(rowcounts.named(counts, "via."))
+    totals.freshness.update(rowcounts.named(counts, "fresh."))
+    extras.changefreq.update(rowcounts.named(counts, "cf."))
+    extras.lastmod_month.update(rowcounts.named(counts, "lm."))
+    extras.linked_rows += counts.get("linked", 0)
+    for name, n in rowcounts.named(counts, "a.").items():
+        if name in extras.audit:
+            extras.audit[name].total += n
+
+
+#: What a panel read from the counters says about what it cannot show.
+SCAN_NOTE = "needs a scan of the table: run `sitemapcrawl report --html FILE`"
+
+
+# ------------------------------------------------------------- panels --
+
+def _ordered(counter: Counter[str], order: tuple[str, ...]) -> list[list[Any]]:
+    """[label, count] pairs: the known labels in their order (zeros kept), then any others."""
+    pairs: list[list[Any]] = [[label, counter.get(label, 0)] for label in order]
+    pairs += [[label, n] for label, n in sorted(counter.items()) if label not in order]
+    return pairs
+
+
+def totals_panel(snapshot: Snapshot) -> dict[str, Any]:
+    """Crawl totals: rows, hosts, sitemaps by outcome, unreadable rows, when read."""
+    report = snapshot.report
+    return {
+        "taken": snapshot.taken.strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "source": ("the counters updatedb keeps (no table scan)" if snapshot.extras.counted
+                   else "a full scan of the webpage table"),
+        "rows": report.totals.rows, "hosts": len(report.hosts), "sitemaps": len(report.sitemaps),
+        "sitemap_outcomes": dict(sorted(sitemap_outcomes(report).items())),
+        "fetched": sum(n for s, n in report.totals.by_status.items() if s in ("fetched", "not_modified")),
+        "errors": sum(n for s, n in report.totals.by_status.items() if s in ("gone", "retry")),
+        "unreadable": report.totals.unreadable,
+    }
+
+
+def status_panel(snapshot: Snapshot) -> dict[str, Any]:
+    """Rows by fetch status."""
+    return {"by_status": _ordered(snapshot.report.totals.by_status, STATUS_ORDER)}
+
+
+def discovery_panel(snapshot: Snapshot) -> dict[str, Any]:
+    """Rows by how they were found: sitemap, link, seed, sitemap document."""
+    return {"by_discovery": _ordered(snapshot.report.totals.by_discovery,
+                                     ("sitemap", "link", "seed", "sitemap document"))}
+
+
+def sitemaps_panel(snapshot: Snapshot, limit: int | None = None, state: QualityState | None = None) -> dict[str, Any]:
+    """The sitemaps, worst quality first: type, entries, drops, quality and its signals, errors."""
+    rows = []
+    for sitemap in snapshot.report.sitemaps:
+        quality = snapshot.extras.quality.get(sitemap.url) or SitemapQuality(None, None, {}, ())
+        if state is not None and quality.state != state.value:
+            continue
+        rows.append({
+            "url": sitemap.url, "source": sitemap.source, "status": sitemap.status, "http_code": sitemap.http_code,
+            "type": sitemap.type, "entries": sitemap.entries, "dropped_scope": sitemap.dropped_scope,
+            "dropped_filter": sitemap.dropped_filter, "dropped_limit": sitemap.dropped_limit,
+            "quality": quality.score, "state": quality.state, "signals": quality.signals,
+            "notes": list(quality.notes), "problems": list(sitemap.problems), "blacklisted": sitemap.blacklisted,
+            "error": sitemap.error, "warnings": list(sitemap.warnings),
+        })
+    rows.sort(key=lambda r: (r["quality"] if r["quality"] is not None else 2.0, r["url"]))
+    return {"count": len(rows), "sitemaps": rows[:limit] if limit is not None else rows}
+
+
+def hosts_panel(snapshot: Snapshot, limit: int | None = None) -> dict[str, Any]:
+    """Per host: rows, statuses, errors, robots.txt denials and robots.txt facts (crawl delay)."""
+    hosts = sorted(snapshot.report.hosts.values(), key=lambda h: (-h.errors, -h.rows, h.host))
+    rows = [{"host": h.host, "rows": h.rows, "by_status": dict(sorted(h.by_status.items())), "sitemaps": h.sitemaps,
+             "in_sitemaps": h.in_sitemaps, "via_links": h.via_links, "errors": h.errors,
+             "robots_denied": h.robots_denied, "robots": list(h.robots)} for h in hosts]
+    return {"count": len(rows), "hosts": rows[:limit] if limit is not None else rows}
+
+
+def lastmod_months(months: Counter[str]) -> list[list[Any]]:
+    """[month, pages] for every month from the earliest lastmod to the latest (zeros kept).
+
+    Over LASTMOD_MONTHS months, the earlier ones are summed in one first bar
+    `before YYYY-MM`.
+    """
+    if not months:
+        return []
+    first, last = min(months), max(months)
+    year, month = int(first[:4]), int(first[5:7])
+    every: list[str] = []
+    while True:
+        label = f"{year:04d}-{month:02d}"
+        every.append(label)
+        if label >= last:
+            break
+        year, month = (year + 1, 1) if month == 12 else (year, month + 1)
+    shown = every[-LASTMOD_MONTHS:]
+    pairs: list[list[Any]] = [[label, months.get(label, 0)] for label in shown]
+    if len(every) > len(shown):
+        pairs.insert(0, [f"before {shown[0]}", sum(n for label, n in months.items() if label < shown[0])])
+    return pairs
+
+
+def audit_panel(snapshot: Snapshot) -> dict[str, Any]:
+    """The audit lists (capped, with totals and the export command for all), and whether links were crawled."""
+    extras = snapshot.extras
+    lists = {name: {"title": title, "total": extras.audit[name].total, "urls": list(extras.audit[name].urls),
+                    "export": hint}
+             for name, (title, hint) in AUDIT_LISTS.items()}
+    return {"cap": AUDIT_CAP, "mixed": extras.linked_rows > 0, "lists": lists}
+
+
+def history_panel(snapshot: Snapshot, limit: int | None = None) -> dict[str, Any]:
+    """Per sitemap, its last parses: entries, statuses of its URLs, and changes by kind."""
+    sitemaps = []
+    for history in snapshot.extras.history:
+        parses = [{
+            "at": format_time(p.parsed_at) if p.parsed_at else None, "batch": p.batch, "entries": p.entries,
+            "first": bool(p.baseline), "statuses": parse_statuses(p.statuses),
+            **{kind.value: n for kind, n in parse_counts(p).items()},
+        } for p in history.parses]
+        sitemaps.append({"url": history.sitemap, "parses": parses})
+    return {"count": len(sitemaps), "sitemaps": sitemaps[:limit] if limit is not None else sitemaps}
+
+
+def freshness_panel(snapshot: Snapshot) -> dict[str, Any]:
+    """Pages' lastmod by month and age, changefreqs, rows by when they are due, pages fresh or stale."""
+    extras = snapshot.extras
+    data: dict[str, Any] = {
+        "lastmod_by_month": lastmod_months(extras.lastmod_month),
+        "lastmod_age": _ordered(extras.lastmod_age, AGE_ORDER),
+        "changefreq": _ordered(extras.changefreq, CHANGEFREQ_ORDER),
+        "due": _ordered(extras.due, DUE_ORDER),
+        "fresh_vs_stale": _ordered(snapshot.report.totals.freshness, ("fresh", "stale", "never fetched")),
+    }
+    if extras.counted:
+        data.update(lastmod_age=[], due=[], note=f"Lastmod ages and due times {SCAN_NOTE}.")
+    return data
+
+
+#: Panel name -> (title, function of a snapshot and the panel's options).
+PANELS: dict[str, tuple[str, Callable[..., dict[str, Any]]]] = {
+    "totals": ("Crawl totals", totals_panel),
+    "status": ("Rows by status", status_panel),
+    "discovery": ("Found via sitemaps or links", discovery_panel),
+    "sitemaps": ("Sitemaps and their quality", sitemaps_panel),
+    "hosts": ("Hosts: errors and politeness", hosts_panel),
+    "freshness": ("Freshness", freshness_panel),
+    "audit": ("Sitemap audit: what to fix", audit_panel),
+    "history": ("Sitemap history: entries, statuses and changes per crawl", history_panel),
+}
+#: Query parameters each panel accepts (all optional).
+PANEL_OPTIONS: dict[str, tuple[str, ...]] = {
+    "sitemaps": ("limit", "state"), "hosts": ("limit",), "history": ("limit",),
+}
+MAX_LIMIT = 100_000
+
+
+def panel_options(name: str, query: dict[str, list[str]]) -> dict[str, Any]:
+    """The typed options of panel `name` from a URL query; UsageError with a message for a bad one."""
+    allowed = PANEL_OPTIONS.get(name, ())
+    options: dict[str, Any] = {}
+    for key, values in query.items():
+        if key not in allowed:
+            known = ", ".join(allowed) or "none"
+            raise UsageError(f"unknown parameter {key!r} for panel {name!r} (known: {known})")
+        if len(values) != 1:
+            raise UsageError(f"parameter {key!r} given {len(values)} times")
+        value = values[0]
+        if key == "limit":
+            if not value.isdigit() or not 1 <= int(value) <= MAX_LIMIT:
+                raise UsageError(f"limit must be a whole number from 1 to {MAX_LIMIT}, not {value[:40]!r}")
+            options["limit"] = int(value)
+        elif key == "state":
+            try:
+                options["state"] = QualityState(value)
+            except ValueError:
+                choices = ", ".join(s.value for s in QualityState)
+                raise UsageError(f"state must be one of {choices}, not {value[:40]!r}") from None
+    return options
+
+
+def json_lines(snapshot: Snapshot) -> Iterator[str]:
+    """`report --jsonl`: the report's host and sitemap records, then what the HTML page adds (one
+    `audit` record: the capped lists with totals; one `lastmod_by_month` record; one
+    `sitemap_history` record per sitemap), then the totals record, last as before."""
+    records = list(snapshot.report.json_lines())
+    yield from records[:-1]
+    yield json.dumps({"kind": "audit", **audit_panel(snapshot)}, sort_keys=True)
+    yield json.dumps({"kind": "lastmod_by_month", "months": lastmod_months(snapshot.extras.lastmod_month)})
+    for sitemap in history_panel(snapshot)["sitemaps"]:
+        yield json.dumps({"kind": "sitemap_history", **sitemap}, sort_keys=True)
+    yield records[-1]
+
+
+def panel_data(snapshot: Snapshot, name: str, options: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The JSON-ready dict of one panel; KeyError for an unknown panel name."""
+    return PANELS[name][1](snapshot, **(options or {}))

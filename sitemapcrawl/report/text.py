@@ -1,0 +1,278 @@
+"""`report`: what the table says about a crawl, per host and per sitemap.
+
+One scan of `webpage` (a dozen small columns per row, no bodies, no link
+families) and one of `host` give:
+
+- per host: rows by status, sitemap rows, rows found in sitemaps, rows found
+  only through links, fetch errors (retry, gone), robots.txt denials, and
+  the host row's robots.txt outcome;
+- per sitemap: how it was found, fetch status and HTTP code, type, entries
+  kept, drops by scope, filter and limits, the problems parse recorded (drops
+  by scope say their reason: `out of scope: folder` or `out of scope:
+  host`), the leniency warnings (rules the sitemap breaks that were
+  forgiven), who vouches for it, a blacklist hit, the fetch error, and its
+  quality (score, state, the six signals and the notes: all the HTML report
+  shows);
+- totals: rows by status and by discovery source (seed, sitemap, link,
+  sitemap document), and freshness of pages that have a sitemap lastmod
+  (fetched after it: fresh; lastmod newer than the fetch: stale; never
+  fetched).
+
+`Report.lines()` is the text for people, `Report.json_lines()` one JSON
+object per host, per sitemap and for the totals (`--jsonl`). Memory: one
+small record per host and per sitemap.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field, fields
+
+from sitemapcrawl.model.audit import discovered_via
+from sitemapcrawl.model.webpage import (
+    HOST_TABLE,
+    WEBPAGE_TABLE,
+    FetchStatus,
+    HostRow,
+    WebPage,
+    column_names,
+)
+from sitemapcrawl.storage.politeness import POLITENESS_KEYS_START
+from sitemapcrawl.storage.store import Store
+from sitemapcrawl.storage.tables import Unreadable, hosts, scan_pages
+from sitemapcrawl.web import urls
+
+log = logging.getLogger(__name__)
+
+_ROW_FIELDS = [
+    "status", "http_code", "error", "fetch_time", "is_sitemap", "in_sitemap", "sitemap_source", "seed",
+    "sitemap_type", "sitemap_entries", "dropped_scope", "dropped_filter", "dropped_limit", "sitemap_problems",
+    "blacklisted", "lastmod", "sitemap_warnings", "vouched_by", "quality", "quality_state", "quality_valid",
+    "quality_fetch", "quality_lastmod", "quality_duplicates", "quality_errors", "quality_freshness",
+    "quality_notes",
+]
+#: The six quality signals of a sitemap, in the order the HTML report shows them.
+QUALITY_SIGNALS = ("valid", "fetch", "lastmod", "duplicates", "errors", "freshness")
+_HOST_FIELDS = ["robots_status", "robots_http_code", "robots_error", "crawl_delay", "sitemaps"]
+_ERRORS = (FetchStatus.RETRY.value, FetchStatus.GONE.value)
+
+
+@dataclass
+class HostSummary:
+    """The counts of one host (by host name, all schemes and ports)."""
+
+    host: str
+    rows: int = 0
+    by_status: Counter[str] = field(default_factory=Counter)
+    sitemaps: int = 0
+    in_sitemaps: int = 0
+    via_links: int = 0
+    errors: int = 0
+    robots_denied: int = 0
+    robots: list[str] = field(default_factory=list)
+    """`origin: status (HTTP code)[, error]` per origin with a host row."""
+
+
+@dataclass(frozen=True)
+class SitemapSummary:
+    """One sitemap row, as parse and fetch left it."""
+
+    url: str
+    source: str | None
+    status: str | None
+    http_code: int | None
+    type: str | None
+    entries: int | None
+    dropped_scope: int | None
+    dropped_filter: int | None
+    dropped_limit: int | None
+    problems: tuple[str, ...]
+    blacklisted: str | None
+    error: str | None
+    warnings: tuple[str, ...] = ()
+    """Leniency warnings: rules the sitemap breaks that were forgiven (for its owner to fix)."""
+    vouched_by: tuple[str, ...] = ()
+    """Hosts that vouch for it, `HOST LEVEL` (see `sitemaps.scope`)."""
+    quality: float | None = None
+    """The quality score in [0, 1] (None: not scored yet)."""
+    state: str | None = None
+    """What the quality filter made of it: ok, demoted, blacklisted, trusted, blocked."""
+    signals: dict[str, float | None] = field(default_factory=dict)
+    """The six quality signals by name (see `sitemapcrawl.scoring.quality`)."""
+    notes: tuple[str, ...] = ()
+    """Why the quality score is below 1."""
+
+
+@dataclass
+class Totals:
+    """Over the whole table."""
+
+    rows: int = 0
+    by_status: Counter[str] = field(default_factory=Counter)
+    by_discovery: Counter[str] = field(default_factory=Counter)
+    freshness: Counter[str] = field(default_factory=Counter)
+    unreadable: int = 0
+
+
+@dataclass
+class Report:
+    """Everything `report` prints."""
+
+    hosts: dict[str, HostSummary] = field(default_factory=dict)
+    sitemaps: list[SitemapSummary] = field(default_factory=list)
+    totals: Totals = field(default_factory=Totals)
+
+    def lines(self) -> Iterator[str]:
+        """The report for people, one line at a time."""
+        totals = self.totals
+        yield f"rows {totals.rows}: " + _counts(totals.by_status)
+        yield "found via: " + _counts(totals.by_discovery)
+        if totals.freshness:
+            yield "freshness (pages with a sitemap lastmod): " + _counts(totals.freshness)
+        if totals.unreadable:
+            yield f"unreadable rows: {totals.unreadable}"
+        yield ""
+        yield "hosts:"
+        for summary in sorted(self.hosts.values(), key=lambda h: (-h.rows, h.host)):
+            yield (f"  {summary.host}: rows {summary.rows} ({_counts(summary.by_status)}), sitemaps "
+                   f"{summary.sitemaps}, in sitemaps {summary.in_sitemaps}, via links {summary.via_links}, "
+                   f"errors {summary.errors}, robots.txt denied {summary.robots_denied}")
+            for robots in summary.robots:
+                yield f"    robots.txt {robots}"
+        yield ""
+        yield "sitemaps:"
+        for sitemap in self.sitemaps:
+            state = sitemap.status or "-"
+            if sitemap.http_code is not None:
+                state += f" (HTTP {sitemap.http_code})"
+            yield (f"  {sitemap.url}: {sitemap.source or '-'}, {state}, {sitemap.type or 'not parsed'}, "
+                   f"entries {_n(sitemap.entries)}, dropped scope {_n(sitemap.dropped_scope)} / filter "
+                   f"{_n(sitemap.dropped_filter)} / limit {_n(sitemap.dropped_limit)}")
+            if sitemap.blacklisted:
+                yield f"    blacklisted: {sitemap.blacklisted}"
+            if sitemap.error:
+                yield f"    fetch error: {sitemap.error}"
+            if sitemap.vouched_by:
+                yield f"    vouched for by: {', '.join(sitemap.vouched_by)}"
+            for problem in sitemap.problems:
+                yield f"    problem: {problem}"
+            for warning in sitemap.warnings:
+                yield f"    warning (read leniently): {warning}"
+
+    def json_lines(self) -> Iterator[str]:
+        """One JSON object per host, per sitemap, then the totals."""
+        for summary in sorted(self.hosts.values(), key=lambda h: h.host):
+            yield json.dumps({"kind": "host", **_plain(summary)}, sort_keys=True)
+        for sitemap in self.sitemaps:
+            yield json.dumps({"kind": "sitemap", **_plain(sitemap)}, sort_keys=True)
+        yield json.dumps({"kind": "totals", **_plain(self.totals)}, sort_keys=True)
+
+
+def _plain(value: HostSummary | SitemapSummary | Totals) -> dict[str, object]:
+    """A record's fields as JSON-ready values (`asdict` would rebuild a Counter from pairs)."""
+    out: dict[str, object] = {}
+    for item in fields(value):
+        field_value = getattr(value, item.name)
+        out[item.name] = dict(field_value) if isinstance(field_value, Counter) else field_value
+    return out
+
+
+def _n(value: int | None) -> str:
+    return "-" if value is None else str(value)
+
+
+def _counts(counter: Counter[str]) -> str:
+    return ", ".join(f"{key} {n}" for key, n in sorted(counter.items())) or "none"
+
+
+def discovery(row: WebPage) -> str:
+    """How a row came to be: `sitemap document`, `seed`, `sitemap` or `link`."""
+    return discovered_via(row)
+
+
+def _add_row(report: Report, row: WebPage) -> None:
+    totals = report.totals
+    status = row.status.value if row.status else "none"
+    totals.rows += 1
+    totals.by_status[status] += 1
+    found = discovery(row)
+    totals.by_discovery[found] += 1
+    host = urls.host_key(row.url)
+    summary = report.hosts.get(host) or report.hosts.setdefault(host, HostSummary(host))
+    summary.rows += 1
+    summary.by_status[status] += 1
+    summary.sitemaps += 1 if row.is_sitemap else 0
+    summary.in_sitemaps += 1 if row.in_sitemap else 0
+    summary.via_links += 1 if found == "link" else 0
+    summary.errors += 1 if status in _ERRORS else 0
+    summary.robots_denied += 1 if row.status is FetchStatus.BLOCKED_ROBOTS else 0
+    if row.lastmod is not None and not row.is_sitemap:
+        if row.fetch_time is None:
+            totals.freshness["never fetched"] += 1
+        elif row.lastmod > row.fetch_time:
+            totals.freshness["stale"] += 1
+        else:
+            totals.freshness["fresh"] += 1
+    if row.is_sitemap:
+        report.sitemaps.append(SitemapSummary(
+            row.url, row.sitemap_source.value if row.sitemap_source else None, status if row.status else None,
+            row.http_code, row.sitemap_type, row.sitemap_entries, row.dropped_scope, row.dropped_filter,
+            row.dropped_limit, row.sitemap_problems or (), row.blacklisted, row.error,
+            row.sitemap_warnings or (), row.vouched_by or (), row.quality,
+            row.quality_state.value if row.quality_state else None,
+            {name: getattr(row, f"quality_{name}") for name in QUALITY_SIGNALS}, row.quality_notes or ()))
+
+
+def robots_line(origin: str, row: HostRow) -> str:
+    """`origin: status (HTTP code), crawl delay, sitemaps listed, error` of a host row."""
+    status = row.robots_status.value if row.robots_status else "not fetched"
+    line = f"{origin}: {status}"
+    if row.robots_http_code is not None:
+        line += f" (HTTP {row.robots_http_code})"
+    if row.crawl_delay is not None:
+        line += f", crawl delay {row.crawl_delay:g}s"
+    if row.sitemaps:
+        line += f", sitemaps listed {len(row.sitemaps)}"
+    if row.robots_error:
+        line += f", error: {row.robots_error}"
+    return line
+
+
+def build_report(store: Store) -> Report:
+    """Read both tables once and summarise them (see the module docstring).
+
+    Rows that cannot be decoded are counted, not fatal. Raises the store's
+    errors (StoreUnavailableError, TableMissingError).
+    """
+    store.require_tables(WEBPAGE_TABLE, HOST_TABLE)
+    report = Report()
+    unreadable = Unreadable()
+    for _key, row in scan_pages(store, "report", unreadable, _ROW_FIELDS):
+        _add_row(report, row)
+    # Origin rows only: the politeness rows after them are no hosts.
+    scan = store.scan(HOST_TABLE, stop=POLITENESS_KEYS_START, columns=column_names(HostRow, _HOST_FIELDS))
+    for _key, host_row in hosts(scan, "report", unreadable, _HOST_FIELDS):
+        host = urls.host_key(host_row.origin + "/")
+        summary = report.hosts.get(host) or report.hosts.setdefault(host, HostSummary(host))
+        summary.robots.append(robots_line(host_row.origin, host_row))
+    report.totals.unreadable = unreadable.rows
+    return report
+
+
+
+def sitemap_outcomes(report: Report) -> Counter[str]:
+    """Sitemaps by outcome: parsed (by type), blacklisted, failed (by fetch status), not yet fetched."""
+    outcomes: Counter[str] = Counter()
+    for sitemap in report.sitemaps:
+        if sitemap.blacklisted:
+            outcomes["blacklisted"] += 1
+        elif sitemap.type:
+            outcomes[sitemap.type] += 1
+        elif sitemap.problems:
+            outcomes["not a sitemap"] += 1
+        else:
+            outcomes[sitemap.status or "none"] += 1
+    return outcomes

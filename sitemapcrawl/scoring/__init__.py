@@ -1,0 +1,10 @@
+"""Sitemap quality and row counts: one evidence ledger, counted as rows arrive.
+
+`evidence` judges a row's facts into per-kind tallies and keeps them as
+counter cells; `quality` turns a sitemap's tallies into its quality state and
+the weight of its priorities; `rowcounts` turns them into the row counts
+`serve` and `report` read. `quality_step` and `count_step` are updatedb's
+steps that apply the ledger to a batch's rows.
+"""
+
+__all__ = ["count_step", "evidence", "quality", "quality_step", "rowcounts"]

@@ -1,0 +1,365 @@
+"""Row counts per origin and sitemap summaries in the `host` table, kept by updatedb for `serve`.
+
+`BatchCounting` (every updatedb) is handed the batch's touched rows by
+updatedb's merge and schedule passes, as those passes leave them, and
+feeds them to the quality step (`jobs.quality.QualityStep`) and to
+`CountStep`, which takes the columns `rowcounts.row_tally` needs and what
+each row last added (`m:hc`), judges each again (`evidence.judge`: a
+rerun of the batch computes the same delta), hands back the `m:hc` that
+changed for updatedb's put of the row, writes the deltas of each origin as one cell `n:c.<batch>.<bucket>` on its host
+row (whole, overwritten by a rerun; one split holds all rows of an
+origin), folds the cells of earlier batches into `n:c`, updates the
+origin's audit samples (`n:a.<list>`, `rowcounts.apply_samples`), and writes the
+summary of every sitemap the batch fetched or the quality step rescored
+(`n:s.<url>`, JSON). `recount` rebuilds all of it from one full scan: the
+repair (`updatedb --rescore`) and the tests' oracle.
+
+Rows written outside a batch (inject's seeds, detect's sitemaps) are
+counted once a batch touches them (generate, fetch, updatedb); `updatedb
+--rescore` counts them at once.
+
+Cost of `CountStep`: no read or put of its own for the touched rows
+(a cell in updatedb's put of a row whose contribution changed); one cell put and two host row gets per
+origin touched (its samples on first sight, its cells at the end); one
+multi-get of the sitemaps to summarise. Memory: per origin touched, its
+deltas and at most 2 x `SAMPLE_CAP` URLs per audit list, whatever the
+batch's size. Of `recount`: one scan of `webpage` (a dozen small columns,
+its puts written as it goes) and one of the host rows.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime
+
+from sitemapcrawl.errors import CellDecodeError
+from sitemapcrawl.model.splits import WHOLE, Split, bucket_of
+from sitemapcrawl.model.webpage import (
+    BATCH_TABLE,
+    HOST_TABLE,
+    WEBPAGE_TABLE,
+    BatchRow,
+    HostRow,
+    WebPage,
+    column_names,
+    decode,
+    encode,
+    field_encoder,
+)
+from sitemapcrawl.scoring import evidence, rowcounts
+from sitemapcrawl.scoring.evidence import Base, Contribution, Groups, Tally
+from sitemapcrawl.scoring.quality_step import QualityCounts, QualityStep
+from sitemapcrawl.storage.store import Store
+from sitemapcrawl.storage.tables import Unreadable, pages
+from sitemapcrawl.web.rules import UrlRules
+
+log = logging.getLogger(__name__)
+
+_FIELDS = [*rowcounts.TALLY_FIELDS, "counted"]
+_HC, _encode_hc = field_encoder(WebPage, "counted")
+_HOST_FIELDS = ["counts", "count_cells", "audit_samples"]
+Changes = dict[bytes, rowcounts.SampleChanges]
+"""Origin -> its audit-list changes (bounded: what can change its samples)."""
+
+
+@dataclass
+class CountCounts:
+    """What a counting step did."""
+
+    rows: int = 0
+    changed: int = 0
+    """Rows whose contribution changed (`m:hc` written)."""
+    origins: int = 0
+    folded: int = 0
+    sitemaps: int = 0
+    """Sitemap summaries written."""
+
+    def summary(self) -> str:
+        """One line for the end of the step."""
+        return (f"row counts: {self.rows} rows judged, {self.changed} changed, {self.origins} origins, "
+                f"{self.folded} cells folded, {self.sitemaps} sitemap summaries")
+
+
+def origin_of_key(key: bytes) -> bytes:
+    """The `host` table key of a `webpage` row key's origin (the key up to its path)."""
+    return key.partition(b"/")[0]
+
+
+def _stored(row: WebPage) -> list[Contribution]:
+    def bad(_line: str, exc: ValueError) -> None:
+        log.warning("counts: %s: unreadable m:hc line taken as none: %s", row.url, exc)
+
+    return evidence.read_contributions(row.counted, bad)
+
+
+def _counted(origin: str, tally: Tally) -> dict[str, tuple[str, Tally]]:
+    """What a row gives its origin now, as `evidence.judge` takes it (the one group `rows`)."""
+    return {origin: (rowcounts.GROUP, tally)}
+
+
+def _host_columns(fields: list[str]) -> list[bytes]:
+    # Whole family `n` for the cells: no single `n:` column beside it (HBase would narrow to it).
+    return [name for name in column_names(HostRow, fields) if not name.startswith(b"n:")] + [b"n"]
+
+
+def write_summaries(store: Store, keys: Iterable[bytes], unreadable: Unreadable) -> int:
+    """Write the summary of every sitemap among `keys` on its origin's host row; return how many."""
+    wanted = sorted(set(keys))
+    if not wanted:
+        return 0
+    fields = list(rowcounts.SUMMARY_FIELDS)
+    found = store.rows(WEBPAGE_TABLE, wanted, columns=column_names(WebPage, fields))
+    puts = [(origin_of_key(key), encode(HostRow("", sitemap_summaries={row.url: rowcounts.summary(row)})))
+            for key, row in pages(found.items(), "counts", unreadable, fields) if row.is_sitemap]
+    return store.write(HOST_TABLE, puts).rows
+
+
+class CountStep:
+    """The row counts of the batch's touched rows (see the module docstring): `take` chunks, then `finish`."""
+
+    FIELDS = _FIELDS
+
+    def __init__(self, store: Store, batch_id: str, unreadable: Unreadable) -> None:
+        self.store, self.batch_id, self.unreadable = store, batch_id, unreadable
+        self.counts = CountCounts()
+        self.deltas: dict[bytes, Groups] = {}
+        self.changes: Changes = {}
+        self.summarise: set[bytes] = set()
+        self.firsts: evidence.FirstJudgements[bytes] = evidence.FirstJudgements(batch_id, _encode_hc,
+                                                                                 self._add_deltas)
+
+    def take(self, rows: list[tuple[bytes, WebPage]]) -> list[tuple[bytes, dict[bytes, bytes]]]:
+        """Judge one chunk of touched rows again; the `m:hc` puts of those that changed, for the caller
+        to write with its own puts of the rows."""
+        puts: list[tuple[bytes, dict[bytes, bytes]]] = []
+        names: dict[bytes, str] = {}  # origin key -> its name (a chunk's rows share a few origins)
+        self.counts.rows += len(rows)
+        for key, row in rows:
+            if row.is_sitemap:
+                self.summarise.add(key)
+            origin = origin_of_key(key)
+            name = names.get(origin)
+            if name is None:
+                name = names[origin] = origin.decode("utf-8")
+            tally = rowcounts.row_tally(row)
+            if not row.counted:  # judged for the first time (every new row): once per origin and tally
+                lines, cell = self.firsts.lines(origin, tally.key(), _counted, name, tally)
+                _note_lists(self._changes_of(origin), row.url, lines)
+                self.counts.changed += 1
+                puts.append((key, {_HC: cell}))
+                continue
+            lines, row_deltas = evidence.judge(_stored(row), _counted(name, tally), self.batch_id)
+            for groups in row_deltas.values():
+                self._add_deltas(origin, name, groups)
+            _note_lists(self._changes_of(origin), row.url, lines)
+            text = tuple([c.line() for c in lines])
+            if text != tuple(row.counted or ()):
+                self.counts.changed += 1
+                puts.append((key, {_HC: _encode_hc(text)}))
+        return puts
+
+    def _add_deltas(self, origin: bytes, _name: str, groups: Groups) -> None:
+        """Add one row's (or one kind of rows') deltas to its origin's."""
+        deltas = self.deltas.get(origin)
+        if deltas is None:
+            deltas = self.deltas[origin] = {}
+        evidence.add_groups(deltas, groups)
+
+    def _changes_of(self, origin: bytes) -> rowcounts.SampleChanges:
+        """The origin's sample changes, its stored samples read on first sight (one get per origin)."""
+        changes = self.changes.get(origin)
+        if changes is None:
+            cells = self.store.row(HOST_TABLE, origin, _host_columns(["audit_samples"])) or {}
+            try:
+                row = decode(HostRow, origin.decode("utf-8"), cells, ["audit_samples"])
+                stored = {name: tuple(line for line in text.split("\n") if line)
+                          for name, text in (row.audit_samples or {}).items()}
+            except (ValueError, CellDecodeError) as exc:
+                log.warning("counts: %r: unreadable audit samples taken as none: %s", origin[:200], exc)
+                stored = {}
+            changes = self.changes[origin] = rowcounts.SampleChanges(stored)
+        return changes
+
+    def finish(self, sitemaps: Iterable[bytes] = ()) -> CountCounts:
+        """Write the count cells, fold, update the samples, summarise the sitemaps (and `sitemaps`)."""
+        self.firsts.flush()
+        store, batch_id, counts, deltas = self.store, self.batch_id, self.counts, self.deltas
+        cells = [(origin, encode(HostRow("", count_cells={
+            evidence.cell_name(batch_id, bucket_of(origin)): "\n".join(evidence.groups_text(groups))})))
+            for origin, groups in sorted(deltas.items())]
+        store.write(HOST_TABLE, cells)
+        counts.origins = len(cells)
+        counts.folded = _finish_origins(store, sorted(set(deltas) | set(self.changes)), batch_id, self.changes)
+        counts.sitemaps = write_summaries(store, self.summarise | set(sitemaps), self.unreadable)
+        log.info("counts: %s", counts.summary())
+        return counts
+
+
+class BatchCounting:
+    """updatedb's counting: the quality evidence (when `quality`) and the row counts of a batch's touched
+    rows, each row judged once, as updatedb's passes write it (see the module docstring).
+
+    `take` every chunk of touched rows (read with at least `FIELDS`, as they
+    are once the caller's puts are written) and write the puts it returns
+    with the caller's own; then `finish` (the quality step first: the
+    summaries carry its verdicts). Safe to rerun and to run once per split,
+    as long as every touched row of the split is taken, also the rows a rerun
+    finds done. Raises UsageError for bad quality settings, and the store's
+    errors.
+    """
+
+    FIELDS = list(dict.fromkeys([*QualityStep.FIELDS, *CountStep.FIELDS]))
+
+    def __init__(self, store: Store, rules: UrlRules, batch_id: str, now: datetime, *, quality: bool,
+                 split: Split = WHOLE, unreadable: Unreadable | None = None) -> None:
+        unreadable = unreadable if unreadable is not None else Unreadable()
+        self.quality_step = QualityStep(store, rules, batch_id, now, unreadable, split) if quality else None
+        self.count_step = CountStep(store, batch_id, unreadable)
+
+    def take(self, rows: list[tuple[bytes, WebPage]]) -> list[tuple[bytes, dict[bytes, bytes]]]:
+        """Judge one chunk of touched rows; the cells (`s:qc`, `m:hc`) to put on them."""
+        puts = self.quality_step.take(rows) if self.quality_step is not None else []
+        return puts + self.count_step.take(rows)
+
+    def finish(self) -> tuple[QualityCounts | None, CountCounts]:
+        """Write the evidence and count cells, rescore the touched sitemaps, write the summaries."""
+        quality_counts = self.quality_step.finish() if self.quality_step is not None else None
+        scored = self.quality_step.scored if self.quality_step is not None else ()
+        return quality_counts, self.count_step.finish(scored)
+
+
+_AUDIT_WORDS = tuple((name, f"a.{name}") for name in rowcounts.AUDIT_NAMES)
+
+
+def _note_lists(changes: rowcounts.SampleChanges, url: str, lines: list[Contribution]) -> None:
+    """The audit lists a row is on now, or was on before this batch: for the origin's samples."""
+    for line in lines:
+        now = line.tally.counts if line.tally else {}
+        was = line.before.counts if line.before else {}
+        for name, word in _AUDIT_WORDS:
+            if word in now or word in was:
+                changes.note(name, url, word in now)
+
+
+def _finish_origins(store: Store, origins: list[bytes], batch_id: str, changes: Changes) -> int:
+    """Fold the count cells of batches before `batch_id` into each origin's base and update its audit
+    samples; return the cells folded."""
+    if not origins:
+        return 0
+    found = store.rows(HOST_TABLE, origins, columns=_host_columns(_HOST_FIELDS))
+    for origin in origins:
+        found.setdefault(origin, {})  # a new origin: no base, no samples yet
+    puts: list[tuple[bytes, dict[bytes, bytes]]] = []
+    deletes: list[tuple[bytes, list[bytes]]] = []
+    folded = 0
+    for origin, cells in found.items():
+        try:
+            row = decode(HostRow, origin.decode("utf-8"), cells, _HOST_FIELDS)
+            base = Base.read(row.counts, rowcounts.GROUP)
+            new_base, names = evidence.fold(base, dict(row.count_cells or {}), batch_id)
+        except (ValueError, CellDecodeError) as exc:
+            log.warning("counts: %r: unreadable counts, left for `updatedb --rescore`: %s", origin[:200], exc)
+            continue
+        samples = {name: tuple(line for line in text.split("\n") if line)
+                   for name, text in (row.audit_samples or {}).items()}
+        noted = changes.get(origin)
+        changed = rowcounts.apply_samples(samples, noted.changes if noted is not None else {})
+        if changed:
+            puts.append((origin, encode(HostRow("", audit_samples={n: "\n".join(u) for n, u in changed.items()}))))
+        if names:
+            folded += len(names)
+            puts.append((origin, encode(HostRow("", counts=new_base.lines()))))
+            deletes.append((origin, list(encode(HostRow("", count_cells={n: "" for n in names})))))
+    store.write(HOST_TABLE, puts)
+    store.delete_many(HOST_TABLE, deletes)  # after the base that holds them is written
+    return folded
+
+
+#: The `host` row that says the counters were built (`~` sorts it after every origin, like politeness rows).
+BUILT_KEY = b"~counters"
+
+
+def counters_built(store: Store) -> bool:
+    """Were the counters of this table built (or started on a table with nothing to count)? One get."""
+    cells = store.row(HOST_TABLE, BUILT_KEY, column_names(HostRow, ["counters_built"]))
+    return bool(cells)
+
+
+def crawled_before(store: Store, batch_id: str, update_done: str) -> bool:
+    """Did updatedb finish another batch than `batch_id` (registry name `update_done`) before the
+    counters were built?
+
+    Then the table was crawled by a version without counters: its first
+    updatedb must count everything (`recount`, `jobs.quality.score_sitemaps`),
+    or the increments would start from zero. Cost: a scan of one column of
+    the `batch` table (one small row per batch).
+    """
+    column = list(encode(BatchRow(batch_id, done={update_done: ""})))
+    return any(key.decode("utf-8", "replace") != batch_id for key, _ in store.scan(BATCH_TABLE, columns=column))
+
+
+def mark_built(store: Store, now: datetime) -> None:
+    """Record that the counters were built (after a full count)."""
+    store.write(HOST_TABLE, [(BUILT_KEY, encode(HostRow("", counters_built=now)))])
+
+
+def recount(store: Store, batch_id: str = "") -> CountCounts:
+    """Count every row of the table from scratch: every origin's base, every row's `m:hc`, every summary.
+
+    The repair (`updatedb --rescore`). Every count cell is deleted; every
+    row's `m:hc` is as if `batch_id` had judged it. Raises the store's errors.
+    """
+    counts = CountCounts()
+    unreadable = Unreadable()
+    totals: dict[bytes, Tally] = {}
+    sitemap_keys: list[bytes] = []
+    samples: dict[bytes, dict[str, list[str]]] = {}
+    puts: list[tuple[bytes, dict[bytes, bytes]]] = []
+    scan = store.scan(WEBPAGE_TABLE, columns=column_names(WebPage, _FIELDS))
+    for key, row in pages(scan, "counts", unreadable, _FIELDS):
+        counts.rows += 1
+        tally = rowcounts.row_tally(row)
+        totals.setdefault(origin_of_key(key), Tally()).add(tally)
+        for name in rowcounts.audit_lists(row):
+            listed = samples.setdefault(origin_of_key(key), {}).setdefault(name, [])
+            if len(listed) < rowcounts.SAMPLE_CAP:
+                listed.append(row.url)
+        if row.is_sitemap:
+            sitemap_keys.append(key)
+        text = (Contribution(origin_of_key(key).decode("utf-8"), batch_id, rowcounts.GROUP, tally, rowcounts.GROUP,
+                             tally).line(),)
+        if text != tuple(row.counted or ()):
+            counts.changed += 1
+            puts.append((key, encode(WebPage(row.url, counted=text))))
+        if len(puts) >= store.batch_size:  # written as the scan goes: memory stays one batch, not the table
+            store.write(WEBPAGE_TABLE, puts)
+            puts = []
+    store.write(WEBPAGE_TABLE, puts)
+    old_cells: list[tuple[bytes, list[bytes]]] = []
+    for host_key, cells in store.scan(HOST_TABLE, columns=[b"n"]):
+        if host_key.startswith(b"~"):
+            continue
+        try:
+            host = decode(HostRow, "", cells, _HOST_FIELDS)
+        except CellDecodeError as exc:
+            log.warning("counts: host row %r: %s", host_key[:200], exc)
+            continue
+        names = list(host.count_cells or {})
+        for name in host.audit_samples or {}:
+            samples.setdefault(host_key, {}).setdefault(name, [])  # emptied: written empty
+        if names:
+            old_cells.append((host_key, list(encode(HostRow("", count_cells={n: "" for n in names})))))
+        if host.counts and host_key not in totals:
+            totals[host_key] = Tally()
+    bases = [(origin, encode(HostRow("", counts=Base("", {rowcounts.GROUP: tally}, rowcounts.GROUP).lines())))
+             for origin, tally in sorted(totals.items())]
+    bases += [(origin, encode(HostRow("", audit_samples={n: "\n".join(u) for n, u in lists.items()})))
+              for origin, lists in sorted(samples.items())]
+    store.write(HOST_TABLE, bases)
+    store.delete_many(HOST_TABLE, old_cells)
+    counts.origins = len(bases)
+    counts.sitemaps = write_summaries(store, sitemap_keys, unreadable)
+    log.info("counts: %s", counts.summary())
+    return counts

@@ -1,0 +1,483 @@
+"""Sitemap quality evidence as counters: what one listed row contributes, and how the sums are kept.
+
+Pure: no I/O. `jobs/quality.py` reads and writes the cells; this module owns
+the arithmetic, so the incremental step and the full rescore (the repair,
+and the oracle of the tests) count exactly alike.
+
+A listed row R contributes to each sitemap S whose inlink cell it holds a
+`Tally`: one listed entry, its fetch judgement (ok, gone, redirected,
+robots), its status, and its lastmod tests (dated, future, stale, phantom:
+`sitemapcrawl.scoring.quality.observe`'s rules), plus the lastmod itself as the
+range (`lo`, `hi`) and the newest date not in the future (`new`). Counts add
+and subtract; the three dates only widen, which is exact because a row
+enters the evidence of one parse of S (the batch id of its inlink cell,
+`P`) once and leaves it only when S is parsed again (a newer `P`).
+
+Where the sums live (see README "Sitemap quality counters"):
+
+- on R, `s:qc`: per sitemap, the batch that judged it last, what it
+  contributes now and what it contributed before that batch (`Contribution`),
+  so a rerun of the same batch computes the same delta again;
+- on S, `s:ev.<batch>.<bucket>`: the sum of the deltas of one batch's rows
+  of one host bucket (`sitemapcrawl.model.splits`), grouped by parse `P`. One
+  cell is written whole by the one process that holds the bucket, and
+  overwritten by a rerun: idempotent, whatever the split;
+- on S, `s:ev`: the folded base: which batches' cells are in it, and the
+  groups; a cell of a folded batch is ignored if written again.
+
+The evidence of S is base + the cells not folded, grouped by `P`; the
+latest `P` with a listed entry is S's latest parse, the only one that counts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Generic, NamedTuple, TypeVar
+
+from sitemapcrawl.model.webpage import FetchStatus, format_time, parse_time
+from sitemapcrawl.scoring.quality import LASTMOD_SLACK, ListedStats
+
+#: The counters of a tally, in the order they are written.
+COUNTS = ("listed", "ok", "gone", "redirected", "robots", "dated", "future", "stale", "phantom")
+_JUDGED = {
+    FetchStatus.FETCHED: "ok", FetchStatus.NOT_MODIFIED: "ok", FetchStatus.GONE: "gone",
+    FetchStatus.REDIRECT: "redirected", FetchStatus.BLOCKED_ROBOTS: "robots",
+}
+_STATUS = "st."
+#: The status counter of each fetch status (None: `st.none`), spelled once.
+_STATUS_WORDS: dict[FetchStatus | None, str] = {None: _STATUS + "none", **{s: _STATUS + s.value for s in FetchStatus}}
+_DATES = ("lo", "hi", "new")
+
+
+@dataclass
+class Tally:
+    """Counters (`listed`, `ok`..., `st.<status>`) and the lastmod range of some listed rows."""
+
+    counts: dict[str, int] = field(default_factory=dict)
+    lo: datetime | None = None
+    hi: datetime | None = None
+    new: datetime | None = None
+    """The newest lastmod not in the future when it was judged."""
+
+    def add(self, other: Tally, sign: int = 1) -> None:
+        """Add (sign 1) or subtract (sign -1) another tally's counts; widen the dates with its dates."""
+        counts = self.counts
+        for name, n in other.counts.items():
+            total = counts.get(name, 0) + sign * n
+            if total:
+                counts[name] = total
+            else:
+                counts.pop(name, None)
+        if sign > 0 and (other.lo is not None or other.hi is not None or other.new is not None):
+            self.lo = _pick(min, self.lo, other.lo)
+            self.hi = _pick(max, self.hi, other.hi)
+            self.new = _pick(max, self.new, other.new)
+
+    def minus(self, other: Tally) -> Tally:
+        """This tally's counts less another's; this tally's dates (the row stays in the same parse)."""
+        out = Tally(dict(self.counts), self.lo, self.hi, self.new)
+        for name, n in other.counts.items():
+            out.counts[name] = out.counts.get(name, 0) - n
+        out.counts = {name: n for name, n in out.counts.items() if n}
+        return out
+
+    def empty(self) -> bool:
+        """No count and no date."""
+        return not self.counts and self.lo is None and self.hi is None and self.new is None
+
+    def stats(self) -> ListedStats:
+        """The `ListedStats` the quality formula reads."""
+        c = self.counts
+        return ListedStats(
+            listed=c.get("listed", 0), ok=c.get("ok", 0), gone=c.get("gone", 0),
+            redirected=c.get("redirected", 0), robots=c.get("robots", 0), dated=c.get("dated", 0),
+            future=c.get("future", 0), stale=c.get("stale", 0), phantom=c.get("phantom", 0),
+            first_lastmod=self.lo, lastmods_differ=self.lo != self.hi, newest=self.new)
+
+    def statuses(self) -> dict[str, int]:
+        """Listed rows by fetch status (`none`: no status), for the history chart."""
+        return {name[len(_STATUS):]: n for name, n in self.counts.items() if name.startswith(_STATUS) and n}
+
+    def key(self) -> tuple[object, ...]:
+        """A hashable value equal for tallies built alike (same counters in the same order, same dates)."""
+        return tuple(self.counts.items()), self.lo, self.hi, self.new
+
+    def times(self, n: int) -> Tally:
+        """The sum of `n` tallies equal to this one: its counts times `n`, its dates."""
+        return Tally({name: count * n for name, count in self.counts.items()}, self.lo, self.hi, self.new)
+
+    def text(self) -> str:
+        """`key=value` words: the counters, then the dates.
+
+        Remembered for the last few thousand distinct tallies: updatedb
+        writes the same few tallies (one row's counts, one entry's evidence)
+        on row after row.
+        """
+        key = self.key()
+        text = _TEXTS.get(key)
+        if text is None:
+            words = [f"{name}={n}" for name, n in sorted(self.counts.items(), key=_order)]
+            words += [f"{name}={format_time(d)}" for name, d in zip(_DATES, (self.lo, self.hi, self.new),
+                                                                      strict=True) if d is not None]
+            text = " ".join(words)
+            if len(_TEXTS) >= _TEXTS_KEPT:
+                _TEXTS.clear()
+            _TEXTS[key] = text
+        return text
+
+    @classmethod
+    def read(cls, text: str) -> Tally:
+        """Inverse of `text`; ValueError on a word that is not `key=value` of the right kind."""
+        tally = cls()
+        for word in text.split():
+            name, sep, value = word.partition("=")
+            if not sep or not name:
+                raise ValueError(f"not key=value: {word[:40]!r}")
+            if name in _DATES:
+                setattr(tally, name, parse_time(value))
+            else:
+                tally.counts[name] = int(value)
+        return tally
+
+
+_RANK = {name: rank for rank, name in enumerate(COUNTS)}
+_TEXTS: dict[tuple[object, ...], str] = {}
+"""`Tally.text` of recent tallies (cleared when full)."""
+_TEXTS_KEPT = 4096
+
+
+def _order(item: tuple[str, int]) -> tuple[int, str]:
+    name = item[0]
+    return _RANK.get(name, len(COUNTS)), name
+
+
+def _pick(choose: object, a: datetime | None, b: datetime | None) -> datetime | None:
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return choose(a, b)  # type: ignore[operator,no-any-return]
+
+
+def contribution(lastmod: datetime | None, status: FetchStatus | None, fetch_time: datetime | None,
+                 prev_fetch_time: datetime | None, content_changed: datetime | None, now: datetime) -> Tally:
+    """What one listed row tells one sitemap: `quality.observe`'s rules, as a tally. No I/O."""
+    counts = {"listed": 1, _STATUS_WORDS[status]: 1}
+    judged = _JUDGED.get(status) if status is not None else None
+    if judged:
+        counts[judged] = 1
+    tally = Tally(counts)
+    if lastmod is None:
+        return tally
+    counts["dated"] = 1
+    tally.lo = tally.hi = lastmod
+    if lastmod > now + LASTMOD_SLACK:
+        counts["future"] = 1
+        return tally
+    tally.new = lastmod
+    if fetch_time is None or content_changed is None:
+        return tally
+    if content_changed == fetch_time and prev_fetch_time is not None and lastmod + LASTMOD_SLACK <= prev_fetch_time:
+        counts["stale"] = 1
+    elif content_changed < fetch_time and content_changed + LASTMOD_SLACK < lastmod <= fetch_time:
+        counts["phantom"] = 1
+    return tally
+
+
+def unfetched_entries(lastmods: Iterable[datetime | None], now: datetime) -> Tally:
+    """What a sitemap's entries give it while none of their rows was fetched: the sum of `contribution`
+    for unfetched rows with these lastmods (one per entry). No I/O.
+
+    What a first parse of a sitemap whose URLs are new is judged on, known
+    before its rows are merged. Cost: one `contribution` per distinct lastmod.
+    """
+    alike: dict[datetime | None, int] = {}
+    for lastmod in lastmods:
+        alike[lastmod] = alike.get(lastmod, 0) + 1
+    total = Tally()
+    for lastmod, n in alike.items():
+        total.add(contribution(lastmod, FetchStatus.UNFETCHED, None, None, None, now).times(n))
+    return total
+
+
+# ----------------------------------------------------------- groups by parse --
+
+Groups = dict[str, Tally]
+"""Parse batch id `P` -> tally of the rows whose inlink cell carries it."""
+
+
+def groups_text(groups: Mapping[str, Tally]) -> tuple[str, ...]:
+    """One line per non-empty group: `P key=value...`, sorted by P."""
+    return tuple(f"{parse} {tally.text()}".rstrip() for parse, tally in sorted(groups.items()) if not tally.empty())
+
+
+def read_groups(lines: Iterable[str]) -> Groups:
+    """Inverse of `groups_text`; ValueError on a bad line."""
+    groups: Groups = {}
+    for line in lines:
+        parse, _, rest = line.strip().partition(" ")
+        if not parse:
+            continue
+        groups.setdefault(parse, Tally()).add(Tally.read(rest))
+    return groups
+
+
+def add_groups(total: Groups, more: Mapping[str, Tally]) -> None:
+    """Add every group of `more` into `total` (a million times in an inventory: no tally made per call)."""
+    for parse, tally in more.items():
+        held = total.get(parse)
+        if held is None:
+            held = total[parse] = Tally()
+        held.add(tally)
+
+
+def latest(groups: Mapping[str, Tally], count: str = "listed") -> tuple[str, Tally]:
+    """The latest parse with a listed entry (a positive `count`) and its tally (("", empty) when none)."""
+    for parse in sorted(groups, reverse=True):
+        if groups[parse].counts.get(count, 0) > 0:
+            return parse, groups[parse]
+    return "", Tally()
+
+
+# ------------------------------------------------------------ base and cells --
+
+#: Folded batch ids a base remembers (a rerun of one of them writes a cell that must not count again).
+FOLDED_KEPT = 32
+
+
+@dataclass
+class Base:
+    """The folded evidence of a sitemap (or row counts of an origin) and which batches' cells are in it.
+
+    `folded`: the latest `FOLDED_KEPT` batch ids folded, in fold order;
+    `through`: the greatest id of those forgotten since. A cell of a folded
+    batch is ignored if written again. Batch ids are not compared with each
+    other otherwise: two batches made in one second sort by their random
+    part, not by time.
+    """
+
+    through: str = ""
+    groups: Groups = field(default_factory=dict)
+    count: str = "listed"
+    """The counter that says a group has members (`listed` entries; `rows` for row counts)."""
+    folded: tuple[str, ...] = ()
+
+    def holds(self, batch: str) -> bool:
+        """Are this batch's cells already in the base?"""
+        return batch in self.folded or (bool(self.through) and batch <= self.through)
+
+    def lines(self) -> tuple[str, ...]:
+        """`through=<batch> folded=<ids>` then the groups (only the latest parse's: older ones never count again)."""
+        parse, tally = latest(self.groups, self.count)
+        kept = {parse: tally} if parse else {}
+        return (f"through={self.through} folded={','.join(self.folded)}", *groups_text(kept))
+
+    @classmethod
+    def read(cls, lines: Iterable[str] | None, count: str = "listed") -> Base:
+        """Inverse of `lines`; ValueError on a bad line."""
+        items = list(lines or ())
+        if not items:
+            return cls(count=count)
+        head = dict(word.partition("=")[::2] for word in items[0].split())
+        if "through" not in head:
+            raise ValueError(f"evidence base must start with through=, not {items[0][:40]!r}")
+        folded = tuple(b for b in head.get("folded", "").split(",") if b)
+        return cls(head["through"], read_groups(items[1:]), count, folded)
+
+
+def cell_name(batch_id: str, bucket: int) -> str:
+    """The qualifier tail of one batch's cell for one host bucket: `<batch>.<bbb>`."""
+    return f"{batch_id}.{bucket:03d}"
+
+
+def cell_batch(name: str) -> str:
+    """The batch id of a cell name (inverse of `cell_name`)."""
+    return name.rpartition(".")[0]
+
+
+def evidence(base: Base, cells: Mapping[str, str]) -> Groups:
+    """Base plus the cells of batches not folded into it; ValueError on a bad cell."""
+    groups: Groups = {}
+    add_groups(groups, base.groups)
+    for name, text in cells.items():
+        if not base.holds(cell_batch(name)):
+            add_groups(groups, read_groups(text.split("\n")))
+    return groups
+
+
+def fold(base: Base, cells: Mapping[str, str], current: str) -> tuple[Base, list[str]]:
+    """Base with the cells of every batch but `current` folded in, and the names of the cells now in it.
+
+    The current batch's cells stay apart: another split may still write its
+    own. Cells of batches folded before (a rerun wrote them again) are
+    dropped, not counted twice. Safe to run twice and from two processes:
+    the same inputs give the same base.
+    """
+    groups: Groups = {}
+    add_groups(groups, base.groups)
+    folded = list(base.folded)
+    names: list[str] = []
+    for name, text in sorted(cells.items()):
+        batch = cell_batch(name)
+        if batch == current:
+            continue
+        names.append(name)
+        if not base.holds(batch):
+            add_groups(groups, read_groups(text.split("\n")))
+            if batch not in folded:
+                folded.append(batch)
+    through = max([base.through, *folded[:-FOLDED_KEPT]]) if len(folded) > FOLDED_KEPT else base.through
+    return Base(through, groups, base.count, tuple(folded[-FOLDED_KEPT:])), names
+
+
+# ------------------------------------------------------ a row's contributions --
+
+class Contribution(NamedTuple):
+    """What a listed row gives one sitemap: now (`parse`, `tally`; None once delisted), and before `batch`.
+
+    `before` is what it gave before the batch that judged it last, so that
+    a rerun of that batch computes the same delta again. A named tuple: made
+    once or twice per row judged (a frozen dataclass costs three times as much).
+    """
+
+    sitemap: str
+    batch: str
+    parse: str | None
+    tally: Tally | None
+    before_parse: str | None
+    before: Tally | None
+
+    def line(self) -> str:
+        """`sitemap TAB batch TAB P words TAB P words` (`-` for none)."""
+        now = f"{self.parse} {self.tally.text()}" if self.parse and self.tally else "-"
+        then = f"{self.before_parse} {self.before.text()}" if self.before_parse and self.before else "-"
+        return f"{self.sitemap}\t{self.batch}\t{now}\t{then}"
+
+    @classmethod
+    def read(cls, line: str) -> Contribution:
+        """Inverse of `line`; ValueError on a bad line."""
+        parts = line.split("\t")
+        if len(parts) != 4:
+            raise ValueError(f"contribution needs 4 tab-separated parts: {line[:60]!r}")
+        sitemap, batch, now, then = parts
+
+        def side(text: str) -> tuple[str | None, Tally | None]:
+            if text == "-":
+                return None, None
+            parse, _, words = text.partition(" ")
+            return parse, Tally.read(words)
+
+        parse, tally = side(now)
+        before_parse, before = side(then)
+        return cls(sitemap, batch, parse, tally, before_parse, before)
+
+
+def read_contributions(lines: Iterable[str] | None,
+                       on_bad: Callable[[str, ValueError], None]) -> list[Contribution]:
+    """The contributions a row stored (`s:qc` or `m:hc` lines); a bad line is told to `on_bad` and read as none."""
+    out = []
+    for line in lines or ():
+        try:
+            out.append(Contribution.read(line))
+        except ValueError as exc:
+            on_bad(line, exc)
+    return out
+
+
+def judge(stored: Iterable[Contribution], current: Mapping[str, tuple[str, Tally]],
+          batch_id: str) -> tuple[list[Contribution], dict[str, Groups]]:
+    """A row's new contributions and the deltas they make, per sitemap and parse. No I/O.
+
+    `stored`: what the row holds (`s:qc`); `current`: sitemap -> (parse P,
+    tally) from its inlink cells now. For a sitemap, the row's former
+    contribution is what it held before `batch_id` (so a rerun gives the
+    same delta); the delta is new - former within one parse, or -former in
+    the old parse and +new in the new one. A sitemap that no longer lists
+    the row keeps a line with no current part until the next batch, so a
+    rerun still subtracts it.
+    """
+    if not stored:  # a row judged for the first time (most rows of an inventory): all it gives is new
+        firsts = [(sitemap, parse, tally) for sitemap, (parse, tally) in sorted(current.items()) if parse]
+        return ([Contribution(sitemap, batch_id, parse, tally, None, None) for sitemap, parse, tally in firsts],
+                {sitemap: {parse: tally} for sitemap, parse, tally in firsts})
+    held = {c.sitemap: c for c in stored}
+    lines: list[Contribution] = []
+    deltas: dict[str, Groups] = {}
+    for sitemap in sorted(set(held) | set(current)):
+        old = held.get(sitemap)
+        if old is not None and old.batch == batch_id:
+            was_parse, was = old.before_parse, old.before
+        elif old is not None:
+            was_parse, was = old.parse, old.tally
+        else:
+            was_parse, was = None, None
+        now_parse, now = current.get(sitemap, (None, None))
+        groups = deltas.setdefault(sitemap, {})
+        if was_parse and was and now_parse == was_parse and now is not None:
+            groups.setdefault(now_parse, Tally()).add(now.minus(was))
+        else:
+            if was_parse and was:
+                groups.setdefault(was_parse, Tally()).add(was, -1)
+            if now_parse and now is not None:
+                groups.setdefault(now_parse, Tally()).add(now)
+        if not groups:
+            del deltas[sitemap]
+        if now_parse or was_parse:
+            lines.append(Contribution(sitemap, batch_id, now_parse, now, was_parse, was))
+    return lines, deltas
+
+
+SlotT = TypeVar("SlotT")
+
+
+class FirstJudgements(Generic[SlotT]):
+    """First judgements (of rows with no stored line) made once per kind of row, and counted.
+
+    `judge` of a row with no stored line depends on what the row gives now
+    alone, and an inventory judges a million new rows of a few kinds (the
+    same tallies). `lines(slot, alike, current, *args)` gives the lines of such
+    a row and the cell that stores them (`encode` of their texts), judging
+    only the first row of its kind: `alike` is a hashable value equal for
+    rows whose `current(*args)` is equal, `slot` where the caller sums the row's
+    deltas (an origin, a host bucket). The deltas go to `add(slot, sitemap,
+    groups)` as one tally times the rows of each kind, when `flush` is
+    called and whenever `held` kinds are held (so memory stays bounded when
+    no two rows are alike). Sums come out as if each row were added alone:
+    adding a tally n times adds its counts n times and widens its dates once.
+    """
+
+    def __init__(self, batch_id: str, encode: Callable[[tuple[str, ...]], bytes],
+                 add: Callable[[SlotT, str, Groups], None], held: int = 4096) -> None:
+        self.batch_id, self._encode, self._add, self._most = batch_id, encode, add, held
+        self._kinds: dict[tuple[SlotT, object], _Kind] = {}
+
+    def lines(self, slot: SlotT, alike: object, current: Callable[..., Mapping[str, tuple[str, Tally]]],
+              *args: Any) -> tuple[list[Contribution], bytes]:
+        """The lines and stored cell of one row judged for the first time; counts the row under `slot`."""
+        kind = self._kinds.get((slot, alike))
+        if kind is None:
+            if len(self._kinds) >= self._most:
+                self.flush()
+            lines, deltas = judge((), current(*args), self.batch_id)
+            kind = self._kinds[slot, alike] = _Kind(lines, self._encode(tuple(c.line() for c in lines)), deltas)
+        kind.rows += 1
+        return kind.lines, kind.cell
+
+    def flush(self) -> None:
+        """Hand every kind's deltas, times its rows, to `add`; forget the kinds."""
+        for (slot, _alike), kind in self._kinds.items():
+            for sitemap, groups in kind.deltas.items():
+                self._add(slot, sitemap, {parse: tally.times(kind.rows) for parse, tally in groups.items()})
+        self._kinds.clear()
+
+
+@dataclass
+class _Kind:
+    """One kind of first judgement: its lines, their cell, its deltas, and the rows judged so."""
+
+    lines: list[Contribution]
+    cell: bytes
+    deltas: dict[str, Groups]
+    rows: int = 0

@@ -1,0 +1,373 @@
+"""How far a sitemap can be trusted: its signals, its score in [0, 1], and what follows.
+
+Pure: facts in, numbers out; no I/O. `jobs/quality.py` gathers the facts from
+the table at updatedb and writes what `assess` returns beside the sitemap.
+
+Each signal is a number in [0, 1] where 1 is good (and "no evidence yet"
+also counts as 1, so a sitemap is never punished before it is known):
+
+- `valid`: entries valid and in scope, (kept + 1) / (kept + out of scope +
+  invalid + 1);
+- `fetch`: listed URLs that answered 200 (or 304) once fetched, against those
+  that were gone (404, 410, other 4xx), redirected or denied by robots.txt;
+  URLs not fetched yet, retried or deferred are not judged. It needs
+  evidence before it acts: until `FETCH_EVIDENCE` (20) entries were judged,
+  or all of them when the sitemap lists fewer, it is 1 ("not known yet"),
+  so a 50,000-URL sitemap is not sunk by its first few 404s. Then it is the
+  upper bound of the Wilson score interval of the ok share (z = `WILSON_Z`,
+  1: one standard error), with p = ok / judged and n = judged:
+  (p + z²/2n + z·sqrt(p(1-p)/n + z²/4n²)) / (1 + z²/n). The optimistic
+  end of the interval, because the filter punishes: a sitemap is demoted or
+  blacklisted only when even the benefit of the doubt leaves it low (20 of
+  20 failed: 0.048; 10 of 10: 0.091; 1 of 1: 0.5; 15 of 20 ok: 0.83);
+- `lastmod`: lastmod sanity, (dated - bad + 1) / (dated + 1), where an entry is
+  bad when its lastmod is in the future, older than a content change we
+  observed, or newer than the last change we observed while the content
+  stayed the same (each test allows `LASTMOD_SLACK` for day-precision
+  dates); 0 when at least `UNIFORM_MIN` entries all carry one same lastmod
+  (the dates say nothing);
+- `duplicates`: (entries - duplicates + 1) / (entries + 1); a duplicate is an
+  entry whose URL (after canonicalisation) another entry of the same sitemap
+  already listed;
+- `errors`: limit overflows and parse errors: 1 when clean; 0.5 when a limit
+  cut the document (URL limit, byte limit, body truncated) or the document
+  broke part-way; 0 when it could not be read as a sitemap at all, or its
+  URL is gone or too large;
+- `freshness`: staleness of the sitemap itself, from its newest date (its
+  own lastmod in an index, or the newest lastmod of its entries):
+  1 up to `stale_days` old, then stale_days / age.
+
+The score multiplies, for every signal s with weight w (the most it can take
+away), `1 - w * (1 - s)`: fetch 1.0, valid 0.8, errors 0.8, lastmod 0.6,
+duplicates 0.3, freshness 0.3. So one bad signal cannot be hidden by the
+others being good, and a sitemap full of 404s falls to the fetch share alone.
+
+The filter: a score under `demote_below` demotes the sitemap, under
+`blacklist_below` blacklists it (the reason goes on the row); a pin in the
+settings (trusted or blocked) wins over both. A URL's sitemap priority is
+then weighted: `priority x weight`, the weight being the score (ok), half
+the score (demoted, `demote_factor`), 0 (blacklisted, blocked) or 1 (trusted).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+from sitemapcrawl.model.webpage import FetchStatus, QualityState
+
+#: Tolerance of the lastmod tests: sitemaps often give a day, not a time.
+LASTMOD_SLACK = timedelta(days=1)
+#: At least this many entries with one same lastmod make the dates meaningless.
+UNIFORM_MIN = 5
+#: Judged entries the fetch signal needs before it counts (or all, when a sitemap lists fewer).
+FETCH_EVIDENCE = 20
+#: z of the Wilson bound on the fetch share (1: one standard error, about 84 % one-sided).
+WILSON_Z = 1.0
+#: Most each signal can take away from the score.
+WEIGHTS: dict[str, float] = {
+    "fetch": 1.0, "valid": 0.8, "errors": 0.8, "lastmod": 0.6, "duplicates": 0.3, "freshness": 0.3,
+}
+#: Start of every blacklist reason this module writes (so it may also clear it).
+QUALITY_REASON = "quality "
+PINNED_REASON = "pinned blocked"
+
+_OK = frozenset({FetchStatus.FETCHED, FetchStatus.NOT_MODIFIED})
+_INVALID_LINES = (
+    re.compile(r"([\d,]+) entries without a usable http\(s\) URL skipped"),
+    re.compile(r"([\d,]+) entries with a URL that cannot be canonicalised"),
+)
+_CUT_LINES = ("URL limit:", "byte limit:")
+#: How parse notes a body that is no sitemap at all.
+_UNREAD_LINE = "not read as a sitemap"
+#: Words of the engine's problem lines for a document that broke part-way.
+_BROKEN_WORDS = ("XML unreadable", "XML not well-formed", "cut off", "broken", "unreadable")
+
+
+@dataclass(frozen=True)
+class QualityPolicy:
+    """Thresholds of the filter and the staleness limit."""
+
+    demote_below: float = 0.7
+    blacklist_below: float = 0.2
+    demote_factor: float = 0.5
+    stale_days: int = 365
+
+
+@dataclass(frozen=True)
+class SitemapFacts:
+    """What the sitemap's own row says (None: not known)."""
+
+    url: str
+    status: FetchStatus | None = None
+    truncated: bool = False
+    kind: str | None = None
+    """urlset, index, text, rss, atom; None when never read as a sitemap."""
+    parsed: bool = False
+    """parse has read (or tried to read) its body at least once."""
+    entries: int = 0
+    dropped_scope: int = 0
+    dropped_limit: int = 0
+    problems: tuple[str, ...] = ()
+    lastmod: datetime | None = None
+    blacklisted: str | None = None
+
+
+@dataclass(slots=True)
+class ListedStats:
+    """What the rows a sitemap lists say about it, summed by `observe` (one per sitemap)."""
+
+    listed: int = 0
+    ok: int = 0
+    gone: int = 0
+    redirected: int = 0
+    robots: int = 0
+    dated: int = 0
+    future: int = 0
+    stale: int = 0
+    phantom: int = 0
+    first_lastmod: datetime | None = None
+    lastmods_differ: bool = False
+    newest: datetime | None = None
+
+    @property
+    def judged(self) -> int:
+        """Listed URLs whose fetch outcome says something about the sitemap."""
+        return self.ok + self.gone + self.redirected + self.robots
+
+    @property
+    def bad_dates(self) -> int:
+        """Entries whose lastmod failed a test."""
+        return self.future + self.stale + self.phantom
+
+
+def observe(stats: ListedStats, lastmod: datetime | None, status: FetchStatus | None,
+            fetch_time: datetime | None, prev_fetch_time: datetime | None,
+            content_changed: datetime | None, now: datetime) -> None:
+    """Count one listed row (its sitemap lastmod and its fetch facts) into `stats`. No I/O.
+
+    `content_changed` is the fetch time at which the body was last seen to
+    differ (the first fetch counts), so: a change between the previous fetch
+    and the last one is known when `content_changed == fetch_time` and a
+    previous fetch exists; the content stayed the same from `content_changed`
+    to `fetch_time`.
+    """
+    stats.listed += 1
+    if status in _OK:
+        stats.ok += 1
+    elif status is FetchStatus.GONE:
+        stats.gone += 1
+    elif status is FetchStatus.REDIRECT:
+        stats.redirected += 1
+    elif status is FetchStatus.BLOCKED_ROBOTS:
+        stats.robots += 1
+    if lastmod is None:
+        return
+    stats.dated += 1
+    if stats.first_lastmod is None:
+        stats.first_lastmod = lastmod
+    elif lastmod != stats.first_lastmod:
+        stats.lastmods_differ = True
+    if lastmod > now + LASTMOD_SLACK:
+        stats.future += 1
+        return
+    if stats.newest is None or lastmod > stats.newest:
+        stats.newest = lastmod
+    if fetch_time is None or content_changed is None:
+        return
+    if content_changed == fetch_time and prev_fetch_time is not None and lastmod + LASTMOD_SLACK <= prev_fetch_time:
+        stats.stale += 1
+    elif content_changed < fetch_time and content_changed + LASTMOD_SLACK < lastmod <= fetch_time:
+        stats.phantom += 1
+
+
+@dataclass(frozen=True)
+class Signals:
+    """The six signals, each in [0, 1] (1 = good)."""
+
+    valid: float = 1.0
+    fetch: float = 1.0
+    lastmod: float = 1.0
+    duplicates: float = 1.0
+    errors: float = 1.0
+    freshness: float = 1.0
+
+    def score(self) -> float:
+        """The product of `1 - w * (1 - s)` over the signals, rounded to 3 places."""
+        total = 1.0
+        for name, weight in WEIGHTS.items():
+            total *= 1.0 - weight * (1.0 - getattr(self, name))
+        return round(min(1.0, max(0.0, total)), 3)
+
+
+@dataclass(frozen=True)
+class Assessment:
+    """A sitemap's verdict: score, signals, notes, state, blacklist reason and weight."""
+
+    score: float
+    signals: Signals
+    state: QualityState
+    weight: float
+    """What a listed URL's priority is multiplied by."""
+    notes: tuple[str, ...] = ()
+    reason: str | None = None
+    """The blacklist reason this module wants on the row (None: none of ours)."""
+
+
+def invalid_entries(problems: tuple[str, ...]) -> int:
+    """Entries the engine or parse skipped as unusable URLs, read from the problem lines."""
+    total = 0
+    for line in problems:
+        for pattern in _INVALID_LINES:
+            match = pattern.search(line)
+            if match:
+                total += int(match.group(1).replace(",", ""))
+    return total
+
+
+def _share(good: int, seen: int) -> float:
+    return (good + 1) / (seen + 1)
+
+
+def wilson_upper(good: int, seen: int, z: float = WILSON_Z) -> float:
+    """The upper bound of the Wilson score interval of the share `good / seen` (1 when nothing was seen)."""
+    if seen <= 0:
+        return 1.0
+    p = good / seen
+    z2 = z * z
+    centre = p + z2 / (2 * seen)
+    spread = z * math.sqrt(p * (1 - p) / seen + z2 / (4 * seen * seen))
+    return min(1.0, (centre + spread) / (1 + z2 / seen))
+
+
+def fetch_signal(listed: ListedStats, entries: int) -> tuple[float, str | None]:
+    """The fetch signal and its note: 1 until enough entries were judged, then the Wilson upper bound.
+
+    `entries`: how many entries the sitemap lists (the larger of what parse
+    kept and the listed rows counted), so a sitemap of 5 is judged on all 5.
+    """
+    needed = max(1, min(FETCH_EVIDENCE, max(entries, listed.listed)))
+    failed = listed.judged - listed.ok
+    if listed.judged < needed:
+        if not failed:
+            return 1.0, None
+        return 1.0, (f"{failed} of {listed.judged} fetched entries failed; not counted before "
+                     f"{needed} are judged")
+    signal = wilson_upper(listed.ok, listed.judged)
+    if not failed:
+        return signal, None
+    return signal, (f"{failed} of {listed.judged} fetched entries failed "
+                    f"(gone {listed.gone}, redirected {listed.redirected}, robots {listed.robots})")
+
+
+def _errors(facts: SitemapFacts) -> tuple[float, str | None]:
+    if facts.status in (FetchStatus.GONE, FetchStatus.TOO_LARGE):
+        return 0.0, f"the sitemap itself is {facts.status.value}"
+    if facts.parsed and (facts.kind is None or any(p.startswith(_UNREAD_LINE) for p in facts.problems)):
+        return 0.0, "not readable as a sitemap"
+    cuts = [p for p in facts.problems if p.startswith(_CUT_LINES)]
+    if cuts or facts.dropped_limit > 0 or facts.truncated:
+        return 0.5, "over a limit: " + ("; ".join(cuts) if cuts else "body truncated at the size cap")
+    broken = [p for p in facts.problems if any(word in p for word in _BROKEN_WORDS)]
+    if broken:
+        return 0.5, f"read with errors: {broken[0]}"
+    return 1.0, None
+
+
+def signals_of(facts: SitemapFacts, listed: ListedStats, policy: QualityPolicy,
+               now: datetime) -> tuple[Signals, tuple[str, ...]]:
+    """The six signals of one sitemap and a note for each that is not perfect. No I/O."""
+    notes: list[str] = []
+    invalid = invalid_entries(facts.problems)
+    seen = facts.entries + facts.dropped_scope + invalid
+    valid = _share(facts.entries, seen)
+    if facts.dropped_scope or invalid:
+        notes.append(f"{facts.dropped_scope + invalid} of {seen} entries out of scope or invalid")
+    fetch, fetch_note = fetch_signal(listed, facts.entries)
+    if fetch_note:
+        notes.append(fetch_note)
+    lastmod = _share(listed.dated - listed.bad_dates, listed.dated)
+    if listed.bad_dates:
+        notes.append(f"{listed.bad_dates} of {listed.dated} lastmods wrong (future {listed.future}, "
+                     f"older than a change {listed.stale}, newer without a change {listed.phantom})")
+    if listed.dated >= UNIFORM_MIN and not listed.lastmods_differ and listed.first_lastmod is not None:
+        lastmod = 0.0
+        notes.append(f"all {listed.dated} entries share one lastmod")
+    duplicates_found = max(0, facts.entries - listed.listed) if facts.parsed and listed.listed else 0
+    duplicates = _share(facts.entries - duplicates_found, facts.entries)
+    if duplicates_found:
+        notes.append(f"{duplicates_found} of {facts.entries} entries duplicate")
+    errors, why = _errors(facts)
+    if why:
+        notes.append(why)
+    newest = max((d for d in (facts.lastmod, listed.newest) if d is not None and d <= now + LASTMOD_SLACK),
+                 default=None)
+    freshness = 1.0
+    if newest is not None:
+        age = max(0.0, (now - newest).total_seconds() / 86400)
+        if age > policy.stale_days:
+            freshness = policy.stale_days / age
+            notes.append(f"newest date {age:.0f} days old")
+    return Signals(round(valid, 3), round(fetch, 3), round(lastmod, 3), round(duplicates, 3), errors,
+                   round(freshness, 3)), tuple(notes)
+
+
+@dataclass(frozen=True)
+class Pins:
+    """Sitemaps a person pinned in the settings: canonical URLs trusted or blocked."""
+
+    trusted: frozenset[str] = field(default_factory=frozenset)
+    blocked: frozenset[str] = field(default_factory=frozenset)
+
+
+def assess(facts: SitemapFacts, listed: ListedStats, policy: QualityPolicy, pins: Pins,
+           now: datetime) -> Assessment:
+    """Score a sitemap and decide what follows (see the module docstring). No I/O.
+
+    A blacklist reason not written by this module (the blacklist file) is
+    left alone and makes the sitemap blacklisted whatever its score.
+    """
+    signals, notes = signals_of(facts, listed, policy, now)
+    score = signals.score()
+    if facts.url in pins.blocked:
+        return Assessment(score, signals, QualityState.BLOCKED, 0.0, notes,
+                          f"{PINNED_REASON} in the settings (sitemap_blocked)")
+    foreign = facts.blacklisted is not None and not is_quality_reason(facts.blacklisted)
+    if foreign:
+        return Assessment(score, signals, QualityState.BLACKLISTED, 0.0, notes, None)
+    if facts.url in pins.trusted:
+        return Assessment(score, signals, QualityState.TRUSTED, 1.0, notes, None)
+    if score < policy.blacklist_below:
+        worst = notes[0] if notes else "low score"
+        reason = f"{QUALITY_REASON}{score:.3f} < {policy.blacklist_below:g}: {worst}"
+        return Assessment(score, signals, QualityState.BLACKLISTED, 0.0, notes, reason)
+    if score < policy.demote_below:
+        return Assessment(score, signals, QualityState.DEMOTED, round(score * policy.demote_factor, 3), notes)
+    return Assessment(score, signals, QualityState.OK, score, notes)
+
+
+def weight_of(state: QualityState | None, score: float | None, policy: QualityPolicy) -> float:
+    """The weight `assess` gives a sitemap in `state` with `score` (1 when never scored). No I/O."""
+    if state is None or state is QualityState.TRUSTED:
+        return 1.0
+    if state in (QualityState.BLACKLISTED, QualityState.BLOCKED):
+        return 0.0
+    if score is None:
+        return 1.0
+    return round(score * policy.demote_factor, 3) if state is QualityState.DEMOTED else score
+
+
+def is_quality_reason(reason: str) -> bool:
+    """Was this blacklist reason written by the quality filter (so it may clear it)?"""
+    return reason.startswith((QUALITY_REASON, PINNED_REASON))
+
+
+def weighted_priority(listings: list[tuple[float | None, float]]) -> float:
+    """A URL's sitemap priority weighted by quality: the best `priority x weight` over its sitemaps.
+
+    `listings` holds (priority or None, weight) per sitemap listing the URL;
+    a missing priority counts as the protocol's default, 0.5. No I/O.
+    """
+    return round(max(((0.5 if pr is None else pr) * weight for pr, weight in listings), default=0.0), 4)

@@ -1,0 +1,184 @@
+"""Row counts per origin and sitemap summaries: what `serve` shows without scanning `webpage`.
+
+Pure: no I/O. `jobs/counters.py` keeps them in the `host` table. A row
+adds to its origin's counts one `Tally` (`row_tally`): `rows`, its status
+(`st.<status>`), how it was found (`via.<seed|sitemap|link|sitemap
+document>`), `sitemaps`, `in_sitemaps`, `errors` (retry, gone),
+`robots_denied`, the audit lists it is on (`a.<list>`: `sitemapcrawl.model.audit`),
+and for pages: freshness (`fresh.<fresh|stale|never
+fetched>` when a sitemap gives a lastmod), changefreq (`cf.<value|none>`),
+lastmod month (`lm.<YYYY-MM>`) and `linked` (some page links to it). These
+are exactly the report's host and total counts (`sitemapcrawl.report.text`) and
+the page's changefreq and lastmod-month charts. They are kept like the
+quality evidence (`sitemapcrawl.scoring.evidence`: a row's last contribution on the
+row, per-batch cells on the origin's host row, a folded base), under the
+one group `rows`.
+
+Beside the counts, each origin keeps a sample of the URLs of each audit
+list (`apply_samples`: at most `SAMPLE_CAP`, added and removed as rows are
+judged; `SampleChanges` holds a batch's changes in bounded memory), so
+the audit panel shows URLs too; `export` gives every one.
+What cannot be kept this way is read by `report --html`, which scans the
+table: the lastmod ages and due times (relative to the moment of reading).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from sitemapcrawl.model.audit import discovered_via, is_multi_listed, is_orphan, is_unlisted, problems
+from sitemapcrawl.model.webpage import ChangeFreq, FetchStatus, WebPage
+from sitemapcrawl.scoring.evidence import Tally
+
+#: The one group of the row counts (what `evidence.judge` calls the parse).
+GROUP = "rows"
+#: The fields `row_tally` reads.
+TALLY_FIELDS = ("status", "is_sitemap", "seed", "in_sitemap", "lastmod", "fetch_time", "changefreq",
+                "link_inlinks", "http_code", "noindex", "canonical", "sitemaps_listing")
+#: The audit lists, in the order the page shows them.
+AUDIT_NAMES = ("http-error", "redirect", "blocked", "noindex", "canonical", "orphans", "unlisted", "multi-listed")
+#: URLs kept per audit list and origin (the panel shows at most this many per list).
+SAMPLE_CAP = 50
+#: The fields `summary` reads (the report's sitemap line and the quality columns).
+SUMMARY_FIELDS = (
+    "is_sitemap", "sitemap_source", "status", "http_code", "sitemap_type", "sitemap_entries", "dropped_scope",
+    "dropped_filter", "dropped_limit", "sitemap_problems", "blacklisted", "error", "sitemap_warnings",
+    "vouched_by", "quality", "quality_state", "quality_valid", "quality_fetch", "quality_lastmod",
+    "quality_duplicates", "quality_errors", "quality_freshness", "quality_notes",
+)
+SIGNALS = ("valid", "fetch", "lastmod", "duplicates", "errors", "freshness")
+_ERRORS = (FetchStatus.RETRY, FetchStatus.GONE)
+
+
+def row_tally(row: WebPage) -> Tally:
+    """What one row adds to its origin's counts. No I/O."""
+    counts = {GROUP: 1, _STATUS_WORDS[row.status]: 1, _VIA_WORDS[discovered_via(row)]: 1}
+    if row.is_sitemap:
+        counts["sitemaps"] = 1
+    if row.in_sitemap:
+        counts["in_sitemaps"] = 1
+    if row.status in _ERRORS:
+        counts["errors"] = 1
+    if row.status is FetchStatus.BLOCKED_ROBOTS:
+        counts["robots_denied"] = 1
+    for name in audit_lists(row):
+        counts[f"a.{name}"] = 1
+    if not row.is_sitemap:
+        if row.lastmod is not None:
+            if row.fetch_time is None:
+                counts[_word("fresh.never fetched")] = 1
+            else:
+                counts["fresh.stale" if row.lastmod > row.fetch_time else "fresh.fresh"] = 1
+            counts[f"lm.{row.lastmod.year:04d}-{row.lastmod.month:02d}"] = 1
+        counts[_CHANGEFREQ_WORDS[row.changefreq]] = 1
+        if row.link_inlinks:
+            counts["linked"] = 1
+    return Tally(counts)
+
+
+def audit_lists(row: WebPage) -> list[str]:
+    """The audit lists a row is on (`sitemapcrawl.model.audit`), in `AUDIT_NAMES` order."""
+    found = problems(row)
+    if is_orphan(row):
+        found.append("orphans")
+    if is_unlisted(row):
+        found.append("unlisted")
+    if is_multi_listed(row):
+        found.append("multi-listed")
+    return found
+
+
+def apply_samples(samples: dict[str, tuple[str, ...]],
+                  changes: dict[str, dict[str, bool]]) -> dict[str, tuple[str, ...]]:
+    """An origin's audit samples after `changes` (list -> URL -> on the list now?); only the lists changed.
+
+    First every URL no longer on its list leaves; then URLs on it join, in
+    URL order, while the list has fewer than `SAMPLE_CAP` (kept sorted). So
+    only removals of sampled URLs and the `SAMPLE_CAP` first new URLs
+    matter: `SampleChanges` keeps just those. Idempotent, so a rerun writes
+    the same lists.
+    """
+    out: dict[str, tuple[str, ...]] = {}
+    for name, urls_now in changes.items():
+        kept = set(samples.get(name, ()))
+        before = set(kept)
+        kept.difference_update(url for url, on in urls_now.items() if not on)
+        for url in sorted(url for url, on in urls_now.items() if on):
+            if len(kept) >= SAMPLE_CAP:
+                break
+            kept.add(url)
+        if kept != before:
+            out[name] = tuple(sorted(kept))
+    return out
+
+
+class SampleChanges:
+    """One origin's audit-list changes in bounded memory, for `apply_samples`.
+
+    Holds the removals of URLs in the stored samples (at most `SAMPLE_CAP`
+    per list) and the `SAMPLE_CAP` first new URLs per list (URL order):
+    what `apply_samples` can use, whatever the batch's size.
+    """
+
+    def __init__(self, stored: dict[str, tuple[str, ...]]) -> None:
+        self.stored = {name: frozenset(urls) for name, urls in stored.items()}
+        self.changes: dict[str, dict[str, bool]] = {}
+
+    def note(self, name: str, url: str, on: bool) -> None:
+        """URL `url` is (`on`) or is no longer on list `name`."""
+        sampled = url in self.stored.get(name, frozenset())
+        if on == sampled:
+            return  # a sampled URL still on its list, or a URL leaving a list it was not sampled on
+        listed = self.changes.setdefault(name, {})
+        listed[url] = on
+        if on and len(listed) > 4 * SAMPLE_CAP:
+            self._prune(listed)
+
+    @staticmethod
+    def _prune(listed: dict[str, bool]) -> None:
+        keep = set(sorted(url for url, on in listed.items() if on)[:SAMPLE_CAP])
+        for url in [url for url, on in listed.items() if on and url not in keep]:
+            del listed[url]
+
+
+def _word(name: str) -> str:
+    """A counter name as one word (`via.sitemap+document`): the stored text is space-separated."""
+    return name.replace(" ", "+")
+
+
+# The counter names of a row's status, discovery and changefreq, spelled once (row_tally runs per row).
+_STATUS_WORDS: dict[FetchStatus | None, str] = {None: "st.none", **{s: f"st.{s.value}" for s in FetchStatus}}
+_VIA_WORDS = {via: _word(f"via.{via}") for via in ("sitemap document", "seed", "sitemap", "link")}
+_CHANGEFREQ_WORDS: dict[ChangeFreq | None, str] = {None: "cf.none", **{c: f"cf.{c.value}" for c in ChangeFreq}}
+
+
+def named(counts: dict[str, int], prefix: str) -> dict[str, int]:
+    """The counters starting with `prefix`, by the rest of their name (`st.gone` -> `gone`, `+` -> space)."""
+    return {name[len(prefix):].replace("+", " "): n for name, n in counts.items() if name.startswith(prefix) and n}
+
+
+def summary(row: WebPage) -> str:
+    """A sitemap row as one JSON object: the report's `SitemapSummary` fields. No I/O."""
+    value: dict[str, Any] = {
+        "url": row.url, "source": row.sitemap_source.value if row.sitemap_source else None,
+        "status": row.status.value if row.status else None, "http_code": row.http_code,
+        "type": row.sitemap_type, "entries": row.sitemap_entries, "dropped_scope": row.dropped_scope,
+        "dropped_filter": row.dropped_filter, "dropped_limit": row.dropped_limit,
+        "problems": list(row.sitemap_problems or ()), "blacklisted": row.blacklisted, "error": row.error,
+        "warnings": list(row.sitemap_warnings or ()), "vouched_by": list(row.vouched_by or ()),
+        "quality": row.quality, "state": row.quality_state.value if row.quality_state else None,
+        "signals": {name: getattr(row, f"quality_{name}") for name in SIGNALS},
+        "notes": list(row.quality_notes or ()),
+    }
+    return json.dumps(value, sort_keys=True, ensure_ascii=False)
+
+
+def read_summary(text: str) -> dict[str, Any]:
+    """Inverse of `summary` (lists back to tuples); ValueError on anything else."""
+    value = json.loads(text)
+    if not isinstance(value, dict) or "url" not in value:
+        raise ValueError("not a sitemap summary")
+    for name in ("problems", "warnings", "vouched_by", "notes"):
+        value[name] = tuple(value.get(name) or ())
+    return value

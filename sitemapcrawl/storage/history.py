@@ -1,0 +1,378 @@
+"""Sitemap change history in the `history` table: written by parse, read by `changes` and the reports.
+
+A part, not a job (`jobs/__init__.py`): parse and updatedb's quality step
+write through it, the `changes` command, the report and `serve` read.
+
+Why a table of its own: "what did this sitemap add or drop since last time"
+must be answered without scanning `webpage`. Each sitemap has a snapshot row
+(its `webpage` row key) holding the entries of its latest parse, and one row
+per parse (the key plus an inverted time, newest first) holding when, how
+many entries, the counts of each change kind and the change lines
+themselves (`sitemapcrawl.model.changes` gives the text and the cutting into
+cells). Reading one sitemap's history is a prefix scan of at most
+`history_keep` small rows; a host's is a prefix scan too (keys start with
+the reversed host).
+
+`record_parse` (called by parse, once per sitemap parsed) compares the new
+entries with the snapshot, writes the parse row and the new snapshot, keeps
+the last `history_keep` parse rows, and acts on the rows of the changed URLs:
+
+- a URL the sitemap stopped listing loses the sitemap's inlink cell
+  (`il:<sitemap>`) and is marked `k:dsc` (recorded as touched by the batch
+  first, `sitemapcrawl.storage.tables`), so updatedb merges it again: its `s:in`
+  and `s:nl` then count only the sitemaps that still list it;
+- a URL a re-parsed sitemap newly lists gets `s:nw` = batch id: generate
+  ranks it first while it is unfetched (`jobs.generate.NEW_URL_BOOST`). The
+  first parse of a sitemap is a baseline: no changes, no boost.
+
+`record_statuses` (updatedb's quality step) writes the fetch statuses of
+each sitemap's URLs on its latest parse row, found by the key parse keeps on
+the sitemap row (`s:hk`): the report's chart of entries and statuses per
+crawl. `histories`, `changes_of` and `change_output` read it back for
+`changes`, the report and `serve`.
+
+Cost per sitemap parsed: one get of its snapshot (about 1 MB per 10,000
+entries), one put of the parse row and one of the snapshot, one small prefix
+scan to prune, one put per added URL and one delete, one touched record
+and one put per removed URL (batched by `hbase_batch_size`). Memory: the two snapshots of
+one sitemap.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import logging
+import time
+from collections import Counter
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+from sitemapcrawl.errors import CellDecodeError, InvalidUrlError, UsageError
+from sitemapcrawl.model.changes import (
+    Change,
+    ChangeKind,
+    Hints,
+    change_lines,
+    chunks,
+    count_changes,
+    diff,
+    history_key,
+    read_changes,
+    read_snapshot,
+    sitemap_key_of,
+    snapshot_lines,
+)
+from sitemapcrawl.model.webpage import (
+    HISTORY_TABLE,
+    WEBPAGE_TABLE,
+    HistoryRow,
+    WebPage,
+    column_names,
+    compare_filter_of,
+    encode,
+    format_time,
+    parse_time,
+)
+from sitemapcrawl.storage.store import Store
+from sitemapcrawl.storage.tables import Unreadable, decode_history, history_rows, record_touched
+from sitemapcrawl.web import urls
+
+log = logging.getLogger(__name__)
+
+_SUMMARY_FIELDS = [
+    "sitemap", "parsed_at", "batch", "entries", "baseline", "added", "removed", "lastmod_changed",
+    "changefreq_changed", "priority_changed", "statuses",
+]
+_SNAPSHOT_FIELDS = ["snapshot_at", "snapshot_chunks", "snapshot"]
+_COUNT_FIELDS = {
+    ChangeKind.ADDED: "added", ChangeKind.REMOVED: "removed", ChangeKind.LASTMOD: "lastmod_changed",
+    ChangeKind.CHANGEFREQ: "changefreq_changed", ChangeKind.PRIORITY: "priority_changed",
+}
+
+
+@dataclass(frozen=True)
+class ParseChanges:
+    """What `record_parse` found for one sitemap."""
+
+    baseline: bool
+    key: str
+    """The parse row's key (parse keeps it on the sitemap row, `s:hk`)."""
+    counts: dict[ChangeKind, int] = field(default_factory=dict)
+
+
+def _read_snapshot(store: Store, key: bytes) -> tuple[dict[str, Hints] | None, int]:
+    """The stored snapshot of a sitemap (None: never parsed) and the cells it takes."""
+    cells = store.row(HISTORY_TABLE, key, column_names(HistoryRow, _SNAPSHOT_FIELDS))
+    if not cells:
+        return None, 0
+    try:
+        row = decode_history(key, cells, _SNAPSHOT_FIELDS)
+    except (InvalidUrlError, CellDecodeError) as exc:
+        log.warning("history: unreadable snapshot, taken as none: %s", exc)
+        return None, 0
+    if row.snapshot_at is None:
+        return None, 0
+    parts = row.snapshot or {}
+    texts = [parts[n] for n in sorted(parts, key=lambda q: int(q) if q.isdigit() else -1)]
+    return read_snapshot(texts), row.snapshot_chunks or len(parts)
+
+
+def snapshot_urls(store: Store, sitemap_key: bytes) -> list[str]:
+    """The URLs of a sitemap's latest parse, from its snapshot row (none when never parsed).
+
+    Cost: one get of the snapshot row (about 1 MB per 10,000 entries).
+    """
+    snapshot, _chunks = _read_snapshot(store, sitemap_key)
+    return list(snapshot or ())
+
+
+def snapshot_lastmods(store: Store, sitemap_key: bytes) -> list[datetime | None] | None:
+    """The lastmod of each entry of a sitemap's latest parse (None: never parsed, or a lastmod not read).
+
+    Cost: one get of the snapshot row, as `snapshot_urls`.
+    """
+    snapshot, _chunks = _read_snapshot(store, sitemap_key)
+    if snapshot is None:
+        return None
+    out: list[datetime | None] = []
+    for hints in snapshot.values():
+        try:
+            out.append(parse_time(hints.lastmod) if hints.lastmod else None)
+        except ValueError:
+            out.append(None)
+    return out
+
+
+def record_parse(store: Store, sitemap_key: bytes, sitemap_url: str, listed: Mapping[str, Hints],
+                 batch_id: str, now: datetime, keep: int) -> ParseChanges:
+    """Record one parse of a sitemap (see the module docstring); return what changed."""
+    key_text = sitemap_key.decode("utf-8")
+    previous, old_chunks = _read_snapshot(store, sitemap_key)
+    changes = diff(previous, listed) if previous is not None else []
+    counts = count_changes(changes)
+    change_cells = {str(n): text for n, text in enumerate(chunks(change_lines(changes)))}
+    parse_row = HistoryRow(
+        history_key(key_text, time.time_ns() // 1000), sitemap=sitemap_url, parsed_at=now, batch=batch_id,
+        entries=len(listed),
+        baseline=previous is None, change_chunks=change_cells, added=counts[ChangeKind.ADDED],
+        removed=counts[ChangeKind.REMOVED], lastmod_changed=counts[ChangeKind.LASTMOD],
+        changefreq_changed=counts[ChangeKind.CHANGEFREQ], priority_changed=counts[ChangeKind.PRIORITY])
+    snapshot_cells = {str(n): text for n, text in enumerate(chunks(snapshot_lines(listed)))}
+    snapshot_row = HistoryRow(key_text, snapshot_at=now, snapshot_entries=len(listed),
+                              snapshot_chunks=len(snapshot_cells), snapshot=snapshot_cells)
+    store.write(HISTORY_TABLE, [(parse_row.key.encode("utf-8"), encode(parse_row)),
+                                (sitemap_key, encode(snapshot_row))])
+    if old_chunks > len(snapshot_cells):
+        stale = {str(n): "" for n in range(len(snapshot_cells), old_chunks)}
+        store.delete(HISTORY_TABLE, sitemap_key, list(encode(HistoryRow(key_text, snapshot=stale))))
+    _prune(store, key_text, keep)
+    if previous is not None:
+        _act_on_rows(store, sitemap_url, changes, batch_id)
+    return ParseChanges(previous is None, parse_row.key, counts)
+
+
+def _act_on_rows(store: Store, sitemap_url: str, changes: list[Change], batch_id: str) -> None:
+    """Removed URLs lose the sitemap's inlink cell and get merged again; added ones get the boost mark."""
+    inlink_column = list(encode(WebPage("", inlinks={sitemap_url: ""})))
+    puts: list[tuple[bytes, dict[bytes, bytes]]] = []
+    deletes: list[tuple[bytes, list[bytes]]] = []
+    for change in changes:
+        if change.kind not in (ChangeKind.ADDED, ChangeKind.REMOVED):
+            continue
+        try:
+            key = urls.row_key(change.url).encode("utf-8")
+        except InvalidUrlError:
+            continue
+        if change.kind is ChangeKind.REMOVED:
+            deletes.append((key, inlink_column))
+            puts.append((key, encode(WebPage(change.url, discover_mark=batch_id))))
+        else:
+            puts.append((key, encode(WebPage(change.url, new_in_sitemap=batch_id))))
+    # Different columns from the puts, so a delete and a put in one millisecond do not collide.
+    store.delete_many(WEBPAGE_TABLE, deletes)
+    record_touched(store, batch_id, (key for key, _ in deletes))  # before their k:dsc: updatedb merges them
+    store.write(WEBPAGE_TABLE, puts)
+
+
+def _prune(store: Store, sitemap_key: str, keep: int) -> None:
+    """Delete this sitemap's parse rows beyond the newest `keep` (keys sort newest first)."""
+    prefix = f"{sitemap_key} ".encode()
+    columns = column_names(HistoryRow, ["parsed_at"])
+    old = [key for n, (key, _cells) in enumerate(store.scan(HISTORY_TABLE, prefix=prefix, columns=columns))
+           if n >= max(1, keep)]
+    for key in old:
+        store.delete(HISTORY_TABLE, key)
+
+
+def record_statuses(store: Store, statuses: Mapping[str, Counter[str]]) -> int:
+    """Write listed-URL statuses on parse rows, by parse row key (`s:hk`); return rows written.
+
+    Cost: one batched write, no read.
+    """
+    puts = [(key.encode("utf-8"), encode(HistoryRow(key, statuses=" ".join(
+        f"{status}={n}" for status, n in sorted(counter.items()))))) for key, counter in statuses.items() if key]
+    return store.write(HISTORY_TABLE, puts).rows
+
+
+def parse_statuses(text: str | None) -> dict[str, int]:
+    """`fetched=3 gone=1` -> {"fetched": 3, "gone": 1}; bad words are skipped."""
+    out: dict[str, int] = {}
+    for word in (text or "").split():
+        name, _, number = word.partition("=")
+        if name and number.isdigit():
+            out[name] = int(number)
+    return out
+
+
+# ------------------------------------------------------------------ reading --
+
+@dataclass
+class SitemapHistory:
+    """One sitemap's recorded parses (oldest first), as summaries without the change lines."""
+
+    sitemap: str
+    parses: list[HistoryRow]
+
+    def totals(self) -> dict[ChangeKind, int]:
+        """Changes of each kind over these parses."""
+        return {kind: sum(getattr(p, name) or 0 for p in self.parses) for kind, name in _COUNT_FIELDS.items()}
+
+
+@dataclass(frozen=True)
+class ChangeRecord:
+    """One change as `changes --jsonl` prints it."""
+
+    sitemap: str
+    url: str
+    change: str
+    old: str | None
+    new: str | None
+    at: str
+
+
+def _prefixes(sitemap: str | None, host: str | None, rules: urls.CanonicalRules) -> list[bytes | None]:
+    if sitemap is not None:
+        key = urls.row_key(urls.canonicalize(sitemap, rules))
+        if host is not None and urls.host_key(urls.canonicalize(sitemap, rules)) != urls.canonical_host(host, rules):
+            return []
+        return [f"{key} ".encode()]
+    if host is not None:
+        return [urls.host_row_prefix(host, rules).encode("utf-8")]
+    return [None]
+
+
+def histories(store: Store, *, sitemap: str | None = None, host: str | None = None,
+              since: datetime | None = None, rules: urls.CanonicalRules = urls.DEFAULT_RULES,
+              unreadable: Unreadable | None = None) -> Iterator[SitemapHistory]:
+    """The recorded parses, grouped by sitemap in key order, each group oldest first.
+
+    `sitemap` (a URL) and `host` narrow the prefix scanned; `since` keeps parses
+    at or after that time (tested by the server). Baseline parses are included
+    (their counts are zero). Rows that do not decode are logged and counted
+    in `unreadable` (`tables`). Raises InvalidUrlError for a bad URL or host, and
+    the store's errors. Cost: a prefix scan of the summary columns; memory:
+    one sitemap's parses.
+    """
+    store.require_tables(HISTORY_TABLE)
+    row_filter = compare_filter_of(HistoryRow, "parsed_at", ">=", since) if since is not None else None
+    columns = column_names(HistoryRow, _SUMMARY_FIELDS)
+    unreadable = unreadable if unreadable is not None else Unreadable()
+    for prefix in _prefixes(sitemap, host, rules):
+        group: list[HistoryRow] = []
+        current = ""
+        scan = store.scan(HISTORY_TABLE, prefix=prefix, columns=columns, filter=row_filter)
+        for _key, row in history_rows(scan, "history", unreadable, _SUMMARY_FIELDS):
+            if row.parsed_at is None or row.sitemap is None:
+                continue
+            owner = sitemap_key_of(row.key)
+            if group and owner != current:
+                yield SitemapHistory(group[0].sitemap or "", group[::-1])
+                group = []
+            current = owner
+            group.append(row)
+        if group:
+            yield SitemapHistory(group[0].sitemap or "", group[::-1])
+
+
+def changes_of(store: Store, parse: HistoryRow, unreadable: Unreadable | None = None) -> Iterator[ChangeRecord]:
+    """The change records of one parse row, in URL order (one get of its change cells).
+
+    Change cells that do not decode give no records; the row is logged and
+    counted in `unreadable`.
+    """
+    key = parse.key.encode("utf-8")
+    cells = store.row(HISTORY_TABLE, key, column_names(HistoryRow, ["change_chunks"]))
+    if not cells:
+        return
+    try:
+        parts = decode_history(key, cells, ["change_chunks"]).change_chunks or {}
+    except (InvalidUrlError, CellDecodeError) as exc:
+        (unreadable if unreadable is not None else Unreadable()).add("history", key, exc)
+        return
+    texts = [parts[n] for n in sorted(parts, key=lambda q: int(q) if q.isdigit() else -1)]
+    at = format_time(parse.parsed_at) if parse.parsed_at else ""
+    for change in read_changes(texts):
+        yield ChangeRecord(parse.sitemap or "", change.url, change.kind.value, change.old, change.new, at)
+
+
+def parse_counts(parse: HistoryRow) -> dict[ChangeKind, int]:
+    """The change counts of one parse row."""
+    return {kind: getattr(parse, name) or 0 for kind, name in _COUNT_FIELDS.items()}
+
+
+def parse_since(text: str) -> datetime:
+    """`--since`: an ISO-8601 date or time (`2024-06-01`, `2024-06-01T12:00:00Z`, with an offset);
+    naive times are UTC. UsageError naming the value otherwise."""
+    try:
+        moment = datetime.fromisoformat(text.strip().replace("Z", "+00:00").replace("z", "+00:00"))
+    except ValueError:
+        raise UsageError(f"--since {text[:60]!r}: expected an ISO time such as 2024-06-01T12:00:00Z") from None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.astimezone(UTC)
+
+
+@dataclass
+class ChangesCounts:
+    """What `change_output` printed."""
+
+    sitemaps: int = 0
+    parses: int = 0
+    records: int = 0
+    unreadable: Unreadable = field(default_factory=Unreadable)
+    """History rows that did not decode (logged, left out)."""
+
+    def summary(self) -> str:
+        """One line for stderr."""
+        return (f"{self.records} changes from {self.parses} parses of {self.sitemaps} sitemaps"
+                + (f"; {self.unreadable.rows} unreadable rows skipped" if self.unreadable.rows else ""))
+
+
+def change_output(store: Store, counts: ChangesCounts, *, sitemap: str | None = None, host: str | None = None,
+                  since: datetime | None = None, jsonl: bool = False,
+                  rules: urls.CanonicalRules = urls.DEFAULT_RULES) -> Iterator[str]:
+    """The lines of `sitemapcrawl changes`: JSON records, or per sitemap its counts then its changes.
+
+    Oldest parse first within a sitemap. Streams: one sitemap's parse
+    summaries and one parse's changes in memory.
+    """
+    for history in histories(store, sitemap=sitemap, host=host, since=since, rules=rules,
+                             unreadable=counts.unreadable):
+        counts.sitemaps += 1
+        counts.parses += len(history.parses)
+        if not jsonl:
+            totals = history.totals()
+            first = sum(1 for p in history.parses if p.baseline)
+            yield (f"{history.sitemap}: " + ", ".join(f"{n} {kind.value}" for kind, n in totals.items())
+                   + f" ({len(history.parses)} parses" + (f", {first} first" if first else "") + ")")
+        for parse in history.parses:
+            for record in changes_of(store, parse, counts.unreadable):
+                counts.records += 1
+                if jsonl:
+                    yield json.dumps(dataclasses.asdict(record), ensure_ascii=False)
+                else:
+                    moved = record.change not in ("added", "removed")
+                    values = f": {record.old or '-'} -> {record.new or '-'}" if moved else ""
+                    yield f"  {record.at} {record.change:<10} {record.url}{values}"

@@ -1,0 +1,68 @@
+"""Origins (scheme://host[:port]) in the tables: their keys, and finding them.
+
+The `host` table has one row per origin, keyed like a `webpage` row without
+its path (`http://www.example.com:8080` -> `com.example.www:http:8080`), so
+both tables sort the same way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from sitemapcrawl.errors import InvalidUrlError
+from sitemapcrawl.model.webpage import WEBPAGE_TABLE
+from sitemapcrawl.storage.store import Store
+from sitemapcrawl.storage.tables import Unreadable, decode_page
+from sitemapcrawl.web import urls
+
+
+def origin_key(origin: str) -> bytes:
+    """The `host` table key of an origin (`scheme://host[:port]`, canonical); `tables.decode_host` reads it back."""
+    return urls.row_key(origin + "/")[:-1].encode("utf-8")
+
+
+def _next_key_after_prefix(prefix: bytes) -> bytes:
+    # Every key of the origin starts with `prefix` (which ends in "/"); the
+    # next byte value after "/" ("0") skips all of them.
+    return prefix[:-1] + bytes([prefix[-1] + 1])
+
+
+def origins_in_table(store: Store, within: bytes = b"", unreadable: Unreadable | None = None) -> Iterator[str]:
+    """Every origin with rows in `webpage` (whose keys start with `within`), in key order.
+
+    A skip scan: one round trip per origin (it jumps over each origin's rows
+    instead of reading them), so a table of millions of rows on a few hundred
+    hosts is listed in a few hundred calls. A key that names no origin is
+    stepped over, logged and counted in `unreadable` (`tables`).
+    """
+    start = within
+    while True:
+        found = list(store.scan(WEBPAGE_TABLE, start=start, limit=1,
+                                filter="FirstKeyOnlyFilter() AND KeyOnlyFilter()"))
+        if not found or not found[0][0].startswith(within):
+            return
+        key = found[0][0]
+        slash = key.find(b"/")
+        if slash < 0:  # not a webpage key; step past it
+            start = key + b"\x00"
+            continue
+        prefix = key[: slash + 1]
+        start = _next_key_after_prefix(prefix)
+        try:
+            origin = decode_page(prefix, {}).url[:-1]
+        except InvalidUrlError as exc:
+            (unreadable if unreadable is not None else Unreadable()).add("origins", key, exc)
+            continue
+        yield origin
+
+
+def origins_of_host(store: Store, origin: str) -> list[str]:
+    """The origins (any scheme, any port) the table knows for the host name of `origin`.
+
+    `origin` is canonical (`scheme://host[:port]`); only its host name counts.
+    A skip scan over the keys of that host name: one round trip per origin found.
+    """
+    key = urls.row_key(origin + "/")
+    # The key is `reversed-host:scheme[:port]/...`; an IPv6 host keeps its brackets.
+    end = key.index("]:") + 1 if key.startswith("[") else key.index(":")
+    return list(origins_in_table(store, key[: end + 1].encode("utf-8")))

@@ -1,0 +1,665 @@
+"""HBase access: the only module that imports happybase.
+
+`Store` offers what jobs need and no more: create the tables, batched writes,
+reads of one or many rows, and scans (by key prefix or range, with a server
+side filter, with only the columns asked for). It speaks bytes: keys and cells
+are built by `urls.py` and `webpage.py`.
+
+Failures of the wire (an idle socket the server closed, a restarted Thrift
+server, a timeout) are retried after reconnecting, a bounded number of times
+with growing pauses. That is safe because every write is an idempotent put:
+sending a batch twice leaves the same cells (one version per column), so a
+retry neither loses nor duplicates rows. A scan that breaks resumes after the
+last row it returned. After the last attempt the error becomes
+`StoreUnavailableError` (exit code 2) naming the address.
+
+What the server itself reports is classified first (`classify`): a missing
+table or namespace, an invalid table name, a key too long, a missing family,
+access denied, or a request the server could not process at all
+(`TApplicationException`) is permanent and fails at once with one line
+(`StoreRejectedError` or `TableMissingError`); only the rest is retried.
+Server messages arrive as bytes (thriftpy2) and carry Java stack traces:
+`server_message` turns them into one short line, so formatting an error never
+fails.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import re
+import socket
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TypeVar
+
+import happybase
+from Hbase_thrift import BatchMutation, Mutation
+from thriftpy2.thrift import TApplicationException, TException
+from thriftpy2.transport import TTransportException
+from thriftpy2.transport.buffered import TCyBufferedTransport
+
+from sitemapcrawl.config import Settings
+from sitemapcrawl.errors import StoreRejectedError, StoreUnavailableError, TableMissingError, UsageError
+from sitemapcrawl.model.webpage import (
+    BATCH_FAMILIES,
+    BATCH_TABLE,
+    BATCHROW_FAMILIES,
+    BATCHROW_TABLE,
+    DUE_FAMILIES,
+    DUE_TABLE,
+    HISTORY_FAMILIES,
+    HISTORY_TABLE,
+    HOST_FAMILIES,
+    HOST_TABLE,
+    WEBPAGE_FAMILIES,
+    WEBPAGE_TABLE,
+    Family,
+)
+
+#: Fewest keys `Store.rows` tries to read as one range scan (below, a multi-get is as cheap).
+DENSE_READ_MIN = 16
+
+log = logging.getLogger(__name__)
+
+Cells = dict[bytes, bytes]
+T = TypeVar("T")
+
+#: The tables the crawl uses, by base name, and their families.
+TABLES: dict[str, tuple[Family, ...]] = {
+    WEBPAGE_TABLE: WEBPAGE_FAMILIES, HOST_TABLE: HOST_FAMILIES, BATCH_TABLE: BATCH_FAMILIES,
+    HISTORY_TABLE: HISTORY_FAMILIES, BATCHROW_TABLE: BATCHROW_FAMILIES, DUE_TABLE: DUE_FAMILIES,
+}
+
+#: Errors of the wire: retried after reconnecting.
+_WIRE_ERRORS = (TTransportException, socket.error, EOFError, BrokenPipeError, ConnectionError)
+
+HOW_TO_START = "start the local one with: scripts/hbase-local start"
+
+
+#: HBase's longest row key (Short.MAX_VALUE bytes).
+MAX_KEY_BYTES = 32_767
+#: A table name HBase accepts: [namespace:]qualifier, letters, digits, '_', '-', '.'.
+_TABLE_NAME = re.compile(r"(?:[A-Za-z0-9_]+:)?[A-Za-z0-9_][A-Za-z0-9_.-]*")
+#: Java exceptions in a server message that no retry can cure, and what to tell the user.
+_PERMANENT = (
+    ("TableNotFoundException", "table missing"),
+    ("NamespaceNotFoundException", "namespace missing"),
+    ("NoSuchColumnFamilyException", "column family missing (a table from another version?)"),
+    ("AccessDeniedException", "access denied"),
+    ("IllegalArgumentException", "invalid request"),
+    ("TableExistsException", "table exists"),
+)
+# Not DoNotRetryIOException as such: the Thrift server wraps passing trouble in it too
+# ("Zookeeper GET could not be completed in 10000 ms"), and that is worth a retry.
+
+
+def server_message(exc: BaseException, limit: int = 300) -> str:
+    """One short line for any error, Thrift ones included; never raises.
+
+    thriftpy2 exceptions carry `message` as bytes (and `str()` of them then
+    fails); HBase adds a Java stack trace. The first line is kept, decoded
+    with replacement, control characters escaped and cut at `limit`.
+    """
+    raw = getattr(exc, "message", None)
+    if isinstance(raw, bytes):
+        text = raw.decode("utf-8", "replace")
+    elif isinstance(raw, str):
+        text = raw
+    else:
+        try:
+            text = str(exc)
+        except Exception:  # noqa: BLE001 - a broken __str__ must not hide the error
+            text = ""
+    line = next((part.strip() for part in text.splitlines() if part.strip()), "") or type(exc).__name__
+    line = "".join(ch if ch.isprintable() else f"\\x{ord(ch):02x}" for ch in line)
+    return line if len(line) <= limit else line[: limit - 3] + "..."
+
+
+def classify(exc: BaseException) -> str | None:
+    """What the server's error means: a short permanent reason, or None (retry it).
+
+    Wire errors (a closed socket, a timeout, a restarting server) and server
+    errors not known to be permanent are retried; a request the server could
+    not process (`TApplicationException`: HBase's answer to an invalid table
+    name or a key too long) and the exceptions in `_PERMANENT` are not.
+    """
+    if isinstance(exc, _WIRE_ERRORS):
+        return None
+    if isinstance(exc, TApplicationException):
+        return f"the server could not process the request ({server_message(exc)})"
+    if isinstance(exc, TException):
+        message = server_message(exc, limit=2000)
+        if type(exc).__name__ == "IllegalArgument":
+            return f"invalid request: {server_message(exc)}"
+        for java_name, reason in _PERMANENT:
+            if java_name in message:
+                return reason
+    return None
+
+
+def check_table_prefix(prefix: str) -> None:
+    """UsageError unless `prefix` + a base name is a valid HBase table name."""
+    if prefix and not _TABLE_NAME.fullmatch(prefix + "webpage"):
+        shown = server_message(ValueError(prefix), limit=80)
+        raise UsageError(f"table prefix {shown!r}: an HBase table name is [namespace:]name of letters, "
+                         "digits, '_', '-' and '.'")
+
+
+def check_key(key: bytes, what: str) -> None:
+    """StoreRejectedError for a row key HBase refuses (empty is allowed for scans only)."""
+    if len(key) > MAX_KEY_BYTES:
+        raise StoreRejectedError(f"{what}: row key of {len(key):,} bytes is over HBase's limit of "
+                                 f"{MAX_KEY_BYTES:,} bytes")
+
+
+def how_to_reach(settings: Settings) -> str:
+    """What to do when HBase does not answer: start the local one only when the address is the local default."""
+    if settings.hbase == Settings().hbase:
+        return f"is it running? {HOW_TO_START}"
+    return (f"is its Thrift1 gateway running there, with transport {settings.hbase_transport} and protocol "
+            f"{settings.hbase_protocol} (settings hbase_transport, hbase_protocol)?")
+
+
+
+@dataclass(frozen=True)
+class WriteCounts:
+    """What a batched write did: rows sent, round trips, retried batches."""
+
+    rows: int
+    batches: int
+    retries: int
+
+
+#: The buffers of the `buffered` transport: 256 KiB each way, not thriftpy2's 4 KiB, so a 1,000-row put
+#: (~700 KB) leaves in three socket writes instead of 175. Each socket call lets go of the GIL, and
+#: getting it back waits for the thread computing meanwhile to yield it (up to 5 ms): with 4 KiB
+#: buffers, updatedb's writer and reader threads spent most of their time waiting for it.
+TRANSPORT_BUFFER = 256 * 1024
+_BUFFERED = "buffered"
+_WIDE_BUFFERED = f"buffered-{TRANSPORT_BUFFER}"
+# happybase picks the transport class from this table by name; ours is registered beside its own.
+happybase.connection.THRIFT_TRANSPORTS.setdefault(
+    _WIDE_BUFFERED, functools.partial(TCyBufferedTransport, buf_size=TRANSPORT_BUFFER))
+
+
+class Store:
+    """A pool of Thrift connections to one HBase, with retries.
+
+    Nothing touches the network until the first operation. Thread-safe: each
+    thread takes its own connection from the pool (size `pool_size`).
+    """
+
+    def __init__(self, settings: Settings, pool_size: int = 4) -> None:
+        self.address = settings.hbase
+        self._host = settings.hbase_host
+        self._port = settings.hbase_port
+        self._timeout_ms = settings.hbase_timeout_ms
+        self._attempts = max(1, settings.hbase_retries)
+        self._batch_size = max(1, settings.hbase_batch_size)
+        check_table_prefix(settings.table_prefix)
+        self._prefix = settings.table_prefix
+        self._transport = settings.hbase_transport
+        self._protocol = settings.hbase_protocol
+        self._how_to_start = how_to_reach(settings)
+        self._pool_size = pool_size
+        self._pool: happybase.ConnectionPool | None = None
+        self._connected_once = False
+        self.retries = 0
+        """Operations retried after a wire error, since this store was made."""
+
+    @property
+    def batch_size(self) -> int:
+        """Rows per round trip (`hbase_batch_size`): what callers that read in chunks should use."""
+        return self._batch_size
+
+    def _attempts_now(self) -> int:
+        # An HBase that never answered is most likely not running: say so
+        # quickly. One that answered before is worth waiting for (a restart).
+        return self._attempts if self._connected_once else min(2, self._attempts)
+
+    # ---------------------------------------------------------- plumbing --
+
+    def table_name(self, table: str) -> str:
+        """The real HBase table name for a base name (`webpage` -> prefix + `webpage`)."""
+        return self._prefix + table
+
+    def _get_pool(self) -> happybase.ConnectionPool:
+        if self._pool is None:
+            # The pool opens its first connection at once: a wire error here
+            # is retried like any other.
+            self._pool = happybase.ConnectionPool(
+                self._pool_size, host=self._host, port=self._port, timeout=self._timeout_ms,
+                transport=_WIDE_BUFFERED if self._transport == _BUFFERED else self._transport,
+                protocol=self._protocol,
+            )
+        return self._pool
+
+    def _call(self, what: str, operation: Callable[[happybase.Connection], T]) -> T:
+        """Run `operation` on a pooled connection, retrying wire errors with backoff."""
+        pause = 0.25
+        for attempt in range(1, self._attempts + 1):  # noqa: B007 (bounded loop)
+            try:
+                with self._get_pool().connection() as connection:
+                    self._connected_once = True
+                    try:
+                        return operation(connection)
+                    except BaseException as exc:
+                        _drop_if_interrupted(connection, exc)
+                        raise
+            except _WIRE_ERRORS + (TException,) as exc:
+                error: Exception = exc
+                self._raise_if_permanent(what, exc)
+            if attempt >= self._attempts_now():
+                raise StoreUnavailableError(
+                    f"HBase at {self.address} failed {attempt} times ({what}: "
+                    f"{type(error).__name__}: {server_message(error)}); {self._how_to_start}"
+                ) from None
+            log.info("HBase %s failed (%s); retry %d in %.2fs", what, server_message(error), attempt, pause)
+            self.retries += 1
+            time.sleep(pause)
+            pause = min(pause * 2, 5.0)
+        raise AssertionError("unreachable")
+
+    def _raise_if_permanent(self, what: str, exc: BaseException) -> None:
+        """Raise the one-line error for a failure no retry can cure; return otherwise."""
+        reason = classify(exc)
+        if reason is None:
+            return
+        if reason in ("table missing", "namespace missing"):
+            raise TableMissingError(
+                f"{what}: {reason} in HBase at {self.address}; run `sitemapcrawl init`") from None
+        raise StoreRejectedError(f"{what}: HBase at {self.address} refused it: {reason}") from None
+
+    def close(self) -> None:
+        """Close every pooled connection (the store may be used again after)."""
+        pool, self._pool = self._pool, None
+        if pool is not None:
+            while True:
+                try:
+                    connection = pool._queue.get_nowait()
+                except Exception:
+                    break
+                connection.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    # ------------------------------------------------------------ tables --
+
+    def existing_tables(self) -> list[str]:
+        """Base names of our tables that exist (one round trip)."""
+        names = {n.decode() for n in self._call("list tables", lambda c: c.tables())}
+        return [base for base in TABLES if self.table_name(base) in names]
+
+    def create_tables(self, compression: str = "NONE") -> list[str]:
+        """Create the tables that are missing, with the families of `webpage.py`.
+
+        `compression` is HBase's name for the families' block compression
+        (NONE, GZ, SNAPPY...): the cluster checks that it can use it, and a
+        refusal (or a missing namespace) raises StoreRejectedError at once,
+        one line with the server's first line and what to do. Returns the
+        base names created; an empty list means all existed and nothing
+        changed. Costs one round trip plus one per table created.
+        """
+        created = []
+        existing = set(self.existing_tables())
+        for base, families in TABLES.items():
+            if base in existing:
+                continue
+            options = {
+                family.name: {
+                    "max_versions": family.max_versions,
+                    "block_cache_enabled": family.block_cache_enabled,
+                    "bloom_filter_type": family.bloom_filter_type,
+                    "compression": compression,
+                }
+                for family in families
+            }
+            name = self.table_name(base)
+
+            def create(connection: happybase.Connection, name: str = name, options: dict = options) -> None:
+                try:
+                    connection.create_table(name, options)
+                except TException as exc:
+                    # A retry after a lost reply finds the table made: that is success.
+                    exists = type(exc).__name__ == "AlreadyExists"  # Thrift's own answer to a second create
+                    if not exists and "TableExistsException" not in server_message(exc, limit=2000):
+                        refusal = create_refusal(exc, name, self.address)
+                        if refusal is not None:
+                            raise refusal from None
+                        raise
+
+            self._call(f"create table {name}", create)
+            created.append(base)
+        return created
+
+    def regions(self, table: str) -> list[tuple[bytes, bytes, str]]:
+        """The table's regions as (start key, end key, server), in key order (one round trip)."""
+        name = self.table_name(table)
+        found = self._call(f"regions of {name}", lambda c: c.table(name).regions())
+        return [(r["start_key"], r["end_key"], f"{_text(r.get('server_name', b''))}:{r.get('port', 0)}") for r in found]
+
+    def require_tables(self, *bases: str) -> None:
+        """Raise TableMissingError (saying to run init) unless these tables exist."""
+        existing = set(self.existing_tables())
+        missing = [self.table_name(b) for b in bases if b not in existing]
+        if missing:
+            raise TableMissingError(
+                f"table {', '.join(missing)} missing in HBase at {self.address}; run `sitemapcrawl init`"
+            )
+
+    def families(self, table: str) -> dict[str, dict[str, object]]:
+        """Family name -> options as HBase reports them (one round trip)."""
+        name = self.table_name(table)
+        raw = self._call(f"describe {name}", lambda c: c.table(name).families())
+        return {family.decode(): dict(options) for family, options in raw.items()}
+
+    def drop_tables(self) -> list[str]:
+        """Disable and delete this prefix's tables (tests and `init --drop`)."""
+        dropped = []
+        for base in self.existing_tables():
+            name = self.table_name(base)
+            self._call(f"drop table {name}", functools.partial(_drop, name=name))
+            dropped.append(base)
+        return dropped
+
+    # ------------------------------------------------------------ writes --
+
+    def write(self, table: str, rows: Iterable[tuple[bytes, Mapping[bytes, bytes]]]) -> WriteCounts:
+        """Put rows in batches of `hbase_batch_size`; a failed batch is sent again.
+
+        Streams: holds one batch in memory, whatever the length of `rows`.
+        Cells of a row are merged with what the row has (a put per column).
+        """
+        name = self.table_name(table)
+        sent = batches = 0
+        retries_before = self.retries
+        chunk: list[tuple[bytes, Mapping[bytes, bytes]]] = []
+        for row in rows:
+            check_key(row[0], f"write to {name}")
+            chunk.append(row)
+            if len(chunk) >= self._batch_size:
+                self._send(name, chunk)
+                sent += len(chunk)
+                batches += 1
+                chunk = []
+        if chunk:
+            self._send(name, chunk)
+            sent += len(chunk)
+            batches += 1
+        return WriteCounts(sent, batches, self.retries - retries_before)
+
+    def _send(self, name: str, chunk: Sequence[tuple[bytes, Mapping[bytes, bytes]]]) -> None:
+        # The Thrift call happybase's Batch.send makes, with the mutations built in one pass: Batch.put
+        # copies each row's cells into per-row lists first, which cost ~10% of an inventory's Python time.
+        # A cell repeated on many rows of the chunk (a status, a batch mark, a schedule) is one Mutation:
+        # it is only read, to be serialised (half the cost per cell where most cells repeat).
+        made: dict[tuple[bytes, bytes], Mutation] = {}
+        rows = []
+        for key, cells in chunk:
+            if not cells:
+                continue
+            mutations = []
+            for cell in cells.items():
+                mutation = made.get(cell)
+                if mutation is None:
+                    mutation = made[cell] = Mutation(False, cell[0], cell[1], True)
+                mutations.append(mutation)
+            rows.append(BatchMutation(key, mutations))
+        if not rows:
+            return
+        table = name.encode()
+
+        def send(connection: happybase.Connection) -> None:
+            connection.client.mutateRows(table, rows, {})
+
+        self._call(f"write {len(chunk)} rows to {name}", send)
+
+    def delete(self, table: str, key: bytes, columns: Sequence[bytes] | None = None) -> None:
+        """Delete some columns of a row (all of it when `columns` is None)."""
+        name = self.table_name(table)
+        check_key(key, f"delete from {name}")
+        self._call(f"delete from {name}", lambda c: c.table(name).delete(key, columns=columns))
+
+    def delete_many(self, table: str, rows: Iterable[tuple[bytes, Sequence[bytes] | None]]) -> WriteCounts:
+        """Delete cells of many rows: (key, columns) pairs, a whole row when columns is None.
+
+        One round trip per `hbase_batch_size` rows, like `write`; a failed
+        batch is sent again, which is safe: deleting twice leaves the same
+        row. An empty column list deletes nothing. Streams: holds one batch.
+        Mind HBase's timestamps: a delete and a put of the same column in
+        the same millisecond leave the delete winning, so never delete a
+        column that a put just sent.
+        """
+        name = self.table_name(table)
+        sent = batches = 0
+        retries_before = self.retries
+        chunk: list[tuple[bytes, Sequence[bytes] | None]] = []
+        for key, columns in rows:
+            if columns is not None and not columns:
+                continue
+            chunk.append((key, columns))
+            if len(chunk) >= self._batch_size:
+                self._send_deletes(name, chunk)
+                sent, batches, chunk = sent + len(chunk), batches + 1, []
+        if chunk:
+            self._send_deletes(name, chunk)
+            sent, batches = sent + len(chunk), batches + 1
+        return WriteCounts(sent, batches, self.retries - retries_before)
+
+    def _send_deletes(self, name: str, chunk: Sequence[tuple[bytes, Sequence[bytes] | None]]) -> None:
+        def send(connection: happybase.Connection) -> None:
+            batch = connection.table(name).batch()
+            for key, columns in chunk:
+                batch.delete(key, columns=columns)
+            batch.send()
+
+        self._call(f"delete from {len(chunk)} rows of {name}", send)
+
+    def check_and_put(self, table: str, key: bytes, column: bytes, expected: bytes | None, value: bytes) -> bool:
+        """Put `value` in one cell if it holds `expected` now (None: if it is absent); atomic.
+
+        HBase's checkAndPut through Thrift1: of two callers expecting the same
+        value, exactly one wins. Returns whether the put was made. One round
+        trip. A wire error is retried: a retry after a lost reply may find the
+        cell already holding `value`, which counts as a win.
+        """
+        name = self.table_name(table)
+        check_key(key, f"check-and-put in {name}")
+
+        def attempt(connection: happybase.Connection) -> bool:
+            done = connection.client.checkAndPut(name.encode(), key, column, expected,
+                                                 Mutation(column=column, value=value), {})
+            if done:
+                return True
+            now = connection.table(name).row(key, columns=[column]).get(column)
+            return now == value
+
+        return bool(self._call(f"check-and-put in {name}", attempt))
+
+    # ------------------------------------------------------------- reads --
+
+    def row(self, table: str, key: bytes, columns: Sequence[bytes] | None = None) -> Cells | None:
+        """One row's cells, or None when the row does not exist (one round trip)."""
+        name = self.table_name(table)
+        check_key(key, f"read from {name}")
+        cells = self._call(f"read from {name}", lambda c: c.table(name).row(key, columns=columns))
+        return cells or None
+
+    def rows(self, table: str, keys: Sequence[bytes], columns: Sequence[bytes] | None = None) -> dict[bytes, Cells]:
+        """Cells of many rows by key, in about one round trip per `hbase_batch_size` keys.
+
+        Rows that do not exist are absent from the result. The keys are read
+        in sorted order, `hbase_batch_size` at a time. Where they lie close
+        together (a batch's rows of one host, a sitemap's URLs), a part is
+        read as one range scan from its first key to its last, which the
+        server answers faster than the same keys as gets (a multi-get is one
+        random read per key). The scan
+        stops after a quarter more rows than wanted; when the range holds
+        more rows than that (the keys are scattered in a large table), the
+        keys it did not reach are read as gets. So a part costs at most its
+        gets plus a scan of 1.25 times its size, and a dense part one scan.
+        """
+        name = self.table_name(table)
+        wanted = sorted(set(keys))
+        for key in wanted:
+            check_key(key, f"read from {name}")
+        found: dict[bytes, Cells] = {}
+        for start in range(0, len(wanted), self._batch_size):
+            part = wanted[start : start + self._batch_size]
+            rest = part
+            if len(part) >= DENSE_READ_MIN:
+                budget = len(part) + len(part) // 4 + 1
+                scanned = list(self._scan(table, part[0], part[-1] + b"\x00", columns, None, budget))
+                members = set(part)
+                found.update((key, cells) for key, cells in scanned if key in members and cells)
+                reached = scanned[-1][0] if len(scanned) >= budget else part[-1]
+                rest = [key for key in part if key > reached]
+            if rest:
+                read = functools.partial(_read_rows, name=name, keys=rest, columns=columns)
+                result = self._call(f"read from {name}", read)
+                found.update((key, cells) for key, cells in result if cells)
+        return found
+
+    def scan(
+        self,
+        table: str,
+        *,
+        prefix: bytes | None = None,
+        start: bytes | None = None,
+        stop: bytes | None = None,
+        columns: Sequence[bytes] | None = None,
+        filter: str | None = None,
+        limit: int | None = None,
+    ) -> Iterator[tuple[bytes, Cells]]:
+        """Rows in key order, `hbase_batch_size` per round trip.
+
+        `prefix` or `start`/`stop` bound the keys; `filter` is an HBase filter
+        string evaluated by the server; `columns` limits the cells fetched. A
+        scan broken by a wire error reopens after the last row returned. The
+        server expires an idle scanner (2 minutes here): do not do slow work
+        between rows; read what you need first.
+        """
+        if prefix is not None:
+            if start is not None or stop is not None:
+                raise ValueError("scan: give prefix, or start/stop, not both")
+            start, stop = prefix, _prefix_end(prefix)
+        return self._scan(table, start, stop, columns, filter, limit)
+
+    def _scan(self, table: str, start: bytes | None, stop: bytes | None, columns: Sequence[bytes] | None,
+              filter: str | None, limit: int | None) -> Iterator[tuple[bytes, Cells]]:
+        """`scan` within bounds, for `scan` and `rows` (so a subclass counting scans sees each read once)."""
+        name = self.table_name(table)
+        returned = 0
+        last: bytes | None = None
+        pause = 0.25
+        failures = 0
+        while True:
+            resume = start if last is None else last + b"\x00"
+            try:
+                with self._get_pool().connection() as connection:
+                    self._connected_once = True
+                    scanner = connection.table(name).scan(
+                        row_start=resume, row_stop=stop, columns=columns, filter=filter,
+                        batch_size=self._batch_size,
+                        limit=None if limit is None else limit - returned,
+                    )
+                    try:
+                        for key, cells in scanner:
+                            last = key
+                            returned += 1
+                            yield key, cells
+                    except BaseException as exc:
+                        _drop_if_interrupted(connection, exc)
+                        raise
+                return
+            except _WIRE_ERRORS + (TException,) as exc:
+                self._raise_if_permanent(f"scan {name}", exc)
+                failures += 1
+                if failures >= self._attempts_now():
+                    raise StoreUnavailableError(
+                        f"HBase at {self.address} failed {failures} times (scan {name}: "
+                        f"{type(exc).__name__}: {server_message(exc)}); {self._how_to_start}"
+                    ) from None
+                log.info("scan of %s broke (%s); resuming after %r", name, server_message(exc), last)
+                self.retries += 1
+                time.sleep(pause)
+                pause = min(pause * 2, 5.0)
+
+
+def _drop_if_interrupted(connection: happybase.Connection, error: BaseException) -> None:
+    """Close a pooled connection whose call was cut short by Ctrl-C (KeyboardInterrupt, SystemExit...).
+
+    Its request may have gone out with the reply still on the way: the next
+    call on that socket would read it as its own. The pool replaces
+    connections only on wire errors; a closed one fails its next call with
+    one, and is replaced then (our retry makes that call again). A scan its
+    reader stopped early (GeneratorExit) closed its scanner: nothing is
+    on the way.
+    """
+    if not isinstance(error, Exception | GeneratorExit):
+        connection.close()
+
+
+def _text(value: bytes | str) -> str:
+    return value.decode("utf-8", "replace") if isinstance(value, bytes) else value
+
+
+def first_line(exc: BaseException, limit: int = 300) -> str:
+    """`server_message` with Java's exception wrapping stripped, for messages shown to an operator."""
+    line = server_message(exc, limit=100_000)
+    while True:  # "org...DoNotRetryIOException: org...DoNotRetryIOException: java.lang.X: why" -> "java.lang.X: why"
+        head, sep, rest = line.partition(": ")
+        if not (sep and head.startswith("org.apache.hadoop.hbase.") and rest):
+            break
+        line = rest
+    return line if len(line) <= limit else line[: limit - 3] + "..."
+
+
+def create_refusal(exc: TException, name: str, address: str) -> StoreRejectedError | None:
+    """The one-line error for a table creation the cluster refused for good, or None (retry it).
+
+    A missing namespace (Thrift1 cannot create one), a compression the
+    cluster cannot use (its table sanity check) and an invalid argument are
+    permanent; anything else may be passing trouble.
+    """
+    message = _text(getattr(exc, "message", b"") or b"")
+    line = first_line(exc)
+    namespace = name.partition(":")[0]
+    if "NamespaceNotFoundException" in message:
+        return StoreRejectedError(
+            f"create table {name}: namespace {namespace!r} does not exist in HBase at {address}; Thrift1 cannot "
+            f"create it: run `create_namespace '{namespace}'` in the HBase shell, or set hbase_shell and run init")
+    if "sanity checks" in message or "compression" in message.lower():
+        return StoreRejectedError(f"create table {name}: HBase at {address} refused it: {line}; "
+                                  "choose another --compression (gz needs no native library) or ask its operator")
+    if type(exc).__name__ == "IllegalArgument":
+        return StoreRejectedError(f"create table {name}: HBase at {address} refused it: {line}; "
+                                  "check the table prefix (letters, digits, '_', '-', '.'; `ns:` for a namespace)")
+    if "AccessDeniedException" in message:
+        return StoreRejectedError(f"create table {name}: HBase at {address} denied it: {line}; "
+                                  "ask its operator for CREATE rights, or to run `init --print-schema` as admin")
+    return None
+
+
+def _drop(connection: happybase.Connection, name: str) -> None:
+    connection.delete_table(name, disable=True)
+
+
+def _read_rows(
+    connection: happybase.Connection, name: str, keys: list[bytes], columns: Sequence[bytes] | None
+) -> list[tuple[bytes, Cells]]:
+    return list(connection.table(name).rows(keys, columns=columns))
+
+
+def _prefix_end(prefix: bytes) -> bytes | None:
+    """The first key after every key starting with `prefix` (None: no end)."""
+    stripped = prefix.rstrip(b"\xff")
+    if not stripped:
+        return None
+    return stripped[:-1] + bytes([stripped[-1] + 1])

@@ -1,0 +1,171 @@
+"""Finding a site's sitemaps: the one discovery path `detect` and `sitemap tree` share.
+
+For one origin (`scheme://host[:port]`): robots.txt is fetched, capped at
+`max_robots_bytes`, and read by `robots.RobotsPolicy` (protego): its proper
+`Sitemap:` lines, relative ones resolved against the URL the text finally
+came from (after redirects), canonicalised; a line that is no usable URL is
+counted, not kept. When it lists none and probing is asked for
+(`probe_known_paths`), the well-known paths (`sitemaps.discovery`) that
+robots.txt allows and the sitemap blacklist does not name are fetched, and
+those that parse as a sitemap with at least one entry are kept, with the
+response, so a caller that reads them next need not fetch them again. A
+failing robots.txt (5xx, no answer) means "disallow all": nothing is probed.
+
+Sitemaps listed by robots.txt are vouched for by its host (see
+`sitemaps.scope`); probed ones are not (a probe below the root keeps the
+folder rule).
+
+The network sits behind `http.HttpClient` (pacing is the client's); no HBase.
+Cost: one request for robots.txt, plus one per well-known path when probing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from sitemapcrawl.config import Settings
+from sitemapcrawl.errors import InvalidUrlError, SitemapError
+from sitemapcrawl.model.webpage import RobotsStatus, SitemapSource
+from sitemapcrawl.sitemaps.discovery import well_known_sitemap_urls
+from sitemapcrawl.sitemaps.document import parse_sitemap
+from sitemapcrawl.sitemaps.limits import SitemapLimits
+from sitemapcrawl.sitemaps.scope import vouch_host
+from sitemapcrawl.sitemaps.tree import EntrySink, Start, TreeNode, walk_tree
+from sitemapcrawl.web import urls
+from sitemapcrawl.web.http import HttpClient, HttpResponse
+from sitemapcrawl.web.robots import RobotsPolicy, status_for_http
+from sitemapcrawl.web.urlfilters import SitemapBlacklist
+from sitemapcrawl.web.urls import CanonicalRules
+
+
+@dataclass(frozen=True)
+class Discovered:
+    """One sitemap found for a site, and how."""
+
+    url: str
+    """Canonical URL."""
+    source: SitemapSource
+    """`robots` (a `Sitemap:` line) or `probe` (a well-known path)."""
+    response: HttpResponse | None = None
+    """For a probe: the response that proved it a sitemap."""
+
+
+@dataclass(frozen=True)
+class SiteSitemaps:
+    """What discovery learned about one origin."""
+
+    origin: str
+    robots_url: str
+    """Where the robots.txt text finally came from (after redirects)."""
+    robots_status: RobotsStatus
+    http_code: int | None
+    error: str | None
+    robots_text: str | None
+    robots_truncated: bool
+    policy: RobotsPolicy
+    sitemaps: tuple[Discovered, ...]
+    invalid_sitemap_lines: int
+    """`Sitemap` lines that are malformed or name no usable URL."""
+
+
+def is_real_sitemap(body: bytes, url: str, limits: SitemapLimits) -> bool:
+    """Does this body parse as a sitemap with at least one entry? (sniffed, not trusted)."""
+    try:
+        document = parse_sitemap(body, url, limits=limits)
+        return next(iter(document), None) is not None
+    except SitemapError:
+        return False
+
+
+def discover_sitemaps(
+    origin: str,
+    client: HttpClient,
+    settings: Settings,
+    *,
+    canonical: CanonicalRules,
+    blacklist: SitemapBlacklist,
+    probe: bool,
+) -> SiteSitemaps:
+    """robots.txt and (if asked, when it lists none) the well-known paths of one origin.
+
+    Never raises for what the network or the site does: failures are in the
+    result (`robots_status`, `error`).
+    """
+    robots_url = origin + "/robots.txt"
+    response = client.get(robots_url, max_bytes=settings.max_robots_bytes)
+    status = RobotsStatus.ERROR if response.error else status_for_http(response.status)
+    text = response.body.decode("utf-8", errors="replace").lstrip("\ufeff") if status is RobotsStatus.OK else None
+    policy = RobotsPolicy.from_text(status, text, settings.user_agent or "")
+    error = response.error
+    if status is RobotsStatus.ERROR and error is None:
+        error = f"HTTP {response.status}"
+    final_robots = response.url or robots_url
+    invalid = policy.malformed_sitemap_lines
+    found: list[Discovered] = []
+    for raw in policy.sitemaps(final_robots):
+        try:
+            found.append(Discovered(urls.canonicalize(raw, canonical), SitemapSource.ROBOTS))
+        except InvalidUrlError:
+            invalid += 1
+    first: dict[str, Discovered] = {}
+    for item in found:
+        first.setdefault(item.url, item)  # canonical forms may meet: the first of each, in order
+    found = list(first.values())
+    if not found and probe and status is not RobotsStatus.ERROR:
+        found = list(_probe(origin, client, settings, policy, blacklist, canonical))
+    return SiteSitemaps(origin, final_robots, status, response.status, error, text,
+                        response.truncated and status is RobotsStatus.OK, policy, tuple(found), invalid)
+
+
+def _probe(origin: str, client: HttpClient, settings: Settings, policy: RobotsPolicy,
+           blacklist: SitemapBlacklist, canonical: CanonicalRules) -> Iterator[Discovered]:
+    limits = SitemapLimits.from_settings(settings)
+    for candidate in well_known_sitemap_urls(origin + "/"):
+        if not policy.allowed(candidate) or blacklist.match(candidate):
+            continue
+        response = client.get(candidate, max_bytes=settings.max_sitemap_bytes)
+        if response.status == 200 and not response.error and is_real_sitemap(response.body, response.url, limits):
+            yield Discovered(urls.canonicalize(candidate, canonical), SitemapSource.PROBE, response)
+
+
+def site_tree(
+    url: str,
+    client: HttpClient,
+    settings: Settings,
+    *,
+    canonical: CanonicalRules,
+    blacklist: SitemapBlacklist,
+    probe: bool,
+    strict: bool,
+    on_entry: EntrySink | None = None,
+) -> Iterator[TreeNode]:
+    """The sitemap tree of the site at `url` (a homepage or a sitemap URL), as the crawl scopes it.
+
+    The site's sitemaps come from `discover_sitemaps` (the same as `detect`
+    finds); robots.txt-listed ones are vouched for by its host, a start URL
+    that is a sitemap by its own host (as an injected one), and index children
+    inherit (`sitemaps.scope`). Raises InvalidUrlError for a URL with no usable host.
+    """
+    origin = urls.origin(url, canonical)
+
+    def discover(_url: str) -> list[Start]:
+        site = discover_sitemaps(origin, client, settings, canonical=canonical, blacklist=blacklist,
+                                 probe=probe)
+        # The origin asked vouches, even when its robots.txt redirects elsewhere.
+        robots_host = vouch_host(origin + "/")
+        return [
+            Start(item.url, "robots.txt", (robots_host,) if robots_host else ())
+            if item.source is SitemapSource.ROBOTS
+            else Start(item.url, "well-known", (), item.response)
+            for item in site.sitemaps
+        ]
+
+    def same_site(a: str, b: str) -> bool:
+        try:
+            return urls.registered_domain_key(a) == urls.registered_domain_key(b)
+        except InvalidUrlError:
+            return False
+
+    yield from walk_tree(url, client, limits=SitemapLimits.from_settings(settings), strict=strict,
+                         discover=discover, same_site=same_site, on_entry=on_entry)

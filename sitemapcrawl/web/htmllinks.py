@@ -1,0 +1,168 @@
+"""Links of an HTML page: HTML bytes and the page's URL in, canonical outlinks out.
+
+Pure (no network, no HBase). lxml's forgiving HTML parser reads the bytes
+(it finds the charset from a BOM or `<meta charset>`; broken markup is
+repaired, never fatal). What is read:
+
+- `<a href>` and `<area href>`, resolved against `<base href>` (or the page
+  URL) with `urls.resolve`, so they come out canonical; `mailto:`,
+  `javascript:` and unresolvable hrefs are counted as invalid; the URL filter
+  drops what it refuses (counted); links to the page itself are left out;
+  duplicates are kept once (the first anchor text wins).
+- `rel="nofollow"` on a link leaves it out (counted).
+- `<meta name="robots">`: `noindex` and `nofollow` (and `none`, both) are
+  reported; with nofollow, no outlink at all is kept.
+- `<link rel="canonical">`: recorded, not followed.
+- Sitemap candidates: `<link rel="sitemap">` and links whose path ends with
+  `.xml` or `.xml.gz`. In mixed mode they may become sitemap rows; parse
+  sniffs their bodies once fetched.
+
+Bounded: at most `max_outlinks` outlinks are kept, first in document order;
+the rest are counted. Cost: one lxml parse of the body (C speed), one
+`urls.resolve` per link.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from dataclasses import dataclass
+
+from lxml import etree
+
+from sitemapcrawl.errors import InvalidUrlError
+from sitemapcrawl.web import urls
+from sitemapcrawl.web.urlfilters import UrlFilter
+from sitemapcrawl.web.urls import DEFAULT_RULES, CanonicalRules
+
+log = logging.getLogger(__name__)
+
+_SITEMAP_SUFFIXES = (".xml", ".xml.gz")
+
+
+@dataclass(frozen=True)
+class FoundLink:
+    """One outlink: canonical target, anchor text, and whether it may be a sitemap."""
+
+    url: str
+    anchor: str = ""
+    sitemap_candidate: bool = False
+
+
+@dataclass(frozen=True)
+class PageLinks:
+    """What a page says about links and indexing."""
+
+    outlinks: tuple[FoundLink, ...] = ()
+    noindex: bool = False
+    nofollow: bool = False
+    """`<meta name="robots">` says nofollow (or none): `outlinks` is then empty."""
+    canonical: str | None = None
+    base: str = ""
+    """The URL relative links were resolved against."""
+    dropped_nofollow: int = 0
+    dropped_invalid: int = 0
+    dropped_filter: int = 0
+    dropped_over_cap: int = 0
+
+
+def _make_parser() -> etree.HTMLParser:
+    return etree.HTMLParser(recover=True, no_network=True, remove_comments=True, remove_pis=True)
+
+
+def _rel_words(element: etree._Element) -> set[str]:
+    return {word.lower() for word in (element.get("rel") or "").split()}
+
+
+def _meta_robots(root: etree._Element) -> tuple[bool, bool]:
+    words: set[str] = set()
+    for meta in root.iter("meta"):
+        if (meta.get("name") or "").strip().lower() == "robots":
+            words |= {w.strip().lower() for w in (meta.get("content") or "").split(",")}
+    none = "none" in words
+    return none or "noindex" in words, none or "nofollow" in words
+
+
+def _is_sitemap_path(url: str) -> bool:
+    path = url.split("?", 1)[0].split("#", 1)[0].lower()
+    return path.endswith(_SITEMAP_SUFFIXES)
+
+
+def _anchor(element: etree._Element) -> str:
+    text = "".join(str(part) for part in element.itertext())
+    return " ".join(text.split()) or (element.get("title") or "").strip()
+
+
+def extract_links(
+    body: bytes,
+    page_url: str,
+    *,
+    rules: CanonicalRules = DEFAULT_RULES,
+    url_filter: UrlFilter | None = None,
+    max_outlinks: int = 1_000,
+) -> PageLinks:
+    """The outlinks and robots directives of one HTML page (see the module docstring).
+
+    `page_url` is the page's canonical URL (after redirects). Never raises
+    for bad HTML: an unreadable body gives an empty `PageLinks`.
+    """
+    url_filter = url_filter or UrlFilter()
+    try:
+        root = etree.fromstring(body, _make_parser()) if body.strip() else None
+    except (etree.LxmlError, ValueError) as exc:
+        log.debug("%s: HTML not readable: %s", page_url, exc)
+        root = None
+    if root is None:
+        return PageLinks(base=page_url)
+    base = page_url
+    for element in root.iter("base"):
+        href = element.get("href")
+        if href:
+            with contextlib.suppress(InvalidUrlError):
+                base = urls.resolve(page_url, href, rules)
+            break
+    noindex, nofollow = _meta_robots(root)
+    canonical = None
+    found: dict[str, FoundLink] = {}
+    counts = {"nofollow": 0, "invalid": 0, "filter": 0, "cap": 0}
+    for element in root.iter("a", "area", "link"):
+        href = element.get("href")
+        if not href:
+            continue
+        rel = _rel_words(element)
+        if element.tag == "link":
+            if "canonical" in rel and canonical is None:
+                with contextlib.suppress(InvalidUrlError):
+                    canonical = urls.resolve(base, href, rules)
+            if "sitemap" not in rel:
+                continue
+        if nofollow:
+            continue
+        if "nofollow" in rel:
+            counts["nofollow"] += 1
+            continue
+        try:
+            target = urls.resolve(base, href, rules)
+        except InvalidUrlError:
+            counts["invalid"] += 1
+            continue
+        if target == page_url:
+            continue
+        if url_filter.reason(target) is not None:
+            counts["filter"] += 1
+            continue
+        candidate = element.tag == "link" or _is_sitemap_path(target)
+        known = found.get(target)
+        if known is not None:
+            if candidate and not known.sitemap_candidate:
+                found[target] = FoundLink(target, known.anchor, True)
+            continue
+        if len(found) >= max_outlinks:
+            counts["cap"] += 1
+            continue
+        anchor = "" if element.tag == "link" else _anchor(element)
+        found[target] = FoundLink(target, anchor, candidate)
+    return PageLinks(
+        tuple(found.values()), noindex, nofollow, canonical, base,
+        counts["nofollow"], counts["invalid"], counts["filter"], counts["cap"],
+    )

@@ -1,0 +1,155 @@
+"""The house rules of the package, read from the imports of every module.
+
+Packages sit on floors and imports point down (DESIGN.md, README "Layout"):
+a module imports its own package or a floor below, never a package beside or
+above it; no job imports another job except `crawl`; no module outside a
+package imports a name of it that starts with `_`; no module is over 600 lines.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+import sitemapcrawl.jobs
+
+PACKAGE = Path(sitemapcrawl.jobs.__file__).resolve().parents[1]
+TESTS = PACKAGE.parent / "tests"
+BENCHMARKS = PACKAGE.parent / "benchmarks"
+
+#: Top to bottom. A package on one floor imports only packages on floors below (and itself).
+FLOORS: list[set[str]] = [
+    {"__main__"},
+    {"cli"},
+    {"testweb"},
+    {"jobs"},
+    {"report"},
+    {"fetcher", "scoring", "batch"},
+    {"storage"},
+    {"web"},
+    {"model"},
+    {"sitemaps"},
+    {"config"},
+    {"modes"},
+    {"safetext"},
+    {"errors"},
+]
+FLOOR_OF = {room: number for number, rooms in enumerate(FLOORS) for room in rooms}
+MAX_LINES = 600
+
+
+def room_of(module: str) -> str:
+    """`sitemapcrawl.web.urls` -> `web`; `sitemapcrawl` (the package itself) -> `` ."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else ""
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imports_of(path: Path) -> list[tuple[str, list[str]]]:
+    """Every `sitemapcrawl` import of a file, at any depth (lazy imports count): (module, names)."""
+    found: list[tuple[str, list[str]]] = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and (node.module or "").startswith("sitemapcrawl"):
+            found.append((node.module or "", [alias.name for alias in node.names]))
+        elif isinstance(node, ast.ImportFrom) and node.level:
+            raise AssertionError(f"{path}: relative import; write the absolute module")
+        elif isinstance(node, ast.Import):
+            found.extend((alias.name, []) for alias in node.names if alias.name.startswith("sitemapcrawl"))
+    return found
+
+
+def targets(module: str, names: list[str]) -> list[str]:
+    """The modules an import reaches: `from sitemapcrawl.web import urls` reaches `sitemapcrawl.web.urls`."""
+    def exists(dotted: str) -> bool:
+        place = PACKAGE.parent / dotted.replace(".", "/")
+        return place.with_suffix(".py").exists() or place.is_dir()
+
+    reached = [f"{module}.{name}" for name in names if exists(f"{module}.{name}")]
+    return reached or [module]
+
+
+def package_modules() -> list[Path]:
+    return sorted(path for path in PACKAGE.rglob("*.py"))
+
+
+def test_every_room_has_a_floor() -> None:
+    rooms = {room_of(module_name(path)) for path in package_modules()} - {""}
+    assert rooms <= set(FLOOR_OF), f"rooms without a floor: {sorted(rooms - set(FLOOR_OF))}"
+
+
+@pytest.mark.parametrize("path", package_modules(), ids=lambda path: str(path.relative_to(PACKAGE)))
+def test_imports_point_down(path: Path) -> None:
+    here = room_of(module_name(path))
+    if not here:
+        return
+    upward = []
+    for module, names in imports_of(path):
+        for target in targets(module, names):
+            there = room_of(target)
+            if there and there != here and FLOOR_OF[there] <= FLOOR_OF[here]:
+                upward.append(target)
+    assert upward == [], f"{module_name(path)} imports {upward}: same floor or above"
+
+
+def test_no_job_imports_a_job_but_crawl() -> None:
+    jobs = {f"sitemapcrawl.jobs.{name}" for name in sitemapcrawl.jobs.__all__}
+    offenders = {}
+    for path in (PACKAGE / "jobs").glob("*.py"):
+        if path.stem in ("crawl", "__init__"):
+            continue
+        imported = {target for module, names in imports_of(path) for target in targets(module, names)} & jobs
+        if imported:
+            offenders[path.stem] = sorted(imported)
+    assert offenders == {}
+
+
+def test_the_jobs_package_holds_only_jobs() -> None:
+    assert {path.stem for path in (PACKAGE / "jobs").glob("*.py")} - {"__init__"} == set(sitemapcrawl.jobs.__all__)
+
+
+@pytest.mark.parametrize("root", [PACKAGE, TESTS, BENCHMARKS], ids=lambda root: root.name)
+def test_no_private_name_is_imported_from_another_package(root: Path) -> None:
+    offenders = []
+    for path in sorted(root.rglob("*.py")):
+        here = module_name(path) if root == PACKAGE else ""
+        for module, names in imports_of(path):
+            private = [name for name in names if name.startswith("_") and name != "__version__"]
+            private += [part for part in module.split(".") if part.startswith("_") and part != "__main__"]
+            if private and (not here or room_of(module) != room_of(here)):
+                offenders.append(f"{path.relative_to(root.parent)}: {module} {private}")
+    assert offenders == []
+
+
+def test_every_package_shows_a_public_face() -> None:
+    for init in PACKAGE.glob("*/__init__.py"):
+        source = init.read_text(encoding="utf-8")
+        assert "__all__" in source, f"{init.relative_to(PACKAGE)} has no __all__"
+        assert ast.get_docstring(ast.parse(source)), f"{init.relative_to(PACKAGE)} has no docstring"
+
+
+def test_no_module_is_too_long() -> None:
+    long = {str(path.relative_to(PACKAGE)): lines for path in package_modules()
+            if (lines := len(path.read_text(encoding="utf-8").splitlines())) > MAX_LINES}
+    assert long == {}
+
+
+def test_the_reader_sees_every_form_of_import(tmp_path: Path) -> None:
+    source = tmp_path / "example.py"
+    source.write_text("""
+from sitemapcrawl.jobs.detect import check_origin
+from sitemapcrawl.web import urls, rules
+import sitemapcrawl.jobs.parse
+def later():
+    from sitemapcrawl.jobs.fetch import fetch
+""", encoding="utf-8")
+    assert imports_of(source) == [("sitemapcrawl.jobs.detect", ["check_origin"]),
+                                  ("sitemapcrawl.web", ["urls", "rules"]),
+                                  ("sitemapcrawl.jobs.parse", []), ("sitemapcrawl.jobs.fetch", ["fetch"])]
+    assert targets("sitemapcrawl.web", ["urls", "rules"]) == ["sitemapcrawl.web.urls", "sitemapcrawl.web.rules"]
+    assert room_of("sitemapcrawl.web.urls") == "web"
