@@ -441,10 +441,22 @@ def _check_order(values: Mapping[str, Any], sources: Mapping[str, str]) -> None:
                 f"{large} ({values[large]!r}, from {sources.get(large, 'default')})")
 
 
+#: A settings file larger than this is refused unread: real ones are a few KiB, and a
+#: path such as /dev/zero or a log file given by mistake must not be read without end.
+MAX_CONFIG_BYTES = 1 << 20
+
+
 def _read_toml(path: Path) -> dict[str, Any]:
+    """The settings in a TOML file, keys with `-` as `_`; UsageError in one line for any bad file.
+
+    Reads at most `MAX_CONFIG_BYTES` + 1 bytes, whatever the file is (a device, a pipe).
+    """
     try:
         with path.open("rb") as handle:
-            data = tomllib.load(handle)
+            raw = handle.read(MAX_CONFIG_BYTES + 1)
+        if len(raw) > MAX_CONFIG_BYTES:
+            raise UsageError(f"config file {path}: larger than {MAX_CONFIG_BYTES:_} bytes; is it the right file?")
+        data = tomllib.loads(raw.decode("utf-8"))
     except FileNotFoundError:
         raise UsageError(f"config file not found: {path}") from None
     except IsADirectoryError:

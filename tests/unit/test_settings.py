@@ -73,6 +73,13 @@ def test_a_binary_config_file_is_refused_in_one_line(tmp_path: Path) -> None:
     assert refused(tmp_path, b"\x00\x01threads = 3").startswith(f"config file {tmp_path / 'bad.toml'}: ")
 
 
+def test_an_endless_or_huge_config_file_is_refused_after_a_bounded_read(tmp_path: Path) -> None:
+    assert refused(tmp_path, b"# " + b"x" * (1 << 20)) == (
+        f"config file {tmp_path / 'bad.toml'}: larger than 1_048_576 bytes; is it the right file?")
+    with pytest.raises(UsageError, match="larger than 1_048_576 bytes"):
+        load_settings(Path("/dev/zero"), environ={})
+
+
 def test_missing_and_directory_config_files(tmp_path: Path) -> None:
     with pytest.raises(UsageError, match="config file not found"):
         load_settings(tmp_path / "nope.toml", environ={})
