@@ -453,7 +453,8 @@ def panel_options(name: str, query: dict[str, list[str]]) -> dict[str, Any]:
             raise UsageError(f"parameter {key!r} given {len(values)} times")
         value = values[0]
         if key == "limit":
-            if not value.isdigit() or not 1 <= int(value) <= MAX_LIMIT:
+            # ASCII digits only, and few: int() refuses over 4,300 digits and str.isdigit takes "²".
+            if not (value.isascii() and value.isdigit() and len(value) <= 6) or not 1 <= int(value) <= MAX_LIMIT:
                 raise UsageError(f"limit must be a whole number from 1 to {MAX_LIMIT}, not {value[:40]!r}")
             options["limit"] = int(value)
         elif key == "state":

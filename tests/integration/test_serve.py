@@ -124,6 +124,7 @@ def test_the_page_follows_a_crawl_in_another_process(store: Store, settings: Set
 @pytest.mark.parametrize(("path", "code", "words"), [
     ("api/sitemaps?limit=abc", 400, "limit must be a whole number"),
     ("api/sitemaps?limit=0", 400, "limit must be a whole number"),
+    ("api/sitemaps?limit=" + "9" * 4_301, 400, "limit must be a whole number"),
     ("api/sitemaps?state=great", 400, "state must be one of"),
     ("api/hosts?state=ok", 400, "unknown parameter 'state'"),
     ("api/totals?x=1", 400, "unknown parameter 'x'"),

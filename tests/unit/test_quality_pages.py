@@ -50,7 +50,8 @@ def test_panel_options_are_typed_or_refused_with_a_message() -> None:
     for name, query, words in [
         ("sitemaps", {"limit": ["x"]}, "limit must be"), ("sitemaps", {"limit": ["999999999"]}, "limit must be"),
         ("sitemaps", {"state": ["good"]}, "state must be one of"), ("totals", {"limit": ["1"]}, "unknown parameter"),
-        ("hosts", {"limit": ["1", "2"]}, "given 2 times"),
+        ("hosts", {"limit": ["1", "2"]}, "given 2 times"), ("sitemaps", {"limit": ["9" * 5_000]}, "limit must be"),
+        ("hosts", {"limit": ["²"]}, "limit must be"), ("history", {"limit": ["٣"]}, "limit must be"),
     ]:
         with pytest.raises(UsageError, match=words):
             panel_options(name, query)
