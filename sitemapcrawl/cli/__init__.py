@@ -3,8 +3,9 @@
 `app` holds the typer commands; `core` the option conversion and the one
 place where errors become a stderr line and an exit code; `console` and
 `console_live` the messages and the live progress line on stderr;
-`settings_doc` the settings reference that `config show` and the docs print.
+`settings_doc` and `reference_doc` the settings table and the command
+reference that the docs site renders from the code.
 Nothing imports this package: it is the top of the arrows.
 """
 
-__all__ = ["app", "console", "console_live", "core", "settings_doc"]
+__all__ = ["app", "console", "console_live", "core", "reference_doc", "settings_doc"]

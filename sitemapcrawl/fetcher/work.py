@@ -1,41 +1,15 @@
 """Working a fetch: worker threads take ready items, make the requests and record the facts.
 
-- Politeness (`fetch_queues.FetchQueues`, paced by `fetch_pacing.Pacing`):
-  at most `threads_per_host` requests in flight per queue, at least the
-  queue's delay from the end of one request to the start of the next (the
-  setting, a robots.txt Crawl-delay up to `max_crawl_delay`, raised by 429
-  and 503 answers), a Retry-After honoured for the whole queue. A
-  Crawl-delay over the cap defers the origin's URLs (status `deferred`),
-  as Nutch does.
-- robots.txt is fetched as the first request of its queue when the table
-  has no fresh copy (with `robots_txt.check_origin`, the same code `detect`
-  runs). Every URL is checked against it: a disallowed URL is
-  `blocked_robots`; while robots.txt fails (5xx, no answer) the origin's
-  URLs are `deferred`, with its retry time as `retry_at`.
-- HTTP (`Worker.request`, the one place a page request is made): the user
-  agent, timeouts, a body cap (`max_content_bytes`, or `max_sitemap_bytes`
-  for sitemaps: reading stops, `f:tr` = 1), conditional GET from the
-  server's own `ETag` and `Last-Modified` of the last successful fetch.
-- Redirects are recorded (`redirect`, `f:rd` = target). A target on the
-  same host is followed in the same queue (so each hop is paced), up to
-  `max_redirects` hops, unless it is in the batch anyway, already fetched,
-  or filtered; it joins the batch (marks set) so its own row holds its
-  outcome. A target on another host becomes a new row (`unfetched`, due
-  now, the source's score, depth and radius), fetched in a later batch. A
-  sitemap's target stays a sitemap (`s:sm`, source `redirect`); a same-host
-  hop also gets its redirect inlink at once, so parse scopes it by who
-  vouched for its source in the same batch.
-- Facts only: status, HTTP code, content type, validators, MD5 signature,
-  content-changed time, fetch time (and the one before), retries, error,
-  `retry_at` (Retry-After, robots.txt retry time) and the fetch mark. 404,
-  410 and other client errors are `gone`; 5xx, 408, 429, timeouts and
-  connection failures are `retry`, or `gone` after `max_fetch_retries` in
-  a row (`schedule.after_failure`). When the URL is due again is decided by
-  `sitemapcrawl.model.schedule`, which updatedb runs; fetch writes no next fetch
-  time (except the "due now" of a row it creates).
-- Content: sitemap bodies are always kept in `c:raw`; page bodies only
-  with `store_content`. A compressed body larger than HBase's cell limit
-  (`max_cell_bytes`) is not written: the row becomes `too_large`.
+`Worker.request` is the one place a page request is made: robots.txt checked
+first (fetched as its queue's first request when the table has no fresh
+copy, by the same code `detect` runs), the user agent, timeouts, the body
+caps, a conditional GET, redirects followed within the host's queue. It
+records facts only (status, HTTP code, validators, signature, retries,
+errors, `retry_at`); the next fetch time is `sitemapcrawl.model.schedule`'s,
+which updatedb runs. What each outcome means: docs/commands.md, fetch.
+
+Cost: one request per item (plus one per redirect hop and per missing
+robots.txt); memory of the bodies in flight, each capped.
 """
 
 from __future__ import annotations

@@ -1,33 +1,17 @@
 """`detect`: read each host's robots.txt, record its rules, inject its sitemaps.
 
 For every origin in the table (or the ones asked for), robots.txt is fetched
-politely (one request at a time per host, the configured delay, user agent,
-timeout and size cap), parsed with protego, and summarised on the `host`
-row: fetch time and outcome, crawl delay for our agent, the `Sitemap:` URLs
-and the (capped) text, so later jobs check allow/deny without refetching.
+politely and summarised on the `host` row (fetch time, outcome, crawl delay,
+`Sitemap:` URLs, the capped text), so later jobs check allow/deny without
+refetching. Its sitemaps are found by `web.discover.discover_sitemaps`, the
+path `sitemap tree` takes too, and become sitemap rows vouched for by the
+robots.txt's host. The politeness state of each key is read before its first
+request and written back with the host row, also when stopped early. The
+rules in full: docs/commands.md (detect), docs/sitemaps.md, docs/politeness.md.
 
-Finding the sitemaps is `discover.discover_sitemaps`, the same path
-`sitemap tree` takes. Sitemaps listed in robots.txt become sitemap rows
-(source `robots`), unless blacklisted (an existing row records why) or
-disallowed by that robots.txt, and the robots.txt's host is recorded as
-vouching for them (`s:vb`, see `sitemaps.scope`): they may list any URL on
-that host. A sitemap on another host than the robots.txt that lists it is a
-cross-submission: the listing robots.txt is recorded on the sitemap row too
-(`s:cs`). With `probe_known_paths`, a host whose robots.txt names no sitemap
-is probed at the well-known locations; only bodies that really parse as
-sitemaps count, and nobody vouches for them.
-
-robots.txt 4xx: allow all. 5xx or no answer: disallow all and retry after
-`robots_retry_interval`. Hosts are checked in parallel (`threads`), each
-politeness key (host, or IP with `queue_by = "ip"`) by one thread at a
-time, after waiting out the delay its stored politeness state asks
-(`jobs/politeness.py`: the last request of an earlier fetch, detect or
-round, the host's stored Crawl-delay, a Retry-After pause); the end of its
-requests is written back with the host row. Stopped early (Ctrl-C, a
-store error), detect starts no new request, waits for those in flight
-(each ends by its deadline, `http_deadline`; a further Ctrl-C does not cut
-that short, the process could not exit before them anyway) and writes the
-politeness state of every key it asked, so the next job waits from there.
+Cost: a skip scan of `webpage`, one round trip per origin
+(`storage.hosts`), one robots.txt request per origin (plus probes with
+`probe_known_paths`), one put per origin and per new sitemap row.
 """
 
 from __future__ import annotations

@@ -1,39 +1,17 @@
 """`fetch`: fetch one generated batch politely, with queues per host and a pool of threads.
 
-Nutch's queue-based fetcher over HBase rows, in four parts a reader can hold:
+Nutch's queue-based fetcher over HBase rows. Its parts are in
+`sitemapcrawl.fetcher` (feed, queues, pacing, work, write); this module is the
+job loop and the one place that decides to stop: `time_limit`,
+`min_throughput` after a `warmup`, or Ctrl-C stop handing out URLs, and
+requests still in flight `ABANDON_AFTER` seconds later are abandoned. However
+it stops, the politeness state written last covers every request it started,
+and what was not fetched keeps its row untouched, so the batch can be
+fetched again. One worker per share: it holds the lease of its partition
+(`sitemapcrawl.batch.leases`). The behaviour in full: docs/commands.md, fetch.
 
-- `fetch_feed`: the batch's rows become items in one queue per politeness
-  key (host, or IP with `queue_by = "ip"`), robots.txt first where the
-  table has no fresh copy; resumable (rows already marked are skipped).
-- `fetch_pacing` over `fetch_queues`: the delay per queue (setting,
-  Crawl-delay, slow-down after 429/503, Retry-After), seeded from the
-  politeness state the `host` table keeps (`jobs/politeness.py`), so the
-  delay holds across rounds, processes and workers.
-- `fetch_work`: worker threads make the requests and record facts only
-  (status, HTTP code, error, retries, `retry_at`, fetch times); the next
-  fetch time is `sitemapcrawl.model.schedule`'s, applied by updatedb.
-- `fetch_write`: outcomes, robots.txt rows and politeness state are written
-  from this thread, in batches of `hbase_batch_size` or once a second.
-
-This module is the job loop, the one place that decides to stop:
-`time_limit` stops handing out URLs after a duration, and `min_throughput`
-(pages/s over `throughput_window` seconds after a `warmup`) stops a fetch
-stalled on slow hosts; requests still in flight `ABANDON_AFTER` seconds
-later are abandoned (each also has its own deadline, `http_deadline`). A
-KeyboardInterrupt stops handing out URLs at once and gives the requests in
-flight up to `ABANDON_AFTER` seconds (a second Ctrl-C cuts that short).
-However it stops, no request starts after the stop, and the politeness
-state written last covers every request the run started: one abandoned in
-flight counts as ending at its deadline. Every
-finished outcome is written; what was not fetched keeps its row untouched
-(no fetch mark): the same batch can be fetched again (`crawl` does, first
-thing), and stays held until then.
-
-One worker per share: the run claims the lease of its partition (or of
-every partition of the batch) in the batch registry before it reads a row
-(`jobs.leases`); a second worker on the same share stops with one line
-naming the holder (or, with `wait`, takes over when the lease expires). A
-partition that fetched every row is marked done in the registry.
+Cost: a read of the batch's member records and rows of its partition, one
+request per URL, batched writes of the outcomes (see `sitemapcrawl.fetcher`).
 """
 
 from __future__ import annotations

@@ -1,66 +1,19 @@
 """`generate`: pick the rows due for fetching, best first, and stamp them with a batch id.
 
-Selection, as Nutch's generator does it:
+As Nutch's generator: the due rows (found through the due index,
+`sitemapcrawl.model.due`, not by a scan) that no unfinished batch holds,
+within depth and radius, passing the URL filter, the blacklist and the crawl
+mode, ranked by score plus weighted sitemap priority (`NEW_URL_BOOST` for URLs
+a re-parsed sitemap newly lists), capped per host and in total, partitioned
+by politeness key, recorded as members of the batch (`batchrow`) and
+registered (`sitemapcrawl.batch.registry`). The rules in full:
+docs/commands.md, generate.
 
-- due: next fetch time (`f:nft`) at or before now (rows without a next fetch
-  time are never due), found through the due index (`sitemapcrawl.model.due`, table
-  `due`): the index entries of the kinds the mode can select (sitemap
-  documents, listed pages, other pages) up to now are read as key ranges and
-  their rows multi-read; an entry its row no longer matches (next fetch
-  changed or deleted, kind changed) is stale, deleted and not counted. So
-  `--mode sitemap-only` does not read the pages found by links, and
-  `--sitemaps-only-docs` does not read the listed pages an inventory leaves
-  due. `--rescan` (and the first generate on a table whose index was never
-  built: one log line says so) reads every scheduled row instead, rebuilds
-  the index from them and deletes the stale entries;
-- status: any status may be generated once due; the schedule, not the status,
-  keeps gone, too-large or blocked rows away (updatedb and fetch move their
-  next fetch time);
-- not in an unfinished batch (`marks.held_by`): a row whose generate mark
-  (`k:gen`) is set and differs from its update mark (`k:upd`) still belongs
-  to that batch and is not selected twice. One exception, so that the crawl moves on before
-  updatedb has merged the batch: a row the fetch of that batch rescheduled
-  itself (fetch mark = generate mark and next fetch after the fetch time:
-  retries and deferrals) is free again once due. A row fetched normally stays
-  held until updatedb merges its batch; a row the fetch never reached (time
-  limit, Ctrl-C) stays held too, and `fetch --batch` on the same batch picks
-  it up (resumable);
-- not past its depth/radius constraint (depth or radius below 0: the links
-  that led here went further than allowed), not dropped by the URL filter,
-  and, for sitemap rows, not blacklisted (a newly blacklisted sitemap gets
-  the reason on its row, `s:bl`);
-- the crawl mode: `sitemap-only` takes sitemap rows and rows found in
-  sitemaps, `links-only` takes no sitemap rows, `mixed` takes both.
-
-Ranking: `rank` = the row's score (1 when unset) + its sitemap priority
-weighted by the quality of the sitemaps listing it (`s:wp`, written by
-updatedb; the raw priority when unweighted, 0.5 when unset) + a bonus below 0.05 for shallow rows (more hops left) + a
-jitter below 1e-6 derived from the row key, so ties are broken the same way
-every run and one host's rows do not come in a block. A URL that a re-parsed
-sitemap newly listed (`s:nw`, written by parse when it compares a sitemap
-with its previous parse) gets `NEW_URL_BOOST` on top while it is unfetched,
-so it goes first: a news sitemap's new articles are fetched in the round
-after the one that re-read the sitemap, before any caps cut the batch. Then at most
-`max_per_host` rows per host (or per registered domain), then the best
-`top_n` overall.
-
-Partitions: partition = crc32(politeness key) mod N, the key being the host
-(or, with `queue_by = "ip"`, the host's IP address, so hosts sharing an IP
-land in one partition), so every URL of a politeness queue goes to the same
-fetch worker and politeness holds across workers.
-
-Cost: one range scan of the due index per kind the mode selects, and one
-multi-get per `hbase_batch_size` due rows of those kinds (a dozen small
-columns each), so a round costs what is due, not what the table holds
-(`--rescan`: one full scan of the scheduled rows, one put of index entries
-per chunk of them, then a scan of the index); memory of one small tuple per
-candidate kept: at most
-`top_n`, or hosts x `max_per_host`, or every due row when neither is given;
-one batched write of three cells per selected row, after one batched write
-recording it as a member of the batch (`batchrow`, see `sitemapcrawl.storage.tables`:
-what fetch, parse and updatedb read instead of scanning the table); one put
-registering the batch (`jobs.batches`). Due rows held by an unfinished batch are counted per
-batch (`held_lines` says how to finish each; `generate` prints them).
+Cost: one range scan of the due index per kind the mode selects and one
+multi-get per `hbase_batch_size` due rows of those kinds, so a round costs
+what is due, not what the table holds (`--rescan`: one full scan); memory of
+one small tuple per candidate kept; one member record and one put of three
+cells per selected row.
 """
 
 from __future__ import annotations

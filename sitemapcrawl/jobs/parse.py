@@ -1,71 +1,16 @@
 """`parse --batch ID`: fetched sitemaps become entries on their targets; HTML pages get outlinks.
 
-Which rows: those of the batch that fetch finished (`k:fch` = batch id)
-and that this job has not parsed yet (`k:prs` differs: rerunning a parse
-skips what is done), found through the batch's member records in the split's
-buckets (`sitemapcrawl.storage.tables`; a batch from before the records: a
-server-filtered scan). Each row is marked `k:prs` = batch id when its work is
-written. Every target row that gets an `il:` cell and `k:dsc` (below) is
-recorded as touched by the batch first, in the same chunk, so updatedb merges
-it without scanning the table.
+The batch's fetched rows not yet parsed (`k:prs`), found through its member
+records. A sitemap is read by the sitemap engine from its stored body, scoped
+by the hosts that vouch for it; each entry becomes one blind, idempotent
+`il:` cell on its target plus the `k:dsc` mark (recorded as touched first),
+which updatedb merges; `storage.history` records what the parse changed. An
+HTML page gets its outlinks (`ol:`), canonical link and meta robots. Why
+blind puts, and the rules in full: docs/commands.md, parse.
 
-Sitemap rows (`s:sm`): a blacklisted sitemap is never parsed (the reason goes
-to `s:bl`). A sitemap fetched in this batch (status fetched) is read from its
-stored body (`c:raw`) by the sitemap engine, with strict scope widened by the
-hosts that vouch for it (`sitemaps.scope`): those recorded on its row (`s:vb`,
-by detect and inject; `s:cs`, robots.txt cross-submissions) and those its
-indexes pass on in their `il:` cells (`vb=`). The union is written back to
-`s:vb`, and each child of an index inherits it one level further, within
-`max_index_depth`. A sitemap reached through a redirect (an `il:` redirect
-cell) is also vouched for by whoever vouched for the URL it came from
-(`scope.vouchers_after_redirect`: plus its own host when the site moved it
-within its registered domain). Every page entry
-(urlset, text, RSS, Atom) becomes one inlink cell on the *target* row,
-`il:<sitemap URL>` = `sitemap pr=.. cf=.. lm=.. dp=.. ra=.. b=BATCH`, plus the
-marker `k:dsc` = batch id; every child of an index becomes `il:<index URL>` =
-`index lm=.. dp=.. ra=..` and the marker. updatedb later merges these cells
-into the rows' hints, flags and schedules (see `sitemapcrawl.jobs.updatedb`).
-The sitemap row records its type, entries written, drops (scope, filter,
-limits), problems, leniency warnings (`s:wn`) and the parse time. A sitemap
-has no outlinks.
-Then `record_history` compares the entries with the sitemap's previous
-parse (`jobs.history`: the `history` table, changes, membership of removed
-URLs, the boost mark of new ones).
-
-The design question, settled: how do 50,000 entries per document, many
-documents per batch, reach their rows without clobbering and in bounded
-memory, when two sitemaps list one page with different hints? Each source
-writes only its own cell (the qualifier is the source URL), with blind,
-idempotent puts streamed in batches of `hbase_batch_size`: no read of the
-target, no read-modify-write, nothing held but one batch. Two sitemaps listing
-one page leave two cells; the merge (max priority, latest lastmod, eagerest
-changefreq, max depth/radius) happens once per row in updatedb, which finds
-the rows to merge through the batch's records (a listed record per
-chunk of a sitemap's entries and bucket, `tables.write_listed`; and the
-`k:dsc` marker on each). HBase rows
-are the shuffle that Nutch 2.x does with MapReduce. A rerun writes the same
-cells again, so a parse killed half-way is simply run again.
-
-Depth and radius travel in the cell: a sitemap's entries get what a link from
-the sitemap row would grant (`linkvalues.hop`: same registered domain and
-depth > 0 -> depth - 1; otherwise depth 0, radius - 1). An entry that would
-be below zero is not written at all (counted), so no row is created for it;
-a row reachable several ways keeps the largest grant, in updatedb.
-
-HTML pages (mixed and links-only modes), fetched with a stored body and an
-HTML content type: outlinks as `ol:<target>` cells on the page's own row
-(`a` or `sitemap` for sitemap candidates, with the anchor text), its
-`<link rel=canonical>` and its meta robots noindex/nofollow; a page parsed
-in an earlier batch first loses its old outlinks. updatedb turns the batch's
-outlinks into inlinks on the targets. A link-found sitemap candidate whose
-body does not sniff as a sitemap becomes a page again (`s:sm` = 0).
-
-Cost: proportional to the batch, not the table: one range scan of the
-batch's member records and one multi-get of their rows (small columns) per
-chunk, read so no scanner idles while a document is parsed; one get per
-stored body; two batched writes (a listed record per bucket, then the
-cells) per `hbase_batch_size` entries (and, for pages parsed before, one multi-get and
-one batched delete of stale outlinks per chunk). Memory: one document's
+Cost: proportional to the batch, not the table: one range scan of member
+records and one multi-get of their rows per chunk; one get per stored body;
+two batched writes per `hbase_batch_size` entries. Memory: one document's
 stream and one write batch.
 """
 

@@ -1,74 +1,19 @@
 """`updatedb --batch ID`: discovered URLs become rows, hints merge, fetched rows get a schedule.
 
-Three passes over the batch, each reading the batch's records
-(`sitemapcrawl.storage.tables`: a range scan of `batchrow` and a multi-get of the
-rows, the batch mark tested on each; a batch from before the records: a
-server-filtered scan of `webpage`) in chunks (so no scanner idles while we
-work), and writing with batched puts; every pass can be run again and skips
-what it has done (its `marks.Mark`).
-
-1. Spread (members fetched in the batch, `k:fch` = batch id, not yet updated):
-   the outlinks parse wrote on a page (`ol:`) and a recorded redirect
-   (`f:rd`) become inlink cells on their targets, `il:<source>` =
-   `link dp=.. ra=.. sc=.. b=BATCH` (or `redirect ...`), plus the marker
-   `k:dsc` = batch id, as blind idempotent puts (sitemap entries got theirs
-   from parse already), each chunk's targets recorded as touched first.
-   Depth and radius follow `linkvalues.hop` (a redirect is no hop: the
-   target gets the source's own); a target that would fall below zero gets
-   no cell (no row is created; counted). The score a page
-   passes on is its score divided among its outlinks (OPIC, as Nutch).
-   In mixed mode a link to a sitemap candidate carries `sm=1`.
-2. Merge (touched rows marked `k:dsc` = batch id, not yet `k:mrg` = batch id): all
-   the row's inlink cells are read and merged, never clobbering what the row
-   knows: priority the highest any sitemap gives, lastmod the latest (one in
-   the future is ignored), changefreq the most frequent, `s:in` when a
-   sitemap lists it (0 again once none does: parse deletes the cell of a
-   sitemap that stopped listing it), `s:nl` how many sitemaps list it and
-   `m:nil` how many pages link to it (the audit's orphans and unlisted
-   pages come from these two), `s:sm` (source `index`, or `link` for a candidate in
-   mixed mode) when an index lists it, depth and radius the largest of the
-   row's own and every grant, score the row's own plus what this batch's
-   links pass on (the link score stays apart from the sitemap priority;
-   generate ranks by both). A new row (no status yet) starts unfetched and
-   due now (`newrows.new_page`). A row fetched before gets a new schedule from its new hints.
-   The put carries `k:mrg` = batch id, in one atomic row mutation, so a
-   rerun never adds a score twice.
-3. Schedule (members fetched in the batch, not yet `k:upd` = batch id): next
-   fetch time and interval from `sitemapcrawl.model.schedule` (changefreq, lastmod,
-   adaptive; gone rows lose their next fetch time), and `k:upd` = batch id,
-   which frees the rows for generate. Rows generated but never fetched stay
-   in their batch (see `jobs.generate`): `fetch --batch` can still finish it.
-4. Sitemap quality (setting `sitemap_quality`; not in links-only mode, which
-   uses no sitemap): the evidence of the batch's rows is counted on the
-   sitemaps they name, the sitemaps the batch touched are rescored,
-   demoted or blacklisted below the thresholds, and their URLs' priority
-   weighted by it (see `sitemapcrawl.scoring.quality_step`). With `rescore`, every
-   sitemap is scored from scratch instead (the repair).
-5. Row counts (`jobs.counters`): each touched row's counts go to its
-   origin's host row, with the summaries of the sitemaps fetched or
-   rescored: what `serve` reads instead of scanning `webpage`. Steps 4 and 5
-   read nothing of their own for the batch's rows (`jobs.counters.BatchCounting`):
-   pass 2 hands them every touched row as it merges it, pass 3 the fetched
-   rows pass 2 did not see, and their cells (`s:qc`, `m:hc`) go into those
-   passes' puts; in every split for its own rows. With `rescore`, every row
-   is counted again (the repair), once per batch.
-6. Records: when the batch was wholly parsed before updatedb began, its
-   records (of this split's buckets) are deleted: the batch is finished.
+Three passes over the batch's records, each resumable by its mark: spread
+(outlinks and redirects become inlink cells on their targets), merge (each
+touched row's inlink cells merged into its hints, depth, radius and score,
+new rows created; `k:mrg`), schedule (the next fetch time from
+`sitemapcrawl.model.schedule`; `k:upd` frees the rows). Then the sitemap
+quality and row-count steps (`sitemapcrawl.scoring`) count what the passes
+hand them, and a wholly parsed batch's records are deleted. The rules in
+full: docs/commands.md (updatedb), docs/quality.md.
 
 Cost: proportional to the batch and the rows it touched, not the table:
-passes 1 and 3 read each member once, pass 2 each touched row once (a range
-scan of records and a `Store.rows` per chunk: one range scan where the keys
-lie close together); one put per target of a link
-(pass 1, after its touched record), per merged row (pass 2) and per fetched
-row (pass 3), batched by `hbase_batch_size`; one batched delete per chunk
-with gone rows, and of the records at the end. Steps 4 and 5 read the
-small rows of the sitemaps and origins they touched (and, to reweigh, the
-rows of sitemaps whose weight changed). Pass 2 and the reweighing read their
-next chunk ahead and write behind (`sitemapcrawl.storage.overlap`): Python and HBase
-work at once; pass 2 writes WRITE_SPAN chunks at a time, so that their due
-index entries go in one put, two spans at once (its writes bound it).
-Memory: a dozen chunks of rows at most, and one small record per touched
-sitemap, origin and listed row.
+each member and touched row read once, one put per link target, merged row
+and fetched row (batched by `hbase_batch_size`); reads ahead and writes
+behind (`storage.overlap`), `WRITE_SPAN` chunks at a time. Memory: a dozen
+chunks of rows, one small record per touched sitemap, origin and listed row.
 """
 
 from __future__ import annotations

@@ -1,33 +1,10 @@
 """The text of inlink (`il:`) and outlink (`ol:`) cells: what one link carries.
 
-Why a value format at all: a page may be listed by several sitemaps and
-linked from many pages, and each of those writes its own cell on the target
-row (the qualifier is the source URL). So parse and updatedb never read a row
-to change it: every source puts one idempotent cell, and updatedb merges the
-cells later (see `sitemapcrawl.jobs.updatedb`). Each cell must therefore carry
-everything the merge needs: the sitemap's hints, the depth and radius the
-link grants, the score it passes on, the batch that wrote it.
-
-Inlink cell (`il:<source URL>`), readable in `hbase shell`::
-
-    sitemap pr=0.8 cf=daily lm=2024-03-01T00:00:00Z dp=1 ra=0 b=20250101-ab12
-    index lm=2024-03-02T10:00:00Z dp=1 ra=0 vb=example.com@1 b=...
-    link dp=1 ra=0 sc=0.25 b=...<TAB>About us
-    link dp=1 ra=0 sc=0.25 sm=1 b=...<TAB>Sitemap
-    redirect dp=2 ra=0 b=...
-
-The first word is the kind (`InlinkKind`), then `key=value` pairs (values
-never hold spaces; unknown keys are ignored, so newer writers can add some),
-then, for links, a tab and the anchor text. Keys: `pr` priority, `cf`
-changefreq, `lm` lastmod (UTC, fixed width), `dp` depth and `ra` radius
-granted to the target, `sc` score passed on, `sm=1` the link points at a
-sitemap candidate, `vb` the hosts that vouch for a child sitemap through
-this index, each `HOST@LEVEL`, comma-separated (see `sitemaps.scope`), `b`
-the batch id.
-
-Outlink cell (`ol:<target URL>`): `a` (an ordinary link) or `sitemap` (a
-`<link rel="sitemap">` or a link to a `.xml`/`.xml.gz` file), then a tab and
-the anchor text.
+Each source (a sitemap, an index, a page, a redirect) writes its own cell on
+the target row, so parse and updatedb never read a row to change it; each
+cell carries what updatedb's merge needs: the sitemap's hints, the depth and
+radius the link grants (`hop`), the score passed on, the batch. The format,
+with examples: docs/tables.md, "Link cells".
 
 Pure: no I/O. `parse_inlink`/`parse_outlink` never raise: a cell they cannot
 read gives None (a hand-written or foreign value is skipped, not fatal).

@@ -1,35 +1,12 @@
 """When a row is due again: sitemap hints first, else an adaptive interval.
 
 Pure: a row's state and a policy in, a `Schedule` out; updatedb writes it.
-The rules, in order:
-
-1. Never fetched (no fetch time, or status unfetched): due now.
-2. Gone: not rescheduled (no next fetch time; generate never selects it).
-3. Retry (5xx, 429, timeout): backs off, `retry_interval` x 2^(retries - 1),
-   capped at `max_interval`, or later when the server's `Retry-After` said
-   so (`retry_at`). After `max_retries` failures in a row fetch records the
-   URL as gone (`after_failure`, the one place that counts them).
-4. Deferred: at the robots.txt retry time when robots.txt was failing
-   (`retry_at`); otherwise (crawl delay too long) `deferred_interval`.
-
 fetch records facts only (status, HTTP code, error, retries, `retry_at`,
 fetch time); this module alone turns them into a next fetch time, and
-updatedb writes it. A `retry_at` older than the fetch is an earlier
-fetch's and is ignored.
-5. A sitemap `<lastmod>` newer than the last fetch makes the row due now (the
-   site says the page changed since we saw it); a lastmod in the future is
-   ignored (clocks and generators lie).
-6. A `<changefreq>` gives the interval: always and hourly 1 h, daily 1 d,
-   weekly 7 d, monthly 30 d, yearly 365 d, clamped to [`min_interval`,
-   `max_interval`]. `never`: not refetched (unless rule 5 says it changed).
-7. No changefreq: the adaptive interval of Nutch's AdaptiveFetchSchedule.
-   After a fetch whose content changed the interval shrinks by `dec_rate`;
-   unchanged (304, or the same signature) it grows by `inc_rate`; always
-   within the bounds. The first fetch keeps the interval it was given.
-
-The next fetch is the last fetch time plus the interval (rules 3, 4, 6, 7).
-Rows rescheduled without a fetch (new hints from a sitemap) keep their
-interval unless a changefreq sets it: only a fetch adapts it.
+`after_failure` alone counts failures into gone. In order: never fetched,
+gone, retry (backoff), deferred, a lastmod newer than the last fetch, a
+changefreq, else Nutch's adaptive interval; the rules in full:
+docs/commands.md, updatedb.
 """
 
 from __future__ import annotations

@@ -1,41 +1,16 @@
 """Sitemap change history in the `history` table: written by parse, read by `changes` and the reports.
 
-A part, not a job (`jobs/__init__.py`): parse and updatedb's quality step
-write through it, the `changes` command, the report and `serve` read.
+"What did this sitemap add or drop since last time" must be answered without
+scanning `webpage`: each sitemap has a snapshot row (its entries at its latest
+parse) and one row per parse (newest first: counts and change lines, their
+text from `sitemapcrawl.model.changes`). `record_parse` compares a parse with
+the snapshot, unlists the URLs the sitemap dropped (their `il:` cell goes,
+`k:dsc` marks them for updatedb) and marks new ones `s:nw`; `record_statuses`
+adds the statuses of its URLs after updatedb. The rows: docs/tables.md.
 
-Why a table of its own: "what did this sitemap add or drop since last time"
-must be answered without scanning `webpage`. Each sitemap has a snapshot row
-(its `webpage` row key) holding the entries of its latest parse, and one row
-per parse (the key plus an inverted time, newest first) holding when, how
-many entries, the counts of each change kind and the change lines
-themselves (`sitemapcrawl.model.changes` gives the text and the cutting into
-cells). Reading one sitemap's history is a prefix scan of at most
-`history_keep` small rows; a host's is a prefix scan too (keys start with
-the reversed host).
-
-`record_parse` (called by parse, once per sitemap parsed) compares the new
-entries with the snapshot, writes the parse row and the new snapshot, keeps
-the last `history_keep` parse rows, and acts on the rows of the changed URLs:
-
-- a URL the sitemap stopped listing loses the sitemap's inlink cell
-  (`il:<sitemap>`) and is marked `k:dsc` (recorded as touched by the batch
-  first, `sitemapcrawl.storage.tables`), so updatedb merges it again: its `s:in`
-  and `s:nl` then count only the sitemaps that still list it;
-- a URL a re-parsed sitemap newly lists gets `s:nw` = batch id: generate
-  ranks it first while it is unfetched (`jobs.generate.NEW_URL_BOOST`). The
-  first parse of a sitemap is a baseline: no changes, no boost.
-
-`record_statuses` (updatedb's quality step) writes the fetch statuses of
-each sitemap's URLs on its latest parse row, found by the key parse keeps on
-the sitemap row (`s:hk`): the report's chart of entries and statuses per
-crawl. `histories`, `changes_of` and `change_output` read it back for
-`changes`, the report and `serve`.
-
-Cost per sitemap parsed: one get of its snapshot (about 1 MB per 10,000
-entries), one put of the parse row and one of the snapshot, one small prefix
-scan to prune, one put per added URL and one delete, one touched record
-and one put per removed URL (batched by `hbase_batch_size`). Memory: the two snapshots of
-one sitemap.
+Cost per sitemap parsed: one get of its snapshot, two puts, one small prefix
+scan to prune, and one put per added or removed URL (batched). Memory: the
+two snapshots of one sitemap.
 """
 
 from __future__ import annotations

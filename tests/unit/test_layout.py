@@ -1,6 +1,6 @@
 """The house rules of the package, read from the imports of every module.
 
-Packages sit on floors and imports point down (DESIGN.md, README "Layout"):
+Packages sit on floors and imports point down (DESIGN.md, docs/layout.md):
 a module imports its own package or a floor below, never a package beside or
 above it; no job imports another job except `crawl`; no module outside a
 package imports a name of it that starts with `_`; no module is over 600 lines.

@@ -1,18 +1,18 @@
-"""The README's settings table is the one `Settings` renders, and every setting has a meaning."""
+"""The docs' settings table is the one `Settings` renders, and every setting has a meaning."""
 
 from __future__ import annotations
 
 from hbase_fixtures import REPO
 
-from sitemapcrawl.cli.settings_doc import field_docs, readme_section, settings_table
+from sitemapcrawl.cli.reference_doc import SETTINGS_MARKER, fill
+from sitemapcrawl.cli.settings_doc import field_docs, settings_table
 from sitemapcrawl.config import ENV_PREFIX, field_types
 
-FIX = "run: .venv/bin/python -m sitemapcrawl.cli.settings_doc --write README.md"
 
-
-def test_the_readme_table_is_generated_from_settings() -> None:
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
-    assert readme_section(readme) == settings_table(), f"README settings table is stale; {FIX}"
+def test_the_configuration_page_gets_the_table_rendered_from_settings() -> None:
+    page = (REPO / "docs" / "configuration.md").read_text(encoding="utf-8")
+    assert page.count(SETTINGS_MARKER) == 1, "docs/configuration.md lost the marker the docs hook fills"
+    assert settings_table() in fill(page)
 
 
 def test_every_setting_has_a_row_with_its_meaning() -> None:
