@@ -34,7 +34,6 @@ if TYPE_CHECKING:
     import happybase
 
 REPO = Path(__file__).resolve().parents[1]
-BENCHMARKS = REPO / "benchmarks"
 HBASE_LOCAL = REPO / "scripts" / "hbase-local"
 AGENT = "sitemapcrawl-bench/1.0"
 DEFAULT_HBASE = "127.0.0.1:9090"
