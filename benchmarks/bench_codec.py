@@ -71,10 +71,22 @@ def row_values(i: int) -> tuple[str, str, datetime, float, str]:
 # --------------------------------------------------------------- the codec --
 
 def codec_steps() -> dict[str, Callable[[int], None]]:
-    """The timed steps, written against the API both versions share."""
-    from sitemapcrawl.model.linkvalues import Inlink, InlinkKind, format_inlink, parse_inlink
-    from sitemapcrawl.model.webpage import FetchStatus, WebPage, decode, encode
+    """The timed steps, written against the API both versions share.
+
+    The codec modules are taken from the measured tree's layout: in packages
+    since fc1accb (`sitemapcrawl.model`), flat before it (the default baseline).
+    """
+    import importlib
+
+    import sitemapcrawl
     from sitemapcrawl.sitemaps.model import ChangeFreq
+
+    home = "sitemapcrawl.model" if (Path(sitemapcrawl.__file__).parent / "model").is_dir() else "sitemapcrawl"
+    linkvalues = importlib.import_module(f"{home}.linkvalues")
+    webpage = importlib.import_module(f"{home}.webpage")
+    Inlink, InlinkKind = linkvalues.Inlink, linkvalues.InlinkKind
+    format_inlink, parse_inlink = linkvalues.format_inlink, linkvalues.parse_inlink
+    FetchStatus, WebPage, decode, encode = webpage.FetchStatus, webpage.WebPage, webpage.decode, webpage.encode
 
     values = [row_values(i) for i in range(POOL)]
     links = [Inlink(InlinkKind.SITEMAP, 1, 0, BATCH, priority=p, changefreq=ChangeFreq(cf), lastmod=lm)
