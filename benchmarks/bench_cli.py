@@ -23,18 +23,15 @@ precompiled) and output buffered. Nothing here touches the internet.
 
 from __future__ import annotations
 
-import argparse
 import compileall
 import gzip
 import os
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_parse import make_urlset, start_server  # noqa: E402  (same folder)
+from bench_parse import make_urlset
+from harness import REPO, bench_parser, best_of, serve_folder, verdict
 
 PYTHON = sys.executable
 SMALL = (
@@ -59,8 +56,6 @@ for _, element in etree.iterparse(stream, events=("end",), tag=NS + "url", resol
 print(count)
 """
 
-
-REPO = Path(__file__).resolve().parents[1]
 #: As a user's shell runs it: bytecode cached (pip compiles it on install;
 #: PYTHONDONTWRITEBYTECODE would recompile every module at every start), output
 #: buffered. `main` puts the measured checkout first on the path (and runs in it:
@@ -68,30 +63,8 @@ REPO = Path(__file__).resolve().parents[1]
 ENV = {k: v for k, v in os.environ.items() if k not in ("PYTHONDONTWRITEBYTECODE", "PYTHONUNBUFFERED")}
 
 
-def run_once(command: list[str], stdout_path: Path | None = None) -> float:
-    """Wall-clock seconds of one run of `command`, start to exit (it must exit 0)."""
-    env = ENV
-    with open(stdout_path or os.devnull, "wb") as out:
-        started = time.perf_counter()
-        done = subprocess.run(command, stdout=out, stderr=subprocess.PIPE, env=env, cwd=ENV["PYTHONPATH"])
-        seconds = time.perf_counter() - started
-    if done.returncode != 0:
-        raise SystemExit(f"{' '.join(command)} failed: {done.stderr.decode()[-500:]}")
-    return seconds
-
-
-def best_of(commands: dict[str, tuple[list[str], Path | None]], repeat: int) -> dict[str, float]:
-    """Best seconds of `repeat` runs of each command, run in turn (a floor and what is compared
-    with it see the same load)."""
-    best = dict.fromkeys(commands, float("inf"))
-    for _ in range(repeat):
-        for name, (command, stdout_path) in commands.items():
-            best[name] = min(best[name], run_once(command, stdout_path))
-    return best
-
-
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = bench_parser(__doc__)
     parser.add_argument("--repeat", type=int, default=7, help="runs per measurement (best is kept)")
     parser.add_argument("--checkout", type=Path, default=REPO,
                         help="the source tree to measure (default: this one), e.g. an export of an older commit")
@@ -103,8 +76,7 @@ def main() -> None:
         folder = Path(folder_name)
         small = folder / "small.xml"
         small.write_text(SMALL)
-        server, base = start_server(folder)
-        try:
+        with serve_folder(folder) as base:
             (folder / "big.xml.gz").write_bytes(gzip.compress(make_urlset(base, 0), 6))
             url = f"{base}/big.xml.gz"
             out = folder / "out.txt"
@@ -117,7 +89,7 @@ def main() -> None:
                 "parse floor": ([PYTHON, "-c", FLOOR_SCRIPT, url], out),
                 "jsonl": ([*cli, *agent, "sitemap", "parse", url, "--jsonl"], out),
                 "table": ([*cli, *agent, "sitemap", "parse", url], out),
-            }, args.repeat)
+            }, args.repeat, env=ENV, cwd=ENV["PYTHONPATH"])
             floor, parse_floor = times["floor"], times["parse floor"]
             rows = [
                 ("start-up", "python -c 'import typer' (floor)", floor, floor, None),
@@ -129,15 +101,13 @@ def main() -> None:
                 ("output", "sitemap parse URL > FILE (table)", times["table"], parse_floor, 1.5),
             ]
             lines = sum(1 for _ in out.open())
-        finally:
-            server.shutdown()
     print(f"{'path':<9} {'command (whole process)':<36} {'seconds':>8} {'x floor':>8} {'target':>7}  result")
     print("-" * 82)
     for path, name, seconds, base_seconds, target in rows:
         ratio = seconds / base_seconds
-        verdict = "" if target is None else ("met" if ratio <= target else "MISSED")
+        result = "" if target is None else verdict(ratio, target)
         shown = "" if target is None else f"{target:.1f}"
-        print(f"{path:<9} {name:<36} {seconds:>8.3f} {ratio:>8.2f} {shown:>7}  {verdict}")
+        print(f"{path:<9} {name:<36} {seconds:>8.3f} {ratio:>8.2f} {shown:>7}  {result}")
     print(f"(checkout {args.checkout}; table output: {lines:,} lines; best of {args.repeat} runs each)")
 
 

@@ -31,18 +31,29 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import subprocess
 import sys
 import tempfile
 import time
-import uuid
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parents[1]
+from harness import (
+    REPO,
+    add_hbase_option,
+    bench_parser,
+    connect,
+    dropped_at_end,
+    plain_puts,
+    require_hbase,
+    run_json,
+    size_list,
+    source_env,
+    table_prefix,
+)
+
 BATCH = "20261130120000-ab12"
 POOL = 10_000
 FREQS = ("always", "hourly", "daily", "weekly", "monthly", "yearly", "never")
@@ -60,10 +71,22 @@ def row_values(i: int) -> tuple[str, str, datetime, float, str]:
 # --------------------------------------------------------------- the codec --
 
 def codec_steps() -> dict[str, Callable[[int], None]]:
-    """The timed steps, written against the API both versions share."""
-    from sitemapcrawl.model.linkvalues import Inlink, InlinkKind, format_inlink, parse_inlink
-    from sitemapcrawl.model.webpage import FetchStatus, WebPage, decode, encode
+    """The timed steps, written against the API both versions share.
+
+    The codec modules are taken from the measured tree's layout: in packages
+    since fc1accb (`sitemapcrawl.model`), flat before it (the default baseline).
+    """
+    import importlib
+
+    import sitemapcrawl
     from sitemapcrawl.sitemaps.model import ChangeFreq
+
+    home = "sitemapcrawl.model" if (Path(sitemapcrawl.__file__).parent / "model").is_dir() else "sitemapcrawl"
+    linkvalues = importlib.import_module(f"{home}.linkvalues")
+    webpage = importlib.import_module(f"{home}.webpage")
+    Inlink, InlinkKind = linkvalues.Inlink, linkvalues.InlinkKind
+    format_inlink, parse_inlink = linkvalues.format_inlink, linkvalues.parse_inlink
+    FetchStatus, WebPage, decode, encode = webpage.FetchStatus, webpage.WebPage, webpage.decode, webpage.encode
 
     values = [row_values(i) for i in range(POOL)]
     links = [Inlink(InlinkKind.SITEMAP, 1, 0, BATCH, priority=p, changefreq=ChangeFreq(cf), lastmod=lm)
@@ -112,10 +135,9 @@ def child(sizes: list[int]) -> None:
 
 
 def run_child(source: Path, sizes: list[int]) -> dict[str, dict[str, float]]:
-    env = dict(os.environ, PYTHONPATH=str(source))
-    done = subprocess.run([sys.executable, __file__, "--child", ",".join(map(str, sizes))], env=env, cwd=source,
-                          capture_output=True, text=True, check=True)
-    return json.loads(done.stdout)
+    """The codec steps timed in a fresh process that imports the package from `source`."""
+    return run_json([sys.executable, __file__, "--child", ",".join(map(str, sizes))],  # type: ignore[return-value]
+                    env=source_env(source), cwd=source)
 
 
 def baseline_tree(ref: str, into: Path) -> Path:
@@ -136,8 +158,6 @@ CODEC_SCAN = "scan: Store.scan, decode, parse_inlink"
 
 def hbase_part(hbase: str, rows: int, repeat: int) -> list[tuple[str, int, float, str]]:
     """(step, rows, best seconds, floor step) for the puts and scans through HBase, `repeat` times each."""
-    import happybase
-
     from sitemapcrawl.config import Settings
     from sitemapcrawl.model.linkvalues import Inlink, InlinkKind, format_inlink, parse_inlink
     from sitemapcrawl.model.webpage import WEBPAGE_TABLE, FetchStatus, WebPage, decode, encode
@@ -166,13 +186,11 @@ def hbase_part(hbase: str, rows: int, repeat: int) -> list[tuple[str, int, float
             best[step] = (count, seconds)
 
     def floor_side(settings: Settings, store: Store) -> None:
-        connection = happybase.Connection(settings.hbase_host, settings.hbase_port, timeout=settings.hbase_timeout_ms)
+        connection = connect(settings.hbase, timeout_ms=settings.hbase_timeout_ms)
         try:
             table = connection.table(store.table_name(WEBPAGE_TABLE))
             started = time.perf_counter()
-            with table.batch(batch_size=settings.hbase_batch_size) as batch:
-                for key, cells in floor_rows:
-                    batch.put(key, cells)
+            plain_puts(table, floor_rows, settings.hbase_batch_size)
             keep(FLOOR_PUT, rows, started)
             started = time.perf_counter()
             keep(FLOOR_SCAN, sum(1 for _ in table.scan(batch_size=settings.hbase_batch_size)), started)
@@ -196,23 +214,22 @@ def hbase_part(hbase: str, rows: int, repeat: int) -> list[tuple[str, int, float
         # Each side goes first every other time (the second may meet a flush of the first's
         # memstore); one side's table at a time, dropped after, so a small local HBase copes.
         for side in (codec_side, floor_side) if number % 2 else (floor_side, codec_side):
-            settings = Settings(hbase=hbase, table_prefix=f"bench_codec_{uuid.uuid4().hex[:6]}_")
-            with Store(settings) as store:
-                store.create_tables()
-                try:
+            with dropped_at_end(hbase, table_prefix("codec")) as prefix:
+                settings = Settings(hbase=hbase, table_prefix=prefix)
+                with Store(settings) as store:
+                    store.create_tables()
                     side(settings, store)
-                finally:
-                    store.drop_tables()
     floor_of = {FLOOR_PUT: "", CODEC_PUT: FLOOR_PUT, FLOOR_SCAN: "", CODEC_SCAN: FLOOR_SCAN}
     return [(step, *best[step], floor_of[step]) for step in floor_of]
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--rows", default="100000,1000000", help="codec-alone sizes, comma-separated")
+    parser = bench_parser(__doc__)
+    parser.add_argument("--rows", type=size_list, default="100000,1000000",
+                        help="codec-alone sizes, comma-separated [default: %(default)s]")
     parser.add_argument("--hbase-rows", type=int, default=100_000)
     parser.add_argument("--baseline", default="18717e7", help="git ref of the 'before' codec")
-    parser.add_argument("--hbase", default="127.0.0.1:9090")
+    add_hbase_option(parser)
     parser.add_argument("--repeat", type=int, default=3, help="codec runs per version (best counts)")
     parser.add_argument("--skip-hbase", action="store_true")
     parser.add_argument("--child", help=argparse.SUPPRESS)
@@ -221,7 +238,9 @@ def main() -> None:
         child([int(size) for size in args.child.split(",")])
         return
 
-    sizes = [int(size) for size in args.rows.split(",")]
+    sizes = args.rows
+    if not args.skip_hbase:
+        require_hbase(args.hbase)
     hbase = [] if args.skip_hbase else hbase_part(args.hbase, args.hbase_rows, args.repeat)
     before: dict[str, dict[str, float]] = {}
     after: dict[str, dict[str, float]] = {}

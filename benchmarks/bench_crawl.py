@@ -15,10 +15,11 @@ Run with the local HBase up:
 
 from __future__ import annotations
 
-import argparse
 import time
-import uuid
 from collections import Counter
+from contextlib import closing
+
+from harness import AGENT, add_hbase_option, bench_parser, dropped_at_end, require_hbase, table_prefix
 
 from sitemapcrawl.config import Settings
 from sitemapcrawl.jobs.crawl import CrawlOptions, RoundResult, crawl
@@ -30,30 +31,27 @@ from sitemapcrawl.web.rules import UrlRules
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = bench_parser(__doc__)
     parser.add_argument("--hosts", type=int, default=20)
-    parser.add_argument("--pages", type=int, default=5_000)
+    parser.add_argument("--pages", type=int, default=5_000, help="sitemap-listed pages per host")
     parser.add_argument("--threads", type=int, default=16)
-    parser.add_argument("--hbase", default="127.0.0.1:9090")
+    add_hbase_option(parser)
     args = parser.parse_args()
+    require_hbase(args.hbase)
 
-    prefix = f"bench_crawl_{uuid.uuid4().hex[:6]}_"
-    settings = Settings(hbase=args.hbase, table_prefix=prefix, user_agent="sitemapcrawl-bench/1.0",
-                        delay=0.0, threads=args.threads, threads_per_host=1)
     rounds: list[RoundResult] = []
-    with TestWebServer(bulk_web(args.hosts, args.pages, links=False)) as web, Store(settings) as store:
-        store.create_tables()
-        client = PoliteHttpClient.from_settings(settings)
-        try:
+    with dropped_at_end(args.hbase, table_prefix("crawl")) as prefix, \
+            TestWebServer(bulk_web(args.hosts, args.pages, links=False)) as web:
+        settings = Settings(hbase=args.hbase, table_prefix=prefix, user_agent=AGENT,
+                            delay=0.0, threads=args.threads, threads_per_host=1)
+        with Store(settings) as store, closing(PoliteHttpClient.from_settings(settings)) as client:
+            store.create_tables()
             started = time.perf_counter()
             result = crawl(store, client, UrlRules.from_settings(settings),
                            [url + "\n" for url in web.truth.seeds()],
                            CrawlOptions(mode=CrawlMode.SITEMAP_ONLY, rounds=10),
                            on_round=lambda r: (rounds.append(r), print(r.line(), flush=True)))
             seconds = time.perf_counter() - started
-        finally:
-            client.close()
-            store.drop_tables()
     stages: Counter[str] = Counter()
     for done in rounds:
         stages.update(done.seconds)

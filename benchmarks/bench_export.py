@@ -19,15 +19,21 @@ is shared, so only ratios travel); memory is compared between 100,000 and
 
 from __future__ import annotations
 
-import argparse
-import json
-import os
-import subprocess
 import sys
 import time
-import uuid
 from collections.abc import Iterator
 from datetime import UTC, datetime
+
+from harness import (
+    add_hbase_option,
+    bench_parser,
+    dropped_at_end,
+    python_child,
+    require_hbase,
+    size_list,
+    source_env,
+    table_prefix,
+)
 
 from sitemapcrawl.config import Settings
 from sitemapcrawl.model.webpage import WEBPAGE_TABLE, ChangeFreq, FetchStatus, WebPage, encode, format_time
@@ -35,7 +41,6 @@ from sitemapcrawl.storage.store import Store
 from sitemapcrawl.web import urls
 
 FLOOR = r"""
-import json, resource, sys, time
 import happybase
 from sitemapcrawl.jobs.export import _FIELDS, _sitemap_filter
 from sitemapcrawl.model.webpage import WebPage, column_names
@@ -47,12 +52,10 @@ for _key, _cells in connection.table(table).scan(columns=column_names(WebPage, _
                                                   batch_size=1000):
     rows += 1
 seconds = time.perf_counter() - started
-print(json.dumps({"rows": rows, "seconds": seconds,
-                  "peak_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}))
+report(rows=rows, seconds=seconds, peak_kb=peak_kb())
 """
 
 EXPORT = r"""
-import json, resource, sys, time
 from sitemapcrawl.config import Settings
 from sitemapcrawl.jobs.export import ExportCounts, ExportOptions, export_rows, write_csv, write_jsonl, write_parquet
 from sitemapcrawl.storage.store import Store
@@ -67,8 +70,7 @@ with Store(Settings(hbase=hbase, table_prefix=prefix)) as store:
         with open("/dev/null", "w", encoding="utf-8") as out:
             (write_csv if fmt == "csv" else write_jsonl)(rows, out)
     seconds = time.perf_counter() - started
-print(json.dumps({"rows": counts.written, "seconds": seconds,
-                  "peak_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}))
+report(rows=counts.written, seconds=seconds, peak_kb=peak_kb())
 """
 
 
@@ -101,38 +103,32 @@ def load(settings: Settings, size: int) -> None:
         store.write(WEBPAGE_TABLE, rows())
 
 
-def child(code: str, *args: str) -> dict[str, float]:
-    done = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, check=False,
-                          env={**os.environ, "PYTHONPATH": os.getcwd()})
-    if done.returncode != 0:
-        raise SystemExit(f"benchmark child failed:\n{done.stderr}")
-    return json.loads(done.stdout.strip().splitlines()[-1])
-
-
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", default="100000,1000000")
-    parser.add_argument("--formats", default="csv,jsonl,parquet")
-    parser.add_argument("--hbase", default=os.environ.get("SITEMAPCRAWL_HBASE", "127.0.0.1:9090"))
+    parser = bench_parser(__doc__)
+    parser.add_argument("--sizes", type=size_list, default="100000,1000000",
+                        help="rows of each table, comma-separated [default: %(default)s]")
+    parser.add_argument("--formats", default="csv,jsonl,parquet",
+                        help="export formats at the last size (the first only at the others) [default: %(default)s]")
+    add_hbase_option(parser)
     args = parser.parse_args()
-    sizes = [int(s) for s in args.sizes.split(",")]
+    require_hbase(args.hbase)
+    sizes = args.sizes
     formats = args.formats.split(",")
     results: list[tuple[int, str, dict[str, float]]] = []
+    env = source_env()
     for size in sizes:
-        settings = Settings(hbase=args.hbase, table_prefix=f"bench_export_{uuid.uuid4().hex[:8]}_")
-        started = time.perf_counter()
-        try:
+        with dropped_at_end(args.hbase, table_prefix("export")) as prefix:
+            settings = Settings(hbase=args.hbase, table_prefix=prefix)
+            started = time.perf_counter()
             load(settings, size)
             print(f"  loaded {size:,} rows in {time.perf_counter() - started:.0f}s", file=sys.stderr)
             table = settings.table_prefix + WEBPAGE_TABLE
-            results.append((size, "happybase floor", child(FLOOR, settings.hbase_host, str(settings.hbase_port),
-                                                           table)))
+            results.append((size, "happybase floor", python_child(FLOOR, settings.hbase_host,
+                                                                  str(settings.hbase_port), table, env=env)))
             for fmt in formats if size == sizes[-1] else formats[:1]:
-                results.append((size, f"export {fmt}", child(EXPORT, settings.hbase, settings.table_prefix, fmt)))
+                results.append((size, f"export {fmt}",
+                                python_child(EXPORT, settings.hbase, settings.table_prefix, fmt, env=env)))
                 print(f"  {size:,} {fmt}: {results[-1][2]['seconds']:.1f}s", file=sys.stderr)
-        finally:
-            with Store(settings) as store:
-                store.drop_tables()
     floors = {size: r for size, name, r in results if name == "happybase floor"}
     first_peak = {name: r["peak_kb"] for size, name, r in results if size == sizes[0]}
     print(f"{'rows':>10} {'what':<16} {'seconds':>8} {'rows/s':>9} {'x floor':>8} {'peak MB':>8} "

@@ -21,27 +21,28 @@ local HBase (`scripts/hbase-local start`):
 
 from __future__ import annotations
 
-import argparse
 import json
-import os
-import subprocess
-import sys
 import tempfile
-import time
-import uuid
 from pathlib import Path
 
+from harness import (
+    add_hbase_option,
+    bench_parser,
+    bulk_web_process,
+    dropped_at_end,
+    python_child,
+    require_hbase,
+    table_prefix,
+)
+
 COMMON = r"""
-import json, resource, sys, time
 urls = json.load(open(sys.argv[1]))
 threads = int(sys.argv[2])
-def rss_kb():
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 """
 
 SEQUENTIAL = COMMON + r"""
 import requests
-baseline = rss_kb()
+baseline = peak_kb()
 session = requests.Session()
 session.trust_env = False
 started = time.perf_counter()
@@ -49,14 +50,14 @@ ok = 0
 for url in urls:
     ok += session.get(url, timeout=(10, 30)).status_code == 200
 seconds = time.perf_counter() - started
-print(json.dumps({"pages": ok, "seconds": seconds, "peak_kb": rss_kb() - baseline}))
+report(pages=ok, seconds=seconds, peak_kb=peak_kb() - baseline)
 """
 
 THREADPOOL = COMMON + r"""
 import threading
 from concurrent.futures import ThreadPoolExecutor
 import requests
-baseline = rss_kb()
+baseline = peak_kb()
 local = threading.local()
 def get(url):
     session = getattr(local, "session", None)
@@ -68,12 +69,12 @@ started = time.perf_counter()
 with ThreadPoolExecutor(max_workers=threads) as pool:
     ok = sum(pool.map(get, urls, chunksize=16))
 seconds = time.perf_counter() - started
-print(json.dumps({"pages": ok, "seconds": seconds, "peak_kb": rss_kb() - baseline}))
+report(pages=ok, seconds=seconds, peak_kb=peak_kb() - baseline)
 """
 
 FETCHER = COMMON + r"""
 from datetime import UTC, datetime, timedelta
-from sitemapcrawl import urls as keys
+from sitemapcrawl.web import urls as keys
 from sitemapcrawl.config import Settings
 from sitemapcrawl.web.http import PoliteHttpClient
 from sitemapcrawl.jobs.fetch import FetchOptions, fetch
@@ -94,66 +95,36 @@ with Store(settings) as store:
         rules = UrlRules.from_settings(settings)
         batch = generate(store, rules, GenerateOptions()).batch_id
         client = PoliteHttpClient.from_settings(settings)
-        baseline = rss_kb()
+        baseline = peak_kb()
         started = time.perf_counter()
         counts = fetch(store, client, rules, FetchOptions.from_settings(settings, batch))
         seconds = time.perf_counter() - started
-        peak = rss_kb() - baseline
+        peak = peak_kb() - baseline
         client.close()
     finally:
         store.drop_tables()
-print(json.dumps({"pages": counts.by_status["fetched"], "seconds": seconds, "peak_kb": peak,
-                  "requests": counts.requests}))
+report(pages=counts.by_status["fetched"], seconds=seconds, peak_kb=peak, requests=counts.requests)
 """
 
 
-def serve(hosts: int, pages: int, folder: Path) -> tuple[subprocess.Popen[bytes], list[str]]:
-    """Start the bulk test web in its own process; return it and every page URL."""
-    ready = folder / "ready.txt"
-    process = subprocess.Popen(
-        [sys.executable, "-m", "sitemapcrawl.testweb", "serve", "--web", "bulk", "--hosts", str(hosts),
-         "--pages", str(pages), "--ready-file", str(ready)],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 60
-    while not ready.exists():
-        if process.poll() is not None or time.monotonic() > deadline:
-            process.kill()
-            raise SystemExit(f"test web did not start: {process.stderr.read().decode() if process.stderr else ''}")
-        time.sleep(0.1)
-    bases = ready.read_text(encoding="utf-8").split()
-    return process, [f"{base}p/{i}.html" for base in bases for i in range(pages)]
-
-
-def run(name: str, code: str, args: list[str]) -> dict[str, float]:
-    done = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, check=False)
-    if done.returncode != 0:
-        raise SystemExit(f"{name} failed:\n{done.stderr}")
-    return json.loads(done.stdout.strip().splitlines()[-1])
-
-
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = bench_parser(__doc__)
     parser.add_argument("--hosts", type=int, default=50)
-    parser.add_argument("--pages", type=int, default=200)
+    parser.add_argument("--pages", type=int, default=200, help="pages per host")
     parser.add_argument("--threads", type=int, default=50)
-    parser.add_argument("--hbase", default=os.environ.get("SITEMAPCRAWL_HBASE", "127.0.0.1:9090"))
+    add_hbase_option(parser)
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as tmp:
-        folder = Path(tmp)
-        server, page_urls = serve(args.hosts, args.pages, folder)
-        try:
-            url_file = folder / "urls.json"
-            url_file.write_text(json.dumps(page_urls), encoding="utf-8")
-            common = [str(url_file), str(args.threads)]
-            results = {
-                "sequential": run("sequential", SEQUENTIAL, common),
-                "threadpool": run("threadpool", THREADPOOL, common),
-                "fetcher": run("fetcher", FETCHER,
-                               [*common, args.hbase, f"bench_fetch_{uuid.uuid4().hex[:8]}_"]),
-            }
-        finally:
-            server.terminate()
-            server.wait(timeout=30)
+    require_hbase(args.hbase)
+    with tempfile.TemporaryDirectory() as tmp, bulk_web_process(args.hosts, args.pages, Path(tmp)) as page_urls, \
+            dropped_at_end(args.hbase, table_prefix("fetch")) as prefix:
+        url_file = Path(tmp) / "urls.json"
+        url_file.write_text(json.dumps(page_urls), encoding="utf-8")
+        common = [str(url_file), str(args.threads)]
+        results = {
+            "sequential": python_child(SEQUENTIAL, *common),
+            "threadpool": python_child(THREADPOOL, *common),
+            "fetcher": python_child(FETCHER, *common, args.hbase, prefix),
+        }
     print(f"{args.hosts} hosts x {args.pages} pages on loopback, {args.threads} threads, delay 0")
     print(f"{'':<12}{'pages':>8}{'seconds':>10}{'pages/s':>10}{'peak MiB':>10}")
     for name, result in results.items():

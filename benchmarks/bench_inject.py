@@ -11,17 +11,13 @@ inject streams its input in chunks. Run with the local HBase up:
 
 from __future__ import annotations
 
-import argparse
-import json
-import os
-import subprocess
 import sys
 import tempfile
-import uuid
 from pathlib import Path
 
+from harness import add_hbase_option, bench_parser, dropped_at_end, python_child, require_hbase, size_list, table_prefix
+
 CHILD = r"""
-import json, resource, sys, time
 from sitemapcrawl.config import Settings
 from sitemapcrawl.jobs.inject import inject
 from sitemapcrawl.web.rules import UrlRules
@@ -32,14 +28,14 @@ settings = Settings(hbase=hbase, table_prefix=prefix)
 with Store(settings) as store:
     store.create_tables()
     rules = UrlRules.from_settings(settings)
-    baseline = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    baseline = peak_kb()
     started = time.perf_counter()
     with open(path, encoding="utf-8") as seeds:
         counts = inject(store, seeds, rules)
     seconds = time.perf_counter() - started
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    peak = peak_kb()
     store.drop_tables()
-print(json.dumps({"rows": counts.injected, "seconds": seconds, "peak_kb": peak, "baseline_kb": baseline}))
+report(rows=counts.injected, seconds=seconds, peak_kb=peak, baseline_kb=baseline)
 """
 
 
@@ -54,21 +50,21 @@ def write_seeds(path: Path, count: int) -> None:
 def run(size: int, hbase: str, folder: Path) -> dict[str, float]:
     seeds = folder / f"seeds-{size}.txt"
     write_seeds(seeds, size)
-    prefix = f"bench_inject_{uuid.uuid4().hex[:8]}_"
-    done = subprocess.run([sys.executable, "-c", CHILD, str(seeds), prefix, hbase],
-                          capture_output=True, text=True, check=False)
-    seeds.unlink()
-    if done.returncode != 0:
-        raise SystemExit(f"inject of {size} seeds failed:\n{done.stderr}")
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    try:
+        with dropped_at_end(hbase, table_prefix("inject")) as prefix:
+            return python_child(CHILD, str(seeds), prefix, hbase)
+    finally:
+        seeds.unlink()
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", default="10000,100000,1000000")
-    parser.add_argument("--hbase", default=os.environ.get("SITEMAPCRAWL_HBASE", "127.0.0.1:9090"))
+    parser = bench_parser(__doc__)
+    parser.add_argument("--sizes", type=size_list, default="10000,100000,1000000",
+                        help="seed counts, comma-separated [default: %(default)s]")
+    add_hbase_option(parser)
     args = parser.parse_args()
-    sizes = [int(s) for s in args.sizes.split(",")]
+    require_hbase(args.hbase)
+    sizes = args.sizes
     results = {}
     with tempfile.TemporaryDirectory() as folder:
         for size in sizes:

@@ -35,14 +35,12 @@ import gzip
 import json
 import os
 import random
-import resource
-import subprocess
 import sys
 import tempfile
-import threading
 import time
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+
+from harness import bench_parser, high_water_mb, run_json, serve_folder, target_line
 
 NS = "http://www.sitemaps.org/schemas/sitemap/0.9"
 URLS_PER_FILE = 50_000
@@ -89,18 +87,6 @@ def make_urlset(base: str, file_number: int) -> bytes:
 def make_index(base: str, names: list[str]) -> bytes:
     rows = "".join(f"  <sitemap><loc>{base}/{name}</loc></sitemap>\n" for name in names)
     return f'<?xml version="1.0" encoding="UTF-8"?>\n<sitemapindex xmlns="{NS}">\n{rows}</sitemapindex>\n'.encode()
-
-
-class _Quiet(SimpleHTTPRequestHandler):
-    def log_message(self, format: str, *args: object) -> None:  # noqa: A002
-        return
-
-
-def start_server(folder: Path) -> tuple[ThreadingHTTPServer, str]:
-    handler = lambda *a, **k: _Quiet(*a, directory=str(folder), **k)  # noqa: E731
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True).start()
-    return server, f"http://127.0.0.1:{server.server_address[1]}"
 
 
 # --- the measured parsers (run in a child process) --------------------------------
@@ -208,21 +194,12 @@ CHILDREN = {
 }
 
 
-def peak_rss_mb() -> float:
-    """This process's peak resident memory (VmHWM: unlike ru_maxrss, not inherited
-    from the parent across fork and exec)."""
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1]) / 1024
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-
-
 def run_child(mode: str, parser: str, path: str, url: str) -> None:
     function = CHILDREN[(mode, parser)]
     started = time.perf_counter()
     count = function(path, url)
     seconds = time.perf_counter() - started
-    print(json.dumps({"seconds": seconds, "urls": count, "peak_mb": peak_rss_mb()}))
+    print(json.dumps({"seconds": seconds, "urls": count, "peak_mb": high_water_mb()}))
 
 
 # --- the driver -----------------------------------------------------------------
@@ -232,11 +209,8 @@ def measure(mode: str, parser: str, path: str, url: str, repeat: int) -> dict[st
     runs = []
     for _ in range(repeat):
         started = time.perf_counter()
-        out = subprocess.run(
-            [sys.executable, __file__, "--child", mode, parser, path, url],
-            capture_output=True, text=True, check=True, env={**os.environ, "PYTHONHASHSEED": "0"},
-        )
-        run = json.loads(out.stdout.strip().splitlines()[-1])
+        run = run_json([sys.executable, __file__, "--child", mode, parser, path, url],
+                       env={**os.environ, "PYTHONHASHSEED": "0"})
         run["process"] = time.perf_counter() - started
         runs.append(run)
     best = min(runs, key=lambda run: run["seconds"])
@@ -249,7 +223,7 @@ def measure(mode: str, parser: str, path: str, url: str, repeat: int) -> dict[st
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = bench_parser(__doc__)
     parser.add_argument("--repeat", type=int, default=3, help="runs per file measurement (best time)")
     parser.add_argument("--skip-usp-tree", action="store_true", help="skip usp on the 1M-URL tree")
     parser.add_argument("--child", nargs=4, help=argparse.SUPPRESS)
@@ -260,8 +234,7 @@ def main() -> None:
 
     with tempfile.TemporaryDirectory(prefix="bench_parse_") as tmp:
         folder = Path(tmp)
-        server, base = start_server(folder)
-        try:
+        with serve_folder(folder) as base:
             print(f"generating inputs on {base} ...", file=sys.stderr)
             names = []
             for number in range(1, TREE_FILES + 1):
@@ -290,9 +263,6 @@ def main() -> None:
                         continue
                     print(f"  {label}: {name} ...", file=sys.stderr)
                     rows.append((label, name, measure(mode, name, path, url, repeat)))
-        finally:
-            server.shutdown()
-            server.server_close()
     report(rows)
 
 
@@ -319,16 +289,12 @@ def report(rows: list[tuple[str, str, dict[str, float]]]) -> None:
     engine, floor, usp = by[(gz, "sitemapcrawl")], by[(gz, "lxml floor")], by[(gz, "usp")]
     tree = by[("tree 1M URLs (loopback)", "sitemapcrawl")]
     single = by[("urlset gzip (loopback)", "sitemapcrawl")]
-    checks = [
-        ("time within 1.3x of the lxml floor (gzip)", engine["seconds"] / floor["seconds"], 1.3),
-        ("time at most 0.25x usp's (gzip)", engine["seconds"] / usp["seconds"], 0.25),
-        ("peak memory under 60 MB (gzip), MB", engine["peak_mb"], 60.0),
-        ("tree memory at most 1.2x one file's, both over loopback", tree["peak_mb"] / single["peak_mb"], 1.2),
-    ]
     print()
-    for text, value, limit in checks:
-        verdict = "met" if value <= limit else f"MISSED by {value / limit - 1:.0%}"
-        print(f"target: {text}: {value:.2f} (limit {limit}) -> {verdict}")
+    print(target_line("time within 1.3x of the lxml floor (gzip)", engine["seconds"] / floor["seconds"], 1.3))
+    print(target_line("time at most 0.25x usp's (gzip)", engine["seconds"] / usp["seconds"], 0.25))
+    print(target_line("peak memory under 60 MB (gzip)", engine["peak_mb"], 60.0, " MB"))
+    print(target_line("tree memory at most 1.2x one file's, both over loopback", tree["peak_mb"] / single["peak_mb"],
+                      1.2))
     print(
         f"info: tree memory vs the in-memory gzip run (which imports no HTTP stack): "
         f"{tree['peak_mb'] / engine['peak_mb']:.2f}x"

@@ -50,26 +50,37 @@ the end, also on error or Ctrl-C. Only loopback addresses are used.
 
 from __future__ import annotations
 
-import argparse
 import functools
-import os
 import re
 import resource
-import subprocess
 import sys
 import tempfile
 import time
 import urllib.request
-import uuid
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from itertools import islice
 from pathlib import Path
-from typing import TypeVar
 
-import happybase
+from harness import (
+    AGENT,
+    RETRY_PAUSE,
+    Run,
+    add_hbase_option,
+    bench_parser,
+    commit,
+    connect,
+    drop_prefix,
+    load_average,
+    plain_puts,
+    require_hbase,
+    run_timed,
+    table_prefix,
+    target_line,
+    with_retries,
+)
 from thriftpy2.thrift import TException
 
 from sitemapcrawl.config import Settings
@@ -104,7 +115,6 @@ from sitemapcrawl.testweb import (
 from sitemapcrawl.web import urls
 
 URLS_PER_SITEMAP = 50_000
-AGENT = "sitemapcrawl-bench/1.0"
 ROUND_LINE = re.compile(r"^round (\d+): .*; (generate [\d.]+s.*)$")
 STAGE = re.compile(r"(generate|fetch|parse|updatedb) ([\d.]+)s")
 NUMBER = r"([\d,]+)"
@@ -114,78 +124,15 @@ PHASES = ("generate", "fetch", "parse", "updatedb")
 # ----------------------------------------------------------------- helpers --
 
 
-@dataclass
-class Run:
-    """One finished subprocess: seconds start to exit, peak RSS (MB), its output."""
-
-    seconds: float
-    peak_mb: float
-    cpu_seconds: float
-    """User + system CPU of the child (its own threads): the rest of its time it waited, mostly on HBase."""
-    stdout: str
-    stderr: str
-
-
 def run_cli(settings: Settings, args: list[str], timeout: float) -> Run:
-    """Run `python -m sitemapcrawl` with the settings' HBase and prefix; raise on failure.
-
-    Timed from spawn to exit; the peak memory is the child's own ru_maxrss
-    (os.wait4), so children of other work never count.
-    """
-    command = [sys.executable, "-m", "sitemapcrawl", "--hbase", settings.hbase, "--table-prefix",
-               settings.table_prefix, "--user-agent", AGENT, *args]
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        started = time.perf_counter()
-        child = subprocess.Popen(command, stdout=out, stderr=err, stdin=subprocess.DEVNULL)
-        deadline = started + timeout
-        while True:
-            pid, status, usage = os.wait4(child.pid, os.WNOHANG)
-            if pid:
-                break
-            if time.perf_counter() > deadline:
-                child.kill()
-                os.wait4(child.pid, 0)
-                raise RuntimeError(f"timed out after {timeout:.0f} s: {' '.join(args)}")
-            time.sleep(0.02)
-        seconds = time.perf_counter() - started
-        child.returncode = os.waitstatus_to_exitcode(status)
-        out.seek(0)
-        err.seek(0)
-        run = Run(seconds, usage.ru_maxrss / 1024, usage.ru_utime + usage.ru_stime, out.read().decode(errors="replace"),
-                  err.read().decode(errors="replace"))
-    if child.returncode != 0:
-        raise RuntimeError(f"exit {child.returncode}: sitemapcrawl {' '.join(args)}\n{run.stderr[-2000:]}")
-    return run
-
-
-def connect(settings: Settings) -> happybase.Connection:
-    return happybase.Connection(settings.hbase_host, settings.hbase_port, timeout=600_000)
-
-
-T = TypeVar("T")
-
-
-def with_retries(what: str, action: Callable[[], T], attempts: int = 6) -> T:
-    """`action()`, again after a wire error (another session may restart the shared Thrift server).
-
-    Bounded: `attempts` tries, 20 s apart. Every action here is idempotent
-    (same keys, same cells), and a timed one is timed inside `action`, so a
-    failed attempt does not count in its figure.
-    """
-    for attempt in range(1, attempts + 1):
-        try:
-            return action()
-        except (OSError, TException) as exc:
-            if attempt == attempts:
-                raise
-            print(f"[{what}: {type(exc).__name__}; retry {attempt} in 20 s]", file=sys.stderr, flush=True)
-            time.sleep(20)
-    raise AssertionError("unreachable")
+    """`python -m sitemapcrawl` with the settings' HBase and prefix, timed spawn to exit; raise on failure."""
+    return run_timed([sys.executable, "-m", "sitemapcrawl", "--hbase", settings.hbase, "--table-prefix",
+                      settings.table_prefix, "--user-agent", AGENT, *args], timeout=timeout)
 
 
 def count_rows(settings: Settings, table: str) -> int:
     """Rows of `table` (full name), by a key-only scan."""
-    connection = connect(settings)
+    connection = connect(settings.hbase)
     try:
         return sum(1 for _ in connection.table(table).scan(filter="KeyOnlyFilter()", batch_size=5000))
     finally:
@@ -194,7 +141,7 @@ def count_rows(settings: Settings, table: str) -> int:
 
 def make_table_like(settings: Settings, model: str, name: str) -> None:
     """Create table `name` (full name) with the families of `model`, unless it exists."""
-    connection = connect(settings)
+    connection = connect(settings.hbase)
     try:
         if name.encode() not in connection.tables():
             connection.create_table(name, {family.decode(): {} for family in connection.table(model).families()})
@@ -206,18 +153,11 @@ def put_rows(settings: Settings, table: str, rows: Iterator[tuple[bytes, dict[by
              cells_per_row: float) -> tuple[int, int]:
     """Plain happybase batch puts of `rows` into `table` (full name), `hbase_batch_size` rows per call, as the
     crawl's store sends them (happybase counts a batch in cells); returns (rows, cells)."""
-    count = cells = 0
-    connection = connect(settings)
+    connection = connect(settings.hbase)
     try:
-        per_call = max(1, round(settings.hbase_batch_size * cells_per_row))
-        with connection.table(table).batch(batch_size=per_call) as batch:
-            for key, data in rows:
-                batch.put(key, data)
-                count += 1
-                cells += len(data)
+        return plain_puts(connection.table(table), rows, max(1, round(settings.hbase_batch_size * cells_per_row)))
     finally:
         connection.close()
-    return count, cells
 
 
 def fill_rows(settings: Settings, table: str, rows: Iterator[tuple[bytes, dict[bytes, bytes]]],
@@ -226,7 +166,7 @@ def fill_rows(settings: Settings, table: str, rows: Iterator[tuple[bytes, dict[b
     idempotent), at most `attempts` times, 20 s apart. Returns (seconds spent sending, rows, cells)."""
     seconds = 0.0
     count = cells = 0
-    connection = connect(settings)
+    connection = connect(settings.hbase)
     try:
         while chunk := list(islice(rows, settings.hbase_batch_size)):
             for attempt in range(1, attempts + 1):
@@ -240,11 +180,11 @@ def fill_rows(settings: Settings, table: str, rows: Iterator[tuple[bytes, dict[b
                 except (OSError, TException) as exc:
                     if attempt == attempts:
                         raise
-                    print(f"[fill: {type(exc).__name__} after {count:,} rows; retry {attempt} in 20 s]",
+                    print(f"[fill: {type(exc).__name__} after {count:,} rows; retry {attempt} in {RETRY_PAUSE} s]",
                           file=sys.stderr, flush=True)
-                    time.sleep(20)
+                    time.sleep(RETRY_PAUSE)
                     connection.close()
-                    connection = with_retries("reconnect", lambda: connect(settings))
+                    connection = with_retries("reconnect", lambda: connect(settings.hbase))
             count += len(chunk)
             cells += sum(len(data) for _key, data in chunk)
     finally:
@@ -254,7 +194,7 @@ def fill_rows(settings: Settings, table: str, rows: Iterator[tuple[bytes, dict[b
 
 def sample_rows(settings: Settings, table: str, limit: int) -> list[dict[bytes, bytes]]:
     """Up to `limit` rows of `table` (full name), spread over the key space by a skip."""
-    connection = connect(settings)
+    connection = connect(settings.hbase)
     try:
         every = 50
         found = []
@@ -266,25 +206,6 @@ def sample_rows(settings: Settings, table: str, limit: int) -> list[dict[bytes, 
         return found
     finally:
         connection.close()
-
-
-def drop_prefix(settings: Settings) -> None:
-    """Drop every table whose name starts with the settings' prefix (ours only), retrying."""
-    with_retries("drop tables", lambda: _drop_prefix(settings))
-
-
-def _drop_prefix(settings: Settings) -> None:
-    connection = connect(settings)
-    try:
-        for name in connection.tables():
-            if name.decode().startswith(settings.table_prefix):
-                connection.delete_table(name, disable=True)
-    finally:
-        connection.close()
-
-
-def load_average() -> str:
-    return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
 # --------------------------------------------------------- figure 1 inventory --
@@ -490,11 +411,6 @@ def round_cost(base_prefix: str, hbase: str, rows: int, due: int, web: TestWebSe
 TIME_TARGET_URLS = 1_000_000
 
 
-def ratio_line(label: str, value: float, limit: float, unit: str = "x") -> str:
-    verdict = "met" if value <= limit else "MISSED"
-    return f"target: {label}: {value:.2f}{unit} (limit {limit:g}{unit}) -> {verdict}"
-
-
 def report_inventory(results: list[Inventory]) -> list[str]:
     out = ["figure 1: inventory, `crawl --mode sitemap-only --sitemaps-only-docs --delay 0` (whole process)",
            f"{'URLs':>10} {'rows':>10} {'cells/row':>9} {'crawl s':>8} {'URLs/s':>7} {'floor s':>8} "
@@ -508,13 +424,13 @@ def report_inventory(results: list[Inventory]) -> list[str]:
     for r in results:
         ratio = r.run.seconds / r.floor_seconds
         if r.urls == TIME_TARGET_URLS:
-            out.append(ratio_line(f"N={r.urls:,} time vs put floor", ratio, 2.0))
+            out.append(target_line(f"N={r.urls:,} time vs put floor", ratio, 2.0))
         else:  # the issue sets the time target at 1,000,000 URLs; smaller runs carry the fixed costs
             out.append(f"info: N={r.urls:,} time vs put floor: {ratio:.2f}x (the 2x target is at "
                        f"N={TIME_TARGET_URLS:,})")
-        out.append(ratio_line(f"N={r.urls:,} peak memory", r.run.peak_mb, 150.0, " MB"))
+        out.append(target_line(f"N={r.urls:,} peak memory", r.run.peak_mb, 150.0, " MB"))
     if len(results) > 1:
-        out.append(ratio_line(f"peak memory {results[-1].urls:,} vs {results[0].urls:,} (flat)",
+        out.append(target_line(f"peak memory {results[-1].urls:,} vs {results[0].urls:,} (flat)",
                               results[-1].run.peak_mb / results[0].run.peak_mb, 1.2))
     out.append("")
     out.append("figure 3a: parse and updatedb rows/s in the inventory, against the put floor")
@@ -541,9 +457,9 @@ def report_rounds(costs: list[RoundCost], due: int) -> list[str]:
     if len(costs) > 1:
         small, large = costs[0], costs[-1]
         for p in PHASES:
-            out.append(ratio_line(f"{p} on {large.rows:,} rows vs {small.rows:,}",
+            out.append(target_line(f"{p} on {large.rows:,} rows vs {small.rows:,}",
                                   large.phases[p].seconds / small.phases[p].seconds, 1.5))
-        out.append(ratio_line(f"serve snapshot on {large.rows:,} rows vs {small.rows:,} (flat, figure 3b)",
+        out.append(target_line(f"serve snapshot on {large.rows:,} rows vs {small.rows:,} (flat, figure 3b)",
                               large.snapshot_seconds / max(small.snapshot_seconds, 1e-6), 1.5))
     for c in costs:
         for p in PHASES:
@@ -552,7 +468,7 @@ def report_rounds(costs: list[RoundCost], due: int) -> list[str]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = bench_parser(__doc__)
     parser.add_argument("--figures", nargs="+", type=int, choices=(1, 2, 3), default=[1, 2, 3],
                         help="which figures to run (3 needs 1 for rows/s and 2 for the snapshot)")
     parser.add_argument("--inventory", nargs="+", type=int, default=[100_000], metavar="N",
@@ -561,15 +477,15 @@ def main() -> None:
                         help="table sizes of figure 2 [default: 10000 1000000]")
     parser.add_argument("--due", type=int, default=100, help="due URLs in the round of figure 2 [default: 100]")
     parser.add_argument("--timeout", type=float, default=5_400, help="seconds any one command may take")
-    parser.add_argument("--hbase", default="127.0.0.1:9090", help="HBase Thrift HOST:PORT (loopback)")
+    add_hbase_option(parser)
     args = parser.parse_args()
     if not args.hbase.startswith(("127.", "localhost:")):
         parser.error("--hbase must be a loopback address")
     if min(args.inventory) < 1 or min(args.tables) <= args.due or args.due < 2:
         parser.error("sizes must be positive, tables larger than --due, --due at least 2")
+    require_hbase(args.hbase)
 
-    prefix = f"bench_scale_{uuid.uuid4().hex[:6]}_"
-    cleanup = Settings(hbase=args.hbase, table_prefix=prefix)
+    prefix = table_prefix("scale")
     lines = [f"date {datetime.now(UTC):%Y-%m-%d %H:%M} UTC; commit {commit()}; load average at start "
              f"{load_average()}; prefix {prefix}"]
     inventories: list[Inventory] = []
@@ -580,7 +496,7 @@ def main() -> None:
                 print(f"[inventory N={n:,}] load {load_average()}", file=sys.stderr, flush=True)
                 inventories.append(inventory(prefix, args.hbase, n, args.timeout))
                 print("\n".join(report_inventory(inventories[-1:])), file=sys.stderr, flush=True)
-                drop_prefix(cleanup)
+                drop_prefix(args.hbase, prefix)
         if 2 in args.figures or 3 in args.figures:
             with ExitStack() as stack:
                 web = stack.enter_context(TestWebServer(round_web(args.due)))
@@ -588,9 +504,9 @@ def main() -> None:
                     print(f"[round on {rows:,} rows] load {load_average()}", file=sys.stderr, flush=True)
                     costs.append(round_cost(prefix, args.hbase, rows, args.due, web, args.timeout))
                     print("\n".join(report_rounds(costs[-1:], args.due)), file=sys.stderr, flush=True)
-                    drop_prefix(cleanup)
+                    drop_prefix(args.hbase, prefix)
     finally:
-        drop_prefix(cleanup)
+        drop_prefix(args.hbase, prefix)
     lines.append(f"load average at end {load_average()}; bench process peak "
                  f"{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB")
     if inventories:
@@ -598,14 +514,6 @@ def main() -> None:
     if costs:
         lines += ["", *report_rounds(costs, args.due)]
     print("\n".join(lines))
-
-
-def commit() -> str:
-    try:
-        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
-                              timeout=10, check=True).stdout.strip()
-    except (OSError, subprocess.SubprocessError):
-        return "unknown"
 
 
 if __name__ == "__main__":

@@ -39,20 +39,17 @@ CPU share says why); split overhead <= 1.1x.
 
 from __future__ import annotations
 
-import argparse
 import os
 import re
-import resource
 import shutil
-import socket
-import subprocess
 import sys
 import tempfile
 import time
-import uuid
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from harness import AGENT, HBASE_LOCAL, REPO, Cluster, bench_parser, run_timed, source_env, table_prefix
 
 from sitemapcrawl.config import Settings
 from sitemapcrawl.model.webpage import WEBPAGE_TABLE
@@ -60,68 +57,7 @@ from sitemapcrawl.storage.store import Store
 from sitemapcrawl.testweb import TestWebServer
 from sitemapcrawl.testweb.generate import bulk_web
 
-REPO = Path(__file__).resolve().parents[1]
-HBASE_LOCAL = REPO / "scripts" / "hbase-local"
-AGENT = "sitemapcrawl-bench/1.0"
 PHASES = ("generate", "fetch", "parse", "updatedb")
-_TICK = os.sysconf("SC_CLK_TCK")
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-class Cluster:
-    """An HBase of its own with N RegionServers (scripts/hbase-local), stopped and wiped at the end."""
-
-    def __init__(self, regionservers: int) -> None:
-        lib = (REPO / ".hbase-local" / "lib").resolve()
-        if not (lib / ".complete").exists():
-            sys.exit("bench_workers: no HBase jars (.hbase-local/lib): run scripts/setup first")
-        self.home = Path(tempfile.mkdtemp(prefix="bench-workers-hbase-"))
-        self.thrift = _free_port()
-        self.env = dict(os.environ, HBASE_LOCAL_DIR=str(self.home), HBASE_LOCAL_LIB=str(lib),
-                        HBASE_LOCAL_THRIFT_PORT=str(self.thrift), HBASE_LOCAL_ZK_PORT=str(_free_port()))
-        self.regionservers = regionservers
-
-    @property
-    def address(self) -> str:
-        return f"127.0.0.1:{self.thrift}"
-
-    def local(self, *args: str, timeout: float = 600) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([str(HBASE_LOCAL), *args], capture_output=True, text=True, env=self.env,
-                              timeout=timeout, stdin=subprocess.DEVNULL)
-
-    def start(self) -> None:
-        done = self.local("start", "--regionservers", str(self.regionservers))
-        if done.returncode != 0:
-            raise SystemExit(f"bench_workers: the cluster did not start:\n{done.stderr[-3000:]}")
-
-    def stop(self) -> None:
-        self.local("stop", "--wipe")
-        shutil.rmtree(self.home, ignore_errors=True)
-
-    def pids(self) -> dict[str, int]:
-        """Process name (master, rs1, thrift...) -> PID, from the folder's run/*.pid."""
-        found = {}
-        for path in (self.home / "run").glob("*.pid"):
-            text = path.read_text().strip()
-            if text.isdigit() and Path(f"/proc/{text}").exists():
-                found[path.stem] = int(text)
-        return found
-
-    def cpu_seconds(self) -> float:
-        """utime + stime of every JVM of the cluster so far."""
-        total = 0.0
-        for pid in self.pids().values():
-            try:
-                fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            total += (int(fields[11]) + int(fields[12])) / _TICK
-        return total
 
 
 @dataclass
@@ -142,27 +78,20 @@ _ROUND = re.compile(r"^round \d+: .*?; (generate [\d.]+s.*)$")
 
 
 def crawl_once(cluster: Cluster, web: TestWebServer, seeds: Path, workers: int, regions: int) -> Run:
-    prefix = f"bench_workers_{uuid.uuid4().hex[:6]}_"
+    prefix = table_prefix("workers")
     base = [sys.executable, "-m", "sitemapcrawl", "--hbase", cluster.address, "--table-prefix", prefix,
             "--user-agent", AGENT]
-    env = dict(cluster.env, PYTHONPATH=str(REPO))
-    made = subprocess.run([*base, "init", "--split-from-seeds", str(seeds), "--regions", str(regions),
-                           "--hbase-shell", f"{HBASE_LOCAL} shell"], capture_output=True, text=True, env=env)
-    if made.returncode != 0:
-        raise SystemExit(f"bench_workers: init failed: {made.stderr[-2000:]}")
+    env = source_env(REPO, cluster.env)
+    run_timed([*base, "init", "--split-from-seeds", str(seeds), "--regions", str(regions),
+               "--hbase-shell", f"{HBASE_LOCAL} shell"], env=env)
     web.reset()
     run = Run(workers)
     hbase_before = cluster.cpu_seconds()
-    children_before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    started = time.monotonic()
-    done = subprocess.run([*base, "crawl", str(seeds), "--mode", "mixed", "--rounds", "3", "--delay", "0",
-                           "--threads", "8", "--workers", str(workers)], capture_output=True, text=True, env=env)
-    run.seconds = time.monotonic() - started
-    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    # The crawl's CPU counts the worker processes it waited for (wait4's rusage).
+    done = run_timed([*base, "crawl", str(seeds), "--mode", "mixed", "--rounds", "3", "--delay", "0",
+                      "--threads", "8", "--workers", str(workers)], env=env)
+    run.seconds, run.worker_cpu = done.seconds, done.cpu_seconds
     run.hbase_cpu = cluster.cpu_seconds() - hbase_before
-    run.worker_cpu = (children.ru_utime + children.ru_stime) - (children_before.ru_utime + children_before.ru_stime)
-    if done.returncode != 0:
-        raise SystemExit(f"bench_workers: crawl --workers {workers} failed: {done.stderr[-3000:]}")
     for line in done.stderr.splitlines():
         match = _ROUND.match(line)
         if match:
@@ -178,13 +107,9 @@ def crawl_once(cluster: Cluster, web: TestWebServer, seeds: Path, workers: int, 
 
 def startup_cpu(env: dict[str, str], times: int = 3) -> float:
     """CPU seconds of one worker process's start: Python and the modules a phase imports."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    for _ in range(times):
-        subprocess.run([sys.executable, "-c", "import sitemapcrawl.cli.app, sitemapcrawl.jobs.fetch, "
-                        "sitemapcrawl.jobs.parse, sitemapcrawl.jobs.updatedb, sitemapcrawl.storage.store"],
-                       env=env, check=True)
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return ((after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)) / times
+    command = [sys.executable, "-c", "import sitemapcrawl.cli.app, sitemapcrawl.jobs.fetch, "
+               "sitemapcrawl.jobs.parse, sitemapcrawl.jobs.updatedb, sitemapcrawl.storage.store"]
+    return sum(run_timed(command, env=env).cpu_seconds for _ in range(times)) / times
 
 
 def report(runs: list[Run], web_urls: int, startup: float) -> None:
@@ -216,14 +141,14 @@ def report(runs: list[Run], web_urls: int, startup: float) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = bench_parser(__doc__)
     parser.add_argument("--hosts", type=int, default=40)
-    parser.add_argument("--pages", type=int, default=50)
-    parser.add_argument("--workers", type=int, nargs="+", default=[1, 2, 4])
+    parser.add_argument("--pages", type=int, default=50, help="pages per host")
+    parser.add_argument("--workers", type=int, nargs="+", default=[1, 2, 4], help="worker counts to compare")
     parser.add_argument("--regionservers", type=int, default=3)
-    parser.add_argument("--regions", type=int, default=6)
+    parser.add_argument("--regions", type=int, default=6, help="regions each fresh table is pre-split into")
     args = parser.parse_args()
-    cluster = Cluster(args.regionservers)
+    cluster = Cluster(args.regionservers, "bench_workers")
     web = TestWebServer(bulk_web(args.hosts, args.pages, first_host="127.0.20.1")).start()
     seeds = Path(tempfile.mkdtemp(prefix="bench-workers-")) / "seeds.txt"
     seeds.write_text("".join(f"{url}\n" for url in web.base_urls()), encoding="utf-8")
@@ -241,7 +166,7 @@ def main() -> None:
             runs.append(crawl_once(cluster, web, seeds, workers, args.regions))
             print(f"  {runs[-1].seconds:.1f}s, {runs[-1].rows} rows", flush=True)
         urls = args.hosts * (args.pages + 2)  # each host: its pages, its root page, its sitemap
-        report(runs, urls, startup_cpu(dict(cluster.env, PYTHONPATH=str(REPO))))
+        report(runs, urls, startup_cpu(source_env(REPO, cluster.env)))
     finally:
         web.stop()
         cluster.stop()
