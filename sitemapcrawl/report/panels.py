@@ -49,7 +49,6 @@ from sitemapcrawl.model.webpage import (
     format_time,
 )
 from sitemapcrawl.report.text import (
-    QUALITY_SIGNALS,
     HostSummary,
     Report,
     SitemapSummary,
@@ -59,6 +58,7 @@ from sitemapcrawl.report.text import (
 )
 from sitemapcrawl.scoring import evidence, rowcounts
 from sitemapcrawl.scoring.evidence import Base
+from sitemapcrawl.scoring.quality import SIGNAL_FIELDS, stored_signals
 from sitemapcrawl.storage.history import SitemapHistory, histories, parse_counts, parse_statuses
 from sitemapcrawl.storage.politeness import POLITENESS_KEYS_START
 from sitemapcrawl.storage.store import Store
@@ -69,8 +69,7 @@ log = logging.getLogger(__name__)
 
 _HOST_FIELDS = ["robots_status", "robots_http_code", "robots_error", "crawl_delay", "sitemaps"]
 _EXTRA_FIELDS = [
-    "is_sitemap", "changefreq", "lastmod", "next_fetch", "quality", "quality_state", "quality_valid",
-    "quality_fetch", "quality_lastmod", "quality_duplicates", "quality_errors", "quality_freshness",
+    "is_sitemap", "changefreq", "lastmod", "next_fetch", "quality", "quality_state", *SIGNAL_FIELDS,
     "quality_notes",
     # the audit (sitemapcrawl/model/audit.py)
     "in_sitemap", "status", "http_code", "noindex", "canonical", "link_inlinks", "sitemaps_listing",
@@ -90,7 +89,6 @@ AUDIT_LISTS: dict[str, tuple[str, str]] = {
 }
 #: Months drawn in the lastmod histogram (the most recent; earlier ones are summed in one bar).
 LASTMOD_MONTHS = 60
-SIGNALS = QUALITY_SIGNALS  # the report's own list, so the page and --jsonl name the same signals
 #: Age buckets (upper bound, label), for lastmods (age) and next fetch times (wait).
 AGE_BUCKETS = ((timedelta(days=1), "< 1 day"), (timedelta(days=7), "< 1 week"), (timedelta(days=30), "< 1 month"),
                (timedelta(days=365), "< 1 year"))
@@ -165,9 +163,8 @@ def _bucket(delta: timedelta, buckets: tuple[tuple[timedelta, str], ...], last: 
 def add_extra(extras: Extras, row: WebPage, now: datetime) -> None:
     """Count one row into the extras: a sitemap's quality, or a page's changefreq and lastmod age; its due time."""
     if row.is_sitemap:
-        signals = {name: getattr(row, f"quality_{name}") for name in SIGNALS}
-        extras.quality[row.url] = SitemapQuality(
-            row.quality, row.quality_state.value if row.quality_state else None, signals, row.quality_notes or ())
+        extras.quality[row.url] = SitemapQuality(row.quality, row.quality_state.value if row.quality_state else None,
+                                                 stored_signals(row), row.quality_notes or ())
     else:
         extras.changefreq[row.changefreq.value if row.changefreq else "none"] += 1
         if row.lastmod is None:
@@ -273,7 +270,7 @@ def take_counted_snapshot(store: Store, now: datetime) -> Snapshot:
 
 def _add_counts(report: Report, extras: Extras, summary: HostSummary, counts: dict[str, int]) -> None:
     """One origin's row counts into its host's summary, the totals and the extras."""
-    by_status = Counter(rowcounts.named(counts, "st."))
+    by_status = Counter(rowcounts.named(counts, evidence.STATUS_PREFIX))
     rows = counts.get(rowcounts.GROUP, 0)
     summary.rows += rows
     summary.by_status.update(by_status)

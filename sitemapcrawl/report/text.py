@@ -40,6 +40,7 @@ from sitemapcrawl.model.webpage import (
     WebPage,
     column_names,
 )
+from sitemapcrawl.scoring.quality import SIGNAL_FIELDS, stored_signals
 from sitemapcrawl.storage.politeness import POLITENESS_KEYS_START
 from sitemapcrawl.storage.store import Store
 from sitemapcrawl.storage.tables import Unreadable, hosts, scan_pages
@@ -50,12 +51,9 @@ log = logging.getLogger(__name__)
 _ROW_FIELDS = [
     "status", "http_code", "error", "fetch_time", "is_sitemap", "in_sitemap", "sitemap_source", "seed",
     "sitemap_type", "sitemap_entries", "dropped_scope", "dropped_filter", "dropped_limit", "sitemap_problems",
-    "blacklisted", "lastmod", "sitemap_warnings", "vouched_by", "quality", "quality_state", "quality_valid",
-    "quality_fetch", "quality_lastmod", "quality_duplicates", "quality_errors", "quality_freshness",
+    "blacklisted", "lastmod", "sitemap_warnings", "vouched_by", "quality", "quality_state", *SIGNAL_FIELDS,
     "quality_notes",
 ]
-#: The six quality signals of a sitemap, in the order the HTML report shows them.
-QUALITY_SIGNALS = ("valid", "fetch", "lastmod", "duplicates", "errors", "freshness")
 _HOST_FIELDS = ["robots_status", "robots_http_code", "robots_error", "crawl_delay", "sitemaps"]
 _ERRORS = (FetchStatus.RETRY.value, FetchStatus.GONE.value)
 
@@ -223,7 +221,7 @@ def _add_row(report: Report, row: WebPage) -> None:
             row.dropped_limit, row.sitemap_problems or (), row.blacklisted, row.error,
             row.sitemap_warnings or (), row.vouched_by or (), row.quality,
             row.quality_state.value if row.quality_state else None,
-            {name: getattr(row, f"quality_{name}") for name in QUALITY_SIGNALS}, row.quality_notes or ()))
+            stored_signals(row), row.quality_notes or ()))
 
 
 def robots_line(origin: str, row: HostRow) -> str:

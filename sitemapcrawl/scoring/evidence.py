@@ -7,7 +7,7 @@ and the oracle of the tests) count exactly alike.
 A listed row R contributes to each sitemap S whose inlink cell it holds a
 `Tally`: one listed entry, its fetch judgement (ok, gone, redirected,
 robots), its status, and its lastmod tests (dated, future, stale, phantom:
-`sitemapcrawl.scoring.quality.observe`'s rules), plus the lastmod itself as the
+`contribution`, the one place that judges them), plus the lastmod itself as the
 range (`lo`, `hi`) and the newest date not in the future (`new`). Counts add
 and subtract; the three dates only widen, which is exact because a row
 enters the evidence of one parse of S (the batch id of its inlink cell,
@@ -45,9 +45,12 @@ _JUDGED = {
     FetchStatus.FETCHED: "ok", FetchStatus.NOT_MODIFIED: "ok", FetchStatus.GONE: "gone",
     FetchStatus.REDIRECT: "redirected", FetchStatus.BLOCKED_ROBOTS: "robots",
 }
-_STATUS = "st."
-#: The status counter of each fetch status (None: `st.none`), spelled once.
-_STATUS_WORDS: dict[FetchStatus | None, str] = {None: _STATUS + "none", **{s: _STATUS + s.value for s in FetchStatus}}
+#: The start of a status counter's name.
+STATUS_PREFIX = "st."
+#: The status counter of each fetch status (None: `st.none`), spelled once for the quality evidence and
+#: the row counts (`rowcounts`).
+STATUS_WORDS: dict[FetchStatus | None, str] = {
+    None: STATUS_PREFIX + "none", **{s: STATUS_PREFIX + s.value for s in FetchStatus}}
 _DATES = ("lo", "hi", "new")
 
 
@@ -98,7 +101,7 @@ class Tally:
 
     def statuses(self) -> dict[str, int]:
         """Listed rows by fetch status (`none`: no status), for the history chart."""
-        return {name[len(_STATUS):]: n for name, n in self.counts.items() if name.startswith(_STATUS) and n}
+        return {name[len(STATUS_PREFIX):]: n for name, n in self.counts.items() if name.startswith(STATUS_PREFIX) and n}
 
     def key(self) -> tuple[object, ...]:
         """A hashable value equal for tallies built alike (same counters in the same order, same dates)."""
@@ -163,8 +166,15 @@ def _pick(choose: object, a: datetime | None, b: datetime | None) -> datetime | 
 
 def contribution(lastmod: datetime | None, status: FetchStatus | None, fetch_time: datetime | None,
                  prev_fetch_time: datetime | None, content_changed: datetime | None, now: datetime) -> Tally:
-    """What one listed row tells one sitemap: `quality.observe`'s rules, as a tally. No I/O."""
-    counts = {"listed": 1, _STATUS_WORDS[status]: 1}
+    """What one listed row tells one sitemap, as a tally: its fetch judgement and lastmod tests. No I/O.
+
+    `content_changed` is the fetch time at which the body was last seen to
+    differ (the first fetch counts), so: a change between the previous fetch
+    and the last one is known when `content_changed == fetch_time` and a
+    previous fetch exists; the content stayed the same from `content_changed`
+    to `fetch_time`. The rules are `sitemapcrawl.scoring.quality`'s (module docstring).
+    """
+    counts = {"listed": 1, STATUS_WORDS[status]: 1}
     judged = _JUDGED.get(status) if status is not None else None
     if judged:
         counts[judged] = 1

@@ -53,10 +53,10 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from datetime import datetime, timedelta
 
-from sitemapcrawl.model.webpage import FetchStatus, QualityState
+from sitemapcrawl.model.webpage import FetchStatus, QualityState, WebPage
 
 #: Tolerance of the lastmod tests: sitemaps often give a day, not a time.
 LASTMOD_SLACK = timedelta(days=1)
@@ -66,15 +66,10 @@ UNIFORM_MIN = 5
 FETCH_EVIDENCE = 20
 #: z of the Wilson bound on the fetch share (1: one standard error, about 84 % one-sided).
 WILSON_Z = 1.0
-#: Most each signal can take away from the score.
-WEIGHTS: dict[str, float] = {
-    "fetch": 1.0, "valid": 0.8, "errors": 0.8, "lastmod": 0.6, "duplicates": 0.3, "freshness": 0.3,
-}
 #: Start of every blacklist reason this module writes (so it may also clear it).
 QUALITY_REASON = "quality "
 PINNED_REASON = "pinned blocked"
 
-_OK = frozenset({FetchStatus.FETCHED, FetchStatus.NOT_MODIFIED})
 _INVALID_LINES = (
     re.compile(r"([\d,]+) entries without a usable http\(s\) URL skipped"),
     re.compile(r"([\d,]+) entries with a URL that cannot be canonicalised"),
@@ -117,7 +112,7 @@ class SitemapFacts:
 
 @dataclass(slots=True)
 class ListedStats:
-    """What the rows a sitemap lists say about it, summed by `observe` (one per sitemap)."""
+    """What the rows a sitemap lists say about it: `evidence.Tally.stats` of their contributions."""
 
     listed: int = 0
     ok: int = 0
@@ -143,56 +138,21 @@ class ListedStats:
         return self.future + self.stale + self.phantom
 
 
-def observe(stats: ListedStats, lastmod: datetime | None, status: FetchStatus | None,
-            fetch_time: datetime | None, prev_fetch_time: datetime | None,
-            content_changed: datetime | None, now: datetime) -> None:
-    """Count one listed row (its sitemap lastmod and its fetch facts) into `stats`. No I/O.
-
-    `content_changed` is the fetch time at which the body was last seen to
-    differ (the first fetch counts), so: a change between the previous fetch
-    and the last one is known when `content_changed == fetch_time` and a
-    previous fetch exists; the content stayed the same from `content_changed`
-    to `fetch_time`.
-    """
-    stats.listed += 1
-    if status in _OK:
-        stats.ok += 1
-    elif status is FetchStatus.GONE:
-        stats.gone += 1
-    elif status is FetchStatus.REDIRECT:
-        stats.redirected += 1
-    elif status is FetchStatus.BLOCKED_ROBOTS:
-        stats.robots += 1
-    if lastmod is None:
-        return
-    stats.dated += 1
-    if stats.first_lastmod is None:
-        stats.first_lastmod = lastmod
-    elif lastmod != stats.first_lastmod:
-        stats.lastmods_differ = True
-    if lastmod > now + LASTMOD_SLACK:
-        stats.future += 1
-        return
-    if stats.newest is None or lastmod > stats.newest:
-        stats.newest = lastmod
-    if fetch_time is None or content_changed is None:
-        return
-    if content_changed == fetch_time and prev_fetch_time is not None and lastmod + LASTMOD_SLACK <= prev_fetch_time:
-        stats.stale += 1
-    elif content_changed < fetch_time and content_changed + LASTMOD_SLACK < lastmod <= fetch_time:
-        stats.phantom += 1
+def _signal(weight: float) -> float:
+    """A signal field: 1 (good) by default, with the most it can take away from the score."""
+    return field(default=1.0, metadata={"weight": weight})
 
 
 @dataclass(frozen=True)
 class Signals:
-    """The six signals, each in [0, 1] (1 = good)."""
+    """The six signals, each in [0, 1] (1 = good): the one place their names and weights are written."""
 
-    valid: float = 1.0
-    fetch: float = 1.0
-    lastmod: float = 1.0
-    duplicates: float = 1.0
-    errors: float = 1.0
-    freshness: float = 1.0
+    valid: float = _signal(0.8)
+    fetch: float = _signal(1.0)
+    lastmod: float = _signal(0.6)
+    duplicates: float = _signal(0.3)
+    errors: float = _signal(0.8)
+    freshness: float = _signal(0.3)
 
     def score(self) -> float:
         """The product of `1 - w * (1 - s)` over the signals, rounded to 3 places."""
@@ -200,6 +160,26 @@ class Signals:
         for name, weight in WEIGHTS.items():
             total *= 1.0 - weight * (1.0 - getattr(self, name))
         return round(min(1.0, max(0.0, total)), 3)
+
+
+#: The signal names, in the order reports show them (the row's columns are `quality_<name>`).
+SIGNALS: tuple[str, ...] = tuple(item.name for item in fields(Signals))
+#: Most each signal can take away from the score, heaviest first: the order the product is taken in
+#: (a float product depends on its order; this one has been the score's since it was written).
+WEIGHTS: dict[str, float] = {item.name: item.metadata["weight"]
+                             for item in sorted(fields(Signals), key=lambda item: -item.metadata["weight"])}
+#: The `WebPage` fields that hold the signals of a scored sitemap, in `SIGNALS` order.
+SIGNAL_FIELDS: tuple[str, ...] = tuple(f"quality_{name}" for name in SIGNALS)
+
+
+def stored_signals(row: WebPage) -> dict[str, float | None]:
+    """The signals a sitemap row holds (read with `SIGNAL_FIELDS`), by name; None: not scored yet."""
+    return {name: getattr(row, column) for name, column in zip(SIGNALS, SIGNAL_FIELDS, strict=True)}
+
+
+def signal_values(signals: Signals) -> dict[str, float]:
+    """The signals as `WebPage` field values (`SIGNAL_FIELDS`), for the verdict's put."""
+    return {column: getattr(signals, name) for name, column in zip(SIGNALS, SIGNAL_FIELDS, strict=True)}
 
 
 @dataclass(frozen=True)

@@ -74,6 +74,7 @@ from sitemapcrawl.scoring.quality import (
     SitemapFacts,
     assess,
     is_quality_reason,
+    signal_values,
     weight_of,
     weighted_priority,
 )
@@ -161,7 +162,8 @@ def policy_from_settings(rules: UrlRules) -> QualityPolicy:
                          s.sitemap_stale_days)
 
 
-def _facts(row: WebPage) -> SitemapFacts:
+def sitemap_facts(row: WebPage) -> SitemapFacts:
+    """What a sitemap row (read with its quality fields) tells `quality.assess`. No I/O."""
     return SitemapFacts(
         row.url, status=row.status, truncated=bool(row.truncated), kind=row.sitemap_type,
         parsed=row.parse_time is not None, entries=row.sitemap_entries or 0, dropped_scope=row.dropped_scope or 0,
@@ -216,12 +218,8 @@ def _stored(row: WebPage) -> list[Contribution]:
 
 
 def _verdict_row(url: str, verdict: Assessment, now: datetime) -> WebPage:
-    signals = verdict.signals
-    return WebPage(url, quality=verdict.score, quality_state=verdict.state, quality_valid=signals.valid,
-                   quality_fetch=signals.fetch, quality_lastmod=signals.lastmod,
-                   quality_duplicates=signals.duplicates, quality_errors=signals.errors,
-                   quality_freshness=signals.freshness, quality_notes=verdict.notes, quality_time=now,
-                   blacklisted=verdict.reason)
+    return WebPage(url, quality=verdict.score, quality_state=verdict.state, quality_notes=verdict.notes,
+                   quality_time=now, blacklisted=verdict.reason, **signal_values(verdict.signals))
 
 
 class _Verdicts:
@@ -244,7 +242,7 @@ class _Verdicts:
         `QualityStep.take`, for sitemaps parsed in the batch); such a sitemap's rows are reweighed
         only when its weight differs, any other's when it changed or was never scored."""
         self.keys.append(key)
-        facts = _facts(row)
+        facts = sitemap_facts(row)
         verdict = assess(facts, tally.stats(), self.policy, self.pins, self.now)
         self.weights[row.url] = verdict.weight
         if assumed is not None and row.url in assumed:
@@ -423,7 +421,7 @@ class QualityStep:
             if lastmods is None:
                 continue
             tally = evidence.unfetched_entries(lastmods, now)
-            self.assumed[row.url] = assess(_facts(row), tally.stats(), self.policy, self.pins, now).weight
+            self.assumed[row.url] = assess(sitemap_facts(row), tally.stats(), self.policy, self.pins, now).weight
         return dict(self.assumed)
 
     def _weigh(self, chunk: list[tuple[bytes, WebPage, list[tuple[str, Inlink]]]]) -> list[

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from sitemapcrawl.jobs.generate import rank
 from sitemapcrawl.model.webpage import FetchStatus, QualityState, WebPage
+from sitemapcrawl.scoring.evidence import Tally, contribution
 from sitemapcrawl.scoring.quality import (
     FETCH_EVIDENCE,
     UNIFORM_MIN,
@@ -22,7 +23,6 @@ from sitemapcrawl.scoring.quality import (
     assess,
     invalid_entries,
     is_quality_reason,
-    observe,
     signals_of,
     weighted_priority,
     wilson_upper,
@@ -43,10 +43,10 @@ def facts(**fields: object) -> SitemapFacts:
 
 def listed(*rows: tuple[datetime | None, FetchStatus | None], fetch_time: datetime | None = None,
            prev: datetime | None = None, changed: datetime | None = None) -> ListedStats:
-    stats = ListedStats()
+    summed = Tally()
     for lastmod, status in rows:
-        observe(stats, lastmod, status, fetch_time, prev, changed, NOW)
-    return stats
+        summed.add(contribution(lastmod, status, fetch_time, prev, changed, NOW))
+    return summed.stats()
 
 
 def signal(name: str, the_facts: SitemapFacts, stats: ListedStats) -> float:
