@@ -35,7 +35,6 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from sitemapcrawl.errors import CellDecodeError, InvalidUrlError, UsageError
-from sitemapcrawl.model.audit import is_multi_listed, is_orphan, is_unlisted, problems
 from sitemapcrawl.model.webpage import (
     HISTORY_TABLE,
     HOST_TABLE,
@@ -52,6 +51,7 @@ from sitemapcrawl.report.text import (
     HostSummary,
     Report,
     SitemapSummary,
+    add_counts,
     build_report,
     robots_line,
     sitemap_outcomes,
@@ -186,14 +186,8 @@ def _audit(extras: Extras, row: WebPage) -> None:
     """Count one page into the audit lists (see `sitemapcrawl.model.audit`)."""
     if row.link_inlinks:
         extras.linked_rows += 1
-    for problem in problems(row):
-        extras.audit[problem].add(row.url)
-    if is_orphan(row):
-        extras.audit["orphans"].add(row.url)
-    if is_unlisted(row):
-        extras.audit["unlisted"].add(row.url)
-    if is_multi_listed(row):
-        extras.audit["multi-listed"].add(row.url)
+    for name in rowcounts.audit_lists(row):
+        extras.audit[name].add(row.url)
 
 
 def take_snapshot(store: Store, now: datetime) -> Snapshot:
@@ -270,20 +264,7 @@ def take_counted_snapshot(store: Store, now: datetime) -> Snapshot:
 
 def _add_counts(report: Report, extras: Extras, summary: HostSummary, counts: dict[str, int]) -> None:
     """One origin's row counts into its host's summary, the totals and the extras."""
-    by_status = Counter(rowcounts.named(counts, evidence.STATUS_PREFIX))
-    rows = counts.get(rowcounts.GROUP, 0)
-    summary.rows += rows
-    summary.by_status.update(by_status)
-    summary.sitemaps += counts.get("sitemaps", 0)
-    summary.in_sitemaps += counts.get("in_sitemaps", 0)
-    summary.via_links += counts.get("via.link", 0)
-    summary.errors += counts.get("errors", 0)
-    summary.robots_denied += counts.get("robots_denied", 0)
-    totals = report.totals
-    totals.rows += rows
-    totals.by_status.update(by_status)
-    totals.by_discovery.update(rowcounts.named(counts, "via."))
-    totals.freshness.update(rowcounts.named(counts, "fresh."))
+    add_counts(report, summary, counts)
     extras.changefreq.update(rowcounts.named(counts, "cf."))
     extras.lastmod_month.update(rowcounts.named(counts, "lm."))
     extras.linked_rows += counts.get("linked", 0)

@@ -55,6 +55,7 @@ import math
 import re
 from dataclasses import dataclass, field, fields
 from datetime import datetime, timedelta
+from typing import Any
 
 from sitemapcrawl.model.webpage import FetchStatus, QualityState, WebPage
 
@@ -177,7 +178,7 @@ def stored_signals(row: WebPage) -> dict[str, float | None]:
     return {name: getattr(row, column) for name, column in zip(SIGNALS, SIGNAL_FIELDS, strict=True)}
 
 
-def signal_values(signals: Signals) -> dict[str, float]:
+def signal_values(signals: Signals) -> dict[str, Any]:
     """The signals as `WebPage` field values (`SIGNAL_FIELDS`), for the verdict's put."""
     return {column: getattr(signals, name) for name, column in zip(SIGNALS, SIGNAL_FIELDS, strict=True)}
 

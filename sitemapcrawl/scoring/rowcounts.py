@@ -25,6 +25,7 @@ table: the lastmod ages and due times (relative to the moment of reading).
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any
 
 from sitemapcrawl.model.audit import discovered_via, is_multi_listed, is_orphan, is_unlisted, problems
@@ -152,25 +153,29 @@ _VIA_WORDS = {via: _word(f"via.{via}") for via in ("sitemap document", "seed", "
 _CHANGEFREQ_WORDS: dict[ChangeFreq | None, str] = {None: "cf.none", **{c: f"cf.{c.value}" for c in ChangeFreq}}
 
 
-def named(counts: dict[str, int], prefix: str) -> dict[str, int]:
+def named(counts: Mapping[str, int], prefix: str) -> dict[str, int]:
     """The counters starting with `prefix`, by the rest of their name (`st.gone` -> `gone`, `+` -> space)."""
     return {name[len(prefix):].replace("+", " "): n for name, n in counts.items() if name.startswith(prefix) and n}
 
 
-def summary(row: WebPage) -> str:
-    """A sitemap row as one JSON object: the report's `SitemapSummary` fields. No I/O."""
-    value: dict[str, Any] = {
+def summary_fields(row: WebPage) -> dict[str, Any]:
+    """A sitemap row (read with `SUMMARY_FIELDS`) as the report's `SitemapSummary` fields. No I/O."""
+    return {
         "url": row.url, "source": row.sitemap_source.value if row.sitemap_source else None,
         "status": row.status.value if row.status else None, "http_code": row.http_code,
         "type": row.sitemap_type, "entries": row.sitemap_entries, "dropped_scope": row.dropped_scope,
         "dropped_filter": row.dropped_filter, "dropped_limit": row.dropped_limit,
-        "problems": list(row.sitemap_problems or ()), "blacklisted": row.blacklisted, "error": row.error,
-        "warnings": list(row.sitemap_warnings or ()), "vouched_by": list(row.vouched_by or ()),
+        "problems": tuple(row.sitemap_problems or ()), "blacklisted": row.blacklisted, "error": row.error,
+        "warnings": tuple(row.sitemap_warnings or ()), "vouched_by": tuple(row.vouched_by or ()),
         "quality": row.quality, "state": row.quality_state.value if row.quality_state else None,
         "signals": stored_signals(row),
-        "notes": list(row.quality_notes or ()),
+        "notes": tuple(row.quality_notes or ()),
     }
-    return json.dumps(value, sort_keys=True, ensure_ascii=False)
+
+
+def summary(row: WebPage) -> str:
+    """A sitemap row as one JSON object: `summary_fields`, for the origin's host row. No I/O."""
+    return json.dumps(summary_fields(row), sort_keys=True, ensure_ascii=False)
 
 
 def read_summary(text: str) -> dict[str, Any]:
