@@ -31,6 +31,7 @@ latest `P` with a listed entry is S's latest parse, the only one that counts.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -38,6 +39,8 @@ from typing import Any, Generic, NamedTuple, TypeVar
 
 from sitemapcrawl.model.webpage import FetchStatus, format_time, parse_time
 from sitemapcrawl.scoring.quality import LASTMOD_SLACK, ListedStats
+
+log = logging.getLogger(__name__)
 
 #: The counters of a tally, in the order they are written.
 COUNTS = ("listed", "ok", "gone", "redirected", "robots", "dated", "future", "stale", "phantom")
@@ -442,10 +445,13 @@ def judge(stored: Iterable[Contribution], current: Mapping[str, tuple[str, Tally
 SlotT = TypeVar("SlotT")
 
 
-class FirstJudgements(Generic[SlotT]):
-    """First judgements (of rows with no stored line) made once per kind of row, and counted.
+class Ledger(Generic[SlotT]):
+    """The incremental ledger loop of an updatedb step (quality evidence, row counts): each touched row
+    judged against the lines it stores (`column`), its deltas summed per slot by `add`.
 
-    `judge` of a row with no stored line depends on what the row gives now
+    `again(slot, url, held, current)` judges a row that stores lines (`held`).
+    First judgements (of rows with no stored line) are made once per kind of
+    row, and counted: `judge` of a row with no stored line depends on what the row gives now
     alone, and an inventory judges a million new rows of a few kinds (the
     same tallies). `lines(slot, alike, current, *args)` gives the lines of such
     a row and the cell that stores them (`encode` of their texts), judging
@@ -456,12 +462,28 @@ class FirstJudgements(Generic[SlotT]):
     called and whenever `held` kinds are held (so memory stays bounded when
     no two rows are alike). Sums come out as if each row were added alone:
     adding a tally n times adds its counts n times and widens its dates once.
+    An unreadable stored line is logged (as `step`) and read as none.
     """
 
     def __init__(self, batch_id: str, encode: Callable[[tuple[str, ...]], bytes],
-                 add: Callable[[SlotT, str, Groups], None], held: int = 4096) -> None:
+                 add: Callable[[SlotT, str, Groups], None], held: int = 4096, *, step: str = "evidence",
+                 column: str = "") -> None:
         self.batch_id, self._encode, self._add, self._most = batch_id, encode, add, held
+        self.step, self.column = step, column
         self._kinds: dict[tuple[SlotT, object], _Kind] = {}
+
+    def again(self, slot: SlotT, url: str, held: tuple[str, ...],
+              current: Mapping[str, tuple[str, Tally]]) -> tuple[list[Contribution], bytes | None]:
+        """Judge a row that stores `held` lines again; its lines, and the cell to store when they changed
+        (None: unchanged). Its deltas go to `add` under `slot` at once."""
+        def bad(_line: str, exc: ValueError) -> None:
+            log.warning("%s: %s: unreadable %s line taken as none: %s", self.step, url, self.column, exc)
+
+        lines, deltas = judge(read_contributions(held, bad), current, self.batch_id)
+        for source, groups in deltas.items():
+            self._add(slot, source, groups)
+        text = tuple([c.line() for c in lines])
+        return lines, (None if text == held else self._encode(text))
 
     def lines(self, slot: SlotT, alike: object, current: Callable[..., Mapping[str, tuple[str, Tally]]],
               *args: Any) -> tuple[list[Contribution], bytes]:

@@ -210,13 +210,6 @@ def _current(row: WebPage, links: list[tuple[str, Inlink]], now: datetime) -> di
             for source, link in links}
 
 
-def _stored(row: WebPage) -> list[Contribution]:
-    def bad(_line: str, exc: ValueError) -> None:
-        log.warning("quality: %s: unreadable s:qc line taken as none: %s", row.url, exc)
-
-    return evidence.read_contributions(row.quality_contributions, bad)
-
-
 def _verdict_row(url: str, verdict: Assessment, now: datetime) -> WebPage:
     return WebPage(url, quality=verdict.score, quality_state=verdict.state, quality_notes=verdict.notes,
                    quality_time=now, blacklisted=verdict.reason, **signal_values(verdict.signals))
@@ -401,8 +394,8 @@ class QualityStep:
         """Sitemap URL -> the weight `take` writes its touched rows' `s:wp` with: assumed for the
         sitemaps parsed in the batch (`assumed`), as stored for the others (read as met)."""
         self.assumed: dict[str, float] = {}
-        self.firsts: evidence.FirstJudgements[int] = evidence.FirstJudgements(
-            batch_id, lambda text: _encode_qc(text or ("",)), self._add_deltas)
+        self.ledger: evidence.Ledger[int] = evidence.Ledger(
+            batch_id, lambda text: _encode_qc(text or ("",)), self._add_deltas, step="quality", column=_QC.decode())
 
     def _assume_weights(self) -> dict[str, float]:
         """The weight of each sitemap parsed in the batch (listed records in this split), assuming none
@@ -459,21 +452,15 @@ class QualityStep:
                     # Once per kind of row and host bucket: the same entry facts give the same evidence.
                     alike = (tuple([(source, link.batch, link.lastmod) for source, link in links]), row.status,
                              row.fetch_time, row.prev_fetch_time, row.content_changed)
-                    lines, cell = self.firsts.lines(bucket_of(key), alike, _current, row, links, self.now)
+                    lines, cell = self.ledger.lines(bucket_of(key), alike, _current, row, links, self.now)
                     if lines:
                         puts.append((key, {_QC: cell}))
                 continue
-            stored = _stored(row)
-            if not links and not stored:
-                continue
             listed.append((key, row, links))
-            lines, row_deltas = evidence.judge(stored, _current(row, links, self.now), self.batch_id)
-            bucket = bucket_of(key)
-            for source, groups in row_deltas.items():
-                self._add_deltas(bucket, source, groups)
-            text = tuple([c.line() for c in lines])
-            if text != tuple(row.quality_contributions or ()):
-                puts.append((key, {_QC: _encode_qc(text or ("",))}))
+            _lines, changed = self.ledger.again(bucket_of(key), row.url, row.quality_contributions,
+                                                _current(row, links, self.now))
+            if changed is not None:
+                puts.append((key, {_QC: changed}))
         return puts + self._weigh(listed)
 
     def _add_deltas(self, bucket: int, source: str, groups: Groups) -> None:
@@ -488,7 +475,7 @@ class QualityStep:
 
     def finish(self) -> QualityCounts:
         """Write the evidence cells, rescore the touched sitemaps, reweigh; the counts."""
-        self.firsts.flush()
+        self.ledger.flush()
         store, batch_id, counts = self.store, self.batch_id, self.counts
         keyed = {rk: url for url in self.deltas if (rk := key_of_url(url)) is not None}
         sitemap_rows = _read_sitemaps(store, [*keyed, *self.touched_sitemaps], ["is_sitemap"], self.unreadable)

@@ -258,7 +258,7 @@ def current_of(row: tuple[datetime | None, FetchStatus | None, datetime | None, 
 
 @pytest.mark.parametrize(("seed", "held"), [(seed, held) for seed in range(12) for held in (1, 3, 4096)])
 def test_first_judgements_counted_sum_as_rows_judged_one_by_one(seed: int, held: int) -> None:
-    """Rows judged for the first time through FirstJudgements (alike ones judged once and counted, flushed
+    """Rows judged for the first time through a Ledger (alike ones judged once and counted, flushed
     every `held` kinds) give the same lines, cells and summed deltas as `judge` row by row."""
     rng = random.Random(seed)
     kinds = [random_row(rng) for _ in range(6)]
@@ -269,7 +269,7 @@ def test_first_judgements_counted_sum_as_rows_judged_one_by_one(seed: int, held:
     def add(bucket: int, sitemap: str, groups: evidence.Groups) -> None:
         evidence.add_groups(counted.setdefault(bucket, {}).setdefault(sitemap, {}), groups)
 
-    firsts: evidence.FirstJudgements[int] = evidence.FirstJudgements(
+    firsts: evidence.Ledger[int] = evidence.Ledger(
         B2, lambda texts: "\n".join(texts).encode(), add, held=held)
     for _ in range(300):
         kind = rng.randrange(len(kinds))
