@@ -53,11 +53,13 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, fields
 from datetime import datetime, timedelta
 from typing import Any
 
 from sitemapcrawl.model.webpage import FetchStatus, QualityState, WebPage
+from sitemapcrawl.sitemaps.model import ProblemKind
 
 #: Tolerance of the lastmod tests: sitemaps often give a day, not a time.
 LASTMOD_SLACK = timedelta(days=1)
@@ -71,15 +73,6 @@ WILSON_Z = 1.0
 QUALITY_REASON = "quality "
 PINNED_REASON = "pinned blocked"
 
-_INVALID_LINES = (
-    re.compile(r"([\d,]+) entries without a usable http\(s\) URL skipped"),
-    re.compile(r"([\d,]+) entries with a URL that cannot be canonicalised"),
-)
-_CUT_LINES = ("URL limit:", "byte limit:")
-#: How parse notes a body that is no sitemap at all.
-_UNREAD_LINE = "not read as a sitemap"
-#: Words of the engine's problem lines for a document that broke part-way.
-_BROKEN_WORDS = ("XML unreadable", "XML not well-formed", "cut off", "broken", "unreadable")
 
 
 @dataclass(frozen=True)
@@ -106,7 +99,8 @@ class SitemapFacts:
     entries: int = 0
     dropped_scope: int = 0
     dropped_limit: int = 0
-    problems: tuple[str, ...] = ()
+    problems: Mapping[ProblemKind, int] = field(default_factory=dict)
+    """Parse problems by kind (`sitemap_facts`): never their messages, which may be reworded."""
     lastmod: datetime | None = None
     blacklisted: str | None = None
 
@@ -197,15 +191,46 @@ class Assessment:
     """The blacklist reason this module wants on the row (None: none of ours)."""
 
 
-def invalid_entries(problems: tuple[str, ...]) -> int:
-    """Entries the engine or parse skipped as unusable URLs, read from the problem lines."""
-    total = 0
-    for line in problems:
-        for pattern in _INVALID_LINES:
-            match = pattern.search(line)
-            if match:
-                total += int(match.group(1).replace(",", ""))
-    return total
+#: The note of each limit that cut a document (`{n}`: its count).
+_CUT_NOTES = {ProblemKind.URL_LIMIT: "URL limit, {n:,} entries not kept",
+              ProblemKind.BYTE_LIMIT: "byte limit, reading stopped"}
+#: How the previous version's problem messages read, for `legacy_problem_counts` only.
+_LEGACY_INVALID = (
+    (ProblemKind.INVALID_URL, re.compile(r"([\d,]+) entries without a usable http\(s\) URL skipped")),
+    (ProblemKind.UNCANONICAL_URL, re.compile(r"([\d,]+) entries with a URL that cannot be canonicalised")),
+)
+_LEGACY_STARTS = ((ProblemKind.NOT_A_SITEMAP, "not read as a sitemap"), (ProblemKind.URL_LIMIT, "URL limit:"),
+                  (ProblemKind.BYTE_LIMIT, "byte limit:"))
+_LEGACY_OVER = re.compile(r"([\d,]+) more not kept")
+_LEGACY_BROKEN = ("XML unreadable", "XML not well-formed", "cut off", "broken", "unreadable")
+
+
+def legacy_problem_counts(messages: Iterable[str]) -> dict[ProblemKind, int]:
+    """The problem kinds of a sitemap parsed by a version that stored only messages (no `problem_kinds`).
+
+    Read as that version's score read them, so its scores stay as they
+    were: the entries counted by its invalid-URL lines, a message starting
+    `not read as a sitemap`, `URL limit:` or `byte limit:`, and a message
+    holding a word of a broken document. Only for such old rows: a row
+    parsed since carries its kinds, and its messages are never read.
+    """
+    counts: dict[ProblemKind, int] = {}
+
+    def add(kind: ProblemKind, n: int) -> None:
+        counts[kind] = counts.get(kind, 0) + n
+
+    for message in messages:
+        for kind, pattern in _LEGACY_INVALID:
+            found = pattern.search(message)
+            if found:
+                add(kind, int(found.group(1).replace(",", "")))
+        for kind, start in _LEGACY_STARTS:
+            if message.startswith(start):
+                over = _LEGACY_OVER.search(message) if kind is ProblemKind.URL_LIMIT else None
+                add(kind, int(over.group(1).replace(",", "")) if over else 1)
+        if any(word in message for word in _LEGACY_BROKEN):
+            add(ProblemKind.BROKEN, 1)
+    return counts
 
 
 def _share(good: int, seen: int) -> float:
@@ -246,14 +271,14 @@ def fetch_signal(listed: ListedStats, entries: int) -> tuple[float, str | None]:
 def _errors(facts: SitemapFacts) -> tuple[float, str | None]:
     if facts.status in (FetchStatus.GONE, FetchStatus.TOO_LARGE):
         return 0.0, f"the sitemap itself is {facts.status.value}"
-    if facts.parsed and (facts.kind is None or any(p.startswith(_UNREAD_LINE) for p in facts.problems)):
+    problems = facts.problems
+    if facts.parsed and (facts.kind is None or problems.get(ProblemKind.NOT_A_SITEMAP)):
         return 0.0, "not readable as a sitemap"
-    cuts = [p for p in facts.problems if p.startswith(_CUT_LINES)]
+    cuts = [note.format(n=problems[kind]) for kind, note in _CUT_NOTES.items() if problems.get(kind)]
     if cuts or facts.dropped_limit > 0 or facts.truncated:
         return 0.5, "over a limit: " + ("; ".join(cuts) if cuts else "body truncated at the size cap")
-    broken = [p for p in facts.problems if any(word in p for word in _BROKEN_WORDS)]
-    if broken:
-        return 0.5, f"read with errors: {broken[0]}"
+    if problems.get(ProblemKind.BROKEN):
+        return 0.5, f"read with errors: the document broke part-way ({problems[ProblemKind.BROKEN]} time(s))"
     return 1.0, None
 
 
@@ -261,7 +286,7 @@ def signals_of(facts: SitemapFacts, listed: ListedStats, policy: QualityPolicy,
                now: datetime) -> tuple[Signals, tuple[str, ...]]:
     """The six signals of one sitemap and a note for each that is not perfect. No I/O."""
     notes: list[str] = []
-    invalid = invalid_entries(facts.problems)
+    invalid = facts.problems.get(ProblemKind.INVALID_URL, 0) + facts.problems.get(ProblemKind.UNCANONICAL_URL, 0)
     seen = facts.entries + facts.dropped_scope + invalid
     valid = _share(facts.entries, seen)
     if facts.dropped_scope or invalid:

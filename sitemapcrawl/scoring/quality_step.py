@@ -74,10 +74,12 @@ from sitemapcrawl.scoring.quality import (
     SitemapFacts,
     assess,
     is_quality_reason,
+    legacy_problem_counts,
     signal_values,
     weight_of,
     weighted_priority,
 )
+from sitemapcrawl.sitemaps.model import read_problem_lines
 from sitemapcrawl.storage.history import record_statuses, snapshot_lastmods, snapshot_urls
 from sitemapcrawl.storage.overlap import WriteBehind, read_ahead
 from sitemapcrawl.storage.store import Store
@@ -89,8 +91,8 @@ log = logging.getLogger(__name__)
 
 _SITEMAP_FIELDS = [
     "is_sitemap", "status", "truncated", "sitemap_type", "sitemap_entries", "dropped_scope", "dropped_limit",
-    "sitemap_problems", "parse_time", "lastmod", "blacklisted", "history_key", "quality", "quality_state",
-    "quality_evidence", "quality_evidence_cells",
+    "sitemap_problems", "problem_kinds", "parse_time", "lastmod", "blacklisted", "history_key", "quality",
+    "quality_state", "quality_evidence", "quality_evidence_cells",
 ]
 _LISTED_FIELDS = [
     "in_sitemap", "is_sitemap", "inlinks", "status", "fetch_time", "prev_fetch_time", "content_changed",
@@ -163,12 +165,20 @@ def policy_from_settings(rules: UrlRules) -> QualityPolicy:
 
 
 def sitemap_facts(row: WebPage) -> SitemapFacts:
-    """What a sitemap row (read with its quality fields) tells `quality.assess`. No I/O."""
+    """What a sitemap row (read with its quality fields) tells `quality.assess`. No I/O.
+
+    Its parse problems by kind (`problem_kinds`); a row parsed by a version
+    that stored only the messages (no `problem_kinds` cell) is read as that
+    version scored it (`quality.legacy_problem_counts`) until it is parsed again.
+    """
+    if row.problem_kinds is not None:
+        problems = read_problem_lines(row.problem_kinds)
+    else:
+        problems = legacy_problem_counts(row.sitemap_problems or ())
     return SitemapFacts(
         row.url, status=row.status, truncated=bool(row.truncated), kind=row.sitemap_type,
         parsed=row.parse_time is not None, entries=row.sitemap_entries or 0, dropped_scope=row.dropped_scope or 0,
-        dropped_limit=row.dropped_limit or 0, problems=row.sitemap_problems or (), lastmod=row.lastmod,
-        blacklisted=row.blacklisted)
+        dropped_limit=row.dropped_limit or 0, problems=problems, lastmod=row.lastmod, blacklisted=row.blacklisted)
 
 
 def _columns(fields: list[str]) -> list[bytes]:
