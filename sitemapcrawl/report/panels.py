@@ -40,6 +40,7 @@ from sitemapcrawl.model.webpage import (
     HOST_TABLE,
     WEBPAGE_TABLE,
     ChangeFreq,
+    FetchStatus,
     HostRow,
     QualityState,
     WebPage,
@@ -97,8 +98,7 @@ DUE_BUCKETS = ((timedelta(0), "due now"), (timedelta(hours=1), "< 1 hour"), (tim
 AGE_ORDER = ("future", *(label for _, label in AGE_BUCKETS), "older", "no lastmod")
 DUE_ORDER = (*(label for _, label in DUE_BUCKETS), "later", "never")
 CHANGEFREQ_ORDER = (*(c.value for c in ChangeFreq), "none")
-STATUS_ORDER = ("unfetched", "fetched", "not_modified", "redirect", "gone", "retry", "blocked_robots", "too_large",
-                "deferred", "none")
+STATUS_ORDER = (*(status.value for status in FetchStatus), "none")
 
 
 @dataclass(frozen=True)
@@ -273,6 +273,7 @@ def _add_counts(report: Report, extras: Extras, summary: HostSummary, counts: di
             extras.audit[name].total += n
 
 
+_ERROR_WORDS = frozenset(status.value for status in rowcounts.ERROR_STATUSES)
 #: What a panel read from the counters says about what it cannot show.
 SCAN_NOTE = "needs a scan of the table: run `sitemapcrawl report --html FILE`"
 
@@ -296,7 +297,7 @@ def totals_panel(snapshot: Snapshot) -> dict[str, Any]:
         "rows": report.totals.rows, "hosts": len(report.hosts), "sitemaps": len(report.sitemaps),
         "sitemap_outcomes": dict(sorted(sitemap_outcomes(report).items())),
         "fetched": sum(n for s, n in report.totals.by_status.items() if s in ("fetched", "not_modified")),
-        "errors": sum(n for s, n in report.totals.by_status.items() if s in ("gone", "retry")),
+        "errors": sum(n for s, n in report.totals.by_status.items() if s in _ERROR_WORDS),
         "unreadable": report.totals.unreadable,
     }
 

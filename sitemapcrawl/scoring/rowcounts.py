@@ -48,7 +48,8 @@ SUMMARY_FIELDS = (
     "dropped_filter", "dropped_limit", "sitemap_problems", "blacklisted", "error", "sitemap_warnings",
     "vouched_by", "quality", "quality_state", *SIGNAL_FIELDS, "quality_notes",
 )
-_ERRORS = (FetchStatus.RETRY, FetchStatus.GONE)
+#: The fetch statuses counted as `errors`.
+ERROR_STATUSES = (FetchStatus.RETRY, FetchStatus.GONE)
 
 
 def row_tally(row: WebPage) -> Tally:
@@ -58,7 +59,7 @@ def row_tally(row: WebPage) -> Tally:
         counts["sitemaps"] = 1
     if row.in_sitemap:
         counts["in_sitemaps"] = 1
-    if row.status in _ERRORS:
+    if row.status in ERROR_STATUSES:
         counts["errors"] = 1
     if row.status is FetchStatus.BLOCKED_ROBOTS:
         counts["robots_denied"] = 1
