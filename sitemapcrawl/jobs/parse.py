@@ -50,7 +50,13 @@ from sitemapcrawl.model.webpage import (
 from sitemapcrawl.modes import CrawlMode, crawl_mode
 from sitemapcrawl.sitemaps.document import parse_sitemap
 from sitemapcrawl.sitemaps.limits import SitemapLimits
-from sitemapcrawl.sitemaps.model import PageEntry, SitemapRef
+from sitemapcrawl.sitemaps.model import (
+    PageEntry,
+    ProblemKind,
+    SitemapRef,
+    add_problem_counts,
+    problem_lines,
+)
 from sitemapcrawl.sitemaps.scope import (
     ScopeContext,
     format_vouchers,
@@ -224,18 +230,21 @@ class _SitemapParse:
             yield key, encode(WebPage(target, inlinks={source: format_inlink(link)},
                                       discover_mark=self.batch_id))
 
-    def problems(self) -> tuple[str, ...]:
-        """Our own notes, added to the engine's problems."""
+    def problems(self) -> list[tuple[ProblemKind, int, str]]:
+        """Our own problems, added to the engine's: (kind, count, sentence)."""
         notes = []
         if self.filtered:
-            notes.append(f"{self.filtered:,} entries dropped by the URL filter")
+            notes.append((ProblemKind.FILTERED, self.filtered, f"{self.filtered:,} entries dropped by the URL filter"))
         if self.invalid:
-            notes.append(f"{self.invalid:,} entries with a URL that cannot be canonicalised")
+            notes.append((ProblemKind.UNCANONICAL_URL, self.invalid,
+                          f"{self.invalid:,} entries with a URL that cannot be canonicalised"))
         if self.past_depth:
-            notes.append(f"{self.past_depth:,} entries past depth/radius not kept")
+            notes.append((ProblemKind.PAST_DEPTH, self.past_depth,
+                          f"{self.past_depth:,} entries past depth/radius not kept"))
         if self.blacklisted:
-            notes.append(f"{self.blacklisted:,} child sitemaps blacklisted")
-        return tuple(notes)
+            notes.append((ProblemKind.CHILD_BLACKLISTED, self.blacklisted,
+                          f"{self.blacklisted:,} child sitemaps blacklisted"))
+        return notes
 
 
 def sitemap_vouchers(row: WebPage, max_index_depth: int) -> dict[str, int]:
@@ -308,13 +317,16 @@ def parse_sitemap_row(store: Store, key: bytes, row: WebPage, body: bytes, batch
         problem = f"not read as a sitemap: {exc}"
         demote = row.sitemap_source is SitemapSource.LINK
         write_pages(store, [(key, encode(WebPage(  # a demoted candidate's due index entry moves with it
-            row.url, sitemap_problems=(problem,), sitemap_warnings=(), parse_time=now, sitemap_entries=0,
+            row.url, sitemap_problems=(problem,), problem_kinds=problem_lines([(ProblemKind.NOT_A_SITEMAP, 1)]),
+            sitemap_warnings=(), parse_time=now, sitemap_entries=0,
             is_sitemap=False if demote else None, vouched_by=vouched, parse_mark=batch_id)))])
         return SitemapOutcome(row.url, None, 0, (problem,))
     work = _SitemapParse(row, batch_id, rules, counts, vouchers)
     write_listed(store, batch_id, row.url, work.cells(iter(document)), max(1, settings.hbase_batch_size))
     report = document.report
-    problems = report.problems + work.problems()
+    own = work.problems()
+    problems = report.problems + tuple(message for _, _, message in own)
+    kinds = add_problem_counts(report.problem_counts, [(kind, n) for kind, n, _ in own])
     if document.kind.value == "index":
         counts.children += work.written
     else:
@@ -330,7 +342,8 @@ def parse_sitemap_row(store: Store, key: bytes, row: WebPage, body: bytes, batch
     store.write(WEBPAGE_TABLE, [(key, encode(WebPage(
         row.url, sitemap_type=document.kind.value, sitemap_entries=work.written,
         dropped_scope=report.dropped_scope, dropped_filter=work.filtered, dropped_limit=report.over_limit,
-        sitemap_problems=problems, sitemap_warnings=report.warnings, vouched_by=vouched,
+        sitemap_problems=problems, problem_kinds=problem_lines(kinds), sitemap_warnings=report.warnings,
+        vouched_by=vouched,
         parse_time=now, parse_mark=batch_id)))])
     record_history(store, key, row.url, work.listed, batch_id, now, settings.history_keep, counts)
     log.debug("parse: %s: %s, %d entries written", row.url, document.kind.value, work.written)

@@ -344,6 +344,8 @@ class WebPage:
     dropped_filter: int | None = col("s", "xf", INT, "entries dropped by the URL filter", "parse")
     dropped_limit: int | None = col("s", "xl", INT, "entries dropped over the URL or byte limit", "parse")
     sitemap_problems: tuple[str, ...] | None = col("s", "er", LINES, "parse problems of this sitemap", "parse")
+    problem_kinds: tuple[str, ...] | None = col(
+        "s", "pk", LINES, "parse problems of this sitemap by kind, `kind=count` a line (what its score reads)", "parse")
     parse_time: datetime | None = col("s", "pt", TIME, "when this sitemap was last parsed", "parse")
     blacklisted: str | None = col(
         "s", "bl", TEXT, "why this sitemap is never fetched", "detect, generate, parse, updatedb")

@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from sitemapcrawl.errors import UsageError
-from sitemapcrawl.report.panels import PANELS, SIGNALS, Snapshot, panel_data
+from sitemapcrawl.report.panels import PANELS, Snapshot, panel_data
+from sitemapcrawl.scoring.quality import SIGNALS
 
 _CSS = """
 :root { --fg: #1d2330; --muted: #5b6475; --line: #d9dde5; --bar: #3d6fb6; --bg: #f6f7f9; }

@@ -35,12 +35,12 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from sitemapcrawl.errors import CellDecodeError, InvalidUrlError, UsageError
-from sitemapcrawl.model.audit import is_multi_listed, is_orphan, is_unlisted, problems
 from sitemapcrawl.model.webpage import (
     HISTORY_TABLE,
     HOST_TABLE,
     WEBPAGE_TABLE,
     ChangeFreq,
+    FetchStatus,
     HostRow,
     QualityState,
     WebPage,
@@ -49,16 +49,17 @@ from sitemapcrawl.model.webpage import (
     format_time,
 )
 from sitemapcrawl.report.text import (
-    QUALITY_SIGNALS,
     HostSummary,
     Report,
     SitemapSummary,
+    add_counts,
     build_report,
     robots_line,
     sitemap_outcomes,
 )
 from sitemapcrawl.scoring import evidence, rowcounts
 from sitemapcrawl.scoring.evidence import Base
+from sitemapcrawl.scoring.quality import SIGNAL_FIELDS, stored_signals
 from sitemapcrawl.storage.history import SitemapHistory, histories, parse_counts, parse_statuses
 from sitemapcrawl.storage.politeness import POLITENESS_KEYS_START
 from sitemapcrawl.storage.store import Store
@@ -69,8 +70,7 @@ log = logging.getLogger(__name__)
 
 _HOST_FIELDS = ["robots_status", "robots_http_code", "robots_error", "crawl_delay", "sitemaps"]
 _EXTRA_FIELDS = [
-    "is_sitemap", "changefreq", "lastmod", "next_fetch", "quality", "quality_state", "quality_valid",
-    "quality_fetch", "quality_lastmod", "quality_duplicates", "quality_errors", "quality_freshness",
+    "is_sitemap", "changefreq", "lastmod", "next_fetch", "quality", "quality_state", *SIGNAL_FIELDS,
     "quality_notes",
     # the audit (sitemapcrawl/model/audit.py)
     "in_sitemap", "status", "http_code", "noindex", "canonical", "link_inlinks", "sitemaps_listing",
@@ -90,7 +90,6 @@ AUDIT_LISTS: dict[str, tuple[str, str]] = {
 }
 #: Months drawn in the lastmod histogram (the most recent; earlier ones are summed in one bar).
 LASTMOD_MONTHS = 60
-SIGNALS = QUALITY_SIGNALS  # the report's own list, so the page and --jsonl name the same signals
 #: Age buckets (upper bound, label), for lastmods (age) and next fetch times (wait).
 AGE_BUCKETS = ((timedelta(days=1), "< 1 day"), (timedelta(days=7), "< 1 week"), (timedelta(days=30), "< 1 month"),
                (timedelta(days=365), "< 1 year"))
@@ -99,8 +98,7 @@ DUE_BUCKETS = ((timedelta(0), "due now"), (timedelta(hours=1), "< 1 hour"), (tim
 AGE_ORDER = ("future", *(label for _, label in AGE_BUCKETS), "older", "no lastmod")
 DUE_ORDER = (*(label for _, label in DUE_BUCKETS), "later", "never")
 CHANGEFREQ_ORDER = (*(c.value for c in ChangeFreq), "none")
-STATUS_ORDER = ("unfetched", "fetched", "not_modified", "redirect", "gone", "retry", "blocked_robots", "too_large",
-                "deferred", "none")
+STATUS_ORDER = (*(status.value for status in FetchStatus), "none")
 
 
 @dataclass(frozen=True)
@@ -165,9 +163,8 @@ def _bucket(delta: timedelta, buckets: tuple[tuple[timedelta, str], ...], last: 
 def add_extra(extras: Extras, row: WebPage, now: datetime) -> None:
     """Count one row into the extras: a sitemap's quality, or a page's changefreq and lastmod age; its due time."""
     if row.is_sitemap:
-        signals = {name: getattr(row, f"quality_{name}") for name in SIGNALS}
-        extras.quality[row.url] = SitemapQuality(
-            row.quality, row.quality_state.value if row.quality_state else None, signals, row.quality_notes or ())
+        extras.quality[row.url] = SitemapQuality(row.quality, row.quality_state.value if row.quality_state else None,
+                                                 stored_signals(row), row.quality_notes or ())
     else:
         extras.changefreq[row.changefreq.value if row.changefreq else "none"] += 1
         if row.lastmod is None:
@@ -189,14 +186,8 @@ def _audit(extras: Extras, row: WebPage) -> None:
     """Count one page into the audit lists (see `sitemapcrawl.model.audit`)."""
     if row.link_inlinks:
         extras.linked_rows += 1
-    for problem in problems(row):
-        extras.audit[problem].add(row.url)
-    if is_orphan(row):
-        extras.audit["orphans"].add(row.url)
-    if is_unlisted(row):
-        extras.audit["unlisted"].add(row.url)
-    if is_multi_listed(row):
-        extras.audit["multi-listed"].add(row.url)
+    for name in rowcounts.audit_lists(row):
+        extras.audit[name].add(row.url)
 
 
 def take_snapshot(store: Store, now: datetime) -> Snapshot:
@@ -273,20 +264,7 @@ def take_counted_snapshot(store: Store, now: datetime) -> Snapshot:
 
 def _add_counts(report: Report, extras: Extras, summary: HostSummary, counts: dict[str, int]) -> None:
     """One origin's row counts into its host's summary, the totals and the extras."""
-    by_status = Counter(rowcounts.named(counts, "st."))
-    rows = counts.get(rowcounts.GROUP, 0)
-    summary.rows += rows
-    summary.by_status.update(by_status)
-    summary.sitemaps += counts.get("sitemaps", 0)
-    summary.in_sitemaps += counts.get("in_sitemaps", 0)
-    summary.via_links += counts.get("via.link", 0)
-    summary.errors += counts.get("errors", 0)
-    summary.robots_denied += counts.get("robots_denied", 0)
-    totals = report.totals
-    totals.rows += rows
-    totals.by_status.update(by_status)
-    totals.by_discovery.update(rowcounts.named(counts, "via."))
-    totals.freshness.update(rowcounts.named(counts, "fresh."))
+    add_counts(report, summary, counts)
     extras.changefreq.update(rowcounts.named(counts, "cf."))
     extras.lastmod_month.update(rowcounts.named(counts, "lm."))
     extras.linked_rows += counts.get("linked", 0)
@@ -295,6 +273,7 @@ def _add_counts(report: Report, extras: Extras, summary: HostSummary, counts: di
             extras.audit[name].total += n
 
 
+_ERROR_WORDS = frozenset(status.value for status in rowcounts.ERROR_STATUSES)
 #: What a panel read from the counters says about what it cannot show.
 SCAN_NOTE = "needs a scan of the table: run `sitemapcrawl report --html FILE`"
 
@@ -318,7 +297,7 @@ def totals_panel(snapshot: Snapshot) -> dict[str, Any]:
         "rows": report.totals.rows, "hosts": len(report.hosts), "sitemaps": len(report.sitemaps),
         "sitemap_outcomes": dict(sorted(sitemap_outcomes(report).items())),
         "fetched": sum(n for s, n in report.totals.by_status.items() if s in ("fetched", "not_modified")),
-        "errors": sum(n for s, n in report.totals.by_status.items() if s in ("gone", "retry")),
+        "errors": sum(n for s, n in report.totals.by_status.items() if s in _ERROR_WORDS),
         "unreadable": report.totals.unreadable,
     }
 

@@ -28,18 +28,18 @@ from __future__ import annotations
 import json
 import logging
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, fields
 
-from sitemapcrawl.model.audit import discovered_via
 from sitemapcrawl.model.webpage import (
     HOST_TABLE,
     WEBPAGE_TABLE,
-    FetchStatus,
     HostRow,
     WebPage,
     column_names,
 )
+from sitemapcrawl.scoring import rowcounts
+from sitemapcrawl.scoring.evidence import STATUS_PREFIX
 from sitemapcrawl.storage.politeness import POLITENESS_KEYS_START
 from sitemapcrawl.storage.store import Store
 from sitemapcrawl.storage.tables import Unreadable, hosts, scan_pages
@@ -47,17 +47,9 @@ from sitemapcrawl.web import urls
 
 log = logging.getLogger(__name__)
 
-_ROW_FIELDS = [
-    "status", "http_code", "error", "fetch_time", "is_sitemap", "in_sitemap", "sitemap_source", "seed",
-    "sitemap_type", "sitemap_entries", "dropped_scope", "dropped_filter", "dropped_limit", "sitemap_problems",
-    "blacklisted", "lastmod", "sitemap_warnings", "vouched_by", "quality", "quality_state", "quality_valid",
-    "quality_fetch", "quality_lastmod", "quality_duplicates", "quality_errors", "quality_freshness",
-    "quality_notes",
-]
-#: The six quality signals of a sitemap, in the order the HTML report shows them.
-QUALITY_SIGNALS = ("valid", "fetch", "lastmod", "duplicates", "errors", "freshness")
+#: The fields `add_row` reads.
+ROW_FIELDS = list(dict.fromkeys([*rowcounts.TALLY_FIELDS, *rowcounts.SUMMARY_FIELDS]))
 _HOST_FIELDS = ["robots_status", "robots_http_code", "robots_error", "crawl_delay", "sitemaps"]
-_ERRORS = (FetchStatus.RETRY.value, FetchStatus.GONE.value)
 
 
 @dataclass
@@ -188,42 +180,35 @@ def _counts(counter: Counter[str]) -> str:
     return ", ".join(f"{key} {n}" for key, n in sorted(counter.items())) or "none"
 
 
-def discovery(row: WebPage) -> str:
-    """How a row came to be: `sitemap document`, `seed`, `sitemap` or `link`."""
-    return discovered_via(row)
+def add_counts(report: Report, summary: HostSummary, counts: Mapping[str, int]) -> None:
+    """Row counts (`rowcounts.row_tally` of one row, or an origin's sum) into a host's summary and the totals.
 
-
-def _add_row(report: Report, row: WebPage) -> None:
+    The one place the report's counts are made: `build_report` hands it each
+    row's tally, `serve` (`panels`) each origin's counters.
+    """
+    by_status = rowcounts.named(counts, STATUS_PREFIX)
+    rows = counts.get(rowcounts.GROUP, 0)
+    summary.rows += rows
+    summary.by_status.update(by_status)
+    summary.sitemaps += counts.get("sitemaps", 0)
+    summary.in_sitemaps += counts.get("in_sitemaps", 0)
+    summary.via_links += counts.get("via.link", 0)
+    summary.errors += counts.get("errors", 0)
+    summary.robots_denied += counts.get("robots_denied", 0)
     totals = report.totals
-    status = row.status.value if row.status else "none"
-    totals.rows += 1
-    totals.by_status[status] += 1
-    found = discovery(row)
-    totals.by_discovery[found] += 1
+    totals.rows += rows
+    totals.by_status.update(by_status)
+    totals.by_discovery.update(rowcounts.named(counts, "via."))
+    totals.freshness.update(rowcounts.named(counts, "fresh."))
+
+
+def add_row(report: Report, row: WebPage) -> None:
+    """Count one row (read with `ROW_FIELDS`) into the report: its host, the totals, its sitemap summary."""
     host = urls.host_key(row.url)
     summary = report.hosts.get(host) or report.hosts.setdefault(host, HostSummary(host))
-    summary.rows += 1
-    summary.by_status[status] += 1
-    summary.sitemaps += 1 if row.is_sitemap else 0
-    summary.in_sitemaps += 1 if row.in_sitemap else 0
-    summary.via_links += 1 if found == "link" else 0
-    summary.errors += 1 if status in _ERRORS else 0
-    summary.robots_denied += 1 if row.status is FetchStatus.BLOCKED_ROBOTS else 0
-    if row.lastmod is not None and not row.is_sitemap:
-        if row.fetch_time is None:
-            totals.freshness["never fetched"] += 1
-        elif row.lastmod > row.fetch_time:
-            totals.freshness["stale"] += 1
-        else:
-            totals.freshness["fresh"] += 1
+    add_counts(report, summary, rowcounts.row_tally(row).counts)
     if row.is_sitemap:
-        report.sitemaps.append(SitemapSummary(
-            row.url, row.sitemap_source.value if row.sitemap_source else None, status if row.status else None,
-            row.http_code, row.sitemap_type, row.sitemap_entries, row.dropped_scope, row.dropped_filter,
-            row.dropped_limit, row.sitemap_problems or (), row.blacklisted, row.error,
-            row.sitemap_warnings or (), row.vouched_by or (), row.quality,
-            row.quality_state.value if row.quality_state else None,
-            {name: getattr(row, f"quality_{name}") for name in QUALITY_SIGNALS}, row.quality_notes or ()))
+        report.sitemaps.append(SitemapSummary(**rowcounts.summary_fields(row)))
 
 
 def robots_line(origin: str, row: HostRow) -> str:
@@ -250,8 +235,8 @@ def build_report(store: Store) -> Report:
     store.require_tables(WEBPAGE_TABLE, HOST_TABLE)
     report = Report()
     unreadable = Unreadable()
-    for _key, row in scan_pages(store, "report", unreadable, _ROW_FIELDS):
-        _add_row(report, row)
+    for _key, row in scan_pages(store, "report", unreadable, ROW_FIELDS):
+        add_row(report, row)
     # Origin rows only: the politeness rows after them are no hosts.
     scan = store.scan(HOST_TABLE, stop=POLITENESS_KEYS_START, columns=column_names(HostRow, _HOST_FIELDS))
     for _key, host_row in hosts(scan, "report", unreadable, _HOST_FIELDS):

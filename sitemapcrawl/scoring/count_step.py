@@ -87,13 +87,6 @@ def origin_of_key(key: bytes) -> bytes:
     return key.partition(b"/")[0]
 
 
-def _stored(row: WebPage) -> list[Contribution]:
-    def bad(_line: str, exc: ValueError) -> None:
-        log.warning("counts: %s: unreadable m:hc line taken as none: %s", row.url, exc)
-
-    return evidence.read_contributions(row.counted, bad)
-
-
 def _counted(origin: str, tally: Tally) -> dict[str, tuple[str, Tally]]:
     """What a row gives its origin now, as `evidence.judge` takes it (the one group `rows`)."""
     return {origin: (rowcounts.GROUP, tally)}
@@ -127,8 +120,8 @@ class CountStep:
         self.deltas: dict[bytes, Groups] = {}
         self.changes: Changes = {}
         self.summarise: set[bytes] = set()
-        self.firsts: evidence.FirstJudgements[bytes] = evidence.FirstJudgements(batch_id, _encode_hc,
-                                                                                 self._add_deltas)
+        self.ledger: evidence.Ledger[bytes] = evidence.Ledger(batch_id, _encode_hc, self._add_deltas, step="counts",
+                                                              column=_HC.decode())
 
     def take(self, rows: list[tuple[bytes, WebPage]]) -> list[tuple[bytes, dict[bytes, bytes]]]:
         """Judge one chunk of touched rows again; the `m:hc` puts of those that changed, for the caller
@@ -145,19 +138,16 @@ class CountStep:
                 name = names[origin] = origin.decode("utf-8")
             tally = rowcounts.row_tally(row)
             if not row.counted:  # judged for the first time (every new row): once per origin and tally
-                lines, cell = self.firsts.lines(origin, tally.key(), _counted, name, tally)
+                lines, cell = self.ledger.lines(origin, tally.key(), _counted, name, tally)
                 _note_lists(self._changes_of(origin), row.url, lines)
                 self.counts.changed += 1
                 puts.append((key, {_HC: cell}))
                 continue
-            lines, row_deltas = evidence.judge(_stored(row), _counted(name, tally), self.batch_id)
-            for groups in row_deltas.values():
-                self._add_deltas(origin, name, groups)
+            lines, changed = self.ledger.again(origin, row.url, row.counted, _counted(name, tally))
             _note_lists(self._changes_of(origin), row.url, lines)
-            text = tuple([c.line() for c in lines])
-            if text != tuple(row.counted or ()):
+            if changed is not None:
                 self.counts.changed += 1
-                puts.append((key, {_HC: _encode_hc(text)}))
+                puts.append((key, {_HC: changed}))
         return puts
 
     def _add_deltas(self, origin: bytes, _name: str, groups: Groups) -> None:
@@ -184,7 +174,7 @@ class CountStep:
 
     def finish(self, sitemaps: Iterable[bytes] = ()) -> CountCounts:
         """Write the count cells, fold, update the samples, summarise the sitemaps (and `sitemaps`)."""
-        self.firsts.flush()
+        self.ledger.flush()
         store, batch_id, counts, deltas = self.store, self.batch_id, self.counts, self.deltas
         cells = [(origin, encode(HostRow("", count_cells={
             evidence.cell_name(batch_id, bucket_of(origin)): "\n".join(evidence.groups_text(groups))})))

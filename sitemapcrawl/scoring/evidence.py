@@ -7,7 +7,7 @@ and the oracle of the tests) count exactly alike.
 A listed row R contributes to each sitemap S whose inlink cell it holds a
 `Tally`: one listed entry, its fetch judgement (ok, gone, redirected,
 robots), its status, and its lastmod tests (dated, future, stale, phantom:
-`sitemapcrawl.scoring.quality.observe`'s rules), plus the lastmod itself as the
+`contribution`, the one place that judges them), plus the lastmod itself as the
 range (`lo`, `hi`) and the newest date not in the future (`new`). Counts add
 and subtract; the three dates only widen, which is exact because a row
 enters the evidence of one parse of S (the batch id of its inlink cell,
@@ -31,6 +31,7 @@ latest `P` with a listed entry is S's latest parse, the only one that counts.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -39,15 +40,20 @@ from typing import Any, Generic, NamedTuple, TypeVar
 from sitemapcrawl.model.webpage import FetchStatus, format_time, parse_time
 from sitemapcrawl.scoring.quality import LASTMOD_SLACK, ListedStats
 
+log = logging.getLogger(__name__)
+
 #: The counters of a tally, in the order they are written.
 COUNTS = ("listed", "ok", "gone", "redirected", "robots", "dated", "future", "stale", "phantom")
 _JUDGED = {
     FetchStatus.FETCHED: "ok", FetchStatus.NOT_MODIFIED: "ok", FetchStatus.GONE: "gone",
     FetchStatus.REDIRECT: "redirected", FetchStatus.BLOCKED_ROBOTS: "robots",
 }
-_STATUS = "st."
-#: The status counter of each fetch status (None: `st.none`), spelled once.
-_STATUS_WORDS: dict[FetchStatus | None, str] = {None: _STATUS + "none", **{s: _STATUS + s.value for s in FetchStatus}}
+#: The start of a status counter's name.
+STATUS_PREFIX = "st."
+#: The status counter of each fetch status (None: `st.none`), spelled once for the quality evidence and
+#: the row counts (`rowcounts`).
+STATUS_WORDS: dict[FetchStatus | None, str] = {
+    None: STATUS_PREFIX + "none", **{s: STATUS_PREFIX + s.value for s in FetchStatus}}
 _DATES = ("lo", "hi", "new")
 
 
@@ -98,7 +104,7 @@ class Tally:
 
     def statuses(self) -> dict[str, int]:
         """Listed rows by fetch status (`none`: no status), for the history chart."""
-        return {name[len(_STATUS):]: n for name, n in self.counts.items() if name.startswith(_STATUS) and n}
+        return {name[len(STATUS_PREFIX):]: n for name, n in self.counts.items() if name.startswith(STATUS_PREFIX) and n}
 
     def key(self) -> tuple[object, ...]:
         """A hashable value equal for tallies built alike (same counters in the same order, same dates)."""
@@ -163,8 +169,15 @@ def _pick(choose: object, a: datetime | None, b: datetime | None) -> datetime | 
 
 def contribution(lastmod: datetime | None, status: FetchStatus | None, fetch_time: datetime | None,
                  prev_fetch_time: datetime | None, content_changed: datetime | None, now: datetime) -> Tally:
-    """What one listed row tells one sitemap: `quality.observe`'s rules, as a tally. No I/O."""
-    counts = {"listed": 1, _STATUS_WORDS[status]: 1}
+    """What one listed row tells one sitemap, as a tally: its fetch judgement and lastmod tests. No I/O.
+
+    `content_changed` is the fetch time at which the body was last seen to
+    differ (the first fetch counts), so: a change between the previous fetch
+    and the last one is known when `content_changed == fetch_time` and a
+    previous fetch exists; the content stayed the same from `content_changed`
+    to `fetch_time`. The rules are `sitemapcrawl.scoring.quality`'s (module docstring).
+    """
+    counts = {"listed": 1, STATUS_WORDS[status]: 1}
     judged = _JUDGED.get(status) if status is not None else None
     if judged:
         counts[judged] = 1
@@ -432,10 +445,13 @@ def judge(stored: Iterable[Contribution], current: Mapping[str, tuple[str, Tally
 SlotT = TypeVar("SlotT")
 
 
-class FirstJudgements(Generic[SlotT]):
-    """First judgements (of rows with no stored line) made once per kind of row, and counted.
+class Ledger(Generic[SlotT]):
+    """The incremental ledger loop of an updatedb step (quality evidence, row counts): each touched row
+    judged against the lines it stores (`column`), its deltas summed per slot by `add`.
 
-    `judge` of a row with no stored line depends on what the row gives now
+    `again(slot, url, held, current)` judges a row that stores lines (`held`).
+    First judgements (of rows with no stored line) are made once per kind of
+    row, and counted: `judge` of a row with no stored line depends on what the row gives now
     alone, and an inventory judges a million new rows of a few kinds (the
     same tallies). `lines(slot, alike, current, *args)` gives the lines of such
     a row and the cell that stores them (`encode` of their texts), judging
@@ -446,12 +462,28 @@ class FirstJudgements(Generic[SlotT]):
     called and whenever `held` kinds are held (so memory stays bounded when
     no two rows are alike). Sums come out as if each row were added alone:
     adding a tally n times adds its counts n times and widens its dates once.
+    An unreadable stored line is logged (as `step`) and read as none.
     """
 
     def __init__(self, batch_id: str, encode: Callable[[tuple[str, ...]], bytes],
-                 add: Callable[[SlotT, str, Groups], None], held: int = 4096) -> None:
+                 add: Callable[[SlotT, str, Groups], None], held: int = 4096, *, step: str = "evidence",
+                 column: str = "") -> None:
         self.batch_id, self._encode, self._add, self._most = batch_id, encode, add, held
+        self.step, self.column = step, column
         self._kinds: dict[tuple[SlotT, object], _Kind] = {}
+
+    def again(self, slot: SlotT, url: str, held: tuple[str, ...],
+              current: Mapping[str, tuple[str, Tally]]) -> tuple[list[Contribution], bytes | None]:
+        """Judge a row that stores `held` lines again; its lines, and the cell to store when they changed
+        (None: unchanged). Its deltas go to `add` under `slot` at once."""
+        def bad(_line: str, exc: ValueError) -> None:
+            log.warning("%s: %s: unreadable %s line taken as none: %s", self.step, url, self.column, exc)
+
+        lines, deltas = judge(read_contributions(held, bad), current, self.batch_id)
+        for source, groups in deltas.items():
+            self._add(slot, source, groups)
+        text = tuple([c.line() for c in lines])
+        return lines, (None if text == held else self._encode(text))
 
     def lines(self, slot: SlotT, alike: object, current: Callable[..., Mapping[str, tuple[str, Tally]]],
               *args: Any) -> tuple[list[Contribution], bytes]:

@@ -53,10 +53,13 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, fields
 from datetime import datetime, timedelta
+from typing import Any
 
-from sitemapcrawl.model.webpage import FetchStatus, QualityState
+from sitemapcrawl.model.webpage import FetchStatus, QualityState, WebPage
+from sitemapcrawl.sitemaps.model import ProblemKind
 
 #: Tolerance of the lastmod tests: sitemaps often give a day, not a time.
 LASTMOD_SLACK = timedelta(days=1)
@@ -66,24 +69,10 @@ UNIFORM_MIN = 5
 FETCH_EVIDENCE = 20
 #: z of the Wilson bound on the fetch share (1: one standard error, about 84 % one-sided).
 WILSON_Z = 1.0
-#: Most each signal can take away from the score.
-WEIGHTS: dict[str, float] = {
-    "fetch": 1.0, "valid": 0.8, "errors": 0.8, "lastmod": 0.6, "duplicates": 0.3, "freshness": 0.3,
-}
 #: Start of every blacklist reason this module writes (so it may also clear it).
 QUALITY_REASON = "quality "
 PINNED_REASON = "pinned blocked"
 
-_OK = frozenset({FetchStatus.FETCHED, FetchStatus.NOT_MODIFIED})
-_INVALID_LINES = (
-    re.compile(r"([\d,]+) entries without a usable http\(s\) URL skipped"),
-    re.compile(r"([\d,]+) entries with a URL that cannot be canonicalised"),
-)
-_CUT_LINES = ("URL limit:", "byte limit:")
-#: How parse notes a body that is no sitemap at all.
-_UNREAD_LINE = "not read as a sitemap"
-#: Words of the engine's problem lines for a document that broke part-way.
-_BROKEN_WORDS = ("XML unreadable", "XML not well-formed", "cut off", "broken", "unreadable")
 
 
 @dataclass(frozen=True)
@@ -110,14 +99,15 @@ class SitemapFacts:
     entries: int = 0
     dropped_scope: int = 0
     dropped_limit: int = 0
-    problems: tuple[str, ...] = ()
+    problems: Mapping[ProblemKind, int] = field(default_factory=dict)
+    """Parse problems by kind (`sitemap_facts`): never their messages, which may be reworded."""
     lastmod: datetime | None = None
     blacklisted: str | None = None
 
 
 @dataclass(slots=True)
 class ListedStats:
-    """What the rows a sitemap lists say about it, summed by `observe` (one per sitemap)."""
+    """What the rows a sitemap lists say about it: `evidence.Tally.stats` of their contributions."""
 
     listed: int = 0
     ok: int = 0
@@ -143,56 +133,21 @@ class ListedStats:
         return self.future + self.stale + self.phantom
 
 
-def observe(stats: ListedStats, lastmod: datetime | None, status: FetchStatus | None,
-            fetch_time: datetime | None, prev_fetch_time: datetime | None,
-            content_changed: datetime | None, now: datetime) -> None:
-    """Count one listed row (its sitemap lastmod and its fetch facts) into `stats`. No I/O.
-
-    `content_changed` is the fetch time at which the body was last seen to
-    differ (the first fetch counts), so: a change between the previous fetch
-    and the last one is known when `content_changed == fetch_time` and a
-    previous fetch exists; the content stayed the same from `content_changed`
-    to `fetch_time`.
-    """
-    stats.listed += 1
-    if status in _OK:
-        stats.ok += 1
-    elif status is FetchStatus.GONE:
-        stats.gone += 1
-    elif status is FetchStatus.REDIRECT:
-        stats.redirected += 1
-    elif status is FetchStatus.BLOCKED_ROBOTS:
-        stats.robots += 1
-    if lastmod is None:
-        return
-    stats.dated += 1
-    if stats.first_lastmod is None:
-        stats.first_lastmod = lastmod
-    elif lastmod != stats.first_lastmod:
-        stats.lastmods_differ = True
-    if lastmod > now + LASTMOD_SLACK:
-        stats.future += 1
-        return
-    if stats.newest is None or lastmod > stats.newest:
-        stats.newest = lastmod
-    if fetch_time is None or content_changed is None:
-        return
-    if content_changed == fetch_time and prev_fetch_time is not None and lastmod + LASTMOD_SLACK <= prev_fetch_time:
-        stats.stale += 1
-    elif content_changed < fetch_time and content_changed + LASTMOD_SLACK < lastmod <= fetch_time:
-        stats.phantom += 1
+def _signal(weight: float) -> float:
+    """A signal field: 1 (good) by default, with the most it can take away from the score."""
+    return field(default=1.0, metadata={"weight": weight})
 
 
 @dataclass(frozen=True)
 class Signals:
-    """The six signals, each in [0, 1] (1 = good)."""
+    """The six signals, each in [0, 1] (1 = good): the one place their names and weights are written."""
 
-    valid: float = 1.0
-    fetch: float = 1.0
-    lastmod: float = 1.0
-    duplicates: float = 1.0
-    errors: float = 1.0
-    freshness: float = 1.0
+    valid: float = _signal(0.8)
+    fetch: float = _signal(1.0)
+    lastmod: float = _signal(0.6)
+    duplicates: float = _signal(0.3)
+    errors: float = _signal(0.8)
+    freshness: float = _signal(0.3)
 
     def score(self) -> float:
         """The product of `1 - w * (1 - s)` over the signals, rounded to 3 places."""
@@ -200,6 +155,26 @@ class Signals:
         for name, weight in WEIGHTS.items():
             total *= 1.0 - weight * (1.0 - getattr(self, name))
         return round(min(1.0, max(0.0, total)), 3)
+
+
+#: The signal names, in the order reports show them (the row's columns are `quality_<name>`).
+SIGNALS: tuple[str, ...] = tuple(item.name for item in fields(Signals))
+#: Most each signal can take away from the score, heaviest first: the order the product is taken in
+#: (a float product depends on its order; this one has been the score's since it was written).
+WEIGHTS: dict[str, float] = {item.name: item.metadata["weight"]
+                             for item in sorted(fields(Signals), key=lambda item: -item.metadata["weight"])}
+#: The `WebPage` fields that hold the signals of a scored sitemap, in `SIGNALS` order.
+SIGNAL_FIELDS: tuple[str, ...] = tuple(f"quality_{name}" for name in SIGNALS)
+
+
+def stored_signals(row: WebPage) -> dict[str, float | None]:
+    """The signals a sitemap row holds (read with `SIGNAL_FIELDS`), by name; None: not scored yet."""
+    return {name: getattr(row, column) for name, column in zip(SIGNALS, SIGNAL_FIELDS, strict=True)}
+
+
+def signal_values(signals: Signals) -> dict[str, Any]:
+    """The signals as `WebPage` field values (`SIGNAL_FIELDS`), for the verdict's put."""
+    return {column: getattr(signals, name) for name, column in zip(SIGNALS, SIGNAL_FIELDS, strict=True)}
 
 
 @dataclass(frozen=True)
@@ -216,15 +191,46 @@ class Assessment:
     """The blacklist reason this module wants on the row (None: none of ours)."""
 
 
-def invalid_entries(problems: tuple[str, ...]) -> int:
-    """Entries the engine or parse skipped as unusable URLs, read from the problem lines."""
-    total = 0
-    for line in problems:
-        for pattern in _INVALID_LINES:
-            match = pattern.search(line)
-            if match:
-                total += int(match.group(1).replace(",", ""))
-    return total
+#: The note of each limit that cut a document (`{n}`: its count).
+_CUT_NOTES = {ProblemKind.URL_LIMIT: "URL limit, {n:,} entries not kept",
+              ProblemKind.BYTE_LIMIT: "byte limit, reading stopped"}
+#: How the previous version's problem messages read, for `legacy_problem_counts` only.
+_LEGACY_INVALID = (
+    (ProblemKind.INVALID_URL, re.compile(r"([\d,]+) entries without a usable http\(s\) URL skipped")),
+    (ProblemKind.UNCANONICAL_URL, re.compile(r"([\d,]+) entries with a URL that cannot be canonicalised")),
+)
+_LEGACY_STARTS = ((ProblemKind.NOT_A_SITEMAP, "not read as a sitemap"), (ProblemKind.URL_LIMIT, "URL limit:"),
+                  (ProblemKind.BYTE_LIMIT, "byte limit:"))
+_LEGACY_OVER = re.compile(r"([\d,]+) more not kept")
+_LEGACY_BROKEN = ("XML unreadable", "XML not well-formed", "cut off", "broken", "unreadable")
+
+
+def legacy_problem_counts(messages: Iterable[str]) -> dict[ProblemKind, int]:
+    """The problem kinds of a sitemap parsed by a version that stored only messages (no `problem_kinds`).
+
+    Read as that version's score read them, so its scores stay as they
+    were: the entries counted by its invalid-URL lines, a message starting
+    `not read as a sitemap`, `URL limit:` or `byte limit:`, and a message
+    holding a word of a broken document. Only for such old rows: a row
+    parsed since carries its kinds, and its messages are never read.
+    """
+    counts: dict[ProblemKind, int] = {}
+
+    def add(kind: ProblemKind, n: int) -> None:
+        counts[kind] = counts.get(kind, 0) + n
+
+    for message in messages:
+        for kind, pattern in _LEGACY_INVALID:
+            found = pattern.search(message)
+            if found:
+                add(kind, int(found.group(1).replace(",", "")))
+        for kind, start in _LEGACY_STARTS:
+            if message.startswith(start):
+                over = _LEGACY_OVER.search(message) if kind is ProblemKind.URL_LIMIT else None
+                add(kind, int(over.group(1).replace(",", "")) if over else 1)
+        if any(word in message for word in _LEGACY_BROKEN):
+            add(ProblemKind.BROKEN, 1)
+    return counts
 
 
 def _share(good: int, seen: int) -> float:
@@ -265,14 +271,14 @@ def fetch_signal(listed: ListedStats, entries: int) -> tuple[float, str | None]:
 def _errors(facts: SitemapFacts) -> tuple[float, str | None]:
     if facts.status in (FetchStatus.GONE, FetchStatus.TOO_LARGE):
         return 0.0, f"the sitemap itself is {facts.status.value}"
-    if facts.parsed and (facts.kind is None or any(p.startswith(_UNREAD_LINE) for p in facts.problems)):
+    problems = facts.problems
+    if facts.parsed and (facts.kind is None or problems.get(ProblemKind.NOT_A_SITEMAP)):
         return 0.0, "not readable as a sitemap"
-    cuts = [p for p in facts.problems if p.startswith(_CUT_LINES)]
+    cuts = [note.format(n=problems[kind]) for kind, note in _CUT_NOTES.items() if problems.get(kind)]
     if cuts or facts.dropped_limit > 0 or facts.truncated:
         return 0.5, "over a limit: " + ("; ".join(cuts) if cuts else "body truncated at the size cap")
-    broken = [p for p in facts.problems if any(word in p for word in _BROKEN_WORDS)]
-    if broken:
-        return 0.5, f"read with errors: {broken[0]}"
+    if problems.get(ProblemKind.BROKEN):
+        return 0.5, f"read with errors: the document broke part-way ({problems[ProblemKind.BROKEN]} time(s))"
     return 1.0, None
 
 
@@ -280,7 +286,7 @@ def signals_of(facts: SitemapFacts, listed: ListedStats, policy: QualityPolicy,
                now: datetime) -> tuple[Signals, tuple[str, ...]]:
     """The six signals of one sitemap and a note for each that is not perfect. No I/O."""
     notes: list[str] = []
-    invalid = invalid_entries(facts.problems)
+    invalid = facts.problems.get(ProblemKind.INVALID_URL, 0) + facts.problems.get(ProblemKind.UNCANONICAL_URL, 0)
     seen = facts.entries + facts.dropped_scope + invalid
     valid = _share(facts.entries, seen)
     if facts.dropped_scope or invalid:

@@ -74,9 +74,12 @@ from sitemapcrawl.scoring.quality import (
     SitemapFacts,
     assess,
     is_quality_reason,
+    legacy_problem_counts,
+    signal_values,
     weight_of,
     weighted_priority,
 )
+from sitemapcrawl.sitemaps.model import read_problem_lines
 from sitemapcrawl.storage.history import record_statuses, snapshot_lastmods, snapshot_urls
 from sitemapcrawl.storage.overlap import WriteBehind, read_ahead
 from sitemapcrawl.storage.store import Store
@@ -88,8 +91,8 @@ log = logging.getLogger(__name__)
 
 _SITEMAP_FIELDS = [
     "is_sitemap", "status", "truncated", "sitemap_type", "sitemap_entries", "dropped_scope", "dropped_limit",
-    "sitemap_problems", "parse_time", "lastmod", "blacklisted", "history_key", "quality", "quality_state",
-    "quality_evidence", "quality_evidence_cells",
+    "sitemap_problems", "problem_kinds", "parse_time", "lastmod", "blacklisted", "history_key", "quality",
+    "quality_state", "quality_evidence", "quality_evidence_cells",
 ]
 _LISTED_FIELDS = [
     "in_sitemap", "is_sitemap", "inlinks", "status", "fetch_time", "prev_fetch_time", "content_changed",
@@ -161,12 +164,21 @@ def policy_from_settings(rules: UrlRules) -> QualityPolicy:
                          s.sitemap_stale_days)
 
 
-def _facts(row: WebPage) -> SitemapFacts:
+def sitemap_facts(row: WebPage) -> SitemapFacts:
+    """What a sitemap row (read with its quality fields) tells `quality.assess`. No I/O.
+
+    Its parse problems by kind (`problem_kinds`); a row parsed by a version
+    that stored only the messages (no `problem_kinds` cell) is read as that
+    version scored it (`quality.legacy_problem_counts`) until it is parsed again.
+    """
+    if row.problem_kinds is not None:
+        problems = read_problem_lines(row.problem_kinds)
+    else:
+        problems = legacy_problem_counts(row.sitemap_problems or ())
     return SitemapFacts(
         row.url, status=row.status, truncated=bool(row.truncated), kind=row.sitemap_type,
         parsed=row.parse_time is not None, entries=row.sitemap_entries or 0, dropped_scope=row.dropped_scope or 0,
-        dropped_limit=row.dropped_limit or 0, problems=row.sitemap_problems or (), lastmod=row.lastmod,
-        blacklisted=row.blacklisted)
+        dropped_limit=row.dropped_limit or 0, problems=problems, lastmod=row.lastmod, blacklisted=row.blacklisted)
 
 
 def _columns(fields: list[str]) -> list[bytes]:
@@ -208,20 +220,9 @@ def _current(row: WebPage, links: list[tuple[str, Inlink]], now: datetime) -> di
             for source, link in links}
 
 
-def _stored(row: WebPage) -> list[Contribution]:
-    def bad(_line: str, exc: ValueError) -> None:
-        log.warning("quality: %s: unreadable s:qc line taken as none: %s", row.url, exc)
-
-    return evidence.read_contributions(row.quality_contributions, bad)
-
-
 def _verdict_row(url: str, verdict: Assessment, now: datetime) -> WebPage:
-    signals = verdict.signals
-    return WebPage(url, quality=verdict.score, quality_state=verdict.state, quality_valid=signals.valid,
-                   quality_fetch=signals.fetch, quality_lastmod=signals.lastmod,
-                   quality_duplicates=signals.duplicates, quality_errors=signals.errors,
-                   quality_freshness=signals.freshness, quality_notes=verdict.notes, quality_time=now,
-                   blacklisted=verdict.reason)
+    return WebPage(url, quality=verdict.score, quality_state=verdict.state, quality_notes=verdict.notes,
+                   quality_time=now, blacklisted=verdict.reason, **signal_values(verdict.signals))
 
 
 class _Verdicts:
@@ -244,7 +245,7 @@ class _Verdicts:
         `QualityStep.take`, for sitemaps parsed in the batch); such a sitemap's rows are reweighed
         only when its weight differs, any other's when it changed or was never scored."""
         self.keys.append(key)
-        facts = _facts(row)
+        facts = sitemap_facts(row)
         verdict = assess(facts, tally.stats(), self.policy, self.pins, self.now)
         self.weights[row.url] = verdict.weight
         if assumed is not None and row.url in assumed:
@@ -403,8 +404,8 @@ class QualityStep:
         """Sitemap URL -> the weight `take` writes its touched rows' `s:wp` with: assumed for the
         sitemaps parsed in the batch (`assumed`), as stored for the others (read as met)."""
         self.assumed: dict[str, float] = {}
-        self.firsts: evidence.FirstJudgements[int] = evidence.FirstJudgements(
-            batch_id, lambda text: _encode_qc(text or ("",)), self._add_deltas)
+        self.ledger: evidence.Ledger[int] = evidence.Ledger(
+            batch_id, lambda text: _encode_qc(text or ("",)), self._add_deltas, step="quality", column=_QC.decode())
 
     def _assume_weights(self) -> dict[str, float]:
         """The weight of each sitemap parsed in the batch (listed records in this split), assuming none
@@ -423,7 +424,7 @@ class QualityStep:
             if lastmods is None:
                 continue
             tally = evidence.unfetched_entries(lastmods, now)
-            self.assumed[row.url] = assess(_facts(row), tally.stats(), self.policy, self.pins, now).weight
+            self.assumed[row.url] = assess(sitemap_facts(row), tally.stats(), self.policy, self.pins, now).weight
         return dict(self.assumed)
 
     def _weigh(self, chunk: list[tuple[bytes, WebPage, list[tuple[str, Inlink]]]]) -> list[
@@ -461,21 +462,15 @@ class QualityStep:
                     # Once per kind of row and host bucket: the same entry facts give the same evidence.
                     alike = (tuple([(source, link.batch, link.lastmod) for source, link in links]), row.status,
                              row.fetch_time, row.prev_fetch_time, row.content_changed)
-                    lines, cell = self.firsts.lines(bucket_of(key), alike, _current, row, links, self.now)
+                    lines, cell = self.ledger.lines(bucket_of(key), alike, _current, row, links, self.now)
                     if lines:
                         puts.append((key, {_QC: cell}))
                 continue
-            stored = _stored(row)
-            if not links and not stored:
-                continue
             listed.append((key, row, links))
-            lines, row_deltas = evidence.judge(stored, _current(row, links, self.now), self.batch_id)
-            bucket = bucket_of(key)
-            for source, groups in row_deltas.items():
-                self._add_deltas(bucket, source, groups)
-            text = tuple([c.line() for c in lines])
-            if text != tuple(row.quality_contributions or ()):
-                puts.append((key, {_QC: _encode_qc(text or ("",))}))
+            _lines, changed = self.ledger.again(bucket_of(key), row.url, row.quality_contributions,
+                                                _current(row, links, self.now))
+            if changed is not None:
+                puts.append((key, {_QC: changed}))
         return puts + self._weigh(listed)
 
     def _add_deltas(self, bucket: int, source: str, groups: Groups) -> None:
@@ -490,7 +485,7 @@ class QualityStep:
 
     def finish(self) -> QualityCounts:
         """Write the evidence cells, rescore the touched sitemaps, reweigh; the counts."""
-        self.firsts.flush()
+        self.ledger.flush()
         store, batch_id, counts = self.store, self.batch_id, self.counts
         keyed = {rk: url for url in self.deltas if (rk := key_of_url(url)) is not None}
         sitemap_rows = _read_sitemaps(store, [*keyed, *self.touched_sitemaps], ["is_sitemap"], self.unreadable)

@@ -25,11 +25,13 @@ table: the lastmod ages and due times (relative to the moment of reading).
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any
 
 from sitemapcrawl.model.audit import discovered_via, is_multi_listed, is_orphan, is_unlisted, problems
 from sitemapcrawl.model.webpage import ChangeFreq, FetchStatus, WebPage
-from sitemapcrawl.scoring.evidence import Tally
+from sitemapcrawl.scoring.evidence import STATUS_WORDS, Tally
+from sitemapcrawl.scoring.quality import SIGNAL_FIELDS, stored_signals
 
 #: The one group of the row counts (what `evidence.judge` calls the parse).
 GROUP = "rows"
@@ -44,21 +46,20 @@ SAMPLE_CAP = 50
 SUMMARY_FIELDS = (
     "is_sitemap", "sitemap_source", "status", "http_code", "sitemap_type", "sitemap_entries", "dropped_scope",
     "dropped_filter", "dropped_limit", "sitemap_problems", "blacklisted", "error", "sitemap_warnings",
-    "vouched_by", "quality", "quality_state", "quality_valid", "quality_fetch", "quality_lastmod",
-    "quality_duplicates", "quality_errors", "quality_freshness", "quality_notes",
+    "vouched_by", "quality", "quality_state", *SIGNAL_FIELDS, "quality_notes",
 )
-SIGNALS = ("valid", "fetch", "lastmod", "duplicates", "errors", "freshness")
-_ERRORS = (FetchStatus.RETRY, FetchStatus.GONE)
+#: The fetch statuses counted as `errors`.
+ERROR_STATUSES = (FetchStatus.RETRY, FetchStatus.GONE)
 
 
 def row_tally(row: WebPage) -> Tally:
     """What one row adds to its origin's counts. No I/O."""
-    counts = {GROUP: 1, _STATUS_WORDS[row.status]: 1, _VIA_WORDS[discovered_via(row)]: 1}
+    counts = {GROUP: 1, STATUS_WORDS[row.status]: 1, _VIA_WORDS[discovered_via(row)]: 1}
     if row.is_sitemap:
         counts["sitemaps"] = 1
     if row.in_sitemap:
         counts["in_sitemaps"] = 1
-    if row.status in _ERRORS:
+    if row.status in ERROR_STATUSES:
         counts["errors"] = 1
     if row.status is FetchStatus.BLOCKED_ROBOTS:
         counts["robots_denied"] = 1
@@ -147,31 +148,35 @@ def _word(name: str) -> str:
     return name.replace(" ", "+")
 
 
-# The counter names of a row's status, discovery and changefreq, spelled once (row_tally runs per row).
-_STATUS_WORDS: dict[FetchStatus | None, str] = {None: "st.none", **{s: f"st.{s.value}" for s in FetchStatus}}
+# The counter names of a row's discovery and changefreq, spelled once (row_tally runs per row; the status
+# words are the evidence's).
 _VIA_WORDS = {via: _word(f"via.{via}") for via in ("sitemap document", "seed", "sitemap", "link")}
 _CHANGEFREQ_WORDS: dict[ChangeFreq | None, str] = {None: "cf.none", **{c: f"cf.{c.value}" for c in ChangeFreq}}
 
 
-def named(counts: dict[str, int], prefix: str) -> dict[str, int]:
+def named(counts: Mapping[str, int], prefix: str) -> dict[str, int]:
     """The counters starting with `prefix`, by the rest of their name (`st.gone` -> `gone`, `+` -> space)."""
     return {name[len(prefix):].replace("+", " "): n for name, n in counts.items() if name.startswith(prefix) and n}
 
 
-def summary(row: WebPage) -> str:
-    """A sitemap row as one JSON object: the report's `SitemapSummary` fields. No I/O."""
-    value: dict[str, Any] = {
+def summary_fields(row: WebPage) -> dict[str, Any]:
+    """A sitemap row (read with `SUMMARY_FIELDS`) as the report's `SitemapSummary` fields. No I/O."""
+    return {
         "url": row.url, "source": row.sitemap_source.value if row.sitemap_source else None,
         "status": row.status.value if row.status else None, "http_code": row.http_code,
         "type": row.sitemap_type, "entries": row.sitemap_entries, "dropped_scope": row.dropped_scope,
         "dropped_filter": row.dropped_filter, "dropped_limit": row.dropped_limit,
-        "problems": list(row.sitemap_problems or ()), "blacklisted": row.blacklisted, "error": row.error,
-        "warnings": list(row.sitemap_warnings or ()), "vouched_by": list(row.vouched_by or ()),
+        "problems": tuple(row.sitemap_problems or ()), "blacklisted": row.blacklisted, "error": row.error,
+        "warnings": tuple(row.sitemap_warnings or ()), "vouched_by": tuple(row.vouched_by or ()),
         "quality": row.quality, "state": row.quality_state.value if row.quality_state else None,
-        "signals": {name: getattr(row, f"quality_{name}") for name in SIGNALS},
-        "notes": list(row.quality_notes or ()),
+        "signals": stored_signals(row),
+        "notes": tuple(row.quality_notes or ()),
     }
-    return json.dumps(value, sort_keys=True, ensure_ascii=False)
+
+
+def summary(row: WebPage) -> str:
+    """A sitemap row as one JSON object: `summary_fields`, for the origin's host row. No I/O."""
+    return json.dumps(summary_fields(row), sort_keys=True, ensure_ascii=False)
 
 
 def read_summary(text: str) -> dict[str, Any]:

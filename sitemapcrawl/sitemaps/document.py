@@ -38,8 +38,10 @@ from sitemapcrawl.sitemaps.model import (
     Entry,
     NotASitemapError,
     ParseReport,
+    ProblemKind,
     SitemapError,
     SitemapKind,
+    problem_counts,
 )
 from sitemapcrawl.sitemaps.scope import HOST, Scope, ScopeContext
 from sitemapcrawl.sitemaps.sniff import (
@@ -65,6 +67,22 @@ _MAX_ZIP_MEMBERS = 1_000
 _PLAIN_ENCODINGS = ("", "identity", "gzip", "x-gzip")
 # Errors a byte source or a decoder may raise mid-stream; they end reading, reported.
 _STREAM_ERRORS = (OSError, EOFError, ValueError, UnicodeError, LookupError, etree.LxmlError)
+
+
+class _Notes:
+    """The problems met so far: a sentence for a person and a count by kind for each."""
+
+    def __init__(self) -> None:
+        self.messages: list[str] = []
+        self.counts: dict[ProblemKind, int] = {}
+
+    def add(self, kind: ProblemKind, message: str, count: int = 1) -> None:
+        self.messages.append(message)
+        self.counts[kind] = self.counts.get(kind, 0) + count
+
+    def add_once(self, kind: ProblemKind, message: str) -> None:
+        if message not in self.messages:
+            self.add(kind, message)
 
 
 class _Part:
@@ -94,7 +112,7 @@ class SitemapDocument:
         parts: Iterator[_Part],
         limits: SitemapLimits,
         scope: ScopeContext | None,
-        notes: list[str],
+        notes: _Notes,
     ) -> None:
         self.url = url
         self.kind = kind
@@ -116,6 +134,10 @@ class SitemapDocument:
     def report(self) -> ParseReport:
         """What happened so far (counts, limits hit, problems)."""
         tally = self._tally
+        summary = self._summary()
+        counts = dict(self._problems.counts)
+        for kind, n, _message in summary:
+            counts[kind] = counts.get(kind, 0) + n
         return ParseReport(
             kept=tally.kept,
             dropped_scope=tally.dropped_scope,
@@ -125,7 +147,8 @@ class SitemapDocument:
             bytes_limit_hit=self._bytes_limit_hit,
             truncated=self._truncated,
             bytes_read=self._bytes_read,
-            problems=tuple(self._problems) + self._summary(),
+            problems=tuple(self._problems.messages) + tuple(message for _, _, message in summary),
+            problem_counts=problem_counts(counts),
             warnings=tuple(
                 message.format(n=tally.lenient[message])
                 for message in LENIENCIES
@@ -133,33 +156,33 @@ class SitemapDocument:
             ),
         )
 
-    def _summary(self) -> tuple[str, ...]:
+    def _summary(self) -> list[tuple[ProblemKind, int, str]]:
+        """The problems told by the counts: (kind, count, sentence)."""
         tally, limits = self._tally, self.limits
         out = []
         if tally.over_limit:
-            out.append(
-                f"URL limit: kept the first {limits.max_urls:,} entries, "
-                f"{tally.over_limit:,} more not kept (max_urls={limits.max_urls:,})"
-            )
+            out.append((ProblemKind.URL_LIMIT, tally.over_limit,
+                        f"URL limit: kept the first {limits.max_urls:,} entries, "
+                        f"{tally.over_limit:,} more not kept (max_urls={limits.max_urls:,})"))
         if self._bytes_limit_hit:
-            out.append(
-                f"byte limit: stopped reading at {limits.max_bytes:,} uncompressed bytes "
-                f"(max_bytes={limits.max_bytes:,}); entries before it kept"
-            )
+            out.append((ProblemKind.BYTE_LIMIT, 1,
+                        f"byte limit: stopped reading at {limits.max_bytes:,} uncompressed bytes "
+                        f"(max_bytes={limits.max_bytes:,}); entries before it kept"))
         folder, host = tally.dropped_scope - tally.dropped_host, tally.dropped_host
         if folder:
-            out.append(f"{folder:,} entries out of scope: folder (outside the sitemap's folder) dropped")
+            out.append((ProblemKind.OUT_OF_SCOPE_FOLDER, folder,
+                        f"{folder:,} entries out of scope: folder (outside the sitemap's folder) dropped"))
         if host:
-            out.append(
-                f"{host:,} entries out of scope: host (a host that does not vouch for "
-                "this sitemap) dropped"
-            )
+            out.append((ProblemKind.OUT_OF_SCOPE_HOST, host,
+                        f"{host:,} entries out of scope: host (a host that does not vouch for "
+                        "this sitemap) dropped"))
         if tally.invalid:
-            out.append(f"{tally.invalid:,} entries without a usable http(s) URL skipped")
+            out.append((ProblemKind.INVALID_URL, tally.invalid,
+                        f"{tally.invalid:,} entries without a usable http(s) URL skipped"))
         nothing = not (tally.kept or tally.dropped_scope or tally.over_limit or tally.invalid)
         if self._finished and nothing:
-            out.append("no entries")
-        return tuple(out)
+            out.append((ProblemKind.NO_ENTRIES, 1, "no entries"))
+        return out
 
     def _run(self) -> Iterator[Entry]:
         budget = self.limits.max_bytes
@@ -171,21 +194,21 @@ class SitemapDocument:
                 try:
                     yield from entries
                 except _STREAM_ERRORS as exc:
-                    self._problem(f"{part.name}: reading stopped: {exc}", truncated=True)
+                    self._broken(f"{part.name}: reading stopped: {exc}")
                 if xml is not None and xml.broken and not capped.limit_hit:
                     for problem in xml.problems:
                         message = f"{part.name}: {problem}" if part.name else problem
-                        self._problem(message, truncated=True)
+                        self._broken(message)
                 budget -= capped.bytes_read
                 self._bytes_read += capped.bytes_read
                 for gzip in part.gzips:
                     if gzip.error and not capped.limit_hit:
-                        self._problem(gzip.error, truncated=True)
+                        self._broken(gzip.error)
                 if capped.limit_hit:
                     self._bytes_limit_hit = True
                     break
         except SitemapError as exc:
-            self._problem(str(exc))
+            self._problems.add(ProblemKind.SKIPPED_PART, str(exc))
         finally:
             self._finished = True
             log.debug("%s: %s", self.url, self.report)
@@ -203,7 +226,9 @@ class SitemapDocument:
             self.url, index=kind is SitemapKind.INDEX, context=self._scope_context
         )
         if not scope.strict and (self._scope_context or ScopeContext()).strict:
-            self._note_once(f"strict scope not applied: {self.url} is not an http(s) URL")
+            self._problems.add_once(
+                ProblemKind.SCOPE_NOT_STRICT, f"strict scope not applied: {self.url} is not an http(s) URL"
+            )
         tally, max_urls = self._tally, self.limits.max_urls
         if kind is SitemapKind.URLSET:
             # the hot path: reading, scope, limit and counting in one loop
@@ -219,13 +244,10 @@ class SitemapDocument:
             xml = XmlEntries(capped, atom_tags(namespace), atom_reader(self.url))
         return xml, _admit(iter(xml), scope, max_urls, tally)
 
-    def _note_once(self, message: str) -> None:
-        if message not in self._problems:
-            self._problems.append(message)
-
-    def _problem(self, message: str, truncated: bool = False) -> None:
-        self._problems.append(message)
-        self._truncated = self._truncated or truncated
+    def _broken(self, message: str) -> None:
+        """The document broke part-way: reading it ended early."""
+        self._problems.add(ProblemKind.BROKEN, message)
+        self._truncated = True
 
 
 def _admit(
@@ -269,16 +291,16 @@ def _peel_gzip(stream: PeekReader) -> tuple[PeekReader, list[GzipReader]]:
     return stream, gzips
 
 
-def _detect(stream: PeekReader, notes: list[str], name: str = "") -> Detected:
+def _detect(stream: PeekReader, notes: _Notes, name: str = "") -> Detected:
     head = stream.peek(ROOT_SNIFF_BYTES)
     detected = sniff_document(head, at_end=len(head) < ROOT_SNIFF_BYTES)
     stream.skip(detected.skip)
     if detected.note:
-        notes.append(f"zip member {name!r}: {detected.note}" if name else detected.note)
+        notes.add(ProblemKind.ODD_NAMESPACE, f"zip member {name!r}: {detected.note}" if name else detected.note)
     return detected
 
 
-def _zip_member(archive: zipfile.ZipFile, name: str, notes: list[str]) -> _Part:
+def _zip_member(archive: zipfile.ZipFile, name: str, notes: _Notes) -> _Part:
     """Open and sniff one member (gzip inside is undone); SitemapError if not a sitemap."""
     stream, gzips = _peel_gzip(PeekReader(ZipMemberReader(archive, name)))
     try:
@@ -289,13 +311,13 @@ def _zip_member(archive: zipfile.ZipFile, name: str, notes: list[str]) -> _Part:
 
 
 def _later_members(
-    archive: zipfile.ZipFile, names: list[str], notes: list[str]
+    archive: zipfile.ZipFile, names: list[str], notes: _Notes
 ) -> Iterator[_Part]:
     for name in names:
         try:
             yield _zip_member(archive, name, notes)
         except SitemapError as exc:
-            notes.append(str(exc))
+            notes.add(ProblemKind.SKIPPED_PART, str(exc))
 
 
 def _read_up_to(stream: ByteSource, size: int) -> bytes:
@@ -311,7 +333,7 @@ def _read_up_to(stream: ByteSource, size: int) -> bytes:
 
 
 def _open_zip(
-    stream: PeekReader, limits: SitemapLimits, notes: list[str]
+    stream: PeekReader, limits: SitemapLimits, notes: _Notes
 ) -> tuple[_Part, Iterator[_Part]]:
     """The first sitemap member of a zip archive, and the later members (lazily)."""
     data = _read_up_to(stream, limits.max_bytes + 1)
@@ -321,8 +343,10 @@ def _open_zip(
     if archive is None:
         raise NotASitemapError(error or "zip archive broken")
     if len(names) > _MAX_ZIP_MEMBERS:
-        notes.append(
-            f"zip archive: only the first {_MAX_ZIP_MEMBERS:,} of {len(names):,} files read"
+        notes.add(
+            ProblemKind.SKIPPED_PART,
+            f"zip archive: only the first {_MAX_ZIP_MEMBERS:,} of {len(names):,} files read",
+            len(names) - _MAX_ZIP_MEMBERS,
         )
         names = names[:_MAX_ZIP_MEMBERS]
     skipped: list[str] = []
@@ -332,7 +356,8 @@ def _open_zip(
         except SitemapError as exc:
             skipped.append(str(exc))
             continue
-        notes.extend(skipped)
+        for message in skipped:
+            notes.add(ProblemKind.SKIPPED_PART, message)
         return first, _later_members(archive, names[position + 1 :], notes)
     reason = f" ({skipped[0]})" if skipped else ""
     raise NotASitemapError(f"zip archive holds no sitemap{reason}")
@@ -359,7 +384,7 @@ def parse_sitemap(
     """
     limits = limits or SitemapLimits()
     source: ByteSource = io.BytesIO(data) if isinstance(data, bytes | bytearray) else data
-    notes: list[str] = []
+    notes = _Notes()
     encoding = (content_encoding or "").strip().lower()
     try:
         if encoding == "deflate":
@@ -369,7 +394,10 @@ def parse_sitemap(
                 raise NotASitemapError(f"Content-Encoding deflate: {error}")
             source = io.BytesIO(inflated)
         elif encoding not in _PLAIN_ENCODINGS:
-            notes.append(f"Content-Encoding {encoding!r} not understood; bytes read as they are")
+            notes.add(
+                ProblemKind.UNKNOWN_ENCODING,
+                f"Content-Encoding {encoding!r} not understood; bytes read as they are",
+            )
         stream, gzips = _peel_gzip(PeekReader(source))
         parts: Iterator[_Part]
         if sniff_container(stream.peek(4)) is Container.ZIP:

@@ -7,6 +7,7 @@ the CLI prints with `--jsonl` (and that scripts read).
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from enum import Enum, StrEnum
@@ -190,6 +191,87 @@ class SitemapRef(NamedTuple):
 Entry = PageEntry | SitemapRef
 
 
+class ProblemKind(StrEnum):
+    """What kind of problem reading a sitemap met: what a program counts (the messages are for people).
+
+    Each problem message belongs to one kind; the count of a kind is the
+    entries it concerns, or, for a problem of the document, how many times
+    it happened. A score reads these counts, never the messages, so a
+    message may be reworded freely.
+    """
+
+    NOT_A_SITEMAP = "not-a-sitemap"
+    """The body could not be read as a sitemap at all (parse)."""
+    URL_LIMIT = "url-limit"
+    """Entries past the URL limit, not kept."""
+    BYTE_LIMIT = "byte-limit"
+    """Reading stopped at the uncompressed-bytes limit."""
+    BROKEN = "broken"
+    """The XML or a compressed stream broke part-way (entries before kept), per break."""
+    INVALID_URL = "invalid-url"
+    """Entries without a usable http(s) URL."""
+    UNCANONICAL_URL = "uncanonical-url"
+    """Entries whose URL cannot be canonicalised (parse)."""
+    OUT_OF_SCOPE_FOLDER = "out-of-scope-folder"
+    """Entries on the sitemap's host, outside its folder."""
+    OUT_OF_SCOPE_HOST = "out-of-scope-host"
+    """Entries on a host that does not vouch for the sitemap."""
+    NO_ENTRIES = "no-entries"
+    """The document lists nothing."""
+    ODD_NAMESPACE = "odd-namespace"
+    """A root element in an unexpected namespace, read anyway."""
+    UNKNOWN_ENCODING = "unknown-encoding"
+    """A Content-Encoding not understood; the bytes were read as they are."""
+    SKIPPED_PART = "skipped-part"
+    """Zip members not read (no sitemap, or past the member limit)."""
+    SCOPE_NOT_STRICT = "scope-not-strict"
+    """Strict scope could not be applied (the URL is not http(s))."""
+    FILTERED = "filtered"
+    """Entries dropped by the URL filter (parse)."""
+    PAST_DEPTH = "past-depth"
+    """Entries past depth/radius, not kept (parse)."""
+    CHILD_BLACKLISTED = "child-blacklisted"
+    """Child sitemaps of an index that are blacklisted (parse)."""
+    BODY_CUT = "body-cut"
+    """The fetcher cut the body at its size cap (the tree walker)."""
+
+
+ProblemCounts = tuple[tuple[ProblemKind, int], ...]
+"""(kind, count) pairs, in `ProblemKind` order, no zero count."""
+
+
+def problem_counts(counts: Mapping[ProblemKind, int]) -> ProblemCounts:
+    """`counts` as `ProblemCounts` (zeros left out)."""
+    return tuple((kind, counts[kind]) for kind in ProblemKind if counts.get(kind))
+
+
+def add_problem_counts(*parts: Iterable[tuple[ProblemKind, int]]) -> ProblemCounts:
+    """The sum of several `ProblemCounts` (or pairs)."""
+    total: dict[ProblemKind, int] = {}
+    for part in parts:
+        for kind, n in part:
+            total[kind] = total.get(kind, 0) + n
+    return problem_counts(total)
+
+
+def problem_lines(counts: Iterable[tuple[ProblemKind, int]]) -> tuple[str, ...]:
+    """`kind=count` lines, as the row stores them (column `problem_kinds`)."""
+    return tuple(f"{kind.value}={n}" for kind, n in counts)
+
+
+def read_problem_lines(lines: Iterable[str]) -> dict[ProblemKind, int]:
+    """Inverse of `problem_lines`; a line of a kind this version does not know, or not `kind=count`, is
+    left out (a newer version may store more kinds)."""
+    known = {kind.value: kind for kind in ProblemKind}
+    out: dict[ProblemKind, int] = {}
+    for line in lines:
+        name, _, count = line.partition("=")
+        kind = known.get(name.strip())
+        if kind is not None and count.strip().isdigit():
+            out[kind] = out.get(kind, 0) + int(count)
+    return out
+
+
 @dataclass(frozen=True, slots=True)
 class ParseReport:
     """What happened while reading one document (complete once it was iterated)."""
@@ -211,7 +293,9 @@ class ParseReport:
     bytes_read: int = 0
     """Uncompressed bytes read."""
     problems: tuple[str, ...] = ()
-    """Short sentences for a person, one per kind of problem."""
+    """Short sentences for a person, one per problem met."""
+    problem_counts: ProblemCounts = ()
+    """How many of each kind of problem (`ProblemKind`): what a program reads, whatever the sentences say."""
     warnings: tuple[str, ...] = ()
     """Entries read although they break the rules, one sentence per leniency with its
     count (`LENIENCIES`): the site owner should fix them; other readers may not forgive them."""

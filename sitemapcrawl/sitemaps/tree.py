@@ -34,9 +34,11 @@ from sitemapcrawl.sitemaps.model import (
     NotASitemapError,
     PageEntry,
     ParseReport,
+    ProblemKind,
     SitemapError,
     SitemapKind,
     SitemapRef,
+    add_problem_counts,
 )
 from sitemapcrawl.sitemaps.scope import (
     ScopeContext,
@@ -237,7 +239,8 @@ def _read(
     report = document.report
     if response.truncated:
         problem = f"body cut off at {limits.max_bytes:,} bytes by the fetcher"
-        report = dataclasses.replace(report, problems=(*report.problems, problem))
+        report = dataclasses.replace(report, problems=(*report.problems, problem), problem_counts=add_problem_counts(
+            report.problem_counts, [(ProblemKind.BODY_CUT, 1)]))
     node = TreeNode(
         response.url,
         item.depth,

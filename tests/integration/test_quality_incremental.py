@@ -23,8 +23,9 @@ from sitemapcrawl.model.splits import Split, bucket_of
 from sitemapcrawl.model.webpage import HOST_TABLE, WEBPAGE_TABLE, HostRow, WebPage, decode, encode
 from sitemapcrawl.report.panels import PANELS, panel_data, take_counted_snapshot, take_snapshot
 from sitemapcrawl.scoring import count_step
-from sitemapcrawl.scoring.quality import ListedStats, Pins, SitemapFacts, assess, observe, weighted_priority
-from sitemapcrawl.scoring.quality_step import policy_from_settings, score_sitemaps
+from sitemapcrawl.scoring.evidence import Tally, contribution
+from sitemapcrawl.scoring.quality import Pins, assess, weighted_priority
+from sitemapcrawl.scoring.quality_step import policy_from_settings, score_sitemaps, sitemap_facts
 from sitemapcrawl.storage import tables
 from sitemapcrawl.storage.store import Store
 from sitemapcrawl.testweb import (
@@ -102,8 +103,7 @@ def full_count(table: dict[str, WebPage], settings: Settings, now: datetime) -> 
         dict[str, tuple[object, ...]], dict[str, float | None]]:
     """The oracle: the quality formula over every listed row of the table, counted from scratch."""
     policy = policy_from_settings(UrlRules.from_settings(settings))
-    tallies: dict[str, tuple[str, ListedStats]] = {url: ("", ListedStats()) for url, r in table.items()
-                                                   if r.is_sitemap}
+    tallies: dict[str, tuple[str, Tally]] = {url: ("", Tally()) for url, r in table.items() if r.is_sitemap}
     for row in table.values():
         for source, text in (row.inlinks or {}).items():
             link = parse_inlink(text)
@@ -113,19 +113,14 @@ def full_count(table: dict[str, WebPage], settings: Settings, now: datetime) -> 
             if link.batch < batch:
                 continue
             if link.batch > batch:
-                batch, stats = link.batch, ListedStats()
+                batch, stats = link.batch, Tally()
                 tallies[source] = (batch, stats)
-            observe(stats, link.lastmod, row.status, row.fetch_time, row.prev_fetch_time, row.content_changed,
-                    now)
+            stats.add(contribution(link.lastmod, row.status, row.fetch_time, row.prev_fetch_time,
+                                   row.content_changed, now))
     scored: dict[str, tuple[object, ...]] = {}
     weights: dict[str, float] = {}
     for url, (_batch, stats) in tallies.items():
-        r = table[url]
-        facts = SitemapFacts(url, status=r.status, truncated=bool(r.truncated), kind=r.sitemap_type,
-                             parsed=r.parse_time is not None, entries=r.sitemap_entries or 0,
-                             dropped_scope=r.dropped_scope or 0, dropped_limit=r.dropped_limit or 0,
-                             problems=r.sitemap_problems or (), lastmod=r.lastmod, blacklisted=r.blacklisted)
-        v = assess(facts, stats, policy, Pins(), now)
+        v = assess(sitemap_facts(table[url]), stats.stats(), policy, Pins(), now)
         weights[url] = v.weight
         s = v.signals
         scored[url] = (v.score, v.state, s.valid, s.fetch, s.lastmod, s.duplicates, s.errors, s.freshness,

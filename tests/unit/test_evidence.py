@@ -16,7 +16,6 @@ from sitemapcrawl.scoring.quality import (
     QualityPolicy,
     SitemapFacts,
     assess,
-    observe,
     weight_of,
 )
 
@@ -37,27 +36,34 @@ def random_row(rng: random.Random) -> tuple[datetime | None, FetchStatus | None,
 
 
 @pytest.mark.parametrize("seed", range(30))
-def test_summed_contributions_say_what_observe_says(seed: int) -> None:
+def test_summed_contributions_do_not_depend_on_the_order_of_the_rows(seed: int) -> None:
     rng = random.Random(seed)
     rows = [random_row(rng) for _ in range(rng.randint(0, 40))]
-    observed = ListedStats()
-    summed = Tally()
+    forward, shuffled = Tally(), Tally()
     for row in rows:
-        observe(observed, *row, NOW)
-        summed.add(contribution(*row, NOW))
-    stats = summed.stats()
-    assert (stats.listed, stats.ok, stats.gone, stats.redirected, stats.robots, stats.dated, stats.future,
-            stats.stale, stats.phantom, stats.newest) == (
-        observed.listed, observed.ok, observed.gone, observed.redirected, observed.robots, observed.dated,
-        observed.future, observed.stale, observed.phantom, observed.newest)
-    assert stats.judged == observed.judged and stats.bad_dates == observed.bad_dates
-    # What the formula reads of the dates: "all one lastmod" and the first one when so.
-    assert stats.lastmods_differ == observed.lastmods_differ
-    if not observed.lastmods_differ:
-        assert stats.first_lastmod == observed.first_lastmod
+        forward.add(contribution(*row, NOW))
+    for row in rng.sample(rows, len(rows)):
+        shuffled.add(contribution(*row, NOW))
+    assert forward.counts == shuffled.counts and forward.stats() == shuffled.stats()
+    stats = forward.stats()
+    assert stats.listed == len(rows) and stats.judged <= stats.listed and stats.bad_dates <= stats.dated
     facts = SitemapFacts("http://a.test/s.xml", kind="urlset", parsed=True, entries=len(rows))
     policy = QualityPolicy()
-    assert assess(facts, stats, policy, Pins(), NOW) == assess(facts, observed, policy, Pins(), NOW)
+    assert assess(facts, stats, policy, Pins(), NOW) == assess(facts, shuffled.stats(), policy, Pins(), NOW)
+
+
+def test_a_contribution_pins_its_counters() -> None:
+    day = timedelta(days=1)
+    fetched, prev = NOW - day, NOW - 10 * day
+    assert contribution(None, None, None, None, None, NOW).counts == {"listed": 1, "st.none": 1}
+    assert contribution(NOW + 5 * day, FetchStatus.GONE, None, None, None, NOW).counts == {
+        "listed": 1, "st.gone": 1, "gone": 1, "dated": 1, "future": 1}
+    # changed at the last fetch, but the lastmod is older than the fetch before: stale
+    assert contribution(NOW - 20 * day, FetchStatus.FETCHED, fetched, prev, fetched, NOW).counts == {
+        "listed": 1, "st.fetched": 1, "ok": 1, "dated": 1, "stale": 1}
+    # unchanged since 30 days, yet a lastmod 5 days old: phantom
+    assert contribution(NOW - 5 * day, FetchStatus.NOT_MODIFIED, fetched, prev, NOW - 30 * day, NOW).counts == {
+        "listed": 1, "st.not_modified": 1, "ok": 1, "dated": 1, "phantom": 1}
 
 
 @pytest.mark.parametrize("seed", range(10))
@@ -252,7 +258,7 @@ def current_of(row: tuple[datetime | None, FetchStatus | None, datetime | None, 
 
 @pytest.mark.parametrize(("seed", "held"), [(seed, held) for seed in range(12) for held in (1, 3, 4096)])
 def test_first_judgements_counted_sum_as_rows_judged_one_by_one(seed: int, held: int) -> None:
-    """Rows judged for the first time through FirstJudgements (alike ones judged once and counted, flushed
+    """Rows judged for the first time through a Ledger (alike ones judged once and counted, flushed
     every `held` kinds) give the same lines, cells and summed deltas as `judge` row by row."""
     rng = random.Random(seed)
     kinds = [random_row(rng) for _ in range(6)]
@@ -263,7 +269,7 @@ def test_first_judgements_counted_sum_as_rows_judged_one_by_one(seed: int, held:
     def add(bucket: int, sitemap: str, groups: evidence.Groups) -> None:
         evidence.add_groups(counted.setdefault(bucket, {}).setdefault(sitemap, {}), groups)
 
-    firsts: evidence.FirstJudgements[int] = evidence.FirstJudgements(
+    firsts: evidence.Ledger[int] = evidence.Ledger(
         B2, lambda texts: "\n".join(texts).encode(), add, held=held)
     for _ in range(300):
         kind = rng.randrange(len(kinds))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+import gzip
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -10,6 +12,7 @@ from hypothesis import strategies as st
 
 from sitemapcrawl.jobs.generate import rank
 from sitemapcrawl.model.webpage import FetchStatus, QualityState, WebPage
+from sitemapcrawl.scoring.evidence import Tally, contribution
 from sitemapcrawl.scoring.quality import (
     FETCH_EVIDENCE,
     UNIFORM_MIN,
@@ -20,14 +23,16 @@ from sitemapcrawl.scoring.quality import (
     Signals,
     SitemapFacts,
     assess,
-    invalid_entries,
     is_quality_reason,
-    observe,
+    legacy_problem_counts,
     signals_of,
     weighted_priority,
     wilson_upper,
 )
+from sitemapcrawl.scoring.quality_step import sitemap_facts
 from sitemapcrawl.sitemaps import parse_sitemap
+from sitemapcrawl.sitemaps.limits import SitemapLimits
+from sitemapcrawl.sitemaps.model import ProblemKind, problem_counts, problem_lines, read_problem_lines
 
 NOW = datetime(2025, 6, 1, 12, 0, tzinfo=UTC)
 DAY = timedelta(days=1)
@@ -43,10 +48,10 @@ def facts(**fields: object) -> SitemapFacts:
 
 def listed(*rows: tuple[datetime | None, FetchStatus | None], fetch_time: datetime | None = None,
            prev: datetime | None = None, changed: datetime | None = None) -> ListedStats:
-    stats = ListedStats()
+    summed = Tally()
     for lastmod, status in rows:
-        observe(stats, lastmod, status, fetch_time, prev, changed, NOW)
-    return stats
+        summed.add(contribution(lastmod, status, fetch_time, prev, changed, NOW))
+    return summed.stats()
 
 
 def signal(name: str, the_facts: SitemapFacts, stats: ListedStats) -> float:
@@ -63,18 +68,91 @@ def test_a_sitemap_with_no_evidence_is_perfect() -> None:
 def test_valid_share_counts_scope_drops_and_invalid_entries() -> None:
     clean = facts(entries=10)
     assert signal("valid", clean, ListedStats()) == 1.0
-    dirty = facts(entries=10, dropped_scope=5, problems=("5 entries without a usable http(s) URL skipped",))
+    dirty = facts(entries=10, dropped_scope=5, problems={ProblemKind.INVALID_URL: 5})
     assert signal("valid", dirty, ListedStats()) == round(11 / 21, 3)
 
 
-def test_invalid_entries_reads_the_engines_own_problem_lines() -> None:
+def test_the_engine_counts_invalid_entries_by_kind() -> None:
     body = (b'<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
             b"<url><loc>ftp://q.test/a</loc></url><url><loc>nothing</loc></url>"
             b"<url><loc>http://q.test/ok</loc></url></urlset>")
     document = parse_sitemap(body, URL)
     list(document)
-    assert invalid_entries(document.report.problems) == document.report.invalid == 2
-    assert invalid_entries(("1,234 entries with a URL that cannot be canonicalised",)) == 1234
+    assert dict(document.report.problem_counts) == {ProblemKind.INVALID_URL: 2} and document.report.invalid == 2
+
+
+def test_a_row_of_the_previous_version_is_scored_from_its_messages_as_it_was() -> None:
+    """A sitemap parsed before the kinds were stored (no `problem_kinds` cell) keeps its score."""
+    assert legacy_problem_counts((
+        "1,234 entries with a URL that cannot be canonicalised", "5 entries without a usable http(s) URL skipped",
+        "URL limit: kept the first 10 entries, 7 more not kept (max_urls=10)",
+        "byte limit: stopped reading at 10 uncompressed bytes (max_bytes=10); entries before it kept",
+        "a.xml: XML not well-formed (1 error(s); first at line 3: boom)", "not read as a sitemap: HTML page",
+        "no entries")) == {
+        ProblemKind.UNCANONICAL_URL: 1234, ProblemKind.INVALID_URL: 5, ProblemKind.URL_LIMIT: 7,
+        ProblemKind.BYTE_LIMIT: 1, ProblemKind.BROKEN: 1, ProblemKind.NOT_A_SITEMAP: 1}
+    old = WebPage(URL, is_sitemap=True, sitemap_type="urlset", parse_time=NOW, sitemap_entries=10,
+                  sitemap_problems=("x.xml: XML unreadable: boom",))
+    assert sitemap_facts(old).problems == {ProblemKind.BROKEN: 1}
+    assert signal("errors", sitemap_facts(old), ListedStats()) == 0.5
+    # parsed since: the kinds alone count, whatever the messages say
+    new = dataclasses.replace(old, problem_kinds=())
+    assert sitemap_facts(new).problems == {} and signal("errors", sitemap_facts(new), ListedStats()) == 1.0
+
+
+#: Documents that meet every kind of problem the score reads, and some it does not.
+PROBLEM_BODIES = {
+    "broken XML": b'<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"><url><loc>http://q.test/a</loc>'
+                  b"</url><url><loc>http://q.test/b</loc></url><url><loc>http://q.test/c",
+    "cut gzip": gzip.compress(b'<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">' + b"".join(
+        f"<url><loc>http://q.test/{n * 7919 % 100_003}</loc></url>".encode() for n in range(3000)))[:6000],
+    "over the URL limit": b"\n".join(f"http://q.test/{n}".encode() for n in range(30)),
+    "over the byte limit": b"\n".join(f"http://q.test/{n:05d}".encode() for n in range(400)),
+    "invalid and out of scope": b'<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
+                                b"<url><loc>ftp://q.test/a</loc></url><url><loc>http://other.test/b</loc></url>"
+                                b"<url><loc>http://q.test/ok</loc></url></urlset>",
+    "odd namespace": b'<urlset xmlns="http://example.com/odd"><url><loc>http://q.test/a</loc></url></urlset>',
+    "nothing": b'<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"></urlset>',
+}
+
+
+def parsed_row(name: str) -> WebPage:
+    """The sitemap row as `parse` writes it for a body of `PROBLEM_BODIES` (engine problems only)."""
+    limits = SitemapLimits(max_urls=20, max_bytes=4000) if name.startswith("over") else SitemapLimits()
+    document = parse_sitemap(PROBLEM_BODIES[name], URL, limits=limits)
+    kept = sum(1 for _ in document)
+    report = document.report
+    return WebPage(URL, is_sitemap=True, status=FetchStatus.FETCHED, sitemap_type=document.kind.value,
+                   parse_time=NOW, sitemap_entries=kept, dropped_scope=report.dropped_scope,
+                   dropped_limit=report.over_limit, sitemap_problems=report.problems,
+                   problem_kinds=problem_lines(report.problem_counts))
+
+
+@pytest.mark.parametrize("name", list(PROBLEM_BODIES))
+def test_rewording_every_problem_message_changes_no_score(name: str) -> None:
+    row = parsed_row(name)
+    assert row.sitemap_problems  # each body meets a problem
+    reworded = dataclasses.replace(row, sitemap_problems=tuple(
+        f"reworded {n}: " + " ".join(reversed(message.split())) for n, message in enumerate(row.sitemap_problems)))
+    stats = listed((NOW - DAY, FetchStatus.FETCHED))
+    assert sitemap_facts(reworded) == sitemap_facts(row)
+    assert assess(sitemap_facts(reworded), stats, POLICY, Pins(), NOW) == assess(
+        sitemap_facts(row), stats, POLICY, Pins(), NOW)
+    # what the score reads of the problems: kinds and counts, no text a message could reach
+    assert all(type(kind) is ProblemKind and type(n) is int for kind, n in sitemap_facts(row).problems.items())
+
+
+def test_each_problem_the_score_reads_is_counted_by_kind() -> None:
+    kinds = {name: sitemap_facts(parsed_row(name)).problems for name in PROBLEM_BODIES}
+    assert kinds["broken XML"].get(ProblemKind.BROKEN) and kinds["cut gzip"].get(ProblemKind.BROKEN)
+    assert kinds["over the URL limit"] == {ProblemKind.URL_LIMIT: 10}
+    assert kinds["over the byte limit"].get(ProblemKind.BYTE_LIMIT) == 1
+    assert kinds["invalid and out of scope"] == {ProblemKind.INVALID_URL: 1, ProblemKind.OUT_OF_SCOPE_HOST: 1}
+    assert kinds["odd namespace"] == {ProblemKind.ODD_NAMESPACE: 1}
+    assert kinds["nothing"] == {ProblemKind.NO_ENTRIES: 1}
+    assert read_problem_lines(problem_lines(problem_counts(kinds["invalid and out of scope"]))) == kinds[
+        "invalid and out of scope"]
+    assert read_problem_lines(["from-a-newer-version=3", "broken=x", "broken=2"]) == {ProblemKind.BROKEN: 2}
 
 
 def test_fetch_share_judges_only_fetched_urls() -> None:
@@ -186,11 +264,13 @@ def test_duplicates_are_entries_without_a_row_of_their_own() -> None:
 
 @pytest.mark.parametrize(("the_facts", "expected"), [
     (facts(), 1.0),
-    (facts(dropped_limit=5, problems=("URL limit: kept the first 10 entries, 5 more not kept (max_urls=10)",)),
-     0.5),
+    (facts(dropped_limit=5, problems={ProblemKind.URL_LIMIT: 5}), 0.5),
+    (facts(problems={ProblemKind.BYTE_LIMIT: 1}), 0.5),
     (facts(truncated=True), 0.5),
-    (facts(problems=("XML not well-formed (1 error(s); first at line 3: boom)",)), 0.5),
-    (facts(kind=None, entries=0, problems=("not read as a sitemap: HTML page",)), 0.0),
+    (facts(problems={ProblemKind.BROKEN: 1}), 0.5),
+    (facts(problems={ProblemKind.NO_ENTRIES: 1, ProblemKind.ODD_NAMESPACE: 1, ProblemKind.FILTERED: 9}), 1.0),
+    (facts(kind=None, entries=0, problems={ProblemKind.NOT_A_SITEMAP: 1}), 0.0),
+    (facts(kind="urlset", entries=0, problems={ProblemKind.NOT_A_SITEMAP: 1}), 0.0),
     (facts(status=FetchStatus.GONE, kind=None, parsed=False), 0.0),
 ])
 def test_limit_overflows_and_parse_errors(the_facts: SitemapFacts, expected: float) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from sitemapcrawl.model.webpage import FetchStatus, QualityState, WebPage
-from sitemapcrawl.report.text import Report, SitemapSummary, _add_row
+from sitemapcrawl.report.text import Report, SitemapSummary, add_row
 from sitemapcrawl.scoring import evidence, rowcounts
 from sitemapcrawl.scoring.evidence import Base, Tally, judge
 from sitemapcrawl.sitemaps.model import ChangeFreq
@@ -41,11 +41,14 @@ def test_summed_tallies_are_the_reports_counts() -> None:
     report = Report()
     total = Tally()
     for row in ROWS:
-        _add_row(report, row)
+        add_row(report, row)
         total.add(rowcounts.row_tally(row))
     counts = total.counts
     host = report.hosts["127.0.0.2"]
     assert counts["rows"] == host.rows == report.totals.rows == 5
+    assert dict(host.by_status) == {"fetched": 2, "gone": 1, "blocked_robots": 1, "unfetched": 1}
+    assert dict(report.totals.by_discovery) == {"sitemap document": 1, "sitemap": 2, "link": 1, "seed": 1}
+    assert (host.sitemaps, host.in_sitemaps, host.via_links, host.errors, host.robots_denied) == (1, 2, 1, 1, 1)
     assert rowcounts.named(counts, "st.") == dict(report.totals.by_status) == dict(host.by_status)
     assert rowcounts.named(counts, "via.") == dict(report.totals.by_discovery)
     assert rowcounts.named(counts, "fresh.") == dict(report.totals.freshness)
