@@ -2,16 +2,20 @@
 
 Each test gets its own table prefix, so tests never see each other's rows;
 its tables are dropped afterwards. HBase must be running: `.ci/run` and
-`scripts/test` start it. Set SITEMAPCRAWL_TEST_HBASE to use another address.
+`scripts/test` start it. Set SITEMAPCRAWL_TEST_HBASE to use another address;
+tests that drive scripts/hbase-local (its shell, a further Thrift gateway)
+reach the instance its HBASE_LOCAL_* variables name, as the script does.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import socket
 import subprocess
 import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -21,6 +25,12 @@ from sitemapcrawl.storage.store import Store
 
 REPO = Path(__file__).resolve().parents[1]
 HBASE_LOCAL = REPO / "scripts" / "hbase-local"
+# Where scripts/hbase-local keeps its jars and which Thrift port it serves, under the
+# same variables and defaults as the script: a test runner may use an instance of its own.
+HBASE_LOCAL_LIB = Path(os.environ.get("HBASE_LOCAL_LIB")
+                       or Path(os.environ.get("HBASE_LOCAL_DIR") or REPO / ".hbase-local") / "lib")
+HBASE_LOCAL_ADDRESS = (f"{os.environ.get('HBASE_LOCAL_HOST') or '127.0.0.1'}:"
+                       f"{os.environ.get('HBASE_LOCAL_THRIFT_PORT') or '9090'}")
 
 
 @pytest.fixture(scope="session")
@@ -84,3 +94,37 @@ def hbase_shell(script: str, table_prefix: str = "") -> str:
         return run_shell_file(path, table_prefix)
     finally:
         path.unlink()
+
+
+def free_port() -> int:
+    """A TCP port free on loopback right now (the OS picks it)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def hbase_local(*args: str, env: dict[str, str] | None = None,
+                timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    """Run `scripts/hbase-local ARGS` (with `env`, or this process's environment); never raises on failure."""
+    return subprocess.run([str(HBASE_LOCAL), *args], capture_output=True, text=True, env=env, timeout=timeout,
+                          stdin=subprocess.DEVNULL)
+
+
+@contextmanager
+def side_gateway(hbase_address: str, *flags: str) -> Iterator[int]:
+    """A further Thrift1 gateway (`start-thrift PORT FLAGS`) to the local HBase; its port.
+
+    Stopped by its PID afterwards. A test that restarts or breaks a gateway
+    uses one of these, so tests running beside it keep theirs. Skips the test
+    when `hbase_address` is not the instance scripts/hbase-local manages here.
+    """
+    if hbase_address != HBASE_LOCAL_ADDRESS:
+        pytest.skip(f"a side gateway is started next to the local HBase of scripts/hbase-local "
+                    f"({HBASE_LOCAL_ADDRESS}), not {hbase_address}")
+    port = free_port()
+    started = hbase_local("start-thrift", str(port), *flags)
+    try:
+        assert started.returncode == 0, started.stderr
+        yield port
+    finally:
+        hbase_local("stop-thrift", str(port), timeout=120)

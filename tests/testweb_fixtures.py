@@ -2,11 +2,13 @@
 
 - ``testweb``: one `TestWebServer` serving `small_web()` for the whole
   session (started on first use, stopped at the end).
+- ``web``: the test module's own web (its module-level ``WEB``, a `Web`),
+  served for the whole module.
 - ``make_testweb``: a factory, ``make_testweb(web) -> TestWebServer``, that
   serves a custom description on its own port and stops it after the test.
 
-Isolation: the session server is shared, so every test that asks for
-``testweb`` gets it *reset* first (faults back to the description's,
+Isolation: the session and module servers are shared, so every test that
+asks for ``testweb`` or ``web`` gets it *reset* first (faults back to the description's,
 revisions to 0, access log emptied) by the autouse fixture below. A test may
 therefore call ``testweb.set_fault(...)``/``touch(...)`` freely; the next
 test starts clean. Servers from ``make_testweb`` are private to one test.
@@ -31,12 +33,23 @@ def testweb() -> Iterator[TestWebServer]:
         server.stop()
 
 
+@pytest.fixture(scope="module")
+def web(request: pytest.FixtureRequest) -> Iterator[TestWebServer]:
+    """The module's `WEB` served on loopback for the module (one port, any free one)."""
+    server = TestWebServer(request.module.WEB).start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
 @pytest.fixture(autouse=True)
 def _testweb_reset(request: pytest.FixtureRequest) -> None:
-    """Reset the shared test web before each test that uses it (only then:
-    tests that do not ask for ``testweb`` never start it)."""
-    if "testweb" in request.fixturenames:
-        request.getfixturevalue("testweb").reset()
+    """Reset the shared test webs before each test that uses them (only then:
+    tests that ask for neither never start them)."""
+    for name in ("testweb", "web"):
+        if name in request.fixturenames:
+            request.getfixturevalue(name).reset()
 
 
 @pytest.fixture

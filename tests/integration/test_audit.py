@@ -9,7 +9,6 @@ import urllib.request
 from datetime import UTC, datetime
 from pathlib import Path
 
-import pytest
 from changing_crawl import HOST, crawl_settings, make_due, run_crawl
 from chromium import Chromium
 from typer.testing import CliRunner
@@ -21,8 +20,6 @@ from sitemapcrawl.report.panels import AUDIT_CAP, panel_data, take_snapshot
 from sitemapcrawl.report.serve import ServeOptions, make_server, server_url
 from sitemapcrawl.storage.store import Store
 from sitemapcrawl.testweb import changing_web
-
-pytestmark = pytest.mark.integration
 
 
 def test_audit_lists_history_and_the_page_at_1280_px(

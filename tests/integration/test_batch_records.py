@@ -41,8 +41,6 @@ from sitemapcrawl.testweb import TestWebServer, Web, bulk_web
 from sitemapcrawl.web import urls
 from sitemapcrawl.web.rules import UrlRules
 
-pytestmark = pytest.mark.integration
-
 FAR = datetime.now(UTC).replace(microsecond=0) + timedelta(days=300)
 
 
@@ -133,9 +131,7 @@ def one_round(store: CountingStore, settings: Settings) -> RoundReads:
     return RoundReads(batch_id, members, updated.merged, fetch_reads, parse_reads, update_reads, whole)
 
 
-@pytest.fixture
-def web(make_testweb: Callable[[Web], TestWebServer]) -> TestWebServer:
-    return make_testweb(bulk_web(hosts=3, pages_per_host=6))
+WEB = bulk_web(hosts=3, pages_per_host=6)  # served by the shared `web` fixture
 
 
 @pytest.fixture

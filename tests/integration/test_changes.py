@@ -5,24 +5,15 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime
 
-import pytest
 from changing_crawl import HOST, crawl_settings, make_due, normalized, run_crawl
-from typer.testing import CliRunner
+from cli_helpers import cli
 
-from sitemapcrawl.cli.app import app
 from sitemapcrawl.config import Settings
 from sitemapcrawl.model.webpage import WEBPAGE_TABLE, FetchStatus, WebPage, decode
 from sitemapcrawl.storage.history import histories
 from sitemapcrawl.storage.store import Store
 from sitemapcrawl.testweb import changing_web
 from sitemapcrawl.web import urls
-
-pytestmark = pytest.mark.integration
-runner = CliRunner()
-
-
-def cli(settings: Settings, *args: str):  # type: ignore[no-untyped-def]
-    return runner.invoke(app, ["--hbase", settings.hbase, "--table-prefix", settings.table_prefix, *args])
 
 
 def row(store: Store, url: str) -> WebPage:

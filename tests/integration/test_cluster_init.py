@@ -8,28 +8,17 @@ stopped by PID next to the shared one.
 
 from __future__ import annotations
 
-import os
-import socket
-import subprocess
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from hbase_fixtures import HBASE_LOCAL, hbase_shell, run_shell_file
-from typer.testing import CliRunner
+from cli_helpers import cli
+from hbase_fixtures import HBASE_LOCAL, hbase_shell, run_shell_file, side_gateway
 
-from sitemapcrawl.cli.app import app
 from sitemapcrawl.config import Settings
 from sitemapcrawl.model.webpage import HOST_TABLE, WEBPAGE_TABLE
 from sitemapcrawl.storage.store import Store
-
-pytestmark = pytest.mark.integration
-runner = CliRunner()
-
-
-def cli(address: str, prefix: str, *args: str, env: dict[str, str] | None = None):
-    return runner.invoke(app, ["--hbase", address, "--table-prefix", prefix, *args], env=env)
 
 
 def one_line(result) -> str:  # type: ignore[no-untyped-def]
@@ -51,13 +40,14 @@ def namespace(hbase_address: str) -> Iterator[str]:
 
 def test_print_schema_runs_in_the_shell_and_makes_the_tables_init_makes(
         hbase_address: str, table_prefix: str, namespace: str, tmp_path: Path) -> None:
-    by_init = cli(hbase_address, table_prefix, "init", "--compression", "gz")
+    by_init = cli(Settings(hbase=hbase_address, table_prefix=table_prefix), "init", "--compression", "gz")
     assert by_init.exit_code == 0, by_init.output
 
     keys = tmp_path / "keys.txt"
     keys.write_text("org.example.m:\ncom.example.b:\n# comment\n", encoding="utf-8")
     prefix = f"{namespace}:a_"
-    printed = cli(hbase_address, prefix, "init", "--print-schema", "--split-keys", str(keys), "--compression", "gz")
+    printed = cli(Settings(hbase=hbase_address, table_prefix=prefix), "init", "--print-schema",
+                  "--split-keys", str(keys), "--compression", "gz")
     assert printed.exit_code == 0, printed.output
     script = tmp_path / "schema.hbase"
     script.write_text(printed.stdout, encoding="utf-8")
@@ -81,13 +71,14 @@ def test_init_through_the_shell_makes_the_namespace_and_the_regions(
     seeds = tmp_path / "seeds.txt"
     seeds.write_text("".join(f"http://h{n}.example/ depth=1\n" for n in range(12)), encoding="utf-8")
     prefix = f"{namespace}:b_"
-    without_shell = cli(hbase_address, prefix, "init")
+    without_shell = cli(Settings(hbase=hbase_address, table_prefix=prefix), "init")
     assert without_shell.exit_code == 2
     line = one_line(without_shell)
     assert f"namespace '{namespace}' does not exist" in line and f"create_namespace '{namespace}'" in line
     assert "scripts/hbase-local start" not in line
 
-    made = cli(hbase_address, prefix, "init", "--split-from-seeds", str(seeds), "--regions", "4",
+    made = cli(Settings(hbase=hbase_address, table_prefix=prefix), "init", "--split-from-seeds", str(seeds),
+               "--regions", "4",
                "--hbase-shell", f"{HBASE_LOCAL} shell")
     assert made.exit_code == 0, made.output
     assert f"created table {prefix}webpage (4 regions)" in made.stderr
@@ -96,14 +87,15 @@ def test_init_through_the_shell_makes_the_namespace_and_the_regions(
         starts = [start for start, _end, _server in store.regions(WEBPAGE_TABLE)]
         # Sorted hosts: h0, h10, h11, h1, h2, ... h9 (":" sorts after digits); three a region.
         assert starts == [b"", b"example.h1:", b"example.h4:", b"example.h7:"]
-    again = cli(hbase_address, prefix, "init", "--split-from-seeds", str(seeds), "--regions", "4")
+    again = cli(Settings(hbase=hbase_address, table_prefix=prefix), "init", "--split-from-seeds", str(seeds),
+                "--regions", "4")
     assert again.exit_code == 0 and "regions are left as they are" in again.stderr
 
 
 def test_pre_split_without_a_shell_says_how(hbase_address: str, table_prefix: str, tmp_path: Path) -> None:
     keys = tmp_path / "keys.txt"
     keys.write_text("com.example.m:\n", encoding="utf-8")
-    result = cli(hbase_address, table_prefix, "init", "--split-keys", str(keys))
+    result = cli(Settings(hbase=hbase_address, table_prefix=table_prefix), "init", "--split-keys", str(keys))
     assert result.exit_code == 2
     assert "set hbase_shell" in one_line(result) and "--print-schema" in result.stderr
     with Store(Settings(hbase=hbase_address, table_prefix=table_prefix)) as store:
@@ -112,12 +104,12 @@ def test_pre_split_without_a_shell_says_how(hbase_address: str, table_prefix: st
 
 def test_compression_the_cluster_cannot_use_is_refused_in_one_line(hbase_address: str, table_prefix: str) -> None:
     # This HBase has no native Hadoop library: its table sanity check refuses snappy.
-    result = cli(hbase_address, table_prefix, "init", "--compression", "snappy")
+    result = cli(Settings(hbase=hbase_address, table_prefix=table_prefix), "init", "--compression", "snappy")
     assert result.exit_code == 2
     line = one_line(result)
     assert f"create table {table_prefix}webpage: HBase at {hbase_address} refused it:" in line
     assert "snappy" in line.lower() and "--compression" in line and "\tat " not in line
-    gz = cli(hbase_address, table_prefix, "init", "--compression", "gz")
+    gz = cli(Settings(hbase=hbase_address, table_prefix=table_prefix), "init", "--compression", "gz")
     assert gz.exit_code == 0, gz.output
     with Store(Settings(hbase=hbase_address, table_prefix=table_prefix)) as store:
         assert {f["compression"] for f in store.families(WEBPAGE_TABLE).values()} == {b"GZ"}
@@ -126,32 +118,17 @@ def test_compression_the_cluster_cannot_use_is_refused_in_one_line(hbase_address
 # --- a framed/compact Thrift gateway -----------------------------------------------------
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 @pytest.fixture(scope="module")
 def framed_compact_gateway(hbase_address: str) -> Iterator[str]:
     """A second Thrift1 gateway (-framed -compact) on the same HBase; stopped by its PID afterwards."""
-    if hbase_address != "127.0.0.1:9090":
-        pytest.skip("the second gateway is started next to the local HBase of scripts/hbase-local")
-    port = _free_port()
-    env = dict(os.environ)
-    started = subprocess.run([str(HBASE_LOCAL), "start-thrift", str(port), "--framed", "--compact"],
-                             capture_output=True, text=True, timeout=300, env=env, stdin=subprocess.DEVNULL)
-    try:
-        assert started.returncode == 0, started.stderr
+    with side_gateway(hbase_address, "--framed", "--compact") as port:
         yield f"127.0.0.1:{port}"
-    finally:
-        subprocess.run([str(HBASE_LOCAL), "stop-thrift", str(port)], capture_output=True, timeout=120, env=env)
 
 
 def test_framed_compact_settings_talk_to_a_framed_compact_gateway(
         framed_compact_gateway: str, table_prefix: str, hbase_address: str) -> None:
     env = {"SITEMAPCRAWL_HBASE_TRANSPORT": "framed", "SITEMAPCRAWL_HBASE_PROTOCOL": "compact"}
-    made = cli(framed_compact_gateway, table_prefix, "init", env=env)
+    made = cli(Settings(hbase=framed_compact_gateway, table_prefix=table_prefix), "init", env=env)
     assert made.exit_code == 0, made.output
     framed = Settings(hbase=framed_compact_gateway, table_prefix=table_prefix, hbase_transport="framed",
                       hbase_protocol="compact")
@@ -162,7 +139,7 @@ def test_framed_compact_settings_talk_to_a_framed_compact_gateway(
     with Store(Settings(hbase=hbase_address, table_prefix=table_prefix)) as plain:
         assert plain.row(WEBPAGE_TABLE, b"example.f:http/7") == {b"f:st": b"1"}
 
-    mismatched = cli(framed_compact_gateway, table_prefix, "readdb", "--stats",
+    mismatched = cli(Settings(hbase=framed_compact_gateway, table_prefix=table_prefix), "readdb", "--stats",
                      env={"SITEMAPCRAWL_HBASE_RETRIES": "2", "SITEMAPCRAWL_HBASE_TIMEOUT_MS": "5000"})
     assert mismatched.exit_code == 2
     line = one_line(mismatched)

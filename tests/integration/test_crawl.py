@@ -8,7 +8,6 @@ from collections import deque
 from datetime import timedelta
 from pathlib import Path
 
-import pytest
 from typer.testing import CliRunner
 
 from sitemapcrawl.cli.app import app
@@ -26,15 +25,11 @@ from sitemapcrawl.web import urls
 from sitemapcrawl.web.http import PoliteHttpClient
 from sitemapcrawl.web.rules import UrlRules
 
-pytestmark = pytest.mark.integration
-
 AGENT = "sitemapcrawl-test/1.0"
 TOKEN = "sitemapcrawl-test"
 
 
-@pytest.fixture
-def web(make_testweb) -> TestWebServer:  # type: ignore[no-untyped-def]
-    return make_testweb(demo_web())
+WEB = demo_web()  # served by the shared `web` fixture
 
 
 def crawl_settings(settings: Settings, **changes: object) -> Settings:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import pytest
 from typer.testing import CliRunner
 
 from sitemapcrawl.cli.app import app
@@ -12,7 +11,6 @@ from sitemapcrawl.storage.store import Store
 from sitemapcrawl.testweb import TestWebServer, demo_web
 from sitemapcrawl.web import urls
 
-pytestmark = pytest.mark.integration
 runner = CliRunner()
 
 

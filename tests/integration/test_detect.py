@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import functools
 import json
 from collections import Counter
 
-import pytest
+import cli_helpers
+from cli_helpers import runner
 from hbase_fixtures import hbase_shell
-from typer.testing import CliRunner
 
 from sitemapcrawl.cli.app import app
 from sitemapcrawl.config import Settings
@@ -16,16 +17,12 @@ from sitemapcrawl.storage.hosts import origin_key
 from sitemapcrawl.storage.store import Store
 from sitemapcrawl.testweb import TestWebServer
 
-pytestmark = pytest.mark.integration
-runner = CliRunner()
 AGENT = "sitemapcrawl-test/1.0 (+http://127.0.0.1/)"
 SHOP, BLOG, DOCS, EDGE, DOWN, MOVED = (f"127.0.0.{i}" for i in range(2, 8))
 
 
-def cli(settings: Settings, *args: str, stdin: str | None = None):
-    return runner.invoke(app, ["--hbase", settings.hbase, "--table-prefix", settings.table_prefix,
-                               "--user-agent", AGENT, *args], input=stdin,
-                         env={"SITEMAPCRAWL_DELAY": "0.05"})
+# Every command here as this crawler, with a short politeness delay.
+cli = functools.partial(cli_helpers.cli, user_agent=AGENT, env={"SITEMAPCRAWL_DELAY": "0.05"})
 
 
 def sitemap_rows(settings: Settings, origin: str) -> dict[str, dict]:

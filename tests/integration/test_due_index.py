@@ -37,8 +37,6 @@ from sitemapcrawl.web import urls
 from sitemapcrawl.web.http import PoliteHttpClient
 from sitemapcrawl.web.rules import UrlRules
 
-pytestmark = pytest.mark.integration
-
 NOW = datetime(2025, 6, 1, 12, 0, tzinfo=UTC)
 PAST = NOW - timedelta(hours=1)
 LATER = NOW + timedelta(days=30)

@@ -12,7 +12,7 @@ from typing import Any
 import pyarrow.parquet as pq
 import pytest
 from changing_crawl import AGENT, HOST, crawl_settings, run_crawl
-from typer.testing import CliRunner
+from cli_helpers import cli, runner
 
 from sitemapcrawl.cli.app import app
 from sitemapcrawl.config import Settings
@@ -21,15 +21,9 @@ from sitemapcrawl.storage.store import Store
 from sitemapcrawl.testweb import changing_web
 from sitemapcrawl.web import urls
 
-pytestmark = pytest.mark.integration
-runner = CliRunner()
 INTS = ("http_code", "depth", "radius", "linked_from")
 FLOATS = ("priority", "sitemap_quality")
 TIMES = ("fetched_at", "next_fetch_at", "lastmod")
-
-
-def cli(settings: Settings, *args: str):  # type: ignore[no-untyped-def]
-    return runner.invoke(app, ["--hbase", settings.hbase, "--table-prefix", settings.table_prefix, *args])
 
 
 def the_table(store: Store) -> dict[str, dict[str, Any]]:

@@ -50,11 +50,8 @@ from sitemapcrawl.testweb import (
 )
 from sitemapcrawl.web.rules import UrlRules
 
-pytestmark = pytest.mark.integration
 
-
-
-def web() -> Web:
+def fetch_web() -> Web:
     """Two sites: a shop with every kind of answer, and a blog with a crawl delay."""
     shop_pages = tuple(Page(f"/p{i}.html", f"Page {i}") for i in range(6)) + (
         Page("/new.html", "New"), Page("/private/x.html", "Private"), Page("/e500.html"),
@@ -79,7 +76,7 @@ def web() -> Web:
 
 @pytest.fixture
 def site(make_testweb: Callable[[Web], TestWebServer]) -> TestWebServer:
-    return make_testweb(web())
+    return make_testweb(fetch_web())
 
 
 @pytest.fixture

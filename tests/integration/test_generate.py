@@ -6,8 +6,6 @@ import dataclasses
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-import pytest
-
 from sitemapcrawl.config import Settings
 from sitemapcrawl.jobs.generate import GenerateOptions, generate, partition_of
 from sitemapcrawl.model.webpage import WEBPAGE_TABLE, FetchStatus, WebPage, column_names, decode, encode
@@ -15,8 +13,6 @@ from sitemapcrawl.modes import CountMode, CrawlMode
 from sitemapcrawl.storage.store import Store
 from sitemapcrawl.web import urls
 from sitemapcrawl.web.rules import UrlRules
-
-pytestmark = pytest.mark.integration
 
 NOW = datetime(2025, 6, 1, 12, 0, tzinfo=UTC)
 PAST = NOW - timedelta(hours=1)

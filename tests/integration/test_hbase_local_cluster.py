@@ -12,7 +12,6 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
-import socket
 import subprocess
 import sys
 import threading
@@ -21,36 +20,29 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from hbase_fixtures import HBASE_LOCAL, REPO
+from hbase_fixtures import HBASE_LOCAL, HBASE_LOCAL_LIB, REPO, free_port, hbase_local
 
 from sitemapcrawl.config import Settings
 from sitemapcrawl.model.webpage import WEBPAGE_TABLE
 from sitemapcrawl.storage.store import Store
 
-pytestmark = [pytest.mark.integration, pytest.mark.cluster]
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
+pytestmark = pytest.mark.cluster
 
 
 def _local(env: dict[str, str], *args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([str(HBASE_LOCAL), *args], capture_output=True, text=True, env=env, timeout=timeout,
-                          stdin=subprocess.DEVNULL)
+    return hbase_local(*args, env=env, timeout=timeout)
 
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[dict[str, str], str]]:
     """(environment for scripts/hbase-local, Thrift address) of a 2-RegionServer instance."""
-    lib = (REPO / ".hbase-local" / "lib").resolve()
+    lib = HBASE_LOCAL_LIB.resolve()
     if not (lib / ".complete").exists():
         pytest.skip("no HBase jars yet (scripts/hbase-local start fetches them)")
     home = tmp_path_factory.mktemp("hbase-cluster")
-    thrift = _free_port()
+    thrift = free_port()
     env = dict(os.environ, HBASE_LOCAL_DIR=str(home), HBASE_LOCAL_LIB=str(lib),
-               HBASE_LOCAL_THRIFT_PORT=str(thrift), HBASE_LOCAL_ZK_PORT=str(_free_port()),
+               HBASE_LOCAL_THRIFT_PORT=str(thrift), HBASE_LOCAL_ZK_PORT=str(free_port()),
                HBASE_LOCAL_ZK_SESSION_MS="10000")
     started = _local(env, "start", "--regionservers", "2", timeout=400)
     try:

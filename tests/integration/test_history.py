@@ -4,15 +4,12 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-import pytest
-
 from sitemapcrawl.model.changes import CHUNK_BYTES, CHUNK_LINES, ChangeKind, Hints
 from sitemapcrawl.model.webpage import HISTORY_TABLE, HistoryRow, decode
 from sitemapcrawl.storage.history import changes_of, histories, record_parse
 from sitemapcrawl.storage.store import Store
 from sitemapcrawl.web import urls
 
-pytestmark = pytest.mark.integration
 SITEMAP = "http://127.0.0.2:8000/sitemap.xml"
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 

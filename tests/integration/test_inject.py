@@ -6,18 +6,13 @@ import json
 from datetime import UTC, datetime
 from pathlib import Path
 
-import pytest
+from cli_helpers import cli
 from hbase_fixtures import hbase_shell
-from typer.testing import CliRunner
 
-from sitemapcrawl.cli.app import app
 from sitemapcrawl.config import Settings
 from sitemapcrawl.model.webpage import WEBPAGE_TABLE, FetchStatus, WebPage, encode
 from sitemapcrawl.storage.store import Store
 from sitemapcrawl.web.urls import row_key
-
-pytestmark = pytest.mark.integration
-runner = CliRunner()
 
 SEEDS = """\
 # a comment, then a blank line
@@ -36,11 +31,6 @@ http://docs.example/\tsitemaps=http://docs.example/sitemap.xml http://docs.examp
 http://bad.example/sitemap.xml\tsitemap=true
 http://fetched.example/old\tscore=0.1\tdepth=1
 """
-
-
-def cli(settings: Settings, *args: str, stdin: str | None = None):
-    return runner.invoke(
-        app, ["--hbase", settings.hbase, "--table-prefix", settings.table_prefix, *args], input=stdin)
 
 
 def row(settings: Settings, url: str) -> dict:

@@ -34,8 +34,6 @@ from sitemapcrawl.web import urls
 from sitemapcrawl.web.http import PoliteHttpClient
 from sitemapcrawl.web.rules import UrlRules
 
-pytestmark = pytest.mark.integration
-
 NOW = datetime(2025, 6, 1, 12, 0, tzinfo=UTC)
 FETCHED = NOW - timedelta(minutes=10)
 

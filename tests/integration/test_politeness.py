@@ -40,12 +40,10 @@ from sitemapcrawl.web import urls
 from sitemapcrawl.web.http import PoliteHttpClient
 from sitemapcrawl.web.rules import UrlRules
 
-pytestmark = pytest.mark.integration
-
 SLACK = 0.005  # the server's clock reads, not ours
 
 
-def web() -> Web:
+def politeness_web() -> Web:
     """A plain shop, a blog with Crawl-delay 1, a host whose robots.txt fails, one asking 5 s."""
     pages = tuple(Page(f"/p{i}.html", f"Page {i}") for i in range(8))
     shop = Site("127.0.0.2", "shop", pages + (Page("/busy.html"), Page("/e500.html"), Page("/big.html")),
@@ -65,7 +63,7 @@ def web() -> Web:
 
 @pytest.fixture
 def site(make_testweb: Callable[[Web], TestWebServer]) -> TestWebServer:
-    return make_testweb(web())
+    return make_testweb(politeness_web())
 
 
 @pytest.fixture

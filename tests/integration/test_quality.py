@@ -24,8 +24,6 @@ from sitemapcrawl.storage.store import Store
 from sitemapcrawl.web import urls
 from sitemapcrawl.web.rules import UrlRules
 
-pytestmark = pytest.mark.integration
-
 
 def table(store: Store) -> dict[str, tuple[bytes, WebPage]]:
     rows = {}

@@ -44,8 +44,6 @@ from sitemapcrawl.web import urls
 from sitemapcrawl.web.http import PoliteHttpClient
 from sitemapcrawl.web.rules import UrlRules
 
-pytestmark = pytest.mark.integration
-
 A, B = "127.0.0.2", "127.0.0.3"
 AGENT = "sitemapcrawl-test/1.0"
 QUALITY = ("quality", "quality_state", "quality_valid", "quality_fetch", "quality_lastmod", "quality_duplicates",
@@ -56,7 +54,7 @@ def _day(days_ago: int) -> str:
     return (datetime.now(UTC) - timedelta(days=days_ago)).strftime("%Y-%m-%d")
 
 
-def web(version: int) -> Web:
+def versioned_web(version: int) -> Web:
     """Host A: s1 (12 pages, 3 denied by robots.txt; v2 stops listing 4), s2 (6 pages of s1, one lastmod).
     Host B: s3 (10 pages). v2: on A one page gone, one redirected; on B one page 404."""
     kept = 12 if version == 1 else 8
@@ -212,7 +210,7 @@ def fast(settings: Settings) -> Settings:
 def test_incremental_quality_equals_a_full_count_over_rounds_reruns_and_splits(
         store: Store, fast: Settings, make_testweb) -> None:  # type: ignore[no-untyped-def]
     assert Split(0, 2).holds(f"{A}:http:1/".encode()) and Split(1, 2).holds(f"{B}:http:1/".encode())
-    server = make_testweb(web(1))
+    server = make_testweb(versioned_web(1))
     first_crawl(store, fast, server)
     table = check(store, fast)
     s1, s2, s3 = sitemaps(server)
@@ -220,7 +218,7 @@ def test_incremental_quality_equals_a_full_count_over_rounds_reruns_and_splits(
     assert table[server.url(A, "/private/0.html")].status.value == "blocked_robots"  # type: ignore[union-attr]
 
     # Version 2: gone, redirected and 404 pages, s1 stops listing four; everything due again.
-    server.change_web(web(2))
+    server.change_web(versioned_web(2))
     make_due(store, sitemaps_only=False)
     batch = round_by_hand(store, fast, [Split()])
     table = check(store, fast)
@@ -277,7 +275,7 @@ def test_incremental_quality_equals_a_full_count_over_rounds_reruns_and_splits(
 
 def test_a_round_reads_only_the_sitemaps_it_touched(
         store: Store, fast: Settings, make_testweb) -> None:  # type: ignore[no-untyped-def]
-    server = make_testweb(web(1))
+    server = make_testweb(versioned_web(1))
     first_crawl(store, fast, server)
     s1, s2, s3 = sitemaps(server)
     # Only host B's pages are due: the round touches s3 and no sitemap of host A.
@@ -300,7 +298,7 @@ def test_a_round_reads_only_the_sitemaps_it_touched(
 
 def test_a_table_crawled_before_the_counters_gets_them_from_one_full_count(
         store: Store, fast: Settings, make_testweb) -> None:  # type: ignore[no-untyped-def]
-    server = make_testweb(web(1))
+    server = make_testweb(versioned_web(1))
     first_crawl(store, fast, server)
     # As a version without counters left it: not one counter cell, no `~counters` row.
     deletes = []
@@ -318,7 +316,7 @@ def test_a_table_crawled_before_the_counters_gets_them_from_one_full_count(
                                                           sitemap_summaries=host.sitemap_summaries)))))
     store.delete_many(HOST_TABLE, host_deletes)
     assert not count_step.counters_built(store)
-    server.change_web(web(2))
+    server.change_web(versioned_web(2))
     make_due(store, sitemaps_only=False)
     batch = phases_by_hand(store, fast)
     updated = updatedb(store, UrlRules.from_settings(fast), batch, mode=CrawlMode.SITEMAP_ONLY)

@@ -6,6 +6,7 @@ The kill tests are in test_resume.py.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 import socket
 import subprocess
@@ -14,10 +15,11 @@ import time
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 
+import cli_helpers
 import pytest
+from cli_helpers import runner
 from fetch_helpers import AGENT, add_rows, due, read, run_fetch
 from hostile_web import HostileServer, Route
-from typer.testing import CliRunner
 
 from sitemapcrawl.batch.leases import Holder
 from sitemapcrawl.cli.app import app
@@ -38,10 +40,7 @@ from sitemapcrawl.web import urls
 from sitemapcrawl.web.http import PoliteHttpClient
 from sitemapcrawl.web.rules import UrlRules
 
-pytestmark = pytest.mark.integration
-
 ROBOTS = Route(body=b"User-agent: *\nAllow: /\n", content_type="text/plain")
-runner = CliRunner()
 
 
 def sitemap_of(*paths: str, port: int) -> bytes:
@@ -77,9 +76,7 @@ def make_batch(store: Store, settings: Settings, batch_id: str) -> int:
     return generate(store, UrlRules.from_settings(settings), GenerateOptions(batch_id=batch_id)).selected
 
 
-def cli(settings: Settings, *args: str, env: dict[str, str] | None = None):  # type: ignore[no-untyped-def]
-    return runner.invoke(app, ["--hbase", settings.hbase, "--table-prefix", settings.table_prefix,
-                               "--user-agent", AGENT, *args], env=env)
+cli = functools.partial(cli_helpers.cli, user_agent=AGENT)  # every command here as this crawler
 
 
 # ------------------------------------------------------------ deadlines ---

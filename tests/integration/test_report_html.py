@@ -6,7 +6,6 @@ import re
 from datetime import UTC, datetime
 from pathlib import Path
 
-import pytest
 from chromium import Chromium
 from quality_web import crawl_quality_web, quality_settings, quality_web, sitemap_urls
 from typer.testing import CliRunner
@@ -18,8 +17,6 @@ from sitemapcrawl.report.html import write_report
 from sitemapcrawl.report.panels import panel_data, take_snapshot
 from sitemapcrawl.storage.store import Store
 from sitemapcrawl.web import urls
-
-pytestmark = pytest.mark.integration
 
 HOSTILE = '<img src="x" onerror="console.error(1)"><script>console.error(2)</script>'
 

@@ -30,17 +30,11 @@ from sitemapcrawl.storage.store import Store
 from sitemapcrawl.testweb import TestWebServer, bulk_web
 from sitemapcrawl.web import urls
 
-pytestmark = pytest.mark.integration
-
 AGENT = "TestBot/1.0 (+http://127.0.0.1/bot)"
 KILLPOINT = REPO / "tests" / "killpoint.py"
 
 
-@pytest.fixture(scope="module")
-def web() -> Iterator[TestWebServer]:
-    server = TestWebServer(bulk_web(2, 10, first_host="127.0.8.1")).start()
-    yield server
-    server.stop()
+WEB = bulk_web(2, 10, first_host="127.0.8.1")  # served by the shared `web` fixture, one server for the module
 
 
 @pytest.fixture(scope="module")

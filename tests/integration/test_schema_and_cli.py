@@ -6,9 +6,8 @@ import json
 import uuid
 from pathlib import Path
 
-import pytest
+from cli_helpers import cli, runner
 from hbase_fixtures import REPO, hbase_shell, run_shell_file
-from typer.testing import CliRunner
 
 from sitemapcrawl.cli.app import app
 from sitemapcrawl.config import Settings
@@ -25,13 +24,7 @@ from sitemapcrawl.model.webpage import (
 )
 from sitemapcrawl.storage.store import Store
 
-pytestmark = pytest.mark.integration
-runner = CliRunner()
 SCHEMA = REPO / "hbase-schema"
-
-
-def cli(settings: Settings, *args: str):
-    return runner.invoke(app, ["--hbase", settings.hbase, "--table-prefix", settings.table_prefix, *args])
 
 
 def test_init_creates_tables_like_the_shell_scripts(settings: Settings, tmp_path: Path) -> None:

@@ -8,11 +8,12 @@ user), not on its folder alone.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 from datetime import UTC, datetime
 
-import pytest
-from typer.testing import CliRunner
+import cli_helpers
+from cli_helpers import runner
 
 from sitemapcrawl.cli.app import app
 from sitemapcrawl.config import Settings
@@ -36,15 +37,11 @@ from sitemapcrawl.web import urls
 from sitemapcrawl.web.http import PoliteHttpClient
 from sitemapcrawl.web.rules import UrlRules
 
-pytestmark = pytest.mark.integration
-runner = CliRunner()
 AGENT = "sitemapcrawl-test/1.0"
 VOUCHED, HOST, LINKED, INJECTED, MOVED = (f"127.0.0.{i}" for i in range(2, 7))
 
 
-@pytest.fixture
-def web(make_testweb) -> TestWebServer:  # type: ignore[no-untyped-def]
-    return make_testweb(vouching_web())
+WEB = vouching_web()  # served by the shared `web` fixture
 
 
 def table(store: Store) -> dict[str, WebPage]:
@@ -60,9 +57,8 @@ def listed_by(rows: dict[str, WebPage], sitemap: str) -> set[str]:
     return {url for url, row in rows.items() if sitemap in (row.inlinks or {})}
 
 
-def cli(settings: Settings, *args: str):
-    return runner.invoke(app, ["--hbase", settings.hbase, "--table-prefix", settings.table_prefix,
-                               "--user-agent", AGENT, *args], env={"SITEMAPCRAWL_DELAY": "0"})
+# Every command here as this crawler, without a politeness delay.
+cli = functools.partial(cli_helpers.cli, user_agent=AGENT, env={"SITEMAPCRAWL_DELAY": "0"})
 
 
 def test_a_crawl_keeps_what_each_host_vouches_for(settings: Settings, store: Store, web: TestWebServer) -> None:

@@ -8,7 +8,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import threading
 import time
 import urllib.error
@@ -18,14 +17,13 @@ from pathlib import Path
 
 import pytest
 from chromium import Chromium
+from cli_helpers import cli_command
 from quality_web import URL_LIMIT, quality_web, sitemap_urls
 
 from sitemapcrawl.config import Settings
 from sitemapcrawl.report.panels import PANELS
 from sitemapcrawl.report.serve import ServeOptions, make_server, server_url
 from sitemapcrawl.storage.store import Store
-
-pytestmark = pytest.mark.integration
 
 SECRET = "s3cr3t-agent-token"
 
@@ -55,11 +53,6 @@ def monitor(settings: Settings) -> Iterator[str]:
             thread.join(timeout=30)
 
 
-def cli(settings: Settings, *args: str) -> list[str]:
-    return [sys.executable, "-m", "sitemapcrawl", "--hbase", settings.hbase, "--table-prefix", settings.table_prefix,
-            *args]
-
-
 def test_the_page_follows_a_crawl_in_another_process(store: Store, settings: Settings, monitor: str,
                                                       make_testweb, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     server = make_testweb(quality_web())
@@ -68,7 +61,7 @@ def test_the_page_follows_a_crawl_in_another_process(store: Store, settings: Set
     seeds.write_text("".join(f"{url}\tsitemap=true\n" for url in sm.values()))
     env = dict(os.environ, SITEMAPCRAWL_MAX_SITEMAP_URLS=str(URL_LIMIT), SITEMAPCRAWL_USER_AGENT=SECRET)
     log = (tmp_path / "crawl.log").open("w")
-    crawler = subprocess.Popen(cli(settings, "crawl", str(seeds), "--mode", "sitemap-only", "--rounds", "2",
+    crawler = subprocess.Popen(cli_command(settings, "crawl", str(seeds), "--mode", "sitemap-only", "--rounds", "2",
                                    "--delay", "0.1"), env=env, stdout=log, stderr=subprocess.STDOUT,
                                stdin=subprocess.DEVNULL)
     try:
@@ -151,7 +144,7 @@ def test_only_get_is_served(monitor: str, method: str) -> None:
 
 def test_serve_binds_loopback_by_default_and_stops_cleanly_on_ctrl_c(store: Store, settings: Settings) -> None:
     assert ServeOptions().bind == "127.0.0.1"
-    process = subprocess.Popen(cli(settings, "serve", "--port", "0"), stdout=subprocess.PIPE,
+    process = subprocess.Popen(cli_command(settings, "serve", "--port", "0"), stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True)
     try:
         assert process.stderr is not None
@@ -167,6 +160,6 @@ def test_serve_binds_loopback_by_default_and_stops_cleanly_on_ctrl_c(store: Stor
             process.kill()
             process.communicate(timeout=30)
     assert process.returncode == 0 and out == "" and "serve: stopped" in err and "Traceback" not in err
-    refused = subprocess.run(cli(settings, "serve", "--refresh", "0"), capture_output=True, text=True, timeout=60,
-                             stdin=subprocess.DEVNULL)
+    refused = subprocess.run(cli_command(settings, "serve", "--refresh", "0"), capture_output=True, text=True,
+                             timeout=60, stdin=subprocess.DEVNULL)
     assert refused.returncode == 2 and "--refresh" in refused.stderr

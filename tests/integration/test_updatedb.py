@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-import pytest
 from hbase_fixtures import hbase_shell
 from typer.testing import CliRunner
 
@@ -19,8 +18,6 @@ from sitemapcrawl.testweb import TestWebServer
 from sitemapcrawl.web import urls
 from sitemapcrawl.web.http import PoliteHttpClient
 from sitemapcrawl.web.rules import UrlRules
-
-pytestmark = pytest.mark.integration
 
 NOW = datetime(2025, 6, 1, 12, 0, tzinfo=UTC)
 FETCHED = NOW - timedelta(minutes=10)

@@ -45,15 +45,7 @@ from sitemapcrawl.web import urls
 from sitemapcrawl.web.http import PoliteHttpClient
 from sitemapcrawl.web.rules import UrlRules
 
-pytestmark = pytest.mark.integration
-
-
-
-@pytest.fixture(scope="module")
-def web() -> Iterator[TestWebServer]:
-    server = TestWebServer(bulk_web(9, 6, first_host="127.0.10.1")).start()
-    yield server
-    server.stop()
+WEB = bulk_web(9, 6, first_host="127.0.10.1")  # served by the shared `web` fixture, one server for the module
 
 
 def fetches(web: TestWebServer) -> Counter[str]:

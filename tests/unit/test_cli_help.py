@@ -50,7 +50,8 @@ def command_paths() -> list[list[str]]:
 def all_paths() -> list[list[str]]:
     """The root, every group and every leaf command."""
     groups = {tuple(path[:i]) for path in command_paths() for i in range(len(path))}
-    return sorted([list(group) for group in groups], key=len) + command_paths()
+    # By depth, then by name: every xdist worker must collect the same tests in the same order.
+    return sorted([list(group) for group in groups], key=lambda path: (len(path), path)) + command_paths()
 
 
 def command_at(path: list[str]):  # type: ignore[no-untyped-def]
