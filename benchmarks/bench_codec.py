@@ -61,8 +61,9 @@ def row_values(i: int) -> tuple[str, str, datetime, float, str]:
 
 def codec_steps() -> dict[str, Callable[[int], None]]:
     """The timed steps, written against the API both versions share."""
+    from sitemapcrawl.model.cells import decode, encode
     from sitemapcrawl.model.linkvalues import Inlink, InlinkKind, format_inlink, parse_inlink
-    from sitemapcrawl.model.webpage import FetchStatus, WebPage, decode, encode
+    from sitemapcrawl.model.webpage import FetchStatus, WebPage
     from sitemapcrawl.sitemaps.model import ChangeFreq
 
     values = [row_values(i) for i in range(POOL)]
@@ -139,8 +140,9 @@ def hbase_part(hbase: str, rows: int, repeat: int) -> list[tuple[str, int, float
     import happybase
 
     from sitemapcrawl.config import Settings
+    from sitemapcrawl.model.cells import decode, encode
     from sitemapcrawl.model.linkvalues import Inlink, InlinkKind, format_inlink, parse_inlink
-    from sitemapcrawl.model.webpage import WEBPAGE_TABLE, FetchStatus, WebPage, decode, encode
+    from sitemapcrawl.model.webpage import WEBPAGE_TABLE, FetchStatus, WebPage
     from sitemapcrawl.sitemaps.model import ChangeFreq
     from sitemapcrawl.storage.store import Store
     from sitemapcrawl.web import urls

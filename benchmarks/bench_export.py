@@ -30,7 +30,9 @@ from collections.abc import Iterator
 from datetime import UTC, datetime
 
 from sitemapcrawl.config import Settings
-from sitemapcrawl.model.webpage import WEBPAGE_TABLE, ChangeFreq, FetchStatus, WebPage, encode, format_time
+from sitemapcrawl.model.cells import encode
+from sitemapcrawl.model.codec import format_time
+from sitemapcrawl.model.webpage import WEBPAGE_TABLE, ChangeFreq, FetchStatus, WebPage
 from sitemapcrawl.storage.store import Store
 from sitemapcrawl.web import urls
 

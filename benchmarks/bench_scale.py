@@ -73,18 +73,10 @@ import happybase
 from thriftpy2.thrift import TException
 
 from sitemapcrawl.config import Settings
+from sitemapcrawl.model.cells import column_names, encode
 from sitemapcrawl.model.due import entry_of
 from sitemapcrawl.model.linkvalues import Inlink, InlinkKind, format_inlink
-from sitemapcrawl.model.webpage import (
-    DUE_TABLE,
-    WEBPAGE_TABLE,
-    DueRow,
-    FetchStatus,
-    SitemapSource,
-    WebPage,
-    column_names,
-    encode,
-)
+from sitemapcrawl.model.webpage import DUE_TABLE, WEBPAGE_TABLE, DueRow, FetchStatus, SitemapSource, WebPage
 from sitemapcrawl.sitemaps.model import ChangeFreq
 from sitemapcrawl.storage import tables
 from sitemapcrawl.storage.store import Store

@@ -12,8 +12,10 @@ from datetime import UTC, datetime, timedelta
 
 from sitemapcrawl.config import Settings
 from sitemapcrawl.jobs.crawl import CrawlOptions, CrawlResult, crawl
+from sitemapcrawl.model.cells import column_names, decode, encode, equals_filter
 from sitemapcrawl.model.changes import Hints
-from sitemapcrawl.model.webpage import WEBPAGE_TABLE, WebPage, column_names, decode, encode, equals_filter, format_time
+from sitemapcrawl.model.codec import format_time
+from sitemapcrawl.model.webpage import WEBPAGE_TABLE, WebPage
 from sitemapcrawl.modes import CrawlMode
 from sitemapcrawl.sitemaps.normalize import parse_lastmod, parse_priority
 from sitemapcrawl.storage import tables

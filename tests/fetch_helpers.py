@@ -7,7 +7,8 @@ from datetime import UTC, datetime, timedelta
 
 from sitemapcrawl.config import Settings
 from sitemapcrawl.jobs.fetch import FetchCounts, FetchOptions, fetch
-from sitemapcrawl.model.webpage import WEBPAGE_TABLE, FetchStatus, WebPage, decode, encode
+from sitemapcrawl.model.cells import decode, encode
+from sitemapcrawl.model.webpage import WEBPAGE_TABLE, FetchStatus, WebPage
 from sitemapcrawl.storage import tables
 from sitemapcrawl.storage.store import Store
 from sitemapcrawl.web import urls

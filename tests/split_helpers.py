@@ -11,7 +11,8 @@ from sitemapcrawl.jobs.fetch import FetchOptions, fetch
 from sitemapcrawl.jobs.generate import CrawlMode, GenerateOptions, generate
 from sitemapcrawl.jobs.inject import inject
 from sitemapcrawl.jobs.parse import parse_batch
-from sitemapcrawl.model.webpage import WEBPAGE_TABLE, WebPage, decode
+from sitemapcrawl.model.cells import decode
+from sitemapcrawl.model.webpage import WEBPAGE_TABLE, WebPage
 from sitemapcrawl.storage.store import Store
 from sitemapcrawl.testweb import TestWebServer
 from sitemapcrawl.web import urls

@@ -34,20 +34,11 @@ from datetime import UTC, datetime, timedelta
 from sitemapcrawl.batch.leases import Holder, Lease
 from sitemapcrawl.config import Settings
 from sitemapcrawl.errors import CellDecodeError, LeaseHeldError, SplitWaitError, UsageError
+from sitemapcrawl.model.cells import column_names, decode, encode
+from sitemapcrawl.model.codec import format_time
 from sitemapcrawl.model.marks import Mark
 from sitemapcrawl.model.splits import WHOLE, Split
-from sitemapcrawl.model.webpage import (
-    BATCH_TABLE,
-    BATCHROW_TABLE,
-    WEBPAGE_TABLE,
-    BatchRow,
-    WebPage,
-    batch_cell,
-    column_names,
-    decode,
-    encode,
-    format_time,
-)
+from sitemapcrawl.model.webpage import BATCH_TABLE, BATCHROW_TABLE, WEBPAGE_TABLE, BatchRow, WebPage, batch_cell
 from sitemapcrawl.storage.store import Store
 from sitemapcrawl.storage.tables import Unreadable, batch_rows, drop_records
 

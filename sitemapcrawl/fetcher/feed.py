@@ -32,15 +32,8 @@ from datetime import datetime, timedelta
 
 from sitemapcrawl.errors import CellDecodeError, InvalidUrlError
 from sitemapcrawl.fetcher.model import FetchCounts, FetchItem, FetchOptions, RobotsItem, RobotsRule
-from sitemapcrawl.model.webpage import (
-    HOST_TABLE,
-    FetchStatus,
-    HostRow,
-    RobotsStatus,
-    WebPage,
-    column_names,
-    decode,
-)
+from sitemapcrawl.model.cells import column_names, decode
+from sitemapcrawl.model.webpage import HOST_TABLE, FetchStatus, HostRow, RobotsStatus, WebPage
 from sitemapcrawl.storage.hosts import origin_key
 from sitemapcrawl.storage.politeness import Resolver, queue_key
 from sitemapcrawl.storage.store import Store

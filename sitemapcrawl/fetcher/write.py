@@ -22,7 +22,8 @@ import threading
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 
-from sitemapcrawl.model.webpage import HOST_TABLE, WEBPAGE_TABLE, HostRow, WebPage, column_names, encode
+from sitemapcrawl.model.cells import column_names, encode
+from sitemapcrawl.model.webpage import HOST_TABLE, WEBPAGE_TABLE, HostRow, WebPage
 from sitemapcrawl.storage.hosts import origin_key
 from sitemapcrawl.storage.politeness import KeyState, QueueBy, state_rows
 from sitemapcrawl.storage.store import Store

@@ -50,8 +50,9 @@ from sitemapcrawl.jobs.generate import GenerateCounts, GenerateOptions, generate
 from sitemapcrawl.jobs.inject import InjectCounts, Rejected, inject
 from sitemapcrawl.jobs.parse import ParseCounts, parse_batch
 from sitemapcrawl.jobs.updatedb import UpdateCounts, updatedb
+from sitemapcrawl.model.codec import format_time
 from sitemapcrawl.model.splits import WHOLE, Split
-from sitemapcrawl.model.webpage import BATCH_TABLE, DUE_TABLE, HOST_TABLE, WEBPAGE_TABLE, format_time
+from sitemapcrawl.model.webpage import BATCH_TABLE, DUE_TABLE, HOST_TABLE, WEBPAGE_TABLE
 from sitemapcrawl.modes import CountMode, CrawlMode
 from sitemapcrawl.storage.hosts import origins_in_table
 from sitemapcrawl.storage.store import Store

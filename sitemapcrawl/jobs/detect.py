@@ -43,18 +43,9 @@ from datetime import UTC, datetime
 from urllib.parse import urlsplit
 
 from sitemapcrawl.errors import InvalidUrlError, UsageError
+from sitemapcrawl.model.cells import column_names, encode, equals_filter
 from sitemapcrawl.model.newrows import new_page
-from sitemapcrawl.model.webpage import (
-    HOST_TABLE,
-    WEBPAGE_TABLE,
-    HostRow,
-    RobotsStatus,
-    SitemapSource,
-    WebPage,
-    column_names,
-    encode,
-    equals_filter,
-)
+from sitemapcrawl.model.webpage import HOST_TABLE, WEBPAGE_TABLE, HostRow, RobotsStatus, SitemapSource, WebPage
 from sitemapcrawl.sitemaps.scope import format_vouchers, merge_vouchers, parse_vouchers, vouch_host
 from sitemapcrawl.storage.hosts import origin_key, origins_in_table, origins_of_host
 from sitemapcrawl.storage.politeness import (

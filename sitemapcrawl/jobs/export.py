@@ -38,15 +38,9 @@ from typing import IO, Any
 
 from sitemapcrawl.errors import CellDecodeError, InvalidUrlError, UsageError
 from sitemapcrawl.model.audit import discovered_via, is_orphan, is_unlisted
+from sitemapcrawl.model.cells import column_names, equals_filter, map_families_of
 from sitemapcrawl.model.linkvalues import InlinkKind
-from sitemapcrawl.model.webpage import (
-    WEBPAGE_TABLE,
-    FetchStatus,
-    WebPage,
-    column_names,
-    equals_filter,
-    map_families_of,
-)
+from sitemapcrawl.model.webpage import WEBPAGE_TABLE, FetchStatus, WebPage
 from sitemapcrawl.modes import ExportFormat
 from sitemapcrawl.storage.store import Store
 from sitemapcrawl.storage.tables import Unreadable, decode_page, scan_pages

@@ -78,10 +78,11 @@ from typing import NamedTuple
 
 from sitemapcrawl.batch import registry
 from sitemapcrawl.errors import InvalidUrlError, UsageError
+from sitemapcrawl.model.cells import encode
 from sitemapcrawl.model.due import kinds_for
 from sitemapcrawl.model.marks import held_by
 from sitemapcrawl.model.splits import WHOLE, Split
-from sitemapcrawl.model.webpage import BATCHROW_TABLE, DUE_TABLE, WEBPAGE_TABLE, WebPage, encode
+from sitemapcrawl.model.webpage import BATCHROW_TABLE, DUE_TABLE, WEBPAGE_TABLE, WebPage
 from sitemapcrawl.modes import CountMode, CrawlMode
 from sitemapcrawl.storage import tables
 from sitemapcrawl.storage.politeness import QueueBy, Resolver, queue_key

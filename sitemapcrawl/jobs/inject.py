@@ -31,15 +31,9 @@ from typing import TypeVar
 
 from sitemapcrawl.config import Settings
 from sitemapcrawl.errors import InvalidUrlError
+from sitemapcrawl.model.cells import encode
 from sitemapcrawl.model.newrows import new_page
-from sitemapcrawl.model.webpage import (
-    DUE_TABLE,
-    WEBPAGE_TABLE,
-    FetchStatus,
-    SitemapSource,
-    WebPage,
-    encode,
-)
+from sitemapcrawl.model.webpage import DUE_TABLE, WEBPAGE_TABLE, FetchStatus, SitemapSource, WebPage
 from sitemapcrawl.safetext import printable
 from sitemapcrawl.sitemaps.scope import format_vouchers, merge_vouchers, parse_vouchers, vouch_host
 from sitemapcrawl.storage.store import Store

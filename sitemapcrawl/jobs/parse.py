@@ -80,6 +80,7 @@ from datetime import UTC, datetime
 from sitemapcrawl.batch import registry
 from sitemapcrawl.config import Settings
 from sitemapcrawl.errors import InvalidUrlError, SitemapError
+from sitemapcrawl.model.cells import encode
 from sitemapcrawl.model.changes import Hints, entry_hints
 from sitemapcrawl.model.linkvalues import (
     Inlink,
@@ -93,15 +94,7 @@ from sitemapcrawl.model.linkvalues import (
 )
 from sitemapcrawl.model.marks import Mark
 from sitemapcrawl.model.splits import WHOLE, Split
-from sitemapcrawl.model.webpage import (
-    BATCHROW_TABLE,
-    HISTORY_TABLE,
-    WEBPAGE_TABLE,
-    FetchStatus,
-    SitemapSource,
-    WebPage,
-    encode,
-)
+from sitemapcrawl.model.webpage import BATCHROW_TABLE, HISTORY_TABLE, WEBPAGE_TABLE, FetchStatus, SitemapSource, WebPage
 from sitemapcrawl.modes import CrawlMode, crawl_mode
 from sitemapcrawl.sitemaps.document import parse_sitemap
 from sitemapcrawl.sitemaps.limits import SitemapLimits

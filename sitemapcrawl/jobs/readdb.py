@@ -8,7 +8,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sitemapcrawl.errors import RowNotFoundError
-from sitemapcrawl.model.webpage import HOST_TABLE, WEBPAGE_TABLE, WebPage, column_names, readable_cells
+from sitemapcrawl.model.cells import column_names, readable_cells
+from sitemapcrawl.model.webpage import HOST_TABLE, WEBPAGE_TABLE, WebPage
 from sitemapcrawl.storage.politeness import POLITENESS_KEYS_START
 from sitemapcrawl.storage.store import Store
 from sitemapcrawl.storage.tables import Unreadable, pages

@@ -82,6 +82,7 @@ from typing import Any
 
 from sitemapcrawl.batch import registry
 from sitemapcrawl.errors import InvalidUrlError
+from sitemapcrawl.model.cells import column_names, encode, overlaid
 from sitemapcrawl.model.linkvalues import (
     Inlink,
     InlinkKind,
@@ -95,16 +96,7 @@ from sitemapcrawl.model.marks import Mark
 from sitemapcrawl.model.newrows import new_page
 from sitemapcrawl.model.schedule import SchedulePolicy, eagerest, schedule
 from sitemapcrawl.model.splits import WHOLE, Split
-from sitemapcrawl.model.webpage import (
-    BATCHROW_TABLE,
-    WEBPAGE_TABLE,
-    FetchStatus,
-    SitemapSource,
-    WebPage,
-    column_names,
-    encode,
-    overlaid,
-)
+from sitemapcrawl.model.webpage import BATCHROW_TABLE, WEBPAGE_TABLE, FetchStatus, SitemapSource, WebPage
 from sitemapcrawl.modes import CrawlMode, crawl_mode
 from sitemapcrawl.scoring.count_step import (
     BatchCounting,

@@ -26,7 +26,7 @@ import enum
 from datetime import datetime, timedelta
 from typing import NamedTuple
 
-from sitemapcrawl.model.webpage import format_time
+from sitemapcrawl.model.codec import format_time
 from sitemapcrawl.modes import CrawlMode
 
 #: Separates the parts of an entry key (`|` is not in a time text and sorts after letters).

@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import enum
 
-from sitemapcrawl.model.webpage import WebPage, equals_filter
+from sitemapcrawl.model.cells import equals_filter
+from sitemapcrawl.model.webpage import WebPage
 
 
 class Mark(enum.StrEnum):

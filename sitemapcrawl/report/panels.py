@@ -36,6 +36,8 @@ from typing import Any
 
 from sitemapcrawl.errors import CellDecodeError, InvalidUrlError, UsageError
 from sitemapcrawl.model.audit import is_multi_listed, is_orphan, is_unlisted, problems
+from sitemapcrawl.model.cells import column_names, decode
+from sitemapcrawl.model.codec import format_time
 from sitemapcrawl.model.webpage import (
     HISTORY_TABLE,
     HOST_TABLE,
@@ -44,9 +46,6 @@ from sitemapcrawl.model.webpage import (
     HostRow,
     QualityState,
     WebPage,
-    column_names,
-    decode,
-    format_time,
 )
 from sitemapcrawl.report.text import (
     QUALITY_SIGNALS,

@@ -32,14 +32,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field, fields
 
 from sitemapcrawl.model.audit import discovered_via
-from sitemapcrawl.model.webpage import (
-    HOST_TABLE,
-    WEBPAGE_TABLE,
-    FetchStatus,
-    HostRow,
-    WebPage,
-    column_names,
-)
+from sitemapcrawl.model.cells import column_names
+from sitemapcrawl.model.webpage import HOST_TABLE, WEBPAGE_TABLE, FetchStatus, HostRow, WebPage
 from sitemapcrawl.storage.politeness import POLITENESS_KEYS_START
 from sitemapcrawl.storage.store import Store
 from sitemapcrawl.storage.tables import Unreadable, hosts, scan_pages

@@ -35,19 +35,9 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from sitemapcrawl.errors import CellDecodeError
+from sitemapcrawl.model.cells import column_names, decode, encode, field_encoder
 from sitemapcrawl.model.splits import WHOLE, Split, bucket_of
-from sitemapcrawl.model.webpage import (
-    BATCH_TABLE,
-    HOST_TABLE,
-    WEBPAGE_TABLE,
-    BatchRow,
-    HostRow,
-    WebPage,
-    column_names,
-    decode,
-    encode,
-    field_encoder,
-)
+from sitemapcrawl.model.webpage import BATCH_TABLE, HOST_TABLE, WEBPAGE_TABLE, BatchRow, HostRow, WebPage
 from sitemapcrawl.scoring import evidence, rowcounts
 from sitemapcrawl.scoring.evidence import Base, Contribution, Groups, Tally
 from sitemapcrawl.scoring.quality_step import QualityCounts, QualityStep

@@ -36,7 +36,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Generic, NamedTuple, TypeVar
 
-from sitemapcrawl.model.webpage import FetchStatus, format_time, parse_time
+from sitemapcrawl.model.codec import format_time, parse_time
+from sitemapcrawl.model.webpage import FetchStatus
 from sitemapcrawl.scoring.quality import LASTMOD_SLACK, ListedStats
 
 #: The counters of a tally, in the order they are written.

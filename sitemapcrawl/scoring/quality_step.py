@@ -54,17 +54,10 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from sitemapcrawl.errors import CellDecodeError, InvalidUrlError, UsageError
+from sitemapcrawl.model.cells import column_names, encode, equals_filter, field_encoder, map_families_of
 from sitemapcrawl.model.linkvalues import Inlink, InlinkKind, parse_inlink
 from sitemapcrawl.model.splits import WHOLE, Split, bucket_of
-from sitemapcrawl.model.webpage import (
-    WEBPAGE_TABLE,
-    WebPage,
-    column_names,
-    encode,
-    equals_filter,
-    field_encoder,
-    map_families_of,
-)
+from sitemapcrawl.model.webpage import WEBPAGE_TABLE, WebPage
 from sitemapcrawl.scoring import evidence
 from sitemapcrawl.scoring.evidence import Base, Contribution, Groups, Tally
 from sitemapcrawl.scoring.quality import (

@@ -50,6 +50,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from sitemapcrawl.errors import CellDecodeError, InvalidUrlError, UsageError
+from sitemapcrawl.model.cells import column_names, compare_filter_of, encode
 from sitemapcrawl.model.changes import (
     Change,
     ChangeKind,
@@ -64,17 +65,8 @@ from sitemapcrawl.model.changes import (
     sitemap_key_of,
     snapshot_lines,
 )
-from sitemapcrawl.model.webpage import (
-    HISTORY_TABLE,
-    WEBPAGE_TABLE,
-    HistoryRow,
-    WebPage,
-    column_names,
-    compare_filter_of,
-    encode,
-    format_time,
-    parse_time,
-)
+from sitemapcrawl.model.codec import format_time, parse_time
+from sitemapcrawl.model.webpage import HISTORY_TABLE, WEBPAGE_TABLE, HistoryRow, WebPage
 from sitemapcrawl.storage.store import Store
 from sitemapcrawl.storage.tables import Unreadable, decode_history, history_rows, record_touched
 from sitemapcrawl.web import urls

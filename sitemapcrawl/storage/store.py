@@ -42,6 +42,7 @@ from thriftpy2.transport.buffered import TCyBufferedTransport
 
 from sitemapcrawl.config import Settings
 from sitemapcrawl.errors import StoreRejectedError, StoreUnavailableError, TableMissingError, UsageError
+from sitemapcrawl.model.cells import Family
 from sitemapcrawl.model.webpage import (
     BATCH_FAMILIES,
     BATCH_TABLE,
@@ -55,7 +56,6 @@ from sitemapcrawl.model.webpage import (
     HOST_TABLE,
     WEBPAGE_FAMILIES,
     WEBPAGE_TABLE,
-    Family,
 )
 
 #: Fewest keys `Store.rows` tries to read as one range scan (below, a multi-get is as cheap).

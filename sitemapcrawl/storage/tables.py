@@ -60,6 +60,8 @@ from datetime import UTC, datetime
 from itertools import islice
 
 from sitemapcrawl.errors import CellDecodeError, InvalidUrlError
+from sitemapcrawl.model.cells import column_names, columns_of, compare_filter_of, decode, encode, equals_filter
+from sitemapcrawl.model.codec import format_time
 from sitemapcrawl.model.due import BUILT_KEY, DueKind, Entry, due_range, entry_of, parse_entry
 from sitemapcrawl.model.linkvalues import InlinkKind, parse_inlink
 from sitemapcrawl.model.splits import WHOLE, Split, bucket_label, bucket_of
@@ -75,13 +77,6 @@ from sitemapcrawl.model.webpage import (
     HostRow,
     RowT,
     WebPage,
-    column_names,
-    columns_of,
-    compare_filter_of,
-    decode,
-    encode,
-    equals_filter,
-    format_time,
 )
 from sitemapcrawl.storage.overlap import WriteBehind
 from sitemapcrawl.storage.store import Cells, Store, WriteCounts

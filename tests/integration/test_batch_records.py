@@ -23,6 +23,7 @@ from sitemapcrawl.config import Settings
 from sitemapcrawl.jobs.generate import GenerateOptions, generate
 from sitemapcrawl.jobs.parse import parse_batch
 from sitemapcrawl.jobs.updatedb import updatedb
+from sitemapcrawl.model.cells import column_names, encode
 from sitemapcrawl.model.splits import Split
 from sitemapcrawl.model.webpage import (
     BATCH_TABLE,
@@ -32,8 +33,6 @@ from sitemapcrawl.model.webpage import (
     FetchStatus,
     SitemapSource,
     WebPage,
-    column_names,
-    encode,
 )
 from sitemapcrawl.storage import tables
 from sitemapcrawl.storage.store import Cells, Store

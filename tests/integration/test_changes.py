@@ -11,7 +11,8 @@ from typer.testing import CliRunner
 
 from sitemapcrawl.cli.app import app
 from sitemapcrawl.config import Settings
-from sitemapcrawl.model.webpage import WEBPAGE_TABLE, FetchStatus, WebPage, decode
+from sitemapcrawl.model.cells import decode
+from sitemapcrawl.model.webpage import WEBPAGE_TABLE, FetchStatus, WebPage
 from sitemapcrawl.storage.history import histories
 from sitemapcrawl.storage.store import Store
 from sitemapcrawl.testweb import changing_web

@@ -14,8 +14,9 @@ from typer.testing import CliRunner
 from sitemapcrawl.cli.app import app
 from sitemapcrawl.config import Settings
 from sitemapcrawl.jobs.crawl import CrawlOptions, CrawlResult, crawl
+from sitemapcrawl.model.cells import decode, encode
 from sitemapcrawl.model.schedule import CHANGEFREQ_SECONDS
-from sitemapcrawl.model.webpage import WEBPAGE_TABLE, FetchStatus, WebPage, decode, encode
+from sitemapcrawl.model.webpage import WEBPAGE_TABLE, FetchStatus, WebPage
 from sitemapcrawl.modes import CrawlMode
 from sitemapcrawl.report.text import build_report, sitemap_outcomes
 from sitemapcrawl.storage import tables

@@ -11,7 +11,8 @@ from typer.testing import CliRunner
 
 from sitemapcrawl.cli.app import app
 from sitemapcrawl.config import Settings
-from sitemapcrawl.model.webpage import HOST_TABLE, HostRow, RobotsStatus, decode
+from sitemapcrawl.model.cells import decode
+from sitemapcrawl.model.webpage import HOST_TABLE, HostRow, RobotsStatus
 from sitemapcrawl.storage.hosts import origin_key
 from sitemapcrawl.storage.store import Store
 from sitemapcrawl.testweb import TestWebServer

@@ -18,17 +18,10 @@ from sitemapcrawl.config import Settings
 from sitemapcrawl.jobs.crawl import CrawlOptions, crawl
 from sitemapcrawl.jobs.generate import GenerateCounts, GenerateOptions, generate, new_batch_id
 from sitemapcrawl.jobs.init import init_tables
+from sitemapcrawl.model.cells import column_names, encode, equals_filter
 from sitemapcrawl.model.due import BUILT_KEY, parse_entry
 from sitemapcrawl.model.splits import Split
-from sitemapcrawl.model.webpage import (
-    DUE_TABLE,
-    WEBPAGE_TABLE,
-    FetchStatus,
-    WebPage,
-    column_names,
-    encode,
-    equals_filter,
-)
+from sitemapcrawl.model.webpage import DUE_TABLE, WEBPAGE_TABLE, FetchStatus, WebPage
 from sitemapcrawl.modes import CountMode, CrawlMode
 from sitemapcrawl.storage import tables
 from sitemapcrawl.storage.store import Store

@@ -16,7 +16,9 @@ from typer.testing import CliRunner
 
 from sitemapcrawl.cli.app import app
 from sitemapcrawl.config import Settings
-from sitemapcrawl.model.webpage import WEBPAGE_TABLE, WebPage, decode, format_time
+from sitemapcrawl.model.cells import decode
+from sitemapcrawl.model.codec import format_time
+from sitemapcrawl.model.webpage import WEBPAGE_TABLE, WebPage
 from sitemapcrawl.storage.store import Store
 from sitemapcrawl.testweb import changing_web
 from sitemapcrawl.web import urls

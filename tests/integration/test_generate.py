@@ -10,7 +10,8 @@ import pytest
 
 from sitemapcrawl.config import Settings
 from sitemapcrawl.jobs.generate import GenerateOptions, generate, partition_of
-from sitemapcrawl.model.webpage import WEBPAGE_TABLE, FetchStatus, WebPage, column_names, decode, encode
+from sitemapcrawl.model.cells import column_names, decode, encode
+from sitemapcrawl.model.webpage import WEBPAGE_TABLE, FetchStatus, WebPage
 from sitemapcrawl.modes import CountMode, CrawlMode
 from sitemapcrawl.storage.store import Store
 from sitemapcrawl.web import urls

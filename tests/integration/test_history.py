@@ -6,8 +6,9 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from sitemapcrawl.model.cells import decode
 from sitemapcrawl.model.changes import CHUNK_BYTES, CHUNK_LINES, ChangeKind, Hints
-from sitemapcrawl.model.webpage import HISTORY_TABLE, HistoryRow, decode
+from sitemapcrawl.model.webpage import HISTORY_TABLE, HistoryRow
 from sitemapcrawl.storage.history import changes_of, histories, record_parse
 from sitemapcrawl.storage.store import Store
 from sitemapcrawl.web import urls

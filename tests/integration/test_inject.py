@@ -12,7 +12,8 @@ from typer.testing import CliRunner
 
 from sitemapcrawl.cli.app import app
 from sitemapcrawl.config import Settings
-from sitemapcrawl.model.webpage import WEBPAGE_TABLE, FetchStatus, WebPage, encode
+from sitemapcrawl.model.cells import encode
+from sitemapcrawl.model.webpage import WEBPAGE_TABLE, FetchStatus, WebPage
 from sitemapcrawl.storage.store import Store
 from sitemapcrawl.web.urls import row_key
 

@@ -16,17 +16,10 @@ from counting_store import CountingStore
 from sitemapcrawl.config import Settings
 from sitemapcrawl.jobs.parse import parse_batch
 from sitemapcrawl.jobs.updatedb import updatedb
+from sitemapcrawl.model.cells import decode, encode
+from sitemapcrawl.model.codec import parse_time
 from sitemapcrawl.model.linkvalues import InlinkKind, parse_inlink
-from sitemapcrawl.model.webpage import (
-    WEBPAGE_TABLE,
-    ChangeFreq,
-    FetchStatus,
-    SitemapSource,
-    WebPage,
-    decode,
-    encode,
-    parse_time,
-)
+from sitemapcrawl.model.webpage import WEBPAGE_TABLE, ChangeFreq, FetchStatus, SitemapSource, WebPage
 from sitemapcrawl.modes import CrawlMode
 from sitemapcrawl.storage.store import Store
 from sitemapcrawl.testweb import TestWebServer

@@ -31,7 +31,8 @@ from sitemapcrawl.jobs.detect import detect
 from sitemapcrawl.jobs.generate import GenerateOptions, generate
 from sitemapcrawl.jobs.readdb import collect_stats
 from sitemapcrawl.jobs.updatedb import updatedb
-from sitemapcrawl.model.webpage import HOST_TABLE, FetchStatus, HostRow, WebPage, decode
+from sitemapcrawl.model.cells import decode
+from sitemapcrawl.model.webpage import HOST_TABLE, FetchStatus, HostRow, WebPage
 from sitemapcrawl.modes import CrawlMode
 from sitemapcrawl.storage.politeness import QueueBy, Resolver, state_key
 from sitemapcrawl.storage.store import Store

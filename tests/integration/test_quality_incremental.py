@@ -18,9 +18,10 @@ from sitemapcrawl.jobs.fetch import FetchOptions, fetch
 from sitemapcrawl.jobs.generate import CrawlMode, GenerateOptions, generate
 from sitemapcrawl.jobs.parse import parse_batch
 from sitemapcrawl.jobs.updatedb import updatedb
+from sitemapcrawl.model.cells import decode, encode
 from sitemapcrawl.model.linkvalues import InlinkKind, parse_inlink
 from sitemapcrawl.model.splits import Split, bucket_of
-from sitemapcrawl.model.webpage import HOST_TABLE, WEBPAGE_TABLE, HostRow, WebPage, decode, encode
+from sitemapcrawl.model.webpage import HOST_TABLE, WEBPAGE_TABLE, HostRow, WebPage
 from sitemapcrawl.report.panels import PANELS, panel_data, take_counted_snapshot, take_snapshot
 from sitemapcrawl.scoring import count_step
 from sitemapcrawl.scoring.quality import ListedStats, Pins, SitemapFacts, assess, observe, weighted_priority

@@ -24,13 +24,8 @@ from sitemapcrawl.cli.app import app
 from sitemapcrawl.config import Settings
 from sitemapcrawl.errors import StoreRejectedError
 from sitemapcrawl.jobs.generate import GenerateOptions, generate
-from sitemapcrawl.model.webpage import (
-    BATCH_TABLE,
-    FetchStatus,
-    WebPage,
-    batch_cell,
-    encode,
-)
+from sitemapcrawl.model.cells import encode
+from sitemapcrawl.model.webpage import BATCH_TABLE, FetchStatus, WebPage, batch_cell
 from sitemapcrawl.storage import tables
 from sitemapcrawl.storage.store import Store
 from sitemapcrawl.testweb import PageRange, Robots, RobotsGroup, Site, TestWebServer, Web

@@ -13,7 +13,8 @@ from typer.testing import CliRunner
 
 from sitemapcrawl.cli.app import app
 from sitemapcrawl.config import Settings
-from sitemapcrawl.model.webpage import WEBPAGE_TABLE, WebPage, encode
+from sitemapcrawl.model.cells import encode
+from sitemapcrawl.model.webpage import WEBPAGE_TABLE, WebPage
 from sitemapcrawl.report.html import write_report
 from sitemapcrawl.report.panels import panel_data, take_snapshot
 from sitemapcrawl.storage.store import Store

@@ -25,7 +25,8 @@ from hbase_fixtures import REPO
 
 from sitemapcrawl.batch import registry
 from sitemapcrawl.config import Settings
-from sitemapcrawl.model.webpage import BATCHROW_TABLE, WEBPAGE_TABLE, WebPage, column_names, decode
+from sitemapcrawl.model.cells import column_names, decode
+from sitemapcrawl.model.webpage import BATCHROW_TABLE, WEBPAGE_TABLE, WebPage
 from sitemapcrawl.storage.store import Store
 from sitemapcrawl.testweb import TestWebServer, bulk_web
 from sitemapcrawl.web import urls

@@ -12,6 +12,7 @@ from typer.testing import CliRunner
 
 from sitemapcrawl.cli.app import app
 from sitemapcrawl.config import Settings
+from sitemapcrawl.model.cells import encode
 from sitemapcrawl.model.webpage import (
     BATCH_TABLE,
     BATCHROW_TABLE,
@@ -21,7 +22,6 @@ from sitemapcrawl.model.webpage import (
     WEBPAGE_TABLE,
     FetchStatus,
     WebPage,
-    encode,
 )
 from sitemapcrawl.storage.store import Store
 

@@ -18,16 +18,8 @@ from sitemapcrawl.cli.app import app
 from sitemapcrawl.config import Settings
 from sitemapcrawl.jobs.crawl import CrawlOptions, crawl
 from sitemapcrawl.jobs.parse import parse_batch
-from sitemapcrawl.model.webpage import (
-    HOST_TABLE,
-    WEBPAGE_TABLE,
-    FetchStatus,
-    HostRow,
-    SitemapSource,
-    WebPage,
-    decode,
-    encode,
-)
+from sitemapcrawl.model.cells import decode, encode
+from sitemapcrawl.model.webpage import HOST_TABLE, WEBPAGE_TABLE, FetchStatus, HostRow, SitemapSource, WebPage
 from sitemapcrawl.modes import CrawlMode
 from sitemapcrawl.storage.hosts import origin_key
 from sitemapcrawl.storage.store import Store

@@ -18,8 +18,9 @@ from sitemapcrawl.jobs.detect import detect
 from sitemapcrawl.jobs.inject import inject
 from sitemapcrawl.jobs.parse import parse_batch
 from sitemapcrawl.jobs.readdb import collect_stats
+from sitemapcrawl.model.cells import encode
 from sitemapcrawl.model.marks import Mark
-from sitemapcrawl.model.webpage import HOST_TABLE, WEBPAGE_TABLE, FetchStatus, HostRow, WebPage, encode
+from sitemapcrawl.model.webpage import HOST_TABLE, WEBPAGE_TABLE, FetchStatus, HostRow, WebPage
 from sitemapcrawl.modes import CrawlMode
 from sitemapcrawl.report.text import build_report
 from sitemapcrawl.storage.hosts import origins_in_table

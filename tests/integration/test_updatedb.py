@@ -11,9 +11,10 @@ from typer.testing import CliRunner
 from sitemapcrawl.cli.app import app
 from sitemapcrawl.config import Settings
 from sitemapcrawl.jobs.updatedb import updatedb
+from sitemapcrawl.model.cells import decode, encode
 from sitemapcrawl.model.linkvalues import Inlink, InlinkKind, format_inlink
 from sitemapcrawl.model.marks import held_by
-from sitemapcrawl.model.webpage import WEBPAGE_TABLE, ChangeFreq, FetchStatus, SitemapSource, WebPage, decode, encode
+from sitemapcrawl.model.webpage import WEBPAGE_TABLE, ChangeFreq, FetchStatus, SitemapSource, WebPage
 from sitemapcrawl.storage.store import Store
 from sitemapcrawl.testweb import TestWebServer
 from sitemapcrawl.web import urls

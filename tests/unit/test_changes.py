@@ -11,6 +11,7 @@ from sitemapcrawl.errors import CellDecodeError
 from sitemapcrawl.jobs.export import _csv_value, flat_row, split_cells
 from sitemapcrawl.jobs.generate import NEW_URL_BOOST, rank
 from sitemapcrawl.model.audit import discovered_via, is_multi_listed, is_orphan, is_unlisted, problems
+from sitemapcrawl.model.cells import column_names, decode, encode
 from sitemapcrawl.model.changes import (
     CHUNK_BYTES,
     CHUNK_LINES,
@@ -28,7 +29,7 @@ from sitemapcrawl.model.changes import (
     sitemap_key_of,
     snapshot_lines,
 )
-from sitemapcrawl.model.webpage import FetchStatus, WebPage, column_names, decode, encode
+from sitemapcrawl.model.webpage import FetchStatus, WebPage
 from sitemapcrawl.report.panels import LASTMOD_MONTHS, lastmod_months
 from sitemapcrawl.sitemaps.model import ChangeFreq, PageEntry, SitemapRef
 from sitemapcrawl.storage.history import parse_statuses

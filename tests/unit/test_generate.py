@@ -21,7 +21,8 @@ from sitemapcrawl.jobs.generate import (
     past_constraint,
     rank,
 )
-from sitemapcrawl.model.webpage import WebPage, compare_filter_of
+from sitemapcrawl.model.cells import compare_filter_of
+from sitemapcrawl.model.webpage import WebPage
 from sitemapcrawl.modes import CountMode, CrawlMode, crawl_mode
 
 T0 = datetime(2025, 1, 1, tzinfo=UTC)
