@@ -78,7 +78,7 @@ from sitemapcrawl.model.due import entry_of
 from sitemapcrawl.model.linkvalues import Inlink, InlinkKind, format_inlink
 from sitemapcrawl.model.webpage import DUE_TABLE, WEBPAGE_TABLE, DueRow, FetchStatus, SitemapSource, WebPage
 from sitemapcrawl.sitemaps.model import ChangeFreq
-from sitemapcrawl.storage import tables
+from sitemapcrawl.storage import dueindex
 from sitemapcrawl.storage.store import Store
 from sitemapcrawl.testweb import (
     Entry,
@@ -411,8 +411,8 @@ def filler_rows(count: int, now: datetime) -> Iterator[tuple[bytes, dict[bytes, 
 
 
 def due_entries(rows: Iterator[tuple[bytes, dict[bytes, bytes]]]) -> Iterator[tuple[bytes, dict[bytes, bytes]]]:
-    """The due index entries the crawl's writers (`tables.write_pages`) leave for `rows`."""
-    nft, is_sitemap, in_sitemap = column_names(WebPage, tables.DUE_FIELDS)
+    """The due index entries the crawl's writers (`dueindex.write_pages`) leave for `rows`."""
+    nft, is_sitemap, in_sitemap = column_names(WebPage, dueindex.DUE_FIELDS)
     cells = encode(DueRow("", entry=True))
     for key, data in rows:
         entry = entry_of(key, data.get(nft), data.get(is_sitemap) == b"1", data.get(in_sitemap) == b"1")
@@ -441,7 +441,7 @@ def round_cost(base_prefix: str, hbase: str, rows: int, due: int, web: TestWebSe
         now = datetime.now(UTC).replace(microsecond=0)
         fill_seconds, _n, cells = fill_rows(settings, store.table_name(WEBPAGE_TABLE), filler_rows(rows - due, now))
         fill_rows(settings, store.table_name(DUE_TABLE), due_entries(filler_rows(rows - due, now)))
-        tables.mark_due_built(store, now)
+        dueindex.mark_due_built(store, now)
         cost = RoundCost(rows, fill_seconds, cells)
         with tempfile.TemporaryDirectory() as folder:
             seeds = Path(folder) / "due.txt"

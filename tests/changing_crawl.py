@@ -18,7 +18,7 @@ from sitemapcrawl.model.codec import format_time
 from sitemapcrawl.model.webpage import WEBPAGE_TABLE, WebPage
 from sitemapcrawl.modes import CrawlMode
 from sitemapcrawl.sitemaps.normalize import parse_lastmod, parse_priority
-from sitemapcrawl.storage import tables
+from sitemapcrawl.storage import dueindex
 from sitemapcrawl.storage.store import Store
 from sitemapcrawl.testweb import SitemapChange, TestWebServer
 from sitemapcrawl.web import urls
@@ -55,7 +55,7 @@ def make_due(store: Store, sitemaps_only: bool) -> int:
         row = decode(WebPage, urls.url_from_row_key(key.decode()), cells)
         if row.next_fetch is not None:
             puts.append((key, encode(WebPage(row.url, next_fetch=past))))
-    return tables.write_pages(store, puts).rows
+    return dueindex.write_pages(store, puts).rows
 
 
 def normalized(change: SitemapChange) -> tuple[str, str, str, str | None, str | None]:

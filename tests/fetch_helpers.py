@@ -9,7 +9,7 @@ from sitemapcrawl.config import Settings
 from sitemapcrawl.jobs.fetch import FetchCounts, FetchOptions, fetch
 from sitemapcrawl.model.cells import decode, encode
 from sitemapcrawl.model.webpage import WEBPAGE_TABLE, FetchStatus, WebPage
-from sitemapcrawl.storage import tables
+from sitemapcrawl.storage import dueindex
 from sitemapcrawl.storage.store import Store
 from sitemapcrawl.web import urls
 from sitemapcrawl.web.http import PoliteHttpClient
@@ -21,7 +21,7 @@ PAST = datetime.now(UTC).replace(microsecond=0) - timedelta(hours=1)
 
 def add_rows(store: Store, *rows: WebPage) -> None:
     """Write whole rows under their row keys."""
-    tables.write_pages(store, [(urls.row_key(r.url).encode(), encode(r)) for r in rows])
+    dueindex.write_pages(store, [(urls.row_key(r.url).encode(), encode(r)) for r in rows])
 
 
 def due(url: str, **fields: object) -> WebPage:

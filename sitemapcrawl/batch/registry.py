@@ -39,8 +39,9 @@ from sitemapcrawl.model.codec import format_time
 from sitemapcrawl.model.marks import Mark
 from sitemapcrawl.model.splits import WHOLE, Split
 from sitemapcrawl.model.webpage import BATCH_TABLE, BATCHROW_TABLE, WEBPAGE_TABLE, BatchRow, WebPage, batch_cell
+from sitemapcrawl.storage.batchrecords import batch_rows, drop_records
 from sitemapcrawl.storage.store import Store
-from sitemapcrawl.storage.tables import Unreadable, batch_rows, drop_records
+from sitemapcrawl.storage.tables import Unreadable
 
 log = logging.getLogger(__name__)
 

@@ -34,10 +34,11 @@ from sitemapcrawl.errors import CellDecodeError, InvalidUrlError
 from sitemapcrawl.fetcher.model import FetchCounts, FetchItem, FetchOptions, RobotsItem, RobotsRule
 from sitemapcrawl.model.cells import column_names, decode
 from sitemapcrawl.model.webpage import HOST_TABLE, FetchStatus, HostRow, RobotsStatus, WebPage
+from sitemapcrawl.storage.batchrecords import batch_rows
 from sitemapcrawl.storage.hosts import origin_key
 from sitemapcrawl.storage.politeness import Resolver, queue_key
 from sitemapcrawl.storage.store import Store
-from sitemapcrawl.storage.tables import Unreadable, batch_rows
+from sitemapcrawl.storage.tables import Unreadable
 from sitemapcrawl.web import urls
 from sitemapcrawl.web.robots import RobotsPolicy
 from sitemapcrawl.web.rules import UrlRules

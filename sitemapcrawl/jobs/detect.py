@@ -47,6 +47,7 @@ from sitemapcrawl.model.cells import column_names, encode, equals_filter
 from sitemapcrawl.model.newrows import new_page
 from sitemapcrawl.model.webpage import HOST_TABLE, WEBPAGE_TABLE, HostRow, RobotsStatus, SitemapSource, WebPage
 from sitemapcrawl.sitemaps.scope import format_vouchers, merge_vouchers, parse_vouchers, vouch_host
+from sitemapcrawl.storage.dueindex import write_pages
 from sitemapcrawl.storage.hosts import origin_key, origins_in_table, origins_of_host
 from sitemapcrawl.storage.politeness import (
     KeyGate,
@@ -58,7 +59,7 @@ from sitemapcrawl.storage.politeness import (
     state_rows,
 )
 from sitemapcrawl.storage.store import Store
-from sitemapcrawl.storage.tables import Unreadable, read_pages, scan_pages, write_pages
+from sitemapcrawl.storage.tables import Unreadable, read_pages, scan_pages
 from sitemapcrawl.storage.tables import hosts as host_rows
 from sitemapcrawl.web import urls
 from sitemapcrawl.web.http import HttpClient

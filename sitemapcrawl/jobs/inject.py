@@ -36,8 +36,9 @@ from sitemapcrawl.model.newrows import new_page
 from sitemapcrawl.model.webpage import DUE_TABLE, WEBPAGE_TABLE, FetchStatus, SitemapSource, WebPage
 from sitemapcrawl.safetext import printable
 from sitemapcrawl.sitemaps.scope import format_vouchers, merge_vouchers, parse_vouchers, vouch_host
+from sitemapcrawl.storage.dueindex import write_pages
 from sitemapcrawl.storage.store import Store
-from sitemapcrawl.storage.tables import Unreadable, read_pages, write_pages
+from sitemapcrawl.storage.tables import Unreadable, read_pages
 from sitemapcrawl.web import urls
 from sitemapcrawl.web.rules import UrlRules
 

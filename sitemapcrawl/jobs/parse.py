@@ -107,9 +107,11 @@ from sitemapcrawl.sitemaps.scope import (
     parse_vouchers,
     vouchers_after_redirect,
 )
+from sitemapcrawl.storage.batchrecords import batch_rows, write_listed
+from sitemapcrawl.storage.dueindex import write_pages
 from sitemapcrawl.storage.history import record_parse
 from sitemapcrawl.storage.store import Store
-from sitemapcrawl.storage.tables import Unreadable, batch_rows, read_page, read_pages, write_listed, write_pages
+from sitemapcrawl.storage.tables import Unreadable, read_page, read_pages
 from sitemapcrawl.web import urls
 from sitemapcrawl.web.htmllinks import extract_links
 from sitemapcrawl.web.rules import UrlRules

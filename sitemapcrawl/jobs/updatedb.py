@@ -107,9 +107,11 @@ from sitemapcrawl.scoring.count_step import (
     recount,
 )
 from sitemapcrawl.scoring.quality_step import QualityCounts, score_sitemaps
+from sitemapcrawl.storage.batchrecords import batch_rows, drop_records, write_touching
+from sitemapcrawl.storage.dueindex import DUE_FIELDS, write_pages
 from sitemapcrawl.storage.overlap import WriteBehind, read_ahead
 from sitemapcrawl.storage.store import Store
-from sitemapcrawl.storage.tables import DUE_FIELDS, Unreadable, batch_rows, drop_records, write_pages, write_touching
+from sitemapcrawl.storage.tables import Unreadable
 from sitemapcrawl.web import urls
 from sitemapcrawl.web.rules import UrlRules
 

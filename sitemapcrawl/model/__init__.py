@@ -8,4 +8,6 @@ ranges, the due order, the next fetch time, sitemap change lines and audit
 lists. Storage, web, scoring and the jobs build on it.
 """
 
-__all__ = ["audit", "changes", "due", "linkvalues", "marks", "newrows", "schedule", "splits", "webpage"]
+__all__ = [
+    "audit", "cells", "changes", "codec", "due", "linkvalues", "marks", "newrows", "schedule", "splits", "webpage",
+]

@@ -70,10 +70,11 @@ from sitemapcrawl.scoring.quality import (
     weight_of,
     weighted_priority,
 )
+from sitemapcrawl.storage.batchrecords import key_of_url, listed_sitemaps
 from sitemapcrawl.storage.history import record_statuses, snapshot_lastmods, snapshot_urls
 from sitemapcrawl.storage.overlap import WriteBehind, read_ahead
 from sitemapcrawl.storage.store import Store
-from sitemapcrawl.storage.tables import Unreadable, key_of_url, listed_sitemaps, pages
+from sitemapcrawl.storage.tables import Unreadable, pages
 from sitemapcrawl.web import urls
 from sitemapcrawl.web.rules import UrlRules
 

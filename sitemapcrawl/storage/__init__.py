@@ -8,4 +8,6 @@ batch records and the due index; `schema` creates the tables as
 `overlap` runs writes behind and reads ahead of a job.
 """
 
-__all__ = ["hbase_shell", "history", "hosts", "overlap", "politeness", "schema", "store", "tables"]
+__all__ = [
+    "batchrecords", "dueindex", "hbase_shell", "history", "hosts", "overlap", "politeness", "schema", "store", "tables",
+]

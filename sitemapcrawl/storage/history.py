@@ -67,8 +67,9 @@ from sitemapcrawl.model.changes import (
 )
 from sitemapcrawl.model.codec import format_time, parse_time
 from sitemapcrawl.model.webpage import HISTORY_TABLE, WEBPAGE_TABLE, HistoryRow, WebPage
+from sitemapcrawl.storage.batchrecords import record_touched
 from sitemapcrawl.storage.store import Store
-from sitemapcrawl.storage.tables import Unreadable, decode_history, history_rows, record_touched
+from sitemapcrawl.storage.tables import Unreadable, decode_history, history_rows
 from sitemapcrawl.web import urls
 
 log = logging.getLogger(__name__)

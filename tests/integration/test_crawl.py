@@ -19,7 +19,7 @@ from sitemapcrawl.model.schedule import CHANGEFREQ_SECONDS
 from sitemapcrawl.model.webpage import WEBPAGE_TABLE, FetchStatus, WebPage
 from sitemapcrawl.modes import CrawlMode
 from sitemapcrawl.report.text import build_report, sitemap_outcomes
-from sitemapcrawl.storage import tables
+from sitemapcrawl.storage import dueindex
 from sitemapcrawl.storage.store import Store
 from sitemapcrawl.testweb import TestWebServer, demo_web
 from sitemapcrawl.testweb.truth import Truth
@@ -120,7 +120,7 @@ def test_sitemap_only_fetches_exactly_the_sitemaps_and_their_pages(
     assert again.stopped == "nothing due" and fetched_urls(web) == set()
     # Make one page due: only it is fetched, and it answers 304.
     page = web.url("127.0.0.2", "/about.html")
-    tables.write_pages(store, [(urls.row_key(page).encode(), encode(WebPage(
+    dueindex.write_pages(store, [(urls.row_key(page).encode(), encode(WebPage(
         page, next_fetch=rows[page].fetch_time)))])
     third = run(store, settings, [], CrawlMode.SITEMAP_ONLY)
     assert fetched_urls(web) == {page} and len(third.rounds) == 1

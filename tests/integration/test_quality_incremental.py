@@ -26,7 +26,7 @@ from sitemapcrawl.report.panels import PANELS, panel_data, take_counted_snapshot
 from sitemapcrawl.scoring import count_step
 from sitemapcrawl.scoring.quality import ListedStats, Pins, SitemapFacts, assess, observe, weighted_priority
 from sitemapcrawl.scoring.quality_step import policy_from_settings, score_sitemaps
-from sitemapcrawl.storage import tables
+from sitemapcrawl.storage import dueindex
 from sitemapcrawl.storage.store import Store
 from sitemapcrawl.testweb import (
     Entry,
@@ -289,7 +289,7 @@ def test_a_round_reads_only_the_sitemaps_it_touched(
     # Only host B's pages are due: the round touches s3 and no sitemap of host A.
     pages = [url for url in rows(store) if url.startswith(server.base_url(B)) and "/c/" in url]
     due = datetime.now(UTC).replace(microsecond=0) - timedelta(minutes=1)
-    tables.write_pages(store, [(urls.row_key(url).encode(), encode(WebPage(url, next_fetch=due))) for url in pages])
+    dueindex.write_pages(store, [(urls.row_key(url).encode(), encode(WebPage(url, next_fetch=due))) for url in pages])
     server.set_fault(server.url(B, "/c/4.html"), Fault.GONE)
     with CountingStore(fast) as counting:
         round_by_hand(store, fast, [Split()], update_store=counting)

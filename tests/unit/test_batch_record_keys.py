@@ -9,7 +9,7 @@ import pytest
 from sitemapcrawl.model.linkvalues import Inlink, InlinkKind, format_inlink
 from sitemapcrawl.model.splits import BUCKETS, Split, bucket_of
 from sitemapcrawl.model.webpage import WebPage
-from sitemapcrawl.storage.tables import (
+from sitemapcrawl.storage.batchrecords import (
     LISTED,
     MEMBER,
     TOUCHED,
