@@ -9,5 +9,5 @@ batch records and the due index; `schema` creates the tables as
 """
 
 __all__ = [
-    "batchrecords", "dueindex", "hbase_shell", "history", "hosts", "overlap", "politeness", "schema", "store", "tables",
+    "batchrecords", "dueindex", "failures", "hbase_shell", "history", "hosts", "overlap", "politeness", "schema", "store", "tables",
 ]

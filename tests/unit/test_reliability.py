@@ -23,7 +23,8 @@ from sitemapcrawl.errors import UsageError
 from sitemapcrawl.jobs.inject import DETAIL_LIMIT, InjectCounts, Rejected, _seed_lines
 from sitemapcrawl.report.serve import ServeOptions, make_server
 from sitemapcrawl.safetext import printable, printable_json
-from sitemapcrawl.storage.store import MAX_KEY_BYTES, Store, check_key, check_table_prefix, classify, server_message
+from sitemapcrawl.storage.failures import MAX_KEY_BYTES, check_key, check_table_prefix, classify, server_message
+from sitemapcrawl.storage.store import Store
 from sitemapcrawl.web.rules import UrlRules
 from sitemapcrawl.web.urlfilters import SitemapBlacklist, UrlFilter
 from sitemapcrawl.web.urls import DEFAULT_RULES
