@@ -9,5 +9,6 @@ batch records and the due index; `schema` creates the tables as
 """
 
 __all__ = [
-    "batchrecords", "dueindex", "failures", "hbase_shell", "history", "hosts", "overlap", "politeness", "schema", "store", "tables",
+    "batchrecords", "dueindex", "failures", "hbase_shell", "history", "hosts", "overlap", "politeness", "schema",
+    "store", "tables",
 ]
