@@ -249,8 +249,12 @@ def _read_due(store: Store, now: datetime, options: GenerateOptions, counts: Gen
     counts.rescanned, counts.stale = rescan, read.stale
 
 
-class _Selector:
-    """Keeps the best candidates under the caps, in bounded memory."""
+class Selector:
+    """Keeps the best candidates under the caps (`max_per_host`, `top_n`), in bounded memory.
+
+    `add` each due candidate; `chosen` gives the selection, best first. Memory:
+    at most `max_per_host` candidates per count key (or `top_n` in all).
+    """
 
     def __init__(self, options: GenerateOptions) -> None:
         self.options = options
@@ -310,7 +314,7 @@ def generate(
     now = (now or datetime.now(UTC)).replace(microsecond=0)
     counts = GenerateCounts()
     unreadable = tables.Unreadable()
-    selector = _Selector(options)
+    selector = Selector(options)
     blacklisted: list[tuple[bytes, WebPage]] = []
     cutoff_by_topn = 0
     for key, row in _read_due(store, now, options, counts, unreadable, on_progress):

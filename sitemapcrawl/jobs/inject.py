@@ -256,9 +256,13 @@ def row_for_seed(seed: Seed, existing: WebPage | None, now: datetime, settings: 
     )
 
 
-def _seed_lines(lines: Iterable[str], rules: UrlRules, counts: InjectCounts,
-                on_reject: Callable[[Rejected], None]) -> Iterator[Seed]:
-    """Seeds of every good line, with depth and radius defaults filled in."""
+def seed_lines(lines: Iterable[str], rules: UrlRules, counts: InjectCounts,
+               on_reject: Callable[[Rejected], None]) -> Iterator[Seed]:
+    """Seeds of every good line, with depth and radius defaults filled in.
+
+    A bad line is counted in `counts` and told to `on_reject` (its number, the
+    reason and a short quote of it), never raised. No I/O.
+    """
     settings = rules.settings
     for number, text in enumerate(lines, start=1):
         try:
@@ -299,7 +303,7 @@ def inject(
     store.require_tables(WEBPAGE_TABLE, DUE_TABLE)
     now = (now or datetime.now(UTC)).replace(microsecond=0)
     counts = InjectCounts()
-    seeds = _seed_lines(lines, rules, counts, on_reject)
+    seeds = seed_lines(lines, rules, counts, on_reject)
     chunk_size = max(1, settings.hbase_batch_size)
     while True:
         chunk: dict[str, Seed] = {}
