@@ -145,10 +145,10 @@ def hbase_part(hbase: str, rows: int, repeat: int) -> list[tuple[str, int, float
     from sitemapcrawl.model.webpage import WEBPAGE_TABLE, FetchStatus, WebPage
     from sitemapcrawl.sitemaps.model import ChangeFreq
     from sitemapcrawl.storage.store import Store
-    from sitemapcrawl.web import urls
+    from sitemapcrawl.web import rowkeys
 
     values = [row_values(i) for i in range(rows)]
-    keys = [urls.row_key(url).encode() for url, *_ in values]
+    keys = [rowkeys.row_key(url).encode() for url, *_ in values]
 
     def pages() -> Iterator[tuple[bytes, dict[bytes, bytes]]]:
         for key, (url, sitemap, lastmod, priority, freq) in zip(keys, values, strict=True):
@@ -188,7 +188,7 @@ def hbase_part(hbase: str, rows: int, repeat: int) -> list[tuple[str, int, float
         started = time.perf_counter()
         scanned = 0
         for key, cells in store.scan(WEBPAGE_TABLE):
-            row = decode(WebPage, urls.url_from_row_key(key.decode()), cells)
+            row = decode(WebPage, rowkeys.url_from_row_key(key.decode()), cells)
             for text in (row.inlinks or {}).values():
                 parse_inlink(text)
             scanned += 1

@@ -93,7 +93,7 @@ from sitemapcrawl.testweb import (
     TestWebServer,
     Web,
 )
-from sitemapcrawl.web import urls
+from sitemapcrawl.web import rowkeys
 
 URLS_PER_SITEMAP = 50_000
 AGENT = "sitemapcrawl-bench/1.0"
@@ -389,7 +389,7 @@ def filler_rows(count: int, now: datetime) -> Iterator[tuple[bytes, dict[bytes, 
             return
         host = f"https://www.filler{k}.example"
         sitemap_url = f"{host}/sitemap.xml"
-        yield urls.row_key(sitemap_url).encode(), encode(WebPage(
+        yield rowkeys.row_key(sitemap_url).encode(), encode(WebPage(
             sitemap_url, status=FetchStatus.FETCHED, fetch_time=fetched, next_fetch=due, fetch_interval=86_400,
             http_code=200, content_type="application/xml", signature="0" * 32, is_sitemap=True,
             sitemap_source=SitemapSource.ROBOTS, sitemap_type="urlset", sitemap_entries=URLS_PER_SITEMAP,
@@ -401,7 +401,7 @@ def filler_rows(count: int, now: datetime) -> Iterator[tuple[bytes, dict[bytes, 
         inlink = {sitemap_url: format_inlink(listed)}
         for i in range(min(URLS_PER_SITEMAP, count - made)):
             url = f"{host}/p/{i}.html"
-            yield urls.row_key(url).encode(), encode(WebPage(
+            yield rowkeys.row_key(url).encode(), encode(WebPage(
                 url, status=FetchStatus.FETCHED, fetch_time=fetched, next_fetch=due, fetch_interval=2_592_000,
                 http_code=200, content_type="text/html", signature=f"{i:032x}", in_sitemap=True, priority=0.5,
                 changefreq=ChangeFreq.WEEKLY, lastmod=fetched - timedelta(days=3), score=1.0, depth=1, radius=0,

@@ -21,7 +21,7 @@ from sitemapcrawl.sitemaps.normalize import parse_lastmod, parse_priority
 from sitemapcrawl.storage import dueindex
 from sitemapcrawl.storage.store import Store
 from sitemapcrawl.testweb import SitemapChange, TestWebServer
-from sitemapcrawl.web import urls
+from sitemapcrawl.web import rowkeys
 from sitemapcrawl.web.http import PoliteHttpClient
 from sitemapcrawl.web.rules import UrlRules
 
@@ -52,7 +52,7 @@ def make_due(store: Store, sitemaps_only: bool) -> int:
     puts = []
     for key, cells in store.scan(WEBPAGE_TABLE, columns=column_names(WebPage, ["next_fetch", "is_sitemap"]),
                                  filter=row_filter):
-        row = decode(WebPage, urls.url_from_row_key(key.decode()), cells)
+        row = decode(WebPage, rowkeys.url_from_row_key(key.decode()), cells)
         if row.next_fetch is not None:
             puts.append((key, encode(WebPage(row.url, next_fetch=past))))
     return dueindex.write_pages(store, puts).rows

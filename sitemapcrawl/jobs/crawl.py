@@ -56,7 +56,7 @@ from sitemapcrawl.model.webpage import BATCH_TABLE, DUE_TABLE, HOST_TABLE, WEBPA
 from sitemapcrawl.modes import CountMode, CrawlMode
 from sitemapcrawl.storage.hosts import origins_in_table
 from sitemapcrawl.storage.store import Store
-from sitemapcrawl.web import urls
+from sitemapcrawl.web import rowkeys
 from sitemapcrawl.web.http import PoliteHttpClient
 from sitemapcrawl.web.rules import UrlRules
 
@@ -202,7 +202,7 @@ def split_origins(store: Store, split: Split) -> list[str]:
     Cost: the skip scan of `hosts.origins_in_table`, one round trip per origin.
     """
     return [origin for origin in origins_in_table(store)
-            if split.holds(urls.row_key(origin + "/").encode("utf-8"))]
+            if split.holds(rowkeys.row_key(origin + "/").encode("utf-8"))]
 
 
 def crawl_mode_of(state: BatchState, options: CrawlOptions) -> CrawlMode:

@@ -39,7 +39,7 @@ from sitemapcrawl.sitemaps.scope import format_vouchers, merge_vouchers, parse_v
 from sitemapcrawl.storage.dueindex import write_pages
 from sitemapcrawl.storage.store import Store
 from sitemapcrawl.storage.tables import Unreadable, read_pages
-from sitemapcrawl.web import urls
+from sitemapcrawl.web import rowkeys, urls
 from sitemapcrawl.web.rules import UrlRules
 
 log = logging.getLogger(__name__)
@@ -308,7 +308,7 @@ def inject(
     while True:
         chunk: dict[str, Seed] = {}
         for seed in islice(seeds, chunk_size):
-            key = urls.row_key(seed.url)
+            key = rowkeys.row_key(seed.url)
             chunk[key] = _merge_seeds(chunk[key], seed) if key in chunk else seed
         if not chunk:
             break

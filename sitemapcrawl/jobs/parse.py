@@ -112,7 +112,7 @@ from sitemapcrawl.storage.dueindex import write_pages
 from sitemapcrawl.storage.history import record_parse
 from sitemapcrawl.storage.store import Store
 from sitemapcrawl.storage.tables import Unreadable, read_page, read_pages
-from sitemapcrawl.web import urls
+from sitemapcrawl.web import rowkeys, urls
 from sitemapcrawl.web.htmllinks import extract_links
 from sitemapcrawl.web.rules import UrlRules
 
@@ -265,7 +265,7 @@ class _SitemapParse:
                 link = Inlink(InlinkKind.SITEMAP, depth, radius, self.batch_id, priority=entry.priority,
                               changefreq=entry.changefreq, lastmod=entry.lastmod)
             try:
-                key = urls.row_key(target).encode("utf-8")
+                key = rowkeys.row_key(target).encode("utf-8")
             except InvalidUrlError:
                 self.invalid += 1
                 continue
@@ -326,7 +326,7 @@ def vouchers_through_redirects(store: Store, row: WebPage, settings: Settings, u
         if link is None or link.kind is not InlinkKind.REDIRECT or source in seen or source == row.url:
             continue
         try:
-            key = urls.row_key(source).encode("utf-8")
+            key = rowkeys.row_key(source).encode("utf-8")
             same = urls.registered_domain_key(source) == urls.registered_domain_key(row.url)
         except InvalidUrlError as exc:
             log.warning("parse: %s: redirect source %s: %s", row.url, source[:200], exc)

@@ -112,7 +112,7 @@ from sitemapcrawl.storage.dueindex import DUE_FIELDS, write_pages
 from sitemapcrawl.storage.overlap import WriteBehind, read_ahead
 from sitemapcrawl.storage.store import Store
 from sitemapcrawl.storage.tables import Unreadable
-from sitemapcrawl.web import urls
+from sitemapcrawl.web import rowkeys, urls
 from sitemapcrawl.web.rules import UrlRules
 
 log = logging.getLogger(__name__)
@@ -229,7 +229,7 @@ def spread_cells(row: WebPage, batch_id: str, rules: UrlRules, mode: CrawlMode,
                 counts.redirects += 1
     for url, link in targets:
         try:
-            key = urls.row_key(url).encode("utf-8")
+            key = rowkeys.row_key(url).encode("utf-8")
         except InvalidUrlError:
             continue
         yield key, encode(WebPage(url, inlinks={row.url: format_inlink(link)}, discover_mark=batch_id))

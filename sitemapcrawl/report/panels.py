@@ -62,7 +62,7 @@ from sitemapcrawl.storage.history import SitemapHistory, histories, parse_counts
 from sitemapcrawl.storage.politeness import POLITENESS_KEYS_START
 from sitemapcrawl.storage.store import Store
 from sitemapcrawl.storage.tables import decode_host
-from sitemapcrawl.web import urls
+from sitemapcrawl.web import rowkeys, urls
 
 log = logging.getLogger(__name__)
 
@@ -210,7 +210,7 @@ def take_snapshot(store: Store, now: datetime) -> Snapshot:
         extras.history = list(histories(store))
     for key, cells in store.scan(WEBPAGE_TABLE, columns=column_names(WebPage, _EXTRA_FIELDS)):
         try:
-            row = decode(WebPage, urls.url_from_row_key(key.decode("utf-8")), cells)
+            row = decode(WebPage, rowkeys.url_from_row_key(key.decode("utf-8")), cells)
         except (InvalidUrlError, CellDecodeError, UnicodeDecodeError) as exc:
             log.debug("panels: skipping row %r: %s", key[:200], exc)
             continue
@@ -246,10 +246,10 @@ def take_counted_snapshot(store: Store, now: datetime) -> Snapshot:
             _group, tally = evidence.latest(evidence.evidence(base, row.count_cells or {}), rowcounts.GROUP)
             for text in (row.sitemap_summaries or {}).values():
                 value = rowcounts.read_summary(text)
-                summaries.append((urls.row_key(value["url"]).encode("utf-8"), value))
+                summaries.append((rowkeys.row_key(value["url"]).encode("utf-8"), value))
             for name, text in (row.audit_samples or {}).items():
                 if name in samples:
-                    samples[name] += [(urls.row_key(u).encode("utf-8"), u) for u in text.split("\n") if u]
+                    samples[name] += [(rowkeys.row_key(u).encode("utf-8"), u) for u in text.split("\n") if u]
         except (InvalidUrlError, CellDecodeError, UnicodeDecodeError, ValueError) as exc:
             log.warning("panels: skipping host row %r: %s", key[:200], exc)
             report.totals.unreadable += 1

@@ -36,7 +36,7 @@ from sitemapcrawl.storage.dueindex import chunks, write_pages
 from sitemapcrawl.storage.overlap import WriteBehind
 from sitemapcrawl.storage.store import Store
 from sitemapcrawl.storage.tables import Unreadable, pages
-from sitemapcrawl.web import urls
+from sitemapcrawl.web import rowkeys
 
 log = logging.getLogger(__name__)
 
@@ -82,7 +82,7 @@ def key_of_url(url: str) -> bytes | None:
     """The `webpage` row key of a canonical URL, or None when it has none (the last few thousand
     remembered: readers ask for the same sitemaps' keys row after row)."""
     try:
-        return urls.row_key(url).encode("utf-8")
+        return rowkeys.row_key(url).encode("utf-8")
     except InvalidUrlError:
         return None
 

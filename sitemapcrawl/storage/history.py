@@ -70,7 +70,7 @@ from sitemapcrawl.model.webpage import HISTORY_TABLE, WEBPAGE_TABLE, HistoryRow,
 from sitemapcrawl.storage.batchrecords import record_touched
 from sitemapcrawl.storage.store import Store
 from sitemapcrawl.storage.tables import Unreadable, decode_history, history_rows
-from sitemapcrawl.web import urls
+from sitemapcrawl.web import rowkeys, urls
 
 log = logging.getLogger(__name__)
 
@@ -175,7 +175,7 @@ def _act_on_rows(store: Store, sitemap_url: str, changes: list[Change], batch_id
         if change.kind not in (ChangeKind.ADDED, ChangeKind.REMOVED):
             continue
         try:
-            key = urls.row_key(change.url).encode("utf-8")
+            key = rowkeys.row_key(change.url).encode("utf-8")
         except InvalidUrlError:
             continue
         if change.kind is ChangeKind.REMOVED:
@@ -247,12 +247,12 @@ class ChangeRecord:
 
 def _prefixes(sitemap: str | None, host: str | None, rules: urls.CanonicalRules) -> list[bytes | None]:
     if sitemap is not None:
-        key = urls.row_key(urls.canonicalize(sitemap, rules))
+        key = rowkeys.row_key(urls.canonicalize(sitemap, rules))
         if host is not None and urls.host_key(urls.canonicalize(sitemap, rules)) != urls.canonical_host(host, rules):
             return []
         return [f"{key} ".encode()]
     if host is not None:
-        return [urls.host_row_prefix(host, rules).encode("utf-8")]
+        return [rowkeys.host_row_prefix(host, rules).encode("utf-8")]
     return [None]
 
 

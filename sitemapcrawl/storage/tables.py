@@ -29,7 +29,7 @@ from sitemapcrawl.model.webpage import (
     WebPage,
 )
 from sitemapcrawl.storage.store import Cells, Store
-from sitemapcrawl.web import urls
+from sitemapcrawl.web import rowkeys
 
 log = logging.getLogger(__name__)
 
@@ -49,7 +49,7 @@ class Unreadable:
 def decode_page(key: bytes, cells: Cells, fields: Iterable[str] | None = None) -> WebPage:
     """One `webpage` row from its key and cells; raises InvalidUrlError or CellDecodeError."""
     try:
-        url = urls.url_from_row_key(key.decode("utf-8"))
+        url = rowkeys.url_from_row_key(key.decode("utf-8"))
     except UnicodeDecodeError as exc:
         raise InvalidUrlError(f"row key is not UTF-8: {exc}") from None
     return decode(WebPage, url, cells, fields)
@@ -114,7 +114,7 @@ def decode_host(key: bytes, cells: Cells, fields: Iterable[str] | None = None) -
         text = key.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise InvalidUrlError(f"row key is not UTF-8: {exc}") from None
-    return decode(HostRow, urls.url_from_row_key(text + "/")[:-1], cells, fields)
+    return decode(HostRow, rowkeys.url_from_row_key(text + "/")[:-1], cells, fields)
 
 
 def hosts(scan: Iterable[tuple[bytes, Cells]], job: str, unreadable: Unreadable,

@@ -7,4 +7,4 @@ protocol, failures as values); `robots` parses robots.txt with protego and
 finds a site's sitemaps (robots.txt lines, well-known paths).
 """
 
-__all__ = ["discover", "htmllinks", "http", "robots", "robots_txt", "rules", "urlfilters", "urls"]
+__all__ = ["discover", "hostnames", "htmllinks", "http", "robots", "robots_txt", "rowkeys", "rules", "urlfilters", "urls"]

@@ -37,7 +37,7 @@ from sitemapcrawl.model.webpage import (
 from sitemapcrawl.storage import batchrecords
 from sitemapcrawl.storage.store import Cells, Store
 from sitemapcrawl.testweb import TestWebServer, Web, bulk_web
-from sitemapcrawl.web import urls
+from sitemapcrawl.web import rowkeys
 from sitemapcrawl.web.rules import UrlRules
 
 pytestmark = pytest.mark.integration
@@ -53,7 +53,7 @@ def crawl_settings(settings: Settings) -> Settings:
 def add_unrelated(store: Store, n: int, start: int = 0) -> None:
     """`n` fetched rows on many hosts, not due for months: what a big table holds besides the batch."""
     store.write(WEBPAGE_TABLE, (
-        (urls.row_key(url).encode(), encode(WebPage(url, status=FetchStatus.FETCHED, fetch_time=PAST,
+        (rowkeys.row_key(url).encode(), encode(WebPage(url, status=FetchStatus.FETCHED, fetch_time=PAST,
                                                     next_fetch=FAR, fetch_mark="old", generate_mark="old",
                                                     update_mark="old", discover_mark="old", score=1.0)))
         for url in (f"http://h{i % 97}.unrelated.example/page/{i}" for i in range(start, start + n))))

@@ -16,7 +16,7 @@ from sitemapcrawl.model.webpage import WEBPAGE_TABLE, FetchStatus, WebPage
 from sitemapcrawl.storage.history import histories
 from sitemapcrawl.storage.store import Store
 from sitemapcrawl.testweb import changing_web
-from sitemapcrawl.web import urls
+from sitemapcrawl.web import rowkeys
 
 pytestmark = pytest.mark.integration
 runner = CliRunner()
@@ -27,7 +27,7 @@ def cli(settings: Settings, *args: str):  # type: ignore[no-untyped-def]
 
 
 def row(store: Store, url: str) -> WebPage:
-    cells = store.row(WEBPAGE_TABLE, urls.row_key(url).encode())
+    cells = store.row(WEBPAGE_TABLE, rowkeys.row_key(url).encode())
     assert cells, url
     return decode(WebPage, url, cells)
 

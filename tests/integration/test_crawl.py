@@ -23,7 +23,7 @@ from sitemapcrawl.storage import dueindex
 from sitemapcrawl.storage.store import Store
 from sitemapcrawl.testweb import TestWebServer, demo_web
 from sitemapcrawl.testweb.truth import Truth
-from sitemapcrawl.web import urls
+from sitemapcrawl.web import rowkeys, urls
 from sitemapcrawl.web.http import PoliteHttpClient
 from sitemapcrawl.web.rules import UrlRules
 
@@ -54,7 +54,7 @@ def run(store: Store, settings: Settings, seeds: list[str], mode: CrawlMode, rou
 def table(store: Store) -> dict[str, WebPage]:
     rows = {}
     for key, cells in store.scan(WEBPAGE_TABLE):
-        url = urls.url_from_row_key(key.decode())
+        url = rowkeys.url_from_row_key(key.decode())
         rows[url] = decode(WebPage, url, cells)
     return rows
 
@@ -120,7 +120,7 @@ def test_sitemap_only_fetches_exactly_the_sitemaps_and_their_pages(
     assert again.stopped == "nothing due" and fetched_urls(web) == set()
     # Make one page due: only it is fetched, and it answers 304.
     page = web.url("127.0.0.2", "/about.html")
-    dueindex.write_pages(store, [(urls.row_key(page).encode(), encode(WebPage(
+    dueindex.write_pages(store, [(rowkeys.row_key(page).encode(), encode(WebPage(
         page, next_fetch=rows[page].fetch_time)))])
     third = run(store, settings, [], CrawlMode.SITEMAP_ONLY)
     assert fetched_urls(web) == {page} and len(third.rounds) == 1

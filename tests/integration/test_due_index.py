@@ -26,7 +26,7 @@ from sitemapcrawl.modes import CountMode, CrawlMode
 from sitemapcrawl.storage import dueindex
 from sitemapcrawl.storage.store import Store
 from sitemapcrawl.testweb import demo_web
-from sitemapcrawl.web import urls
+from sitemapcrawl.web import rowkeys
 from sitemapcrawl.web.http import PoliteHttpClient
 from sitemapcrawl.web.rules import UrlRules
 
@@ -45,7 +45,7 @@ def counting(settings: Settings) -> Iterator[CountingStore]:
 
 
 def key_of(url: str) -> bytes:
-    return urls.row_key(url).encode()
+    return rowkeys.row_key(url).encode()
 
 
 def page(url: str, **fields: object) -> WebPage:

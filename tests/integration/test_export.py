@@ -21,7 +21,7 @@ from sitemapcrawl.model.codec import format_time
 from sitemapcrawl.model.webpage import WEBPAGE_TABLE, WebPage
 from sitemapcrawl.storage.store import Store
 from sitemapcrawl.testweb import changing_web
-from sitemapcrawl.web import urls
+from sitemapcrawl.web import rowkeys
 
 pytestmark = pytest.mark.integration
 runner = CliRunner()
@@ -38,7 +38,7 @@ def the_table(store: Store) -> dict[str, dict[str, Any]]:
     """Every row, read whole and flattened here (not by the export code)."""
     rows = {}
     for key, cells in store.scan(WEBPAGE_TABLE):
-        url = urls.url_from_row_key(key.decode())
+        url = rowkeys.url_from_row_key(key.decode())
         rows[url] = decode(WebPage, url, cells)
     scores = {url: row.quality for url, row in rows.items() if row.is_sitemap and row.quality is not None}
 

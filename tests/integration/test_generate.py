@@ -14,7 +14,7 @@ from sitemapcrawl.model.cells import column_names, decode, encode
 from sitemapcrawl.model.webpage import WEBPAGE_TABLE, FetchStatus, WebPage
 from sitemapcrawl.modes import CountMode, CrawlMode
 from sitemapcrawl.storage.store import Store
-from sitemapcrawl.web import urls
+from sitemapcrawl.web import rowkeys, urls
 from sitemapcrawl.web.rules import UrlRules
 
 pytestmark = pytest.mark.integration
@@ -24,7 +24,7 @@ PAST = NOW - timedelta(hours=1)
 
 
 def put(store: Store, *rows: WebPage) -> None:
-    store.write(WEBPAGE_TABLE, [(urls.row_key(r.url).encode(), encode(r)) for r in rows])
+    store.write(WEBPAGE_TABLE, [(rowkeys.row_key(r.url).encode(), encode(r)) for r in rows])
 
 
 def page(url: str, **fields: object) -> WebPage:
@@ -33,7 +33,7 @@ def page(url: str, **fields: object) -> WebPage:
 
 
 def marks(store: Store, url: str) -> WebPage:
-    cells = store.row(WEBPAGE_TABLE, urls.row_key(url).encode(),
+    cells = store.row(WEBPAGE_TABLE, rowkeys.row_key(url).encode(),
                       columns=column_names(WebPage, ["generate_mark", "batch_id", "partition", "blacklisted"]))
     return decode(WebPage, url, cells or {})
 

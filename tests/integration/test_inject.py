@@ -15,7 +15,7 @@ from sitemapcrawl.config import Settings
 from sitemapcrawl.model.cells import encode
 from sitemapcrawl.model.webpage import WEBPAGE_TABLE, FetchStatus, WebPage
 from sitemapcrawl.storage.store import Store
-from sitemapcrawl.web.urls import row_key
+from sitemapcrawl.web.rowkeys import row_key
 
 pytestmark = pytest.mark.integration
 runner = CliRunner()

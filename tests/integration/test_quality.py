@@ -22,7 +22,7 @@ from sitemapcrawl.scoring.quality import is_quality_reason
 from sitemapcrawl.scoring.quality_step import score_sitemaps
 from sitemapcrawl.storage import dueindex
 from sitemapcrawl.storage.store import Store
-from sitemapcrawl.web import urls
+from sitemapcrawl.web import rowkeys
 from sitemapcrawl.web.rules import UrlRules
 
 pytestmark = pytest.mark.integration
@@ -31,7 +31,7 @@ pytestmark = pytest.mark.integration
 def table(store: Store) -> dict[str, tuple[bytes, WebPage]]:
     rows = {}
     for key, cells in store.scan(WEBPAGE_TABLE):
-        url = urls.url_from_row_key(key.decode())
+        url = rowkeys.url_from_row_key(key.decode())
         rows[url] = (key, decode(WebPage, url, cells))
     return rows
 
@@ -144,7 +144,7 @@ def test_pins_win_and_a_quality_blacklisting_is_undone(store: Store, settings: S
 
 def test_a_blacklist_file_reason_is_never_cleared(store: Store, settings: Settings) -> None:
     url = "http://file.test/sitemap.xml"
-    key = urls.row_key(url).encode()
+    key = rowkeys.row_key(url).encode()
     dueindex.write_pages(store, [(key, encode(WebPage(url, is_sitemap=True, blacklisted="host file.test")))])
     trusting = dataclasses.replace(settings, sitemap_trusted=(url,))
     score_sitemaps(store, UrlRules.from_settings(trusting), datetime.now(UTC))
@@ -163,7 +163,7 @@ def test_only_the_latest_parse_of_a_sitemap_counts(store: Store, settings: Setti
     rows += [WebPage(f"http://late.test/ok{i}", in_sitemap=True, status=FetchStatus.FETCHED, fetch_time=now,
                      inlinks={sitemap: new}) for i in range(2)]
     assert all(parse_inlink(text) for row in rows for text in (row.inlinks or {}).values())
-    dueindex.write_pages(store, [(urls.row_key(r.url).encode(), encode(r)) for r in rows])
+    dueindex.write_pages(store, [(rowkeys.row_key(r.url).encode(), encode(r)) for r in rows])
     counts = score_sitemaps(store, UrlRules.from_settings(settings), now)
     assert counts.listed_rows == 9  # the sitemap row itself is read too (it may be an index's child)
     row = table(store)[sitemap][1]

@@ -29,7 +29,7 @@ from sitemapcrawl.model.webpage import BATCH_TABLE, FetchStatus, WebPage, batch_
 from sitemapcrawl.storage import dueindex
 from sitemapcrawl.storage.store import Store
 from sitemapcrawl.testweb import PageRange, Robots, RobotsGroup, Site, TestWebServer, Web
-from sitemapcrawl.web import urls
+from sitemapcrawl.web import rowkeys
 from sitemapcrawl.web.http import PoliteHttpClient
 from sitemapcrawl.web.rules import UrlRules
 
@@ -291,7 +291,7 @@ def test_batches_lists_warns_resumes_and_releases(site: TestWebServer, store: St
     old = now - timedelta(days=10)
     rows = [WebPage(u, status=FetchStatus.UNFETCHED, next_fetch=old - timedelta(hours=1), score=1.0, depth=1,
                     radius=0) for u in pages[:3]]
-    dueindex.write_pages(store, [(urls.row_key(r.url).encode(), encode(r)) for r in rows])
+    dueindex.write_pages(store, [(rowkeys.row_key(r.url).encode(), encode(r)) for r in rows])
     rules = UrlRules.from_settings(fetch_settings)
     assert generate(store, rules, GenerateOptions(batch_id="old"), now=old).selected == 3
     add_due(store, *pages[3:6])

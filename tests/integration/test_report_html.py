@@ -18,7 +18,7 @@ from sitemapcrawl.model.webpage import WEBPAGE_TABLE, WebPage
 from sitemapcrawl.report.html import write_report
 from sitemapcrawl.report.panels import panel_data, take_snapshot
 from sitemapcrawl.storage.store import Store
-from sitemapcrawl.web import urls
+from sitemapcrawl.web import rowkeys
 
 pytestmark = pytest.mark.integration
 
@@ -33,7 +33,7 @@ def test_the_html_report_shows_the_crawl_and_opens_without_network_or_console_er
     sm = sitemap_urls(server)
     # A problem line a hostile site could cause must show as text, never as markup.
     odd = "http://127.0.0.9/odd.xml"
-    store.write(WEBPAGE_TABLE, [(urls.row_key(odd).encode(), encode(WebPage(
+    store.write(WEBPAGE_TABLE, [(rowkeys.row_key(odd).encode(), encode(WebPage(
         odd, is_sitemap=True, sitemap_problems=(HOSTILE,))))])
     snapshot = take_snapshot(store, datetime.now(UTC).replace(microsecond=0))
     path = tmp_path / "report.html"
@@ -72,7 +72,7 @@ def test_the_html_report_shows_the_crawl_and_opens_without_network_or_console_er
 
 def test_report_html_command(store: Store, settings: Settings, tmp_path: Path) -> None:
     page = "http://cli.test/a.html"
-    store.write(WEBPAGE_TABLE, [(urls.row_key(page).encode(), encode(WebPage(page, in_sitemap=True)))])
+    store.write(WEBPAGE_TABLE, [(rowkeys.row_key(page).encode(), encode(WebPage(page, in_sitemap=True)))])
     common = ["--hbase", settings.hbase, "--table-prefix", settings.table_prefix]
     path = tmp_path / "out.html"
     done = CliRunner().invoke(app, [*common, "report", "--html", str(path)])

@@ -27,8 +27,8 @@ from sitemapcrawl.storage.hosts import origins_in_table
 from sitemapcrawl.storage.politeness import POLITENESS_KEYS_START
 from sitemapcrawl.storage.store import Store
 from sitemapcrawl.storage.tables import Unreadable, read_page, scan_pages
+from sitemapcrawl.web.rowkeys import row_key
 from sitemapcrawl.web.rules import UrlRules
-from sitemapcrawl.web.urls import row_key
 
 runner = CliRunner()
 

@@ -27,7 +27,8 @@ from sitemapcrawl.storage.schema import (
     shell_script,
     split_keys_from_urls,
 )
-from sitemapcrawl.web.urls import canonicalize, host_row_prefix, row_key
+from sitemapcrawl.web.rowkeys import host_row_prefix, row_key
+from sitemapcrawl.web.urls import canonicalize
 
 SCHEMA = REPO / "hbase-schema"
 
