@@ -7,4 +7,6 @@ protocol, failures as values); `robots` parses robots.txt with protego and
 finds a site's sitemaps (robots.txt lines, well-known paths).
 """
 
-__all__ = ["discover", "hostnames", "htmllinks", "http", "robots", "robots_txt", "rowkeys", "rules", "urlfilters", "urls"]
+__all__ = [
+    "discover", "hostnames", "htmllinks", "http", "robots", "robots_txt", "rowkeys", "rules", "urlfilters", "urls",
+]
