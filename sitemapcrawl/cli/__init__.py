@@ -7,4 +7,4 @@ place where errors become a stderr line and an exit code; `console` and
 Nothing imports this package: it is the top of the arrows.
 """
 
-__all__ = ["app", "console", "console_live", "core", "settings_doc"]
+__all__ = ["app", "console", "console_live", "core", "phases", "results", "settings_doc", "shared", "tools"]
