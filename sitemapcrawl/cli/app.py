@@ -3,7 +3,7 @@
 No crawl logic lives here. Data goes to stdout, messages to stderr (through
 `console`, above the live progress line on a terminal). Every
 `SitemapCrawlError` becomes one line on stderr and its exit code in
-`cli_core.CommandGroup`; nothing else is caught, so a bug still shows its
+`core.CommandGroup`; nothing else is caught, so a bug still shows its
 traceback.
 
 `app` holds the global options and registers every command, in the order

@@ -69,7 +69,7 @@ def stored_rule(row: HostRow, user_agent: str, now: datetime, max_age: int) -> R
 
 def read_batch(store: Store, batch_id: str, partition: tuple[int, int] | None,
                chunk: int = 1000) -> Iterator[tuple[bytes, WebPage]]:
-    """The batch's rows (this partition's), a host's rows in key order, chunk by chunk (`tables.batch_rows`).
+    """The batch's rows (this partition's), a host's rows in key order, chunk by chunk (`batchrecords.batch_rows`).
 
     Rows that cannot be decoded are logged and skipped.
     """

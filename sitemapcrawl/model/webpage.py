@@ -302,7 +302,7 @@ BATCHROW_FAMILIES = (
 
 @dataclass(frozen=True)
 class BatchRecord:
-    """One `batchrow` row: a `webpage` row a batch holds (member) or touched (see `tables.record_key`).
+    """One `batchrow` row: a `webpage` row a batch holds (member) or touched (see `batchrecords.record_key`).
 
     Keys: `<batch>|m|<bucket>|<webpage key>` for a member (generate; fetch for
     a redirect hop), `<batch>|t|<bucket>|<webpage key>` for a touched row

@@ -185,7 +185,7 @@ class Store:
         return [base for base in TABLES if self.table_name(base) in names]
 
     def create_tables(self, compression: str = "NONE") -> list[str]:
-        """Create the tables that are missing, with the families of `webpage.py`.
+        """Create the tables that are missing, with the families of `model.webpage`.
 
         `compression` is HBase's name for the families' block compression
         (NONE, GZ, SNAPPY...): the cluster checks that it can use it, and a
