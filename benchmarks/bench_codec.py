@@ -73,20 +73,29 @@ def row_values(i: int) -> tuple[str, str, datetime, float, str]:
 def codec_steps() -> dict[str, Callable[[int], None]]:
     """The timed steps, written against the API both versions share.
 
-    The codec modules are taken from the measured tree's layout: in packages
-    since fc1accb (`sitemapcrawl.model`), flat before it (the default baseline).
+    The codec's names are looked up where the measured tree keeps them: flat
+    modules in the default baseline, `sitemapcrawl.model` since fc1accb, the
+    codec in `model.cells` since the row model was split.
     """
     import importlib
 
-    import sitemapcrawl
     from sitemapcrawl.sitemaps.model import ChangeFreq
 
-    home = "sitemapcrawl.model" if (Path(sitemapcrawl.__file__).parent / "model").is_dir() else "sitemapcrawl"
-    linkvalues = importlib.import_module(f"{home}.linkvalues")
-    webpage = importlib.import_module(f"{home}.webpage")
-    Inlink, InlinkKind = linkvalues.Inlink, linkvalues.InlinkKind
-    format_inlink, parse_inlink = linkvalues.format_inlink, linkvalues.parse_inlink
-    FetchStatus, WebPage, decode, encode = webpage.FetchStatus, webpage.WebPage, webpage.decode, webpage.encode
+    def located(name: str) -> Any:
+        for module in ("sitemapcrawl.model.cells", "sitemapcrawl.model.webpage", "sitemapcrawl.model.linkvalues",
+                       "sitemapcrawl.webpage", "sitemapcrawl.linkvalues"):
+            try:
+                found = importlib.import_module(module)
+            except ImportError:
+                continue
+            if hasattr(found, name):
+                return getattr(found, name)
+        raise ImportError(f"no module of the measured tree has {name}")
+
+    Inlink, InlinkKind = located("Inlink"), located("InlinkKind")
+    format_inlink, parse_inlink = located("format_inlink"), located("parse_inlink")
+    FetchStatus, WebPage = located("FetchStatus"), located("WebPage")
+    decode, encode = located("decode"), located("encode")
 
     values = [row_values(i) for i in range(POOL)]
     links = [Inlink(InlinkKind.SITEMAP, 1, 0, BATCH, priority=p, changefreq=ChangeFreq(cf), lastmod=lm)
@@ -159,14 +168,15 @@ CODEC_SCAN = "scan: Store.scan, decode, parse_inlink"
 def hbase_part(hbase: str, rows: int, repeat: int) -> list[tuple[str, int, float, str]]:
     """(step, rows, best seconds, floor step) for the puts and scans through HBase, `repeat` times each."""
     from sitemapcrawl.config import Settings
+    from sitemapcrawl.model.cells import decode, encode
     from sitemapcrawl.model.linkvalues import Inlink, InlinkKind, format_inlink, parse_inlink
-    from sitemapcrawl.model.webpage import WEBPAGE_TABLE, FetchStatus, WebPage, decode, encode
+    from sitemapcrawl.model.webpage import WEBPAGE_TABLE, FetchStatus, WebPage
     from sitemapcrawl.sitemaps.model import ChangeFreq
     from sitemapcrawl.storage.store import Store
-    from sitemapcrawl.web import urls
+    from sitemapcrawl.web import rowkeys
 
     values = [row_values(i) for i in range(rows)]
-    keys = [urls.row_key(url).encode() for url, *_ in values]
+    keys = [rowkeys.row_key(url).encode() for url, *_ in values]
 
     def pages() -> Iterator[tuple[bytes, dict[bytes, bytes]]]:
         for key, (url, sitemap, lastmod, priority, freq) in zip(keys, values, strict=True):
@@ -204,7 +214,7 @@ def hbase_part(hbase: str, rows: int, repeat: int) -> list[tuple[str, int, float
         started = time.perf_counter()
         scanned = 0
         for key, cells in store.scan(WEBPAGE_TABLE):
-            row = decode(WebPage, urls.url_from_row_key(key.decode()), cells)
+            row = decode(WebPage, rowkeys.url_from_row_key(key.decode()), cells)
             for text in (row.inlinks or {}).values():
                 parse_inlink(text)
             scanned += 1

@@ -36,9 +36,11 @@ from harness import (
 )
 
 from sitemapcrawl.config import Settings
-from sitemapcrawl.model.webpage import WEBPAGE_TABLE, ChangeFreq, FetchStatus, WebPage, encode, format_time
+from sitemapcrawl.model.cells import encode
+from sitemapcrawl.model.codec import format_time
+from sitemapcrawl.model.webpage import WEBPAGE_TABLE, ChangeFreq, FetchStatus, WebPage
 from sitemapcrawl.storage.store import Store
-from sitemapcrawl.web import urls
+from sitemapcrawl.web import rowkeys
 
 FLOOR = r"""
 import happybase
@@ -89,7 +91,7 @@ def load(settings: Settings, size: int) -> None:
             host = f"host{i % 1000}.example.com"
             url = f"http://{host}/section/{i // 1000}/article-{i}.html"
             sitemap = f"http://{host}/sitemap-{i % 7}.xml"
-            yield urls.row_key(url).encode(), encode(WebPage(
+            yield rowkeys.row_key(url).encode(), encode(WebPage(
                 url, status=FetchStatus.FETCHED, http_code=200, content_type="text/html; charset=utf-8",
                 fetch_time=now, next_fetch=now, lastmod=now, changefreq=ChangeFreq.DAILY,
                 in_sitemap=True, priority=0.5 + (i % 5) / 10, depth=1, radius=0, sitemaps_listing=1,

@@ -84,20 +84,12 @@ from harness import (
 from thriftpy2.thrift import TException
 
 from sitemapcrawl.config import Settings
+from sitemapcrawl.model.cells import column_names, encode
 from sitemapcrawl.model.due import entry_of
 from sitemapcrawl.model.linkvalues import Inlink, InlinkKind, format_inlink
-from sitemapcrawl.model.webpage import (
-    DUE_TABLE,
-    WEBPAGE_TABLE,
-    DueRow,
-    FetchStatus,
-    SitemapSource,
-    WebPage,
-    column_names,
-    encode,
-)
+from sitemapcrawl.model.webpage import DUE_TABLE, WEBPAGE_TABLE, DueRow, FetchStatus, SitemapSource, WebPage
 from sitemapcrawl.sitemaps.model import ChangeFreq
-from sitemapcrawl.storage import tables
+from sitemapcrawl.storage import dueindex
 from sitemapcrawl.storage.store import Store
 from sitemapcrawl.testweb import (
     Entry,
@@ -112,7 +104,7 @@ from sitemapcrawl.testweb import (
     TestWebServer,
     Web,
 )
-from sitemapcrawl.web import urls
+from sitemapcrawl.web import rowkeys
 
 URLS_PER_SITEMAP = 50_000
 ROUND_LINE = re.compile(r"^round (\d+): .*; (generate [\d.]+s.*)$")
@@ -318,7 +310,7 @@ def filler_rows(count: int, now: datetime) -> Iterator[tuple[bytes, dict[bytes, 
             return
         host = f"https://www.filler{k}.example"
         sitemap_url = f"{host}/sitemap.xml"
-        yield urls.row_key(sitemap_url).encode(), encode(WebPage(
+        yield rowkeys.row_key(sitemap_url).encode(), encode(WebPage(
             sitemap_url, status=FetchStatus.FETCHED, fetch_time=fetched, next_fetch=due, fetch_interval=86_400,
             http_code=200, content_type="application/xml", signature="0" * 32, is_sitemap=True,
             sitemap_source=SitemapSource.ROBOTS, sitemap_type="urlset", sitemap_entries=URLS_PER_SITEMAP,
@@ -330,7 +322,7 @@ def filler_rows(count: int, now: datetime) -> Iterator[tuple[bytes, dict[bytes, 
         inlink = {sitemap_url: format_inlink(listed)}
         for i in range(min(URLS_PER_SITEMAP, count - made)):
             url = f"{host}/p/{i}.html"
-            yield urls.row_key(url).encode(), encode(WebPage(
+            yield rowkeys.row_key(url).encode(), encode(WebPage(
                 url, status=FetchStatus.FETCHED, fetch_time=fetched, next_fetch=due, fetch_interval=2_592_000,
                 http_code=200, content_type="text/html", signature=f"{i:032x}", in_sitemap=True, priority=0.5,
                 changefreq=ChangeFreq.WEEKLY, lastmod=fetched - timedelta(days=3), score=1.0, depth=1, radius=0,
@@ -340,8 +332,8 @@ def filler_rows(count: int, now: datetime) -> Iterator[tuple[bytes, dict[bytes, 
 
 
 def due_entries(rows: Iterator[tuple[bytes, dict[bytes, bytes]]]) -> Iterator[tuple[bytes, dict[bytes, bytes]]]:
-    """The due index entries the crawl's writers (`tables.write_pages`) leave for `rows`."""
-    nft, is_sitemap, in_sitemap = column_names(WebPage, tables.DUE_FIELDS)
+    """The due index entries the crawl's writers (`dueindex.write_pages`) leave for `rows`."""
+    nft, is_sitemap, in_sitemap = column_names(WebPage, dueindex.DUE_FIELDS)
     cells = encode(DueRow("", entry=True))
     for key, data in rows:
         entry = entry_of(key, data.get(nft), data.get(is_sitemap) == b"1", data.get(in_sitemap) == b"1")
@@ -370,7 +362,7 @@ def round_cost(base_prefix: str, hbase: str, rows: int, due: int, web: TestWebSe
         now = datetime.now(UTC).replace(microsecond=0)
         fill_seconds, _n, cells = fill_rows(settings, store.table_name(WEBPAGE_TABLE), filler_rows(rows - due, now))
         fill_rows(settings, store.table_name(DUE_TABLE), due_entries(filler_rows(rows - due, now)))
-        tables.mark_due_built(store, now)
+        dueindex.mark_due_built(store, now)
         cost = RoundCost(rows, fill_seconds, cells)
         with tempfile.TemporaryDirectory() as folder:
             seeds = Path(folder) / "due.txt"

@@ -12,14 +12,16 @@ from datetime import UTC, datetime, timedelta
 
 from sitemapcrawl.config import Settings
 from sitemapcrawl.jobs.crawl import CrawlOptions, CrawlResult, crawl
+from sitemapcrawl.model.cells import column_names, decode, encode, equals_filter
 from sitemapcrawl.model.changes import Hints
-from sitemapcrawl.model.webpage import WEBPAGE_TABLE, WebPage, column_names, decode, encode, equals_filter, format_time
+from sitemapcrawl.model.codec import format_time
+from sitemapcrawl.model.webpage import WEBPAGE_TABLE, WebPage
 from sitemapcrawl.modes import CrawlMode
 from sitemapcrawl.sitemaps.normalize import parse_lastmod, parse_priority
-from sitemapcrawl.storage import tables
+from sitemapcrawl.storage import dueindex
 from sitemapcrawl.storage.store import Store
 from sitemapcrawl.testweb import SitemapChange, TestWebServer
-from sitemapcrawl.web import urls
+from sitemapcrawl.web import rowkeys
 from sitemapcrawl.web.http import PoliteHttpClient
 from sitemapcrawl.web.rules import UrlRules
 
@@ -50,10 +52,10 @@ def make_due(store: Store, sitemaps_only: bool) -> int:
     puts = []
     for key, cells in store.scan(WEBPAGE_TABLE, columns=column_names(WebPage, ["next_fetch", "is_sitemap"]),
                                  filter=row_filter):
-        row = decode(WebPage, urls.url_from_row_key(key.decode()), cells)
+        row = decode(WebPage, rowkeys.url_from_row_key(key.decode()), cells)
         if row.next_fetch is not None:
             puts.append((key, encode(WebPage(row.url, next_fetch=past))))
-    return tables.write_pages(store, puts).rows
+    return dueindex.write_pages(store, puts).rows
 
 
 def normalized(change: SitemapChange) -> tuple[str, str, str, str | None, str | None]:

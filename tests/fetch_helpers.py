@@ -7,10 +7,11 @@ from datetime import UTC, datetime, timedelta
 
 from sitemapcrawl.config import Settings
 from sitemapcrawl.jobs.fetch import FetchCounts, FetchOptions, fetch
-from sitemapcrawl.model.webpage import WEBPAGE_TABLE, FetchStatus, WebPage, decode, encode
-from sitemapcrawl.storage import tables
+from sitemapcrawl.model.cells import decode, encode
+from sitemapcrawl.model.webpage import WEBPAGE_TABLE, FetchStatus, WebPage
+from sitemapcrawl.storage import dueindex
 from sitemapcrawl.storage.store import Store
-from sitemapcrawl.web import urls
+from sitemapcrawl.web import rowkeys
 from sitemapcrawl.web.http import PoliteHttpClient
 from sitemapcrawl.web.rules import UrlRules
 
@@ -20,7 +21,7 @@ PAST = datetime.now(UTC).replace(microsecond=0) - timedelta(hours=1)
 
 def add_rows(store: Store, *rows: WebPage) -> None:
     """Write whole rows under their row keys."""
-    tables.write_pages(store, [(urls.row_key(r.url).encode(), encode(r)) for r in rows])
+    dueindex.write_pages(store, [(rowkeys.row_key(r.url).encode(), encode(r)) for r in rows])
 
 
 def due(url: str, **fields: object) -> WebPage:
@@ -31,7 +32,7 @@ def due(url: str, **fields: object) -> WebPage:
 
 def read(store: Store, url: str) -> WebPage:
     """The row of `url` as stored (every field None when there is none)."""
-    return decode(WebPage, url, store.row(WEBPAGE_TABLE, urls.row_key(url).encode()) or {})
+    return decode(WebPage, url, store.row(WEBPAGE_TABLE, rowkeys.row_key(url).encode()) or {})
 
 
 def run_fetch(store: Store, settings: Settings, batch_id: str, **options: object) -> FetchCounts:

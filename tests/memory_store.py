@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from sitemapcrawl.errors import StoreUnavailableError
 from sitemapcrawl.model.webpage import BATCH_TABLE, BATCHROW_TABLE, DUE_TABLE, HISTORY_TABLE, HOST_TABLE, WEBPAGE_TABLE
 from sitemapcrawl.storage.store import Cells, WriteCounts
-from sitemapcrawl.web import urls
+from sitemapcrawl.web import rowkeys
 
 TABLES = (WEBPAGE_TABLE, HOST_TABLE, HISTORY_TABLE, BATCH_TABLE, BATCHROW_TABLE, DUE_TABLE)
 
@@ -35,7 +35,7 @@ class MemoryStore:
 
     def put_page(self, url: str, cells: Mapping[bytes, bytes]) -> None:
         """Store `cells` as the webpage row of `url` (keyed as the real store keys it)."""
-        self.tables[WEBPAGE_TABLE][urls.row_key(url).encode()] = dict(cells)
+        self.tables[WEBPAGE_TABLE][rowkeys.row_key(url).encode()] = dict(cells)
 
     def keys(self, table: str) -> set[bytes]:
         """The row keys `table` holds."""

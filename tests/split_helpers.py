@@ -11,10 +11,11 @@ from sitemapcrawl.jobs.fetch import FetchOptions, fetch
 from sitemapcrawl.jobs.generate import CrawlMode, GenerateOptions, generate
 from sitemapcrawl.jobs.inject import inject
 from sitemapcrawl.jobs.parse import parse_batch
-from sitemapcrawl.model.webpage import WEBPAGE_TABLE, WebPage, decode
+from sitemapcrawl.model.cells import decode
+from sitemapcrawl.model.webpage import WEBPAGE_TABLE, WebPage
 from sitemapcrawl.storage.store import Store
 from sitemapcrawl.testweb import TestWebServer
-from sitemapcrawl.web import urls
+from sitemapcrawl.web import rowkeys
 from sitemapcrawl.web.http import PoliteHttpClient
 from sitemapcrawl.web.rules import UrlRules
 
@@ -33,7 +34,7 @@ def table(store: Store) -> dict[str, tuple[object, ...]]:
     """URL -> the fields a round decides (no times, no batch ids), and which marks are set."""
     rows = {}
     for key, cells in store.scan(WEBPAGE_TABLE):
-        url = urls.url_from_row_key(key.decode())
+        url = rowkeys.url_from_row_key(key.decode())
         row = decode(WebPage, url, cells)
         rows[url] = (*(getattr(row, name) for name in FIELDS), row.parse_mark is not None,
                      row.update_mark is not None, len(row.inlinks or {}), row.next_fetch is not None)

@@ -31,7 +31,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 from sitemapcrawl.errors import LeaseHeldError, SitemapCrawlError
-from sitemapcrawl.model.webpage import BATCH_TABLE, batch_cell, format_time, parse_time
+from sitemapcrawl.model.codec import format_time, parse_time
+from sitemapcrawl.model.webpage import BATCH_TABLE, batch_cell
 from sitemapcrawl.storage.store import Store
 
 log = logging.getLogger(__name__)

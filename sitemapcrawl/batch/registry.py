@@ -17,7 +17,7 @@ Releasing also deletes the batch's records (`batchrow`, see
 
 Cost: the registry is one small row per batch; listing the unfinished ones
 scans the `batch` table only (the records are in a table of their own).
-Releasing reads the batch's members (`tables.batch_rows`: its records and a
+Releasing reads the batch's members (`batchrecords.batch_rows`: its records and a
 multi-get per chunk; a batch from before the records, a server-filtered scan
 of `webpage`) and deletes its records.
 """
@@ -34,22 +34,14 @@ from datetime import UTC, datetime, timedelta
 from sitemapcrawl.batch.leases import Holder, Lease
 from sitemapcrawl.config import Settings
 from sitemapcrawl.errors import CellDecodeError, LeaseHeldError, SplitWaitError, UsageError
+from sitemapcrawl.model.cells import column_names, decode, encode
+from sitemapcrawl.model.codec import format_time
 from sitemapcrawl.model.marks import Mark
 from sitemapcrawl.model.splits import WHOLE, Split
-from sitemapcrawl.model.webpage import (
-    BATCH_TABLE,
-    BATCHROW_TABLE,
-    WEBPAGE_TABLE,
-    BatchRow,
-    WebPage,
-    batch_cell,
-    column_names,
-    decode,
-    encode,
-    format_time,
-)
+from sitemapcrawl.model.webpage import BATCH_TABLE, BATCHROW_TABLE, WEBPAGE_TABLE, BatchRow, WebPage, batch_cell
+from sitemapcrawl.storage.batchrecords import batch_rows, drop_records
 from sitemapcrawl.storage.store import Store
-from sitemapcrawl.storage.tables import Unreadable, batch_rows, drop_records
+from sitemapcrawl.storage.tables import Unreadable
 
 log = logging.getLogger(__name__)
 
@@ -229,7 +221,7 @@ def working_on(store: Store, batch_id: str, phase: str, settings: Settings, wait
     partition; update: parse). `on_last` is the batch-level step that runs
     once per phase: at the end of an unsplit run, or after the split that
     finishes last (see `finish_phase`). Raises LeaseHeldError when another
-    worker holds the share (see `jobs.leases`).
+    worker holds the share (see `batch.leases`).
     """
     before = read_batch(store, batch_id)
     ready = before is not None and (

@@ -8,4 +8,5 @@ reference that the docs site renders from the code.
 Nothing imports this package: it is the top of the arrows.
 """
 
-__all__ = ["app", "console", "console_live", "core", "reference_doc", "settings_doc"]
+__all__ = ["app", "console", "console_live", "core", "phases", "reference_doc", "results", "settings_doc", "shared",
+           "tools"]

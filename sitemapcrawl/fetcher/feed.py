@@ -32,19 +32,13 @@ from datetime import datetime, timedelta
 
 from sitemapcrawl.errors import CellDecodeError, InvalidUrlError
 from sitemapcrawl.fetcher.model import FetchCounts, FetchItem, FetchOptions, RobotsItem, RobotsRule
-from sitemapcrawl.model.webpage import (
-    HOST_TABLE,
-    FetchStatus,
-    HostRow,
-    RobotsStatus,
-    WebPage,
-    column_names,
-    decode,
-)
+from sitemapcrawl.model.cells import column_names, decode
+from sitemapcrawl.model.webpage import HOST_TABLE, FetchStatus, HostRow, RobotsStatus, WebPage
+from sitemapcrawl.storage.batchrecords import batch_rows
 from sitemapcrawl.storage.hosts import origin_key
 from sitemapcrawl.storage.politeness import Resolver, queue_key
 from sitemapcrawl.storage.store import Store
-from sitemapcrawl.storage.tables import Unreadable, batch_rows
+from sitemapcrawl.storage.tables import Unreadable
 from sitemapcrawl.web import urls
 from sitemapcrawl.web.robots import RobotsPolicy
 from sitemapcrawl.web.rules import UrlRules
@@ -75,7 +69,7 @@ def stored_rule(row: HostRow, user_agent: str, now: datetime, max_age: int) -> R
 
 def read_batch(store: Store, batch_id: str, partition: tuple[int, int] | None,
                chunk: int = 1000) -> Iterator[tuple[bytes, WebPage]]:
-    """The batch's rows (this partition's), a host's rows in key order, chunk by chunk (`tables.batch_rows`).
+    """The batch's rows (this partition's), a host's rows in key order, chunk by chunk (`batchrecords.batch_rows`).
 
     Rows that cannot be decoded are logged and skipped.
     """

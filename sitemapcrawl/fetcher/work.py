@@ -36,7 +36,7 @@ from sitemapcrawl.model.newrows import new_page
 from sitemapcrawl.model.schedule import SchedulePolicy, after_failure
 from sitemapcrawl.model.webpage import FetchStatus, RobotsStatus, SitemapSource, WebPage
 from sitemapcrawl.storage.politeness import SLOW_DOWN_CODES, retry_after_seconds
-from sitemapcrawl.web import urls
+from sitemapcrawl.web import rowkeys, urls
 from sitemapcrawl.web.http import HttpResponse, SingleRequestClient, conditional_headers
 from sitemapcrawl.web.robots import RobotsPolicy
 from sitemapcrawl.web.robots_txt import check_origin, robots_host_row
@@ -302,7 +302,7 @@ class Worker:
             defaults = _with(defaults, sitemap_source=SitemapSource.REDIRECT)
         if target_host != item.host:
             marks = WebPage(target, is_sitemap=True) if item.is_sitemap else WebPage(target)
-            self.writer.add(Outcome(urls.row_key(target).encode(), marks, defaults))
+            self.writer.add(Outcome(rowkeys.row_key(target).encode(), marks, defaults))
             return row
         if len(chain) > self.settings.max_redirects:
             return _with(row, error=f"more than {self.settings.max_redirects} redirects")
@@ -312,7 +312,7 @@ class Worker:
             self.seen.add(target)
             self.counts.redirects_followed += 1
             self.counts.total += 1
-        hop = FetchItem(target, urls.row_key(target).encode(), urls.origin(target, self.rules.canonical),
+        hop = FetchItem(target, rowkeys.row_key(target).encode(), urls.origin(target, self.rules.canonical),
                         target_host, queue, is_sitemap=item.is_sitemap, partition=item.partition,
                         score=item.score, depth=item.depth, radius=item.radius, chain=chain)
         self.queues.add(queue, hop, front=True)

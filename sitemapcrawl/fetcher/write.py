@@ -22,11 +22,13 @@ import threading
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 
-from sitemapcrawl.model.webpage import HOST_TABLE, WEBPAGE_TABLE, HostRow, WebPage, column_names, encode
+from sitemapcrawl.model.cells import column_names, encode
+from sitemapcrawl.model.webpage import HOST_TABLE, WEBPAGE_TABLE, HostRow, WebPage
+from sitemapcrawl.storage.batchrecords import record_members
+from sitemapcrawl.storage.dueindex import write_pages
 from sitemapcrawl.storage.hosts import origin_key
 from sitemapcrawl.storage.politeness import KeyState, QueueBy, state_rows
 from sitemapcrawl.storage.store import Store
-from sitemapcrawl.storage.tables import record_members, write_pages
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ fetch still has its finished outcomes parsed and merged, then the crawl
 stops.
 
 Resume is the default: before anything else, every batch the registry
-(`jobs.batches`) calls unfinished (a crawl killed or interrupted, a fetch
+(`batch.registry`) calls unfinished (a crawl killed or interrupted, a fetch
 stopped by its time limit) is finished: fetch what is not fetched, parse
 what is not parsed, update; each is said with the batch id and why. A batch
 generated longer ago than `batch_max_age` is released instead (its rows
@@ -50,12 +50,13 @@ from sitemapcrawl.jobs.generate import GenerateCounts, GenerateOptions, generate
 from sitemapcrawl.jobs.inject import InjectCounts, Rejected, inject
 from sitemapcrawl.jobs.parse import ParseCounts, parse_batch
 from sitemapcrawl.jobs.updatedb import UpdateCounts, updatedb
+from sitemapcrawl.model.codec import format_time
 from sitemapcrawl.model.splits import WHOLE, Split
-from sitemapcrawl.model.webpage import BATCH_TABLE, DUE_TABLE, HOST_TABLE, WEBPAGE_TABLE, format_time
+from sitemapcrawl.model.webpage import BATCH_TABLE, DUE_TABLE, HOST_TABLE, WEBPAGE_TABLE
 from sitemapcrawl.modes import CountMode, CrawlMode
 from sitemapcrawl.storage.hosts import origins_in_table
 from sitemapcrawl.storage.store import Store
-from sitemapcrawl.web import urls
+from sitemapcrawl.web import rowkeys
 from sitemapcrawl.web.http import PoliteHttpClient
 from sitemapcrawl.web.rules import UrlRules
 
@@ -201,7 +202,7 @@ def split_origins(store: Store, split: Split) -> list[str]:
     Cost: the skip scan of `hosts.origins_in_table`, one round trip per origin.
     """
     return [origin for origin in origins_in_table(store)
-            if split.holds(urls.row_key(origin + "/").encode("utf-8"))]
+            if split.holds(rowkeys.row_key(origin + "/").encode("utf-8"))]
 
 
 def crawl_mode_of(state: BatchState, options: CrawlOptions) -> CrawlMode:
@@ -352,7 +353,7 @@ def crawl(
 
 
 # ---------------------------------------------------------------- workers --
-# Each phase as worker processes (`--workers M`, `jobs.workers`): the command
+# Each phase as worker processes (`--workers M`, `batch.workers`): the command
 # line of every worker and their counts merged. generate, parse and updatedb
 # run as M workers over the sub-splits of a split (`workers.sub_splits`);
 # fetch as M partitions. generate's workers share one batch id chosen here;

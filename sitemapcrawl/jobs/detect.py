@@ -27,19 +27,11 @@ from datetime import UTC, datetime
 from urllib.parse import urlsplit
 
 from sitemapcrawl.errors import InvalidUrlError, UsageError
+from sitemapcrawl.model.cells import column_names, encode, equals_filter
 from sitemapcrawl.model.newrows import new_page
-from sitemapcrawl.model.webpage import (
-    HOST_TABLE,
-    WEBPAGE_TABLE,
-    HostRow,
-    RobotsStatus,
-    SitemapSource,
-    WebPage,
-    column_names,
-    encode,
-    equals_filter,
-)
+from sitemapcrawl.model.webpage import HOST_TABLE, WEBPAGE_TABLE, HostRow, RobotsStatus, SitemapSource, WebPage
 from sitemapcrawl.sitemaps.scope import format_vouchers, merge_vouchers, parse_vouchers, vouch_host
+from sitemapcrawl.storage.dueindex import write_pages
 from sitemapcrawl.storage.hosts import origin_key, origins_in_table, origins_of_host
 from sitemapcrawl.storage.politeness import (
     KeyGate,
@@ -51,9 +43,9 @@ from sitemapcrawl.storage.politeness import (
     state_rows,
 )
 from sitemapcrawl.storage.store import Store
-from sitemapcrawl.storage.tables import Unreadable, read_pages, scan_pages, write_pages
+from sitemapcrawl.storage.tables import Unreadable, read_pages, scan_pages
 from sitemapcrawl.storage.tables import hosts as host_rows
-from sitemapcrawl.web import urls
+from sitemapcrawl.web import rowkeys, urls
 from sitemapcrawl.web.http import HttpClient
 from sitemapcrawl.web.robots_txt import HostReport, check_origin, robots_host_row
 from sitemapcrawl.web.rules import UrlRules
@@ -97,7 +89,7 @@ def _host_row(report: HostReport, now: datetime, retry_after: int) -> HostRow:
 def _seed_allowance(store: Store, origin: str, unreadable: Unreadable) -> tuple[int | None, int | None]:
     """The largest depth and radius among the origin's seed rows (one scan)."""
     depth = radius = None
-    prefix = urls.origin_row_prefix(origin + "/").encode("utf-8")
+    prefix = rowkeys.origin_row_prefix(origin + "/").encode("utf-8")
     seeds_only = equals_filter(WebPage, "seed", True)
     for _key, row in scan_pages(store, "detect", unreadable, ["seed", "depth", "radius"], prefix=prefix,
                                 row_filter=seeds_only):
@@ -116,7 +108,7 @@ def _record(store: Store, report: HostReport, rules: UrlRules, now: datetime, un
     """
     settings = rules.settings
     depth, radius = _seed_allowance(store, report.origin, unreadable)
-    keys = [urls.row_key(s.url).encode("utf-8") for s in report.sitemaps]
+    keys = [rowkeys.row_key(s.url).encode("utf-8") for s in report.sitemaps]
     wanted = ["status", "is_sitemap", "sitemap_source", "cross_submitters", "vouched_by"]
     existing = read_pages(store, keys, wanted, "detect", unreadable)
     puts = []

@@ -38,19 +38,13 @@ from typing import IO, Any
 
 from sitemapcrawl.errors import CellDecodeError, InvalidUrlError, UsageError
 from sitemapcrawl.model.audit import discovered_via, is_orphan, is_unlisted
+from sitemapcrawl.model.cells import column_names, equals_filter, map_families_of
 from sitemapcrawl.model.linkvalues import InlinkKind
-from sitemapcrawl.model.webpage import (
-    WEBPAGE_TABLE,
-    FetchStatus,
-    WebPage,
-    column_names,
-    equals_filter,
-    map_families_of,
-)
+from sitemapcrawl.model.webpage import WEBPAGE_TABLE, FetchStatus, WebPage
 from sitemapcrawl.modes import ExportFormat
 from sitemapcrawl.storage.store import Store
 from sitemapcrawl.storage.tables import Unreadable, decode_page, scan_pages
-from sitemapcrawl.web import urls
+from sitemapcrawl.web import rowkeys, urls
 
 log = logging.getLogger(__name__)
 
@@ -227,7 +221,7 @@ def export_rows(store: Store, options: ExportOptions, counts: ExportCounts,
     """
     store.require_tables(WEBPAGE_TABLE)
     status = options.status_value()
-    prefix = urls.host_row_prefix(options.host, rules).encode("utf-8") if options.host else None
+    prefix = rowkeys.host_row_prefix(options.host, rules).encode("utf-8") if options.host else None
     row_filter = _sitemap_filter()
     if status is not None:
         row_filter = f"{equals_filter(WebPage, 'status', status)} AND {row_filter}"

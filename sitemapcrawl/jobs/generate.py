@@ -31,12 +31,13 @@ from typing import NamedTuple
 
 from sitemapcrawl.batch import registry
 from sitemapcrawl.errors import InvalidUrlError, UsageError
+from sitemapcrawl.model.cells import encode
 from sitemapcrawl.model.due import kinds_for
 from sitemapcrawl.model.marks import held_by
 from sitemapcrawl.model.splits import WHOLE, Split
-from sitemapcrawl.model.webpage import BATCHROW_TABLE, DUE_TABLE, WEBPAGE_TABLE, WebPage, encode
+from sitemapcrawl.model.webpage import BATCHROW_TABLE, DUE_TABLE, WEBPAGE_TABLE, WebPage
 from sitemapcrawl.modes import CountMode, CrawlMode
-from sitemapcrawl.storage import tables
+from sitemapcrawl.storage import batchrecords, dueindex, tables
 from sitemapcrawl.storage.politeness import QueueBy, Resolver, queue_key
 from sitemapcrawl.storage.store import Store
 from sitemapcrawl.web import urls
@@ -179,14 +180,14 @@ def _read_due(store: Store, now: datetime, options: GenerateOptions, counts: Gen
               unreadable: tables.Unreadable, on_progress: Callable[[int], None]) -> Iterator[tuple[bytes, WebPage]]:
     """The due rows: through the due index, or by a full scan that rebuilds it (see the module docstring)."""
     rescan = options.rescan
-    if not rescan and tables.due_index_built(store) is None:
+    if not rescan and dueindex.due_index_built(store) is None:
         log.info("generate: the due index of this table was never built; rebuilding it from a full scan (once)")
         rescan = True
-    read = tables.DueRead()
+    read = dueindex.DueRead()
     if rescan:
-        chunks = tables.rebuild_due(store, now, _READ_FIELDS, "generate", unreadable)
+        chunks = dueindex.rebuild_due(store, now, _READ_FIELDS, "generate", unreadable)
     else:
-        chunks = tables.due_pages(store, kinds_for(options.mode, options.documents_only), now, _READ_FIELDS,
+        chunks = dueindex.due_pages(store, kinds_for(options.mode, options.documents_only), now, _READ_FIELDS,
                                   "generate", unreadable, read, options.split)
     n = 0
     for chunk in chunks:
@@ -196,13 +197,17 @@ def _read_due(store: Store, now: datetime, options: GenerateOptions, counts: Gen
             if n % 1000 == 0:
                 on_progress(n)
     if rescan:
-        read.stale = tables.sweep_due(store)
-        tables.mark_due_built(store, now)
+        read.stale = dueindex.sweep_due(store)
+        dueindex.mark_due_built(store, now)
     counts.rescanned, counts.stale = rescan, read.stale
 
 
-class _Selector:
-    """Keeps the best candidates under the caps, in bounded memory."""
+class Selector:
+    """Keeps the best candidates under the caps (`max_per_host`, `top_n`), in bounded memory.
+
+    `add` each due candidate; `chosen` gives the selection, best first. Memory:
+    at most `max_per_host` candidates per count key (or `top_n` in all).
+    """
 
     def __init__(self, options: GenerateOptions) -> None:
         self.options = options
@@ -232,7 +237,7 @@ class _Selector:
         """The selected candidates (best first), each row once, and how many the topN cut.
 
         A row can come twice from the due index (two entries left by a rerun
-        after a crash, see `tables.due_pages`); it is selected once.
+        after a crash, see `dueindex.due_pages`); it is selected once.
         """
         pool: Iterable[Candidate] = self.overall
         if self.options.max_per_host is not None:
@@ -262,7 +267,7 @@ def generate(
     now = (now or datetime.now(UTC)).replace(microsecond=0)
     counts = GenerateCounts()
     unreadable = tables.Unreadable()
-    selector = _Selector(options)
+    selector = Selector(options)
     blacklisted: list[tuple[bytes, WebPage]] = []
     cutoff_by_topn = 0
     for key, row in _read_due(store, now, options, counts, unreadable, on_progress):
@@ -319,7 +324,7 @@ def generate(
     # Recorded before marked too: later phases read the batch from its records.
     registry.record_generated(store, batch, now, len(chosen), options.partitions, options.mode.value,
                              options.split)
-    tables.record_members(store, batch, ((candidate.key, part) for candidate, part in members))
+    batchrecords.record_members(store, batch, ((candidate.key, part) for candidate, part in members))
     counts.selected = store.write(WEBPAGE_TABLE, (
         (candidate.key, encode(WebPage(candidate.url, generate_mark=batch, batch_id=batch, partition=part)))
         for candidate, part in members)).rows

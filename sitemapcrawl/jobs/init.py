@@ -14,9 +14,9 @@ from datetime import UTC, datetime
 from sitemapcrawl.errors import StoreRejectedError, UsageError
 from sitemapcrawl.model.webpage import DUE_TABLE, WEBPAGE_TABLE
 from sitemapcrawl.storage import hbase_shell
+from sitemapcrawl.storage.dueindex import mark_due_built
 from sitemapcrawl.storage.schema import HBASE_COMPRESSION, Layout, check_namespace, shell_script
 from sitemapcrawl.storage.store import TABLES, Store
-from sitemapcrawl.storage.tables import mark_due_built
 
 
 @dataclass(frozen=True)

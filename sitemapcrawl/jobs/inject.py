@@ -31,20 +31,15 @@ from typing import TypeVar
 
 from sitemapcrawl.config import Settings
 from sitemapcrawl.errors import InvalidUrlError
+from sitemapcrawl.model.cells import encode
 from sitemapcrawl.model.newrows import new_page
-from sitemapcrawl.model.webpage import (
-    DUE_TABLE,
-    WEBPAGE_TABLE,
-    FetchStatus,
-    SitemapSource,
-    WebPage,
-    encode,
-)
+from sitemapcrawl.model.webpage import DUE_TABLE, WEBPAGE_TABLE, FetchStatus, SitemapSource, WebPage
 from sitemapcrawl.safetext import printable
 from sitemapcrawl.sitemaps.scope import format_vouchers, merge_vouchers, parse_vouchers, vouch_host
+from sitemapcrawl.storage.dueindex import write_pages
 from sitemapcrawl.storage.store import Store
-from sitemapcrawl.storage.tables import Unreadable, read_pages, write_pages
-from sitemapcrawl.web import urls
+from sitemapcrawl.storage.tables import Unreadable, read_pages
+from sitemapcrawl.web import rowkeys, urls
 from sitemapcrawl.web.rules import UrlRules
 
 log = logging.getLogger(__name__)
@@ -261,9 +256,13 @@ def row_for_seed(seed: Seed, existing: WebPage | None, now: datetime, settings: 
     )
 
 
-def _seed_lines(lines: Iterable[str], rules: UrlRules, counts: InjectCounts,
-                on_reject: Callable[[Rejected], None]) -> Iterator[Seed]:
-    """Seeds of every good line, with depth and radius defaults filled in."""
+def seed_lines(lines: Iterable[str], rules: UrlRules, counts: InjectCounts,
+               on_reject: Callable[[Rejected], None]) -> Iterator[Seed]:
+    """Seeds of every good line, with depth and radius defaults filled in.
+
+    A bad line is counted in `counts` and told to `on_reject` (its number, the
+    reason and a short quote of it), never raised. No I/O.
+    """
     settings = rules.settings
     for number, text in enumerate(lines, start=1):
         try:
@@ -304,12 +303,12 @@ def inject(
     store.require_tables(WEBPAGE_TABLE, DUE_TABLE)
     now = (now or datetime.now(UTC)).replace(microsecond=0)
     counts = InjectCounts()
-    seeds = _seed_lines(lines, rules, counts, on_reject)
+    seeds = seed_lines(lines, rules, counts, on_reject)
     chunk_size = max(1, settings.hbase_batch_size)
     while True:
         chunk: dict[str, Seed] = {}
         for seed in islice(seeds, chunk_size):
-            key = urls.row_key(seed.url)
+            key = rowkeys.row_key(seed.url)
             chunk[key] = _merge_seeds(chunk[key], seed) if key in chunk else seed
         if not chunk:
             break

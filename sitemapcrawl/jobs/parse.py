@@ -25,6 +25,7 @@ from datetime import UTC, datetime
 from sitemapcrawl.batch import registry
 from sitemapcrawl.config import Settings
 from sitemapcrawl.errors import InvalidUrlError, SitemapError
+from sitemapcrawl.model.cells import encode
 from sitemapcrawl.model.changes import Hints, entry_hints
 from sitemapcrawl.model.linkvalues import (
     Inlink,
@@ -38,15 +39,7 @@ from sitemapcrawl.model.linkvalues import (
 )
 from sitemapcrawl.model.marks import Mark
 from sitemapcrawl.model.splits import WHOLE, Split
-from sitemapcrawl.model.webpage import (
-    BATCHROW_TABLE,
-    HISTORY_TABLE,
-    WEBPAGE_TABLE,
-    FetchStatus,
-    SitemapSource,
-    WebPage,
-    encode,
-)
+from sitemapcrawl.model.webpage import BATCHROW_TABLE, HISTORY_TABLE, WEBPAGE_TABLE, FetchStatus, SitemapSource, WebPage
 from sitemapcrawl.modes import CrawlMode, crawl_mode
 from sitemapcrawl.sitemaps.document import parse_sitemap
 from sitemapcrawl.sitemaps.limits import SitemapLimits
@@ -65,10 +58,12 @@ from sitemapcrawl.sitemaps.scope import (
     parse_vouchers,
     vouchers_after_redirect,
 )
+from sitemapcrawl.storage.batchrecords import batch_rows, write_listed
+from sitemapcrawl.storage.dueindex import write_pages
 from sitemapcrawl.storage.history import record_parse
 from sitemapcrawl.storage.store import Store
-from sitemapcrawl.storage.tables import Unreadable, batch_rows, read_page, read_pages, write_listed, write_pages
-from sitemapcrawl.web import urls
+from sitemapcrawl.storage.tables import Unreadable, read_page, read_pages
+from sitemapcrawl.web import rowkeys, urls
 from sitemapcrawl.web.htmllinks import extract_links
 from sitemapcrawl.web.rules import UrlRules
 
@@ -221,7 +216,7 @@ class _SitemapParse:
                 link = Inlink(InlinkKind.SITEMAP, depth, radius, self.batch_id, priority=entry.priority,
                               changefreq=entry.changefreq, lastmod=entry.lastmod)
             try:
-                key = urls.row_key(target).encode("utf-8")
+                key = rowkeys.row_key(target).encode("utf-8")
             except InvalidUrlError:
                 self.invalid += 1
                 continue
@@ -285,7 +280,7 @@ def vouchers_through_redirects(store: Store, row: WebPage, settings: Settings, u
         if link is None or link.kind is not InlinkKind.REDIRECT or source in seen or source == row.url:
             continue
         try:
-            key = urls.row_key(source).encode("utf-8")
+            key = rowkeys.row_key(source).encode("utf-8")
             same = urls.registered_domain_key(source) == urls.registered_domain_key(row.url)
         except InvalidUrlError as exc:
             log.warning("parse: %s: redirect source %s: %s", row.url, source[:200], exc)
@@ -352,7 +347,7 @@ def parse_sitemap_row(store: Store, key: bytes, row: WebPage, body: bytes, batch
 
 def record_history(store: Store, key: bytes, url: str, listed: dict[str, Hints], batch_id: str, now: datetime,
                    keep: int, counts: ParseCounts) -> None:
-    """Compare this parse with the sitemap's previous one and record the changes (`jobs.history`)."""
+    """Compare this parse with the sitemap's previous one and record the changes (`storage.history`)."""
     found = record_parse(store, key, url, listed, batch_id, now, keep)
     store.write(WEBPAGE_TABLE, [(key, encode(WebPage(url, history_key=found.key)))])
     if found.baseline:

@@ -8,11 +8,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sitemapcrawl.errors import RowNotFoundError
-from sitemapcrawl.model.webpage import HOST_TABLE, WEBPAGE_TABLE, WebPage, column_names, readable_cells
+from sitemapcrawl.model.cells import column_names, readable_cells
+from sitemapcrawl.model.webpage import HOST_TABLE, WEBPAGE_TABLE, WebPage
 from sitemapcrawl.storage.politeness import POLITENESS_KEYS_START
 from sitemapcrawl.storage.store import Store
 from sitemapcrawl.storage.tables import Unreadable, pages
-from sitemapcrawl.web import urls
+from sitemapcrawl.web import rowkeys, urls
 
 _STATS_FIELDS = ["status", "is_sitemap", "in_sitemap"]
 
@@ -46,7 +47,7 @@ class DbStats:
 
 def _view(key: bytes, cells: dict[bytes, bytes]) -> RowView:
     text_key = key.decode("utf-8")
-    return RowView(urls.url_from_row_key(text_key), text_key, readable_cells(WebPage, cells))
+    return RowView(rowkeys.url_from_row_key(text_key), text_key, readable_cells(WebPage, cells))
 
 
 def read_row(store: Store, url: str, rules: urls.CanonicalRules = urls.DEFAULT_RULES) -> RowView:
@@ -55,7 +56,7 @@ def read_row(store: Store, url: str, rules: urls.CanonicalRules = urls.DEFAULT_R
     One round trip.
     """
     canonical = urls.canonicalize(url, rules)
-    key = urls.row_key(canonical)
+    key = rowkeys.row_key(canonical)
     cells = store.row(WEBPAGE_TABLE, key.encode("utf-8"))
     if cells is None:
         raise RowNotFoundError(f"no row for {canonical} (key {key})")
@@ -66,7 +67,7 @@ def rows_with_prefix(
     store: Store, url_prefix: str, rules: urls.CanonicalRules = urls.DEFAULT_RULES
 ) -> Iterator[RowView]:
     """Rows whose URL starts with `url_prefix`, in key order (a prefix scan)."""
-    row_prefix = urls.url_prefix_to_row_prefix(url_prefix, rules)
+    row_prefix = rowkeys.url_prefix_to_row_prefix(url_prefix, rules)
     for key, cells in store.scan(WEBPAGE_TABLE, prefix=row_prefix.encode("utf-8")):
         yield _view(key, cells)
 

@@ -27,6 +27,7 @@ from typing import Any
 
 from sitemapcrawl.batch import registry
 from sitemapcrawl.errors import InvalidUrlError
+from sitemapcrawl.model.cells import column_names, encode, overlaid
 from sitemapcrawl.model.linkvalues import (
     Inlink,
     InlinkKind,
@@ -40,16 +41,7 @@ from sitemapcrawl.model.marks import Mark
 from sitemapcrawl.model.newrows import new_page
 from sitemapcrawl.model.schedule import SchedulePolicy, eagerest, schedule
 from sitemapcrawl.model.splits import WHOLE, Split
-from sitemapcrawl.model.webpage import (
-    BATCHROW_TABLE,
-    WEBPAGE_TABLE,
-    FetchStatus,
-    SitemapSource,
-    WebPage,
-    column_names,
-    encode,
-    overlaid,
-)
+from sitemapcrawl.model.webpage import BATCHROW_TABLE, WEBPAGE_TABLE, FetchStatus, SitemapSource, WebPage
 from sitemapcrawl.modes import CrawlMode, crawl_mode
 from sitemapcrawl.scoring.count_step import (
     BatchCounting,
@@ -60,10 +52,12 @@ from sitemapcrawl.scoring.count_step import (
     recount,
 )
 from sitemapcrawl.scoring.quality_step import QualityCounts, score_sitemaps
+from sitemapcrawl.storage.batchrecords import batch_rows, drop_records, write_touching
+from sitemapcrawl.storage.dueindex import DUE_FIELDS, write_pages
 from sitemapcrawl.storage.overlap import WriteBehind, read_ahead
 from sitemapcrawl.storage.store import Store
-from sitemapcrawl.storage.tables import DUE_FIELDS, Unreadable, batch_rows, drop_records, write_pages, write_touching
-from sitemapcrawl.web import urls
+from sitemapcrawl.storage.tables import Unreadable
+from sitemapcrawl.web import rowkeys, urls
 from sitemapcrawl.web.rules import UrlRules
 
 log = logging.getLogger(__name__)
@@ -112,7 +106,7 @@ class UpdateCounts:
     quality: QualityCounts | None = None
     """The sitemap quality step (None: turned off)."""
     row_counts: CountCounts | None = None
-    """The row counts and sitemap summaries kept for `serve` (`jobs.counters`)."""
+    """The row counts and sitemap summaries kept for `serve` (`scoring.count_step`)."""
     unreadable: Unreadable = field(default_factory=Unreadable)
     """Rows that did not decode (logged, left alone)."""
     records_dropped: int = 0
@@ -180,7 +174,7 @@ def spread_cells(row: WebPage, batch_id: str, rules: UrlRules, mode: CrawlMode,
                 counts.redirects += 1
     for url, link in targets:
         try:
-            key = urls.row_key(url).encode("utf-8")
+            key = rowkeys.row_key(url).encode("utf-8")
         except InvalidUrlError:
             continue
         yield key, encode(WebPage(url, inlinks={row.url: format_inlink(link)}, discover_mark=batch_id))
@@ -399,7 +393,7 @@ def updatedb(
     and waits for every split's before merging (SplitWaitError when one is
     not running: see `registry.barrier`); updatedb's counting (quality evidence,
     row counts) runs in every split, for its own rows. `rescore`: score every
-    sitemap from scratch (`jobs.quality.score_sitemaps`) instead of the batch's
+    sitemap from scratch (`scoring.quality_step.score_sitemaps`) instead of the batch's
     touched ones, once (in the split that finishes last).
     """
     mode = mode or crawl_mode(rules.settings.crawl_mode)

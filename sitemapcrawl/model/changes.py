@@ -26,7 +26,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from sitemapcrawl.model.webpage import format_time
+from sitemapcrawl.model.codec import format_time
 from sitemapcrawl.sitemaps.model import PageEntry, SitemapRef
 
 #: Most lines in one cell of a snapshot or a change list.

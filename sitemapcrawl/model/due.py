@@ -10,7 +10,7 @@ found by links, and `--sitemaps-only-docs` (an inventory) never reads the
 million listed pages it leaves due forever.
 
 Entries of one kind and time written together share a row (a group, keyed
-by the least of their row keys; see `tables.entry_rows`): a million new
+by the least of their row keys; see `dueindex.entry_rows`): a million new
 rows due at once cost thousands of puts, not a million.
 
 An entry is a claim, checked against the row when read: it stands only
@@ -26,7 +26,7 @@ import enum
 from datetime import datetime, timedelta
 from typing import NamedTuple
 
-from sitemapcrawl.model.webpage import format_time
+from sitemapcrawl.model.codec import format_time
 from sitemapcrawl.modes import CrawlMode
 
 #: Separates the parts of an entry key (`|` is not in a time text and sorts after letters).

@@ -18,7 +18,8 @@ import math
 from dataclasses import dataclass
 from datetime import datetime
 
-from sitemapcrawl.model.webpage import ChangeFreq, format_time, parse_time
+from sitemapcrawl.model.codec import format_time, parse_time
+from sitemapcrawl.model.webpage import ChangeFreq
 
 #: Longest anchor text kept in a cell (characters).
 MAX_ANCHOR = 200

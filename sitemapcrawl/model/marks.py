@@ -11,14 +11,15 @@ compares mark strings by hand:
   select it again), or None.
 
 A `Mark` is its `WebPage` field name (a `StrEnum`), so it goes wherever a
-field name goes: the fields a job reads, `tables.batch_rows`. No I/O here.
+field name goes: the fields a job reads, `batchrecords.batch_rows`. No I/O here.
 """
 
 from __future__ import annotations
 
 import enum
 
-from sitemapcrawl.model.webpage import WebPage, equals_filter
+from sitemapcrawl.model.cells import equals_filter
+from sitemapcrawl.model.webpage import WebPage
 
 
 class Mark(enum.StrEnum):

@@ -12,7 +12,7 @@ owns the contiguous bucket range `[K*BUCKETS//N, (K+1)*BUCKETS//N)`, so:
   host cannot be split (its rows share one bucket), which is also what
   politeness allows for its fetch.
 
-Batch records (`jobs.batches`) put the bucket right after the record kind, so a split
+Batch records (`batch.registry`) put the bucket right after the record kind, so a split
 reads its share as one key range. Pure: no I/O.
 """
 

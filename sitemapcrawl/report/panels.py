@@ -19,7 +19,7 @@ sitemap, `history_keep` per sitemap, a few counters and the capped lists.
 
 `take_counted_snapshot` (what `serve` reads every refresh) builds the same
 snapshot from the counters updatedb keeps in the `host` table
-(`jobs.counters`): one scan of `host` and one of the `history` summaries,
+(`scoring.count_step`): one scan of `host` and one of the `history` summaries,
 no `webpage` row; the lastmod ages and due times are then unknown (the
 freshness panel says to run `report --html`).
 """
@@ -35,6 +35,8 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from sitemapcrawl.errors import CellDecodeError, InvalidUrlError, UsageError
+from sitemapcrawl.model.cells import column_names, decode
+from sitemapcrawl.model.codec import format_time
 from sitemapcrawl.model.webpage import (
     HISTORY_TABLE,
     HOST_TABLE,
@@ -44,9 +46,6 @@ from sitemapcrawl.model.webpage import (
     HostRow,
     QualityState,
     WebPage,
-    column_names,
-    decode,
-    format_time,
 )
 from sitemapcrawl.report.text import (
     HostSummary,
@@ -64,7 +63,7 @@ from sitemapcrawl.storage.history import SitemapHistory, histories, parse_counts
 from sitemapcrawl.storage.politeness import POLITENESS_KEYS_START
 from sitemapcrawl.storage.store import Store
 from sitemapcrawl.storage.tables import decode_host
-from sitemapcrawl.web import urls
+from sitemapcrawl.web import rowkeys, urls
 
 log = logging.getLogger(__name__)
 
@@ -202,7 +201,7 @@ def take_snapshot(store: Store, now: datetime) -> Snapshot:
         extras.history = list(histories(store))
     for key, cells in store.scan(WEBPAGE_TABLE, columns=column_names(WebPage, _EXTRA_FIELDS)):
         try:
-            row = decode(WebPage, urls.url_from_row_key(key.decode("utf-8")), cells)
+            row = decode(WebPage, rowkeys.url_from_row_key(key.decode("utf-8")), cells)
         except (InvalidUrlError, CellDecodeError, UnicodeDecodeError) as exc:
             log.debug("panels: skipping row %r: %s", key[:200], exc)
             continue
@@ -214,7 +213,7 @@ def take_counted_snapshot(store: Store, now: datetime) -> Snapshot:
     """Every panel `serve` can show from the counters: no `webpage` row is read.
 
     One scan of the `host` table (its origin rows: robots.txt facts, the row
-    counts of `jobs.counters` and the sitemap summaries) and one of the
+    counts of `scoring.count_step` and the sitemap summaries) and one of the
     `history` summaries. The audit lists show the origins' samples (their
     totals are exact); lastmod ages and due times need a scan of the table:
     that panel says to run `report --html`. Raises the
@@ -238,10 +237,10 @@ def take_counted_snapshot(store: Store, now: datetime) -> Snapshot:
             _group, tally = evidence.latest(evidence.evidence(base, row.count_cells or {}), rowcounts.GROUP)
             for text in (row.sitemap_summaries or {}).values():
                 value = rowcounts.read_summary(text)
-                summaries.append((urls.row_key(value["url"]).encode("utf-8"), value))
+                summaries.append((rowkeys.row_key(value["url"]).encode("utf-8"), value))
             for name, text in (row.audit_samples or {}).items():
                 if name in samples:
-                    samples[name] += [(urls.row_key(u).encode("utf-8"), u) for u in text.split("\n") if u]
+                    samples[name] += [(rowkeys.row_key(u).encode("utf-8"), u) for u in text.split("\n") if u]
         except (InvalidUrlError, CellDecodeError, UnicodeDecodeError, ValueError) as exc:
             log.warning("panels: skipping host row %r: %s", key[:200], exc)
             report.totals.unreadable += 1

@@ -31,12 +31,12 @@ from collections import Counter
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, fields
 
+from sitemapcrawl.model.cells import column_names
 from sitemapcrawl.model.webpage import (
     HOST_TABLE,
     WEBPAGE_TABLE,
     HostRow,
     WebPage,
-    column_names,
 )
 from sitemapcrawl.scoring import rowcounts
 from sitemapcrawl.scoring.evidence import STATUS_PREFIX

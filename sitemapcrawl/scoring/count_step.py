@@ -2,7 +2,7 @@
 
 `BatchCounting` (every updatedb) is handed the batch's touched rows by
 updatedb's merge and schedule passes, as those passes leave them, and
-feeds them to the quality step (`jobs.quality.QualityStep`) and to
+feeds them to the quality step (`scoring.quality_step.QualityStep`) and to
 `CountStep`, which takes the columns `rowcounts.row_tally` needs and what
 each row last added (`m:hc`), judges each again (`evidence.judge`: a
 rerun of the batch computes the same delta), hands back the `m:hc` that
@@ -35,19 +35,9 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from sitemapcrawl.errors import CellDecodeError
+from sitemapcrawl.model.cells import column_names, decode, encode, field_encoder
 from sitemapcrawl.model.splits import WHOLE, Split, bucket_of
-from sitemapcrawl.model.webpage import (
-    BATCH_TABLE,
-    HOST_TABLE,
-    WEBPAGE_TABLE,
-    BatchRow,
-    HostRow,
-    WebPage,
-    column_names,
-    decode,
-    encode,
-    field_encoder,
-)
+from sitemapcrawl.model.webpage import BATCH_TABLE, HOST_TABLE, WEBPAGE_TABLE, BatchRow, HostRow, WebPage
 from sitemapcrawl.scoring import evidence, rowcounts
 from sitemapcrawl.scoring.evidence import Base, Contribution, Groups, Tally
 from sitemapcrawl.scoring.quality_step import QualityCounts, QualityStep
@@ -282,7 +272,7 @@ def crawled_before(store: Store, batch_id: str, update_done: str) -> bool:
     counters were built?
 
     Then the table was crawled by a version without counters: its first
-    updatedb must count everything (`recount`, `jobs.quality.score_sitemaps`),
+    updatedb must count everything (`recount`, `scoring.quality_step.score_sitemaps`),
     or the increments would start from zero. Cost: a scan of one column of
     the `batch` table (one small row per batch).
     """

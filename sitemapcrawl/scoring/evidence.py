@@ -13,7 +13,7 @@ and subtract; the three dates only widen, which is exact because a row
 enters the evidence of one parse of S (the batch id of its inlink cell,
 `P`) once and leaves it only when S is parsed again (a newer `P`).
 
-Where the sums live (see README "Sitemap quality counters"):
+Where the sums live (see docs/quality.md):
 
 - on R, `s:qc`: per sitemap, the batch that judged it last, what it
   contributes now and what it contributed before that batch (`Contribution`),
@@ -37,7 +37,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Generic, NamedTuple, TypeVar
 
-from sitemapcrawl.model.webpage import FetchStatus, format_time, parse_time
+from sitemapcrawl.model.codec import format_time, parse_time
+from sitemapcrawl.model.webpage import FetchStatus
 from sitemapcrawl.scoring.quality import LASTMOD_SLACK, ListedStats
 
 log = logging.getLogger(__name__)

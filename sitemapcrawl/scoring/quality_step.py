@@ -3,7 +3,7 @@
 Run at the end of `updatedb` (setting `sitemap_quality`); the formula is in
 `sitemapcrawl.scoring.quality`, the counters in `sitemapcrawl.scoring.evidence`.
 
-`QualityStep` (every round, fed by `jobs.counters.BatchCounting`) costs what the batch holds:
+`QualityStep` (every round, fed by `scoring.count_step.BatchCounting`) costs what the batch holds:
 
 1. The batch's touched rows (rows fetched in it, and rows its parse or
    updatedb marked `k:dsc`: entries of the sitemaps parsed, URLs a sitemap
@@ -54,17 +54,10 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from sitemapcrawl.errors import CellDecodeError, InvalidUrlError, UsageError
+from sitemapcrawl.model.cells import column_names, encode, equals_filter, field_encoder, map_families_of
 from sitemapcrawl.model.linkvalues import Inlink, InlinkKind, parse_inlink
 from sitemapcrawl.model.splits import WHOLE, Split, bucket_of
-from sitemapcrawl.model.webpage import (
-    WEBPAGE_TABLE,
-    WebPage,
-    column_names,
-    encode,
-    equals_filter,
-    field_encoder,
-    map_families_of,
-)
+from sitemapcrawl.model.webpage import WEBPAGE_TABLE, WebPage
 from sitemapcrawl.scoring import evidence
 from sitemapcrawl.scoring.evidence import Base, Contribution, Groups, Tally
 from sitemapcrawl.scoring.quality import (
@@ -80,10 +73,11 @@ from sitemapcrawl.scoring.quality import (
     weighted_priority,
 )
 from sitemapcrawl.sitemaps.model import read_problem_lines
+from sitemapcrawl.storage.batchrecords import key_of_url, listed_sitemaps
 from sitemapcrawl.storage.history import record_statuses, snapshot_lastmods, snapshot_urls
 from sitemapcrawl.storage.overlap import WriteBehind, read_ahead
 from sitemapcrawl.storage.store import Store
-from sitemapcrawl.storage.tables import Unreadable, key_of_url, listed_sitemaps, pages
+from sitemapcrawl.storage.tables import Unreadable, pages
 from sitemapcrawl.web import urls
 from sitemapcrawl.web.rules import UrlRules
 

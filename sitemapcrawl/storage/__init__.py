@@ -1,11 +1,16 @@
 """The only code that talks to HBase: the store, table reads and writes, and the schema.
 
-`store` is the connection pool, retries and the one write path; `tables`
-reads and decodes rows with one policy for an unreadable row and keeps the
-batch records and the due index; `schema` creates the tables as
+`store` is the connection pool, retries and the one write path (`failures`
+classifies HBase errors; `_happybase` is the one seam past happybase's
+public API); `tables` reads and decodes rows with one policy for an
+unreadable row; `batchrecords` keeps a batch's members where each phase
+reads them; `dueindex` keeps the due rows in order; `schema` creates the tables as
 `hbase-schema/` declares them; `hbase_shell` runs those scripts; `hosts`,
 `politeness` and `history` own the host, politeness and sitemap history rows;
 `overlap` runs writes behind and reads ahead of a job.
 """
 
-__all__ = ["hbase_shell", "history", "hosts", "overlap", "politeness", "schema", "store", "tables"]
+__all__ = [
+    "batchrecords", "dueindex", "failures", "hbase_shell", "history", "hosts", "overlap", "politeness", "schema",
+    "store", "tables",
+]

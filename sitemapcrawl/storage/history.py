@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from sitemapcrawl.errors import CellDecodeError, InvalidUrlError, UsageError
+from sitemapcrawl.model.cells import column_names, compare_filter_of, encode
 from sitemapcrawl.model.changes import (
     Change,
     ChangeKind,
@@ -39,20 +40,12 @@ from sitemapcrawl.model.changes import (
     sitemap_key_of,
     snapshot_lines,
 )
-from sitemapcrawl.model.webpage import (
-    HISTORY_TABLE,
-    WEBPAGE_TABLE,
-    HistoryRow,
-    WebPage,
-    column_names,
-    compare_filter_of,
-    encode,
-    format_time,
-    parse_time,
-)
+from sitemapcrawl.model.codec import format_time, parse_time
+from sitemapcrawl.model.webpage import HISTORY_TABLE, WEBPAGE_TABLE, HistoryRow, WebPage
+from sitemapcrawl.storage.batchrecords import record_touched
 from sitemapcrawl.storage.store import Store
-from sitemapcrawl.storage.tables import Unreadable, decode_history, history_rows, record_touched
-from sitemapcrawl.web import urls
+from sitemapcrawl.storage.tables import Unreadable, decode_history, history_rows
+from sitemapcrawl.web import rowkeys, urls
 
 log = logging.getLogger(__name__)
 
@@ -157,7 +150,7 @@ def _act_on_rows(store: Store, sitemap_url: str, changes: list[Change], batch_id
         if change.kind not in (ChangeKind.ADDED, ChangeKind.REMOVED):
             continue
         try:
-            key = urls.row_key(change.url).encode("utf-8")
+            key = rowkeys.row_key(change.url).encode("utf-8")
         except InvalidUrlError:
             continue
         if change.kind is ChangeKind.REMOVED:
@@ -229,12 +222,12 @@ class ChangeRecord:
 
 def _prefixes(sitemap: str | None, host: str | None, rules: urls.CanonicalRules) -> list[bytes | None]:
     if sitemap is not None:
-        key = urls.row_key(urls.canonicalize(sitemap, rules))
+        key = rowkeys.row_key(urls.canonicalize(sitemap, rules))
         if host is not None and urls.host_key(urls.canonicalize(sitemap, rules)) != urls.canonical_host(host, rules):
             return []
         return [f"{key} ".encode()]
     if host is not None:
-        return [urls.host_row_prefix(host, rules).encode("utf-8")]
+        return [rowkeys.host_row_prefix(host, rules).encode("utf-8")]
     return [None]
 
 

@@ -13,12 +13,12 @@ from sitemapcrawl.errors import InvalidUrlError
 from sitemapcrawl.model.webpage import WEBPAGE_TABLE
 from sitemapcrawl.storage.store import Store
 from sitemapcrawl.storage.tables import Unreadable, decode_page
-from sitemapcrawl.web import urls
+from sitemapcrawl.web import rowkeys
 
 
 def origin_key(origin: str) -> bytes:
     """The `host` table key of an origin (`scheme://host[:port]`, canonical); `tables.decode_host` reads it back."""
-    return urls.row_key(origin + "/")[:-1].encode("utf-8")
+    return rowkeys.row_key(origin + "/")[:-1].encode("utf-8")
 
 
 def _next_key_after_prefix(prefix: bytes) -> bytes:
@@ -62,7 +62,7 @@ def origins_of_host(store: Store, origin: str) -> list[str]:
     `origin` is canonical (`scheme://host[:port]`); only its host name counts.
     A skip scan over the keys of that host name: one round trip per origin found.
     """
-    key = urls.row_key(origin + "/")
+    key = rowkeys.row_key(origin + "/")
     # The key is `reversed-host:scheme[:port]/...`; an IPv6 host keeps its brackets.
     end = key.index("]:") + 1 if key.startswith("[") else key.index(":")
     return list(origins_in_table(store, key[: end + 1].encode("utf-8")))

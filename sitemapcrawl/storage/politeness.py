@@ -40,7 +40,8 @@ from datetime import UTC, datetime, timedelta
 from email.utils import parsedate_to_datetime
 
 from sitemapcrawl.errors import CellDecodeError, InvalidUrlError
-from sitemapcrawl.model.webpage import HOST_TABLE, HostRow, column_names, decode, encode
+from sitemapcrawl.model.cells import column_names, decode, encode
+from sitemapcrawl.model.webpage import HOST_TABLE, HostRow
 from sitemapcrawl.modes import QueueBy
 from sitemapcrawl.storage.store import Store
 from sitemapcrawl.web import urls

@@ -22,7 +22,8 @@ from pathlib import Path
 from sitemapcrawl.errors import InvalidUrlError, UsageError
 from sitemapcrawl.model.webpage import WEBPAGE_TABLE
 from sitemapcrawl.modes import Compression
-from sitemapcrawl.web.urls import canonicalize, host_row_prefix
+from sitemapcrawl.web.rowkeys import host_row_prefix
+from sitemapcrawl.web.urls import canonicalize
 
 #: A family line of the schema files (their format is pinned by tests/unit/test_schema_files.py).
 _FAMILY_END = re.compile(r"(\{NAME => '\w+',[^}]*BLOCKCACHE => (?:true|false))\}")

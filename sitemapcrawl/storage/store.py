@@ -1,9 +1,9 @@
-"""HBase access: the only module that imports happybase.
+"""HBase access: `Store`, the only class that talks to HBase (through happybase).
 
 `Store` offers what jobs need and no more: create the tables, batched writes,
-reads of one or many rows, and scans (by key prefix or range, with a server
-side filter, with only the columns asked for). It speaks bytes: keys and cells
-are built by `urls.py` and `webpage.py`.
+reads of one or many rows, and scans (by key prefix or range, with only the
+columns asked for). It speaks bytes: keys and cells are built by `web.urls`
+and `model.cells`. What reaches past happybase's public API is in `_happybase`.
 
 Failures of the wire (an idle socket the server closed, a restarted Thrift
 server, a timeout) are retried after reconnecting, a bounded number of times
@@ -11,37 +11,25 @@ with growing pauses. That is safe because every write is an idempotent put:
 sending a batch twice leaves the same cells (one version per column), so a
 retry neither loses nor duplicates rows. A scan that breaks resumes after the
 last row it returned. After the last attempt the error becomes
-`StoreUnavailableError` (exit code 2) naming the address.
-
-What the server itself reports is classified first (`classify`): a missing
-table or namespace, an invalid table name, a key too long, a missing family,
-access denied, or a request the server could not process at all
-(`TApplicationException`) is permanent and fails at once with one line
-(`StoreRejectedError` or `TableMissingError`); only the rest is retried.
-Server messages arrive as bytes (thriftpy2) and carry Java stack traces:
-`server_message` turns them into one short line, so formatting an error never
-fails.
+`StoreUnavailableError` (exit code 2) naming the address; what the server
+reports is classified first (`failures`): a permanent refusal fails at once.
 """
 
 from __future__ import annotations
 
 import functools
 import logging
-import re
-import socket
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
 import happybase
-from Hbase_thrift import BatchMutation, Mutation
-from thriftpy2.thrift import TApplicationException, TException
-from thriftpy2.transport import TTransportException
-from thriftpy2.transport.buffered import TCyBufferedTransport
+from thriftpy2.thrift import TException
 
 from sitemapcrawl.config import Settings
-from sitemapcrawl.errors import StoreRejectedError, StoreUnavailableError, TableMissingError, UsageError
+from sitemapcrawl.errors import StoreRejectedError, StoreUnavailableError, TableMissingError
+from sitemapcrawl.model.cells import Family
 from sitemapcrawl.model.webpage import (
     BATCH_FAMILIES,
     BATCH_TABLE,
@@ -55,7 +43,17 @@ from sitemapcrawl.model.webpage import (
     HOST_TABLE,
     WEBPAGE_FAMILIES,
     WEBPAGE_TABLE,
-    Family,
+)
+from sitemapcrawl.storage._happybase import BatchMutation, Mutation, Pool, check_and_put, mutate_rows
+from sitemapcrawl.storage.failures import (
+    WIRE_ERRORS,
+    as_text,
+    check_key,
+    check_table_prefix,
+    classify,
+    create_refusal,
+    how_to_reach,
+    server_message,
 )
 
 #: Fewest keys `Store.rows` tries to read as one range scan (below, a multi-get is as cheap).
@@ -72,96 +70,6 @@ TABLES: dict[str, tuple[Family, ...]] = {
     HISTORY_TABLE: HISTORY_FAMILIES, BATCHROW_TABLE: BATCHROW_FAMILIES, DUE_TABLE: DUE_FAMILIES,
 }
 
-#: Errors of the wire: retried after reconnecting.
-_WIRE_ERRORS = (TTransportException, socket.error, EOFError, BrokenPipeError, ConnectionError)
-
-HOW_TO_START = "start the local one with: scripts/hbase-local start"
-
-
-#: HBase's longest row key (Short.MAX_VALUE bytes).
-MAX_KEY_BYTES = 32_767
-#: A table name HBase accepts: [namespace:]qualifier, letters, digits, '_', '-', '.'.
-_TABLE_NAME = re.compile(r"(?:[A-Za-z0-9_]+:)?[A-Za-z0-9_][A-Za-z0-9_.-]*")
-#: Java exceptions in a server message that no retry can cure, and what to tell the user.
-_PERMANENT = (
-    ("TableNotFoundException", "table missing"),
-    ("NamespaceNotFoundException", "namespace missing"),
-    ("NoSuchColumnFamilyException", "column family missing (a table from another version?)"),
-    ("AccessDeniedException", "access denied"),
-    ("IllegalArgumentException", "invalid request"),
-    ("TableExistsException", "table exists"),
-)
-# Not DoNotRetryIOException as such: the Thrift server wraps passing trouble in it too
-# ("Zookeeper GET could not be completed in 10000 ms"), and that is worth a retry.
-
-
-def server_message(exc: BaseException, limit: int = 300) -> str:
-    """One short line for any error, Thrift ones included; never raises.
-
-    thriftpy2 exceptions carry `message` as bytes (and `str()` of them then
-    fails); HBase adds a Java stack trace. The first line is kept, decoded
-    with replacement, control characters escaped and cut at `limit`.
-    """
-    raw = getattr(exc, "message", None)
-    if isinstance(raw, bytes):
-        text = raw.decode("utf-8", "replace")
-    elif isinstance(raw, str):
-        text = raw
-    else:
-        try:
-            text = str(exc)
-        except Exception:  # noqa: BLE001 - a broken __str__ must not hide the error
-            text = ""
-    line = next((part.strip() for part in text.splitlines() if part.strip()), "") or type(exc).__name__
-    line = "".join(ch if ch.isprintable() else f"\\x{ord(ch):02x}" for ch in line)
-    return line if len(line) <= limit else line[: limit - 3] + "..."
-
-
-def classify(exc: BaseException) -> str | None:
-    """What the server's error means: a short permanent reason, or None (retry it).
-
-    Wire errors (a closed socket, a timeout, a restarting server) and server
-    errors not known to be permanent are retried; a request the server could
-    not process (`TApplicationException`: HBase's answer to an invalid table
-    name or a key too long) and the exceptions in `_PERMANENT` are not.
-    """
-    if isinstance(exc, _WIRE_ERRORS):
-        return None
-    if isinstance(exc, TApplicationException):
-        return f"the server could not process the request ({server_message(exc)})"
-    if isinstance(exc, TException):
-        message = server_message(exc, limit=2000)
-        if type(exc).__name__ == "IllegalArgument":
-            return f"invalid request: {server_message(exc)}"
-        for java_name, reason in _PERMANENT:
-            if java_name in message:
-                return reason
-    return None
-
-
-def check_table_prefix(prefix: str) -> None:
-    """UsageError unless `prefix` + a base name is a valid HBase table name."""
-    if prefix and not _TABLE_NAME.fullmatch(prefix + "webpage"):
-        shown = server_message(ValueError(prefix), limit=80)
-        raise UsageError(f"table prefix {shown!r}: an HBase table name is [namespace:]name of letters, "
-                         "digits, '_', '-' and '.'")
-
-
-def check_key(key: bytes, what: str) -> None:
-    """StoreRejectedError for a row key HBase refuses (empty is allowed for scans only)."""
-    if len(key) > MAX_KEY_BYTES:
-        raise StoreRejectedError(f"{what}: row key of {len(key):,} bytes is over HBase's limit of "
-                                 f"{MAX_KEY_BYTES:,} bytes")
-
-
-def how_to_reach(settings: Settings) -> str:
-    """What to do when HBase does not answer: start the local one only when the address is the local default."""
-    if settings.hbase == Settings().hbase:
-        return f"is it running? {HOW_TO_START}"
-    return (f"is its Thrift1 gateway running there, with transport {settings.hbase_transport} and protocol "
-            f"{settings.hbase_protocol} (settings hbase_transport, hbase_protocol)?")
-
-
 
 @dataclass(frozen=True)
 class WriteCounts:
@@ -170,18 +78,6 @@ class WriteCounts:
     rows: int
     batches: int
     retries: int
-
-
-#: The buffers of the `buffered` transport: 256 KiB each way, not thriftpy2's 4 KiB, so a 1,000-row put
-#: (~700 KB) leaves in three socket writes instead of 175. Each socket call lets go of the GIL, and
-#: getting it back waits for the thread computing meanwhile to yield it (up to 5 ms): with 4 KiB
-#: buffers, updatedb's writer and reader threads spent most of their time waiting for it.
-TRANSPORT_BUFFER = 256 * 1024
-_BUFFERED = "buffered"
-_WIDE_BUFFERED = f"buffered-{TRANSPORT_BUFFER}"
-# happybase picks the transport class from this table by name; ours is registered beside its own.
-happybase.connection.THRIFT_TRANSPORTS.setdefault(
-    _WIDE_BUFFERED, functools.partial(TCyBufferedTransport, buf_size=TRANSPORT_BUFFER))
 
 
 class Store:
@@ -204,7 +100,7 @@ class Store:
         self._protocol = settings.hbase_protocol
         self._how_to_start = how_to_reach(settings)
         self._pool_size = pool_size
-        self._pool: happybase.ConnectionPool | None = None
+        self._pool: Pool | None = None
         self._connected_once = False
         self.retries = 0
         """Operations retried after a wire error, since this store was made."""
@@ -225,15 +121,12 @@ class Store:
         """The real HBase table name for a base name (`webpage` -> prefix + `webpage`)."""
         return self._prefix + table
 
-    def _get_pool(self) -> happybase.ConnectionPool:
+    def _get_pool(self) -> Pool:
         if self._pool is None:
             # The pool opens its first connection at once: a wire error here
             # is retried like any other.
-            self._pool = happybase.ConnectionPool(
-                self._pool_size, host=self._host, port=self._port, timeout=self._timeout_ms,
-                transport=_WIDE_BUFFERED if self._transport == _BUFFERED else self._transport,
-                protocol=self._protocol,
-            )
+            self._pool = Pool(self._pool_size, host=self._host, port=self._port, timeout=self._timeout_ms,
+                              transport=self._transport, protocol=self._protocol)
         return self._pool
 
     def _call(self, what: str, operation: Callable[[happybase.Connection], T]) -> T:
@@ -248,7 +141,7 @@ class Store:
                     except BaseException as exc:
                         _drop_if_interrupted(connection, exc)
                         raise
-            except _WIRE_ERRORS + (TException,) as exc:
+            except WIRE_ERRORS + (TException,) as exc:
                 error: Exception = exc
                 self._raise_if_permanent(what, exc)
             if attempt >= self._attempts_now():
@@ -276,12 +169,7 @@ class Store:
         """Close every pooled connection (the store may be used again after)."""
         pool, self._pool = self._pool, None
         if pool is not None:
-            while True:
-                try:
-                    connection = pool._queue.get_nowait()
-                except Exception:
-                    break
-                connection.close()
+            pool.close()
 
     def __enter__(self) -> Store:
         return self
@@ -297,7 +185,7 @@ class Store:
         return [base for base in TABLES if self.table_name(base) in names]
 
     def create_tables(self, compression: str = "NONE") -> list[str]:
-        """Create the tables that are missing, with the families of `webpage.py`.
+        """Create the tables that are missing, with the families of `model.webpage`.
 
         `compression` is HBase's name for the families' block compression
         (NONE, GZ, SNAPPY...): the cluster checks that it can use it, and a
@@ -342,7 +230,8 @@ class Store:
         """The table's regions as (start key, end key, server), in key order (one round trip)."""
         name = self.table_name(table)
         found = self._call(f"regions of {name}", lambda c: c.table(name).regions())
-        return [(r["start_key"], r["end_key"], f"{_text(r.get('server_name', b''))}:{r.get('port', 0)}") for r in found]
+        return [(r["start_key"], r["end_key"], f"{as_text(r.get('server_name', b''))}:{r.get('port', 0)}")
+                for r in found]
 
     def require_tables(self, *bases: str) -> None:
         """Raise TableMissingError (saying to run init) unless these tables exist."""
@@ -416,7 +305,7 @@ class Store:
         table = name.encode()
 
         def send(connection: happybase.Connection) -> None:
-            connection.client.mutateRows(table, rows, {})
+            mutate_rows(connection, table, rows)
 
         self._call(f"write {len(chunk)} rows to {name}", send)
 
@@ -473,9 +362,7 @@ class Store:
         check_key(key, f"check-and-put in {name}")
 
         def attempt(connection: happybase.Connection) -> bool:
-            done = connection.client.checkAndPut(name.encode(), key, column, expected,
-                                                 Mutation(column=column, value=value), {})
-            if done:
+            if check_and_put(connection, name.encode(), key, column, expected, value):
                 return True
             now = connection.table(name).row(key, columns=[column]).get(column)
             return now == value
@@ -578,7 +465,7 @@ class Store:
                         _drop_if_interrupted(connection, exc)
                         raise
                 return
-            except _WIRE_ERRORS + (TException,) as exc:
+            except WIRE_ERRORS + (TException,) as exc:
                 self._raise_if_permanent(f"scan {name}", exc)
                 failures += 1
                 if failures >= self._attempts_now():
@@ -604,47 +491,6 @@ def _drop_if_interrupted(connection: happybase.Connection, error: BaseException)
     """
     if not isinstance(error, Exception | GeneratorExit):
         connection.close()
-
-
-def _text(value: bytes | str) -> str:
-    return value.decode("utf-8", "replace") if isinstance(value, bytes) else value
-
-
-def first_line(exc: BaseException, limit: int = 300) -> str:
-    """`server_message` with Java's exception wrapping stripped, for messages shown to an operator."""
-    line = server_message(exc, limit=100_000)
-    while True:  # "org...DoNotRetryIOException: org...DoNotRetryIOException: java.lang.X: why" -> "java.lang.X: why"
-        head, sep, rest = line.partition(": ")
-        if not (sep and head.startswith("org.apache.hadoop.hbase.") and rest):
-            break
-        line = rest
-    return line if len(line) <= limit else line[: limit - 3] + "..."
-
-
-def create_refusal(exc: TException, name: str, address: str) -> StoreRejectedError | None:
-    """The one-line error for a table creation the cluster refused for good, or None (retry it).
-
-    A missing namespace (Thrift1 cannot create one), a compression the
-    cluster cannot use (its table sanity check) and an invalid argument are
-    permanent; anything else may be passing trouble.
-    """
-    message = _text(getattr(exc, "message", b"") or b"")
-    line = first_line(exc)
-    namespace = name.partition(":")[0]
-    if "NamespaceNotFoundException" in message:
-        return StoreRejectedError(
-            f"create table {name}: namespace {namespace!r} does not exist in HBase at {address}; Thrift1 cannot "
-            f"create it: run `create_namespace '{namespace}'` in the HBase shell, or set hbase_shell and run init")
-    if "sanity checks" in message or "compression" in message.lower():
-        return StoreRejectedError(f"create table {name}: HBase at {address} refused it: {line}; "
-                                  "choose another --compression (gz needs no native library) or ask its operator")
-    if type(exc).__name__ == "IllegalArgument":
-        return StoreRejectedError(f"create table {name}: HBase at {address} refused it: {line}; "
-                                  "check the table prefix (letters, digits, '_', '-', '.'; `ns:` for a namespace)")
-    if "AccessDeniedException" in message:
-        return StoreRejectedError(f"create table {name}: HBase at {address} denied it: {line}; "
-                                  "ask its operator for CREATE rights, or to run `init --print-schema` as admin")
-    return None
 
 
 def _drop(connection: happybase.Connection, name: str) -> None:

@@ -13,9 +13,11 @@ the README demo and the benchmarks crawl it instead of the internet.
 
 Modules: `model` (the description), `render` (bodies), `truth` (what the
 description implies), `server` (serving, faults, revisions, access log),
-`generate` (ready-made webs; `changing_web` changes between crawls), `__main__` (``python -m sitemapcrawl.testweb``).
+`accesslog` (what was requested, when), `generate` (ready-made webs; `changing_web` changes between
+crawls), `__main__` (``python -m sitemapcrawl.testweb``).
 """
 
+from sitemapcrawl.testweb.accesslog import Access, AccessLog
 from sitemapcrawl.testweb.generate import bulk_web, changing_web, demo_web, small_web, vouching_web
 from sitemapcrawl.testweb.model import (
     Entry,
@@ -31,7 +33,7 @@ from sitemapcrawl.testweb.model import (
     SitemapFormat,
     Web,
 )
-from sitemapcrawl.testweb.server import Access, AccessLog, TestWebServer
+from sitemapcrawl.testweb.server import TestWebServer
 from sitemapcrawl.testweb.truth import ListedEntry, SitemapChange, Truth
 
 __all__ = [

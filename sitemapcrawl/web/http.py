@@ -107,8 +107,13 @@ def conditional_headers(etag: str | None, last_modified: str | None) -> dict[str
     return headers
 
 
-class _Deadline:
-    """One request's deadline and the socket it reads from (set as soon as there is one)."""
+class Deadline:
+    """One request's deadline and the socket it reads from (set as soon as there is one).
+
+    The watchdog `expire`s it at `at`, which shuts the socket so a read that
+    waits for a dripping server ends at once; `finish` first leaves the socket
+    (kept alive in the pool) alone.
+    """
 
     def __init__(self, at: float) -> None:
         self.at = at
@@ -150,12 +155,12 @@ class _Watchdog:
     """One daemon thread that expires request deadlines in time order."""
 
     def __init__(self) -> None:
-        self._heap: list[tuple[float, int, _Deadline]] = []
+        self._heap: list[tuple[float, int, Deadline]] = []
         self._order = itertools.count()
         self._wake = threading.Condition()
         self._thread: threading.Thread | None = None
 
-    def watch(self, deadline: _Deadline) -> None:
+    def watch(self, deadline: Deadline) -> None:
         with self._wake:
             heapq.heappush(self._heap, (deadline.at, next(self._order), deadline))
             if self._thread is None or not self._thread.is_alive():
@@ -383,7 +388,7 @@ class PoliteHttpClient:
         redirects: tuple[str, ...],
     ) -> HttpResponse:
         log.debug("GET %s", url)
-        deadline = _Deadline(time.monotonic() + self.deadline)
+        deadline = Deadline(time.monotonic() + self.deadline)
         _current.deadline = deadline
         _WATCHDOG.watch(deadline)
         try:

@@ -1,144 +1,31 @@
-"""URLs: the canonical form, row keys, and host and registered-domain keys.
+"""URLs: the canonical form, origins, and host and registered-domain keys.
 
-Pure logic: no network, no HBase. Every URL is canonicalised before it becomes
-a row key, so one page has one row however it was spelled.
-
-Canonical form
---------------
-`canonicalize(url, rules)` applies a chain of rules, each a switch of
-`CanonicalRules` (built once from the settings with `CanonicalRules.from_settings`):
-lowercase scheme and host; IDN host to punycode; strip userinfo; strip default
-ports; remove the fragment; normalise percent-encoding; resolve `.` and `..`
-path segments; strip session ids from path and query; drop empty query
-separators; optionally strip a leading `www.`. Some things always happen,
-because a row key needs them: surrounding whitespace and embedded tabs and
-newlines are removed, an empty path becomes `/`, a trailing dot of the host
-is dropped, IP addresses are written in their standard form, and a host or
-port that could not be asked for (bad characters, port 0 or above 65535) is
-an `InvalidUrlError`.
-
-Row keys
---------
-The row key of `webpage` is the URL with its host reversed, as Nutch does::
-
-    http://www.example.com:8080/a?b  ->  com.example.www:http:8080/a?b
-    http://www.example.com/a         ->  com.example.www:http/a
-
-A host's rows are contiguous (a prefix scan, see `host_row_prefix`) and the
-rows of one registered domain sit side by side, so HBase regions split by
-domain. `row_key` and `url_from_row_key` are exact inverses.
-
-Host keys
----------
-`host_key(url)` is the canonical host without the port: the unit of
-politeness (one queue per host in the fetcher, caps per host in generate),
-because two ports of one host name are one machine to be polite to. robots.txt
-is per scheme, host and port: `robots_url(url)`. `registered_domain_key(url)`
-is the host's registered domain (`www.example.co.uk` -> `example.co.uk`) from
-the Public Suffix List shipped in the `publicsuffixlist` wheel (offline).
+Every URL is canonicalised before it becomes a row key (`rowkeys`), so one
+page has one row however it was spelled. `canonicalize(url, rules)` applies
+the switches of `CanonicalRules` (built once with `from_settings`): lowercase
+scheme and host, IDN to punycode, no userinfo, default port or fragment,
+normalised percent-encoding, resolved dot segments, session ids and empty
+query separators removed, optionally no leading `www.`. Whitespace is
+trimmed, an empty path becomes `/`, and a host or port that could not be
+asked for is an `InvalidUrlError` (hosts: `hostnames`). `host_key` (host
+without port) is the unit of politeness; robots.txt is per origin
+(`robots_url`); `registered_domain_key` is one site. Pure: no network, no HBase.
+Cost: hosts are cached; a URL costs a split, a few regex passes and a join.
 """
 
 from __future__ import annotations
 
 import functools
-import ipaddress
 import re
-import urllib.parse
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, NamedTuple
 
-import idna
-from publicsuffixlist import PublicSuffixList
-
 from sitemapcrawl.config import DEFAULT_SESSION_ID_NAMES
 from sitemapcrawl.errors import InvalidUrlError
+from sitemapcrawl.web.hostnames import canonical_hostname, canonical_port, registered_domain
 
 if TYPE_CHECKING:
     from sitemapcrawl.config import Settings
-
-# --- row keys -----------------------------------------------------------------
-
-# scheme://host[:port]/rest -- the shape every canonical URL has. The host is a
-# bracketed IPv6 literal or a run of characters that cannot end an authority.
-_KEYABLE_URL = re.compile(
-    r"([A-Za-z][A-Za-z0-9+.\-]*)://(\[[^\]/?#@]*\]|[^:/?#@\[\]]+)(?::([0-9]+))?(/.*)",
-    re.DOTALL,
-)
-# The same four parts in key order: host:scheme[:port]/rest.
-_ROW_KEY = re.compile(
-    r"(\[[^\]/?#@]*\]|[^:/?#@\[\]]+):([A-Za-z][A-Za-z0-9+.\-]*)(?::([0-9]+))?(/.*)",
-    re.DOTALL,
-)
-_IPV4_SHAPE = re.compile(r"[0-9]+\.[0-9]+\.[0-9]+\.[0-9]+")
-
-
-def _reverse_host(host: str) -> str:
-    """Reverse the labels of a host name; IP literals stay as they are.
-
-    IPv4 addresses keep their natural order: their most significant part is
-    already first (`10.1.2.3` belongs to `10.0.0.0/8`), so one network's rows
-    are contiguous as they are, while reversing would group by the last octet,
-    which means nothing. An address whose labels are four numbers is left alone
-    both ways, so the function is its own inverse. IPv6 literals (bracketed)
-    have no labels to reverse.
-    """
-    if host.startswith("[") or _IPV4_SHAPE.fullmatch(host):
-        return host
-    return ".".join(reversed(host.split(".")))
-
-
-def _unkeyable_reason(url: str) -> str:
-    """Say why `url` does not have the shape `row_key` needs (error path only)."""
-    scheme, sep, rest = url.partition("://")
-    if not sep or not scheme:
-        return "not an absolute URL"
-    authority = re.split(r"[/?#]", rest, maxsplit=1)[0]
-    if not authority:
-        return "no host"
-    if "@" in authority:
-        return "has userinfo (canonicalize first)"
-    if not rest[len(authority) :].startswith("/"):
-        return "path does not start with '/' (canonicalize first)"
-    return "bad scheme, host or port"
-
-
-def row_key(url: str) -> str:
-    """Return the row key of a canonical URL: its host reversed, then scheme, port, path.
-
-    `http://www.example.com:8080/a?b` gives `com.example.www:http:8080/a?b`;
-    `http://www.example.com/a` (no port in the URL) gives `com.example.www:http/a`.
-    IPv4 hosts keep their natural order (`127.0.0.1:http/`), IPv6 hosts keep
-    their brackets (`[::1]:http:8080/x`). This does not canonicalise: call
-    `canonicalize` first, so that spellings of one page share one key. Canonical
-    URLs never carry a default port, so their keys have no port part; a port
-    written in the URL is kept, which keeps the function reversible for every
-    URL it accepts. Cost: one regex match and a split, no allocation beyond the
-    key.
-
-    Raises InvalidUrlError for a URL that is not `scheme://host[:port]/...`
-    (relative, no host, userinfo, empty path): such a URL has no key.
-    """
-    match = _KEYABLE_URL.fullmatch(url)
-    if match is None:
-        raise InvalidUrlError(f"cannot key URL {url!r}: {_unkeyable_reason(url)}")
-    scheme, host, port, rest = match.groups()
-    port_part = ":" + port if port is not None else ""
-    return f"{_reverse_host(host)}:{scheme}{port_part}{rest}"
-
-
-def url_from_row_key(key: str) -> str:
-    """Return the URL a row key was made from: the exact inverse of `row_key`.
-
-    Cost: one regex match and a split. Raises InvalidUrlError for a string that
-    is not `host:scheme[:port]/...` (not a row key of `webpage`).
-    """
-    match = _ROW_KEY.fullmatch(key)
-    if match is None:
-        raise InvalidUrlError(f"not a row key: {key!r}")
-    host, scheme, port, rest = match.groups()
-    port_part = ":" + port if port is not None else ""
-    return f"{scheme}://{_reverse_host(host)}{port_part}{rest}"
-
 
 # --- canonical form -------------------------------------------------------------
 
@@ -255,145 +142,9 @@ def _split(url: str) -> _Parts:
     )
 
 
-# --- hosts
-
-_ASCII_HOST = re.compile(r"[A-Za-z0-9_\-]+(?:\.[A-Za-z0-9_\-]+)*")
-_NUMERIC_LABEL = re.compile(r"0[xX][0-9A-Fa-f]*|[0-9]+")
-_MAX_HOST_LENGTH = 253
-_MAX_LABEL_LENGTH = 63
-
-
-def _ipv4(host: str) -> str | None:
-    """Parse an IPv4 address the way browsers do (WHATWG); None if it is not one.
-
-    Browsers accept `127.1`, `0x7f.0.0.1` and `017700000001`, so links and
-    seeds do too; all become dotted-quad decimal, the one form a row key uses.
-    """
-    parts = host.split(".")
-    if len(parts) > 4:
-        return None
-    numbers = []
-    for part in parts:
-        if not _NUMERIC_LABEL.fullmatch(part):  # int() would also take "-1" and "1_0"
-            return None
-        if part[:2] in ("0x", "0X"):
-            digits, base = part[2:] or "0", 16
-        elif len(part) > 1 and part.startswith("0"):
-            digits, base = part[1:], 8
-        else:
-            digits, base = part, 10
-        try:
-            numbers.append(int(digits, base))
-        except ValueError:  # 8 or 9 in an octal part
-            return None
-    if any(n > 255 for n in numbers[:-1]) or numbers[-1] >= 256 ** (5 - len(numbers)):
-        return None
-    value = numbers[-1]
-    for index, number in enumerate(numbers[:-1]):
-        value += number << (8 * (3 - index))
-    return str(ipaddress.IPv4Address(value))
-
-
-@functools.lru_cache(maxsize=1)
-def _public_suffixes() -> PublicSuffixList:
-    """The Public Suffix List from the wheel: read once (~40 ms), no network."""
-    return PublicSuffixList()
-
-
-def _is_public_suffix(host: str) -> bool:
-    return _public_suffixes().publicsuffix(host) == host
-
-
-@functools.lru_cache(maxsize=65_536)
-def _canonical_host(raw: str, lowercase: bool, idn: bool, strip_www: bool) -> str:
-    """The canonical form of a host as written in a URL; cached, hosts repeat a lot.
-
-    Raises InvalidUrlError for a host that cannot name a server.
-    """
-    if raw.startswith("["):
-        if not raw.endswith("]"):
-            raise InvalidUrlError(f"bad IPv6 host {raw!r}")
-        inner = raw[1:-1]
-        try:
-            address = ipaddress.IPv6Address(inner)
-        except ValueError:
-            raise InvalidUrlError(f"bad IPv6 host {raw!r}") from None
-        if address.scope_id is not None:
-            raise InvalidUrlError(f"IPv6 zone ids are not allowed: {raw!r}")
-        return f"[{address.compressed}]"
-    host = raw
-    if "%" in host:
-        host = _unquote(host)
-    if host.endswith(".") and len(host) > 1:
-        host = host[:-1]
-    if not host.isascii():
-        if idn:
-            host = _to_punycode(host)
-        elif lowercase:
-            host = host.lower()
-        _check_unicode_host(raw, host)
-    else:
-        if lowercase:
-            host = host.lower()
-        if not _ASCII_HOST.fullmatch(host):
-            raise InvalidUrlError(f"bad host {raw!r}")
-    last_label = host.rpartition(".")[2]
-    if _NUMERIC_LABEL.fullmatch(last_label):
-        address4 = _ipv4(host)
-        if address4 is None:
-            raise InvalidUrlError(f"bad IPv4 host {raw!r}")
-        return address4
-    if len(host) > _MAX_HOST_LENGTH or any(
-        len(label) > _MAX_LABEL_LENGTH for label in host.split(".")
-    ):
-        raise InvalidUrlError(f"host name too long: {raw!r}")
-    # A loop, so that canonicalising twice changes nothing (`www.www.a.example`).
-    while strip_www and host[:4].lower() == "www." and not _is_public_suffix(host[4:]):
-        host = host[4:]
-    return host
-
 
 def _host_by_rules(raw: str, rules: CanonicalRules) -> str:
-    return _canonical_host(raw, rules.lowercase, rules.idn_to_punycode, rules.strip_www)
-
-
-def _to_punycode(host: str) -> str:
-    """Map a Unicode host as browsers do (UTS #46, non-transitional) and punycode it.
-
-    Labels that IDNA 2008 would refuse to register (emoji, joiners) are still
-    encoded, as browsers do: the aim is one stable spelling, not registry rules.
-    """
-    try:
-        mapped = idna.uts46_remap(host, std3_rules=False, transitional=False)
-    except idna.IDNAError:
-        raise InvalidUrlError(f"bad international host {host!r}") from None
-    labels = []
-    for label in mapped.split("."):
-        if label.isascii():
-            labels.append(label)
-        else:
-            labels.append("xn--" + label.encode("punycode").decode("ascii"))
-    return ".".join(labels)
-
-
-def _check_unicode_host(raw: str, host: str) -> None:
-    """Refuse hosts with characters no host name can hold (when kept as Unicode)."""
-    for label in host.split("."):
-        if not label or any(
-            (ch.isascii() and not (ch.isalnum() or ch in "-_"))
-            or (not ch.isascii() and (ch.isspace() or not ch.isprintable()))
-            for ch in label
-        ):
-            raise InvalidUrlError(f"bad host {raw!r}")
-
-
-def _canonical_port(raw: str, url: str) -> int | None:
-    """The port as a number (None when the URL has none); InvalidUrlError if unusable."""
-    if not raw:
-        return None
-    if not raw.isdigit() or not raw.isascii() or not 0 < int(raw) <= 65535:
-        raise InvalidUrlError(f"bad port {raw!r} in {url!r}")
-    return int(raw)
+    return canonical_hostname(raw, rules.lowercase, rules.idn_to_punycode, rules.strip_www)
 
 
 # --- percent-encoding
@@ -429,11 +180,6 @@ def _normalize_percent(text: str, pattern: re.Pattern[str]) -> str:
     A `%` that starts no escape becomes `%25`; non-ASCII text is escaped as UTF-8.
     """
     return pattern.sub(_fix_escape, text)
-
-
-def _unquote(text: str) -> str:
-    """Decode %XX escapes as UTF-8 (bad bytes become U+FFFD, which no host accepts)."""
-    return urllib.parse.unquote(text, errors="replace")
 
 
 # --- paths and queries
@@ -502,7 +248,7 @@ def _canonical_parts(parts: _Parts, url: str, rules: CanonicalRules) -> str:
         host = _host_by_rules(parts.host, rules)
     except InvalidUrlError as exc:
         raise InvalidUrlError(f"{exc} in {url!r}") from None
-    port = _canonical_port(parts.port, url)
+    port = canonical_port(parts.port, url)
     if port is not None and rules.strip_default_port and DEFAULT_PORTS.get(scheme.lower()) == port:
         port = None
     path = parts.path or "/"
@@ -632,13 +378,6 @@ def host_key(url: str, rules: CanonicalRules = DEFAULT_RULES) -> str:
     return _host_by_rules(_split(url).host, rules)
 
 
-@functools.lru_cache(maxsize=65_536)
-def _registered_domain(host: str) -> str:
-    if host.startswith("[") or _IPV4_SHAPE.fullmatch(host):
-        return host
-    return _public_suffixes().privatesuffix(host) or host
-
-
 def registered_domain_key(url: str, rules: CanonicalRules = DEFAULT_RULES) -> str:
     """The registered domain of a URL's host (public suffix plus one label): one site.
 
@@ -649,7 +388,7 @@ def registered_domain_key(url: str, rules: CanonicalRules = DEFAULT_RULES) -> st
     the `publicsuffixlist` wheel and is read once (~40 ms); answers are cached.
     Raises InvalidUrlError for a URL without a usable host.
     """
-    return _registered_domain(host_key(url, rules))
+    return registered_domain(host_key(url, rules))
 
 
 def canonical_host(host_or_url: str, rules: CanonicalRules = DEFAULT_RULES) -> str:
@@ -669,49 +408,6 @@ def canonical_host(host_or_url: str, rules: CanonicalRules = DEFAULT_RULES) -> s
     if not host:
         raise InvalidUrlError("empty host")
     return _host_by_rules(host, rules)
-
-
-# --- row-key prefixes -------------------------------------------------------------
-
-
-def host_row_prefix(host_or_url: str, rules: CanonicalRules = DEFAULT_RULES) -> str:
-    """The row-key prefix of every row of one host, all schemes and ports: `com.example.www:`.
-
-    Takes a host name (`www.example.com`, `Bücher.example`, `127.0.0.1`,
-    `[::1]`) or a URL (its host is used). The prefix ends with `:`, which no
-    host contains, so it matches that host only, never `www.example.com.au`
-    nor subdomains such as `a.www.example.com`; for a domain with its
-    subdomains use `domain_row_prefixes`, for one scheme and port
-    `origin_row_prefix`. Raises InvalidUrlError for a bad host, or a host with
-    a port (give a URL for that).
-    """
-    return _reverse_host(canonical_host(host_or_url, rules)) + ":"
-
-
-def origin_row_prefix(url: str, rules: CanonicalRules = DEFAULT_RULES) -> str:
-    """The row-key prefix of every row of one scheme, host and port (one robots.txt).
-
-    `http://www.example.com/x` -> `com.example.www:http/`,
-    `http://www.example.com:8080/` -> `com.example.www:http:8080/`. The prefix
-    ends with `/`: without it, `...:http` would also match `...:https` rows.
-    """
-    return row_key(origin(url, rules) + "/")
-
-
-def domain_row_prefixes(domain: str, rules: CanonicalRules = DEFAULT_RULES) -> tuple[str, ...]:
-    """The row-key prefixes covering a domain and all its subdomains; scan each.
-
-    `example.com` -> (`com.example:`, `com.example.`): the first holds the rows
-    of `example.com` itself, the second those of `www.example.com`,
-    `a.b.example.com` and so on. The two ranges are not adjacent (`com.example0`
-    sorts between them), hence two prefixes, not one. An IP address has no
-    subdomains and gives one prefix. Takes what `host_row_prefix` takes.
-    """
-    host = canonical_host(domain, rules)
-    reversed_host = _reverse_host(host)
-    if reversed_host == host and (host.startswith("[") or _IPV4_SHAPE.fullmatch(host)):
-        return (host + ":",)
-    return (reversed_host + ":", reversed_host + ".")
 
 
 _TRAILING_PARTIAL_ESCAPE = re.compile(r"%[0-9A-Fa-f]?\Z")
@@ -744,12 +440,3 @@ def canonicalize_prefix(prefix: str, rules: CanonicalRules = DEFAULT_RULES) -> s
         text += "?" + _normalize_percent(query, query_fix)
     return origin(prefix, rules) + text + tail
 
-
-def url_prefix_to_row_prefix(prefix: str, rules: CanonicalRules = DEFAULT_RULES) -> str:
-    """The row-key prefix of all URLs starting with a URL prefix (`readdb --prefix`).
-
-    `http://example.com/blog/` -> `com.example:http/blog/`. The prefix is
-    canonicalised first (`canonicalize_prefix`), so `HTTP://EXAMPLE.COM:80/blog/`
-    gives the same. Raises InvalidUrlError for a prefix without a usable host.
-    """
-    return row_key(canonicalize_prefix(prefix, rules))

@@ -23,6 +23,7 @@ from sitemapcrawl.config import Settings
 from sitemapcrawl.jobs.generate import GenerateOptions, generate
 from sitemapcrawl.jobs.parse import parse_batch
 from sitemapcrawl.jobs.updatedb import updatedb
+from sitemapcrawl.model.cells import column_names, encode
 from sitemapcrawl.model.splits import Split
 from sitemapcrawl.model.webpage import (
     BATCH_TABLE,
@@ -32,13 +33,11 @@ from sitemapcrawl.model.webpage import (
     FetchStatus,
     SitemapSource,
     WebPage,
-    column_names,
-    encode,
 )
-from sitemapcrawl.storage import tables
+from sitemapcrawl.storage import batchrecords
 from sitemapcrawl.storage.store import Cells, Store
 from sitemapcrawl.testweb import TestWebServer, Web, bulk_web
-from sitemapcrawl.web import urls
+from sitemapcrawl.web import rowkeys
 from sitemapcrawl.web.rules import UrlRules
 
 FAR = datetime.now(UTC).replace(microsecond=0) + timedelta(days=300)
@@ -52,7 +51,7 @@ def crawl_settings(settings: Settings) -> Settings:
 def add_unrelated(store: Store, n: int, start: int = 0) -> None:
     """`n` fetched rows on many hosts, not due for months: what a big table holds besides the batch."""
     store.write(WEBPAGE_TABLE, (
-        (urls.row_key(url).encode(), encode(WebPage(url, status=FetchStatus.FETCHED, fetch_time=PAST,
+        (rowkeys.row_key(url).encode(), encode(WebPage(url, status=FetchStatus.FETCHED, fetch_time=PAST,
                                                     next_fetch=FAR, fetch_mark="old", generate_mark="old",
                                                     update_mark="old", discover_mark="old", score=1.0)))
         for url in (f"http://h{i % 97}.unrelated.example/page/{i}" for i in range(start, start + n))))
@@ -85,8 +84,8 @@ def records(store: Store, batch_id: str, kind: bytes | None = None) -> list[byte
 
 def touched_keys(store: Store, batch_id: str) -> list[bytes]:
     """The `webpage` keys the batch recorded as touched: its touched records and its sitemaps' listed records."""
-    keys = [tables.page_key(key) for key in records(store, batch_id, tables.TOUCHED)]
-    for _key, cells in store.scan(BATCHROW_TABLE, prefix=f"{batch_id}|".encode() + tables.LISTED + b"|"):
+    keys = [batchrecords.page_key(key) for key in records(store, batch_id, batchrecords.TOUCHED)]
+    for _key, cells in store.scan(BATCHROW_TABLE, prefix=f"{batch_id}|".encode() + batchrecords.LISTED + b"|"):
         keys += [name.partition(b":k.")[2] for name in cells]
     return sorted(keys)
 
@@ -114,7 +113,7 @@ def one_round(store: CountingStore, settings: Settings) -> RoundReads:
     made = generate(store, rules, GenerateOptions())
     assert made.batch_id is not None and made.selected > 0
     batch_id = made.batch_id
-    members = len(records(store, batch_id, tables.MEMBER))
+    members = len(records(store, batch_id, batchrecords.MEMBER))
     assert members == made.selected
     store.reset()
     fetched = run_fetch(store, settings, batch_id)
@@ -168,7 +167,7 @@ def test_a_round_reads_what_its_batch_holds_not_the_table(
         work = reads.members + reads.touched
         # A member is read once by fetch, twice by parse (its row, then its body), once per updatedb
         # pass over members (spread, schedule); a touched row once (the merge). updatedb's counting
-        # (jobs.counters.count_batch: quality evidence and row counts) reads each of them once more,
+        # (scoring.count_step.count_batch: quality evidence and row counts) reads each of them once more,
         # and the rows of the sitemaps they name a few times (the bulk web: one sitemap per host).
         assert reads.fetch <= reads.members, reads
         assert reads.parse <= 2 * reads.members, reads
@@ -196,7 +195,7 @@ def test_each_phase_rerun_changes_nothing(settings: Settings, web: TestWebServer
         parsed = snapshot(store)
         touched, recorded = touched_keys(store, batch_id), records(store, batch_id)
         assert len(touched) == 18  # every entry of the three sitemaps
-        assert len(records(store, batch_id, tables.LISTED)) == 3  # in one listed record per sitemap
+        assert len(records(store, batch_id, batchrecords.LISTED)) == 3  # in one listed record per sitemap
         assert parse_batch(store, rules, batch_id).already_parsed == 6
         assert snapshot(store) == parsed and records(store, batch_id) == recorded
         first = updatedb(store, rules, batch_id)
@@ -214,7 +213,7 @@ def test_a_parse_killed_half_way_reruns_from_the_records(settings: Settings, web
     with CountingStore(settings) as store:
         batch_id = seeded_batch(store, rules, web)
         run_fetch(store, settings, batch_id)
-        members = [tables.page_key(key) for key in records(store, batch_id, tables.MEMBER)]
+        members = [batchrecords.page_key(key) for key in records(store, batch_id, batchrecords.MEMBER)]
         done_already = members[:3]
         store.write(WEBPAGE_TABLE, ((key, encode(WebPage("", parse_mark=batch_id))) for key in done_already))
         rerun = parse_batch(store, rules, batch_id)
@@ -230,7 +229,7 @@ def test_a_split_reads_only_its_range(settings: Settings, make_testweb: Callable
     with CountingStore(settings) as store:
         batch_id = seeded_batch(store, rules, web, unrelated=300)
         run_fetch(store, settings, batch_id)
-        members = [tables.page_key(key) for key in records(store, batch_id, tables.MEMBER)]
+        members = [batchrecords.page_key(key) for key in records(store, batch_id, batchrecords.MEMBER)]
         rows = []
         for half in halves:
             store.reset()
@@ -261,8 +260,8 @@ def test_a_batch_without_records_is_read_by_a_table_scan(settings: Settings, web
     with CountingStore(settings) as store:
         batch_id = seeded_batch(store, rules, web, unrelated=100)
         store.delete(BATCH_TABLE, batch_id.encode(), column_names(BatchRow, ["records"]))
-        tables.drop_records(store, batch_id)
-        assert not tables.has_records(store, batch_id)
+        batchrecords.drop_records(store, batch_id)
+        assert not batchrecords.has_records(store, batch_id)
         store.reset()
         assert run_fetch(store, settings, batch_id).done == 6
         assert parse_batch(store, rules, batch_id).sitemaps == 3
@@ -276,6 +275,6 @@ def test_release_drops_the_records(settings: Settings, store: Store) -> None:
     rules = UrlRules.from_settings(settings)
     add_rows(store, *(due(f"http://127.0.0.2:8000/r{i}") for i in range(5)))
     batch_id = generate(store, rules, GenerateOptions()).batch_id
-    assert batch_id is not None and len(records(store, batch_id, tables.MEMBER)) == 5
+    assert batch_id is not None and len(records(store, batch_id, batchrecords.MEMBER)) == 5
     assert registry.release(store, batch_id, datetime.now(UTC)) == 5
     assert records(store, batch_id) == []

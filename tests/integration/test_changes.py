@@ -9,15 +9,16 @@ from changing_crawl import HOST, crawl_settings, make_due, normalized, run_crawl
 from cli_helpers import cli
 
 from sitemapcrawl.config import Settings
-from sitemapcrawl.model.webpage import WEBPAGE_TABLE, FetchStatus, WebPage, decode
+from sitemapcrawl.model.cells import decode
+from sitemapcrawl.model.webpage import WEBPAGE_TABLE, FetchStatus, WebPage
 from sitemapcrawl.storage.history import histories
 from sitemapcrawl.storage.store import Store
 from sitemapcrawl.testweb import changing_web
-from sitemapcrawl.web import urls
+from sitemapcrawl.web import rowkeys
 
 
 def row(store: Store, url: str) -> WebPage:
-    cells = store.row(WEBPAGE_TABLE, urls.row_key(url).encode())
+    cells = store.row(WEBPAGE_TABLE, rowkeys.row_key(url).encode())
     assert cells, url
     return decode(WebPage, url, cells)
 

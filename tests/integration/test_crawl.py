@@ -13,15 +13,16 @@ from typer.testing import CliRunner
 from sitemapcrawl.cli.app import app
 from sitemapcrawl.config import Settings
 from sitemapcrawl.jobs.crawl import CrawlOptions, CrawlResult, crawl
+from sitemapcrawl.model.cells import decode, encode
 from sitemapcrawl.model.schedule import CHANGEFREQ_SECONDS
-from sitemapcrawl.model.webpage import WEBPAGE_TABLE, FetchStatus, WebPage, decode, encode
+from sitemapcrawl.model.webpage import WEBPAGE_TABLE, FetchStatus, WebPage
 from sitemapcrawl.modes import CrawlMode
 from sitemapcrawl.report.text import build_report, sitemap_outcomes
-from sitemapcrawl.storage import tables
+from sitemapcrawl.storage import dueindex
 from sitemapcrawl.storage.store import Store
 from sitemapcrawl.testweb import TestWebServer, demo_web
 from sitemapcrawl.testweb.truth import Truth
-from sitemapcrawl.web import urls
+from sitemapcrawl.web import rowkeys, urls
 from sitemapcrawl.web.http import PoliteHttpClient
 from sitemapcrawl.web.rules import UrlRules
 
@@ -48,7 +49,7 @@ def run(store: Store, settings: Settings, seeds: list[str], mode: CrawlMode, rou
 def table(store: Store) -> dict[str, WebPage]:
     rows = {}
     for key, cells in store.scan(WEBPAGE_TABLE):
-        url = urls.url_from_row_key(key.decode())
+        url = rowkeys.url_from_row_key(key.decode())
         rows[url] = decode(WebPage, url, cells)
     return rows
 
@@ -114,7 +115,7 @@ def test_sitemap_only_fetches_exactly_the_sitemaps_and_their_pages(
     assert again.stopped == "nothing due" and fetched_urls(web) == set()
     # Make one page due: only it is fetched, and it answers 304.
     page = web.url("127.0.0.2", "/about.html")
-    tables.write_pages(store, [(urls.row_key(page).encode(), encode(WebPage(
+    dueindex.write_pages(store, [(rowkeys.row_key(page).encode(), encode(WebPage(
         page, next_fetch=rows[page].fetch_time)))])
     third = run(store, settings, [], CrawlMode.SITEMAP_ONLY)
     assert fetched_urls(web) == {page} and len(third.rounds) == 1

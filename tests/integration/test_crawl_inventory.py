@@ -6,10 +6,11 @@ from typer.testing import CliRunner
 
 from sitemapcrawl.cli.app import app
 from sitemapcrawl.config import Settings
-from sitemapcrawl.model.webpage import WEBPAGE_TABLE, FetchStatus, WebPage, decode
+from sitemapcrawl.model.cells import decode
+from sitemapcrawl.model.webpage import WEBPAGE_TABLE, FetchStatus, WebPage
 from sitemapcrawl.storage.store import Store
 from sitemapcrawl.testweb import TestWebServer, demo_web
-from sitemapcrawl.web import urls
+from sitemapcrawl.web import rowkeys, urls
 
 runner = CliRunner()
 
@@ -26,7 +27,7 @@ def test_inventory_records_every_listed_url_and_fetches_only_sitemaps(
 
     rows = {}
     for key, cells in store.scan(WEBPAGE_TABLE):
-        url = urls.url_from_row_key(key.decode())
+        url = rowkeys.url_from_row_key(key.decode())
         rows[url] = decode(WebPage, url, cells)
     sitemaps = {urls.canonicalize(u) for u in truth.discoverable_sitemaps()}
     listed = {urls.canonicalize(u) for u in truth.sitemap_listed(in_scope_only=True)}

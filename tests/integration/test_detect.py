@@ -12,7 +12,8 @@ from hbase_fixtures import hbase_shell
 
 from sitemapcrawl.cli.app import app
 from sitemapcrawl.config import Settings
-from sitemapcrawl.model.webpage import HOST_TABLE, HostRow, RobotsStatus, decode
+from sitemapcrawl.model.cells import decode
+from sitemapcrawl.model.webpage import HOST_TABLE, HostRow, RobotsStatus
 from sitemapcrawl.storage.hosts import origin_key
 from sitemapcrawl.storage.store import Store
 from sitemapcrawl.testweb import TestWebServer

@@ -18,22 +18,15 @@ from sitemapcrawl.config import Settings
 from sitemapcrawl.jobs.crawl import CrawlOptions, crawl
 from sitemapcrawl.jobs.generate import GenerateCounts, GenerateOptions, generate, new_batch_id
 from sitemapcrawl.jobs.init import init_tables
+from sitemapcrawl.model.cells import column_names, encode, equals_filter
 from sitemapcrawl.model.due import BUILT_KEY, parse_entry
 from sitemapcrawl.model.splits import Split
-from sitemapcrawl.model.webpage import (
-    DUE_TABLE,
-    WEBPAGE_TABLE,
-    FetchStatus,
-    WebPage,
-    column_names,
-    encode,
-    equals_filter,
-)
+from sitemapcrawl.model.webpage import DUE_TABLE, WEBPAGE_TABLE, FetchStatus, WebPage
 from sitemapcrawl.modes import CountMode, CrawlMode
-from sitemapcrawl.storage import tables
+from sitemapcrawl.storage import dueindex
 from sitemapcrawl.storage.store import Store
 from sitemapcrawl.testweb import demo_web
-from sitemapcrawl.web import urls
+from sitemapcrawl.web import rowkeys
 from sitemapcrawl.web.http import PoliteHttpClient
 from sitemapcrawl.web.rules import UrlRules
 
@@ -50,7 +43,7 @@ def counting(settings: Settings) -> Iterator[CountingStore]:
 
 
 def key_of(url: str) -> bytes:
-    return urls.row_key(url).encode()
+    return rowkeys.row_key(url).encode()
 
 
 def page(url: str, **fields: object) -> WebPage:
@@ -60,7 +53,7 @@ def page(url: str, **fields: object) -> WebPage:
 
 def put(store: Store, *rows: WebPage) -> None:
     """Write rows as the jobs do: with their due index entries."""
-    tables.write_pages(store, [(key_of(r.url), encode(r)) for r in rows])
+    dueindex.write_pages(store, [(key_of(r.url), encode(r)) for r in rows])
 
 
 def generated(store: Store, batch: str) -> set[bytes]:
@@ -71,7 +64,7 @@ def generated(store: Store, batch: str) -> set[bytes]:
 
 def entries(store: Store) -> set[bytes]:
     """The due index's entries, each as the key of a row holding it alone (a group holds several)."""
-    return {entry.key() for key, cells in store.scan(DUE_TABLE) for entry, _ in tables.held_entries(key, cells)}
+    return {entry.key() for key, cells in store.scan(DUE_TABLE) for entry, _ in dueindex.held_entries(key, cells)}
 
 
 def run(store: Store, settings: Settings, options: GenerateOptions, now: datetime) -> tuple[GenerateCounts, set[bytes]]:
@@ -107,7 +100,7 @@ def test_generate_through_the_index_selects_what_a_full_scan_selects(  # type: i
               CrawlOptions(mode=CrawlMode.MIXED, rounds=2))
     finally:
         client.close()
-    assert tables.due_index_built(store) is not None  # the first round's generate built it once
+    assert dueindex.due_index_built(store) is not None  # the first round's generate built it once
     later = datetime.now(UTC) + timedelta(days=800)  # every row with a next fetch is due
     cases = [
         GenerateOptions(),
@@ -141,7 +134,7 @@ def test_reads_follow_the_due_rows_not_the_table(counting: CountingStore, settin
     due += [page(f"http://127.0.0.4:8000/sitemap{i}.xml", is_sitemap=True) for i in range(5)]
     due += [page(f"http://127.0.0.4:8000/listed{i}.html", in_sitemap=True) for i in range(5)]
     put(counting, *due)
-    tables.mark_due_built(counting, NOW)  # every row was written with its entry
+    dueindex.mark_due_built(counting, NOW)  # every row was written with its entry
     first, chosen = run(counting, settings, GenerateOptions(), NOW)
     assert first.due == first.selected == 50 and len(chosen) == 50
     small = counting.read(WEBPAGE_TABLE)
@@ -168,7 +161,7 @@ def test_stale_entries_are_dropped_and_a_row_without_next_fetch_is_never_generat
                                                                                    settings: Settings) -> None:
     gone, moved, deleted, kept = (f"http://127.0.0.2:8000/{name}.html" for name in ("gone", "moved", "deleted", "kept"))
     put(store, page(gone), page(moved), page(deleted), page(kept))
-    tables.mark_due_built(store, NOW)
+    dueindex.mark_due_built(store, NOW)
     assert len(entries(store)) == 4
     # as updatedb does for a gone row: its next fetch time is deleted, its entry left behind
     store.delete_many(WEBPAGE_TABLE, [(key_of(gone), column_names(WebPage, ["next_fetch"]))])
@@ -194,14 +187,14 @@ def test_a_table_without_an_index_is_rescanned_once(store: Store, settings: Sett
     store.write(WEBPAGE_TABLE, [(key_of(r.url), encode(r)) for r in
                                 [*old, page("http://127.0.0.2:8000/later.html", next_fetch=LATER),
                                  WebPage("http://127.0.0.2:8000/never.html", status=FetchStatus.GONE)]])
-    assert entries(store) == set() and tables.due_index_built(store) is None
+    assert entries(store) == set() and dueindex.due_index_built(store) is None
     with caplog.at_level(logging.INFO, logger="sitemapcrawl.jobs.generate"):
         first, chosen = run(store, settings, GenerateOptions(), NOW)
         second, chosen_again = run(store, settings, GenerateOptions(), NOW)
     assert first.rescanned and not second.rescanned
     assert chosen == chosen_again == {key_of(r.url) for r in old}
     assert sum("never built" in message for message in caplog.messages) == 1
-    assert tables.due_index_built(store) == NOW
+    assert dueindex.due_index_built(store) == NOW
     # every scheduled row got its entry, the future one too; the row without a next fetch none
     assert {parse_entry(e).row_key for e in entries(store)} == (  # type: ignore[union-attr]
         {key_of(r.url) for r in old} | {key_of("http://127.0.0.2:8000/later.html")})
@@ -215,13 +208,13 @@ def test_generate_rescan_on_the_command_line(store: Store, settings: Settings) -
                                       "generate", "--rescan"])
     assert result.exit_code == 0, result.output
     assert "selected 1" in result.stderr and "due index rebuilt by a full scan" in result.stderr
-    assert tables.due_index_built(store) is not None
+    assert dueindex.due_index_built(store) is not None
 
 
 def test_init_of_a_new_table_starts_with_the_index_built(settings: Settings) -> None:
     with Store(settings) as store:
         init_tables(store)
-        assert tables.due_index_built(store) is not None
+        assert dueindex.due_index_built(store) is not None
         first = generate(store, UrlRules.from_settings(settings), GenerateOptions(), now=NOW)
         assert not first.rescanned
 
@@ -230,9 +223,10 @@ def test_grouped_entries_are_read_once_each_and_a_rescan_leaves_no_duplicate(cou
                                                                             settings: Settings) -> None:
     rows = [page(f"http://127.0.0.2:8000/{i:03d}.html") for i in range(150)]
     put(counting, *rows)  # written together: one kind, one time, so rows of up to DUE_GROUP entries
-    tables.mark_due_built(counting, NOW)
+    dueindex.mark_due_built(counting, NOW)
     index_rows = list(counting.scan(DUE_TABLE, stop=BUILT_KEY))
-    assert [len(cells) for _, cells in index_rows] == [tables.DUE_GROUP, tables.DUE_GROUP, 150 - 2 * tables.DUE_GROUP]
+    group = dueindex.DUE_GROUP
+    assert [len(cells) for _, cells in index_rows] == [group, group, 150 - 2 * group]
     first, chosen = run(counting, settings, GenerateOptions(), NOW)
     assert first.due == first.selected == 150 and chosen == {key_of(r.url) for r in rows}
 

@@ -16,10 +16,12 @@ from cli_helpers import cli, runner
 
 from sitemapcrawl.cli.app import app
 from sitemapcrawl.config import Settings
-from sitemapcrawl.model.webpage import WEBPAGE_TABLE, WebPage, decode, format_time
+from sitemapcrawl.model.cells import decode
+from sitemapcrawl.model.codec import format_time
+from sitemapcrawl.model.webpage import WEBPAGE_TABLE, WebPage
 from sitemapcrawl.storage.store import Store
 from sitemapcrawl.testweb import changing_web
-from sitemapcrawl.web import urls
+from sitemapcrawl.web import rowkeys
 
 INTS = ("http_code", "depth", "radius", "linked_from")
 FLOATS = ("priority", "sitemap_quality")
@@ -30,7 +32,7 @@ def the_table(store: Store) -> dict[str, dict[str, Any]]:
     """Every row, read whole and flattened here (not by the export code)."""
     rows = {}
     for key, cells in store.scan(WEBPAGE_TABLE):
-        url = urls.url_from_row_key(key.decode())
+        url = rowkeys.url_from_row_key(key.decode())
         rows[url] = decode(WebPage, url, cells)
     scores = {url: row.quality for url, row in rows.items() if row.is_sitemap and row.quality is not None}
 

@@ -25,14 +25,8 @@ from sitemapcrawl.config import Settings
 from sitemapcrawl.jobs.fetch import FetchCounts
 from sitemapcrawl.jobs.generate import GenerateOptions, generate
 from sitemapcrawl.jobs.updatedb import updatedb
-from sitemapcrawl.model.webpage import (
-    HOST_TABLE,
-    FetchStatus,
-    HostRow,
-    RobotsStatus,
-    WebPage,
-    decode,
-)
+from sitemapcrawl.model.cells import decode
+from sitemapcrawl.model.webpage import HOST_TABLE, FetchStatus, HostRow, RobotsStatus, WebPage
 from sitemapcrawl.modes import CrawlMode
 from sitemapcrawl.storage.hosts import origin_key
 from sitemapcrawl.storage.store import Store

@@ -8,10 +8,11 @@ from pathlib import Path
 
 from sitemapcrawl.config import Settings
 from sitemapcrawl.jobs.generate import GenerateOptions, generate, partition_of
-from sitemapcrawl.model.webpage import WEBPAGE_TABLE, FetchStatus, WebPage, column_names, decode, encode
+from sitemapcrawl.model.cells import column_names, decode, encode
+from sitemapcrawl.model.webpage import WEBPAGE_TABLE, FetchStatus, WebPage
 from sitemapcrawl.modes import CountMode, CrawlMode
 from sitemapcrawl.storage.store import Store
-from sitemapcrawl.web import urls
+from sitemapcrawl.web import rowkeys, urls
 from sitemapcrawl.web.rules import UrlRules
 
 NOW = datetime(2025, 6, 1, 12, 0, tzinfo=UTC)
@@ -19,7 +20,7 @@ PAST = NOW - timedelta(hours=1)
 
 
 def put(store: Store, *rows: WebPage) -> None:
-    store.write(WEBPAGE_TABLE, [(urls.row_key(r.url).encode(), encode(r)) for r in rows])
+    store.write(WEBPAGE_TABLE, [(rowkeys.row_key(r.url).encode(), encode(r)) for r in rows])
 
 
 def page(url: str, **fields: object) -> WebPage:
@@ -28,7 +29,7 @@ def page(url: str, **fields: object) -> WebPage:
 
 
 def marks(store: Store, url: str) -> WebPage:
-    cells = store.row(WEBPAGE_TABLE, urls.row_key(url).encode(),
+    cells = store.row(WEBPAGE_TABLE, rowkeys.row_key(url).encode(),
                       columns=column_names(WebPage, ["generate_mark", "batch_id", "partition", "blacklisted"]))
     return decode(WebPage, url, cells or {})
 

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
+from sitemapcrawl.model.cells import decode
 from sitemapcrawl.model.changes import CHUNK_BYTES, CHUNK_LINES, ChangeKind, Hints
-from sitemapcrawl.model.webpage import HISTORY_TABLE, HistoryRow, decode
+from sitemapcrawl.model.webpage import HISTORY_TABLE, HistoryRow
 from sitemapcrawl.storage.history import changes_of, histories, record_parse
 from sitemapcrawl.storage.store import Store
-from sitemapcrawl.web import urls
+from sitemapcrawl.web import rowkeys
 
 SITEMAP = "http://127.0.0.2:8000/sitemap.xml"
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
@@ -21,7 +22,7 @@ def entries(start: int, n: int, priority: str = "0.5") -> dict[str, Hints]:
 
 
 def test_a_50000_url_sitemap_replaced_half_way_keeps_cells_small_and_every_change(store: Store) -> None:
-    key = urls.row_key(SITEMAP).encode()
+    key = rowkeys.row_key(SITEMAP).encode()
     first = entries(0, 50_000)
     assert record_parse(store, key, SITEMAP, first, "b1", T0, keep=2).baseline
 

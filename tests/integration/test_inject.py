@@ -10,9 +10,10 @@ from cli_helpers import cli
 from hbase_fixtures import hbase_shell
 
 from sitemapcrawl.config import Settings
-from sitemapcrawl.model.webpage import WEBPAGE_TABLE, FetchStatus, WebPage, encode
+from sitemapcrawl.model.cells import encode
+from sitemapcrawl.model.webpage import WEBPAGE_TABLE, FetchStatus, WebPage
 from sitemapcrawl.storage.store import Store
-from sitemapcrawl.web.urls import row_key
+from sitemapcrawl.web.rowkeys import row_key
 
 SEEDS = """\
 # a comment, then a blank line

@@ -16,21 +16,14 @@ from counting_store import CountingStore
 from sitemapcrawl.config import Settings
 from sitemapcrawl.jobs.parse import parse_batch
 from sitemapcrawl.jobs.updatedb import updatedb
+from sitemapcrawl.model.cells import decode, encode
+from sitemapcrawl.model.codec import parse_time
 from sitemapcrawl.model.linkvalues import InlinkKind, parse_inlink
-from sitemapcrawl.model.webpage import (
-    WEBPAGE_TABLE,
-    ChangeFreq,
-    FetchStatus,
-    SitemapSource,
-    WebPage,
-    decode,
-    encode,
-    parse_time,
-)
+from sitemapcrawl.model.webpage import WEBPAGE_TABLE, ChangeFreq, FetchStatus, SitemapSource, WebPage
 from sitemapcrawl.modes import CrawlMode
 from sitemapcrawl.storage.store import Store
 from sitemapcrawl.testweb import TestWebServer
-from sitemapcrawl.web import urls
+from sitemapcrawl.web import rowkeys, urls
 from sitemapcrawl.web.http import PoliteHttpClient
 from sitemapcrawl.web.rules import UrlRules
 
@@ -58,18 +51,18 @@ def fetched_row(url: str, batch: str, **fields: object) -> WebPage:
 
 
 def put(store: Store, *rows: WebPage) -> None:
-    store.write(WEBPAGE_TABLE, [(urls.row_key(r.url).encode(), encode(r)) for r in rows])
+    store.write(WEBPAGE_TABLE, [(rowkeys.row_key(r.url).encode(), encode(r)) for r in rows])
 
 
 def read(store: Store, url: str) -> WebPage | None:
-    cells = store.row(WEBPAGE_TABLE, urls.row_key(url).encode())
+    cells = store.row(WEBPAGE_TABLE, rowkeys.row_key(url).encode())
     return decode(WebPage, url, cells) if cells else None
 
 
 def all_rows(store: Store) -> dict[str, WebPage]:
     out = {}
     for key, cells in store.scan(WEBPAGE_TABLE):
-        url = urls.url_from_row_key(key.decode())
+        url = rowkeys.url_from_row_key(key.decode())
         out[url] = decode(WebPage, url, cells)
     return out
 
@@ -249,7 +242,7 @@ def test_a_reparsed_page_keeps_only_its_current_outlinks(store: Store, settings:
                   generate_mark="b2", parse_mark="b1", content_type="text/html", content=html, depth=2, radius=0,
                   outlinks={"http://reparse.example/kept.html": "link\tkept",
                             "http://reparse.example/gone.html": "link\tgone"})
-    key = urls.row_key(url).encode()
+    key = rowkeys.row_key(url).encode()
     store.write(WEBPAGE_TABLE, [(key, encode(old))])
     counts = parse_batch(store, UrlRules.from_settings(settings), "b2", mode=CrawlMode.MIXED, now=NOW)
     assert counts.pages == 1

@@ -31,12 +31,13 @@ from sitemapcrawl.jobs.detect import detect
 from sitemapcrawl.jobs.generate import GenerateOptions, generate
 from sitemapcrawl.jobs.readdb import collect_stats
 from sitemapcrawl.jobs.updatedb import updatedb
-from sitemapcrawl.model.webpage import HOST_TABLE, FetchStatus, HostRow, WebPage, decode
+from sitemapcrawl.model.cells import decode
+from sitemapcrawl.model.webpage import HOST_TABLE, FetchStatus, HostRow, WebPage
 from sitemapcrawl.modes import CrawlMode
 from sitemapcrawl.storage.politeness import QueueBy, Resolver, state_key
 from sitemapcrawl.storage.store import Store
 from sitemapcrawl.testweb import Fault, FaultSpec, Page, Robots, RobotsGroup, Site, TestWebServer, Web
-from sitemapcrawl.web import urls
+from sitemapcrawl.web import rowkeys
 from sitemapcrawl.web.http import PoliteHttpClient
 from sitemapcrawl.web.rules import UrlRules
 
@@ -477,7 +478,7 @@ def test_fetch_records_facts_and_updatedb_sets_each_next_fetch(site: TestWebServ
     assert wait("gone") is None
     assert wait("retry") == timedelta(seconds=60)  # fetch_retry_interval x 2^0
     assert wait("retry-after") == timedelta(seconds=7200)  # the server asked for longer
-    robots_row = decode(HostRow, "o", store.row(HOST_TABLE, urls.row_key(site.base_url("127.0.0.4"))[:-1].encode())
+    robots_row = decode(HostRow, "o", store.row(HOST_TABLE, rowkeys.row_key(site.base_url("127.0.0.4"))[:-1].encode())
                         or {})
     assert rows["robots-failing"].next_fetch == robots_row.robots_retry_at  # robots.txt's retry time, not 24 h
     assert wait("robots-failing") is not None and wait("robots-failing") <= timedelta(seconds=121)

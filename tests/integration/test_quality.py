@@ -13,22 +13,23 @@ from quality_web import crawl_quality_web, quality_settings, quality_web, sitema
 from sitemapcrawl.config import Settings
 from sitemapcrawl.errors import UsageError
 from sitemapcrawl.jobs.generate import GenerateOptions, generate, rank
+from sitemapcrawl.model.cells import decode, encode
 from sitemapcrawl.model.linkvalues import parse_inlink
-from sitemapcrawl.model.webpage import WEBPAGE_TABLE, FetchStatus, QualityState, WebPage, decode, encode
+from sitemapcrawl.model.webpage import WEBPAGE_TABLE, FetchStatus, QualityState, WebPage
 from sitemapcrawl.modes import CrawlMode
 from sitemapcrawl.report.text import build_report
 from sitemapcrawl.scoring.quality import is_quality_reason
 from sitemapcrawl.scoring.quality_step import score_sitemaps
-from sitemapcrawl.storage import tables
+from sitemapcrawl.storage import dueindex
 from sitemapcrawl.storage.store import Store
-from sitemapcrawl.web import urls
+from sitemapcrawl.web import rowkeys
 from sitemapcrawl.web.rules import UrlRules
 
 
 def table(store: Store) -> dict[str, tuple[bytes, WebPage]]:
     rows = {}
     for key, cells in store.scan(WEBPAGE_TABLE):
-        url = urls.url_from_row_key(key.decode())
+        url = rowkeys.url_from_row_key(key.decode())
         rows[url] = (key, decode(WebPage, url, cells))
     return rows
 
@@ -96,14 +97,14 @@ def test_the_ranking_orders_the_sitemaps_as_a_person_would_and_the_worst_is_blac
     rules = UrlRules.from_settings(settings)
     now = datetime.now(UTC).replace(microsecond=0)
     pages = [(key, page) for url, (key, page) in rows.items() if page.in_sitemap]
-    tables.write_pages(store, [(key, encode(WebPage(page.url, next_fetch=now))) for key, page in pages])
+    dueindex.write_pages(store, [(key, encode(WebPage(page.url, next_fetch=now))) for key, page in pages])
     counts = generate(store, rules, GenerateOptions(top_n=10, mode=CrawlMode.SITEMAP_ONLY), now=now)
     chosen = {url for url, (_, page) in table(store).items() if page.generate_mark == counts.batch_id}
     assert chosen == set(listed_by(rows, sm["clean"]))
 
     # The blacklisted sitemap is not generated again.
     assert rows[sm["broken"]][1].status is FetchStatus.FETCHED
-    tables.write_pages(store, [(rows[sm["broken"]][0], encode(WebPage(sm["broken"], next_fetch=now)))])
+    dueindex.write_pages(store, [(rows[sm["broken"]][0], encode(WebPage(sm["broken"], next_fetch=now)))])
     again = generate(store, rules, GenerateOptions(mode=CrawlMode.SITEMAP_ONLY, batch_id="again"), now=now)
     assert again.skipped["blacklisted sitemap"] >= 1
     assert table(store)[sm["broken"]][1].generate_mark != "again"
@@ -141,8 +142,8 @@ def test_pins_win_and_a_quality_blacklisting_is_undone(store: Store, settings: S
 
 def test_a_blacklist_file_reason_is_never_cleared(store: Store, settings: Settings) -> None:
     url = "http://file.test/sitemap.xml"
-    key = urls.row_key(url).encode()
-    tables.write_pages(store, [(key, encode(WebPage(url, is_sitemap=True, blacklisted="host file.test")))])
+    key = rowkeys.row_key(url).encode()
+    dueindex.write_pages(store, [(key, encode(WebPage(url, is_sitemap=True, blacklisted="host file.test")))])
     trusting = dataclasses.replace(settings, sitemap_trusted=(url,))
     score_sitemaps(store, UrlRules.from_settings(trusting), datetime.now(UTC))
     row = table(store)[url][1]
@@ -160,7 +161,7 @@ def test_only_the_latest_parse_of_a_sitemap_counts(store: Store, settings: Setti
     rows += [WebPage(f"http://late.test/ok{i}", in_sitemap=True, status=FetchStatus.FETCHED, fetch_time=now,
                      inlinks={sitemap: new}) for i in range(2)]
     assert all(parse_inlink(text) for row in rows for text in (row.inlinks or {}).values())
-    tables.write_pages(store, [(urls.row_key(r.url).encode(), encode(r)) for r in rows])
+    dueindex.write_pages(store, [(rowkeys.row_key(r.url).encode(), encode(r)) for r in rows])
     counts = score_sitemaps(store, UrlRules.from_settings(settings), now)
     assert counts.listed_rows == 9  # the sitemap row itself is read too (it may be an index's child)
     row = table(store)[sitemap][1]
@@ -189,7 +190,7 @@ def test_a_change_the_sitemaps_lastmod_does_not_show_makes_it_less_trusted(
     now = datetime.now(UTC).replace(microsecond=0)
     for url in pages:
         server.touch(url)
-    tables.write_pages(store, [(key, encode(WebPage(url, next_fetch=now))) for url, (key, _) in pages.items()])
+    dueindex.write_pages(store, [(key, encode(WebPage(url, next_fetch=now))) for url, (key, _) in pages.items()])
 
     again = crawl_quality_web(store, settings, server, rounds=1)
     assert again.rounds[0].fetch.done == len(pages) == 10

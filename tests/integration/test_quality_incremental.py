@@ -18,15 +18,16 @@ from sitemapcrawl.jobs.fetch import FetchOptions, fetch
 from sitemapcrawl.jobs.generate import CrawlMode, GenerateOptions, generate
 from sitemapcrawl.jobs.parse import parse_batch
 from sitemapcrawl.jobs.updatedb import updatedb
+from sitemapcrawl.model.cells import decode, encode
 from sitemapcrawl.model.linkvalues import InlinkKind, parse_inlink
 from sitemapcrawl.model.splits import Split, bucket_of
-from sitemapcrawl.model.webpage import HOST_TABLE, WEBPAGE_TABLE, HostRow, WebPage, decode, encode
+from sitemapcrawl.model.webpage import HOST_TABLE, WEBPAGE_TABLE, HostRow, WebPage
 from sitemapcrawl.report.panels import PANELS, panel_data, take_counted_snapshot, take_snapshot
 from sitemapcrawl.scoring import count_step
 from sitemapcrawl.scoring.evidence import Tally, contribution
 from sitemapcrawl.scoring.quality import Pins, assess, weighted_priority
 from sitemapcrawl.scoring.quality_step import policy_from_settings, score_sitemaps, sitemap_facts
-from sitemapcrawl.storage import tables
+from sitemapcrawl.storage import dueindex
 from sitemapcrawl.storage.store import Store
 from sitemapcrawl.testweb import (
     Entry,
@@ -40,7 +41,7 @@ from sitemapcrawl.testweb import (
     TestWebServer,
     Web,
 )
-from sitemapcrawl.web import urls
+from sitemapcrawl.web import rowkeys
 from sitemapcrawl.web.http import PoliteHttpClient
 from sitemapcrawl.web.rules import UrlRules
 
@@ -83,7 +84,7 @@ def sitemaps(server: TestWebServer) -> list[str]:
 def rows(store: Store) -> dict[str, WebPage]:
     out = {}
     for key, cells in store.scan(WEBPAGE_TABLE):
-        url = urls.url_from_row_key(key.decode())
+        url = rowkeys.url_from_row_key(key.decode())
         out[url] = decode(WebPage, url, cells)
     return out
 
@@ -281,13 +282,14 @@ def test_a_round_reads_only_the_sitemaps_it_touched(
     # Only host B's pages are due: the round touches s3 and no sitemap of host A.
     pages = [url for url in rows(store) if url.startswith(server.base_url(B)) and "/c/" in url]
     due = datetime.now(UTC).replace(microsecond=0) - timedelta(minutes=1)
-    tables.write_pages(store, [(urls.row_key(url).encode(), encode(WebPage(url, next_fetch=due))) for url in pages])
+    dueindex.write_pages(store, [(rowkeys.row_key(url).encode(), encode(WebPage(url, next_fetch=due)))
+                                 for url in pages])
     server.set_fault(server.url(B, "/c/4.html"), Fault.GONE)
     with CountingStore(fast) as counting:
         round_by_hand(store, fast, [Split()], update_store=counting)
     # No scan of webpage: every row read is asked for by key (the batch's records, then multi-gets).
     assert counting.whole_table_scans(WEBPAGE_TABLE) == [] and counting.scanned[WEBPAGE_TABLE] == 0
-    read = {urls.url_from_row_key(key.decode()) for key in counting.keys_got.get(WEBPAGE_TABLE, [])}
+    read = {rowkeys.url_from_row_key(key.decode()) for key in counting.keys_got.get(WEBPAGE_TABLE, [])}
     assert {url for url in read if url in (s1, s2, s3)} == {s3}
     assert not any(url.startswith(server.base_url(A)) for url in read), sorted(read)
     # The batch's 10 pages (read by the passes and the counting steps) and s3, nothing more.
@@ -305,7 +307,7 @@ def test_a_table_crawled_before_the_counters_gets_them_from_one_full_count(
     for url, row in rows(store).items():
         held = WebPage(url, quality_evidence=row.quality_evidence, quality_contributions=row.quality_contributions,
                        counted=row.counted, quality_evidence_cells=row.quality_evidence_cells)
-        deletes.append((urls.row_key(url).encode(), list(encode(held))))
+        deletes.append((rowkeys.row_key(url).encode(), list(encode(held))))
     store.delete_many(WEBPAGE_TABLE, deletes)
     host_deletes: list[tuple[bytes, list[bytes] | None]] = [(count_step.BUILT_KEY, None)]
     for key, cells in store.scan(HOST_TABLE):

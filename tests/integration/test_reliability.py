@@ -26,17 +26,12 @@ from sitemapcrawl.cli.app import app
 from sitemapcrawl.config import Settings
 from sitemapcrawl.errors import StoreRejectedError
 from sitemapcrawl.jobs.generate import GenerateOptions, generate
-from sitemapcrawl.model.webpage import (
-    BATCH_TABLE,
-    FetchStatus,
-    WebPage,
-    batch_cell,
-    encode,
-)
-from sitemapcrawl.storage import tables
+from sitemapcrawl.model.cells import encode
+from sitemapcrawl.model.webpage import BATCH_TABLE, FetchStatus, WebPage, batch_cell
+from sitemapcrawl.storage import dueindex
 from sitemapcrawl.storage.store import Store
 from sitemapcrawl.testweb import PageRange, Robots, RobotsGroup, Site, TestWebServer, Web
-from sitemapcrawl.web import urls
+from sitemapcrawl.web import rowkeys
 from sitemapcrawl.web.http import PoliteHttpClient
 from sitemapcrawl.web.rules import UrlRules
 
@@ -293,7 +288,7 @@ def test_batches_lists_warns_resumes_and_releases(site: TestWebServer, store: St
     old = now - timedelta(days=10)
     rows = [WebPage(u, status=FetchStatus.UNFETCHED, next_fetch=old - timedelta(hours=1), score=1.0, depth=1,
                     radius=0) for u in pages[:3]]
-    tables.write_pages(store, [(urls.row_key(r.url).encode(), encode(r)) for r in rows])
+    dueindex.write_pages(store, [(rowkeys.row_key(r.url).encode(), encode(r)) for r in rows])
     rules = UrlRules.from_settings(fetch_settings)
     assert generate(store, rules, GenerateOptions(batch_id="old"), now=old).selected == 3
     add_due(store, *pages[3:6])

@@ -12,11 +12,12 @@ from typer.testing import CliRunner
 
 from sitemapcrawl.cli.app import app
 from sitemapcrawl.config import Settings
-from sitemapcrawl.model.webpage import WEBPAGE_TABLE, WebPage, encode
+from sitemapcrawl.model.cells import encode
+from sitemapcrawl.model.webpage import WEBPAGE_TABLE, WebPage
 from sitemapcrawl.report.html import write_report
 from sitemapcrawl.report.panels import panel_data, take_snapshot
 from sitemapcrawl.storage.store import Store
-from sitemapcrawl.web import urls
+from sitemapcrawl.web import rowkeys
 
 HOSTILE = '<img src="x" onerror="console.error(1)"><script>console.error(2)</script>'
 
@@ -29,7 +30,7 @@ def test_the_html_report_shows_the_crawl_and_opens_without_network_or_console_er
     sm = sitemap_urls(server)
     # A problem line a hostile site could cause must show as text, never as markup.
     odd = "http://127.0.0.9/odd.xml"
-    store.write(WEBPAGE_TABLE, [(urls.row_key(odd).encode(), encode(WebPage(
+    store.write(WEBPAGE_TABLE, [(rowkeys.row_key(odd).encode(), encode(WebPage(
         odd, is_sitemap=True, sitemap_problems=(HOSTILE,))))])
     snapshot = take_snapshot(store, datetime.now(UTC).replace(microsecond=0))
     path = tmp_path / "report.html"
@@ -68,7 +69,7 @@ def test_the_html_report_shows_the_crawl_and_opens_without_network_or_console_er
 
 def test_report_html_command(store: Store, settings: Settings, tmp_path: Path) -> None:
     page = "http://cli.test/a.html"
-    store.write(WEBPAGE_TABLE, [(urls.row_key(page).encode(), encode(WebPage(page, in_sitemap=True)))])
+    store.write(WEBPAGE_TABLE, [(rowkeys.row_key(page).encode(), encode(WebPage(page, in_sitemap=True)))])
     common = ["--hbase", settings.hbase, "--table-prefix", settings.table_prefix]
     path = tmp_path / "out.html"
     done = CliRunner().invoke(app, [*common, "report", "--html", str(path)])

@@ -25,10 +25,11 @@ from hbase_fixtures import REPO
 
 from sitemapcrawl.batch import registry
 from sitemapcrawl.config import Settings
-from sitemapcrawl.model.webpage import BATCHROW_TABLE, WEBPAGE_TABLE, WebPage, column_names, decode
+from sitemapcrawl.model.cells import column_names, decode
+from sitemapcrawl.model.webpage import BATCHROW_TABLE, WEBPAGE_TABLE, WebPage
 from sitemapcrawl.storage.store import Store
 from sitemapcrawl.testweb import TestWebServer, bulk_web
-from sitemapcrawl.web import urls
+from sitemapcrawl.web import rowkeys
 
 AGENT = "TestBot/1.0 (+http://127.0.0.1/bot)"
 KILLPOINT = REPO / "tests" / "killpoint.py"
@@ -67,7 +68,7 @@ def final_table(hbase: str, prefix: str) -> dict[str, tuple[object, ...]]:
     with Store(Settings(hbase=hbase, table_prefix=prefix)) as store:
         table = {}
         for key, cells in store.scan(WEBPAGE_TABLE, columns=column_names(WebPage, fields)):
-            url = urls.url_from_row_key(key.decode())
+            url = rowkeys.url_from_row_key(key.decode())
             row = decode(WebPage, url, cells)
             table[url] = (row.status, row.http_code, row.depth, row.radius, row.in_sitemap, row.is_sitemap,
                           row.parse_mark is not None, row.update_mark is not None)

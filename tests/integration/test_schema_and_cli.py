@@ -11,6 +11,7 @@ from hbase_fixtures import REPO, hbase_shell, run_shell_file
 
 from sitemapcrawl.cli.app import app
 from sitemapcrawl.config import Settings
+from sitemapcrawl.model.cells import encode
 from sitemapcrawl.model.webpage import (
     BATCH_TABLE,
     BATCHROW_TABLE,
@@ -20,7 +21,6 @@ from sitemapcrawl.model.webpage import (
     WEBPAGE_TABLE,
     FetchStatus,
     WebPage,
-    encode,
 )
 from sitemapcrawl.storage.store import Store
 
@@ -67,7 +67,7 @@ def test_readdb_one_row_prefix_and_stats(settings: Settings, store: Store) -> No
         WebPage("http://example.com/blog/a", status=FetchStatus.UNFETCHED, in_sitemap=True, priority=0.7),
         WebPage("https://other.org:8443/x", status=FetchStatus.GONE, http_code=404),
     ]
-    from sitemapcrawl.web.urls import row_key
+    from sitemapcrawl.web.rowkeys import row_key
 
     store.write(WEBPAGE_TABLE, [(row_key(p.url).encode(), encode(p)) for p in pages])
 
@@ -115,7 +115,7 @@ def test_unreachable_hbase_exits_2_with_one_line() -> None:
 
 
 def test_rows_written_are_readable_in_the_hbase_shell(settings: Settings, store: Store) -> None:
-    from sitemapcrawl.web.urls import row_key
+    from sitemapcrawl.web.rowkeys import row_key
 
     page = WebPage("http://shell.example/page", status=FetchStatus.FETCHED, http_code=200, priority=0.9)
     store.write(WEBPAGE_TABLE, [(row_key(page.url).encode(), encode(page))])

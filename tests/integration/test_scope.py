@@ -19,21 +19,13 @@ from sitemapcrawl.cli.app import app
 from sitemapcrawl.config import Settings
 from sitemapcrawl.jobs.crawl import CrawlOptions, crawl
 from sitemapcrawl.jobs.parse import parse_batch
-from sitemapcrawl.model.webpage import (
-    HOST_TABLE,
-    WEBPAGE_TABLE,
-    FetchStatus,
-    HostRow,
-    SitemapSource,
-    WebPage,
-    decode,
-    encode,
-)
+from sitemapcrawl.model.cells import decode, encode
+from sitemapcrawl.model.webpage import HOST_TABLE, WEBPAGE_TABLE, FetchStatus, HostRow, SitemapSource, WebPage
 from sitemapcrawl.modes import CrawlMode
 from sitemapcrawl.storage.hosts import origin_key
 from sitemapcrawl.storage.store import Store
 from sitemapcrawl.testweb import TestWebServer, vouching_web
-from sitemapcrawl.web import urls
+from sitemapcrawl.web import rowkeys
 from sitemapcrawl.web.http import PoliteHttpClient
 from sitemapcrawl.web.rules import UrlRules
 
@@ -47,7 +39,7 @@ WEB = vouching_web()  # served by the shared `web` fixture
 def table(store: Store) -> dict[str, WebPage]:
     rows = {}
     for key, cells in store.scan(WEBPAGE_TABLE):
-        url = urls.url_from_row_key(key.decode())
+        url = rowkeys.url_from_row_key(key.decode())
         rows[url] = decode(WebPage, url, cells)
     return rows
 
@@ -173,11 +165,11 @@ def test_leniency_warnings_reach_the_row_and_every_report(settings: Settings, st
             b"<url><loc>http://127.0.0.9:8000/a</loc></url><url>http://127.0.0.9:8000/b</url></urlset>")
     row = WebPage(sitemap, status=FetchStatus.FETCHED, fetch_mark="b1", is_sitemap=True,
                   sitemap_source=SitemapSource.SEED, content=body, depth=1, radius=0)
-    store.write(WEBPAGE_TABLE, [(urls.row_key(sitemap).encode(), encode(row))])
+    store.write(WEBPAGE_TABLE, [(rowkeys.row_key(sitemap).encode(), encode(row))])
     counts = parse_batch(store, UrlRules.from_settings(settings), "b1", now=datetime(2025, 1, 1, tzinfo=UTC))
     assert counts.entries == 2 and counts.lenient == 1
     warning = "1 <url> element(s) without <loc>: the URL was read from the element's own text"
-    cells = store.row(WEBPAGE_TABLE, urls.row_key(sitemap).encode())
+    cells = store.row(WEBPAGE_TABLE, rowkeys.row_key(sitemap).encode())
     assert cells is not None and decode(WebPage, sitemap, cells).sitemap_warnings == (warning,)
 
     text = cli(settings, "report")

@@ -18,16 +18,17 @@ from sitemapcrawl.jobs.detect import detect
 from sitemapcrawl.jobs.inject import inject
 from sitemapcrawl.jobs.parse import parse_batch
 from sitemapcrawl.jobs.readdb import collect_stats
+from sitemapcrawl.model.cells import encode
 from sitemapcrawl.model.marks import Mark
-from sitemapcrawl.model.webpage import HOST_TABLE, WEBPAGE_TABLE, FetchStatus, HostRow, WebPage, encode
+from sitemapcrawl.model.webpage import HOST_TABLE, WEBPAGE_TABLE, FetchStatus, HostRow, WebPage
 from sitemapcrawl.modes import CrawlMode
 from sitemapcrawl.report.text import build_report
 from sitemapcrawl.storage.hosts import origins_in_table
 from sitemapcrawl.storage.politeness import POLITENESS_KEYS_START
 from sitemapcrawl.storage.store import Store
 from sitemapcrawl.storage.tables import Unreadable, read_page, scan_pages
+from sitemapcrawl.web.rowkeys import row_key
 from sitemapcrawl.web.rules import UrlRules
-from sitemapcrawl.web.urls import row_key
 
 runner = CliRunner()
 

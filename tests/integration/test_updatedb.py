@@ -10,12 +10,13 @@ from typer.testing import CliRunner
 from sitemapcrawl.cli.app import app
 from sitemapcrawl.config import Settings
 from sitemapcrawl.jobs.updatedb import updatedb
+from sitemapcrawl.model.cells import decode, encode
 from sitemapcrawl.model.linkvalues import Inlink, InlinkKind, format_inlink
 from sitemapcrawl.model.marks import held_by
-from sitemapcrawl.model.webpage import WEBPAGE_TABLE, ChangeFreq, FetchStatus, SitemapSource, WebPage, decode, encode
+from sitemapcrawl.model.webpage import WEBPAGE_TABLE, ChangeFreq, FetchStatus, SitemapSource, WebPage
 from sitemapcrawl.storage.store import Store
 from sitemapcrawl.testweb import TestWebServer
-from sitemapcrawl.web import urls
+from sitemapcrawl.web import rowkeys
 from sitemapcrawl.web.http import PoliteHttpClient
 from sitemapcrawl.web.rules import UrlRules
 
@@ -25,11 +26,11 @@ runner = CliRunner()
 
 
 def put(store: Store, *rows: WebPage) -> None:
-    store.write(WEBPAGE_TABLE, [(urls.row_key(r.url).encode(), encode(r)) for r in rows])
+    store.write(WEBPAGE_TABLE, [(rowkeys.row_key(r.url).encode(), encode(r)) for r in rows])
 
 
 def read(store: Store, url: str) -> WebPage:
-    return decode(WebPage, url, store.row(WEBPAGE_TABLE, urls.row_key(url).encode()) or {})
+    return decode(WebPage, url, store.row(WEBPAGE_TABLE, rowkeys.row_key(url).encode()) or {})
 
 
 def done(url: str, batch: str = "b1", **fields: object) -> WebPage:

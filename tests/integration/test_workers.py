@@ -41,7 +41,7 @@ from sitemapcrawl.model.webpage import BATCH_TABLE
 from sitemapcrawl.storage.store import Store
 from sitemapcrawl.testweb import TestWebServer
 from sitemapcrawl.testweb.generate import bulk_web
-from sitemapcrawl.web import urls
+from sitemapcrawl.web import rowkeys
 from sitemapcrawl.web.http import PoliteHttpClient
 from sitemapcrawl.web.rules import UrlRules
 
@@ -351,7 +351,7 @@ def test_a_split_crawl_keeps_to_its_own_hosts(
     mine = Split(0, 2)
 
     def held(url: str) -> bool:
-        return mine.holds(urls.row_key(url).encode())
+        return mine.holds(rowkeys.row_key(url).encode())
 
     web.reset()
     machine = _crawl(settings, str(seeds), "--split", mine.text(), "--workers", "2")

@@ -9,7 +9,7 @@ import pytest
 from sitemapcrawl.model.linkvalues import Inlink, InlinkKind, format_inlink
 from sitemapcrawl.model.splits import BUCKETS, Split, bucket_of
 from sitemapcrawl.model.webpage import WebPage
-from sitemapcrawl.storage.tables import (
+from sitemapcrawl.storage.batchrecords import (
     LISTED,
     MEMBER,
     TOUCHED,
@@ -20,15 +20,15 @@ from sitemapcrawl.storage.tables import (
     record_key,
     record_range,
 )
-from sitemapcrawl.web import urls
+from sitemapcrawl.web import rowkeys
 
-KEYS = [urls.row_key(url).encode() for url in (
+KEYS = [rowkeys.row_key(url).encode() for url in (
     "http://127.0.0.2:8000/", "https://www.example.com/a?b=1", "http://example.org/x|y|z",
     "https://shop.example.net:8443/p/1.html", *(f"http://h{i}.example/{i}" for i in range(300)))]
 
 
 def test_a_record_key_reads_batch_kind_bucket_and_the_row_key() -> None:
-    key = urls.row_key("http://127.0.0.2:8000/page.html").encode()
+    key = rowkeys.row_key("http://127.0.0.2:8000/page.html").encode()
     record = record_key("20250102030405-1a2b", MEMBER, key)
     assert record == b"20250102030405-1a2b|m|%03d|" % bucket_of(key) + key
     assert record_key("b1", TOUCHED, key).startswith(b"b1|t|")
@@ -62,7 +62,7 @@ def test_ranges_keep_batches_and_kinds_apart() -> None:
 
 @pytest.mark.parametrize("key", KEYS[:4])
 def test_a_listed_record_names_its_sitemap_whole_and_falls_in_its_bucket_range(key: bytes) -> None:
-    sitemap = urls.row_key("http://example.org/maps|1/sitemap.xml").encode()
+    sitemap = rowkeys.row_key("http://example.org/maps|1/sitemap.xml").encode()
     record = listed_record_key("b1", bucket_of(key), 7, sitemap)
     assert listed_sitemap(record) == sitemap
     assert record == b"b1|l|%03d|" % bucket_of(key) + sitemap + b"|00000007"
@@ -76,7 +76,7 @@ def entry(kind: InlinkKind, batch: str) -> str:
 
 
 A, B = "http://a.example/sitemap.xml", "http://b.example/sitemap.xml"
-KEY_A, KEY_B = (urls.row_key(url).encode() for url in (A, B))
+KEY_A, KEY_B = (rowkeys.row_key(url).encode() for url in (A, B))
 
 
 def test_the_least_listed_sitemap_that_listed_the_row_in_this_batch_owns_it() -> None:

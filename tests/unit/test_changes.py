@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import io
 from collections import Counter
 from datetime import UTC, datetime
 
 import pytest
 
 from sitemapcrawl.errors import CellDecodeError
-from sitemapcrawl.jobs.export import _csv_value, flat_row, split_cells
+from sitemapcrawl.jobs.export import COLUMNS, flat_row, split_cells, write_csv
 from sitemapcrawl.jobs.generate import NEW_URL_BOOST, rank
 from sitemapcrawl.model.audit import discovered_via, is_multi_listed, is_orphan, is_unlisted, problems
+from sitemapcrawl.model.cells import column_names, decode, encode
 from sitemapcrawl.model.changes import (
     CHUNK_BYTES,
     CHUNK_LINES,
@@ -28,7 +30,7 @@ from sitemapcrawl.model.changes import (
     sitemap_key_of,
     snapshot_lines,
 )
-from sitemapcrawl.model.webpage import FetchStatus, WebPage, column_names, decode, encode
+from sitemapcrawl.model.webpage import FetchStatus, WebPage
 from sitemapcrawl.report.panels import LASTMOD_MONTHS, lastmod_months
 from sitemapcrawl.sitemaps.model import ChangeFreq, PageEntry, SitemapRef
 from sitemapcrawl.storage.history import parse_statuses
@@ -125,7 +127,14 @@ def test_export_row_and_csv_values() -> None:
     assert flat["sitemaps"] == ["http://x.test/s1.xml", "http://x.test/s2.xml"]
     assert flat["sitemap_quality"] == 0.9 and flat["host"] == "x.test" and flat["discovered_via"] == "sitemap"
     assert flat["redirect_to"] is None and flat["canonical"] is None
-    assert [_csv_value(v) for v in (None, True, False, ["a", "b"], 3)] == ["", "true", "false", "a b", 3]
+    out = io.StringIO()
+    write_csv(iter([{**dict.fromkeys(COLUMNS), "noindex": True, "canonical": False, "sitemaps": ["a", "b"],
+                     "http_code": 3}]), out)
+    header, line = out.getvalue().splitlines()
+    assert header.split(",") == list(COLUMNS)
+    csv_row = dict(zip(COLUMNS, line.split(","), strict=True))
+    assert (csv_row["noindex"], csv_row["canonical"], csv_row["sitemaps"], csv_row["http_code"], csv_row["url"]) == (
+        "true", "false", "a b", "3", "")
     [fetch_column] = column_names(WebPage, ["fetch_time"])
     with pytest.raises(CellDecodeError, match=fetch_column.decode()):
         split_cells({**encode(page), fetch_column: b"yesterday"})

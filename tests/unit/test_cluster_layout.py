@@ -16,6 +16,7 @@ from sitemapcrawl.config import Settings, load_settings
 from sitemapcrawl.errors import StoreRejectedError, UsageError
 from sitemapcrawl.model.webpage import HOST_FAMILIES, WEBPAGE_FAMILIES
 from sitemapcrawl.modes import Compression
+from sitemapcrawl.storage.failures import HOW_TO_START, create_refusal, first_line, how_to_reach
 from sitemapcrawl.storage.hbase_shell import run_script
 from sitemapcrawl.storage.schema import (
     Layout,
@@ -26,8 +27,8 @@ from sitemapcrawl.storage.schema import (
     shell_script,
     split_keys_from_urls,
 )
-from sitemapcrawl.storage.store import HOW_TO_START, create_refusal, first_line, how_to_reach
-from sitemapcrawl.web.urls import canonicalize, host_row_prefix, row_key
+from sitemapcrawl.web.rowkeys import host_row_prefix, row_key
+from sitemapcrawl.web.urls import canonicalize
 
 SCHEMA = REPO / "hbase-schema"
 

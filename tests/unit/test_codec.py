@@ -16,8 +16,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from sitemapcrawl.errors import CellDecodeError, FieldNotReadError
+from sitemapcrawl.model.cells import column_names, decode, encode
+from sitemapcrawl.model.codec import TIME_FORMAT, format_time, parse_time
 from sitemapcrawl.model.webpage import (
-    TIME_FORMAT,
     ChangeFreq,
     FetchStatus,
     HostRow,
@@ -25,11 +26,6 @@ from sitemapcrawl.model.webpage import (
     RobotsStatus,
     SitemapSource,
     WebPage,
-    column_names,
-    decode,
-    encode,
-    format_time,
-    parse_time,
 )
 
 T = datetime(2024, 2, 29, 23, 59, 58, tzinfo=UTC)

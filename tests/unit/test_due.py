@@ -9,10 +9,11 @@ import pytest
 from memory_store import MemoryStore
 
 from sitemapcrawl.jobs.generate import mode_allows
+from sitemapcrawl.model.cells import decode, encode
 from sitemapcrawl.model.due import BUILT_KEY, DueKind, Entry, due_range, entry_of, kind_of, kinds_for, parse_entry
-from sitemapcrawl.model.webpage import DUE_TABLE, WEBPAGE_TABLE, WebPage, decode, encode
+from sitemapcrawl.model.webpage import DUE_TABLE, WEBPAGE_TABLE, WebPage
 from sitemapcrawl.modes import CrawlMode
-from sitemapcrawl.storage.tables import DUE_GROUP, entry_rows, held_entries, write_pages
+from sitemapcrawl.storage.dueindex import DUE_GROUP, entry_rows, held_entries, write_pages
 
 T1 = datetime(2025, 3, 1, 12, 0, 5, tzinfo=UTC)
 T2 = datetime(2025, 3, 2, 0, 0, 0, tzinfo=UTC)

@@ -14,14 +14,15 @@ from sitemapcrawl.jobs.generate import (
     JITTER,
     Candidate,
     GenerateOptions,
-    _Selector,
+    Selector,
     mode_allows,
     new_batch_id,
     partition_of,
     past_constraint,
     rank,
 )
-from sitemapcrawl.model.webpage import WebPage, compare_filter_of
+from sitemapcrawl.model.cells import compare_filter_of
+from sitemapcrawl.model.webpage import WebPage
 from sitemapcrawl.modes import CountMode, CrawlMode, crawl_mode
 
 T0 = datetime(2025, 1, 1, tzinfo=UTC)
@@ -117,7 +118,7 @@ def _candidates(by_domain: bool = False) -> list[Candidate]:
 
 
 def test_selector_caps_per_host_then_top_n() -> None:
-    selector = _Selector(GenerateOptions(max_per_host=2, top_n=5))
+    selector = Selector(GenerateOptions(max_per_host=2, top_n=5))
     for c in _candidates():
         selector.add(c)
     chosen, cut = selector.chosen()
@@ -126,7 +127,7 @@ def test_selector_caps_per_host_then_top_n() -> None:
 
 
 def test_selector_counts_per_domain() -> None:
-    selector = _Selector(GenerateOptions(max_per_host=3, count_mode=CountMode.DOMAIN))
+    selector = Selector(GenerateOptions(max_per_host=3, count_mode=CountMode.DOMAIN))
     for c in _candidates(by_domain=True):
         selector.add(c)
     chosen, cut = selector.chosen()
@@ -135,8 +136,8 @@ def test_selector_counts_per_domain() -> None:
 
 
 def test_selector_top_n_alone_and_no_limit() -> None:
-    top = _Selector(GenerateOptions(top_n=3))
-    free = _Selector(GenerateOptions())
+    top = Selector(GenerateOptions(top_n=3))
+    free = Selector(GenerateOptions())
     for c in _candidates():
         top.add(c)
         free.add(c)

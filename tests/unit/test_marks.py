@@ -7,8 +7,9 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from sitemapcrawl.errors import FieldNotReadError
+from sitemapcrawl.model.cells import column_names, columns_of, decode, encode
 from sitemapcrawl.model.marks import HELD_FIELDS, Mark, held_by
-from sitemapcrawl.model.webpage import WebPage, column_names, columns_of, decode, encode
+from sitemapcrawl.model.webpage import WebPage
 
 T0 = datetime(2025, 1, 1, tzinfo=UTC)
 

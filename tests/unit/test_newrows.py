@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+from sitemapcrawl.model.cells import encode
 from sitemapcrawl.model.newrows import new_page
-from sitemapcrawl.model.webpage import FetchStatus, SitemapSource, WebPage, encode
+from sitemapcrawl.model.webpage import FetchStatus, SitemapSource, WebPage
 
 NOW = datetime(2025, 3, 1, 12, 0, tzinfo=UTC)
 

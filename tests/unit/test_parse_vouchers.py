@@ -6,8 +6,9 @@ from memory_store import MemoryStore
 
 from sitemapcrawl.config import Settings
 from sitemapcrawl.jobs.parse import sitemap_vouchers, vouchers_through_redirects
+from sitemapcrawl.model.cells import encode
 from sitemapcrawl.model.linkvalues import Inlink, InlinkKind, format_inlink, parse_inlink
-from sitemapcrawl.model.webpage import WebPage, encode
+from sitemapcrawl.model.webpage import WebPage
 from sitemapcrawl.storage.tables import Unreadable
 
 URL = "http://b.test/maps/child.xml"

@@ -10,7 +10,9 @@ import pytest
 
 from sitemapcrawl.fetcher.pacing import Pacing
 from sitemapcrawl.fetcher.queues import FetchQueues
-from sitemapcrawl.model.webpage import HostRow, decode, format_precise_time, parse_precise_time
+from sitemapcrawl.model.cells import decode
+from sitemapcrawl.model.codec import format_precise_time, parse_precise_time
+from sitemapcrawl.model.webpage import HostRow
 from sitemapcrawl.storage.hosts import origin_key
 from sitemapcrawl.storage.politeness import (
     POLITENESS_KEYS_START,

@@ -20,10 +20,11 @@ from sitemapcrawl.batch.leases import Holder
 from sitemapcrawl.batch.registry import BatchState
 from sitemapcrawl.config import Settings
 from sitemapcrawl.errors import UsageError
-from sitemapcrawl.jobs.inject import DETAIL_LIMIT, InjectCounts, Rejected, _seed_lines
+from sitemapcrawl.jobs.inject import DETAIL_LIMIT, InjectCounts, Rejected, seed_lines
 from sitemapcrawl.report.serve import ServeOptions, make_server
 from sitemapcrawl.safetext import printable, printable_json
-from sitemapcrawl.storage.store import MAX_KEY_BYTES, Store, check_key, check_table_prefix, classify, server_message
+from sitemapcrawl.storage.failures import MAX_KEY_BYTES, check_key, check_table_prefix, classify, server_message
+from sitemapcrawl.storage.store import Store
 from sitemapcrawl.web.rules import UrlRules
 from sitemapcrawl.web.urlfilters import SitemapBlacklist, UrlFilter
 from sitemapcrawl.web.urls import DEFAULT_RULES
@@ -123,8 +124,8 @@ BAD_SEEDS = [
 @pytest.mark.parametrize(("line", "reason", "detail"), BAD_SEEDS)
 def test_bad_seeds_are_refused_with_the_line_number(line: str, reason: str, detail: str) -> None:
     rejected: list[Rejected] = []
-    good = list(_seed_lines(["http://example.com/ok", line, "http://example.com/ok2"], RULES, InjectCounts(),
-                            rejected.append))
+    good = list(seed_lines(["http://example.com/ok", line, "http://example.com/ok2"], RULES, InjectCounts(),
+                           rejected.append))
     assert [seed.url for seed in good] == ["http://example.com/ok", "http://example.com/ok2"]
     assert [(r.line, r.reason) for r in rejected] == [(2, reason)]
     assert detail in rejected[0].detail
@@ -132,7 +133,7 @@ def test_bad_seeds_are_refused_with_the_line_number(line: str, reason: str, deta
 
 def test_a_huge_bad_line_is_quoted_briefly() -> None:
     rejected: list[Rejected] = []
-    list(_seed_lines([f"http://example.com/\tscore={'9' * 100_000}x"], RULES, InjectCounts(), rejected.append))
+    list(seed_lines([f"http://example.com/\tscore={'9' * 100_000}x"], RULES, InjectCounts(), rejected.append))
     (one,) = rejected
     assert len(one.detail) < DETAIL_LIMIT + 40
     assert one.detail.endswith("more characters)")
@@ -209,11 +210,11 @@ def test_serve_logs_a_client_gone_away_as_one_debug_line(capsys: pytest.CaptureF
 
 
 def test_an_expired_deadline_ends_a_blocked_read_and_a_finished_one_leaves_the_socket_alone() -> None:
-    from sitemapcrawl.web.http import _Deadline
+    from sitemapcrawl.web.http import Deadline
 
     reader, writer = socket.socketpair()
     try:
-        deadline = _Deadline(at=0.0)
+        deadline = Deadline(at=0.0)
         deadline.attach(reader)
         deadline.expire()  # what the watchdog does at the deadline
         assert deadline.expired
@@ -223,7 +224,7 @@ def test_an_expired_deadline_ends_a_blocked_read_and_a_finished_one_leaves_the_s
         writer.close()
     reader, writer = socket.socketpair()
     try:
-        done = _Deadline(at=0.0)
+        done = Deadline(at=0.0)
         done.attach(reader)
         done.finish()  # the request ended first: the kept-alive socket must survive a late expiry
         done.expire()
@@ -236,11 +237,11 @@ def test_an_expired_deadline_ends_a_blocked_read_and_a_finished_one_leaves_the_s
 
 
 def test_a_socket_attached_after_the_deadline_is_shut_at_once() -> None:
-    from sitemapcrawl.web.http import _Deadline
+    from sitemapcrawl.web.http import Deadline
 
     reader, writer = socket.socketpair()
     try:
-        late = _Deadline(at=0.0)
+        late = Deadline(at=0.0)
         late.expire()
         late.attach(reader)  # a connection made after the deadline passed
         assert reader.recv(10) == b""

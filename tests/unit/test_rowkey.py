@@ -7,9 +7,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from sitemapcrawl.errors import InvalidUrlError, SitemapCrawlError
-from sitemapcrawl.web.urls import (
-    CanonicalRules,
-    canonicalize,
+from sitemapcrawl.web.rowkeys import (
     domain_row_prefixes,
     host_row_prefix,
     origin_row_prefix,
@@ -17,6 +15,7 @@ from sitemapcrawl.web.urls import (
     url_from_row_key,
     url_prefix_to_row_prefix,
 )
+from sitemapcrawl.web.urls import CanonicalRules, canonicalize
 
 CASES = [
     # (url, key)

@@ -6,6 +6,7 @@ import csv
 import re
 from pathlib import Path
 
+from sitemapcrawl.model.cells import Column, Family
 from sitemapcrawl.model.webpage import (
     BATCH_FAMILIES,
     BATCH_TABLE,
@@ -19,8 +20,6 @@ from sitemapcrawl.model.webpage import (
     HOST_TABLE,
     WEBPAGE_FAMILIES,
     WEBPAGE_TABLE,
-    Column,
-    Family,
     all_columns,
 )
 

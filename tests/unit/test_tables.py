@@ -7,10 +7,11 @@ import logging
 import pytest
 
 from sitemapcrawl.errors import FieldNotReadError
-from sitemapcrawl.model.webpage import FetchStatus, HistoryRow, HostRow, WebPage, encode
+from sitemapcrawl.model.cells import encode
+from sitemapcrawl.model.webpage import FetchStatus, HistoryRow, HostRow, WebPage
 from sitemapcrawl.storage.hosts import origin_key
 from sitemapcrawl.storage.tables import Unreadable, decode_host, history_rows, hosts, pages
-from sitemapcrawl.web.urls import row_key
+from sitemapcrawl.web.rowkeys import row_key
 
 GOOD = WebPage("http://a.test/x", status=FetchStatus.FETCHED, score=2.0)
 

@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 
 from sitemapcrawl.config import Settings
 from sitemapcrawl.jobs.updatedb import UpdateCounts, merge_row, spread_cells
+from sitemapcrawl.model.cells import decode
 from sitemapcrawl.model.linkvalues import (
     Inlink,
     InlinkKind,
@@ -21,7 +22,7 @@ from sitemapcrawl.model.linkvalues import (
     parse_outlink,
 )
 from sitemapcrawl.model.schedule import DAY, SchedulePolicy
-from sitemapcrawl.model.webpage import ChangeFreq, FetchStatus, SitemapSource, WebPage, decode
+from sitemapcrawl.model.webpage import ChangeFreq, FetchStatus, SitemapSource, WebPage
 from sitemapcrawl.modes import CrawlMode
 from sitemapcrawl.web.rules import UrlRules
 

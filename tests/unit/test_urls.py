@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from sitemapcrawl.config import Settings, load_settings
 from sitemapcrawl.errors import InvalidUrlError
+from sitemapcrawl.web.rowkeys import row_key, url_from_row_key
 from sitemapcrawl.web.urls import (
     DEFAULT_RULES,
     CanonicalRules,
@@ -21,8 +22,6 @@ from sitemapcrawl.web.urls import (
     remove_dot_segments,
     resolve,
     robots_url,
-    row_key,
-    url_from_row_key,
 )
 
 OFF = CanonicalRules(

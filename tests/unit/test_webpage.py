@@ -7,18 +7,9 @@ from datetime import UTC, datetime
 import pytest
 
 from sitemapcrawl.errors import CellDecodeError
-from sitemapcrawl.model.webpage import (
-    ChangeFreq,
-    FetchStatus,
-    HostRow,
-    WebPage,
-    column_names,
-    decode,
-    encode,
-    format_time,
-    parse_time,
-    readable_cells,
-)
+from sitemapcrawl.model.cells import column_names, decode, encode, readable_cells
+from sitemapcrawl.model.codec import format_time, parse_time
+from sitemapcrawl.model.webpage import ChangeFreq, FetchStatus, HostRow, WebPage
 
 
 def test_times_are_fixed_width_utc_text() -> None:

@@ -1,0 +1,377 @@
+"""Batch records: a batch's rows listed in the `batchrow` table, so reading a batch costs what it holds.
+
+Keys `<batch>|<kind>|<bucket>|<webpage key>`: members (kind `m`, cell `r:pa`
+= fetch partition; generate, and fetch for a redirect hop), touched rows
+(`t`; parse and updatedb's spread, for each row given an `il:` cell and
+`k:dsc`), and listed entries (`l`, `...|<sitemap key>|<part>`, a cell
+`r:k.<webpage key>` per entry, so a 50,000-entry sitemap is a few dozen
+records; `listing_owner` picks the one record a row is read from). The
+bucket is the row's host bucket, so a split is one key range. A record is
+written before the cells it stands for: readers test the mark on the row and
+skip a row without it. updatedb (or releasing the batch) drops the records
+(`drop_records`); a batch from before the records (`b:rec` unset) is read by
+a server-filtered scan of `webpage`, as it always was.
+Cost: `batch_rows` reads the batch's records by prefix and gets their rows in chunks.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+from collections.abc import Iterable, Iterator, Set
+
+from sitemapcrawl.errors import CellDecodeError, InvalidUrlError
+from sitemapcrawl.model.cells import column_names, columns_of, decode, encode, equals_filter
+from sitemapcrawl.model.linkvalues import InlinkKind, parse_inlink
+from sitemapcrawl.model.splits import WHOLE, Split, bucket_label, bucket_of
+from sitemapcrawl.model.webpage import (
+    BATCH_TABLE,
+    BATCHROW_TABLE,
+    WEBPAGE_TABLE,
+    BatchRecord,
+    BatchRow,
+    WebPage,
+)
+from sitemapcrawl.storage.dueindex import chunks, write_pages
+from sitemapcrawl.storage.overlap import WriteBehind
+from sitemapcrawl.storage.store import Store
+from sitemapcrawl.storage.tables import Unreadable, pages
+from sitemapcrawl.web import rowkeys
+
+log = logging.getLogger(__name__)
+
+
+#: Record kinds: a row of the batch (generate, fetch's redirect hops), a row it gave inlinks to merge,
+#: the entry rows of one sitemap parse (many per record).
+MEMBER, TOUCHED, LISTED = b"m", b"t", b"l"
+#: Which records hold the rows a batch mark is tested on: members carry the generate and fetch marks,
+#: touched and listed rows the discover mark.
+_KIND_OF_MARK = {"generate_mark": MEMBER, "fetch_mark": MEMBER, "discover_mark": TOUCHED}
+_SEP = b"|"
+_TOUCHED_CELLS = encode(BatchRecord("", touched=True))
+_LISTED_PREFIX = encode(BatchRecord("", listed={"": ""})).popitem()[0]
+#: The inlink kinds a sitemap parse writes: what makes a row an entry of a sitemap in `listing_owner`.
+_ENTRY_KINDS = (InlinkKind.SITEMAP, InlinkKind.INDEX)
+#: Keys only: what `drop_records` and `listed_sitemaps` read of a record (a listed one holds many cells).
+_KEYS_ONLY = "KeyOnlyFilter() AND FirstKeyOnlyFilter()"
+
+
+def record_key(batch_id: str, kind: bytes, key: bytes) -> bytes:
+    """The `batchrow` key recording `webpage` row `key` in a batch: `<batch>|<kind>|<bucket>|<key>`."""
+    return _SEP.join((batch_id.encode("utf-8"), kind, bucket_label(bucket_of(key)), key))
+
+
+def page_key(record: bytes) -> bytes:
+    """The `webpage` row key a `batchrow` key records (everything after its third `|`)."""
+    return record.split(_SEP, 3)[3]
+
+
+def listed_record_key(batch_id: str, bucket: int, part: int, sitemap_key: bytes) -> bytes:
+    """The `batchrow` key of one part of a sitemap parse's entries in one bucket:
+    `<batch>|l|<bucket>|<sitemap row key>|<part, 8 hex digits>` (a sitemap's parts follow each other)."""
+    return _SEP.join((batch_id.encode("utf-8"), LISTED, bucket_label(bucket), sitemap_key, b"%08x" % part))
+
+
+def listed_sitemap(record: bytes) -> bytes:
+    """The sitemap row key a listed record names (between its third `|` and the part)."""
+    return record.split(_SEP, 3)[3][:-9]
+
+
+@functools.lru_cache(maxsize=4096)
+def key_of_url(url: str) -> bytes | None:
+    """The `webpage` row key of a canonical URL, or None when it has none (the last few thousand
+    remembered: readers ask for the same sitemaps' keys row after row)."""
+    try:
+        return rowkeys.row_key(url).encode("utf-8")
+    except InvalidUrlError:
+        return None
+
+
+def listing_owner(row: WebPage, batch_id: str, listed: Set[bytes]) -> bytes | None:
+    """Which record stands for a row the batch touched: the least sitemap (row key) in `listed` whose parse
+    in this batch gave the row an entry inlink, or None: its own touched record.
+
+    A row can be recorded more than once (an entry of two sitemaps, also a
+    link target); every reader applies this one rule, so each touched row
+    is read once. `listed`: the sitemaps with listed records in the row's
+    split (a sitemap listing the row has one in the row's bucket). `row`
+    must hold `inlinks`. No I/O.
+    """
+    owner: bytes | None = None
+    for source, text in (row.inlinks or {}).items():
+        link = parse_inlink(text)
+        if link is None or link.kind not in _ENTRY_KINDS or link.batch != batch_id:
+            continue
+        key = key_of_url(source)
+        if key is not None and key in listed and (owner is None or key < owner):
+            owner = key
+    return owner
+
+
+def record_range(batch_id: str, kind: bytes, split: Split = WHOLE) -> tuple[bytes, bytes]:
+    """The (start, stop) keys of a batch's records of one kind in `split`'s buckets: one key range."""
+    head = _SEP.join((batch_id.encode("utf-8"), kind, b""))
+    buckets = split.buckets()
+    return head + bucket_label(buckets.start), head + bucket_label(buckets.stop)
+
+
+def has_records(store: Store, batch_id: str) -> bool:
+    """Did generate record this batch's members (`b:rec` on its registry row)? One get."""
+    cells = store.row(BATCH_TABLE, batch_id.encode("utf-8"), column_names(BatchRow, ["records"]))
+    try:
+        return bool(cells) and decode(BatchRow, batch_id, cells or {}).records is True
+    except CellDecodeError as exc:
+        log.warning("batch %s: unreadable records flag (%s); reading the batch by a table scan", batch_id, exc)
+        return False
+
+
+def record_members(store: Store, batch_id: str, members: Iterable[tuple[bytes, int | None]]) -> int:
+    """Record rows as members of a batch: (webpage key, fetch partition; None: 0) pairs; returns records written.
+
+    Call it before the rows get their batch marks. Cost: one batched put.
+    """
+    return store.write(BATCHROW_TABLE, (
+        (record_key(batch_id, MEMBER, key), encode(BatchRecord("", partition=part if part is not None else 0)))
+        for key, part in members)).rows
+
+
+def record_touched(store: Store, batch_id: str, keys: Iterable[bytes]) -> int:
+    """Record rows the batch gives inlinks to merge (before their `k:dsc` is written); returns records written.
+
+    Cost: one batched put.
+    """
+    return store.write(BATCHROW_TABLE, ((record_key(batch_id, TOUCHED, key), _TOUCHED_CELLS)
+                                        for key in dict.fromkeys(keys))).rows
+
+
+def write_touching(store: Store, batch_id: str, puts: Iterable[tuple[bytes, dict[bytes, bytes]]],
+                   chunk: int) -> int:
+    """Put `webpage` cells that mark their rows `k:dsc` = batch, each chunk's touched records first.
+
+    Streams: holds a few chunks of `chunk` puts; each chunk is written in the
+    background (`WriteBehind`) while `puts` makes the next (a sitemap being
+    parsed). Returns the `webpage` rows written, once all are. Cost: two
+    batched puts per chunk.
+    """
+    written: list[int] = []
+    part: list[tuple[bytes, dict[bytes, bytes]]] = []
+    with WriteBehind() as later:
+        for put in puts:
+            part.append(put)
+            if len(part) >= chunk:
+                later.submit(_write_touched_part, store, batch_id, part, written)
+                part = []
+        if part:
+            later.submit(_write_touched_part, store, batch_id, part, written)
+    return sum(written)
+
+
+def _write_touched_part(store: Store, batch_id: str, part: list[tuple[bytes, dict[bytes, bytes]]],
+                        written: list[int]) -> None:
+    record_touched(store, batch_id, (key for key, _ in part))
+    written.append(write_pages(store, part).rows)  # with due index entries, should a put carry f:nft or the flags
+
+
+def write_listed(store: Store, batch_id: str, sitemap_url: str, puts: Iterable[tuple[bytes, dict[bytes, bytes]]],
+                 chunk: int) -> int:
+    """Put the entry cells of one sitemap parse (they mark their rows `k:dsc` = batch), each chunk's listed
+    records first: one record per bucket the chunk's rows fall in, naming every row once.
+
+    Streams like `write_touching`; holds the keys recorded so far (one per
+    entry of the sitemap), so an entry listed twice is recorded once. A rerun
+    writes the same records again. Returns the `webpage` rows written. Cost
+    per chunk: a put of a few record rows and the batched put of the cells.
+    """
+    sitemap_key = key_of_url(sitemap_url)
+    if sitemap_key is None:
+        raise InvalidUrlError(f"sitemap URL has no row key: {sitemap_url[:200]}")
+    seen: set[bytes] = set()
+    written: list[int] = []
+    with WriteBehind() as later:
+        for part, rows in enumerate(chunks(puts, chunk)):
+            fresh = [key for key in dict.fromkeys(key for key, _ in rows) if key not in seen]
+            seen.update(fresh)
+            later.submit(_write_listed_part, store, batch_id, sitemap_key, part, fresh, rows, written)
+    return sum(written)
+
+
+def _write_listed_part(store: Store, batch_id: str, sitemap_key: bytes, part: int, keys: list[bytes],
+                       rows: list[tuple[bytes, dict[bytes, bytes]]], written: list[int]) -> None:
+    by_bucket: dict[int, dict[bytes, bytes]] = {}
+    for key in keys:
+        by_bucket.setdefault(bucket_of(key), {})[_LISTED_PREFIX + key] = b""
+    store.write(BATCHROW_TABLE, [(listed_record_key(batch_id, bucket, part, sitemap_key), cells)
+                                 for bucket, cells in sorted(by_bucket.items())])
+    written.append(write_pages(store, rows).rows)
+
+
+def listed_sitemaps(store: Store, batch_id: str, split: Split = WHOLE) -> frozenset[bytes]:
+    """The sitemaps (row keys) whose parse in the batch left listed records in `split`'s buckets.
+
+    Cost: one range scan of the listed records, keys only (a few dozen per 50,000 entries).
+    """
+    start, stop = record_range(batch_id, LISTED, split)
+    return frozenset(listed_sitemap(key) for key, _ in
+                     store.scan(BATCHROW_TABLE, start=start, stop=stop, filter=_KEYS_ONLY))
+
+
+def recorded_keys(store: Store, batch_id: str, kind: bytes, split: Split = WHOLE, chunk: int = 1000,
+                  partition: int | None = None) -> Iterator[list[bytes]]:
+    """The `webpage` keys a batch recorded (members or touched) in `split`, in chunks of `chunk`.
+
+    In bucket order, then key order. `partition`: members of that fetch
+    partition only (tested by the server). Each chunk is a fresh scanner
+    resuming after the last record, so none idles while the caller works.
+    Cost: one range scan of `batchrow` over the batch's records of that kind.
+    """
+    start, stop = record_range(batch_id, kind, split)
+    columns = column_names(BatchRecord, ["partition", "touched"])
+    row_filter = equals_filter(BatchRecord, "partition", partition) if partition is not None else None
+    while True:
+        records = [key for key, _ in store.scan(BATCHROW_TABLE, start=start, stop=stop, columns=columns,
+                                                 filter=row_filter, limit=chunk)]
+        if not records:
+            return
+        yield [page_key(record) for record in records]
+        if len(records) < chunk:
+            return
+        start = records[-1] + b"\x00"
+
+
+def drop_records(store: Store, batch_id: str, split: Split = WHOLE, chunk: int = 1000) -> int:
+    """Delete the batch's records (every kind) in `split`'s buckets; returns records deleted.
+
+    Cost: one range scan per kind and one batched delete per chunk (written
+    behind: the next chunk is scanned while one is deleted).
+    """
+    deleted: list[int] = []
+
+    def delete(records: list[bytes]) -> None:
+        deleted.append(store.delete_many(BATCHROW_TABLE, [(key, None) for key in records]).rows)
+
+    with WriteBehind() as later:
+        for kind in (MEMBER, TOUCHED, LISTED):
+            start, stop = record_range(batch_id, kind, split)
+            while True:
+                # Keys first, deletes after: a scanner must not idle while we write.
+                records = [key for key, _ in store.scan(BATCHROW_TABLE, start=start, stop=stop, filter=_KEYS_ONLY,
+                                                        limit=chunk)]
+                if not records:
+                    break
+                later.submit(delete, records)
+                start = records[-1] + b"\x00"
+    return sum(deleted)
+
+
+def batch_rows(store: Store, field_name: str, batch_id: str, fields: list[str], chunk: int,
+               job: str, unreadable: Unreadable, split: Split = WHOLE,
+               partition: int | None = None) -> Iterator[list[tuple[bytes, WebPage]]]:
+    """The rows of `split` whose `field_name` equals `batch_id`, in chunks of at most `chunk` rows.
+
+    Rows that do not decode are counted in `unreadable` and left out;
+    reading a field not in `fields` raises FieldNotReadError. `partition`:
+    only members of that fetch partition (`m:pa`). For the generate and
+    fetch marks the batch's member records say which rows to read, for the
+    discover mark its listed and touched records (each row once: `listing_owner`), when the batch has records
+    (`has_records`); the mark is tested on each row read. Cost: one get
+    (the registry row); then one range scan of the batch's records and one
+    `Store.rows` of `webpage` per chunk (a range scan where the keys lie close); for a batch without records (or
+    another field), one server-filtered scan over the whole table.
+    """
+    # The tested column is read too (for the server's filter, or to test it here).
+    fields = [*fields, field_name] if field_name not in fields else fields
+    if partition is not None and "partition" not in fields:
+        fields = [*fields, "partition"]
+    kind = _KIND_OF_MARK.get(field_name)
+    if kind is TOUCHED and has_records(store, batch_id):
+        yield from _touched_recorded_rows(store, field_name, batch_id, fields, chunk, job, unreadable, split)
+    elif kind is not None and has_records(store, batch_id):
+        yield from _recorded_rows(store, kind, field_name, batch_id, fields, chunk, job, unreadable, split,
+                                  partition)
+    else:
+        yield from _scanned_rows(store, field_name, batch_id, fields, chunk, job, unreadable, split, partition)
+
+
+def _recorded_rows(store: Store, kind: bytes, field_name: str, batch_id: str, fields: list[str], chunk: int,
+                   job: str, unreadable: Unreadable, split: Split,
+                   partition: int | None) -> Iterator[list[tuple[bytes, WebPage]]]:
+    for keys in recorded_keys(store, batch_id, kind, split, chunk, partition):
+        yield _marked_rows(store, keys, field_name, batch_id, fields, job, unreadable)
+
+
+def _marked_rows(store: Store, keys: list[bytes], field_name: str, batch_id: str, fields: list[str], job: str,
+                 unreadable: Unreadable) -> list[tuple[bytes, WebPage]]:
+    """The rows of `keys` whose `field_name` mark says `batch_id`, decoded (one `Store.rows`)."""
+    found = store.rows(WEBPAGE_TABLE, keys, columns=column_names(WebPage, fields))
+    mark_column = column_names(WebPage, [field_name])[0]
+    mark = columns_of(WebPage)[field_name].codec.encode(batch_id)
+    marked = [(key, found[key]) for key in keys if key in found and found[key].get(mark_column) == mark]
+    return list(pages(marked, job, unreadable, fields))
+
+
+#: Listed records read per round trip (each names up to a chunk of rows).
+_LISTED_PER_SCAN = 4
+#: Keys of one sitemap and bucket gathered before they are sorted and read (a sitemap has at most 50,000).
+_LISTED_KEYS_HELD = 65_536
+
+
+def _listed_keys(store: Store, batch_id: str, split: Split) -> Iterator[tuple[bytes, list[bytes]]]:
+    """(sitemap, its entry keys in one bucket, sorted) for each sitemap and bucket of the split's listed records.
+
+    Holds one sitemap's keys of one bucket (at most `_LISTED_KEYS_HELD`:
+    beyond, they are handed on in parts). Records are read a few per scan,
+    so no scanner idles while the caller works.
+    """
+    start, stop = record_range(batch_id, LISTED, split)
+    current: tuple[bytes, bytes] | None = None  # (bucket, sitemap) of the keys held
+    held: list[bytes] = []
+    while True:
+        records = list(store.scan(BATCHROW_TABLE, start=start, stop=stop, limit=_LISTED_PER_SCAN))
+        for record, cells in records:
+            bucket = record.split(_SEP, 3)[2]
+            owner = (bucket, listed_sitemap(record))
+            if owner != current or len(held) >= _LISTED_KEYS_HELD:
+                if current is not None and held:
+                    yield current[1], sorted(held)
+                current, held = owner, []
+            held.extend(name[len(_LISTED_PREFIX):] for name in cells if name.startswith(_LISTED_PREFIX))
+        if len(records) < _LISTED_PER_SCAN:
+            break
+        start = records[-1][0] + b"\x00"
+    if current is not None and held:
+        yield current[1], sorted(held)
+
+
+def _touched_recorded_rows(store: Store, mark: str, batch_id: str, fields: list[str], chunk: int, job: str,
+                           unreadable: Unreadable, split: Split) -> Iterator[list[tuple[bytes, WebPage]]]:
+    """The rows marked `k:dsc` = batch: the entries of each listed record, then the touched records' rows;
+    each row once, from the record `listing_owner` names."""
+    fields = fields if "inlinks" in fields else [*fields, "inlinks"]
+    listed = listed_sitemaps(store, batch_id, split)
+    for sitemap, keys in _listed_keys(store, batch_id, split) if listed else ():
+        # A sitemap's rows of one bucket in key order: neighbouring keys come as one range scan.
+        for at in range(0, len(keys), chunk):
+            rows = _marked_rows(store, keys[at:at + chunk], mark, batch_id, fields, job, unreadable)
+            yield [(key, row) for key, row in rows if listing_owner(row, batch_id, listed) == sitemap]
+    for keys in recorded_keys(store, batch_id, TOUCHED, split, chunk):
+        rows = _marked_rows(store, keys, mark, batch_id, fields, job, unreadable)
+        yield [(key, row) for key, row in rows if not listed or listing_owner(row, batch_id, listed) is None]
+
+
+def _scanned_rows(store: Store, field_name: str, batch_id: str, fields: list[str], chunk: int,
+                  job: str, unreadable: Unreadable, split: Split,
+                  partition: int | None) -> Iterator[list[tuple[bytes, WebPage]]]:
+    """Each chunk is a fresh scan resuming after the last key: no scanner idles while the caller works."""
+    columns = column_names(WebPage, fields)
+    row_filter = equals_filter(WebPage, field_name, batch_id)
+    if partition is not None:
+        row_filter += " AND " + equals_filter(WebPage, "partition", partition)
+    start: bytes | None = None
+    while True:
+        scanned = list(store.scan(WEBPAGE_TABLE, start=start, columns=columns, filter=row_filter, limit=chunk))
+        if not scanned:
+            return
+        start = scanned[-1][0] + b"\x00"
+        if not split.whole:
+            scanned = [(key, cells) for key, cells in scanned if split.holds(key)]
+        yield list(pages(scanned, job, unreadable, fields))
