@@ -10,9 +10,11 @@ reach the instance its HBASE_LOCAL_* variables name, as the script does.
 from __future__ import annotations
 
 import os
+import queue
 import re
 import socket
 import subprocess
+import threading
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -47,14 +49,55 @@ def hbase_address() -> str:
     return address
 
 
+class TableDropper:
+    """Drops the tables of finished tests on a thread of its own, while the next test runs.
+
+    Dropping a test's six tables (disable, delete) takes HBase seconds, nearly
+    all of it waiting on the master's procedures; each prefix is used by one
+    test only, so nothing reads it again and the drop can overlap later work.
+    `finish` waits for every drop and fails loudly if one failed.
+    """
+
+    def __init__(self, hbase_address: str) -> None:
+        self._address = hbase_address
+        self._queue: queue.Queue[str | None] = queue.Queue()
+        self._failures: list[str] = []
+        self._thread = threading.Thread(target=self._run, name="table-dropper", daemon=True)
+        self._thread.start()
+
+    def drop_later(self, prefix: str) -> None:
+        self._queue.put(prefix)
+
+    def _run(self) -> None:
+        while (prefix := self._queue.get()) is not None:
+            try:
+                with Store(Settings(hbase=self._address, table_prefix=prefix)) as store:
+                    store.drop_tables()
+            except Exception as exc:  # noqa: BLE001 - reported at the end of the session
+                self._failures.append(f"{prefix}: {exc}")
+
+    def finish(self) -> None:
+        self._queue.put(None)
+        self._thread.join(timeout=600)
+        assert not self._thread.is_alive(), "tables still being dropped after 600 s"
+        assert self._failures == [], f"tables not dropped: {self._failures}"
+
+
+@pytest.fixture(scope="session")
+def table_dropper(hbase_address: str) -> Iterator[TableDropper]:
+    """The session's background dropper of finished tests' tables."""
+    dropper = TableDropper(hbase_address)
+    yield dropper
+    dropper.finish()
+
+
 @pytest.fixture
-def table_prefix(request: pytest.FixtureRequest, hbase_address: str) -> Iterator[str]:
-    """A fresh table prefix for this test; its tables are dropped afterwards."""
+def table_prefix(request: pytest.FixtureRequest, table_dropper: TableDropper) -> Iterator[str]:
+    """A fresh table prefix for this test; its tables are dropped after it (in the background)."""
     name = re.sub(r"[^A-Za-z0-9]+", "_", request.node.name)[:40]
     prefix = f"t_{name}_{uuid.uuid4().hex[:6]}_"
     yield prefix
-    with Store(Settings(hbase=hbase_address, table_prefix=prefix)) as store:
-        store.drop_tables()
+    table_dropper.drop_later(prefix)
 
 
 @pytest.fixture
