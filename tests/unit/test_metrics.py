@@ -75,7 +75,8 @@ def test_host_labels_stay_bounded_and_sum_to_every_error() -> None:
 
 def test_a_host_without_errors_is_not_named() -> None:
     snapshot = many_hosts(2)  # host0000 has no errors, host0001 one
-    hosts = {dict(labels)["host"]: value for labels, value in scrape(snapshot, [])["sitemapcrawl_host_error_rows"].items()}
+    errors = scrape(snapshot, [])["sitemapcrawl_host_error_rows"]
+    hosts = {dict(labels)["host"]: value for labels, value in errors.items()}
     assert hosts == {"host0001.example": 1.0, OTHER_HOSTS: 0.0}
 
 
