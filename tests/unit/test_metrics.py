@@ -10,6 +10,7 @@ import urllib.error
 import urllib.request
 from collections import Counter
 from datetime import UTC, datetime
+from http.server import ThreadingHTTPServer
 
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
@@ -128,15 +129,32 @@ def test_no_batch_and_a_phase_under_a_second() -> None:
     assert "sitemapcrawl_last_batch_pages_per_second" not in parsed  # not a division by zero
 
 
+def serve_unreachable() -> ThreadingHTTPServer:
+    """`serve` (in a thread) over an address where no HBase answers."""
+    server = make_server(Store(Settings(hbase="127.0.0.1:1")), ServeOptions(port=0))
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.1}, daemon=True).start()
+    return server
+
+
+def test_an_hbase_that_does_not_answer_gets_503_and_a_query_400() -> None:
+    server = serve_unreachable()
+    try:
+        for path, code in (("metrics", 503), ("metrics?x=1", 400)):
+            with pytest.raises(urllib.error.HTTPError) as answer:
+                urllib.request.urlopen(server_url(server) + path, timeout=30)  # noqa: S310 - loopback
+            assert answer.value.code == code, path
+        assert b"/metrics takes no parameters" in answer.value.read()
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
 def test_without_prometheus_client_metrics_answers_501_and_the_rest_still_works(
         monkeypatch: pytest.MonkeyPatch) -> None:
     for name in [m for m in sys.modules if m == "prometheus_client" or m.startswith("prometheus_client.")]:
         monkeypatch.delitem(sys.modules, name)
     monkeypatch.setitem(sys.modules, "prometheus_client", None)  # `import` raises ImportError
-    # No HBase behind this address: /metrics answers before any table is read.
-    server = make_server(Store(Settings(hbase="127.0.0.1:1")), ServeOptions(port=0))
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.1}, daemon=True)
-    thread.start()
+    server = serve_unreachable()  # /metrics answers before any table is read
     try:
         with pytest.raises(urllib.error.HTTPError) as answer:
             urllib.request.urlopen(server_url(server) + "metrics", timeout=30)  # noqa: S310 - loopback
@@ -147,4 +165,3 @@ def test_without_prometheus_client_metrics_answers_501_and_the_rest_still_works(
     finally:
         server.shutdown()
         server.server_close()
-        thread.join(timeout=30)
