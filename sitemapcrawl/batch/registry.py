@@ -35,7 +35,7 @@ from sitemapcrawl.batch.leases import Holder, Lease
 from sitemapcrawl.config import Settings
 from sitemapcrawl.errors import CellDecodeError, LeaseHeldError, SplitWaitError, UsageError
 from sitemapcrawl.model.cells import column_names, decode, encode
-from sitemapcrawl.model.codec import format_time
+from sitemapcrawl.model.codec import format_time, parse_time
 from sitemapcrawl.model.marks import Mark
 from sitemapcrawl.model.splits import WHOLE, Split
 from sitemapcrawl.model.webpage import BATCH_TABLE, BATCHROW_TABLE, WEBPAGE_TABLE, BatchRow, WebPage, batch_cell
@@ -89,6 +89,27 @@ class BatchState:
     def finished(self) -> bool:
         """updatedb merged the batch, or it was released."""
         return UPDATE in self.done or RELEASE in self.done
+
+    @property
+    def stage(self) -> str:
+        """Where the batch stands, in one word: fetching, fetched, parsed, finished or released."""
+        if RELEASE in self.done:
+            return "released"
+        if UPDATE in self.done:
+            return "finished"
+        if PARSE in self.done:
+            return "parsed"
+        return "fetched" if self.fetched == self.partitions else "fetching"
+
+    def finished_at(self, phase: str) -> datetime | None:
+        """When `phase` (FETCH: its last partition; PARSE) was marked done, None if it is not (or unreadable)."""
+        names = self.fetch_shares if phase == FETCH else [phase]
+        if not names or any(name not in self.done for name in names):
+            return None
+        try:
+            return max(parse_time(self.done[name]) for name in names)
+        except ValueError:
+            return None
 
     def phase(self) -> str:
         """Where the batch stands, in a few words."""
@@ -164,8 +185,8 @@ def read_batch(store: Store, batch_id: str) -> BatchState | None:
         return None
 
 
-def unfinished(store: Store) -> list[BatchState]:
-    """Batches generated and neither merged by updatedb nor released, oldest first.
+def every_batch(store: Store) -> list[BatchState]:
+    """Every batch generate registered (finished or not), oldest first.
 
     Cost: one scan of the `batch` table (one small row per batch).
     """
@@ -176,9 +197,14 @@ def unfinished(store: Store) -> list[BatchState]:
         except CellDecodeError as exc:
             log.warning("batch registry: skipping row %r (%s)", key[:80], exc)
             continue
-        if state.generated is not None and not state.finished:
+        if state.generated is not None:
             found.append(state)
     return sorted(found, key=lambda s: (s.generated or datetime.min, s.batch_id))
+
+
+def unfinished(store: Store) -> list[BatchState]:
+    """Batches generated and neither merged by updatedb nor released, oldest first (`every_batch`'s cost)."""
+    return [state for state in every_batch(store) if not state.finished]
 
 
 def too_old(state: BatchState, now: datetime, max_age: float) -> bool:

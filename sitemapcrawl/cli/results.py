@@ -208,7 +208,8 @@ def serve_command(
 ) -> None:
     """Serve a read-only monitoring page of the crawl, live from HBase, with a JSON endpoint per panel.
 
-    GET only; /api lists the panels' JSON endpoints. Ctrl-C stops it.
+    GET only; /api lists the panels' JSON endpoints; /metrics answers Prometheus
+    (with the `metrics` extra: pip install 'sitemapcrawl[metrics]'). Ctrl-C stops it.
 
     \b
     Example: sitemapcrawl serve --port 8008   # then open http://127.0.0.1:8008/

@@ -6,7 +6,10 @@ Routes (GET only; any other method gets 405):
   `refresh` seconds by a small inline script (`?refresh=SECONDS` overrides);
 - `/api` the panel names; `/api/<panel>` one panel as JSON (`sitemaps`
   takes `limit` and `state`, `hosts` takes `limit`);
-- `/fragment/<panel>` one panel's HTML (what the page's script fetches).
+- `/fragment/<panel>` one panel's HTML (what the page's script fetches);
+- `/metrics` the same counters and the batch registry in the Prometheus text
+  format (`report.metrics`); 501 with what to install when the `metrics`
+  extra (prometheus_client) is missing.
 
 A bad query parameter gets 400 with a message; an unknown path 404; an
 HBase that does not answer 503 (the detail goes to the log, not the page).
@@ -19,6 +22,7 @@ number of clients (one snapshot shared by every request, taken under a
 lock), and never the `webpage` table: the panels come from the counters
 updatedb keeps in the `host` table (`report_panels.take_counted_snapshot`);
 the audit lists, lastmod ages and due times say to run `report --html`.
+/metrics also reads the `batch` table (one small row per batch), as often.
 Binds 127.0.0.1 unless told otherwise. `serve` returns when Ctrl-C
 (KeyboardInterrupt) stops it, after closing the socket.
 """
@@ -35,13 +39,19 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 from urllib.parse import parse_qs, urlsplit
 
+from sitemapcrawl.batch.registry import BatchState, every_batch
 from sitemapcrawl.errors import SitemapCrawlError, UsageError
+from sitemapcrawl.model.webpage import BATCH_TABLE
 from sitemapcrawl.report.html import page, render_panel
+from sitemapcrawl.report.metrics import INSTALL_HINT, crawl_gauges, exposition, metrics_registry
 from sitemapcrawl.report.panels import PANELS, Snapshot, panel_data, panel_options, take_counted_snapshot
 from sitemapcrawl.storage.store import Store
+
+if TYPE_CHECKING:
+    from prometheus_client.registry import CollectorRegistry
 
 log = logging.getLogger(__name__)
 
@@ -66,24 +76,37 @@ class ServeOptions:
             raise UsageError(f"--refresh must be from 1 to {MAX_REFRESH:g} seconds, not {self.refresh:g}")
 
 
-class SnapshotCache:
-    """One snapshot shared by all requests, read again once older than `max_age` seconds."""
+T = TypeVar("T")
 
-    def __init__(self, store: Store, max_age: float, clock: Callable[[], float] = time.monotonic) -> None:
-        self._store = store
+
+class Cached(Generic[T]):
+    """One value shared by all requests, read again (`read`) once older than `max_age` seconds."""
+
+    def __init__(self, read: Callable[[], T], max_age: float, clock: Callable[[], float] = time.monotonic) -> None:
+        self._read = read
         self._max_age = max_age
         self._clock = clock
         self._lock = threading.Lock()
-        self._snapshot: Snapshot | None = None
+        self._value: T | None = None
         self._read_at = 0.0
 
-    def get(self) -> Snapshot:
-        """The current snapshot; reads HBase (the host and history tables) when the last one is too old."""
+    def get(self) -> T:
+        """The current value; calls `read` when the last one is too old."""
         with self._lock:
-            if self._snapshot is None or self._clock() - self._read_at >= self._max_age:
-                self._snapshot = take_counted_snapshot(self._store, datetime.now(UTC).replace(microsecond=0))
+            if self._value is None or self._clock() - self._read_at >= self._max_age:
+                self._value = self._read()
                 self._read_at = self._clock()
-            return self._snapshot
+            return self._value
+
+
+def snapshot_cache(store: Store, max_age: float) -> Cached[Snapshot]:
+    """The panels' snapshot (the host and history tables), read at most once per `max_age` seconds."""
+    return Cached(lambda: take_counted_snapshot(store, datetime.now(UTC).replace(microsecond=0)), max_age)
+
+
+def batches_cache(store: Store, max_age: float) -> Cached[list[BatchState]]:
+    """The batch registry (one scan of the `batch` table; none when the table is missing), as often."""
+    return Cached(lambda: every_batch(store) if BATCH_TABLE in store.existing_tables() else [], max_age)
 
 
 _LIVE_SCRIPT = """<script>
@@ -120,9 +143,11 @@ class _Handler(BaseHTTPRequestHandler):
         log.debug("serve: %s " + format, self.address_string(), *args)
 
     def _send(self, status: HTTPStatus, body: str, content_type: str) -> None:
-        data = body.encode("utf-8")
+        self._send_bytes(status, body.encode("utf-8"), f"{content_type}; charset=utf-8")
+
+    def _send_bytes(self, status: HTTPStatus, data: bytes, content_type: str) -> None:
         self.send_response(status)
-        self.send_header("Content-Type", f"{content_type}; charset=utf-8")
+        self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(data)))
         self.send_header("Cache-Control", "no-store")
         self.send_header("X-Content-Type-Options", "nosniff")
@@ -180,6 +205,14 @@ class _Handler(BaseHTTPRequestHandler):
             options = panel_options(name, query)
             body = json.dumps(panel_data(self.server.cache.get(), name, options), ensure_ascii=False)
             self._send(HTTPStatus.OK, body, "application/json")
+        elif path == "/metrics":
+            if query:
+                raise UsageError("/metrics takes no parameters")
+            if self.server.metrics is None:
+                self._error(HTTPStatus.NOT_IMPLEMENTED, INSTALL_HINT, False)
+                return
+            data, content_type = exposition(self.server.metrics, self.headers.get("Accept", ""))
+            self._send_bytes(HTTPStatus.OK, data, content_type)
         elif path.startswith("/fragment/") and path[10:] in PANELS:
             name = path[10:]
             options = panel_options(name, query)
@@ -196,9 +229,17 @@ class _Handler(BaseHTTPRequestHandler):
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
 
-    def __init__(self, options: ServeOptions, cache: SnapshotCache) -> None:
+    def __init__(self, options: ServeOptions, store: Store) -> None:
         self.options = options
-        self.cache = cache
+        self.cache = snapshot_cache(store, options.refresh)
+        batches = batches_cache(store, options.refresh)
+        self.metrics: CollectorRegistry | None
+        try:
+            self.metrics = metrics_registry(
+                lambda: crawl_gauges(self.cache.get(), batches.get(), datetime.now(UTC)))
+        except ImportError:
+            log.info("serve: %s", INSTALL_HINT)
+            self.metrics = None
         super().__init__((options.bind, options.port), _Handler)
 
     def handle_error(self, request: Any, client_address: Any) -> None:
@@ -214,7 +255,7 @@ def make_server(store: Store, options: ServeOptions) -> ThreadingHTTPServer:
     """A bound (not yet serving) server; UsageError when the address cannot be bound."""
     options.check()
     try:
-        return _Server(options, SnapshotCache(store, options.refresh))
+        return _Server(options, store)
     except OSError as exc:
         raise UsageError(f"cannot listen on {options.bind}:{options.port}: {exc.strerror or exc}") from None
 
