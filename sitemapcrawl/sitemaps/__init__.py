@@ -7,7 +7,8 @@ lxml `iterparse` loop), `feeds` (RSS and Atom), `text`, `normalize` (loc,
 lastmod, changefreq, priority), `scope` (vouching hosts, else the folder
 rule), `limits`, `discovery` (the well-known paths), `tree` (walking a site's
 sitemaps, network behind a protocol), `render` (what the CLI prints), `model`
-(values and errors). Which library does what, and why: docs/sitemaps.md.
+(values and errors), `usp_tree` and `usp_pages` (`sitemap_tree_for_homepage`,
+ultimate-sitemap-parser's call and objects, read by this engine). Which library does what, and why: docs/sitemaps.md.
 """
 
 from sitemapcrawl.sitemaps.document import SitemapDocument, parse_sitemap
@@ -27,6 +28,7 @@ from sitemapcrawl.sitemaps.model import (
     Video,
 )
 from sitemapcrawl.sitemaps.scope import ScopeContext
+from sitemapcrawl.sitemaps.usp_tree import UspWebClientFetcher, sitemap_tree_for_homepage, usp_tree
 
 __all__ = [
     "Alternate",
@@ -43,6 +45,9 @@ __all__ = [
     "SitemapKind",
     "SitemapLimits",
     "SitemapRef",
+    "UspWebClientFetcher",
     "Video",
     "parse_sitemap",
+    "sitemap_tree_for_homepage",
+    "usp_tree",
 ]
