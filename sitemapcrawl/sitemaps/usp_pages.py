@@ -81,12 +81,11 @@ def pack_pages(entries: Iterable[PageEntry]) -> bytes:
 
 def unpack_pages(packed: bytes) -> list[SitemapPage]:
     """usp `SitemapPage` objects, fresh, from a blob of `pack_pages`."""
-    priorities: dict[float, Decimal] = {}
+    priorities: dict[float | None, Decimal] = {None: SITEMAP_PAGE_DEFAULT_PRIORITY}
     pages = []
     for loc, lastmod, changefreq, priority, images, news, alternates in marshal.loads(zlib.decompress(packed)):
-        if priority is None:
-            value = SITEMAP_PAGE_DEFAULT_PRIORITY
-        elif (value := priorities.get(priority)) is None:
+        value = priorities.get(priority)
+        if value is None:
             value = priorities[priority] = Decimal(str(priority))
         story = None
         if news is not None:
@@ -136,4 +135,4 @@ PAGES_CLASS: dict[SitemapKind, type[AbstractPagesSitemap]] = {
 
 def pages_sitemap(kind: SitemapKind, url: str, entries: Iterable[PageEntry]) -> AbstractPagesSitemap:
     """usp's page sitemap of `kind` at `url` holding `entries` (packed)."""
-    return PAGES_CLASS[kind](url, pack_pages(entries))  # type: ignore[call-arg]
+    return PAGES_CLASS[kind](url, pack_pages(entries))  # type: ignore[arg-type]

@@ -30,7 +30,11 @@ from usp.objects.sitemap import (
     IndexXMLSitemap,
     InvalidSitemap,
 )
-from usp.web_client.abstract_client import AbstractWebClient, WebClientErrorResponse
+from usp.web_client.abstract_client import (
+    AbstractWebClient,
+    AbstractWebClientSuccessResponse,
+    WebClientErrorResponse,
+)
 
 import sitemapcrawl
 from sitemapcrawl.errors import SitemapError
@@ -75,6 +79,8 @@ class UspWebClientFetcher:
         response = self.client.get(url)
         if isinstance(response, WebClientErrorResponse):
             return FetchedDocument(url, None, error=response.message())
+        if not isinstance(response, AbstractWebClientSuccessResponse):
+            return FetchedDocument(url, None, error=f"unknown answer from the web client: {response!r}")
         status = response.status_code()
         if not 200 <= status < 300:
             return FetchedDocument(response.url() or url, status,
@@ -224,11 +230,8 @@ def sitemap_tree_for_homepage(
     Without `web_client`, our polite HTTP client fetches (settings from the
     environment, e.g. `SITEMAPCRAWL_DELAY`); a usp web client is used as given.
     """
-    fetcher: Fetcher
-    if web_client is None:
-        fetcher = sitemapcrawl.default_sitemap_fetcher()
-    else:
-        fetcher = UspWebClientFetcher(web_client)
+    fetcher: Fetcher = (sitemapcrawl.default_sitemap_fetcher() if web_client is None
+                        else UspWebClientFetcher(web_client))
     return usp_tree(homepage_url, fetcher, use_robots=use_robots, use_known_paths=use_known_paths,
                     extra_known_paths=extra_known_paths, recurse_callback=recurse_callback,
                     recurse_list_callback=recurse_list_callback,
