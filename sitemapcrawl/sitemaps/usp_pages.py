@@ -18,7 +18,7 @@ from __future__ import annotations
 import marshal
 import zlib
 from collections.abc import Iterable
-from datetime import UTC, datetime
+from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
@@ -38,70 +38,81 @@ from usp.objects.sitemap import (
     PagesXMLSitemap,
 )
 
-from sitemapcrawl.sitemaps.model import PageEntry, SitemapKind
+from sitemapcrawl.sitemaps.model import ChangeFreq, PageEntry, SitemapKind
 
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _CHANGEFREQ = {member.value: member for member in SitemapPageChangeFrequency}
+_CHANGEFREQ_TEXT: dict[ChangeFreq | None, str | None] = {None: None, **{member: member.value for member in ChangeFreq}}
 
 
-def _time(value: datetime | None) -> tuple[int, int] | None:
-    """An aware datetime as whole seconds since the epoch and microseconds (exact, marshal-able)."""
-    if value is None:
-        return None
-    delta = value - _EPOCH
-    return delta.days * 86_400 + delta.seconds, delta.microseconds
+def _time(value: datetime | None) -> str | None:
+    """An aware datetime as ISO 8601 (exact; `datetime.fromisoformat` reads it back in one C call)."""
+    return None if value is None else value.isoformat()
 
 
-def _datetime(value: tuple[int, int] | None) -> datetime | None:
-    if value is None:
-        return None
-    seconds, micros = value
-    return datetime.fromtimestamp(seconds, UTC).replace(microsecond=micros)
-
-
-def _row(entry: PageEntry) -> tuple[Any, ...]:
-    news = entry.news
-    return (
-        entry.loc,
-        _time(entry.lastmod),
-        None if entry.changefreq is None else entry.changefreq.value,
-        entry.priority,
-        tuple((image.loc, image.caption, image.geo_location, image.title, image.license)
-              for image in entry.images),
-        None if news is None else (news.title, _time(news.publication_date), news.publication_name,
-                                   news.publication_language),
-        tuple((alternate.hreflang, alternate.href) for alternate in entry.alternates),
-    )
+def _datetime(value: str | None) -> datetime | None:
+    return None if value is None else datetime.fromisoformat(value)
 
 
 def pack_pages(entries: Iterable[PageEntry]) -> bytes:
-    """The entries as one compressed blob (what a packed sitemap keeps)."""
-    return zlib.compress(marshal.dumps([_row(entry) for entry in entries]), 1)
+    """The entries as one compressed blob (what a packed sitemap keeps).
+
+    Column by column (`zip(*entries)` transposes in C): URLs, lastmods as ISO
+    text, changefreq words, priorities; images, news and alternates only for
+    the entries that have any, by position.
+    """
+    rows = list(entries)
+    if not rows:
+        return zlib.compress(marshal.dumps(((), (), (), (), {})), 1)
+    locs, lastmods, changefreqs, priorities, images, _videos, news, alternates = zip(*rows, strict=True)
+    extras = {
+        number: (
+            tuple((image.loc, image.caption, image.geo_location, image.title, image.license) for image in pictures),
+            None if story is None else (story.title, _time(story.publication_date), story.publication_name,
+                                        story.publication_language),
+            tuple((alternate.hreflang, alternate.href) for alternate in others),
+        )
+        for number, (pictures, story, others) in enumerate(zip(images, news, alternates, strict=True))
+        if pictures or story is not None or others
+    }
+    columns = (
+        locs,
+        tuple(None if value is None else value.isoformat() for value in lastmods),
+        tuple(map(_CHANGEFREQ_TEXT.__getitem__, changefreqs)),
+        priorities,
+        extras,
+    )
+    return zlib.compress(marshal.dumps(columns), 1)
 
 
 def unpack_pages(packed: bytes) -> list[SitemapPage]:
     """usp `SitemapPage` objects, fresh, from a blob of `pack_pages`."""
-    priorities: dict[float | None, Decimal] = {None: SITEMAP_PAGE_DEFAULT_PRIORITY}
-    pages = []
-    for loc, lastmod, changefreq, priority, images, news, alternates in marshal.loads(zlib.decompress(packed)):
-        value = priorities.get(priority)
-        if value is None:
-            value = priorities[priority] = Decimal(str(priority))
+    locs, lastmods, changefreqs, priorities, extras = marshal.loads(zlib.decompress(packed))
+    decimals: dict[float | None, Decimal] = {None: SITEMAP_PAGE_DEFAULT_PRIORITY}
+    for value in set(priorities) - decimals.keys():
+        decimals[value] = Decimal(str(value))
+    read_time = datetime.fromisoformat
+    pages = [
+        SitemapPage(loc, decimals[priority], None if lastmod is None else read_time(lastmod),
+                    None if changefreq is None else _CHANGEFREQ[changefreq])
+        for loc, lastmod, changefreq, priority in zip(locs, lastmods, changefreqs, priorities, strict=True)
+    ]
+    for number, (images, news, alternates) in extras.items():
         story = None
         if news is not None:
             title, published, name, language = news
             story = SitemapNewsStory(title=title, publish_date=_datetime(published),  # type: ignore[arg-type]
                                      publication_name=name, publication_language=language)
-        pages.append(SitemapPage(
-            url=loc,
-            priority=value,
-            last_modified=_datetime(lastmod),
-            change_frequency=None if changefreq is None else _CHANGEFREQ[changefreq],
+        page = pages[number]
+        pages[number] = SitemapPage(
+            url=page.url,
+            priority=page.priority,
+            last_modified=page.last_modified,
+            change_frequency=page.change_frequency,
             news_story=story,
             images=[SitemapImage(loc=image[0], caption=image[1], geo_location=image[2], title=image[3],
-                                 license_=image[4]) for image in images] or None,
-            alternates=list(alternates) or None,
-        ))
+                                 license_=image[4]) for image in images] if images else None,
+            alternates=list(alternates) if alternates else None,
+        )
     return pages
 
 
