@@ -93,8 +93,9 @@ def main() -> None:
                       flush=True)
     usp_seconds, usp_cpu, usp_peak = figures["usp"]
     ours_seconds, ours_cpu, ours_peak = figures["sitemapcrawl"]
+    floor_seconds, floor_cpu, _ = figures["floor"]
     print(f"usp's time / ours: {usp_seconds / ours_seconds:.2f}x (wall), {usp_cpu / ours_cpu:.2f}x (CPU); "
-          f"ours / floor: {ours_seconds / figures['floor'][0]:.2f}x (wall), {ours_cpu / figures['floor'][1]:.2f}x (CPU)")
+          f"ours / floor: {ours_seconds / floor_seconds:.2f}x (wall), {ours_cpu / floor_cpu:.2f}x (CPU)")
     print(target_line("our time / usp's (5x faster), wall", ours_seconds / usp_seconds, 0.2))
     print(target_line("our time / usp's (5x faster), CPU", ours_cpu / usp_cpu, 0.2))
     print(target_line("our peak memory / usp's", ours_peak / usp_peak, 0.25))
