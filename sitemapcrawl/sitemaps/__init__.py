@@ -7,8 +7,13 @@ lxml `iterparse` loop), `feeds` (RSS and Atom), `text`, `normalize` (loc,
 lastmod, changefreq, priority), `scope` (vouching hosts, else the folder
 rule), `limits`, `discovery` (the well-known paths), `tree` (walking a site's
 sitemaps, network behind a protocol), `render` (what the CLI prints), `model`
-(values and errors). Which library does what, and why: docs/sitemaps.md.
+(values and errors), `usp_tree` and `usp_pages` (`sitemap_tree_for_homepage`,
+ultimate-sitemap-parser's call and objects, read by this engine; imported on
+first use, since usp's import costs more than the rest of the package). Which
+library does what, and why: docs/sitemaps.md.
 """
+
+from typing import TYPE_CHECKING, Any
 
 from sitemapcrawl.sitemaps.document import SitemapDocument, parse_sitemap
 from sitemapcrawl.sitemaps.limits import SitemapLimits
@@ -28,6 +33,21 @@ from sitemapcrawl.sitemaps.model import (
 )
 from sitemapcrawl.sitemaps.scope import ScopeContext
 
+if TYPE_CHECKING:
+    from sitemapcrawl.sitemaps.usp_tree import UspWebClientFetcher, sitemap_tree_for_homepage
+
+_LAZY = ("UspWebClientFetcher", "sitemap_tree_for_homepage")
+
+
+def __getattr__(name: str) -> Any:
+    """The usp drop-in's names, imported when first asked for (usp is slow to import)."""
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module("sitemapcrawl.sitemaps.usp_tree"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 __all__ = [
     "Alternate",
     "ChangeFreq",
@@ -43,6 +63,8 @@ __all__ = [
     "SitemapKind",
     "SitemapLimits",
     "SitemapRef",
+    "UspWebClientFetcher",
     "Video",
     "parse_sitemap",
+    "sitemap_tree_for_homepage",
 ]

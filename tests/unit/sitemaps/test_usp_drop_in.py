@@ -1,0 +1,166 @@
+"""The usp drop-in offline: real sitemaps served by an in-memory usp web client, and the packed pages.
+
+The documents are read from `../shared/realworld-sitemaps/` (never copied;
+skipped with a message when the folder is absent). Each is served at its own
+first URL's host, listed by that host's robots.txt, so strict scope keeps
+its entries; everything else answers 404.
+"""
+
+from __future__ import annotations
+
+import pickle
+from datetime import UTC, datetime
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import pytest
+from usp.objects.page import SitemapImage, SitemapNewsStory, SitemapPageChangeFrequency
+from usp.objects.sitemap import (
+    IndexRobotsTxtSitemap,
+    IndexXMLSitemap,
+    InvalidSitemap,
+    PagesAtomSitemap,
+    PagesRSSSitemap,
+    PagesTextSitemap,
+    PagesXMLSitemap,
+)
+from usp.web_client.abstract_client import (
+    AbstractWebClient,
+    AbstractWebClientResponse,
+    AbstractWebClientSuccessResponse,
+    WebClientErrorResponse,
+)
+
+from sitemapcrawl.errors import SitemapError
+from sitemapcrawl.sitemaps import ChangeFreq, Image, News, PageEntry, SitemapKind, sitemap_tree_for_homepage
+from sitemapcrawl.sitemaps.usp_pages import pages_sitemap
+from tests.unit.sitemaps.test_realworld_corpus import CASES, CORPUS, needs_corpus
+
+KIND_CLASS = {"urlset": PagesXMLSitemap, "text": PagesTextSitemap, "rss": PagesRSSSitemap,
+              "atom": PagesAtomSitemap, "index": IndexXMLSitemap}
+
+
+class _Answer(AbstractWebClientSuccessResponse):
+    def __init__(self, url: str, body: bytes) -> None:
+        self._url, self._body = url, body
+
+    def status_code(self) -> int:
+        return 200
+
+    def status_message(self) -> str:
+        return "OK"
+
+    def header(self, case_insensitive_name: str) -> str | None:
+        return None
+
+    def raw_data(self) -> bytes:
+        return self._body
+
+    def url(self) -> str:
+        return self._url
+
+
+class _Missing(WebClientErrorResponse):
+    pass
+
+
+class DictWebClient(AbstractWebClient):
+    """A usp web client over a dict of URL -> body; anything else is `404 Not Found`."""
+
+    def __init__(self, bodies: dict[str, bytes]) -> None:
+        self.bodies = bodies
+        self.asked: list[str] = []
+
+    def set_max_response_data_length(self, max_response_data_length: int | None) -> None:
+        return None
+
+    def get(self, url: str) -> AbstractWebClientResponse:
+        self.asked.append(url)
+        if url in self.bodies:
+            return _Answer(url, self.bodies[url])
+        return _Missing("404 Not Found", retryable=False)
+
+
+def _site_for(case: dict[str, Any]) -> tuple[str, str, DictWebClient]:
+    """(homepage, sitemap URL, client): the document at its first entry's host, listed by robots.txt."""
+    first = case["first_loc"] or "https://realworld.test/"
+    parts = urlsplit(first)
+    home = f"{parts.scheme}://{parts.netloc}/"
+    url = home + Path(case["file"]).name
+    robots = f"User-agent: *\nAllow: /\nSitemap: {url}\n".encode()
+    return home, url, DictWebClient({home + "robots.txt": robots, url: (CORPUS / case["file"]).read_bytes()})
+
+
+@needs_corpus
+@pytest.mark.parametrize("case", CASES, ids=[Path(case["file"]).name for case in CASES])
+def test_real_sitemaps_as_usp_objects(case: dict[str, Any]) -> None:
+    home, url, client = _site_for(case)
+    tree = sitemap_tree_for_homepage(home, web_client=client, use_known_paths=False)
+    [robots] = tree.sub_sitemaps
+    assert isinstance(robots, IndexRobotsTxtSitemap) and robots.url == home + "robots.txt"
+    [sitemap] = robots.sub_sitemaps
+    if case["kind"] == "invalid":
+        # Not a sitemap: InvalidSitemap with a reason, or (broken XML read as far as it goes) no pages.
+        assert (isinstance(sitemap, InvalidSitemap) and sitemap.reason) or sitemap.pages == []
+        return
+    assert isinstance(sitemap, KIND_CLASS[case["kind"]])
+    if case["kind"] == "index":
+        children = sitemap.sub_sitemaps
+        # Every child is asked for (404 here) and shows as an InvalidSitemap saying so.
+        assert all(isinstance(child, InvalidSitemap) and "404 Not Found" in child.reason for child in children)
+        if case["sitemaps"] is not None:
+            assert len(children) <= case["sitemaps"]
+        return
+    pages = sitemap.pages
+    assert pages and pages[0].url == case["first_loc"]
+    if case["urls"] is not None:
+        # Strict scope may drop entries on other hosts than the first one; never more than listed.
+        assert len(pages) <= case["urls"]
+
+
+@needs_corpus
+def test_news_and_images_become_usps_objects() -> None:
+    [news_case] = [c for c in CASES if c["file"].endswith("advertools-nytimes-news-sitemap.xml")]
+    home, _url, client = _site_for(news_case)
+    pages = list(sitemap_tree_for_homepage(home, web_client=client, use_known_paths=False).all_pages())
+    assert len(pages) == 6
+    assert all(isinstance(page.news_story, SitemapNewsStory) and page.news_story.title for page in pages)
+    assert all(page.news_story.publish_date.tzinfo is not None for page in pages)  # type: ignore[union-attr]
+    images = [image for page in pages for image in page.images or ()]
+    assert images and all(isinstance(image, SitemapImage) and image.loc == image.loc.strip() for image in images)
+
+
+def test_a_failing_robots_txt_leaves_only_the_found_well_known_sitemaps() -> None:
+    body = b'<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"><url><loc>http://a.test/x</loc></url></urlset>'
+    client = DictWebClient({"http://a.test/sitemap_news.xml": body})
+    tree = sitemap_tree_for_homepage("http://a.test/deep/page.html", web_client=client)
+    assert tree.url == "http://a.test/"
+    [found] = tree.sub_sitemaps
+    assert isinstance(found, PagesXMLSitemap) and [p.url for p in found.pages] == ["http://a.test/x"]
+    assert client.asked[0] == "http://a.test/robots.txt"
+
+
+def test_not_an_http_url_is_refused() -> None:
+    with pytest.raises(SitemapError, match="not a HTTP"):
+        sitemap_tree_for_homepage("ftp://a.test/", web_client=DictWebClient({}))
+
+
+def test_packed_pages_round_trip_and_pickle_to_usps_own_class() -> None:
+    when = datetime(2024, 5, 6, 7, 8, 9, 123456, tzinfo=UTC)
+    entries = [
+        PageEntry("http://a.test/1", when, ChangeFreq.WEEKLY, 0.8,
+                  images=(Image("http://a.test/i.png", caption="c", title="t"),),
+                  news=News("Pub", "en", when, "Title")),
+        PageEntry("http://a.test/2"),
+    ]
+    sitemap = pages_sitemap(SitemapKind.URLSET, "http://a.test/s.xml", entries)
+    first, second = sitemap.pages
+    assert (first.url, first.priority, first.last_modified) == ("http://a.test/1", Decimal("0.8"), when)
+    assert first.change_frequency is SitemapPageChangeFrequency.WEEKLY
+    assert first.news_story == SitemapNewsStory("Title", when, "Pub", "en")
+    assert first.images == [SitemapImage("http://a.test/i.png", caption="c", title="t")]
+    assert (second.priority, second.last_modified, second.images) == (Decimal("0.5"), None, None)
+    loaded = pickle.loads(pickle.dumps(sitemap))
+    assert type(loaded) is PagesXMLSitemap and loaded == sitemap and repr(loaded) == repr(sitemap)
