@@ -4,7 +4,8 @@ happybase takes a connection's transport class from a module table by name,
 and its `buffered` one has thriftpy2's 4 KiB buffers; the store wants 256 KiB
 (`TRANSPORT_BUFFER`). So `connect` gives each connection the wide transport
 itself, before its first socket, and `Pool` (happybase's pool, which makes its
-connections by name) holds them; nothing of happybase's is written to. The
+connections by name) holds them, each to a gateway `gateways` chooses;
+nothing of happybase's is written to. The
 store's own Thrift calls (`mutate_rows`, `check_and_put`) use the connection's
 client and the `Hbase_thrift` types that `import happybase` loads.
 tests/unit/test_happybase_seam.py pins every name used here, so a happybase

@@ -7,7 +7,8 @@ and `model.cells`. What reaches past happybase's public API is in `_happybase`.
 
 Failures of the wire (an idle socket the server closed, a restarted Thrift
 server, a timeout) are retried after reconnecting, a bounded number of times
-with growing pauses. That is safe because every write is an idempotent put:
+with growing pauses; with several gateways (`gateways`), at once through
+another while one answers. That is safe because every write is an idempotent put:
 sending a batch twice leaves the same cells (one version per column), so a
 retry neither loses nor duplicates rows. A scan that breaks resumes after the
 last row it returned. After the last attempt the error becomes

@@ -14,14 +14,15 @@ import time
 from collections import Counter
 from pathlib import Path
 
+from cli_helpers import cli_command
+from hbase_fixtures import hbase_local, side_gateway
+
 from sitemapcrawl.config import Settings
 from sitemapcrawl.model.cells import decode
 from sitemapcrawl.model.webpage import WEBPAGE_TABLE, WebPage
 from sitemapcrawl.storage.store import Store
 from sitemapcrawl.testweb import TestWebServer, bulk_web
 from sitemapcrawl.web import rowkeys
-from tests.cli_helpers import cli_command
-from tests.hbase_fixtures import hbase_local, side_gateway
 
 WEB = bulk_web(hosts=4, pages_per_host=30, links=False)  # served by the shared `web` fixture
 AGENT = "sitemapcrawl-test/1.0"
