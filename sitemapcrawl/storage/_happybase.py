@@ -26,7 +26,7 @@ import happybase
 from thriftpy2.thrift import TException
 from thriftpy2.transport.buffered import TCyBufferedTransport
 
-from sitemapcrawl.storage.failures import WIRE_ERRORS
+from sitemapcrawl.storage.failures import WIRE_ERRORS, server_message
 from sitemapcrawl.storage.gateways import Gateway, Gateways
 
 # Loaded by `import happybase` (thriftpy2.load registers it as a module): the Thrift types of HBase's API.
@@ -101,7 +101,7 @@ class Pool:
                 raise
             # The gateway may be gone: the next call of this slot goes to the next one.
             pooled.connection.close()
-            self._gateways.failed(pooled.gateway, f"{type(exc).__name__}: {exc}"[:200])
+            self._gateways.failed(pooled.gateway, f"{type(exc).__name__}: {server_message(exc, limit=160)}")
             replaced = self._new()
             pooled.gateway, pooled.connection = replaced.gateway, replaced.connection
             raise

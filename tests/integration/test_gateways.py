@@ -58,40 +58,49 @@ def connections_to(pid: int, ports: set[int]) -> Counter[int]:
     return found
 
 
+def crawl_through(two: Settings, seeds: Path, log: Path, ports: set[int]) -> tuple[str, int]:
+    """Crawl through the gateways at `ports`; stop the one the crawler talks to once round 1 is done.
+
+    Returns the crawl's stderr and the port stopped."""
+    with log.open("w") as err:
+        crawler = subprocess.Popen(cli_command(two, *crawl_args(seeds)), stdout=subprocess.DEVNULL,
+                                   stderr=err, text=True)
+        try:
+            deadline = time.monotonic() + 120
+            while "round 1:" not in log.read_text() or not connections_to(crawler.pid, ports):
+                assert crawler.poll() is None, log.read_text()
+                assert time.monotonic() < deadline, "the crawl never got going"
+                time.sleep(0.1)
+            used = connections_to(crawler.pid, ports).most_common(1)[0][0]
+            assert hbase_local("stop-thrift", str(used)).returncode == 0
+            assert crawler.poll() is None, "the crawl ended before the stop: it proved nothing"
+            assert crawler.wait(600) == 0, log.read_text()
+        finally:
+            if crawler.poll() is None:
+                crawler.kill()
+    return log.read_text(), used
+
+
 def test_a_gateway_stopped_mid_crawl_loses_no_row_and_warns_once(settings: Settings, web: TestWebServer,
                                                                    tmp_path: Path) -> None:
     seeds = tmp_path / "seeds.txt"
     seeds.write_text("".join(f"{s}\n" for s in web.truth.seeds()))
     one = dataclasses.replace(settings, table_prefix=settings.table_prefix + "one_")
+    # The one-gateway crawl (through the shared gateway) runs while the two gateways start.
+    alone = subprocess.Popen(cli_command(one, *crawl_args(seeds)), stdout=subprocess.DEVNULL,
+                             stderr=subprocess.PIPE, text=True)
     try:
-        alone = subprocess.run(cli_command(one, *crawl_args(seeds)), capture_output=True, text=True, timeout=600)
-        assert alone.returncode == 0, alone.stderr
-        expected = statuses(one)
+        with side_gateway(settings.hbase) as first, side_gateway(settings.hbase) as second:
+            _out, err = alone.communicate(timeout=600)
+            assert alone.returncode == 0, err
+            expected = statuses(one)
+            assert len(expected) > 120
+            two = dataclasses.replace(settings, hbase=f"127.0.0.1:{first},127.0.0.1:{second}")
+            stderr, used = crawl_through(two, seeds, tmp_path / "crawl.err", {first, second})
     finally:
+        alone.kill()
         with Store(one) as store:
             store.drop_tables()
-    assert len(expected) > 120
-
-    with side_gateway(settings.hbase) as first, side_gateway(settings.hbase) as second:
-        two = dataclasses.replace(settings, hbase=f"127.0.0.1:{first},127.0.0.1:{second}")
-        log = tmp_path / "crawl.err"
-        with log.open("w") as err:
-            crawler = subprocess.Popen(cli_command(two, *crawl_args(seeds)), stdout=subprocess.DEVNULL,
-                                       stderr=err, text=True)
-            try:
-                deadline = time.monotonic() + 120
-                while "round 1:" not in log.read_text() or not connections_to(crawler.pid, {first, second}):
-                    assert crawler.poll() is None, log.read_text()
-                    assert time.monotonic() < deadline, "the crawl never got going"
-                    time.sleep(0.1)
-                used = connections_to(crawler.pid, {first, second}).most_common(1)[0][0]
-                assert hbase_local("stop-thrift", str(used)).returncode == 0
-                assert crawler.poll() is None, "the crawl ended before the stop: it proved nothing"
-                assert crawler.wait(600) == 0, log.read_text()
-            finally:
-                if crawler.poll() is None:
-                    crawler.kill()
-        stderr = log.read_text()
     warnings = [line for line in stderr.splitlines() if "stopped answering" in line]
     assert len(warnings) == 1, stderr
     assert f"127.0.0.1:{used} stopped answering" in warnings[0] and "using the others" in warnings[0]
