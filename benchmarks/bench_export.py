@@ -125,8 +125,8 @@ def main() -> None:
             load(settings, size)
             print(f"  loaded {size:,} rows in {time.perf_counter() - started:.0f}s", file=sys.stderr)
             table = settings.table_prefix + WEBPAGE_TABLE
-            results.append((size, "happybase floor", python_child(FLOOR, settings.hbase_host,
-                                                                  str(settings.hbase_port), table, env=env)))
+            results.append((size, "happybase floor", python_child(FLOOR, settings.hbase_gateways[0][0],
+                                                                  str(settings.hbase_gateways[0][1]), table, env=env)))
             for fmt in formats if size == sizes[-1] else formats[:1]:
                 results.append((size, f"export {fmt}",
                                 python_child(EXPORT, settings.hbase, settings.table_prefix, fmt, env=env)))

@@ -50,7 +50,9 @@ class Settings:
 
     # --- HBase ---------------------------------------------------------------
     hbase: str = "127.0.0.1:9090"
-    """HOST:PORT of the HBase Thrift1 server."""
+    """HOST:PORT of the HBase Thrift1 gateway, or several, comma-separated (`rs1:9090,rs2:9090`): the
+    connections spread over them round-robin, and one that stops answering is skipped (one warning line)
+    and tried again after a back-off."""
     table_prefix: str = ""
     """Prefix for table names, so several crawls (or tests) share one HBase."""
     hbase_timeout_ms: int = 30_000
@@ -115,6 +117,9 @@ class Settings:
     """What the crawl fetches: `sitemap-only`, `mixed` or `links-only`."""
     lease_seconds: float = 60.0
     """A worker's claim on a share of a batch (fetch partition, parse, update) lasts this long unless refreshed."""
+    splits: int | None = None
+    """`--split auto`: the task count N where the batch scheduler sets none (a Kubernetes Indexed Job's
+    `completions`); where it sets one, the two must agree."""
     batch_max_age: int = 7 * 24 * 3600
     """An unfinished batch generated longer ago than this is released (its rows freed), not finished."""
 
@@ -208,22 +213,22 @@ class Settings:
     """Where each setting that is not a default came from: `file PATH`, `environment $NAME`, `flag --name`."""
 
     @property
-    def hbase_host(self) -> str:
-        """The host part of `hbase`."""
-        return split_host_port(self.hbase)[0]
-
-    @property
-    def hbase_port(self) -> int:
-        """The port part of `hbase`."""
-        return split_host_port(self.hbase)[1]
+    def hbase_gateways(self) -> tuple[tuple[str, int], ...]:
+        """The (host, port) of each gateway `hbase` names, in the order given."""
+        return split_gateways(self.hbase)
 
 
 def split_host_port(address: str) -> tuple[str, int]:
     """Split `HOST:PORT` (IPv6 as `[::1]:9090`); raise UsageError naming the address."""
-    host, sep, port = address.rpartition(":")
+    host, sep, port = address.strip().rpartition(":")
     if not sep or not host or not port.isdigit():
         raise UsageError(f"bad HBase address {address!r}: expected HOST:PORT")
     return host.strip("[]"), int(port)
+
+
+def split_gateways(addresses: str) -> tuple[tuple[str, int], ...]:
+    """Split `HOST:PORT,HOST:PORT...` (at least one); raise UsageError naming the bad address."""
+    return tuple(split_host_port(address) for address in addresses.split(","))
 
 
 # --- validation ----------------------------------------------------------------------
@@ -292,6 +297,7 @@ RULES: dict[str, Rule] = {
     "max_cell_bytes": Rule(1),
     "crawl_mode": Rule(choices=CrawlMode),
     "lease_seconds": Rule(1, _DAY),
+    "splits": Rule(1, 256),
     "batch_max_age": Rule(1, _TEN_YEARS),
     "seed_score": Rule(None),
     "seed_depth": Rule(0, 1_000),
@@ -320,7 +326,7 @@ ORDERED: tuple[tuple[str, str], ...] = (
 
 #: What the text settings with a format accept (checked in `_check`).
 TEXT_FORMATS = {
-    "hbase": "HOST:PORT",
+    "hbase": "HOST:PORT[,HOST:PORT...]",
 }
 _SHOWN = 80
 
@@ -415,12 +421,13 @@ def _check(name: str, value: Any) -> None:
         if any(ord(char) < 32 or ord(char) == 127 for char in value):
             raise ValueError("control characters are not allowed")
         if name == "hbase":
-            try:
-                host, port = split_host_port(value)
-            except UsageError:
-                raise ValueError("expected HOST:PORT") from None
-            if not 0 < port < 65_536:
-                raise ValueError("port out of range (1..65535)")
+            for address in value.split(","):
+                try:
+                    _, port = split_host_port(address)
+                except UsageError:
+                    raise ValueError(f"expected HOST:PORT[,HOST:PORT...], not {address.strip()!r}") from None
+                if not 0 < port < 65_536:
+                    raise ValueError(f"port out of range (1..65535) in {address.strip()!r}")
 
 
 def _setting(name: str, value: Any, target: Any, source: str) -> Any:

@@ -18,8 +18,10 @@ import typer
 from sitemapcrawl.cli.shared import (
     MODE_HELP,
     SPLIT_HELP,
+    SPLITS_HELP,
     WORKERS_HELP,
     State,
+    chosen_split,
     echo_err,
     http_client,
     open_store,
@@ -176,6 +178,8 @@ def generate_command(
                                                           f"{setting('queue_by')}")] = None,
     split: Annotated[str | None, typer.Option(metavar="K/N", show_default=False,
                                               help=SPLIT_HELP + " Needs --batch-id.")] = None,
+    splits: Annotated[int | None, typer.Option(min=1, max=256, metavar="N", show_default=False,
+                                               help=SPLITS_HELP)] = None,
     workers: Annotated[int, typer.Option(min=1, max=256, metavar="N", help=WORKERS_HELP)] = 1,
     sitemaps_only_docs: Annotated[bool, typer.Option(
         "--sitemaps-only-docs", help="Select sitemap documents alone (crawl --sitemaps-only-docs).")] = False,
@@ -197,10 +201,9 @@ def generate_command(
     """
     from sitemapcrawl.batch.workers import raise_failed, split_share
     from sitemapcrawl.jobs.generate import GenerateOptions, generate
-    from sitemapcrawl.model.splits import WHOLE, Split
     from sitemapcrawl.web.rules import UrlRules
 
-    part = Split.parse(split) if split is not None else WHOLE
+    part = chosen_split(split, splits)
     options = GenerateOptions(top_n=top_n, max_per_host=max_per_host, count_mode=count_mode,
                               partitions=partitions, mode=crawl_mode(mode or State.settings.crawl_mode),
                               batch_id=batch_id, queue_by=queue_by, split=part, documents_only=sitemaps_only_docs,
@@ -308,6 +311,8 @@ def parse_command(
     wait: Annotated[bool, typer.Option("--wait", help="If another worker parses this batch, take over "
                                                       "when its lease expires.")] = False,
     split: Annotated[str | None, typer.Option(metavar="K/N", show_default=False, help=SPLIT_HELP)] = None,
+    splits: Annotated[int | None, typer.Option(min=1, max=256, metavar="N", show_default=False,
+                                               help=SPLITS_HELP)] = None,
     workers: Annotated[int, typer.Option(min=1, max=256, metavar="N", help=WORKERS_HELP)] = 1,
 ) -> None:
     """Parse a fetched batch: sitemaps become entries on their URLs' rows, HTML pages get outlinks.
@@ -321,10 +326,9 @@ def parse_command(
     Example: sitemapcrawl parse --batch 20250101120000-1a2b --workers 4
     """
     from sitemapcrawl.jobs.parse import SitemapOutcome, parse_batch
-    from sitemapcrawl.model.splits import WHOLE, Split
     from sitemapcrawl.web.rules import UrlRules
 
-    part = Split.parse(split) if split is not None else WHOLE
+    part = chosen_split(split, splits)
     crawl_mode_value = crawl_mode(mode or State.settings.crawl_mode)
     if workers > 1:
         from sitemapcrawl.batch.workers import raise_failed
@@ -359,6 +363,8 @@ def updatedb_command(
     wait: Annotated[bool, typer.Option("--wait", help="If another worker updates this batch, take over "
                                                       "when its lease expires.")] = False,
     split: Annotated[str | None, typer.Option(metavar="K/N", show_default=False, help=SPLIT_HELP)] = None,
+    splits: Annotated[int | None, typer.Option(min=1, max=256, metavar="N", show_default=False,
+                                               help=SPLITS_HELP)] = None,
     workers: Annotated[int, typer.Option(min=1, max=256, metavar="N", help=WORKERS_HELP)] = 1,
     rescore: Annotated[bool, typer.Option("--rescore", help="Score every sitemap from scratch (a repair: "
                                                             "after changing pins or thresholds) instead of "
@@ -376,10 +382,9 @@ def updatedb_command(
     Example: sitemapcrawl updatedb --batch 20250101120000-1a2b --rescore
     """
     from sitemapcrawl.jobs.updatedb import updatedb
-    from sitemapcrawl.model.splits import WHOLE, Split
     from sitemapcrawl.web.rules import UrlRules
 
-    part = Split.parse(split) if split is not None else WHOLE
+    part = chosen_split(split, splits)
     crawl_mode_value = crawl_mode(mode or State.settings.crawl_mode)
     if workers > 1:
         if rescore:
@@ -434,8 +439,12 @@ def crawl_command(
     workers: Annotated[int, typer.Option(min=1, max=256, metavar="N",
                                          help="Run each phase as N local processes (fetch: N partitions).")] = 1,
     split: Annotated[str | None, typer.Option(metavar="K/N", show_default=False,
-                                              help="This machine's share (K of N machines) of the host buckets "
+                                              help="This machine's share (K of N machines) of the host buckets; "
+                                                   "`auto`: K and N from the batch scheduler (Kubernetes Indexed "
+                                                   "Job, Slurm array, AWS Batch array, Cloud Run job) "
                                                    "[default: all].")] = None,
+    splits: Annotated[int | None, typer.Option(min=1, max=256, metavar="N", show_default=False,
+                                               help=SPLITS_HELP)] = None,
 ) -> None:
     """Crawl: inject SEEDS, detect sitemaps, then rounds of generate, fetch, parse and updatedb.
 
@@ -450,12 +459,12 @@ def crawl_command(
     Example: sitemapcrawl --user-agent 'MyBot/1.0' crawl seeds.txt \\
                  --mode sitemap-only --rounds 3
     Example: sitemapcrawl --user-agent 'MyBot/1.0' crawl --workers 4 --split 0/2
+    Example: sitemapcrawl crawl seeds.txt --split auto --splits 8
     """
     from datetime import UTC, datetime
 
     from sitemapcrawl.jobs.crawl import CrawlOptions, crawl
     from sitemapcrawl.jobs.init import init_tables
-    from sitemapcrawl.model.splits import WHOLE, Split
     from sitemapcrawl.report.panels import take_counted_snapshot
     from sitemapcrawl.report.text import sitemap_outcomes
     from sitemapcrawl.web.rules import UrlRules
@@ -469,7 +478,7 @@ def crawl_command(
                            probe_known_paths=settings.probe_known_paths if probe_known_paths is None
                            else probe_known_paths,
                            documents_only=sitemaps_only_docs,
-                           split=Split.parse(split) if split is not None else WHOLE)
+                           split=chosen_split(split, splits))
     if workers > 1 or split is not None:
         from sitemapcrawl.batch.workers import sub_splits
 

@@ -22,6 +22,7 @@ from sitemapcrawl.errors import UsageError
 
 if TYPE_CHECKING:
     from sitemapcrawl.batch.workers import Pool
+    from sitemapcrawl.model.splits import Split
     from sitemapcrawl.storage.store import Store
     from sitemapcrawl.web.http import PoliteHttpClient
 
@@ -95,7 +96,29 @@ def worker_pool(update: StageUpdate, quiet: bool = False) -> "Pool":
     return Pool(State.global_args + (["-q"] if quiet else []), on_stage=update, on_line=echo_err)
 
 
-SPLIT_HELP = "Only split K (0-based) of N: a share of the host buckets [default: all]."
+SPLIT_HELP = ("Only split K (0-based) of N: a share of the host buckets; `auto`: K and N from the batch "
+              "scheduler (Kubernetes Indexed Job, Slurm array, AWS Batch array, Cloud Run job) [default: all].")
+
+SPLITS_HELP = f"With --split auto: the task count N, where the scheduler sets none (Kubernetes). {setting('splits')}"
+
+
+def chosen_split(split: str | None, splits: int | None) -> "Split":
+    """The split `--split` names: `K/N`, `auto` (from the batch scheduler's variables), or none (the whole).
+
+    `splits` is the `--splits` flag (None: the `splits` setting). UsageError, one line, for a bad K/N,
+    for scheduler variables that give no consistent K/N, or for --splits without --split auto.
+    """
+    from sitemapcrawl.model.splits import WHOLE, Split
+
+    if split is not None and split.strip().lower() == "auto":
+        import os
+
+        from sitemapcrawl.model.taskindex import split_from_scheduler
+
+        return split_from_scheduler(os.environ, State.settings.splits if splits is None else splits)
+    if splits is not None:
+        raise UsageError("--splits N goes with --split auto (with --split K/N, N is given)")
+    return Split.parse(split) if split is not None else WHOLE
 
 
 WORKERS_HELP = "Run N local worker processes, one split each, and merge their counts."

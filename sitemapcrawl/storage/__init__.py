@@ -1,6 +1,7 @@
 """The only code that talks to HBase: the store, table reads and writes, and the schema.
 
-`store` is the connection pool, retries and the one write path (`failures`
+`store` is the connection pool, retries and the one write path (`gateways`
+spreads connections over several Thrift gateways; `failures`
 classifies HBase errors; `_happybase` is the one seam past happybase's
 public API); `tables` reads and decodes rows with one policy for an
 unreadable row; `batchrecords` keeps a batch's members where each phase
@@ -11,6 +12,6 @@ reads them; `dueindex` keeps the due rows in order; `schema` creates the tables 
 """
 
 __all__ = [
-    "batchrecords", "dueindex", "failures", "hbase_shell", "history", "hosts", "overlap", "politeness", "schema",
-    "store", "tables",
+    "batchrecords", "dueindex", "failures", "gateways", "hbase_shell", "history", "hosts", "overlap", "politeness",
+    "schema", "store", "tables",
 ]

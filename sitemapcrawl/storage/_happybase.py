@@ -4,7 +4,8 @@ happybase takes a connection's transport class from a module table by name,
 and its `buffered` one has thriftpy2's 4 KiB buffers; the store wants 256 KiB
 (`TRANSPORT_BUFFER`). So `connect` gives each connection the wide transport
 itself, before its first socket, and `Pool` (happybase's pool, which makes its
-connections by name) holds them; nothing of happybase's is written to. The
+connections by name) holds them, each to a gateway `gateways` chooses;
+nothing of happybase's is written to. The
 store's own Thrift calls (`mutate_rows`, `check_and_put`) use the connection's
 client and the `Hbase_thrift` types that `import happybase` loads.
 tests/unit/test_happybase_seam.py pins every name used here, so a happybase
@@ -19,10 +20,14 @@ import functools
 import queue
 import threading
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 
 import happybase
 from thriftpy2.thrift import TException
 from thriftpy2.transport.buffered import TCyBufferedTransport
+
+from sitemapcrawl.storage.failures import WIRE_ERRORS, server_message
+from sitemapcrawl.storage.gateways import Gateway, Gateways
 
 # Loaded by `import happybase` (thriftpy2.load registers it as a module): the Thrift types of HBase's API.
 from Hbase_thrift import BatchMutation, Mutation  # isort: skip
@@ -53,52 +58,78 @@ def connect(host: str, port: int, timeout: int | None, transport: str, protocol:
 
 
 class Pool:
-    """A thread-safe pool of `size` connections, as `happybase.ConnectionPool` keeps them.
+    """A thread-safe pool of `size` connections, as `happybase.ConnectionPool` keeps them, over `gateways`.
 
-    A thread takes a connection for the outermost `connection()` block and
-    nested blocks get the same one; a Thrift or socket error inside a block
-    replaces the connection's client (the error goes on). The first
-    connection opens at once, so an unreachable address fails here.
+    Each connection is made to the gateway `gateways.choose()` gives (round-robin,
+    down ones skipped). A thread takes a connection for the outermost
+    `connection()` block and nested blocks get the same one. A wire error
+    inside a block marks that connection's gateway as failed and replaces the
+    connection by one to the next gateway (with one gateway: a fresh client
+    to it); the error goes on, for the store to retry. A Thrift error the
+    server sent refreshes the client (the socket may hold half a reply).
+    No network until the first block opens its connection.
     """
 
-    def __init__(self, size: int, host: str, port: int, timeout: int | None, transport: str,
+    def __init__(self, size: int, gateways: Gateways, timeout: int | None, transport: str,
                  protocol: str) -> None:
-        self._idle: queue.LifoQueue[happybase.Connection] = queue.LifoQueue(maxsize=size)
+        self._gateways = gateways
+        self._connect = functools.partial(connect, timeout=timeout, transport=transport, protocol=protocol)
+        self._idle: queue.LifoQueue[_Pooled] = queue.LifoQueue(maxsize=size)
         self._held = threading.local()
         for _ in range(size):
-            self._idle.put(connect(host, port, timeout, transport, protocol))
-        with self.connection():
-            pass
+            self._idle.put(self._new())
+
+    def _new(self) -> _Pooled:
+        gateway = self._gateways.choose()
+        return _Pooled(gateway, self._connect(gateway.host, gateway.port))
 
     @contextlib.contextmanager
     def connection(self) -> Iterator[happybase.Connection]:
         """The calling thread's connection, open, for the length of the block."""
-        connection: happybase.Connection | None = getattr(self._held, "current", None)
-        outermost = connection is None
-        if connection is None:
-            connection = self._idle.get()
-            self._held.current = connection
+        pooled: _Pooled | None = getattr(self._held, "current", None)
+        outermost = pooled is None
+        if pooled is None:
+            pooled = self._idle.get()
+            self._held.current = pooled
         try:
-            connection.open()
-            yield connection
-        except (OSError, TException):
+            pooled.connection.open()
+            yield pooled.connection
+            if outermost:
+                self._gateways.answered(pooled.gateway)
+        except WIRE_ERRORS as exc:
+            if not outermost:
+                raise
+            # The gateway may be gone: the next call of this slot goes to the next one.
+            pooled.connection.close()
+            self._gateways.failed(pooled.gateway, f"{type(exc).__name__}: {server_message(exc, limit=160)}")
+            replaced = self._new()
+            pooled.gateway, pooled.connection = replaced.gateway, replaced.connection
+            raise
+        except TException:
             # As happybase's pool does: the socket may hold half a reply, so the next call gets a new one.
-            connection._refresh_thrift_client()
-            connection.open()
+            pooled.connection._refresh_thrift_client()
             raise
         finally:
             if outermost:
                 del self._held.current
-                self._idle.put(connection)
+                self._idle.put(pooled)
 
     def close(self) -> None:
         """Close the idle connections (one a thread holds is closed when it is next returned and closed)."""
         while True:
             try:
-                connection = self._idle.get_nowait()
+                pooled = self._idle.get_nowait()
             except queue.Empty:
                 break
-            connection.close()
+            pooled.connection.close()
+
+
+@dataclass
+class _Pooled:
+    """A pooled connection and the gateway it goes to (both replaced after a wire error)."""
+
+    gateway: Gateway
+    connection: happybase.Connection
 
 
 def mutate_rows(connection: happybase.Connection, table: bytes, rows: Sequence[BatchMutation]) -> None:

@@ -7,7 +7,8 @@ and `model.cells`. What reaches past happybase's public API is in `_happybase`.
 
 Failures of the wire (an idle socket the server closed, a restarted Thrift
 server, a timeout) are retried after reconnecting, a bounded number of times
-with growing pauses. That is safe because every write is an idempotent put:
+with growing pauses; with several gateways (`gateways`), at once through
+another while one answers. That is safe because every write is an idempotent put:
 sending a batch twice leaves the same cells (one version per column), so a
 retry neither loses nor duplicates rows. A scan that breaks resumes after the
 last row it returned. After the last attempt the error becomes
@@ -55,6 +56,7 @@ from sitemapcrawl.storage.failures import (
     how_to_reach,
     server_message,
 )
+from sitemapcrawl.storage.gateways import Gateways
 
 #: Fewest keys `Store.rows` tries to read as one range scan (below, a multi-get is as cheap).
 DENSE_READ_MIN = 16
@@ -81,16 +83,16 @@ class WriteCounts:
 
 
 class Store:
-    """A pool of Thrift connections to one HBase, with retries.
+    """A pool of Thrift connections to one HBase (through one or several gateways), with retries.
 
     Nothing touches the network until the first operation. Thread-safe: each
-    thread takes its own connection from the pool (size `pool_size`).
+    thread takes its own connection from the pool (size `pool_size`). With
+    several gateways the connections spread over them (`gateways`).
     """
 
     def __init__(self, settings: Settings, pool_size: int = 4) -> None:
         self.address = settings.hbase
-        self._host = settings.hbase_host
-        self._port = settings.hbase_port
+        self._gateways = Gateways(settings.hbase_gateways)
         self._timeout_ms = settings.hbase_timeout_ms
         self._attempts = max(1, settings.hbase_retries)
         self._batch_size = max(1, settings.hbase_batch_size)
@@ -123,16 +125,22 @@ class Store:
 
     def _get_pool(self) -> Pool:
         if self._pool is None:
-            # The pool opens its first connection at once: a wire error here
-            # is retried like any other.
-            self._pool = Pool(self._pool_size, host=self._host, port=self._port, timeout=self._timeout_ms,
+            self._pool = Pool(self._pool_size, self._gateways, timeout=self._timeout_ms,
                               transport=self._transport, protocol=self._protocol)
         return self._pool
 
+    def _fail_over(self, error: BaseException, hops: int) -> bool:
+        """Retry at once on another gateway? Yes for a wire error while another gateway is up (at most one
+        hop per gateway per call); the pool has already moved the failed connection to the next gateway."""
+        return (isinstance(error, WIRE_ERRORS) and self._gateways.several and hops < len(self._gateways.all)
+                and self._gateways.any_up())
+
     def _call(self, what: str, operation: Callable[[happybase.Connection], T]) -> T:
-        """Run `operation` on a pooled connection, retrying wire errors with backoff."""
+        """Run `operation` on a pooled connection, retrying wire errors with backoff (or at once on another
+        gateway)."""
         pause = 0.25
-        for attempt in range(1, self._attempts + 1):  # noqa: B007 (bounded loop)
+        attempt = hops = 0
+        while True:
             try:
                 with self._get_pool().connection() as connection:
                     self._connected_once = True
@@ -144,16 +152,20 @@ class Store:
             except WIRE_ERRORS + (TException,) as exc:
                 error: Exception = exc
                 self._raise_if_permanent(what, exc)
+            if self._fail_over(error, hops):
+                hops += 1
+                self.retries += 1
+                continue
+            attempt += 1
             if attempt >= self._attempts_now():
                 raise StoreUnavailableError(
-                    f"HBase at {self.address} failed {attempt} times ({what}: "
+                    f"HBase at {self.address} failed {attempt + hops} times ({what}: "
                     f"{type(error).__name__}: {server_message(error)}); {self._how_to_start}"
                 ) from None
             log.info("HBase %s failed (%s); retry %d in %.2fs", what, server_message(error), attempt, pause)
             self.retries += 1
             time.sleep(pause)
             pause = min(pause * 2, 5.0)
-        raise AssertionError("unreachable")
 
     def _raise_if_permanent(self, what: str, exc: BaseException) -> None:
         """Raise the one-line error for a failure no retry can cure; return otherwise."""
@@ -445,7 +457,7 @@ class Store:
         returned = 0
         last: bytes | None = None
         pause = 0.25
-        failures = 0
+        failures = hops = 0
         while True:
             resume = start if last is None else last + b"\x00"
             try:
@@ -467,10 +479,16 @@ class Store:
                 return
             except WIRE_ERRORS + (TException,) as exc:
                 self._raise_if_permanent(f"scan {name}", exc)
+                if self._fail_over(exc, hops):
+                    hops += 1
+                    self.retries += 1
+                    log.info("scan of %s broke (%s); resuming after %r on another gateway", name,
+                             server_message(exc), last)
+                    continue
                 failures += 1
                 if failures >= self._attempts_now():
                     raise StoreUnavailableError(
-                        f"HBase at {self.address} failed {failures} times (scan {name}: "
+                        f"HBase at {self.address} failed {failures + hops} times (scan {name}: "
                         f"{type(exc).__name__}: {server_message(exc)}); {self._how_to_start}"
                     ) from None
                 log.info("scan of %s broke (%s); resuming after %r", name, server_message(exc), last)

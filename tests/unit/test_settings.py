@@ -57,6 +57,10 @@ def refused(tmp_path: Path, text: str | bytes, environ: dict[str, str] | None = 
     ("sitemap_trusted = [1, 2]", "setting sitemap_trusted from file {path}: [1, 2]: expected a list of text"),
     ('hbase = "nowhere"', "setting hbase from file {path}: 'nowhere': expected HOST:PORT"),
     ('hbase = "h:0"', "setting hbase from file {path}: 'h:0': port out of range (1..65535)"),
+    ('hbase = "a:9090,,b:9090"', "setting hbase from file {path}: 'a:9090,,b:9090': expected HOST:PORT[,HOST:PORT"
+                                 "...], not ''"),
+    ('hbase = "a:9090,b:70000"', "setting hbase from file {path}: 'a:9090,b:70000': port out of range (1..65535) "
+                                 "in 'b:70000'"),
     ('user_agent = "Bot\\u001b]0;x\\u0007"', "setting user_agent from file {path}: 'Bot\\x1b]0;x\\x07': control "
                                             "characters are not allowed"),
     ("url_filter = 3", "setting url_filter from file {path}: 3: expected a file path"),
@@ -220,3 +224,10 @@ def test_the_command_line_exits_2_with_one_line(args: list[str], env: dict[str, 
     assert result.exit_code == 2, result.output
     assert result.stderr.startswith(f"sitemapcrawl: error: {message}")
     assert len(result.stderr.strip().splitlines()) == 1 and "Traceback" not in result.output
+
+
+def test_hbase_names_one_gateway_or_several() -> None:
+    assert Settings().hbase_gateways == (("127.0.0.1", 9090),)
+    several = load_settings(environ={f"{ENV}HBASE": "rs1:9090, [::1]:9091,rs3:19090"})
+    assert several.hbase == "rs1:9090, [::1]:9091,rs3:19090"  # shown as given (config show, error lines)
+    assert several.hbase_gateways == (("rs1", 9090), ("::1", 9091), ("rs3", 19090))
