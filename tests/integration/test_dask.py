@@ -84,15 +84,18 @@ class DaskCluster:
             return len(client.scheduler_info()["workers"])
 
     def stop(self) -> None:
-        for process in reversed(self.processes):
+        """Workers first (SIGKILL: they hold nothing of ours), then the scheduler (SIGTERM)."""
+        scheduler, *workers = self.processes
+        for process in workers:
             if process.poll() is None:
-                process.send_signal(signal.SIGTERM)
-        for process in self.processes:
-            try:
-                process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
                 process.kill()
-                process.wait()
+            process.wait()
+        scheduler.send_signal(signal.SIGTERM)
+        try:
+            scheduler.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            scheduler.kill()
+            scheduler.wait()
 
 
 @pytest.fixture
