@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import json
 import os
 import signal
@@ -20,7 +21,7 @@ import subprocess
 import sys
 import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -196,3 +197,39 @@ def test_dask_needs_a_scheduler_that_answers(settings: Settings, tmp_path: Path)
     _out, err = crawl.communicate(timeout=120)
     assert crawl.returncode == 2
     assert err.strip().splitlines()[-1].startswith("sitemapcrawl: error: --dask tcp://127.0.0.1:9: no Dask")
+
+
+KEYS: list[str] = []
+
+
+def _count_to(goal: int, progress: Callable[..., None]) -> dict[str, object]:
+    from distributed import get_worker
+
+    KEYS.append(str(get_worker().get_current_task()))  # the name the dashboard shows
+    for done in range(1, goal + 1):
+        progress("parse", done, goal, 0)
+        time.sleep(0.3)  # progress events are sent at most every quarter second
+    if goal == 0:
+        raise RuntimeError("nothing to count")
+    return {"rows": goal, "sitemaps": 1}
+
+
+def test_the_dask_runner_sums_progress_merges_counts_and_names_a_failed_task() -> None:
+    from distributed import Client
+
+    from sitemapcrawl.batch.dask_runner import RETRIES, DaskRunner
+    from sitemapcrawl.batch.workers import SplitTask
+    from sitemapcrawl.jobs.parse import ParseCounts
+
+    heard: list[tuple[str, int, int | None]] = []
+    with Client(processes=False, n_workers=1, threads_per_worker=3, dashboard_address=None) as client:
+        runner = DaskRunner(client, on_stage=lambda stage, done, total, errors: heard.append((stage, done, total)))
+        tasks = [SplitTask(f"{k}/3", [], functools.partial(_count_to, goal)) for k, goal in enumerate((3, 4, 0))]
+        results = runner.run("parse", "b9", tasks)
+    assert sorted(set(KEYS)) == ["parse-0/3-b9", "parse-1/3-b9", "parse-2/3-b9"]
+    assert KEYS.count("parse-2/3-b9") == 1 + RETRIES  # the task that raised was retried
+    merged = results.merged(ParseCounts)
+    assert (merged.rows, merged.sitemaps) == (7, 2)
+    assert results.failed == ["parse task parse-2/3-b9 failed: RuntimeError: nothing to count"]
+    assert heard and {stage for stage, _d, _t in heard} == {"parse x3"}
+    assert max(done for _s, done, _t in heard) >= 5  # the sum over the tasks, not one task's count
