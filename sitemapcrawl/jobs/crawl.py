@@ -21,10 +21,11 @@ and never follows HTML links; `mixed` does both, within depth and radius;
 sitemap rows are neither generated nor parsed. Mixed and links-only crawls
 keep page bodies (`store_content`) because parse reads outlinks from them.
 
-Workers (`crawl --workers M [--split K/N]`, `WorkerPhases`): each round's
-generate, parse and updatedb run as M processes over sub-splits and its
-fetch as M partitions; the command lines of each phase's workers (also what
-`generate`/`parse`/`updatedb --workers` run) are at the end of this module.
+Workers (`crawl --workers M [--split K/N]` or `--dask`, `WorkerPhases`): each
+round's generate, parse and updatedb run as M split tasks over sub-splits and
+its fetch as M partitions, on a `batch.workers.Runner` (local processes or
+Dask); each task's command line and its call (`run_split`) are at the end of
+this module, also what `generate`/`parse`/`updatedb --workers` run.
 
 Cost: that of the stages; the crawl itself holds only the counts.
 """

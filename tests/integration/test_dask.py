@@ -33,8 +33,6 @@ from sitemapcrawl.storage.store import Store
 from sitemapcrawl.testweb import TestWebServer
 from sitemapcrawl.testweb.generate import bulk_web
 
-pytest.importorskip("distributed")
-
 WEB = bulk_web(6, 6, first_host="127.0.11.1")
 KILLPOINT = REPO / "tests" / "dask_killpoint.py"
 ENV = dict(os.environ, PYTHONPATH=str(REPO))
