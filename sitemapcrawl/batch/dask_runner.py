@@ -68,12 +68,6 @@ class TaskProgress:
         self.label = label
         self._last = 0.0
 
-    def __getstate__(self) -> dict[str, Any]:
-        return {"topic": self.topic, "label": self.label}
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__init__(state["topic"], state["label"])  # type: ignore[misc]
-
     def __call__(self, stage: str, done: int, total: int | None = None, errors: int = 0) -> None:
         now = time.monotonic()
         if now - self._last < _PROGRESS_EVERY:

@@ -463,7 +463,8 @@ def crawl_command(
     Example: sitemapcrawl --user-agent 'MyBot/1.0' crawl seeds.txt \\
                  --mode sitemap-only --rounds 3
     Example: sitemapcrawl --user-agent 'MyBot/1.0' crawl --workers 4 --split 0/2
-    Example: sitemapcrawl --user-agent 'MyBot/1.0' crawl --dask tcp://scheduler:8786 --workers 8
+    Example: sitemapcrawl --user-agent 'MyBot/1.0' crawl --workers 8 \\
+                 --dask tcp://scheduler:8786
     """
     from datetime import UTC, datetime
 
