@@ -1,4 +1,5 @@
-"""Workers benchmark (issue 12): a crawl with 1, 2 and 4 worker processes per phase on a 3-RegionServer HBase.
+"""Workers benchmark (issues 12, 25): a crawl with 1, 2 and 4 workers per phase, as local processes and as
+Dask tasks, on a 3-RegionServer HBase.
 
 Run from the repository root (it starts and stops its OWN HBase, never the
 shared one on 9090):
@@ -6,6 +7,7 @@ shared one on 9090):
     export PYTHONPATH=$PWD
     .venv/bin/python benchmarks/bench_workers.py                       # 40 hosts x 50 pages, workers 1 2 4
     .venv/bin/python benchmarks/bench_workers.py --hosts 20 --pages 20 --workers 1 2
+    .venv/bin/python benchmarks/bench_workers.py --backends dask          # Dask alone (needs [dask])
 
 What it does:
 
@@ -19,11 +21,15 @@ What it does:
    as they go). Then for each worker count W: fresh tables pre-split into `--regions` regions
    from the seeds (`init --split-from-seeds --hbase-shell 'hbase-local shell'`),
    then one whole `crawl SEEDS --mode mixed --rounds 3 --delay 0 --workers W`
-   (W processes per phase; fetch with W partitions) as a subprocess. Per
+   (W processes per phase; fetch with W partitions) as a subprocess; with
+   the `dask` back end the same crawl with `--dask ADDRESS --workers W` on a
+   Dask scheduler and W workers (one thread each, no nanny) started for that
+   W, before the crawl's clock (a Dask cluster is already running). Per
    phase: the seconds summed over the rounds (from its round lines); end to
    end: the command's wall time. CPU seconds: the crawl and its workers
    (rusage of children) and the HBase JVMs (utime+stime from /proc/PID/stat,
-   before and after), in the same run.
+   before and after), in the same run; with Dask also the scheduler's and
+   the workers' (/proc), and for both the loopback web (this process).
 4. Checks: no URL fetched twice (the web's access log, robots.txt aside) and
    no row lost (the same number of webpage rows for every W, and every URL of
    the web has a row).
@@ -34,14 +40,20 @@ against W=1, and what the worker processes' start-up costs: W processes per
 phase per round, each paying Python's and the modules' import). Targets:
 >= 1.6x with 2 workers on parse and updatedb where the machine allows (a
 2-core machine where the JVMs take the second core does not: then the HBase
-CPU share says why); split overhead <= 1.1x.
+CPU share says why); split overhead <= 1.1x; Dask against local
+processes at the same W: total CPU <= 1.1x. Then, for W = 2, where the CPU
+went (the crawl, its workers, the Dask scheduler, HBase, the web), in
+cores busy over the wall time.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
+import signal
+import subprocess
 import sys
 import tempfile
 import time
@@ -62,9 +74,10 @@ PHASES = ("generate", "fetch", "parse", "updatedb")
 
 @dataclass
 class Run:
-    """One crawl with W workers."""
+    """One crawl with W workers on one back end."""
 
     workers: int
+    backend: str = "local"
     seconds: float = 0.0
     phases: dict[str, float] = field(default_factory=lambda: dict.fromkeys(PHASES, 0.0))
     worker_cpu: float = 0.0
@@ -72,12 +85,73 @@ class Run:
     rows: int = 0
     fetched: Counter[str] = field(default_factory=Counter)
     rounds: int = 0
+    dask_cpu: dict[str, float] = field(default_factory=dict)
+    """CPU seconds of the Dask scheduler and of its workers during the crawl (Dask back end only)."""
+    web_cpu: float = 0.0
+
+    @property
+    def total_cpu(self) -> float:
+        """Every process of the crawl: the command and its children, Dask's, HBase's (not the web)."""
+        return self.worker_cpu + sum(self.dask_cpu.values()) + self.hbase_cpu
+
+
+def proc_cpu(pids: list[int]) -> float:
+    """utime + stime of these processes so far (/proc/PID/stat)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    total = 0.0
+    for pid in pids:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += (int(fields[11]) + int(fields[12])) / tick
+    return total
+
+
+class DaskProcesses:
+    """A Dask scheduler and W workers (one thread each, no nanny) on loopback, stopped by PID."""
+
+    def __init__(self, workers: int, env: dict[str, str]) -> None:
+        self.folder = Path(tempfile.mkdtemp(prefix="bench-dask-"))
+        file = self.folder / "scheduler.json"
+        self.scheduler = self._start([sys.executable, "-m", "distributed.cli.dask_scheduler", "--host",
+                                      "127.0.0.1", "--port", "0", "--no-dashboard", "--scheduler-file", str(file)], env)
+        while not file.exists() or not file.read_text():
+            time.sleep(0.2)
+        self.address = json.loads(file.read_text())["address"]
+        self.workers = [self._start([sys.executable, "-m", "distributed.cli.dask_worker", "--scheduler-file",
+                                     str(file), "--nthreads", "1", "--no-nanny", "--no-dashboard", "--host",
+                                     "127.0.0.1"], env) for _ in range(workers)]
+        from distributed import Client
+
+        with Client(self.address, timeout=60) as client:
+            client.wait_for_workers(workers, timeout=120)
+
+    def _start(self, command: list[str], env: dict[str, str]) -> subprocess.Popen[bytes]:
+        log = (self.folder / f"{len(list(self.folder.iterdir()))}.log").open("wb")
+        return subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env)
+
+    def cpu(self) -> dict[str, float]:
+        return {"scheduler": proc_cpu([self.scheduler.pid]), "workers": proc_cpu([w.pid for w in self.workers])}
+
+    def stop(self) -> None:
+        for worker in self.workers:
+            worker.kill()
+            worker.wait()
+        self.scheduler.send_signal(signal.SIGTERM)
+        try:
+            self.scheduler.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            self.scheduler.kill()
+            self.scheduler.wait()
+        shutil.rmtree(self.folder, ignore_errors=True)
 
 
 _ROUND = re.compile(r"^round \d+: .*?; (generate [\d.]+s.*)$")
 
 
-def crawl_once(cluster: Cluster, web: TestWebServer, seeds: Path, workers: int, regions: int) -> Run:
+def crawl_once(cluster: Cluster, web: TestWebServer, seeds: Path, workers: int, regions: int,
+               backend: str = "local") -> Run:
     prefix = table_prefix("workers")
     base = [sys.executable, "-m", "sitemapcrawl", "--hbase", cluster.address, "--table-prefix", prefix,
             "--user-agent", AGENT]
@@ -85,13 +159,22 @@ def crawl_once(cluster: Cluster, web: TestWebServer, seeds: Path, workers: int, 
     run_timed([*base, "init", "--split-from-seeds", str(seeds), "--regions", str(regions),
                "--hbase-shell", f"{HBASE_LOCAL} shell"], env=env)
     web.reset()
-    run = Run(workers)
-    hbase_before = cluster.cpu_seconds()
-    # The crawl's CPU counts the worker processes it waited for (wait4's rusage).
-    done = run_timed([*base, "crawl", str(seeds), "--mode", "mixed", "--rounds", "3", "--delay", "0",
-                      "--threads", "8", "--workers", str(workers)], env=env)
-    run.seconds, run.worker_cpu = done.seconds, done.cpu_seconds
-    run.hbase_cpu = cluster.cpu_seconds() - hbase_before
+    run = Run(workers, backend)
+    dask = DaskProcesses(workers, env) if backend == "dask" else None
+    try:
+        engine = ["--dask", dask.address] if dask else []
+        hbase_before, dask_before, web_before = cluster.cpu_seconds(), dask.cpu() if dask else {}, time.process_time()
+        # The crawl's CPU counts the worker processes it waited for (wait4's rusage).
+        done = run_timed([*base, "crawl", str(seeds), "--mode", "mixed", "--rounds", "3", "--delay", "0",
+                          "--threads", "8", "--workers", str(workers), *engine], env=env)
+        run.seconds, run.worker_cpu = done.seconds, done.cpu_seconds
+        run.hbase_cpu = cluster.cpu_seconds() - hbase_before
+        run.web_cpu = time.process_time() - web_before
+        if dask:
+            run.dask_cpu = {name: took - dask_before[name] for name, took in dask.cpu().items()}
+    finally:
+        if dask:
+            dask.stop()
     for line in done.stderr.splitlines():
         match = _ROUND.match(line)
         if match:
@@ -112,9 +195,11 @@ def startup_cpu(env: dict[str, str], times: int = 3) -> float:
     return sum(run_timed(command, env=env).cpu_seconds for _ in range(times)) / times
 
 
-def report(runs: list[Run], web_urls: int, startup: float) -> None:
+def report(every: list[Run], web_urls: int, startup: float) -> None:
+    runs = [run for run in every if run.backend == "local"] or every
     one = runs[0]
-    print(f"\n{'workers':>8} {'wall s':>8} " + " ".join(f"{p + ' s':>11}" for p in PHASES)
+    print(f"\nlocal worker processes (--workers W){'' if runs[0].backend == 'local' else ': none run; Dask below'}")
+    print(f"{'workers':>8} {'wall s':>8} " + " ".join(f"{p + ' s':>11}" for p in PHASES)
           + f" {'worker CPU':>11} {'HBase CPU':>10} {'HBase share':>11} {'rows':>6} {'max fetches':>11}")
     for run in runs:
         cpu = run.worker_cpu + run.hbase_cpu
@@ -138,6 +223,39 @@ def report(runs: list[Run], web_urls: int, startup: float) -> None:
     print(f"rows: {sorted(rows)} (same for every W: {len(rows) == 1}; the web has {web_urls} URLs); "
           f"a URL fetched twice: {'with ' + str(twice) + ' workers' if twice else 'never'}")
     print(f"cores: {os.cpu_count()}")
+    dask_report(every)
+
+
+def dask_report(every: list[Run]) -> None:
+    """Dask against local processes at the same W; where the CPU went with 2 workers."""
+    dask = {run.workers: run for run in every if run.backend == "dask"}
+    local = {run.workers: run for run in every if run.backend == "local"}
+    if not dask:
+        return
+    print(f"\nDask tasks (--dask, W workers of one thread)\n{'workers':>8} {'wall s':>8} {'crawl CPU':>10} "
+          f"{'workers CPU':>12} {'sched. CPU':>11} {'HBase CPU':>10} {'total CPU':>10} {'vs local':>9} "
+          f"{'rows':>6} {'max fetches':>11}")
+    for workers, run in sorted(dask.items()):
+        base = local.get(workers)
+        ratio = f"{run.total_cpu / base.total_cpu:.2f}x" if base else "-"
+        print(f"{workers:>8} {run.seconds:>8.1f} {run.worker_cpu:>10.1f} {run.dask_cpu['workers']:>12.1f} "
+              f"{run.dask_cpu['scheduler']:>11.1f} {run.hbase_cpu:>10.1f} {run.total_cpu:>10.1f} {ratio:>9} "
+              f"{run.rows:>6} {max(run.fetched.values(), default=0):>11}")
+    print("Dask overhead: total CPU against --workers at the same W (target <= 1.10x)")
+    for workers, run in sorted(dask.items()):
+        if workers in local:
+            print(f"  W={workers}: {run.total_cpu:.1f} against {local[workers].total_cpu:.1f} CPU s: "
+                  f"{run.total_cpu / local[workers].total_cpu:.2f}x; wall {run.seconds:.1f}s against "
+                  f"{local[workers].seconds:.1f}s")
+    for backend, run in (("local", local.get(2)), ("dask", dask.get(2))):
+        if run is None:
+            continue
+        parts = {"crawl (+ its worker processes)" if backend == "local" else "crawl (the Dask client)": run.worker_cpu,
+                 **{f"Dask {name}": took for name, took in run.dask_cpu.items()}, "HBase JVMs": run.hbase_cpu,
+                 "loopback web (this process)": run.web_cpu}
+        busy = sum(parts.values()) / run.seconds
+        print(f"where the CPU went, W=2 {backend}: {run.seconds:.1f}s wall, {busy:.2f} cores busy: "
+              + ", ".join(f"{name} {took:.1f} s ({took / run.seconds:.2f} cores)" for name, took in parts.items()))
 
 
 def main() -> None:
@@ -147,6 +265,8 @@ def main() -> None:
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 2, 4], help="worker counts to compare")
     parser.add_argument("--regionservers", type=int, default=3)
     parser.add_argument("--regions", type=int, default=6, help="regions each fresh table is pre-split into")
+    parser.add_argument("--backends", nargs="+", choices=("local", "dask"), default=["local", "dask"],
+                        help="local worker processes, Dask tasks (needs the dask extra), or both")
     args = parser.parse_args()
     cluster = Cluster(args.regionservers, "bench_workers")
     web = TestWebServer(bulk_web(args.hosts, args.pages, first_host="127.0.20.1")).start()
@@ -161,10 +281,11 @@ def main() -> None:
         print("warm-up crawl (not reported) ...", flush=True)
         crawl_once(cluster, web, seeds, 1, args.regions)
         runs = []
-        for workers in args.workers:
-            print(f"crawl with {workers} worker(s) ...", flush=True)
-            runs.append(crawl_once(cluster, web, seeds, workers, args.regions))
-            print(f"  {runs[-1].seconds:.1f}s, {runs[-1].rows} rows", flush=True)
+        for backend in args.backends:
+            for workers in args.workers:
+                print(f"crawl with {workers} worker(s), {backend} ...", flush=True)
+                runs.append(crawl_once(cluster, web, seeds, workers, args.regions, backend))
+                print(f"  {runs[-1].seconds:.1f}s, {runs[-1].rows} rows", flush=True)
         urls = args.hosts * (args.pages + 2)  # each host: its pages, its root page, its sitemap
         report(runs, urls, startup_cpu(source_env(REPO, cluster.env)))
     finally:

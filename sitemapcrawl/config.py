@@ -122,6 +122,9 @@ class Settings:
     `completions`); where it sets one, the two must agree."""
     batch_max_age: int = 7 * 24 * 3600
     """An unfinished batch generated longer ago than this is released (its rows freed), not finished."""
+    dask_scheduler: str | None = None
+    """`tcp://HOST:PORT` of a Dask scheduler: the phases' splits run as its tasks (`--dask`; needs the
+    `dask` extra), not as local processes."""
 
     # --- seeds ---------------------------------------------------------------
     seed_score: float = 1.0

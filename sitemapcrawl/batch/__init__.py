@@ -3,7 +3,8 @@
 `registry` records each batch (its members, phases, counts) in the batch
 table; `leases` lets one worker at a time hold a split of a phase, by
 check-and-put in HBase, so a rerun or a second machine is safe; `workers`
-runs the N splits of a phase as local processes and merges their counts.
+is the runner interface of a phase's splits and its local back end (N
+processes, their counts merged); `dask_runner` the Dask back end (`--dask`).
 """
 
-__all__ = ["leases", "registry", "workers"]
+__all__ = ["dask_runner", "leases", "registry", "workers"]

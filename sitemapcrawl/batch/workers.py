@@ -1,6 +1,12 @@
-"""`--workers N`: run one phase as N local processes, one split (or fetch partition) each.
+"""The runner of a phase's splits (`Runner`), and its local back end: `--workers N` as N processes.
 
-The parent starts `python -m sitemapcrawl <global options> <phase> --split K/N ...`
+A phase runs as `SplitTask`s, one per split (or fetch partition): each carries
+its command line (for a process) and a plain picklable call (for an engine).
+A `Runner` submits them all, gathers their counts (`WorkerResults`) and, on
+Ctrl-C, cancels them. Two back ends: `Pool` below (local processes) and
+`batch.dask_runner.DaskRunner` (tasks on a Dask cluster).
+
+The `Pool` parent starts `python -m sitemapcrawl <global options> <phase> --split K/N ...`
 for K in 0..N-1 (fetch: `--partition K/N`), each in its own session (so a
 Ctrl-C reaches the parent alone, which forwards exactly one SIGINT to every
 worker and waits for them to stop cleanly). Every worker gets a pipe, named
@@ -35,7 +41,7 @@ import typing
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import IO, Any, TypeVar
+from typing import IO, Any, Protocol, TypeVar
 
 from sitemapcrawl.errors import UsageError, WorkerFailedError
 from sitemapcrawl.model.splits import BUCKETS, Split
@@ -51,6 +57,27 @@ _PROGRESS_EVERY = 0.25
 T = TypeVar("T")
 
 StageUpdate = Callable[[str, int, "int | None", int], None]
+
+
+@dataclass(frozen=True)
+class SplitTask:
+    """One split (or fetch partition) of one phase, as each back end runs it."""
+
+    label: str
+    """The share, `K/N`: names the task in lines, the progress and the Dask dashboard."""
+    argv: list[str]
+    """The command (after the global options) a local worker process runs."""
+    call: Callable[[StageUpdate], dict[str, Any]]
+    """The same work as a plain function of a progress callback, returning the counts as a dict:
+    picklable (a `functools.partial` of a module-level function), for an engine's worker."""
+
+
+class Runner(Protocol):
+    """Runs the splits of one phase side by side: `Pool` (local processes) or `DaskRunner`."""
+
+    def run(self, phase: str, batch: str, tasks: Sequence[SplitTask]) -> WorkerResults:
+        """Submit every task, wait for all, return their counts and failures; on KeyboardInterrupt
+        cancel what runs, then let the interrupt go on."""
 
 
 # ------------------------------------------------------------ worker side --
@@ -253,16 +280,16 @@ class Pool:
         self.on_stage(f"{stage} x{len(everyone)}", sum(d for d, _t, _e in shown), total,
                       sum(e for _d, _t, e in shown))
 
-    def run(self, phase: str, shares: Sequence[tuple[str, Sequence[str]]]) -> WorkerResults:
-        """Run one worker per (label, command args) side by side; wait for all; return what they sent.
+    def run(self, phase: str, batch: str, tasks: Sequence[SplitTask]) -> WorkerResults:
+        """Run one worker process per task (its `argv`) side by side; wait for all; return what they sent.
 
         On KeyboardInterrupt every running worker gets one SIGINT and is waited
         for (SIGKILL after 60 s), then the interrupt goes on.
         """
         everyone: list[_Worker] = []
         try:
-            for label, args in shares:
-                worker = self._start(label, args)
+            for task in tasks:
+                worker = self._start(task.label, task.argv)
                 everyone.append(worker)
             for worker in everyone:
                 worker.threads = [threading.Thread(target=self._relay_stderr, args=(worker,), daemon=True),
@@ -324,7 +351,7 @@ def sub_splits(split: Split, workers: int) -> list[Split]:
     return [Split(split.index * workers + j, split.count * workers) for j in range(workers)]
 
 
-def run_splits(pool: Pool, phase: str, split: Split, workers: int,
-               args_for: Callable[[Split], list[str]]) -> WorkerResults:
-    """Run `phase` as `workers` processes over the sub-splits of `split` (see `sub_splits`)."""
-    return pool.run(phase, [(s.text(), args_for(s)) for s in sub_splits(split, workers)])
+def run_splits(runner: Runner, phase: str, batch: str, split: Split, workers: int,
+               task_for: Callable[[Split], SplitTask]) -> WorkerResults:
+    """Run `phase` as `workers` tasks over the sub-splits of `split` (see `sub_splits`)."""
+    return runner.run(phase, batch, [task_for(s) for s in sub_splits(split, workers)])

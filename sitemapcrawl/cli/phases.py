@@ -16,20 +16,23 @@ from typing import Annotated
 import typer
 
 from sitemapcrawl.cli.shared import (
+    DASK_HELP,
     MODE_HELP,
     SPLIT_HELP,
     SPLITS_HELP,
     WORKERS_HELP,
     State,
     chosen_split,
+    dask_address,
     echo_err,
     http_client,
     open_store,
     seed_lines,
     setting,
+    split_count,
+    split_runner,
     stage_progress,
     to_parent,
-    worker_pool,
 )
 from sitemapcrawl.config import with_flags
 from sitemapcrawl.errors import UsageError
@@ -181,6 +184,7 @@ def generate_command(
     splits: Annotated[int | None, typer.Option(min=1, max=256, metavar="N", show_default=False,
                                                help=SPLITS_HELP)] = None,
     workers: Annotated[int, typer.Option(min=1, max=256, metavar="N", help=WORKERS_HELP)] = 1,
+    dask: Annotated[str | None, typer.Option(metavar="ADDRESS", show_default=False, help=DASK_HELP)] = None,
     sitemaps_only_docs: Annotated[bool, typer.Option(
         "--sitemaps-only-docs", help="Select sitemap documents alone (crawl --sitemaps-only-docs).")] = False,
     rescan: Annotated[bool, typer.Option("--rescan",
@@ -210,11 +214,12 @@ def generate_command(
                               rescan=rescan)
     rules = UrlRules.from_settings(State.settings)
     results = None
-    if workers > 1:
+    engine = dask_address(dask)
+    if workers > 1 or engine:
         from sitemapcrawl.jobs.crawl import generate_workers
 
-        with stage_progress() as update:
-            counts, results = generate_workers(worker_pool(update), options, workers)
+        with stage_progress() as update, split_runner(update, engine) as runner:
+            counts, results = generate_workers(runner, State.settings, options, split_count(runner, workers))
     else:
         import dataclasses
 
@@ -314,6 +319,7 @@ def parse_command(
     splits: Annotated[int | None, typer.Option(min=1, max=256, metavar="N", show_default=False,
                                                help=SPLITS_HELP)] = None,
     workers: Annotated[int, typer.Option(min=1, max=256, metavar="N", help=WORKERS_HELP)] = 1,
+    dask: Annotated[str | None, typer.Option(metavar="ADDRESS", show_default=False, help=DASK_HELP)] = None,
 ) -> None:
     """Parse a fetched batch: sitemaps become entries on their URLs' rows, HTML pages get outlinks.
 
@@ -330,12 +336,14 @@ def parse_command(
 
     part = chosen_split(split, splits)
     crawl_mode_value = crawl_mode(mode or State.settings.crawl_mode)
-    if workers > 1:
+    engine = dask_address(dask)
+    if workers > 1 or engine:
         from sitemapcrawl.batch.workers import raise_failed
         from sitemapcrawl.jobs.crawl import parse_workers
 
-        with stage_progress() as update:
-            merged, results = parse_workers(worker_pool(update), batch, crawl_mode_value, part, workers, wait)
+        with stage_progress() as update, split_runner(update, engine) as runner:
+            merged, results = parse_workers(runner, State.settings, batch, crawl_mode_value, part,
+                                            split_count(runner, workers), wait)
         echo_err(f"parse: {merged.summary()}")
         raise_failed(results)
         return
@@ -366,6 +374,7 @@ def updatedb_command(
     splits: Annotated[int | None, typer.Option(min=1, max=256, metavar="N", show_default=False,
                                                help=SPLITS_HELP)] = None,
     workers: Annotated[int, typer.Option(min=1, max=256, metavar="N", help=WORKERS_HELP)] = 1,
+    dask: Annotated[str | None, typer.Option(metavar="ADDRESS", show_default=False, help=DASK_HELP)] = None,
     rescore: Annotated[bool, typer.Option("--rescore", help="Score every sitemap from scratch (a repair: "
                                                             "after changing pins or thresholds) instead of "
                                                             "the sitemaps the batch touched.")] = False,
@@ -386,14 +395,16 @@ def updatedb_command(
 
     part = chosen_split(split, splits)
     crawl_mode_value = crawl_mode(mode or State.settings.crawl_mode)
-    if workers > 1:
+    engine = dask_address(dask)
+    if workers > 1 or engine:
         if rescore:
-            raise UsageError("--rescore runs in one process: leave out --workers")
+            raise UsageError("--rescore runs in one process: leave out --workers and --dask")
         from sitemapcrawl.batch.workers import raise_failed
         from sitemapcrawl.jobs.crawl import updatedb_workers
 
-        with stage_progress() as update:
-            merged, results = updatedb_workers(worker_pool(update), batch, crawl_mode_value, part, workers, wait)
+        with stage_progress() as update, split_runner(update, engine) as runner:
+            merged, results = updatedb_workers(runner, State.settings, batch, crawl_mode_value, part,
+                                               split_count(runner, workers), wait)
         echo_err(f"updatedb: {merged.summary()}")
         raise_failed(results)
         return
@@ -437,7 +448,9 @@ def crawl_command(
                            help="Sitemap-only inventory: fetch sitemap documents alone; record listed URLs unfetched.")
     ] = False,
     workers: Annotated[int, typer.Option(min=1, max=256, metavar="N",
-                                         help="Run each phase as N local processes (fetch: N partitions).")] = 1,
+                                         help="Run each phase as N local processes, or N Dask tasks "
+                                              "(fetch: N partitions).")] = 1,
+    dask: Annotated[str | None, typer.Option(metavar="ADDRESS", show_default=False, help=DASK_HELP)] = None,
     split: Annotated[str | None, typer.Option(metavar="K/N", show_default=False,
                                               help="This machine's share (K of N machines) of the host buckets; "
                                                    "`auto`: K and N from the batch scheduler (Kubernetes Indexed "
@@ -460,6 +473,8 @@ def crawl_command(
                  --mode sitemap-only --rounds 3
     Example: sitemapcrawl --user-agent 'MyBot/1.0' crawl --workers 4 --split 0/2
     Example: sitemapcrawl crawl seeds.txt --split auto --splits 8
+    Example: sitemapcrawl --user-agent 'MyBot/1.0' crawl --workers 8 \\
+                 --dask tcp://scheduler:8786
     """
     from datetime import UTC, datetime
 
@@ -479,6 +494,7 @@ def crawl_command(
                            else probe_known_paths,
                            documents_only=sitemaps_only_docs,
                            split=chosen_split(split, splits))
+    engine = dask_address(dask)
     if workers > 1 or split is not None:
         from sitemapcrawl.batch.workers import sub_splits
 
@@ -489,10 +505,11 @@ def crawl_command(
         client = stack.enter_context(http_client(settings))
         update = stack.enter_context(stage_progress())
         phases = None
-        if workers > 1 or split is not None:
+        if workers > 1 or split is not None or engine:
             from sitemapcrawl.jobs.crawl import WorkerPhases
 
-            phases = WorkerPhases(worker_pool(update, quiet=True), settings, workers, options.split)
+            runner = stack.enter_context(split_runner(update, engine, quiet=True))
+            phases = WorkerPhases(runner, settings, split_count(runner, workers), options.split)
         result = crawl(store, client, rules, seed_lines(seeds, stack), options,
                        on_stage=update, on_round=lambda r: echo_err(r.line()),
                        on_reject=lambda r: echo_err(f"line {r.line}: {r.reason}: {r.detail}"),

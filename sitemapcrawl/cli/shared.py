@@ -4,7 +4,7 @@
 `setting(name)` writes the `[setting ...; env ...; default ...]` help tail;
 `echo_err` prints for a person on stderr, above the live display; the rest
 opens the store or the HTTP client, reads seed lines, shows a stage's
-progress and runs a phase as worker processes. The store, the HTTP client
+progress and runs a phase's splits (local processes or Dask tasks). The store, the HTTP client
 and the workers are imported inside the functions, to keep start-up light.
 """
 
@@ -21,7 +21,7 @@ from sitemapcrawl.config import ENV_PREFIX, Settings
 from sitemapcrawl.errors import UsageError
 
 if TYPE_CHECKING:
-    from sitemapcrawl.batch.workers import Pool
+    from sitemapcrawl.batch.workers import Runner
     from sitemapcrawl.model.splits import Split
     from sitemapcrawl.storage.store import Store
     from sitemapcrawl.web.http import PoliteHttpClient
@@ -88,12 +88,36 @@ def to_parent(counts: object) -> None:
         channel.counts(counts)
 
 
-def worker_pool(update: StageUpdate, quiet: bool = False) -> "Pool":
-    """The pool that runs a phase as worker processes with these global options (`quiet`: workers
-    print their errors only)."""
-    from sitemapcrawl.batch.workers import Pool
+def dask_address(flag: str | None) -> str | None:
+    """The Dask scheduler to run splits on: `--dask`, else the `dask_scheduler` setting (None: local)."""
+    return flag or State.settings.dask_scheduler or None
 
-    return Pool(State.global_args + (["-q"] if quiet else []), on_stage=update, on_line=echo_err)
+
+@contextlib.contextmanager
+def split_runner(update: StageUpdate, dask: str | None = None, quiet: bool = False) -> "Iterator[Runner]":
+    """The runner of a phase's splits: tasks on the Dask scheduler `dask`, or else local worker
+    processes with these global options (`quiet`: workers print their errors only)."""
+    if dask is None:
+        from sitemapcrawl.batch.workers import Pool
+
+        yield Pool(State.global_args + (["-q"] if quiet else []), on_stage=update, on_line=echo_err)
+        return
+    from sitemapcrawl.batch.dask_runner import DaskRunner, connect
+
+    runner = DaskRunner(connect(dask), on_stage=update)
+    try:
+        yield runner
+    finally:
+        runner.close()
+
+
+def split_count(runner: "Runner", workers: int) -> int:
+    """How many splits a phase runs as: `--workers N`, or on Dask without it, the cluster's threads."""
+    from sitemapcrawl.batch.dask_runner import DaskRunner
+
+    if workers > 1 or not isinstance(runner, DaskRunner):
+        return workers
+    return max(1, min(runner.threads(), 256))
 
 
 SPLIT_HELP = ("Only split K (0-based) of N: a share of the host buckets; `auto`: K and N from the batch "
@@ -121,7 +145,11 @@ def chosen_split(split: str | None, splits: int | None) -> "Split":
     return Split.parse(split) if split is not None else WHOLE
 
 
-WORKERS_HELP = "Run N local worker processes, one split each, and merge their counts."
+WORKERS_HELP = "Run N local worker processes (or N Dask tasks), one split each, and merge their counts."
+
+
+DASK_HELP = ("Run the splits as tasks on this Dask scheduler (tcp://HOST:PORT); N: --workers, else its threads. "
+             f"{setting('dask_scheduler')}")
 
 
 @contextlib.contextmanager

@@ -21,10 +21,11 @@ and never follows HTML links; `mixed` does both, within depth and radius;
 sitemap rows are neither generated nor parsed. Mixed and links-only crawls
 keep page bodies (`store_content`) because parse reads outlinks from them.
 
-Workers (`crawl --workers M [--split K/N]`, `WorkerPhases`): each round's
-generate, parse and updatedb run as M processes over sub-splits and its
-fetch as M partitions; the command lines of each phase's workers (also what
-`generate`/`parse`/`updatedb --workers` run) are at the end of this module.
+Workers (`crawl --workers M [--split K/N]` or `--dask`, `WorkerPhases`): each
+round's generate, parse and updatedb run as M split tasks over sub-splits and
+its fetch as M partitions, on a `batch.workers.Runner` (local processes or
+Dask); each task's command line and its call (`run_split`) are at the end of
+this module, also what `generate`/`parse`/`updatedb --workers` run.
 
 Cost: that of the stages; the crawl itself holds only the counts.
 """
@@ -32,16 +33,26 @@ Cost: that of the stages; the crawl itself holds only the counts.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import logging
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
-from typing import Protocol
+from typing import Any, Protocol
 
 from sitemapcrawl.batch import registry
 from sitemapcrawl.batch.registry import BatchState
-from sitemapcrawl.batch.workers import Pool, WorkerResults, raise_failed, run_splits
+from sitemapcrawl.batch.workers import (
+    Runner,
+    SplitTask,
+    StageUpdate,
+    WorkerResults,
+    as_dict,
+    raise_failed,
+    run_splits,
+    split_share,
+)
 from sitemapcrawl.config import Settings
 from sitemapcrawl.errors import UsageError
 from sitemapcrawl.jobs.detect import DetectCounts, detect
@@ -353,23 +364,61 @@ def crawl(
 
 
 # ---------------------------------------------------------------- workers --
-# Each phase as worker processes (`--workers M`, `batch.workers`): the command
-# line of every worker and their counts merged. generate, parse and updatedb
-# run as M workers over the sub-splits of a split (`workers.sub_splits`);
-# fetch as M partitions. generate's workers share one batch id chosen here;
-# `--topN` is the batch's total, each split selecting its share. Here, not in
-# a part, because it runs the other jobs (as crawl does); the commands'
-# `--workers` call these too.
+# Each phase as split tasks (`--workers M` or `--dask`, `batch.workers.Runner`):
+# the command line of every local worker, the same work as a plain call for
+# an engine, and their counts merged. generate, parse and updatedb run as M
+# tasks over the sub-splits of a split (`workers.sub_splits`); fetch as M
+# partitions. generate's tasks share one batch id chosen here; `--topN` is
+# the batch's total, each split selecting its share. Here, not in a part,
+# because it runs the other jobs (as crawl does); the commands call these too.
 
 def _opt(name: str, value: object) -> list[str]:
     return [] if value is None or value is False else [name] if value is True else [name, str(value)]
 
 
-def generate_workers(pool: Pool, options: GenerateOptions, workers: int,
-                     now: datetime | None = None) -> tuple[GenerateCounts, WorkerResults]:
-    """Run generate as `workers` processes over `options.split`; one batch (options.batch_id or a new id).
+@dataclass(frozen=True)
+class BatchSplit:
+    """What a parse or updatedb task needs: the batch, its mode, the split (picklable)."""
 
-    `options.top_n` is the batch's total (each worker takes its share). UsageError for bad options
+    batch: str
+    mode: CrawlMode
+    split: Split
+
+
+def run_split(settings: Settings, phase: str, options: GenerateOptions | FetchOptions | BatchSplit,
+              progress: StageUpdate) -> dict[str, Any]:
+    """Run one split of one phase in this process, with its own HBase connections (an engine's task).
+
+    A rerun of the same task (a lost worker's) takes the split's lease over and
+    skips what is done: fetch, parse and updatedb wait for a live holder's lease.
+    Returns the job's counts as a dict (`workers.as_dict`). Raises what the job raises.
+    """
+    rules = UrlRules.from_settings(settings)
+    counts: object
+    with Store(settings) as store:
+        if isinstance(options, GenerateOptions):
+            counts = generate(store, rules, options, on_progress=lambda done: progress("generate", done, None, 0))
+        elif isinstance(options, FetchOptions):
+            client = PoliteHttpClient.from_settings(settings)
+            try:
+                counts = fetch(store, client, rules, options,
+                               on_progress=lambda p: progress("fetch", p.done, p.total, p.errors))
+            finally:
+                client.close()
+        elif phase == "parse":
+            counts = parse_batch(store, rules, options.batch, mode=options.mode, split=options.split, wait=True,
+                                 on_progress=lambda done: progress("parse", done, None, 0))
+        else:
+            counts = updatedb(store, rules, options.batch, mode=options.mode, split=options.split, wait=True,
+                              on_progress=lambda done: progress("updatedb", done, None, 0))
+    return as_dict(counts)
+
+
+def generate_workers(runner: Runner, settings: Settings, options: GenerateOptions, workers: int,
+                     now: datetime | None = None) -> tuple[GenerateCounts, WorkerResults]:
+    """Run generate as `workers` tasks over `options.split`; one batch (options.batch_id or a new id).
+
+    `options.top_n` is the batch's total (each task takes its share). UsageError for bad options
     (a split of several machines needs the batch id they share).
     """
     options.check()
@@ -379,75 +428,86 @@ def generate_workers(pool: Pool, options: GenerateOptions, workers: int,
               + _opt("--topN", options.top_n) + _opt("--max-per-host", options.max_per_host)
               + _opt("--queue-by", options.queue_by.value if options.queue_by else None)
               + _opt("--sitemaps-only-docs", options.documents_only) + _opt("--rescan", options.rescan))
-    results = run_splits(pool, "generate", options.split, workers, lambda s: ["generate", "--split", s.text(), *common])
+
+    def task(s: Split) -> SplitTask:
+        mine = replace(options, batch_id=batch, split=s, top_n=split_share(options.top_n, s))
+        return SplitTask(s.text(), ["generate", "--split", s.text(), *common],
+                         functools.partial(run_split, settings, "generate", mine))
+
+    results = run_splits(runner, "generate", batch, options.split, workers, task)
     counts = results.merged(GenerateCounts)
     if counts.selected == 0:
         counts.batch_id = None
     return counts, results
 
 
-def parse_workers(pool: Pool, batch: str, mode: CrawlMode, split: Split, workers: int,
+def parse_workers(runner: Runner, settings: Settings, batch: str, mode: CrawlMode, split: Split, workers: int,
                   wait: bool = False) -> tuple[ParseCounts, WorkerResults]:
-    """Run parse as `workers` processes over `split`."""
-    results = run_splits(pool, "parse", split, workers, lambda s: [
-        "parse", "--batch", batch, "--split", s.text(), "--mode", mode.value, *_opt("--wait", wait)])
+    """Run parse as `workers` tasks over `split`."""
+    results = run_splits(runner, "parse", batch, split, workers, lambda s: SplitTask(
+        s.text(), ["parse", "--batch", batch, "--split", s.text(), "--mode", mode.value, *_opt("--wait", wait)],
+        functools.partial(run_split, settings, "parse", BatchSplit(batch, mode, s))))
     return results.merged(ParseCounts), results
 
 
-def updatedb_workers(pool: Pool, batch: str, mode: CrawlMode, split: Split, workers: int,
+def updatedb_workers(runner: Runner, settings: Settings, batch: str, mode: CrawlMode, split: Split, workers: int,
                      wait: bool = False) -> tuple[UpdateCounts, WorkerResults]:
-    """Run updatedb as `workers` processes over `split`."""
-    results = run_splits(pool, "updatedb", split, workers, lambda s: [
-        "updatedb", "--batch", batch, "--split", s.text(), "--mode", mode.value, *_opt("--wait", wait)])
+    """Run updatedb as `workers` tasks over `split` (they meet at a barrier: all must run side by side)."""
+    results = run_splits(runner, "updatedb", batch, split, workers, lambda s: SplitTask(
+        s.text(), ["updatedb", "--batch", batch, "--split", s.text(), "--mode", mode.value, *_opt("--wait", wait)],
+        functools.partial(run_split, settings, "updatedb", BatchSplit(batch, mode, s))))
     return results.merged(UpdateCounts), results
 
 
-def fetch_workers(pool: Pool, options: FetchOptions, settings: Settings,
+def fetch_workers(runner: Runner, options: FetchOptions, settings: Settings,
                   partitions: int) -> tuple[FetchCounts, WorkerResults]:
-    """Run fetch as one process per partition of the batch (`fetch --partition K/N`)."""
+    """Run fetch as one task per partition of the batch (`fetch --partition K/N`)."""
     common = (["--batch", options.batch_id, "--threads", str(settings.threads), "--threads-per-host",
                str(settings.threads_per_host), "--delay", str(settings.delay),
                "--store-content" if options.store_content else "--no-store-content"]
               + _opt("--time-limit", options.time_limit) + _opt("--wait", options.wait))
-    results = pool.run("fetch", [(f"{k}/{partitions}", ["fetch", "--partition", f"{k}/{partitions}", *common])
-                                 for k in range(partitions)])
+    results = runner.run("fetch", options.batch_id, [SplitTask(
+        f"{k}/{partitions}", ["fetch", "--partition", f"{k}/{partitions}", *common],
+        functools.partial(run_split, settings, "fetch", replace(options, partition=(k, partitions), wait=True)))
+        for k in range(partitions)])
     return results.merged(FetchCounts), results
 
 
 class WorkerPhases:
-    """A crawl round's phases, each as worker processes (`crawl --workers M [--split K/N]`).
+    """A crawl round's phases, each as split tasks (`crawl --workers M [--split K/N]`, `--dask`).
 
     Fetch runs one worker per partition: generate is told `partitions` = M.
     A failed worker stops the crawl with WorkerFailedError after its phase.
     """
 
-    def __init__(self, pool: Pool, settings: Settings, workers: int, split: Split = WHOLE) -> None:
-        self.pool = pool
+    def __init__(self, runner: Runner, settings: Settings, workers: int, split: Split = WHOLE) -> None:
+        self.runner = runner
         self.settings = settings
         self.workers = workers
         self.split = split
 
     def generate(self, options: GenerateOptions) -> GenerateCounts:
         """Run generate's workers for the crawl's split."""
-        counts, results = generate_workers(self.pool, _with(options, self.split, self.workers), self.workers)
+        counts, results = generate_workers(self.runner, self.settings, _with(options, self.split, self.workers),
+                                           self.workers)
         raise_failed(results)
         return counts
 
     def fetch(self, options: FetchOptions) -> FetchCounts:
         """Run one fetch worker per partition."""
-        counts, results = fetch_workers(self.pool, options, self.settings, self.workers)
+        counts, results = fetch_workers(self.runner, options, self.settings, self.workers)
         raise_failed(results)
         return counts
 
     def parse(self, batch: str, mode: CrawlMode) -> ParseCounts:
         """Run parse's workers."""
-        counts, results = parse_workers(self.pool, batch, mode, self.split, self.workers)
+        counts, results = parse_workers(self.runner, self.settings, batch, mode, self.split, self.workers)
         raise_failed(results)
         return counts
 
     def updatedb(self, batch: str, mode: CrawlMode) -> UpdateCounts:
         """Run updatedb's workers."""
-        counts, results = updatedb_workers(self.pool, batch, mode, self.split, self.workers)
+        counts, results = updatedb_workers(self.runner, self.settings, batch, mode, self.split, self.workers)
         raise_failed(results)
         return counts
 

@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 from sitemapcrawl.cli.app import app
 
 runner = CliRunner()
-HEAVY = ("happybase", "requests", "rich", "pydantic", "protego", "usp", "sitemapcrawl.storage.store",
+HEAVY = ("happybase", "requests", "rich", "pydantic", "protego", "usp", "distributed", "sitemapcrawl.storage.store",
          "sitemapcrawl.web.http", "sitemapcrawl.jobs", "sitemapcrawl.sitemaps.tree", "logging")
 SMALL = ('<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
          "<url><loc>http://127.0.0.1/a</loc><priority>0.3</priority></url></urlset>")

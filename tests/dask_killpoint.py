@@ -1,0 +1,51 @@
+"""A Dask worker preload (`dask worker --preload tests/dask_killpoint.py`) that SIGKILLs its worker.
+
+With `KILL_PHASE` (fetch or updatedb) and `KILL_AFTER_WRITES` (N) set, the
+worker kills itself right after its N-th write to the webpage table while it
+runs a task of that phase (`jobs.crawl.run_split`, which the tasks name by
+reference, so the wrapper set here is the one they call). Writes behind on
+another thread count too. Without the variables it does nothing.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+from typing import Any
+
+from sitemapcrawl.jobs import crawl
+from sitemapcrawl.model.webpage import WEBPAGE_TABLE
+from sitemapcrawl.storage.store import Store
+
+PHASE = os.environ.get("KILL_PHASE", "")
+AFTER = int(os.environ.get("KILL_AFTER_WRITES", "0") or 0)
+running: list[str] = []
+writes = [0]
+
+
+def dask_setup(worker: object) -> None:
+    """Arm the kill in this worker's process (Dask calls it once the worker starts)."""
+    if not PHASE:
+        return
+    original_run, original_write = crawl.run_split, Store.write
+
+    def run_split(settings: Any, phase: str, *args: Any) -> Any:
+        running.append(phase)
+        try:
+            return original_run(settings, phase, *args)
+        finally:
+            running.remove(phase)
+
+    def write(self: Store, table: str, rows: Any) -> Any:
+        result = original_write(self, table, rows)
+        if table == WEBPAGE_TABLE and result.rows and PHASE in running:
+            writes[0] += 1
+            if writes[0] == AFTER:
+                sys.stderr.write(f"killpoint: {PHASE}\n")
+                sys.stderr.flush()
+                os.kill(os.getpid(), signal.SIGKILL)
+        return result
+
+    crawl.run_split = run_split  # type: ignore[assignment]
+    Store.write = write  # type: ignore[method-assign]

@@ -1,0 +1,233 @@
+"""`crawl --dask`: the splits of every phase as tasks on a real Dask scheduler and worker processes.
+
+A scheduler (`python -m distributed.cli.dask_scheduler`) and two workers
+(`--nthreads 1 --no-nanny`) run on loopback, started and stopped by PID. A
+crawl of the loopback web with `--dask` must leave the same rows, statuses and
+access log as a one-process crawl (no URL fetched twice). Then one worker
+SIGKILLs itself in the middle of fetch, or of updatedb (`tests/dask_killpoint.py`,
+a worker preload), a replacement worker joins, and the crawl still finishes
+with the same rows: Dask reran the task, which took the dead worker's lease over.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import functools
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from hbase_fixtures import REPO
+from split_helpers import AGENT, table
+
+from sitemapcrawl.config import Settings
+from sitemapcrawl.storage.store import Store
+from sitemapcrawl.testweb import TestWebServer
+from sitemapcrawl.testweb.generate import bulk_web
+
+WEB = bulk_web(6, 6, first_host="127.0.11.1")
+KILLPOINT = REPO / "tests" / "dask_killpoint.py"
+ENV = dict(os.environ, PYTHONPATH=str(REPO))
+
+
+def fetches(web: TestWebServer) -> Counter[str]:
+    """How often each URL was requested (robots.txt aside)."""
+    return Counter(r.url for r in web.log.records() if r.status != 0 and r.target != "/robots.txt")
+
+
+class DaskCluster:
+    """A scheduler and its workers as processes of this test, stopped by PID."""
+
+    def __init__(self, folder: Path) -> None:
+        self.file = folder / "scheduler.json"
+        self.logs = folder
+        self.processes: list[subprocess.Popen[bytes]] = []
+        self._start("scheduler", [sys.executable, "-m", "distributed.cli.dask_scheduler", "--host", "127.0.0.1",
+                                  "--port", "0", "--no-dashboard", "--scheduler-file", str(self.file)])
+        deadline = time.monotonic() + 60
+        while not self.file.exists() or not self.file.read_text():
+            assert time.monotonic() < deadline, "the Dask scheduler did not start"
+            time.sleep(0.2)
+        self.address = json.loads(self.file.read_text())["address"]
+
+    def _start(self, name: str, command: list[str], env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
+        log = (self.logs / f"{name}-{len(self.processes)}.log").open("wb")
+        process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env={**ENV, **(env or {})})
+        self.processes.append(process)
+        return process
+
+    def worker(self, env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
+        """Start one worker (one thread, no nanny) and wait until the scheduler knows it."""
+        before = self.count()
+        process = self._start("worker", [sys.executable, "-m", "distributed.cli.dask_worker", "--scheduler-file",
+                                         str(self.file), "--nthreads", "1", "--no-nanny", "--no-dashboard",
+                                         "--host", "127.0.0.1", "--preload", str(KILLPOINT)], env)
+        deadline = time.monotonic() + 60
+        while self.count() <= before:
+            assert process.poll() is None and time.monotonic() < deadline, "a Dask worker did not start"
+            time.sleep(0.3)
+        return process
+
+    def count(self) -> int:
+        from distributed import Client
+
+        with Client(self.address, timeout=20) as client:
+            return len(client.scheduler_info()["workers"])
+
+    def stop(self) -> None:
+        """Workers first (SIGKILL: they hold nothing of ours), then the scheduler (SIGTERM)."""
+        scheduler, *workers = self.processes
+        for process in workers:
+            if process.poll() is None:
+                process.kill()
+            process.wait()
+        scheduler.send_signal(signal.SIGTERM)
+        try:
+            scheduler.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            scheduler.kill()
+            scheduler.wait()
+
+
+@pytest.fixture
+def dask_cluster(tmp_path: Path) -> Iterator[DaskCluster]:
+    cluster = DaskCluster(tmp_path)
+    try:
+        yield cluster
+    finally:
+        cluster.stop()
+
+
+def _crawl(settings: Settings, seeds: Path, *extra: str) -> subprocess.Popen[str]:
+    command = ["--hbase", settings.hbase, "--table-prefix", settings.table_prefix, "--user-agent", AGENT,
+               "crawl", str(seeds), "--rounds", "4", "--delay", "0", "--threads", "4", *extra]
+    return subprocess.Popen([sys.executable, "-m", "sitemapcrawl", *command], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True,
+                            env=dict(ENV, SITEMAPCRAWL_LEASE_SECONDS="3", SITEMAPCRAWL_HBASE_BATCH_SIZE="3"))
+
+
+@pytest.fixture(scope="module")
+def seeds(web: TestWebServer, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("seeds") / "seeds.txt"
+    path.write_text("".join(f"{u}\n" for u in web.base_urls()), encoding="utf-8")
+    return path
+
+
+@pytest.fixture(scope="module")
+def one_process(web: TestWebServer, hbase_address: str, seeds: Path) -> Iterator[tuple[dict[str, object], Counter]]:
+    """The rows and the access log of a crawl in one process."""
+    settings = Settings(hbase=hbase_address, table_prefix=f"t_dask_ref_{os.getpid()}_")
+    web.reset()
+    crawl = _crawl(settings, seeds)
+    _out, err = crawl.communicate(timeout=600)
+    assert crawl.returncode == 0, err
+    with Store(settings) as store:
+        try:
+            yield table(store), fetches(web)
+        finally:
+            store.drop_tables()
+
+
+def _run(settings: Settings, seeds: Path, cluster: DaskCluster) -> str:
+    crawl = _crawl(settings, seeds, "--dask", cluster.address, "--workers", "2")
+    try:
+        _out, err = crawl.communicate(timeout=600)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            crawl.kill()
+    assert crawl.returncode == 0, err
+    assert "Traceback" not in err and "stopped: nothing due" in err
+    return err
+
+
+def test_a_crawl_on_dask_leaves_the_same_table_as_one_process(
+        web: TestWebServer, store: Store, settings: Settings, seeds: Path, dask_cluster: DaskCluster,
+        one_process: tuple[dict[str, object], Counter[str]]) -> None:
+    rows, fetched = one_process
+    assert len(rows) > 30 and fetched and max(fetched.values()) == 1
+    dask_cluster.worker()
+    dask_cluster.worker()
+    web.reset()
+    err = _run(settings, seeds, dask_cluster)
+    assert [line for line in err.splitlines() if line.startswith("round ")]
+    assert table(store) == rows
+    assert fetches(web) == fetched  # no URL fetched twice, none left out
+
+
+@pytest.mark.parametrize(("phase", "writes"), [("fetch", 3), ("updatedb", 2)])
+def test_a_dask_worker_killed_mid_phase_loses_nothing(
+        phase: str, writes: int, web: TestWebServer, store: Store, settings: Settings, seeds: Path,
+        dask_cluster: DaskCluster, one_process: tuple[dict[str, object], Counter[str]]) -> None:
+    rows, fetched = one_process
+    doomed = dask_cluster.worker({"KILL_PHASE": phase, "KILL_AFTER_WRITES": str(writes)})
+    dask_cluster.worker()
+    web.reset()
+    crawl = _crawl(settings, seeds, "--dask", dask_cluster.address, "--workers", "2")
+    try:
+        deadline = time.monotonic() + 300
+        while doomed.poll() is None:
+            assert crawl.poll() is None and time.monotonic() < deadline, f"no worker was killed during {phase}"
+            time.sleep(0.1)
+        assert doomed.returncode == -signal.SIGKILL
+        dask_cluster.worker()  # a replacement joins, as a batch scheduler would restart one
+        _out, err = crawl.communicate(timeout=600)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            crawl.kill()
+    assert crawl.returncode == 0, err
+    assert "Traceback" not in err and "stopped: nothing due" in err
+    assert table(store) == rows  # the same rows, statuses and marks: nothing lost
+    assert set(fetches(web)) == set(fetched)  # every URL fetched (a request in flight at the kill may repeat)
+
+
+def test_dask_needs_a_scheduler_that_answers(settings: Settings, tmp_path: Path) -> None:
+    seeds = tmp_path / "seeds.txt"
+    seeds.write_text("", encoding="utf-8")
+    crawl = _crawl(dataclasses.replace(settings), seeds, "--dask", "tcp://127.0.0.1:9")
+    _out, err = crawl.communicate(timeout=120)
+    assert crawl.returncode == 2
+    assert err.strip().splitlines()[-1].startswith("sitemapcrawl: error: --dask tcp://127.0.0.1:9: no Dask")
+
+
+KEYS: list[str] = []
+
+
+def _count_to(goal: int, progress: Callable[..., None]) -> dict[str, object]:
+    from distributed import get_worker
+
+    KEYS.append(str(get_worker().get_current_task()))  # the name the dashboard shows
+    for done in range(1, goal + 1):
+        progress("parse", done, goal, 0)
+        time.sleep(0.3)  # progress events are sent at most every quarter second
+    if goal == 0:
+        raise RuntimeError("nothing to count")
+    return {"rows": goal, "sitemaps": 1}
+
+
+def test_the_dask_runner_sums_progress_merges_counts_and_names_a_failed_task() -> None:
+    from distributed import Client
+
+    from sitemapcrawl.batch.dask_runner import RETRIES, DaskRunner
+    from sitemapcrawl.batch.workers import SplitTask
+    from sitemapcrawl.jobs.parse import ParseCounts
+
+    heard: list[tuple[str, int, int | None]] = []
+    with Client(processes=False, n_workers=1, threads_per_worker=3, dashboard_address=None) as client:
+        runner = DaskRunner(client, on_stage=lambda stage, done, total, errors: heard.append((stage, done, total)))
+        tasks = [SplitTask(f"{k}/3", [], functools.partial(_count_to, goal)) for k, goal in enumerate((3, 4, 0))]
+        results = runner.run("parse", "b9", tasks)
+    assert sorted(set(KEYS)) == ["parse-0/3-b9", "parse-1/3-b9", "parse-2/3-b9"]
+    assert KEYS.count("parse-2/3-b9") == 1 + RETRIES  # the task that raised was retried
+    merged = results.merged(ParseCounts)
+    assert (merged.rows, merged.sitemaps) == (7, 2)
+    assert results.failed == ["parse task parse-2/3-b9 failed: RuntimeError: nothing to count"]
+    assert heard and {stage for stage, _d, _t in heard} == {"parse x3"}
+    assert max(done for _s, done, _t in heard) >= 5  # the sum over the tasks, not one task's count
