@@ -7,11 +7,14 @@ and `model.cells`. What reaches past happybase's public API is in `_happybase`.
 
 Failures of the wire (an idle socket the server closed, a restarted Thrift
 server, a timeout) are retried after reconnecting, a bounded number of times
+(`hbase_retries`) within a bounded time (`hbase_call_timeout`; each call
+also ends after `hbase_timeout_ms`, so a call that never returns fails too)
 with growing pauses. That is safe because every write is an idempotent put:
 sending a batch twice leaves the same cells (one version per column), so a
 retry neither loses nor duplicates rows. A scan that breaks resumes after the
 last row it returned. After the last attempt the error becomes
-`StoreUnavailableError` (exit code 2) naming the address; what the server
+`StoreUnavailableError` (exit code 2) naming the address and the log to
+read (`failures.how_to_reach`); what the server
 reports is classified first (`failures`): a permanent refusal fails at once.
 """
 
@@ -93,6 +96,7 @@ class Store:
         self._port = settings.hbase_port
         self._timeout_ms = settings.hbase_timeout_ms
         self._attempts = max(1, settings.hbase_retries)
+        self._call_timeout = settings.hbase_call_timeout
         self._batch_size = max(1, settings.hbase_batch_size)
         check_table_prefix(settings.table_prefix)
         self._prefix = settings.table_prefix
@@ -130,8 +134,9 @@ class Store:
         return self._pool
 
     def _call(self, what: str, operation: Callable[[happybase.Connection], T]) -> T:
-        """Run `operation` on a pooled connection, retrying wire errors with backoff."""
+        """Run `operation` on a pooled connection, retrying wire errors with backoff, in bounded time."""
         pause = 0.25
+        started = time.monotonic()
         for attempt in range(1, self._attempts + 1):  # noqa: B007 (bounded loop)
             try:
                 with self._get_pool().connection() as connection:
@@ -144,16 +149,24 @@ class Store:
             except WIRE_ERRORS + (TException,) as exc:
                 error: Exception = exc
                 self._raise_if_permanent(what, exc)
-            if attempt >= self._attempts_now():
-                raise StoreUnavailableError(
-                    f"HBase at {self.address} failed {attempt} times ({what}: "
-                    f"{type(error).__name__}: {server_message(error)}); {self._how_to_start}"
-                ) from None
+            if attempt >= self._attempts_now() or self._out_of_time(started, pause):
+                raise self._gave_up(what, attempt, started, error)
             log.info("HBase %s failed (%s); retry %d in %.2fs", what, server_message(error), attempt, pause)
             self.retries += 1
             time.sleep(pause)
             pause = min(pause * 2, 5.0)
         raise AssertionError("unreachable")
+
+    def _out_of_time(self, started: float, pause: float) -> bool:
+        """Whether a retry after `pause` would start past `hbase_call_timeout` (counted from `started`)."""
+        return time.monotonic() + pause - started >= self._call_timeout
+
+    def _gave_up(self, what: str, attempts: int, started: float, error: BaseException) -> StoreUnavailableError:
+        """The one line for an operation that failed every attempt: HBase, what failed, how long, where to look."""
+        return StoreUnavailableError(
+            f"HBase at {self.address} did not answer ({what} failed {attempts} times in "
+            f"{time.monotonic() - started:.0f}s: {type(error).__name__}: {server_message(error)}); "
+            f"{self._how_to_start}")
 
     def _raise_if_permanent(self, what: str, exc: BaseException) -> None:
         """Raise the one-line error for a failure no retry can cure; return otherwise."""
@@ -446,6 +459,8 @@ class Store:
         last: bytes | None = None
         pause = 0.25
         failures = 0
+        failing_since = 0.0  # when the scan last stopped making progress (its first failure after a row)
+        last_at_failure: bytes | None = b""  # no key is empty: the first failure starts the clock
         while True:
             resume = start if last is None else last + b"\x00"
             try:
@@ -468,11 +483,10 @@ class Store:
             except WIRE_ERRORS + (TException,) as exc:
                 self._raise_if_permanent(f"scan {name}", exc)
                 failures += 1
-                if failures >= self._attempts_now():
-                    raise StoreUnavailableError(
-                        f"HBase at {self.address} failed {failures} times (scan {name}: "
-                        f"{type(exc).__name__}: {server_message(exc)}); {self._how_to_start}"
-                    ) from None
+                if last != last_at_failure:
+                    failing_since, last_at_failure = time.monotonic(), last
+                if failures >= self._attempts_now() or self._out_of_time(failing_since, pause):
+                    raise self._gave_up(f"scan {name}", failures, failing_since, exc) from None
                 log.info("scan of %s broke (%s); resuming after %r", name, server_message(exc), last)
                 self.retries += 1
                 time.sleep(pause)
