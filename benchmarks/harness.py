@@ -171,13 +171,14 @@ def free_port() -> int:
 class Cluster:
     """An HBase of its own (scripts/hbase-local in a temporary folder, free ports), never the shared one.
 
+    `regionservers` 0 is the standalone HBase (one JVM), as `scripts/hbase-local start` runs it.
     `start` then `stop` (which wipes it). Cost: starting takes a minute or more and a JVM per server.
     """
 
     def __init__(self, regionservers: int, name: str) -> None:
         import tempfile
 
-        lib = (REPO / ".hbase-local" / "lib").resolve()
+        lib = Path(os.environ.get("HBASE_LOCAL_LIB") or REPO / ".hbase-local" / "lib").resolve()
         if not (lib / ".complete").exists():
             sys.exit(f"{name}: no HBase jars (.hbase-local/lib): run scripts/setup first")
         self.name = name
@@ -197,7 +198,7 @@ class Cluster:
                               timeout=timeout, stdin=subprocess.DEVNULL)
 
     def start(self) -> None:
-        done = self.local("start", "--regionservers", str(self.regionservers))
+        done = self.local("start", *(("--regionservers", str(self.regionservers)) if self.regionservers else ()))
         if done.returncode != 0:
             raise SystemExit(f"{self.name}: the cluster did not start:\n{done.stderr[-3000:]}")
 

@@ -56,10 +56,14 @@ class Settings:
     table_prefix: str = ""
     """Prefix for table names, so several crawls (or tests) share one HBase."""
     hbase_timeout_ms: int = 30_000
-    """Socket timeout of each Thrift call."""
+    """Socket timeout of each Thrift call (connect, send and each wait for a reply): a call that never
+    returns fails after this long and is retried."""
     hbase_retries: int = 8
     """Attempts per HBase operation before giving up (reconnecting in between;
     pauses grow from 0.25 s to 5 s, so 8 attempts ride out a ~20 s restart)."""
+    hbase_call_timeout: float = 120.0
+    """Seconds an HBase operation may take with its retries: no retry starts after this, so a store that
+    does not answer fails a command within `hbase_call_timeout` + `hbase_timeout_ms` (rides out a 45 s stall)."""
     hbase_batch_size: int = 1_000
     """Rows per batched write and per scanner round trip."""
     hbase_transport: str = "buffered"
@@ -278,6 +282,7 @@ _TEN_YEARS = 3_650 * _DAY
 RULES: dict[str, Rule] = {
     "hbase_timeout_ms": Rule(1, 3_600_000),
     "hbase_retries": Rule(1, 100),
+    "hbase_call_timeout": Rule(0, _DAY, above=True),
     "hbase_batch_size": Rule(1, 100_000),
     "hbase_transport": Rule(choices=ThriftTransport),
     "hbase_protocol": Rule(choices=ThriftProtocol),

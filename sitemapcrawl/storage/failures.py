@@ -8,11 +8,14 @@ denied, or a request the server could not process at all
 and the rest are retried by the store. Server messages arrive as bytes
 (thriftpy2) and carry Java stack traces: `server_message` turns them into
 one short line, so formatting an error never fails. Checks made before a
-request (table prefix, key length) live here too. No I/O.
+request (table prefix, key length) live here too; so does the advice of a
+store that gave up (`how_to_reach`: the local HBase's logs, or what to check
+on another one). No I/O.
 """
 
 from __future__ import annotations
 
+import os
 import re
 import socket
 
@@ -104,12 +107,31 @@ def check_key(key: bytes, what: str) -> None:
                                  f"{MAX_KEY_BYTES:,} bytes")
 
 
+def local_hbase_logs(settings: Settings) -> str | None:
+    """The log folder of the HBase scripts/hbase-local runs, when `settings.hbase` is its address; else None.
+
+    The address and folder are the script's own variables and defaults
+    (HBASE_LOCAL_HOST, HBASE_LOCAL_THRIFT_PORT, HBASE_LOCAL_DIR): they say
+    where the local HBase is, not how sitemapcrawl behaves, so they are read
+    here, for this message only. Without HBASE_LOCAL_DIR the folder is
+    relative to the checkout the script ran from.
+    """
+    local = f"{os.environ.get('HBASE_LOCAL_HOST') or '127.0.0.1'}:{os.environ.get('HBASE_LOCAL_THRIFT_PORT') or 9090}"
+    if settings.hbase not in (local, Settings().hbase):
+        return None
+    home = os.environ.get("HBASE_LOCAL_DIR") or ".hbase-local"
+    return os.path.join(home, "logs")
+
+
 def how_to_reach(settings: Settings) -> str:
-    """What to do when HBase does not answer: start the local one only when the address is the local default."""
-    if settings.hbase == Settings().hbase:
-        return f"is it running? {HOW_TO_START}"
+    """What to do when HBase does not answer: the local one's status and logs, or what to check on another."""
+    logs = local_hbase_logs(settings)
+    if logs is not None:
+        return (f"is it running? {HOW_TO_START}; if it runs, `scripts/hbase-local status` says why it does not "
+                f"answer (logs: {logs}/master.log, {logs}/thrift.log)")
     return (f"is its Thrift1 gateway running there, with transport {settings.hbase_transport} and protocol "
-            f"{settings.hbase_protocol} (settings hbase_transport, hbase_protocol)?")
+            f"{settings.hbase_protocol} (settings hbase_transport, hbase_protocol)? If it runs, read the logs of "
+            "its Thrift server and RegionServers for an abort or OutOfMemoryError")
 
 
 def as_text(value: bytes | str) -> str:

@@ -7,12 +7,15 @@ and `model.cells`. What reaches past happybase's public API is in `_happybase`.
 
 Failures of the wire (an idle socket the server closed, a restarted Thrift
 server, a timeout) are retried after reconnecting, a bounded number of times
-with growing pauses; with several gateways (`gateways`), at once through
-another while one answers. That is safe because every write is an idempotent put:
+with growing pauses, within a bounded time (`hbase_call_timeout`; each call
+also ends after `hbase_timeout_ms`, so a call that never returns fails too);
+with several gateways (`gateways`), at once through another while one
+answers. That is safe because every write is an idempotent put:
 sending a batch twice leaves the same cells (one version per column), so a
 retry neither loses nor duplicates rows. A scan that breaks resumes after the
 last row it returned. After the last attempt the error becomes
-`StoreUnavailableError` (exit code 2) naming the address; what the server
+`StoreUnavailableError` (exit code 2) naming the address and the log to
+read (`failures.how_to_reach`); what the server
 reports is classified first (`failures`): a permanent refusal fails at once.
 """
 
@@ -95,6 +98,7 @@ class Store:
         self._gateways = Gateways(settings.hbase_gateways)
         self._timeout_ms = settings.hbase_timeout_ms
         self._attempts = max(1, settings.hbase_retries)
+        self._call_timeout = settings.hbase_call_timeout
         self._batch_size = max(1, settings.hbase_batch_size)
         check_table_prefix(settings.table_prefix)
         self._prefix = settings.table_prefix
@@ -137,8 +141,9 @@ class Store:
 
     def _call(self, what: str, operation: Callable[[happybase.Connection], T]) -> T:
         """Run `operation` on a pooled connection, retrying wire errors with backoff (or at once on another
-        gateway)."""
+        gateway), in bounded time."""
         pause = 0.25
+        started = time.monotonic()
         attempt = hops = 0
         while True:
             try:
@@ -157,15 +162,23 @@ class Store:
                 self.retries += 1
                 continue
             attempt += 1
-            if attempt >= self._attempts_now():
-                raise StoreUnavailableError(
-                    f"HBase at {self.address} failed {attempt + hops} times ({what}: "
-                    f"{type(error).__name__}: {server_message(error)}); {self._how_to_start}"
-                ) from None
+            if attempt >= self._attempts_now() or self._out_of_time(started, pause):
+                raise self._gave_up(what, attempt + hops, started, error) from None
             log.info("HBase %s failed (%s); retry %d in %.2fs", what, server_message(error), attempt, pause)
             self.retries += 1
             time.sleep(pause)
             pause = min(pause * 2, 5.0)
+
+    def _out_of_time(self, started: float, pause: float) -> bool:
+        """Whether a retry after `pause` would start past `hbase_call_timeout` (counted from `started`)."""
+        return time.monotonic() + pause - started >= self._call_timeout
+
+    def _gave_up(self, what: str, attempts: int, started: float, error: BaseException) -> StoreUnavailableError:
+        """The one line for an operation that failed every attempt: HBase, what failed, how long, where to look."""
+        return StoreUnavailableError(
+            f"HBase at {self.address} did not answer ({what} failed {attempts} times in "
+            f"{time.monotonic() - started:.0f}s: {type(error).__name__}: {server_message(error)}); "
+            f"{self._how_to_start}")
 
     def _raise_if_permanent(self, what: str, exc: BaseException) -> None:
         """Raise the one-line error for a failure no retry can cure; return otherwise."""
@@ -458,6 +471,8 @@ class Store:
         last: bytes | None = None
         pause = 0.25
         failures = hops = 0
+        failing_since = 0.0  # when the scan last stopped making progress (its first failure after a row)
+        last_at_failure: bytes | None = b""  # no key is empty: the first failure starts the clock
         while True:
             resume = start if last is None else last + b"\x00"
             try:
@@ -486,11 +501,10 @@ class Store:
                              server_message(exc), last)
                     continue
                 failures += 1
-                if failures >= self._attempts_now():
-                    raise StoreUnavailableError(
-                        f"HBase at {self.address} failed {failures + hops} times (scan {name}: "
-                        f"{type(exc).__name__}: {server_message(exc)}); {self._how_to_start}"
-                    ) from None
+                if last != last_at_failure:
+                    failing_since, last_at_failure = time.monotonic(), last
+                if failures >= self._attempts_now() or self._out_of_time(failing_since, pause):
+                    raise self._gave_up(f"scan {name}", failures + hops, failing_since, exc) from None
                 log.info("scan of %s broke (%s); resuming after %r", name, server_message(exc), last)
                 self.retries += 1
                 time.sleep(pause)

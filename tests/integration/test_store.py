@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import dataclasses
+import socket
 import threading
+import time
 
 import pytest
 from hbase_fixtures import hbase_local, side_gateway
@@ -66,6 +68,25 @@ def test_unreachable_hbase_is_one_clear_error() -> None:
         store.existing_tables()
     # Not the local default address: no advice to start the local HBase (issue 12).
     assert "scripts/hbase-local" not in str(caught.value)
+
+
+def test_a_store_that_never_answers_fails_within_the_call_timeout(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A loopback socket that accepts and never replies: every call hangs until its socket timeout,
+    and the retries stop at `hbase_call_timeout`, not after `hbase_retries` (100) attempts."""
+    with socket.create_server(("127.0.0.1", 0)) as silent:
+        port = silent.getsockname()[1]
+        monkeypatch.setenv("HBASE_LOCAL_THRIFT_PORT", str(port))  # the local HBase's address: name its logs
+        monkeypatch.setenv("HBASE_LOCAL_DIR", "/srv/hb")
+        settings = Settings(hbase=f"127.0.0.1:{port}", hbase_timeout_ms=500, hbase_call_timeout=2.0,
+                            hbase_retries=100)
+        began = time.monotonic()
+        with Store(settings) as store, pytest.raises(StoreUnavailableError) as caught:
+            store.write(WEBPAGE_TABLE, [(b"k:http/", {b"f:st": b"fetched"})])
+        took = time.monotonic() - began
+    message = str(caught.value)
+    assert 2.0 <= took < 2.0 + 0.5 + 1.5, took  # the bound, the last call's timeout, some slack
+    assert f"HBase at 127.0.0.1:{port} did not answer" in message and "/srv/hb/logs/master.log" in message
+    assert "\n" not in message and "scripts/hbase-local status" in message
 
 
 def test_thrift_restart_during_batched_write_loses_and_duplicates_nothing(settings: Settings) -> None:

@@ -153,6 +153,18 @@ def test_start_the_local_one_only_for_the_local_default_address() -> None:
     assert HOW_TO_START in how_to_reach(Settings())
     remote = how_to_reach(Settings(hbase="hbase-thrift.example:9090", hbase_transport="framed"))
     assert "scripts/hbase-local" not in remote and "framed" in remote and "hbase_transport" in remote
+    assert "abort or OutOfMemoryError" in remote
+
+
+def test_the_local_hbase_is_where_its_script_variables_say(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("HBASE_LOCAL_DIR", "HBASE_LOCAL_HOST", "HBASE_LOCAL_THRIFT_PORT"):
+        monkeypatch.delenv(name, raising=False)
+    assert ".hbase-local/logs/master.log" in how_to_reach(Settings())
+    assert "scripts/hbase-local status" in how_to_reach(Settings())
+    monkeypatch.setenv("HBASE_LOCAL_DIR", "/work/hb")
+    monkeypatch.setenv("HBASE_LOCAL_THRIFT_PORT", "9377")
+    assert "/work/hb/logs/master.log" in how_to_reach(Settings(hbase="127.0.0.1:9377"))
+    assert "/work/hb/logs" not in how_to_reach(Settings(hbase="127.0.0.1:9378"))
 
 
 def test_first_line_strips_java_wrapping_and_stack() -> None:
