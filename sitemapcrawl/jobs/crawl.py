@@ -408,7 +408,8 @@ def fetch_workers(pool: Pool, options: FetchOptions, settings: Settings,
     common = (["--batch", options.batch_id, "--threads", str(settings.threads), "--threads-per-host",
                str(settings.threads_per_host), "--delay", str(settings.delay),
                "--store-content" if options.store_content else "--no-store-content"]
-              + _opt("--time-limit", options.time_limit) + _opt("--wait", options.wait))
+              + _opt("--time-limit", options.time_limit) + _opt("--wait", options.wait)
+              + _opt("--warc", settings.warc_dir or None))
     results = pool.run("fetch", [(f"{k}/{partitions}", ["fetch", "--partition", f"{k}/{partitions}", *common])
                                  for k in range(partitions)])
     return results.merged(FetchCounts), results
