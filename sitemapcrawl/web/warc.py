@@ -87,6 +87,7 @@ class WarcRecorder:
     """Writes exchanges as WARC records into a series of rotating files (see the module docstring)."""
 
     def __init__(self, folder: Path, max_bytes: int, info: dict[str, str], prefix: str = "sitemapcrawl") -> None:
+        """A recorder writing into `folder` (made if missing); UsageError without warcio or a writable folder."""
         try:
             from warcio.statusandheaders import StatusAndHeaders
             from warcio.warcwriter import WARCWriter
@@ -94,6 +95,12 @@ class WarcRecorder:
             raise UsageError("WARC output needs warcio: pip install 'sitemapcrawl[warc]'") from None
         self._headers_type = StatusAndHeaders
         self._writer_type = WARCWriter
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise UsageError(f"WARC folder {folder}: {exc.strerror or exc}") from None
+        if not os.access(folder, os.W_OK | os.X_OK):
+            raise UsageError(f"WARC folder {folder}: not writable")
         self.folder = folder
         self.max_bytes = max_bytes
         self._info = info
@@ -112,7 +119,7 @@ class WarcRecorder:
         """Write one exchange (response or revisit, then request); return where its response record is.
 
         `refers`: the earlier capture of the same URL, which a 304's revisit record points to.
-        Raises OSError when the folder cannot be written.
+        Raises OSError when the file cannot be written (the client then counts the request as failed).
         """
         date = exchange.started.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
         with self._lock:

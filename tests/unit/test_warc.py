@@ -10,6 +10,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from cli_helpers import cli
 from warcio.archiveiterator import ArchiveIterator
 
 from sitemapcrawl.config import Settings
@@ -127,6 +128,21 @@ def test_no_folder_means_no_recorder_and_no_warcio_means_one_line(monkeypatch: p
     monkeypatch.setitem(sys.modules, "warcio.warcwriter", None)
     with pytest.raises(UsageError, match=r"pip install 'sitemapcrawl\[warc\]'"):
         open_recorder(Settings(warc_dir=str(tmp_path)))
+
+
+def test_a_folder_that_cannot_be_made_is_one_line(tmp_path: Path) -> None:
+    (tmp_path / "file").write_text("not a folder", encoding="utf-8")
+    with pytest.raises(UsageError, match=r"^WARC folder .*file/warc: "):
+        open_recorder(Settings(warc_dir=str(tmp_path / "file" / "warc")))
+
+
+def test_fetch_with_an_unusable_folder_says_so_in_one_line_before_any_work(tmp_path: Path) -> None:
+    (tmp_path / "file").write_text("not a folder", encoding="utf-8")
+    result = cli(Settings(hbase="127.0.0.1:1", table_prefix="none_"), "fetch", "--batch", "b1",
+                 "--warc", str(tmp_path / "file" / "warc"), user_agent="T/1")
+    assert result.exit_code == 2
+    assert len(result.stderr.strip().splitlines()) == 1 and "WARC folder" in result.stderr
+    assert "Traceback" not in result.stderr
 
 
 def test_urllib3_decoders_give_what_requests_would() -> None:
