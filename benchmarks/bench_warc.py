@@ -34,7 +34,7 @@ from harness import (
 FETCHER = r"""
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from sitemapcrawl.web import urls as keys
+from sitemapcrawl.web import rowkeys as keys
 from sitemapcrawl.config import Settings
 from sitemapcrawl.web.http import PoliteHttpClient
 from sitemapcrawl.web.warc import open_recorder
