@@ -45,7 +45,8 @@ from sitemapcrawl.web import rowkeys
 FLOOR = r"""
 import happybase
 from sitemapcrawl.jobs.export import _FIELDS, _sitemap_filter
-from sitemapcrawl.model.webpage import WebPage, column_names
+from sitemapcrawl.model.cells import column_names
+from sitemapcrawl.model.webpage import WebPage
 host, port, table = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 connection = happybase.Connection(host, port, timeout=120_000)
 started = time.perf_counter()

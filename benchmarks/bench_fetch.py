@@ -74,14 +74,15 @@ report(pages=ok, seconds=seconds, peak_kb=peak_kb() - baseline)
 
 FETCHER = COMMON + r"""
 from datetime import UTC, datetime, timedelta
-from sitemapcrawl.web import urls as keys
+from sitemapcrawl.web import rowkeys as keys
 from sitemapcrawl.config import Settings
 from sitemapcrawl.web.http import PoliteHttpClient
 from sitemapcrawl.jobs.fetch import FetchOptions, fetch
 from sitemapcrawl.jobs.generate import GenerateOptions, generate
 from sitemapcrawl.web.rules import UrlRules
 from sitemapcrawl.storage.store import Store
-from sitemapcrawl.model.webpage import WEBPAGE_TABLE, FetchStatus, WebPage, encode
+from sitemapcrawl.model.cells import encode
+from sitemapcrawl.model.webpage import WEBPAGE_TABLE, FetchStatus, WebPage
 hbase, prefix = sys.argv[3], sys.argv[4]
 settings = Settings(hbase=hbase, table_prefix=prefix, user_agent="BenchBot/1.0", delay=0.0,
                     threads=threads, threads_per_host=1)

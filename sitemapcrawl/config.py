@@ -117,6 +117,10 @@ class Settings:
     """fetch: keep page bodies in the content family (sitemap bodies are always kept)."""
     max_cell_bytes: int = 10_485_760
     """HBase's `hbase.client.keyvalue.maxsize`: a compressed body larger than this is not stored."""
+    warc_dir: str = ""
+    """fetch, crawl, detect: write every request and response as WARC/1.1 files in this folder; empty: none."""
+    warc_max_bytes: int = 1_000_000_000
+    """A WARC file is closed and the next one begun once it holds this many bytes (gzipped)."""
     crawl_mode: str = "mixed"
     """What the crawl fetches: `sitemap-only`, `mixed` or `links-only`."""
     lease_seconds: float = 60.0
@@ -303,6 +307,7 @@ RULES: dict[str, Rule] = {
     "max_fetch_retries": Rule(0, 1_000),
     "deferred_interval": Rule(0, _TEN_YEARS),
     "max_cell_bytes": Rule(1),
+    "warc_max_bytes": Rule(1_000),
     "crawl_mode": Rule(choices=CrawlMode),
     "lease_seconds": Rule(1, _DAY),
     "splits": Rule(1, 256),

@@ -134,6 +134,9 @@ def detect_command(
                                   help="Probe well-known sitemap paths when robots.txt lists none. "
                                        f"{setting('probe_known_paths')}")
     ] = None,
+    warc: Annotated[str | None, typer.Option("--warc", metavar="DIR", show_default=False,
+                                             help=f"Also write every request and response as WARC files in DIR. "
+                                                  f"{setting('warc_dir')}")] = None,
 ) -> None:
     """Read each host's robots.txt; record rules and crawl delay; inject its sitemaps.
 
@@ -144,7 +147,8 @@ def detect_command(
     from sitemapcrawl.web.robots_txt import HostReport
     from sitemapcrawl.web.rules import UrlRules
 
-    rules = UrlRules.from_settings(State.settings)
+    settings = with_flags(State.settings, {"warc_dir": warc})
+    rules = UrlRules.from_settings(settings)
 
     def report(host_report: HostReport) -> None:
         usable = host_report.usable_sitemaps
@@ -155,8 +159,8 @@ def detect_command(
             line += f", error: {host_report.error}"
         echo_err(line)
 
-    with http_client(State.settings) as client, open_store() as store:
-        probe = State.settings.probe_known_paths if probe_known_paths is None else probe_known_paths
+    with http_client(settings, record=True) as client, open_store() as store:
+        probe = settings.probe_known_paths if probe_known_paths is None else probe_known_paths
         counts = detect(store, client, rules, hosts=host or (), probe_known_paths=probe, on_host=report)
     echo_err(f"detect: {counts.summary()}")
     if counts.hosts == 0:
@@ -275,6 +279,9 @@ def fetch_command(
                                           help="Seconds before --min-throughput is checked.")] = 30.0,
     wait: Annotated[bool, typer.Option("--wait", help="If another worker holds this share, take it over "
                                                       "when its lease expires.")] = False,
+    warc: Annotated[str | None, typer.Option("--warc", metavar="DIR", show_default=False,
+                                             help=f"Also write every request and response as WARC files in DIR. "
+                                                  f"{setting('warc_dir')}")] = None,
 ) -> None:
     """Fetch a generated batch politely: one queue per host, robots.txt, crawl delay, conditional GET.
 
@@ -289,12 +296,13 @@ def fetch_command(
     from sitemapcrawl.web.rules import UrlRules
 
     settings = with_flags(State.settings, {"threads": threads, "threads_per_host": threads_per_host,
-                                           "delay": delay, "queue_by": queue_by, "store_content": store_content})
+                                           "delay": delay, "queue_by": queue_by, "store_content": store_content,
+                                           "warc_dir": warc})
     options = FetchOptions.from_settings(
         settings, batch, partition=parse_partition(partition) if partition else None,
         time_limit=time_limit, min_throughput=min_throughput, warmup=warmup, wait=wait)
     rules = UrlRules.from_settings(settings)
-    with http_client(settings) as client, open_store() as store, stage_progress() as update:
+    with http_client(settings, record=True) as client, open_store() as store, stage_progress() as update:
 
         def show(p: FetchProgress) -> None:
             update("fetch", p.done, p.total, p.errors)
@@ -458,6 +466,9 @@ def crawl_command(
                                                    "[default: all].")] = None,
     splits: Annotated[int | None, typer.Option(min=1, max=256, metavar="N", show_default=False,
                                                help=SPLITS_HELP)] = None,
+    warc: Annotated[str | None, typer.Option("--warc", metavar="DIR", show_default=False,
+                                             help=f"Also write every request and response as WARC files in DIR. "
+                                                  f"{setting('warc_dir')}")] = None,
 ) -> None:
     """Crawl: inject SEEDS, detect sitemaps, then rounds of generate, fetch, parse and updatedb.
 
@@ -485,7 +496,7 @@ def crawl_command(
     from sitemapcrawl.web.rules import UrlRules
 
     settings = with_flags(State.settings, {"threads": threads, "threads_per_host": threads_per_host,
-                                           "delay": delay})
+                                           "delay": delay, "warc_dir": warc})
     rules = UrlRules.from_settings(settings)
     default_mode = "sitemap-only" if sitemaps_only_docs else settings.crawl_mode
     options = CrawlOptions(mode=crawl_mode(mode or default_mode), rounds=rounds, top_n=top_n,
@@ -502,7 +513,7 @@ def crawl_command(
     with contextlib.ExitStack() as stack, open_store() as store:
         for name in init_tables(store).created:
             echo_err(f"crawl: created table {name} (it did not exist)")
-        client = stack.enter_context(http_client(settings))
+        client = stack.enter_context(http_client(settings, record=True))
         update = stack.enter_context(stage_progress())
         phases = None
         if workers > 1 or split is not None or engine:

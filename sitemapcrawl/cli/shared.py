@@ -153,11 +153,17 @@ DASK_HELP = ("Run the splits as tasks on this Dask scheduler (tcp://HOST:PORT); 
 
 
 @contextlib.contextmanager
-def http_client(settings: Settings, max_bytes: int | None = None) -> "Iterator[PoliteHttpClient]":
-    """The polite HTTP client of `settings`, closed after use; UsageError without a user agent."""
-    from sitemapcrawl.web.http import PoliteHttpClient
+def http_client(settings: Settings, max_bytes: int | None = None,
+                record: bool = False) -> "Iterator[PoliteHttpClient]":
+    """The polite HTTP client of `settings`, closed after use; UsageError without a user agent.
 
-    client = PoliteHttpClient.from_settings(settings, max_bytes=max_bytes)
+    `record`: write its exchanges as WARC files when the settings name a folder (`warc_dir`).
+    """
+    from sitemapcrawl.web.http import PoliteHttpClient
+    from sitemapcrawl.web.warc import open_recorder
+
+    recorder = open_recorder(settings) if record else None
+    client = PoliteHttpClient.from_settings(settings, max_bytes=max_bytes, recorder=recorder)
     try:
         yield client
     finally:

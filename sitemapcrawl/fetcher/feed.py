@@ -42,12 +42,14 @@ from sitemapcrawl.storage.tables import Unreadable
 from sitemapcrawl.web import urls
 from sitemapcrawl.web.robots import RobotsPolicy
 from sitemapcrawl.web.rules import UrlRules
+from sitemapcrawl.web.warc import Capture
 
 log = logging.getLogger(__name__)
 
 _READ_FIELDS = [
     "status", "fetch_time", "etag", "last_modified", "signature", "retries", "is_sitemap",
     "fetch_mark", "generate_mark", "partition", "score", "depth", "radius",
+    "warc_file", "warc_offset", "warc_record", "warc_date",
 ]
 _ROBOTS_FIELDS = ["robots_fetch_time", "robots_status", "robots_retry_at", "robots_text", "crawl_delay"]
 
@@ -105,8 +107,15 @@ def item_for(row: WebPage, key: bytes, rules: UrlRules, queue: Hashable) -> Fetc
         is_sitemap=bool(row.is_sitemap), etag=row.etag, last_modified=row.last_modified,
         signature=row.signature, fetch_time=row.fetch_time, retries=row.retries or 0,
         conditional=fetched_before, partition=row.partition, score=row.score, depth=row.depth,
-        radius=row.radius,
+        radius=row.radius, earlier=_earlier(row),
     )
+
+
+def _earlier(row: WebPage) -> Capture | None:
+    """The row's latest WARC response record, if one was written (`fetch --warc`)."""
+    if not row.warc_record or not row.warc_date:
+        return None
+    return Capture(row.warc_file or "", row.warc_offset or 0, row.warc_record, row.warc_date)
 
 
 def read_feed(store: Store, rules: UrlRules, options: FetchOptions, counts: FetchCounts, resolve: Resolver,

@@ -16,6 +16,7 @@ from sitemapcrawl.errors import UsageError
 from sitemapcrawl.model.webpage import FetchStatus
 from sitemapcrawl.storage.politeness import QueueBy
 from sitemapcrawl.web.robots import RobotsPolicy
+from sitemapcrawl.web.warc import Capture
 
 __all__ = ["FetchCounts", "FetchItem", "FetchOptions", "FetchProgress", "QueueBy", "RobotsItem", "RobotsRule",
            "parse_partition"]
@@ -106,6 +107,8 @@ class FetchItem:
     radius: int | None = None
     chain: tuple[str, ...] = ()
     """URLs that redirected here in this run (empty for a row of the batch)."""
+    earlier: Capture | None = None
+    """The row's latest WARC response record, which a 304's revisit record refers to."""
 
 
 @dataclass(frozen=True)

@@ -90,6 +90,8 @@ def outcome_row(item: FetchItem, response: HttpResponse, now: datetime, settings
         common["prev_fetch_time"] = item.fetch_time
     code = response.status
     fields: dict[str, object] = dict(common)
+    if response.capture is not None:
+        fields.update(_capture_fields(response))
     if code is None:
         fields.update(retry_or_gone(item, settings, response.error or "no answer"))
         return WebPage(item.url, **fields)  # type: ignore[arg-type]
@@ -110,6 +112,16 @@ def outcome_row(item: FetchItem, response: HttpResponse, now: datetime, settings
     else:
         fields.update(status=FetchStatus.GONE, retries=0, error=f"HTTP {code}")
     return WebPage(item.url, **fields)  # type: ignore[arg-type]
+
+
+def _capture_fields(response: HttpResponse) -> dict[str, object]:
+    """Where the answer's WARC record is; a response record (not a revisit) is also what later revisits refer to."""
+    capture = response.capture
+    assert capture is not None
+    fields: dict[str, object] = {"warc_file": capture.file, "warc_offset": capture.offset}
+    if not capture.revisit:
+        fields.update(warc_record=capture.record_id, warc_date=capture.date)
+    return fields
 
 
 def _validators(response: HttpResponse, keep: FetchItem | None = None) -> dict[str, str]:
@@ -270,7 +282,7 @@ class Worker:
         """The one place a page request is made: its size cap and conditional headers."""
         max_bytes = self.settings.max_sitemap_bytes if item.is_sitemap else self.settings.max_content_bytes
         headers = conditional_headers(item.etag, item.last_modified) if item.conditional else {}
-        return self.client.fetch_one(item.url, headers=headers, max_bytes=max_bytes)
+        return self.client.fetch_one(item.url, headers=headers, max_bytes=max_bytes, refers=item.earlier)
 
     def defer_origin(self, queue: Hashable, item: FetchItem, delay: float, now: datetime) -> None:
         """Crawl-delay over the cap: this URL and the origin's waiting ones are deferred."""

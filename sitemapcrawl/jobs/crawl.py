@@ -70,6 +70,7 @@ from sitemapcrawl.storage.store import Store
 from sitemapcrawl.web import rowkeys
 from sitemapcrawl.web.http import PoliteHttpClient
 from sitemapcrawl.web.rules import UrlRules
+from sitemapcrawl.web.warc import open_recorder
 
 log = logging.getLogger(__name__)
 
@@ -399,7 +400,8 @@ def run_split(settings: Settings, phase: str, options: GenerateOptions | FetchOp
         if isinstance(options, GenerateOptions):
             counts = generate(store, rules, options, on_progress=lambda done: progress("generate", done, None, 0))
         elif isinstance(options, FetchOptions):
-            client = PoliteHttpClient.from_settings(settings)
+            # The WARC recorder of `--warc` too: a task records in its own file series (pid in the name).
+            client = PoliteHttpClient.from_settings(settings, recorder=open_recorder(settings))
             try:
                 counts = fetch(store, client, rules, options,
                                on_progress=lambda p: progress("fetch", p.done, p.total, p.errors))
@@ -465,7 +467,8 @@ def fetch_workers(runner: Runner, options: FetchOptions, settings: Settings,
     common = (["--batch", options.batch_id, "--threads", str(settings.threads), "--threads-per-host",
                str(settings.threads_per_host), "--delay", str(settings.delay),
                "--store-content" if options.store_content else "--no-store-content"]
-              + _opt("--time-limit", options.time_limit) + _opt("--wait", options.wait))
+              + _opt("--time-limit", options.time_limit) + _opt("--wait", options.wait)
+              + _opt("--warc", settings.warc_dir or None))
     results = runner.run("fetch", options.batch_id, [SplitTask(
         f"{k}/{partitions}", ["fetch", "--partition", f"{k}/{partitions}", *common],
         functools.partial(run_split, settings, "fetch", replace(options, partition=(k, partitions), wait=True)))

@@ -124,6 +124,11 @@ class WebPage:
     truncated: bool | None = col("f", "tr", FLAG, "the body was cut at the size cap", "fetch")
     retry_at: datetime | None = col(
         "f", "ra", TIME, "earliest retry the server or robots.txt allows (Retry-After, robots.txt retry)", "fetch")
+    warc_file: str | None = col("f", "wf", TEXT, "WARC file of the latest capture (fetch --warc)", "fetch")
+    warc_offset: int | None = col("f", "wo", INT, "byte offset of the latest capture's record in that file", "fetch")
+    warc_record: str | None = col(
+        "f", "wid", TEXT, "WARC-Record-ID of the latest response record (a revisit refers to it)", "fetch")
+    warc_date: str | None = col("f", "wdt", TEXT, "WARC-Date of that response record", "fetch")
     # s: sitemap hints and flags
     is_sitemap: bool | None = col("s", "sm", FLAG, "this URL is a sitemap document", "inject, detect, updatedb")
     in_sitemap: bool | None = col("s", "in", FLAG, "some sitemap lists this URL", "updatedb")

@@ -5,9 +5,11 @@
 which URLs are in scope; `http` is the one HTTP client (behind a small
 protocol, failures as values); `robots` parses robots.txt with protego and
 `robots_txt` fetches it; `htmllinks` takes a page's outlinks; `discover`
-finds a site's sitemaps (robots.txt lines, well-known paths).
+finds a site's sitemaps (robots.txt lines, well-known paths); `warc` keeps
+every exchange of the client as WARC records (`fetch --warc`).
 """
 
 __all__ = [
     "discover", "hostnames", "htmllinks", "http", "robots", "robots_txt", "rowkeys", "rules", "urlfilters", "urls",
+    "warc",
 ]

@@ -21,6 +21,12 @@ blocked read at once; the request then fails with one line
 any timeout. The same client serves robots.txt, `sitemap parse` and
 `sitemap tree`, so they get the same deadline.
 
+With a `WarcRecorder` (`sitemapcrawl.web.warc`), each answer is also kept as
+sent and received: the body is read as it came (still content-coded),
+decoded here with urllib3's own decoders for the caller, and the exchange
+(request line and headers, status, headers, raw body) goes to the recorder;
+`HttpResponse.capture` says where its record is.
+
 `fetch_document` is what `sitemap parse` reads for a URL (a local file is
 opened by the CLI, with no HTTP client).
 """
@@ -34,8 +40,10 @@ import logging
 import socket
 import threading
 import time
-from collections.abc import Mapping
+import zlib
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from types import MappingProxyType
 from typing import Protocol
 from urllib.parse import urljoin, urlsplit
@@ -45,9 +53,11 @@ import urllib3
 from requests.adapters import HTTPAdapter
 from urllib3.connection import HTTPConnection, HTTPSConnection
 from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
+from urllib3.response import BaseHTTPResponse, ContentDecoder, MultiDecoder
 
 from sitemapcrawl.config import Settings
 from sitemapcrawl.errors import SitemapError, UsageError
+from sitemapcrawl.web.warc import Capture, Exchange, WarcRecorder
 
 log = logging.getLogger(__name__)
 
@@ -74,6 +84,8 @@ class HttpResponse:
     """Seconds from the first request to the end of the body."""
     redirects: tuple[str, ...] = ()
     """The URLs that answered with a redirect, in order."""
+    capture: Capture | None = None
+    """Where the WARC record of this answer is (with a recorder only)."""
 
 
 class HttpClient(Protocol):
@@ -88,7 +100,8 @@ class SingleRequestClient(HttpClient, Protocol):
     """A client that can also make one bare request, for callers that pace and redirect themselves."""
 
     def fetch_one(
-        self, url: str, headers: Mapping[str, str] | None = None, max_bytes: int | None = None
+        self, url: str, headers: Mapping[str, str] | None = None, max_bytes: int | None = None,
+        *, refers: Capture | None = None,
     ) -> HttpResponse: ...
 
 
@@ -119,6 +132,8 @@ class Deadline:
         self.at = at
         self.expired = False
         self.done = False
+        self.peer: str | None = None
+        """The IP address of the server the socket talks to."""
         self._sock: socket.socket | None = None
         self._lock = threading.Lock()
 
@@ -126,6 +141,8 @@ class Deadline:
         """The socket this request uses now; shut at once if the deadline already passed."""
         with self._lock:
             self._sock = sock
+            with contextlib.suppress(OSError, TypeError, IndexError):  # not connected, or not an IP socket
+                self.peer = str(sock.getpeername()[0]) if sock is not None else None
             if self.expired and not self.done:
                 _shut(sock)
 
@@ -277,6 +294,7 @@ class PoliteHttpClient:
         pool_size: int = 10,
         proxies: Mapping[str, str] | None = None,
         deadline: float = 60.0,
+        recorder: WarcRecorder | None = None,
     ) -> None:
         if not user_agent or not user_agent.strip():
             raise UsageError("a user agent is required to fetch")
@@ -286,6 +304,8 @@ class PoliteHttpClient:
         self._timeouts = (connect_timeout, read_timeout)
         self.deadline = deadline
         """Seconds one request may take in all (connect, headers, body)."""
+        self.recorder = recorder
+        """Where every exchange is also written as WARC records; None: nowhere."""
         self._gate = _HostGate(delay)
         self._session = requests.Session()
         self._session.headers["User-Agent"] = user_agent
@@ -299,8 +319,9 @@ class PoliteHttpClient:
         self._session.mount("https://", adapter)
 
     @classmethod
-    def from_settings(cls, settings: Settings, max_bytes: int | None = None) -> PoliteHttpClient:
-        """A client for the settings; UsageError if no user agent is set."""
+    def from_settings(cls, settings: Settings, max_bytes: int | None = None,
+                      recorder: WarcRecorder | None = None) -> PoliteHttpClient:
+        """A client for the settings (recording to `recorder`, if given); UsageError if no user agent is set."""
         if not settings.user_agent:
             raise UsageError(
                 "a user agent is required to fetch: pass --user-agent, set "
@@ -319,11 +340,14 @@ class PoliteHttpClient:
             pool_size=settings.threads,
             proxies={"http": settings.http_proxy, "https": settings.https_proxy},
             deadline=settings.http_deadline,
+            recorder=recorder,
         )
 
     def close(self) -> None:
-        """Close the pooled connections."""
+        """Close the pooled connections (and the recorder's open file)."""
         self._session.close()
+        if self.recorder is not None:
+            self.recorder.close()
 
     def get(
         self, url: str, headers: Mapping[str, str] | None = None, max_bytes: int | None = None
@@ -348,16 +372,18 @@ class PoliteHttpClient:
                                 tuple(redirects))
 
     def fetch_one(
-        self, url: str, headers: Mapping[str, str] | None = None, max_bytes: int | None = None
+        self, url: str, headers: Mapping[str, str] | None = None, max_bytes: int | None = None,
+        *, refers: Capture | None = None,
     ) -> HttpResponse:
         """One GET of `url` as it is: no redirect followed, no per-host pacing; never raises.
 
         For callers that keep their own politeness (the fetcher's queues) and
         record redirects themselves: a 3xx comes back as it is, with its
         `location` header. The body stops at `max_bytes` (`truncated=True`).
+        `refers`: the URL's earlier WARC capture, which the revisit record of a 304 points to.
         """
         limit = self.max_bytes if max_bytes is None else max_bytes
-        return self._fetch(url, headers, limit, time.monotonic(), ())
+        return self._fetch(url, headers, limit, time.monotonic(), (), refers)
 
     def _one(
         self,
@@ -386,8 +412,10 @@ class PoliteHttpClient:
         limit: int,
         started: float,
         redirects: tuple[str, ...],
+        refers: Capture | None = None,
     ) -> HttpResponse:
         log.debug("GET %s", url)
+        sent_at = datetime.now(UTC)
         deadline = Deadline(time.monotonic() + self.deadline)
         _current.deadline = deadline
         _WATCHDOG.watch(deadline)
@@ -399,28 +427,23 @@ class PoliteHttpClient:
                 stream=True,
                 allow_redirects=False,
             ) as response:
-                chunks: list[bytes] = []
-                size = 0
-                truncated = False
-                for chunk in response.iter_content(_CHUNK):
-                    if deadline.expired:
-                        break
-                    if size + len(chunk) > limit:
-                        chunks.append(chunk[: limit - size])
-                        truncated = True
-                        break
-                    chunks.append(chunk)
-                    size += len(chunk)
+                raw: list[bytes] | None = None if self.recorder is None else []
+                body, truncated = _read_body(response, limit, deadline, raw)
                 if deadline.expired:
                     return _failure(url, self._late(), started, redirects)
+                capture = None
+                if self.recorder is not None and raw is not None:
+                    exchange = _exchange(url, sent_at, response, b"".join(raw), truncated, deadline.peer)
+                    capture = self.recorder.record(exchange, refers)
                 return HttpResponse(
                     url=url,
                     status=response.status_code,
                     headers=MappingProxyType({k.lower(): v for k, v in response.headers.items()}),
-                    body=b"".join(chunks),
+                    body=body,
                     truncated=truncated,
                     elapsed=time.monotonic() - started,
                     redirects=redirects,
+                    capture=capture,
                 )
         except (requests.RequestException, OSError, ValueError, UnicodeError, urllib3.exceptions.HTTPError) as exc:
             # The socket's own timeout (capped at the deadline) may fire just before the watchdog does.
@@ -435,6 +458,70 @@ class PoliteHttpClient:
 
     def _late(self) -> str:
         return f"no complete answer within the deadline of {self.deadline:g} s"
+
+
+def _read_body(response: requests.Response, limit: int, deadline: Deadline,
+               raw: list[bytes] | None) -> tuple[bytes, bool]:
+    """The decoded body up to `limit` bytes, and whether it was cut; the bytes as received go to `raw`.
+
+    Without `raw`, requests decodes the Content-Encoding; with it, the body is
+    read as it came and decoded here (`_decoded`), so the archive keeps what
+    the server sent and the caller gets what requests would have given.
+    """
+    chunks: list[bytes] = []
+    size = 0
+    pieces: Iterator[bytes] = (response.iter_content(_CHUNK) if raw is None
+                               else _decoded(response.raw.stream(_CHUNK, decode_content=False),
+                                             response.headers.get("content-encoding", ""), raw))
+    for chunk in pieces:
+        if deadline.expired:
+            break
+        if size + len(chunk) > limit:
+            chunks.append(chunk[: limit - size])
+            return b"".join(chunks), True
+        chunks.append(chunk)
+        size += len(chunk)
+    return b"".join(chunks), False
+
+
+def content_decoder(content_encoding: str) -> ContentDecoder | None:
+    """urllib3's decoder for a Content-Encoding it knows (gzip, deflate, br, zstd when installed), else None.
+
+    The same choice requests makes: an unknown coding is passed on as it is.
+    """
+    codings = [c.strip().lower() for c in content_encoding.split(",") if c.strip()]
+    if not codings or any(c not in BaseHTTPResponse.CONTENT_DECODERS for c in codings):
+        return None
+    return MultiDecoder(",".join(codings))
+
+
+def _decoded(stream: Iterator[bytes], content_encoding: str, raw: list[bytes]) -> Iterator[bytes]:
+    """Decode the chunks of `stream` (kept in `raw` as they came)."""
+    decoder = content_decoder(content_encoding)
+    try:
+        for chunk in stream:
+            raw.append(chunk)
+            yield decoder.decompress(chunk) if decoder is not None else chunk
+        if decoder is not None:
+            yield decoder.flush()
+    except zlib.error as exc:
+        raise urllib3.exceptions.DecodeError(f"cannot decode {content_encoding} body: {exc}") from exc
+
+
+def _exchange(url: str, sent_at: datetime, response: requests.Response, body: bytes, truncated: bool,
+              peer: str | None) -> Exchange:
+    """The exchange as sent and received: requests' prepared headers plus the Host header http.client adds."""
+    request = response.request
+    parts = urlsplit(url)
+    host = parts.netloc.rpartition("@")[2]
+    sent = [("Host", host)] + [(k, v) for k, v in request.headers.items() if k.lower() != "host"]
+    version = {10: "HTTP/1.0", 11: "HTTP/1.1"}.get(response.raw.version, "HTTP/1.1")
+    return Exchange(
+        url=url, started=sent_at, request_line=f"{request.method} {request.path_url} HTTP/1.1",
+        request_headers=tuple((str(k), str(v)) for k, v in sent), protocol=version,
+        status_line=f"{response.status_code} {response.reason or ''}".strip(),
+        response_headers=tuple((str(k), str(v)) for k, v in response.raw.headers.items()),
+        body=body, truncated=truncated, peer=peer)
 
 
 def _failure(url: str, error: str, started: float, redirects: tuple[str, ...]) -> HttpResponse:

@@ -1,0 +1,191 @@
+"""`--warc DIR`: a crawl of the loopback web kept as WARC files an archive can ingest.
+
+Through the CLI against the real HBase: warcio's own `check` and `index`
+read every file; every fetched URL has exactly one response record whose
+payload is the body the crawl saw (its signature); robots.txt and sitemaps
+are recorded too; readdb names the file and offset of a row's capture, and
+the record there is the page. `--workers 2` writes two file series and no
+record twice; a fetch killed by SIGKILL loses no finished record.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import os
+import signal
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from cli_helpers import cli, cli_command
+from hbase_fixtures import REPO
+from warcio.archiveiterator import ArchiveIterator
+
+from sitemapcrawl.config import Settings
+from sitemapcrawl.model.cells import decode
+from sitemapcrawl.model.webpage import WEBPAGE_TABLE, FetchStatus, WebPage
+from sitemapcrawl.storage.store import Store
+from sitemapcrawl.testweb import TestWebServer, bulk_web
+from sitemapcrawl.web import rowkeys
+from sitemapcrawl.web.http import PoliteHttpClient, conditional_headers
+from sitemapcrawl.web.warc import WarcRecorder, warcinfo
+
+AGENT = "TestBot/1.0 (+http://127.0.0.1/bot)"
+WARCIO = str(Path(sys.executable).parent / "warcio")
+WEB = bulk_web(3, 8, first_host="127.0.26.1")  # served by the shared `web` fixture
+
+
+def read_records(path: Path) -> list[dict[str, Any]]:
+    """Every record of a WARC file: type, URL, offset, WARC headers, and the decoded body's MD5."""
+    found = []
+    with path.open("rb") as stream:
+        iterator = ArchiveIterator(stream)
+        for record in iterator:
+            body = record.content_stream().read() if record.rec_type == "response" else b""
+            found.append({"type": record.rec_type, "url": record.rec_headers.get_header("WARC-Target-URI"),
+                          "offset": iterator.get_record_offset(), "headers": dict(record.rec_headers.headers),
+                          "md5": hashlib.md5(body, usedforsecurity=False).hexdigest(), "file": path.name})
+    return found
+
+
+def all_records(folder: Path) -> list[dict[str, Any]]:
+    return [r for path in sorted(folder.iterdir()) for r in read_records(path)]
+
+
+def rows(store: Store) -> dict[str, WebPage]:
+    urls = ((rowkeys.url_from_row_key(key.decode()), cells) for key, cells in store.scan(WEBPAGE_TABLE))
+    return {url: decode(WebPage, url, cells) for url, cells in urls}
+
+
+def test_the_client_keeps_a_content_coded_body_as_received_and_a_304_as_a_revisit(
+        testweb: TestWebServer, tmp_path: Path) -> None:
+    site = next(s for s in testweb.web.sites if any(m.path == "/sitemap-encoded.xml" for m in s.sitemaps))
+    url = testweb.url(site, "/sitemap-encoded.xml")
+    recorder = WarcRecorder(tmp_path, 10_000_000, warcinfo(Settings(user_agent=AGENT)))
+    client = PoliteHttpClient(AGENT, delay=0.0, recorder=recorder)
+    try:
+        first = client.fetch_one(url)
+        again = client.fetch_one(url, headers=conditional_headers(first.headers.get("etag"), None),
+                                 refers=first.capture)
+    finally:
+        client.close()
+    assert first.status == 200 and first.body.startswith(b"<?xml")  # the caller gets it decoded
+    assert again.status == 304
+    assert first.capture is not None and again.capture is not None and again.capture.revisit
+    records = read_both(tmp_path / first.capture.file)
+    response = next(r for r in records if r[0].rec_type == "response")[0]
+    assert response.http_headers.get_header("Content-Encoding") == "gzip"
+    raw, decoded = next(r[1:] for r in records if r[0].rec_type == "response")
+    assert raw.startswith(b"\x1f\x8b") and decoded == first.body  # stored as it came: gzip
+    digest = "sha1:" + base64.b32encode(hashlib.sha1(raw).digest()).decode()
+    assert response.rec_headers.get_header("WARC-Payload-Digest") == digest
+    revisit = next(r for r in records if r[0].rec_type == "revisit")[0]
+    assert revisit.rec_headers.get_header("WARC-Refers-To") == first.capture.record_id
+    assert revisit.rec_headers.get_header("WARC-Profile").endswith("/revisit/server-not-modified")
+    checked = subprocess.run([WARCIO, "check", str(tmp_path / first.capture.file)], capture_output=True, text=True)
+    assert checked.returncode == 0, checked.stdout
+
+
+def read_both(path: Path) -> list[tuple[Any, bytes, bytes]]:
+    """(record, payload as stored, payload decoded) of each record of a WARC file (read twice)."""
+    with path.open("rb") as stream:
+        raw = [(record, record.raw_stream.read()) for record in ArchiveIterator(stream)]
+    with path.open("rb") as stream:
+        decoded = [record.content_stream().read() for record in ArchiveIterator(stream)]
+    return [(record, stored, plain) for (record, stored), plain in zip(raw, decoded, strict=True)]
+
+
+def test_a_crawl_kept_as_warc_passes_warcio_and_matches_the_table(
+        settings: Settings, store: Store, web: TestWebServer, tmp_path: Path) -> None:
+    folder = tmp_path / "warc"
+    seeds = "".join(f"{url}\n" for url in web.base_urls())
+    result = cli(settings, "crawl", "-", "--rounds", "3", "--delay", "0", "--warc", str(folder),
+                 stdin=seeds, user_agent=AGENT)
+    assert result.exit_code == 0, result.stderr
+    files = sorted(folder.iterdir())
+    assert files and all(f.name.endswith(".warc.gz") for f in files)  # every file closed and renamed
+    checked = subprocess.run([WARCIO, "check", "-v", *map(str, files)], capture_output=True, text=True)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    index = subprocess.run([WARCIO, "index", "-f", "warc-type,warc-target-uri,offset", *map(str, files)],
+                           capture_output=True, text=True, check=True)
+    indexed = [json.loads(line) for line in index.stdout.splitlines()]
+    records = all_records(folder)
+    assert len(indexed) == len(records)
+    assert all(r["type"] == "warcinfo" for r in records if r["offset"] == 0)
+
+    responses = Counter(r["url"] for r in records if r["type"] in ("response", "revisit"))
+    table = rows(store)
+    fetched = {url: page for url, page in table.items() if page.status is FetchStatus.FETCHED}
+    assert len(fetched) > 10
+    by_url = {r["url"]: r for r in records if r["type"] == "response"}
+    for url, page in fetched.items():
+        assert responses[url] == 1, url  # exactly one capture of each fetched URL
+        record = by_url[url]
+        assert record["md5"] == page.signature, url  # the payload, decoded, is the body the crawl saw
+        assert (page.warc_file, page.warc_offset) == (record["file"], record["offset"])
+        assert page.warc_record == record["headers"]["WARC-Record-ID"]
+    assert any(url.endswith("/robots.txt") for url in responses)  # robots.txt fetches are kept too
+    sitemaps = [url for url, page in fetched.items() if page.is_sitemap]
+    assert sitemaps and all(responses[url] == 1 for url in sitemaps)
+    requests = Counter(r["headers"]["WARC-Concurrent-To"] for r in records if r["type"] == "request")
+    assert all(requests[r["headers"]["WARC-Record-ID"]] == 1 for r in records if r["type"] == "response")
+
+    # readdb names the file and the offset; the record found there is the page.
+    url = next(u for u, page in fetched.items() if not page.is_sitemap)
+    shown = cli(settings, "readdb", url, "--json")
+    assert shown.exit_code == 0, shown.stderr
+    cells = json.loads(shown.stdout)
+    with (folder / cells["f:wf"]).open("rb") as stream:
+        stream.seek(int(cells["f:wo"]))
+        record = next(iter(ArchiveIterator(stream)))
+        assert record.rec_headers.get_header("WARC-Target-URI") == url
+        body = record.content_stream().read()
+    assert hashlib.md5(body, usedforsecurity=False).hexdigest() == fetched[url].signature
+    assert b"<html" in body.lower()
+
+
+def test_two_workers_write_two_series_and_no_record_twice(
+        settings: Settings, store: Store, web: TestWebServer, tmp_path: Path) -> None:
+    folder = tmp_path / "warc"
+    seeds = "".join(f"{url}\n" for url in web.base_urls())
+    result = cli(settings, "crawl", "-", "--rounds", "3", "--delay", "0", "--workers", "2", "--warc", str(folder),
+                 stdin=seeds, user_agent=AGENT)
+    assert result.exit_code == 0, result.stderr
+    records = all_records(folder)
+    ids = [r["headers"]["WARC-Record-ID"] for r in records]
+    assert len(ids) == len(set(ids))
+    pages = [r for r in records if r["type"] == "response" and not r["url"].endswith("/robots.txt")]
+    assert Counter(r["url"] for r in pages).most_common(1)[0][1] == 1  # no page recorded twice
+    series = {r["file"].rsplit("-", 1)[0] for r in pages}
+    assert len(series) == 2  # one series per fetch worker (the parent's detect writes its own)
+    fetched = [p for p in rows(store).values() if p.status is FetchStatus.FETCHED]
+    assert len(pages) == len(fetched)
+
+
+def test_a_fetch_killed_mid_file_loses_no_finished_record(
+        settings: Settings, store: Store, web: TestWebServer, tmp_path: Path) -> None:
+    folder = tmp_path / "warc"
+    seeds = tmp_path / "seeds.txt"
+    seeds.write_text("".join(f"{url}\n" for url in web.base_urls()), encoding="utf-8")
+    command = cli_command(settings, "--user-agent", AGENT, "-q", "crawl", str(seeds), "--rounds", "3",
+                          "--delay", "0", "--threads", "4", "--warc", str(folder))[3:]
+    env = dict(os.environ, PYTHONPATH=str(REPO), SITEMAPCRAWL_HBASE_BATCH_SIZE="4")
+    killed = subprocess.run([sys.executable, str(REPO / "tests" / "killpoint.py"), "fetch", "KILL", "2", "5", "--",
+                             *command], env=env, capture_output=True, text=True, timeout=600)
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    left_open = list(folder.glob("*.open"))
+    assert left_open  # the killed process never closed its file
+    checked = subprocess.run([WARCIO, "check", *map(str, left_open)], capture_output=True, text=True)
+    assert checked.returncode == 0, checked.stdout + checked.stderr  # every record in it is whole
+    records = {(r["file"].removesuffix(".open"), r["offset"]): r for r in all_records(folder)}
+    written = [p for p in rows(store).values() if p.warc_file is not None]
+    assert len(written) >= 5
+    for page in written:  # every outcome HBase holds points at a whole record of its body
+        record = records[(page.warc_file, page.warc_offset)]
+        assert record["url"] == page.url
+        if page.status is FetchStatus.FETCHED:
+            assert record["md5"] == page.signature

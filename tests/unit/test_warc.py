@@ -1,0 +1,156 @@
+"""WARC output offline: records, digests, revisits, rotation, file names, and the decoder we borrow from urllib3."""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import hashlib
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+from cli_helpers import cli
+from warcio.archiveiterator import ArchiveIterator
+
+from sitemapcrawl.config import Settings
+from sitemapcrawl.errors import UsageError
+from sitemapcrawl.web.http import content_decoder
+from sitemapcrawl.web.warc import Exchange, WarcRecorder, open_recorder, warcinfo
+
+BODY = gzip.compress(b"<html>hello</html>" * 50)
+
+
+def exchange(url: str = "http://127.0.0.1:8000/a.html", status: str = "200 OK", body: bytes = BODY) -> Exchange:
+    return Exchange(
+        url=url, started=datetime(2026, 12, 1, 17, 0, 0, 123456, tzinfo=UTC),
+        request_line="GET /a.html HTTP/1.1", request_headers=(("Host", "127.0.0.1:8000"), ("User-Agent", "T/1")),
+        protocol="HTTP/1.1", status_line=status,
+        response_headers=(("Content-Type", "text/html"), ("Content-Encoding", "gzip"),
+                          ("Transfer-Encoding", "chunked"), ("Set-Cookie", "a=1"), ("Set-Cookie", "b=2")),
+        body=body if not status.startswith("304") else b"", peer="127.0.0.1")
+
+
+def records(path: Path) -> list[tuple[int, str, dict[str, str], bytes, list[tuple[str, str]]]]:
+    """(offset, type, WARC headers, raw payload, HTTP headers) of every record of a file."""
+    found = []
+    with path.open("rb") as stream:
+        iterator = ArchiveIterator(stream)
+        for record in iterator:
+            payload = record.raw_stream.read()
+            http = list(record.http_headers.headers) if record.http_headers else []
+            found.append((iterator.get_record_offset(), record.rec_type, dict(record.rec_headers.headers),
+                          payload, http))
+    return found
+
+
+def sha1_label(data: bytes) -> str:
+    return "sha1:" + base64.b32encode(hashlib.sha1(data).digest()).decode()
+
+
+def test_a_response_is_kept_as_received_with_both_digests_and_a_request_beside_it(tmp_path: Path) -> None:
+    recorder = WarcRecorder(tmp_path, 10_000_000, {"software": "sitemapcrawl/test"})
+    capture = recorder.record(exchange())
+    recorder.close()
+    assert recorder.files == [capture.file]
+    assert not list(tmp_path.glob("*.open"))
+    found = records(tmp_path / capture.file)
+    assert [r[1] for r in found] == ["warcinfo", "response", "request"]
+    offset, _, headers, payload, http = found[1]
+    assert offset == capture.offset
+    assert headers["WARC-Record-ID"] == capture.record_id
+    assert headers["WARC-Date"] == capture.date == "2026-12-01T17:00:00.123456Z"
+    assert headers["WARC-IP-Address"] == "127.0.0.1"
+    assert payload == BODY  # still gzipped: the bytes the server sent
+    assert headers["WARC-Payload-Digest"] == sha1_label(BODY)
+    assert headers["WARC-Block-Digest"].startswith("sha1:")
+    assert ("Content-Encoding", "gzip") in http
+    assert [v for k, v in http if k == "Set-Cookie"] == ["a=1", "b=2"]  # repeated headers kept apart
+    assert not any(k.lower() == "transfer-encoding" for k, _ in http)  # the body is stored unchunked
+    request = found[2]
+    assert request[2]["WARC-Concurrent-To"] == capture.record_id
+    assert ("User-Agent", "T/1") in request[4]
+
+
+def test_a_304_is_a_revisit_that_refers_to_the_earlier_capture(tmp_path: Path) -> None:
+    recorder = WarcRecorder(tmp_path, 10_000_000, {})
+    first = recorder.record(exchange())
+    again = recorder.record(exchange(status="304 Not Modified"), refers=first)
+    recorder.close()
+    assert again.revisit and not first.revisit
+    revisit = next(r for r in records(tmp_path / again.file) if r[1] == "revisit")
+    assert revisit[0] == again.offset
+    assert revisit[2]["WARC-Profile"] == "http://netpreserve.org/warc/1.1/revisit/server-not-modified"
+    assert revisit[2]["WARC-Refers-To"] == first.record_id
+    assert revisit[2]["WARC-Refers-To-Date"] == first.date
+    assert revisit[2]["WARC-Refers-To-Target-URI"] == "http://127.0.0.1:8000/a.html"
+
+
+def test_files_rotate_at_the_size_each_with_a_warcinfo_and_names_never_shared(tmp_path: Path) -> None:
+    recorder = WarcRecorder(tmp_path, 1_000, {"software": "sitemapcrawl/test"})
+    captures = [recorder.record(exchange(f"http://127.0.0.1:8000/{i}.html")) for i in range(5)]
+    other = WarcRecorder(tmp_path, 1_000, {})
+    other.record(exchange())
+    recorder.close()
+    other.close()
+    assert len(recorder.files) == 5  # each exchange is over 1,000 bytes: one file each
+    assert len(set(recorder.files) | set(other.files)) == 6
+    for capture, name in zip(captures, recorder.files, strict=True):
+        assert capture.file == name
+        found = records(tmp_path / name)
+        assert found[0][1] == "warcinfo"
+        assert found[0][2]["WARC-Filename"] == name
+    stem = recorder.files[0].rsplit("-", 1)[0]
+    assert [name.rsplit("-", 1)[1] for name in recorder.files] == [f"{i:05d}.warc.gz" for i in range(5)]
+    assert all(name.startswith(stem) for name in recorder.files)
+
+
+def test_an_open_file_keeps_every_finished_record_readable(tmp_path: Path) -> None:
+    recorder = WarcRecorder(tmp_path, 10_000_000, {})
+    recorder.record(exchange())
+    recorder.record(exchange())
+    (open_file,) = tmp_path.glob("*.warc.gz.open")  # not closed: what a killed process leaves
+    assert [r[1] for r in records(open_file)] == ["warcinfo", "response", "request", "response", "request"]
+    recorder.close()
+
+
+def test_warcinfo_names_the_crawler_and_its_settings_but_no_proxy() -> None:
+    info = warcinfo(Settings(user_agent="Bot/1", http_proxy="http://user:secret@proxy:3128", warc_max_bytes=5_000))
+    assert info["software"].startswith("sitemapcrawl/")
+    assert info["http-header-user-agent"] == "Bot/1"
+    assert info["setting-warc_max_bytes"] == "5000"
+    assert "secret" not in "".join(info.values())
+
+
+def test_no_folder_means_no_recorder_and_no_warcio_means_one_line(monkeypatch: pytest.MonkeyPatch,
+                                                                  tmp_path: Path) -> None:
+    assert open_recorder(Settings()) is None
+    monkeypatch.setitem(sys.modules, "warcio.warcwriter", None)
+    with pytest.raises(UsageError, match=r"pip install 'sitemapcrawl\[warc\]'"):
+        open_recorder(Settings(warc_dir=str(tmp_path)))
+
+
+def test_a_folder_that_cannot_be_made_is_one_line(tmp_path: Path) -> None:
+    (tmp_path / "file").write_text("not a folder", encoding="utf-8")
+    with pytest.raises(UsageError, match=r"^WARC folder .*file/warc: "):
+        open_recorder(Settings(warc_dir=str(tmp_path / "file" / "warc")))
+
+
+def test_fetch_with_an_unusable_folder_says_so_in_one_line_before_any_work(tmp_path: Path) -> None:
+    (tmp_path / "file").write_text("not a folder", encoding="utf-8")
+    result = cli(Settings(hbase="127.0.0.1:1", table_prefix="none_"), "fetch", "--batch", "b1",
+                 "--warc", str(tmp_path / "file" / "warc"), user_agent="T/1")
+    assert result.exit_code == 2
+    assert len(result.stderr.strip().splitlines()) == 1 and "WARC folder" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_urllib3_decoders_give_what_requests_would() -> None:
+    # We read bodies raw for the archive and decode them with urllib3's decoders: pin what we rely on.
+    plain = b"<urlset/>" * 1000
+    decoder = content_decoder("gzip")
+    assert decoder is not None
+    assert decoder.decompress(gzip.compress(plain)) + decoder.flush() == plain
+    assert content_decoder("identity") is None
+    assert content_decoder("") is None
+    assert content_decoder("x-unknown") is None
