@@ -195,8 +195,18 @@ class Worker:
                                RobotsRule(policy, retry_at=retry_at, error="robots.txt could not be read"))
                 self.queues.release(lease)
 
+    def held_back(self, lease: Lease[FetchItem | RobotsItem], item: FetchItem | RobotsItem) -> bool:
+        """While HBase takes no writes (`Writer.ready`), put the item back and say True: no request now."""
+        if self.writer.ready():
+            return False
+        self.queues.add(lease.key, item, front=True)
+        self.queues.release(lease, pause=0.2)
+        return True
+
     def fetch_robots(self, lease: Lease[FetchItem | RobotsItem], item: RobotsItem) -> None:
         """Fetch an origin's robots.txt (the first request of its queue) and start using it."""
+        if self.held_back(lease, item):
+            return
         if not self.pacing.begin(lease.key, self.longest_robots):
             self.queues.release(lease)  # the run is stopping: no new request
             return
@@ -250,6 +260,8 @@ class Worker:
         if rule.crawl_delay is not None and rule.crawl_delay > self.settings.max_crawl_delay:
             self.queues.release(lease)
             self.defer_origin(lease.key, item, rule.crawl_delay, now)
+            return
+        if self.held_back(lease, item):
             return
         if not self.pacing.begin(lease.key, self.settings.http_deadline):
             self.queues.release(lease)  # the run is stopping: no new request, the row stays as it was
@@ -338,7 +350,7 @@ class Worker:
                 if_new = _with(if_new, sitemap_source=SitemapSource.REDIRECT)
         row = _with(row, **marks)
         status = row.status.value if row.status else "unknown"
-        self.writer.add(Outcome(item.key, row, if_new))
+        self.writer.add(Outcome(item.key, row, if_new), at_once=self.pacing.paced(item.queue))
         with self.lock:
             self.counts.done += 1
             self.counts.by_status[status] += 1
