@@ -193,10 +193,9 @@ def _fetch_claimed(store: Store, client: SingleRequestClient, rules: UrlRules, o
     if writer.failure is not None:
         lost = writer.unwritten
         raise StoreUnavailableError(
-            f"fetch stopped: {writer.failure}; no request was made after that; {counts.done - lost} fetched "
-            f"outcomes written, {lost} not (a rerun fetches those again, and what was never fetched); "
-            "read the HBase Thrift gateway's and RegionServer's logs (local HBase: .hbase-local/logs/, "
-            "`scripts/hbase-local status`)")
+            f"fetch stopped, HBase failed: {counts.done - lost} fetched outcomes written, {lost} not (the rerun "
+            "fetches those again, and what was never fetched); no request since; read the logs of its Thrift "
+            f"gateway and RegionServer (local HBase: .hbase-local/logs/). Cause: {writer.failure}")
     on_progress(_progress(counts, queues, counts.seconds))
     log.info("fetch: %s", counts.summary())
     return counts

@@ -24,7 +24,7 @@ from hbase_fixtures import REPO, hbase_local, side_gateway
 
 from sitemapcrawl.config import Settings
 from sitemapcrawl.model.cells import column_names, decode
-from sitemapcrawl.model.webpage import WEBPAGE_TABLE, WebPage
+from sitemapcrawl.model.webpage import HOST_TABLE, WEBPAGE_TABLE, HostRow, WebPage
 from sitemapcrawl.storage.store import Store
 from sitemapcrawl.testweb import TestWebServer, bulk_web
 from sitemapcrawl.testweb.accesslog import Access
@@ -52,6 +52,10 @@ def start(settings: Settings, *args: str, **env: str) -> subprocess.Popen[str]:
                             env=environment(**env), stdin=subprocess.DEVNULL)
 
 
+def page_urls(web: TestWebServer) -> set[str]:
+    return {f"{base.rstrip('/')}/p/{i}.html" for base in web.base_urls() for i in range(PAGES)}
+
+
 def page_requests(web: TestWebServer) -> list[Access]:
     return [r for r in web.log.records() if r.status != 0 and r.target.startswith("/p/")]
 
@@ -70,8 +74,7 @@ def wait_for(condition: Callable[[], bool], seconds: float = 60) -> None:
 def prepare(settings: Settings, web: TestWebServer, tmp_path: Path, batch: str) -> None:
     """Tables, every page of both hosts injected, one batch generated."""
     seeds = tmp_path / "seeds.txt"
-    seeds.write_text("".join(f"{base}/p/{i}.html\n" for base in web.base_urls() for i in range(PAGES)),
-                     encoding="utf-8")
+    seeds.write_text("".join(f"{url}\n" for url in sorted(page_urls(web))), encoding="utf-8")
     for args in (("init",), ("inject", str(seeds)), ("generate", "--batch-id", batch)):
         done = run(settings, *args)
         assert done.returncode == 0, done.stderr
@@ -152,31 +155,72 @@ def test_a_store_gone_mid_fetch_stops_the_requests_and_the_rerun_fetches_only_wh
     assert fetch.returncode == 2, err
     no_traceback(err)
     last = err.strip().splitlines()[-1]
-    assert "fetch stopped" in last and "HBase" in last and "logs" in last, err
+    assert "fetch stopped, HBase failed" in last and "Could not connect" in last and "logs" in last, err
     assert [r.url for r in page_requests(web) if r.start > gone_at + 1.0] == []
-    lost = int(last.split(" not (")[0].rsplit(", ", 1)[1].split()[0])
+    lost = int(last.split(" not (")[0].rsplit(", ", 1)[1])
     before = Counter(r.url for r in page_requests(web))
 
     rerun = run(settings, "fetch", "--batch", "b5", "--delay", "0")
 
     assert rerun.returncode == 0, rerun.stderr
-    assert set(r.url for r in page_requests(web)) == {f"{b}/p/{i}.html" for b in web.base_urls() for i in range(PAGES)}
+    assert {r.url for r in page_requests(web)} == page_urls(web)
     twice = fetched_twice(web)
     assert len(twice) == lost and all(before[url] == 1 for url in twice)
+    assert all(when is not None for when in fetch_times(settings).values())
+
+
+def test_a_store_back_within_the_retry_budget_loses_nothing(
+        web: TestWebServer, settings: Settings, hbase_address: str, tmp_path: Path) -> None:
+    prepare(settings, web, tmp_path, "b5b")
+    with side_gateway(hbase_address) as port:
+        side = Settings(hbase=f"127.0.0.1:{port}", table_prefix=settings.table_prefix)
+        fetch = start(side, "fetch", "--batch", "b5b", "--delay", "0.4", "--threads", "2",
+                      SITEMAPCRAWL_HBASE_RETRIES="14")
+        wait_for(lambda: len(page_requests(web)) >= 4)
+        assert hbase_local("stop-thrift", str(port), timeout=120).returncode == 0
+        gone_at = time.monotonic()
+        time.sleep(2.0)
+        during = [r.url for r in page_requests(web) if gone_at + 1.0 < r.start]
+        restarted = hbase_local("start-thrift", str(port), timeout=120)
+        assert restarted.returncode == 0, restarted.stderr
+        _, err = fetch.communicate(timeout=180)
+
+    assert fetch.returncode == 0, err
+    no_traceback(err)
+    assert during == []  # no request while nothing could be written
+    assert {r.url for r in page_requests(web)} == page_urls(web)
+    assert fetched_twice(web) == []
     assert all(when is not None for when in fetch_times(settings).values())
 
 
 # ------------------------------------------------------------- case 6 ---
 
 
+def stored_last_requests(settings: Settings) -> dict[str, datetime]:
+    """Politeness key -> the end of its last request, as the `host` table holds it."""
+    fields = ["last_request"]
+    with Store(settings) as store:
+        rows = store.scan(HOST_TABLE, prefix=b"~", columns=column_names(HostRow, fields))
+        return {key.decode().partition(":")[2]: row.last_request
+                for key, row in ((key, decode(HostRow, "", cells, fields)) for key, cells in rows)
+                if row.last_request is not None}
+
+
 def test_politeness_survives_sigkill(web: TestWebServer, settings: Settings, tmp_path: Path) -> None:
     prepare(settings, web, tmp_path, "b6")
     killed = start(settings, "fetch", "--batch", "b6", "--delay", "1.5", "--threads", "2")
     wait_for(lambda: len(page_requests(web)) >= 3)
+    time.sleep(0.3)  # within the delay: no request in flight, the last answer had its few ms to be written
     killed.send_signal(signal.SIGKILL)
     killed.wait(timeout=30)
     by_killed = list(web.log.records())
+    wall = time.time() - time.monotonic()  # the access log's clock (this process's) to wall time
     last_of = {host: max(r.end for r in by_killed if r.host == host) for host in {r.host for r in by_killed}}
+    # What a rerun reads: each host's last request as the killed process recorded it before dying.
+    stored = stored_last_requests(settings)
+    for host, last in last_of.items():
+        recorded = [when for key, when in stored.items() if key.startswith(host)]
+        assert recorded and recorded[0].timestamp() >= wall + last - 0.005, (host, stored)
 
     rerun = run(settings, "fetch", "--batch", "b6", "--delay", "1.5", "--threads", "2")
 
@@ -185,5 +229,5 @@ def test_politeness_survives_sigkill(web: TestWebServer, settings: Settings, tmp
     for host, last in last_of.items():
         first = min(r.start for r in later if r.host == host)
         assert first - last >= 1.5, (host, first - last)
-    twice = fetched_twice(web)
-    assert len(twice) <= 2, twice  # at most the page in flight of each host when the kill came
+    assert len(page_requests(web)) == 2 * PAGES
+    assert fetched_twice(web) == []
