@@ -70,13 +70,15 @@ def _content_fields(item: FetchItem, response: HttpResponse, settings: Settings,
     if signature != item.signature:
         fields["content_changed"] = now
     if keep:
-        limit = settings.max_cell_bytes - _CELL_MARGIN
+        # The cell limit, and the row limit we keep ourselves to (`max_row_bytes`), whichever is lower.
+        cap = min(settings.max_cell_bytes, settings.max_row_bytes)
+        limit = cap - _CELL_MARGIN
         # gzip never grows data by more than a few bytes per 16 KiB block.
         size = len(body) if len(body) + len(body) // 1000 + 64 <= limit else len(zlib.compress(body, 6)) + 18
         if size > limit:
             fields["status"] = FetchStatus.TOO_LARGE
-            fields["error"] = (f"compressed body of {size} bytes is over the HBase cell limit of "
-                               f"{settings.max_cell_bytes} bytes; not stored")
+            fields["error"] = (f"compressed body of {size} bytes is over the cell limit of {cap} bytes "
+                               "(the lower of max_cell_bytes and max_row_bytes); not stored")
         else:
             fields["content"] = body
     return fields

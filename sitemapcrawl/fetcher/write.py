@@ -44,7 +44,6 @@ from sitemapcrawl.storage.hosts import origin_key
 from sitemapcrawl.storage.politeness import KeyState, QueueBy, state_rows
 from sitemapcrawl.storage.store import Store
 
-
 #: Seconds a write may take before workers stop starting requests until it ends (`Writer.ready`).
 STALLED_AFTER = 2.0
 

@@ -111,6 +111,11 @@ class Store:
         """Rows per round trip (`hbase_batch_size`): what callers that read in chunks should use."""
         return self._batch_size
 
+    @property
+    def max_row_bytes(self) -> int:
+        """Most bytes of one row and of one write call (`max_row_bytes`): what a big value is spread below."""
+        return self._max_bytes
+
     def _attempts_now(self) -> int:
         # An HBase that never answered is most likely not running: say so
         # quickly. One that answered before is worth waiting for (a restart).

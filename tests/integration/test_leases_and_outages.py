@@ -18,7 +18,6 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-import pytest
 from cli_helpers import cli_command
 from hbase_fixtures import REPO, hbase_local, side_gateway
 
