@@ -66,6 +66,10 @@ class Settings:
     does not answer fails a command within `hbase_call_timeout` + `hbase_timeout_ms` (rides out a 45 s stall)."""
     hbase_batch_size: int = 1_000
     """Rows per batched write and per scanner round trip."""
+    max_row_bytes: int = 8_388_608
+    """Most bytes of one row and of one write call sent to HBase: a batched write is cut by bytes too, and a
+    sitemap's history (its snapshot, a parse's changes) is spread over rows below this, so a Thrift gateway
+    with a 256 MB heap is never handed one huge value."""
     hbase_transport: str = "buffered"
     """Thrift transport: `buffered`, or `framed` for a gateway started with `-framed` (or `-hsha`, `-nonblocking`)."""
     hbase_protocol: str = "binary"
@@ -288,6 +292,7 @@ RULES: dict[str, Rule] = {
     "hbase_retries": Rule(1, 100),
     "hbase_call_timeout": Rule(0, _DAY, above=True),
     "hbase_batch_size": Rule(1, 100_000),
+    "max_row_bytes": Rule(2_097_152, 268_435_456),
     "hbase_transport": Rule(choices=ThriftTransport),
     "hbase_protocol": Rule(choices=ThriftProtocol),
     "delay": Rule(0, _DAY),

@@ -32,6 +32,8 @@ class MemoryStore:
         self.tables: dict[str, dict[bytes, dict[bytes, bytes]]] = {table: {} for table in TABLES}
         self.fail_next = False
         self.read = 0
+        self.retries = 0
+        """Operations retried (as `Store.retries`; this store never retries)."""
 
     def put_page(self, url: str, cells: Mapping[bytes, bytes]) -> None:
         """Store `cells` as the webpage row of `url` (keyed as the real store keys it)."""

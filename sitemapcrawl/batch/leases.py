@@ -1,7 +1,7 @@
 """Leases: one worker per share of a batch (a fetch partition, the parse, the update).
 
 A lease is one cell of the batch's registry row, `l:<share>` =
-`worker=ID until=TIME`, written with HBase's check-and-put: a worker claims a
+`worker=ID since=TIME until=TIME`, written with HBase's check-and-put: a worker claims a
 share by replacing exactly the value it read (or by writing where there was
 none), so of two workers racing for one share exactly one wins. While it
 works, a daemon thread pushes the expiry on every third of `lease_seconds`
@@ -13,6 +13,11 @@ past), or held by a process of this machine that is no longer running (the
 worker id is `host:pid:random`, so a `kill -9` does not block the rerun for a
 whole lease). Otherwise the second worker gets `LeaseHeldError` naming the
 holder, or with `wait` sleeps until the lease expires and takes it over.
+
+Fencing: `confirm` pushes the expiry by check-and-put too, and fetch calls it
+before each write of its outcomes (`fetcher.write`), so once `batches
+--release` took the cell over (`registry.release`), the old holder's next
+write is refused, and it stops (see docs/reliability.md for the window left).
 
 Cost: one read and one check-and-put per share to claim; one check-and-put per
 share every `lease_seconds / 3` while working; one to release.
@@ -51,9 +56,24 @@ class Holder:
 
     worker: str
     until: datetime
+    since: datetime | None = None
+    """When the holder claimed the share (None in cells written before it was kept)."""
 
     def text(self) -> bytes:
-        return f"worker={self.worker} until={format_time(self.until)}".encode()
+        since = f" since={format_time(self.since)}" if self.since is not None else ""
+        return f"worker={self.worker}{since} until={format_time(self.until)}".encode()
+
+    def describe(self) -> str:
+        """`worker W (host H, pid P) since T, lease refreshed until U`: who to look for, and where."""
+        host, _, rest = self.worker.partition(":")
+        pid = rest.partition(":")[0] or "?"
+        since = format_time(self.since) if self.since is not None else "?"
+        return (f"worker {self.worker} (host {host}, pid {pid}) since {since}, "
+                f"lease refreshed until {format_time(self.until)}")
+
+    def live(self, now: datetime) -> bool:
+        """Does the lease still hold: not expired, and not a process of this machine that died?"""
+        return self.until > now and not self.gone()
 
     @classmethod
     def parse(cls, raw: bytes | None) -> Holder | None:
@@ -62,7 +82,8 @@ class Holder:
             return None
         fields = dict(part.partition("=")[::2] for part in raw.decode("utf-8", "replace").split())
         try:
-            return cls(fields["worker"], parse_time(fields["until"]))
+            since = parse_time(fields["since"]) if "since" in fields else None
+            return cls(fields["worker"], parse_time(fields["until"]), since)
         except (KeyError, ValueError):
             return None
 
@@ -99,11 +120,16 @@ class Lease:
         self.lost = threading.Event()
         """Set when a refresh found the share taken over: stop working on it."""
         self._held: dict[str, bytes] = {}
+        self._since: datetime | None = None
+        self._lock = threading.Lock()
+        """One check-and-put of our cells at a time (the refresh thread and `confirm`)."""
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
     def _mine(self) -> bytes:
-        return Holder(self.worker, self.clock() + timedelta(seconds=self.seconds)).text()
+        if self._since is None:
+            self._since = self.clock()
+        return Holder(self.worker, self.clock() + timedelta(seconds=self.seconds), self._since).text()
 
     def claim(self, wait: bool = False, on_wait: Callable[[str], None] = lambda line: None) -> None:
         """Take every share, or raise LeaseHeldError naming the holder (after releasing what was taken).
@@ -137,8 +163,7 @@ class Lease:
                     self._held[share] = mine
                     return
                 continue  # somebody changed it between our read and our put: look again
-            line = (f"batch {self.batch_id} {share} is held by worker {holder.worker} until "
-                    f"{format_time(holder.until)}")
+            line = f"batch {self.batch_id} {share} is held by {holder.describe()}"
             if not wait:
                 raise LeaseHeldError(f"{line}; rerun with --wait to take it over when that lease expires")
             if not told:
@@ -148,28 +173,47 @@ class Lease:
 
     def _refresh(self) -> None:
         while not self._stop.wait(self.seconds / 3):
+            try:
+                self.confirm()
+            except SitemapCrawlError as exc:
+                log.warning("batch %s: lease not refreshed (%s)", self.batch_id, exc)
+
+    def confirm(self) -> bool:
+        """Push the expiry of every share held (check-and-put on our own value); False once one was taken.
+
+        Taken (over by another worker, or by `batches --release`): `lost` is
+        set and the share is dropped. Raises StoreUnavailableError when HBase
+        does not answer. Cost: one check-and-put per share.
+        """
+        with self._lock:
             for share, value in list(self._held.items()):
                 mine = self._mine()
-                try:
-                    won = self.store.check_and_put(BATCH_TABLE, self.batch_id.encode(), batch_cell("l", share),
-                                                   value, mine)
-                except SitemapCrawlError as exc:
-                    log.warning("batch %s %s: lease not refreshed (%s)", self.batch_id, share, exc)
-                    continue
-                if won:
+                if self.store.check_and_put(BATCH_TABLE, self.batch_id.encode(), batch_cell("l", share),
+                                            value, mine):
                     self._held[share] = mine
-                else:
-                    log.warning("batch %s %s: lease lost to another worker; stopping", self.batch_id, share)
-                    self._held.pop(share, None)
-                    self.lost.set()
+                    continue
+                holder = Holder.parse((self.store.row(BATCH_TABLE, self.batch_id.encode(),
+                                                      [batch_cell("l", share)]) or {}).get(batch_cell("l", share)))
+                log.warning("batch %s %s: lease taken by %s; stopping", self.batch_id, share,
+                            holder.worker if holder else "nobody")
+                self._held.pop(share, None)
+                self.lost.set()
+            return not self.lost.is_set()
 
-    def release(self) -> None:
-        """Give the shares back (expiry set to now) and stop refreshing; never raises for HBase trouble."""
+    def release(self, store_failed: bool = False) -> None:
+        """Give the shares back (expiry set to now) and stop refreshing; never raises for HBase trouble.
+
+        With `store_failed` (HBase stopped answering) nothing is sent: the
+        lease expires by itself, and a rerun on this machine takes it over at
+        once (its holder is gone).
+        """
         self._stop.set()
         if self._thread is not None and self._thread is not threading.current_thread():
             self._thread.join(timeout=5)
+        if store_failed:
+            self._held.clear()
         for share, value in list(self._held.items()):
-            ended = Holder(self.worker, self.clock() - timedelta(seconds=1)).text()
+            ended = Holder(self.worker, self.clock() - timedelta(seconds=1), self._since).text()
             try:
                 self.store.check_and_put(BATCH_TABLE, self.batch_id.encode(), batch_cell("l", share), value, ended)
             except SitemapCrawlError as exc:

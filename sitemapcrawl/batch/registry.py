@@ -13,7 +13,10 @@ marks its rows updated for it (`k:upd` = batch id) without scheduling them,
 so generate may select them again; what they hold stays.
 
 Releasing also deletes the batch's records (`batchrow`, see
-`sitemapcrawl.storage.tables`).
+`sitemapcrawl.storage.tables`). It refuses a batch a live worker holds a
+lease of (`LeaseHeldError` naming it); `force` releases it anyway (for a
+worker on a machine that died) and first takes every lease cell over, so the
+old holder's next write is refused (`batch.leases`: fencing).
 
 Cost: the registry is one small row per batch; listing the unfinished ones
 scans the `batch` table only (the records are in a table of their own).
@@ -212,13 +215,23 @@ def too_old(state: BatchState, now: datetime, max_age: float) -> bool:
     return state.generated is not None and state.generated < now - timedelta(seconds=max_age)
 
 
-def release(store: Store, batch_id: str, now: datetime) -> int:
+def release(store: Store, batch_id: str, now: datetime, force: bool = False) -> int:
     """Free the rows of a batch for generate and mark it released; return the rows freed.
 
-    Raises UsageError for a batch the registry does not know.
+    Raises UsageError for a batch the registry does not know, LeaseHeldError
+    for one a live worker holds a lease of (unless `force`; see the module
+    docstring). Cost: one check-and-put per lease cell, then as above.
     """
-    if read_batch(store, batch_id) is None:
+    state = read_batch(store, batch_id)
+    if state is None:
         raise UsageError(f"batch {batch_id!r} is not in the batch registry; `sitemapcrawl batches` lists them")
+    live = live_holders(state, now)
+    if live and not force:
+        share, holder = live[0]
+        raise LeaseHeldError(
+            f"batch {batch_id} is being worked on: {share} is held by {holder.describe()}; stop that worker "
+            "first, or, if its machine is dead, rerun with --force")
+    _fence(store, batch_id, state, now)
     held: list[bytes] = []
     # Keys first, writes after: a scanner must not idle while we write.
     for rows in batch_rows(store, Mark.GENERATE, batch_id, [Mark.UPDATE], 1000, "batches", Unreadable()):
@@ -229,6 +242,28 @@ def release(store: Store, batch_id: str, now: datetime) -> int:
     if BATCHROW_TABLE in store.existing_tables():  # a table made before the records may lack it
         drop_records(store, batch_id)
     return len(held)
+
+
+def live_holders(state: BatchState, now: datetime) -> list[tuple[str, Holder]]:
+    """The shares of a batch whose lease a live worker holds, with the holder, by share name."""
+    found = []
+    for share, raw in sorted(state.leases.items()):
+        holder = Holder.parse(raw.encode())
+        if holder is not None and holder.live(now):
+            found.append((share, holder))
+    return found
+
+
+def _fence(store: Store, batch_id: str, state: BatchState, now: datetime) -> None:
+    """Take every lease cell of the batch over (expired, in the name of `released`): a holder's next
+    refresh or `Lease.confirm` fails, so it stops and writes nothing more for the batch."""
+    key = batch_id.encode()
+    for share in state.leases:
+        column = batch_cell("l", share)
+        while True:
+            current = (store.row(BATCH_TABLE, key, [column]) or {}).get(column)
+            if store.check_and_put(BATCH_TABLE, key, column, current, Holder("released", now, now).text()):
+                break
 
 
 def lease_value_column(share: str) -> bytes:

@@ -184,8 +184,14 @@ def batches_command(
     release: Annotated[str | None, typer.Option("--release", metavar="ID", show_default=False,
                                                 help="Give up this batch: free its rows for generate "
                                                      "[default: none].")] = None,
+    force: Annotated[bool, typer.Option("--force", help="With --release: release it even though a worker "
+                                                        "holds a lease of it (only for a worker whose machine "
+                                                        "died; its later writes are refused).")] = False,
 ) -> None:
     """List the unfinished batches (state, rows, leases); finish or release one.
+
+    --release refuses a batch a live worker is working on, naming it (host,
+    pid, since when); --force is for a worker on a machine that died.
 
     A batch is unfinished from generate until updatedb merged it: a crawl
     killed or interrupted, or a fetch stopped by its time limit, leaves one.
@@ -203,9 +209,11 @@ def batches_command(
 
     if resume is not None and release is not None:
         raise UsageError("batches: give --resume ID or --release ID, not both")
+    if force and release is None:
+        raise UsageError("batches: --force goes with --release ID")
     with open_store() as store:
         if release is not None:
-            freed = registry.release(store, release, datetime.now(UTC).replace(microsecond=0))
+            freed = registry.release(store, release, datetime.now(UTC).replace(microsecond=0), force=force)
             echo_err(f"batches: released {release}: {freed} rows freed for generate")
             return
         if resume is not None:

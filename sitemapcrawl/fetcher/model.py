@@ -154,6 +154,8 @@ class FetchCounts:
     robots_fetched: int = 0
     redirects_followed: int = 0
     new_rows: int = 0
+    dropped: int = 0
+    """Outcomes not written because the batch was released while this run fetched it."""
     by_status: Counter[str] = field(default_factory=Counter)
     by_host: dict[str, Counter[str]] = field(default_factory=dict)
     stopped: str | None = None

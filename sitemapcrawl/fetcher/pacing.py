@@ -14,14 +14,20 @@ Requests in flight are counted too (`begin` before each request,
 `stop` lets no request start any more, and `settle` waits a little for
 those in flight, then counts each one still running as ending at the
 latest it can (its start plus the longest it may take, which the HTTP
-client's deadline enforces). A stored end never moves back.
+client's deadline enforces). A stored end never moves back. The same holds
+for a process killed hard: for a key with a delay, `begin` hands the key to
+`reserve` (the writer's, which writes its state to HBase) before the request
+is made, with the request counted in flight until its deadline, and
+`answered` again with its true end, so the state in HBase covers every
+request sent; a reservation refused (HBase gone) makes `begin` say False.
+Cost: two one-row puts per request of a key with a delay (none at delay 0).
 """
 
 from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Hashable, Mapping
+from collections.abc import Callable, Hashable, Mapping
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -54,6 +60,8 @@ class Pacing:
         """Key -> the latest end of each of its requests in flight, oldest request first."""
         self._idle = threading.Condition(self._lock)
         self._stopped = False
+        self.reserve: Callable[[Hashable], bool] = lambda key: True
+        """Records a key's state (see `snapshot`) before its request starts; False: it could not."""
 
     def start(self, known_delays: Mapping[Hashable, float]) -> None:
         """Before the first request: each queue waits out what its stored state and delays still ask."""
@@ -94,8 +102,20 @@ class Pacing:
         with self._lock:
             if self._stopped:
                 return False
-            self._in_flight.setdefault(key, []).append(wall_now() + timedelta(seconds=longest))
+            latest = wall_now() + timedelta(seconds=longest)
+            self._in_flight.setdefault(key, []).append(latest)
+            self._versions[key] = self._versions.get(key, 0) + 1
+            paced = self._paced(key)
+        if not paced or self.reserve(key):
             return True
+        with self._lock:  # not recorded: the request is not made
+            ends = self._in_flight.get(key, [])
+            if latest in ends:
+                ends.remove(latest)
+            if not ends:
+                self._in_flight.pop(key, None)
+                self._idle.notify_all()
+        return False
 
     def answered(self, key: Hashable, code: int | None, retry_after: str | None) -> None:
         """A request of this key ended (call before releasing its slot): note it, slow down or recover."""
@@ -123,9 +143,22 @@ class Pacing:
             last = now if state.last_request is None else max(now, state.last_request)
             self._states[key] = KeyState(last, not_before, slow)
             self._versions[key] = self._versions.get(key, 0) + 1
+            paced = self._paced(key)
+        if paced:
+            self.reserve(key)  # the true end, at once (a refusal stops the next `begin`)
         self._apply(key)
         if pause > 0:
             self._queues.hold(key, clock + pause)
+
+    def paced(self, key: Hashable) -> bool:
+        """Does the key wait between requests? Then its state and outcomes are written at once."""
+        with self._lock:
+            return self._paced(key)
+
+    def _paced(self, key: Hashable) -> bool:
+        """Does the key wait between requests (so its state must be in HBase before each one)? Under the lock."""
+        state = self._states.get(key, KeyState())
+        return self._base.get(key, self._delay) > 0 or state.slow_delay > 0 or state.not_before is not None
 
     def stop(self) -> None:
         """No request starts from now on: `begin` says False."""
@@ -154,9 +187,20 @@ class Pacing:
             return sum(len(ends) for ends in self._in_flight.values())
 
     def snapshot(self) -> dict[Hashable, tuple[int, KeyState]]:
-        """Key -> (version, state) for every key this run made requests to (for the writer)."""
+        """Key -> (version, state) for every key this run made requests to (for the writer).
+
+        A request in flight counts as ending at its deadline (what a kill
+        leaves behind must cover it); once it ends, the true end is given.
+        """
         with self._lock:
-            return {key: (version, self._states[key]) for key, version in self._versions.items()}
+            return {key: (version, self._recorded(key)) for key, version in self._versions.items()}
+
+    def _recorded(self, key: Hashable) -> KeyState:
+        state = self._states.get(key, KeyState())
+        ends = self._in_flight.get(key)
+        if ends and (state.last_request is None or max(ends) > state.last_request):
+            return KeyState(max(ends), state.not_before, state.slow_delay)
+        return state
 
     def state(self, key: Hashable) -> KeyState:
         """What this run knows of a key."""

@@ -70,13 +70,15 @@ def _content_fields(item: FetchItem, response: HttpResponse, settings: Settings,
     if signature != item.signature:
         fields["content_changed"] = now
     if keep:
-        limit = settings.max_cell_bytes - _CELL_MARGIN
+        # The cell limit, and the row limit we keep ourselves to (`max_row_bytes`), whichever is lower.
+        cap = min(settings.max_cell_bytes, settings.max_row_bytes)
+        limit = cap - _CELL_MARGIN
         # gzip never grows data by more than a few bytes per 16 KiB block.
         size = len(body) if len(body) + len(body) // 1000 + 64 <= limit else len(zlib.compress(body, 6)) + 18
         if size > limit:
             fields["status"] = FetchStatus.TOO_LARGE
-            fields["error"] = (f"compressed body of {size} bytes is over the HBase cell limit of "
-                               f"{settings.max_cell_bytes} bytes; not stored")
+            fields["error"] = (f"compressed body of {size} bytes is over the cell limit of {cap} bytes "
+                               "(the lower of max_cell_bytes and max_row_bytes); not stored")
         else:
             fields["content"] = body
     return fields
@@ -207,8 +209,18 @@ class Worker:
                                RobotsRule(policy, retry_at=retry_at, error="robots.txt could not be read"))
                 self.queues.release(lease)
 
+    def held_back(self, lease: Lease[FetchItem | RobotsItem], item: FetchItem | RobotsItem) -> bool:
+        """While HBase takes no writes (`Writer.ready`), put the item back and say True: no request now."""
+        if self.writer.ready():
+            return False
+        self.queues.add(lease.key, item, front=True)
+        self.queues.release(lease, pause=0.2)
+        return True
+
     def fetch_robots(self, lease: Lease[FetchItem | RobotsItem], item: RobotsItem) -> None:
         """Fetch an origin's robots.txt (the first request of its queue) and start using it."""
+        if self.held_back(lease, item):
+            return
         if not self.pacing.begin(lease.key, self.longest_robots):
             self.queues.release(lease)  # the run is stopping: no new request
             return
@@ -262,6 +274,8 @@ class Worker:
         if rule.crawl_delay is not None and rule.crawl_delay > self.settings.max_crawl_delay:
             self.queues.release(lease)
             self.defer_origin(lease.key, item, rule.crawl_delay, now)
+            return
+        if self.held_back(lease, item):
             return
         if not self.pacing.begin(lease.key, self.settings.http_deadline):
             self.queues.release(lease)  # the run is stopping: no new request, the row stays as it was
@@ -350,7 +364,7 @@ class Worker:
                 if_new = _with(if_new, sitemap_source=SitemapSource.REDIRECT)
         row = _with(row, **marks)
         status = row.status.value if row.status else "unknown"
-        self.writer.add(Outcome(item.key, row, if_new))
+        self.writer.add(Outcome(item.key, row, if_new), at_once=self.pacing.paced(item.queue))
         with self.lock:
             self.counts.done += 1
             self.counts.by_status[status] += 1

@@ -1,8 +1,11 @@
 """Writing a fetch: finished outcomes, refreshed robots.txt rows and politeness state go to HBase.
 
-Workers never touch HBase: they hand outcomes to a `Writer`, and the job's
-own thread calls `flush` (every `hbase_batch_size` outcomes or once a
-second, and at the end). Taken outcomes stay until written, so an
+Workers hand outcomes to a `Writer`, and the job's own thread calls
+`flush` (every `hbase_batch_size` outcomes or once a second, and at the
+end); the outcome of a request to a key with a delay is written at once by
+its worker (`add(..., at_once=True)`), so a process killed hard loses no
+answer it had time to write (one flush at a time). While a write is being
+retried, `ready` says no: workers start no request until it went through. Taken outcomes stay until written, so an
 interrupted write is sent again by the next flush (puts are idempotent).
 A redirect hop or a new redirect target carries default cells that are
 written only when its row does not exist yet (one multi-get to know); a
@@ -12,16 +15,27 @@ Each flush also writes the politeness state of the keys whose state
 changed since it was last written (`Pacing.snapshot` versions; a write that
 fails or is interrupted is redone by the next flush).
 
+Before each request, `reserve` writes its key's state with the request
+counted as ending at its deadline, so a process killed with requests in
+flight (SIGKILL) leaves a state the rerun waits out; a reservation that
+cannot be written (HBase gone) refuses the request, and the job stops.
+Before each write of outcomes, `fence` (the lease's `confirm`) must say the
+batch is still ours: once it was released, the outcomes are dropped, not
+written (`batch.leases`).
+
 Cost per flush: one multi-get for possibly new rows, one batched put per
-table (and one for the member records of redirect hops).
+table (and one for the member records of redirect hops), one check-and-put
+per lease share. Per request: one one-row put to the `host` table.
 """
 
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 
+from sitemapcrawl.errors import SitemapCrawlError
 from sitemapcrawl.model.cells import column_names, encode
 from sitemapcrawl.model.webpage import HOST_TABLE, WEBPAGE_TABLE, HostRow, WebPage
 from sitemapcrawl.storage.batchrecords import record_members
@@ -29,6 +43,9 @@ from sitemapcrawl.storage.dueindex import write_pages
 from sitemapcrawl.storage.hosts import origin_key
 from sitemapcrawl.storage.politeness import KeyState, QueueBy, state_rows
 from sitemapcrawl.storage.store import Store
+
+#: Seconds a write may take before workers stop starting requests until it ends (`Writer.ready`).
+STALLED_AFTER = 2.0
 
 
 @dataclass(frozen=True)
@@ -44,11 +61,23 @@ class Writer:
     """Buffers what workers finished and writes it from the job's thread (see the module docstring)."""
 
     def __init__(self, store: Store, queue_by: QueueBy,
-                 states: Callable[[], dict[Hashable, tuple[int, KeyState]]]) -> None:
+                 states: Callable[[], dict[Hashable, tuple[int, KeyState]]],
+                 fence: Callable[[], bool] = lambda: True) -> None:
         self._store = store
         self._queue_by = queue_by
         self._states = states
+        self._fence = fence
         self._lock = threading.Lock()
+        self._flush_lock = threading.Lock()
+        self._state_lock = threading.Lock()
+        """One write of politeness states at a time, each from a snapshot taken under it (never an older
+        state over a newer one)."""
+        self.failure: SitemapCrawlError | None = None
+        """The store error that made a reservation fail: no request may start any more."""
+        self.dropped = 0
+        """Outcomes not written because the batch was no longer ours (released)."""
+        self._flushing_since: float | None = None
+        self._retries_before = 0
         self._outcomes: list[Outcome] = []
         self._host_rows: list[HostRow] = []
         self._unwritten: list[Outcome] = []
@@ -58,15 +87,49 @@ class Writer:
         self.new_rows = 0
         """Rows this run created (redirect hops and targets)."""
 
-    def add(self, outcome: Outcome) -> None:
-        """Queue one row's cells (thread-safe)."""
+    def add(self, outcome: Outcome, at_once: bool = False) -> None:
+        """Queue one row's cells (thread-safe); `at_once`: and write what waits now (`try_flush`)."""
         with self._lock:
             self._outcomes.append(outcome)
+        if at_once:
+            self.try_flush()
+
+    def try_flush(self) -> bool:
+        """`flush`, with a store failure kept in `failure` (no request starts after it) instead of raised."""
+        if self.failure is not None:
+            return False
+        try:
+            self.flush()
+        except SitemapCrawlError as exc:
+            self.failure = self.failure or exc
+            return False
+        return True
 
     def add_host_row(self, row: HostRow) -> None:
         """Queue a refreshed robots.txt row (thread-safe)."""
         with self._lock:
             self._host_rows.append(row)
+
+    def reserve(self, key: Hashable) -> bool:
+        """Before a request to `key` starts: write the key's state, the request in flight included; False
+        (and `failure` set) when the store cannot take it, so the request is not made."""
+        if self.failure is not None:
+            return False
+        try:
+            with self._state_lock:
+                version, state = self._states()[key]
+                self._store.write(HOST_TABLE, state_rows({key: state}, self._queue_by))
+                self._written[key] = max(version, self._written.get(key, 0))
+        except SitemapCrawlError as exc:
+            self.failure = self.failure or exc
+            return False
+        return True
+
+    @property
+    def unwritten(self) -> int:
+        """Outcomes handed over and not written yet."""
+        with self._lock:
+            return len(self._outcomes) + len(self._unwritten)
 
     @property
     def waiting(self) -> int:
@@ -75,19 +138,41 @@ class Writer:
             return len(self._outcomes)
 
     def flush(self) -> None:
-        """Write what finished and the politeness state that changed."""
+        """Write what finished and the politeness state that changed (one flush at a time)."""
+        with self._flush_lock:
+            self._retries_before, self._flushing_since = self._store.retries, time.monotonic()
+            try:
+                self._flush()
+            finally:
+                self._flushing_since = None
+
+    def ready(self) -> bool:
+        """May a request start? Not after a store failure, nor while a write is retried or has taken over
+        `STALLED_AFTER` seconds: what is fetched must have somewhere to go."""
+        since = self._flushing_since
+        if self.failure is not None:
+            return False
+        return since is None or (self._store.retries == self._retries_before
+                                 and time.monotonic() - since < STALLED_AFTER)
+
+    def _flush(self) -> None:
         with self._lock:
             self._unwritten.extend(self._outcomes)
             self._unwritten_hosts.extend(self._host_rows)
             self._outcomes, self._host_rows = [], []
-        fresh = {key: (version, state) for key, (version, state) in self._states().items()
-                 if version > self._written.get(key, 0)}
-        if self._unwritten_hosts or fresh:
-            puts = [(origin_key(r.origin), encode(r)) for r in self._unwritten_hosts]
-            puts += state_rows({key: state for key, (_, state) in fresh.items()}, self._queue_by)
-            self._store.write(HOST_TABLE, puts)
-            self._unwritten_hosts = []
-            self._written.update({key: version for key, (version, _) in fresh.items()})
+        with self._state_lock:
+            fresh = {key: (version, state) for key, (version, state) in self._states().items()
+                     if version > self._written.get(key, 0)}
+            if self._unwritten_hosts or fresh:
+                puts = [(origin_key(r.origin), encode(r)) for r in self._unwritten_hosts]
+                puts += state_rows({key: state for key, (_, state) in fresh.items()}, self._queue_by)
+                self._store.write(HOST_TABLE, puts)
+                self._unwritten_hosts = []
+                self._written.update({key: version for key, (version, _) in fresh.items()})
+        if self._unwritten and not self._fence():
+            self.dropped += len(self._unwritten)
+            self._unwritten = []
+            return
         self._write(self._unwritten)
         self._unwritten = []
 

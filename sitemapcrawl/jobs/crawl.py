@@ -54,7 +54,7 @@ from sitemapcrawl.batch.workers import (
     split_share,
 )
 from sitemapcrawl.config import Settings
-from sitemapcrawl.errors import UsageError
+from sitemapcrawl.errors import LeaseHeldError, UsageError
 from sitemapcrawl.jobs.detect import DetectCounts, detect
 from sitemapcrawl.jobs.fetch import FetchCounts, FetchOptions, FetchProgress, fetch
 from sitemapcrawl.jobs.generate import GenerateCounts, GenerateOptions, generate, new_batch_id
@@ -243,7 +243,11 @@ def resume_unfinished(
         if not registry.generated_within(state, options.split):
             continue
         if registry.too_old(state, now(), rules.settings.batch_max_age):
-            freed = registry.release(store, batch, now())
+            try:
+                freed = registry.release(store, batch, now())
+            except LeaseHeldError as exc:
+                on_resume(f"batch {batch}: older than batch_max_age, left alone: {exc}")
+                continue
             result.released[batch] = freed
             on_resume(f"batch {batch}: released, {freed} rows freed: generated "
                       f"{format_time(state.generated) if state.generated else '?'}, longer ago than "

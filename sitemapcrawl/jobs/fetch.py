@@ -8,7 +8,12 @@ requests still in flight `ABANDON_AFTER` seconds later are abandoned. However
 it stops, the politeness state written last covers every request it started,
 and what was not fetched keeps its row untouched, so the batch can be
 fetched again. One worker per share: it holds the lease of its partition
-(`sitemapcrawl.batch.leases`). The behaviour in full: docs/commands.md, fetch.
+(`sitemapcrawl.batch.leases`), and a released batch's outcomes are not
+written. When HBase fails (a request's politeness state or a write cannot
+be recorded after the store's retries), no request starts any more; what
+was fetched is written by one more try, and the job raises
+StoreUnavailableError saying how many outcomes are lost (the rerun fetches
+them again). The behaviour in full: docs/commands.md, fetch; docs/reliability.md.
 
 Cost: a read of the batch's member records and rows of its partition, one
 request per URL, batched writes of the outcomes (see `sitemapcrawl.fetcher`).
@@ -24,7 +29,7 @@ from datetime import UTC, datetime
 
 from sitemapcrawl.batch import registry
 from sitemapcrawl.batch.leases import Lease
-from sitemapcrawl.errors import UsageError
+from sitemapcrawl.errors import LeaseHeldError, StoreUnavailableError, UsageError
 from sitemapcrawl.fetcher.feed import queue_all, read_feed, stored_rule
 from sitemapcrawl.fetcher.model import (
     FetchCounts,
@@ -107,10 +112,18 @@ def fetch(
     shares = registry.fetch_shares(store, options.batch_id, options.partition)
     lease = Lease(store, options.batch_id, shares, settings.lease_seconds)
     lease.claim(wait=options.wait, on_wait=log.warning)
+    store_failed = False
     try:
         counts = _fetch_claimed(store, client, rules, options, on_progress, clock, lease)
+    except StoreUnavailableError:
+        store_failed = True
+        raise
     finally:
-        lease.release()
+        lease.release(store_failed=store_failed)
+    if lease.lost.is_set():
+        raise LeaseHeldError(f"fetch: batch {options.batch_id} was taken from this worker (released with "
+                             f"`batches --release --force`, or taken over) while it ran; stopped, and "
+                             f"{counts.dropped} fetched outcomes were not written")
     if not counts.stopped and counts.left == 0:
         registry.record_done(store, options.batch_id, shares, clock())
     return counts
@@ -129,7 +142,8 @@ def _fetch_claimed(store: Store, client: SingleRequestClient, rules: UrlRules, o
     queues: FetchQueues[FetchItem | RobotsItem] = FetchQueues(options.delay, options.threads_per_host)
     keys = {item.queue for item in feed.items}
     pacing = Pacing(queues, options.delay, settings.max_crawl_delay, load_states(store, keys, options.queue_by))
-    writer = Writer(store, options.queue_by, pacing.snapshot)
+    writer = Writer(store, options.queue_by, pacing.snapshot, fence=lease.confirm)
+    pacing.reserve = writer.reserve
     worker = Worker(client, rules, options, queues, pacing, writer, counts, feed.seen, clock)
     for origin, rule in feed.rules.items():
         worker.adopt(origin, feed.queues[origin], rule)
@@ -150,10 +164,11 @@ def _fetch_claimed(store: Store, client: SingleRequestClient, rules: UrlRules, o
             threads[0].join(0.2)
             tick = time.monotonic()
             if writer.waiting >= settings.hbase_batch_size or tick - last_write >= 1.0:
-                writer.flush()
+                writer.try_flush()
                 last_write = tick
             reason = counts.stopped or monitor.reason_to_stop(tick, counts.done) or (
-                "lease lost to another worker" if lease.lost.is_set() else None)
+                "lease lost to another worker" if lease.lost.is_set() else None) or (
+                "HBase failed" if writer.failure is not None else None)
             if reason and not counts.stopped:
                 counts.stopped = reason
                 queues.close()
@@ -168,12 +183,30 @@ def _fetch_claimed(store: Store, client: SingleRequestClient, rules: UrlRules, o
         # After a stop (time limit, throughput, lease) its ABANDON_AFTER seconds may be used up already.
         left = ABANDON_AFTER if abandon_at is None else max(0.0, abandon_at - time.monotonic())
         _wind_down(queues, pacing, threads, counts, left)
-        writer.flush()
+        if writer.failure is None:
+            writer.flush()
+        else:
+            _retry_write(writer)
         counts.new_rows = writer.new_rows
+        counts.dropped = writer.dropped
         counts.seconds = time.monotonic() - started
+    if writer.failure is not None:
+        lost = writer.unwritten
+        raise StoreUnavailableError(
+            f"fetch stopped, HBase failed: {counts.done - lost} fetched outcomes written, {lost} not (the rerun "
+            "fetches those again, and what was never fetched); no request since; read the logs of its Thrift "
+            f"gateway and RegionServer (local HBase: .hbase-local/logs/). Cause: {writer.failure}")
     on_progress(_progress(counts, queues, counts.seconds))
     log.info("fetch: %s", counts.summary())
     return counts
+
+
+def _retry_write(writer: Writer) -> None:
+    """After a store failure: one more try of what was fetched (the store's retries wait for HBase)."""
+    failure, writer.failure = writer.failure, None
+    if not writer.try_flush():
+        log.info("fetch: the write was tried again and failed too (%s)", writer.failure)
+    writer.failure = writer.failure or failure
 
 
 def _wind_down(queues: FetchQueues[FetchItem | RobotsItem], pacing: Pacing, threads: list[threading.Thread],

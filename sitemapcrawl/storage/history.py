@@ -8,9 +8,16 @@ the snapshot, unlists the URLs the sitemap dropped (their `il:` cell goes,
 `k:dsc` marks them for updatedb) and marks new ones `s:nw`; `record_statuses`
 adds the statuses of its URLs after updatedb. The rows: docs/tables.md.
 
-Cost per sitemap parsed: one get of its snapshot, two puts, one small prefix
-scan to prune, and one put per added or removed URL (batched). Memory: the
-two snapshots of one sitemap.
+No row over `max_row_bytes`: a snapshot or a parse's changes too big for one
+row goes on in continuation rows `<key>#00001`, `#00002`... (their chunk
+cells only; `#` is in no row key of a URL, and the summary scans ask for
+columns those rows lack), read back one row per get, so neither a write nor
+a read hands the Thrift gateway more than the bound at once.
+
+Cost per sitemap parsed: one get of its snapshot (one per continuation
+row), two puts (one per row when spread), one small prefix scan to prune,
+and one put per added or removed URL (batched). Memory: the two snapshots
+of one sitemap.
 """
 
 from __future__ import annotations
@@ -70,21 +77,76 @@ class ParseChanges:
     counts: dict[ChangeKind, int] = field(default_factory=dict)
 
 
-def _read_snapshot(store: Store, key: bytes) -> tuple[dict[str, Hints] | None, int]:
-    """The stored snapshot of a sitemap (None: never parsed) and the cells it takes."""
-    cells = store.row(HISTORY_TABLE, key, column_names(HistoryRow, _SNAPSHOT_FIELDS))
+#: Between a history row's key and the number of one of its continuation rows.
+PART_MARK = b"#"
+
+Layout = dict[bytes, set[bytes]]
+"""Row key -> the columns a spread value's rows hold (what a rewrite must clean up)."""
+
+
+def part_key(key: bytes, n: int) -> bytes:
+    """The key of continuation row `n` (from 1) of a history row."""
+    return key + PART_MARK + b"%05d" % n
+
+
+def spread(key: bytes, cells: Mapping[bytes, bytes], max_row_bytes: int) -> list[tuple[bytes, dict[bytes, bytes]]]:
+    """A row's cells cut into rows of at most `max_row_bytes` (in order: the first cells stay on `key`).
+
+    A cell alone over the bound still gets a row of its own (chunk cells are
+    about `changes.CHUNK_BYTES`, far below the smallest bound).
+    """
+    rows: list[tuple[bytes, dict[bytes, bytes]]] = [(key, {})]
+    size = len(key)
+    for column, value in cells.items():
+        weight = len(column) + len(value) + 48
+        if rows[-1][1] and size + weight > max_row_bytes:
+            rows.append((part_key(key, len(rows)), {}))
+            size = len(rows[-1][0])
+        rows[-1][1][column] = value
+        size += weight
+    return rows
+
+
+def gather(store: Store, key: bytes, columns: list[bytes]) -> tuple[dict[bytes, bytes], Layout]:
+    """A spread row's cells, its continuation rows' merged in, and where each column was.
+
+    Cost: one get per row (a row is at most `max_row_bytes`).
+    """
+    cells = store.row(HISTORY_TABLE, key, columns) or {}
+    layout: Layout = {key: set(cells)} if cells else {}
+    n = 1
+    while cells and (part := store.row(HISTORY_TABLE, part_key(key, n), columns)):
+        cells.update(part)
+        layout[part_key(key, n)] = set(part)
+        n += 1
+    return cells, layout
+
+
+def _read_snapshot(store: Store, key: bytes) -> tuple[dict[str, Hints] | None, Layout]:
+    """The stored snapshot of a sitemap (None: never parsed) and the rows and cells it takes."""
+    cells, layout = gather(store, key, column_names(HistoryRow, _SNAPSHOT_FIELDS))
     if not cells:
-        return None, 0
+        return None, layout
     try:
         row = decode_history(key, cells, _SNAPSHOT_FIELDS)
     except (InvalidUrlError, CellDecodeError) as exc:
         log.warning("history: unreadable snapshot, taken as none: %s", exc)
-        return None, 0
+        return None, layout
     if row.snapshot_at is None:
-        return None, 0
+        return None, layout
     parts = row.snapshot or {}
     texts = [parts[n] for n in sorted(parts, key=lambda q: int(q) if q.isdigit() else -1)]
-    return read_snapshot(texts), row.snapshot_chunks or len(parts)
+    return read_snapshot(texts), layout
+
+
+def _clean_up(store: Store, old: Layout, new: list[tuple[bytes, dict[bytes, bytes]]]) -> None:
+    """Delete what an earlier spread left that the new one did not write (whole continuation rows, or cells)."""
+    written = {key: set(cells) for key, cells in new}
+    for key, columns in old.items():
+        if key not in written and key != new[0][0]:
+            store.delete(HISTORY_TABLE, key)
+        elif stale := sorted(columns - written.get(key, set())):
+            store.delete(HISTORY_TABLE, key, stale)
 
 
 def snapshot_urls(store: Store, sitemap_key: bytes) -> list[str]:
@@ -117,7 +179,7 @@ def record_parse(store: Store, sitemap_key: bytes, sitemap_url: str, listed: Map
                  batch_id: str, now: datetime, keep: int) -> ParseChanges:
     """Record one parse of a sitemap (see the module docstring); return what changed."""
     key_text = sitemap_key.decode("utf-8")
-    previous, old_chunks = _read_snapshot(store, sitemap_key)
+    previous, old_layout = _read_snapshot(store, sitemap_key)
     changes = diff(previous, listed) if previous is not None else []
     counts = count_changes(changes)
     change_cells = {str(n): text for n, text in enumerate(chunks(change_lines(changes)))}
@@ -130,11 +192,10 @@ def record_parse(store: Store, sitemap_key: bytes, sitemap_url: str, listed: Map
     snapshot_cells = {str(n): text for n, text in enumerate(chunks(snapshot_lines(listed)))}
     snapshot_row = HistoryRow(key_text, snapshot_at=now, snapshot_entries=len(listed),
                               snapshot_chunks=len(snapshot_cells), snapshot=snapshot_cells)
-    store.write(HISTORY_TABLE, [(parse_row.key.encode("utf-8"), encode(parse_row)),
-                                (sitemap_key, encode(snapshot_row))])
-    if old_chunks > len(snapshot_cells):
-        stale = {str(n): "" for n in range(len(snapshot_cells), old_chunks)}
-        store.delete(HISTORY_TABLE, sitemap_key, list(encode(HistoryRow(key_text, snapshot=stale))))
+    snapshot_rows = spread(sitemap_key, encode(snapshot_row), store.max_row_bytes)
+    store.write(HISTORY_TABLE, [*spread(parse_row.key.encode("utf-8"), encode(parse_row), store.max_row_bytes),
+                                *snapshot_rows])
+    _clean_up(store, old_layout, snapshot_rows)
     _prune(store, key_text, keep)
     if previous is not None:
         _act_on_rows(store, sitemap_url, changes, batch_id)
@@ -170,7 +231,10 @@ def _prune(store: Store, sitemap_key: str, keep: int) -> None:
     columns = column_names(HistoryRow, ["parsed_at"])
     old = [key for n, (key, _cells) in enumerate(store.scan(HISTORY_TABLE, prefix=prefix, columns=columns))
            if n >= max(1, keep)]
+    change_columns = column_names(HistoryRow, ["change_chunks"])
     for key in old:
+        for part in list(gather(store, key, change_columns)[1])[1:]:
+            store.delete(HISTORY_TABLE, part)
         store.delete(HISTORY_TABLE, key)
 
 
@@ -271,7 +335,7 @@ def changes_of(store: Store, parse: HistoryRow, unreadable: Unreadable | None = 
     counted in `unreadable`.
     """
     key = parse.key.encode("utf-8")
-    cells = store.row(HISTORY_TABLE, key, column_names(HistoryRow, ["change_chunks"]))
+    cells, _layout = gather(store, key, column_names(HistoryRow, ["change_chunks"]))
     if not cells:
         return
     try:

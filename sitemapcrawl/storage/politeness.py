@@ -17,9 +17,11 @@ robots.txt request. A fetch that stops starts no request after its last
 write, and that write covers every request it started (one abandoned in
 flight counts as ending at the latest it can: `fetch_pacing.Pacing.settle`).
 So two jobs started one after the other always see each other's last
-request; a process killed hard (SIGKILL) may lose its last
-second of it. The cost is one small put per active key per write, far
-below one per request.
+request. For a key with a delay, fetch also writes its state before each
+request (that request counted as ending at its deadline) and right after it
+(its true end), so a process killed hard (SIGKILL) leaves a state that
+covers every request it sent (`fetcher.pacing`). The cost is one small put
+per active key per write, and two per request of a key with a delay.
 
 Slowing down: a 429 or 503 answer doubles the key's extra delay (from at
 least 1 s, up to `max_crawl_delay`), each other answer shrinks it by a

@@ -100,6 +100,7 @@ class Store:
         self._attempts = max(1, settings.hbase_retries)
         self._call_timeout = settings.hbase_call_timeout
         self._batch_size = max(1, settings.hbase_batch_size)
+        self._max_bytes = settings.max_row_bytes
         check_table_prefix(settings.table_prefix)
         self._prefix = settings.table_prefix
         self._transport = settings.hbase_transport
@@ -115,6 +116,11 @@ class Store:
     def batch_size(self) -> int:
         """Rows per round trip (`hbase_batch_size`): what callers that read in chunks should use."""
         return self._batch_size
+
+    @property
+    def max_row_bytes(self) -> int:
+        """Most bytes of one row and of one write call (`max_row_bytes`): what a big value is spread below."""
+        return self._max_bytes
 
     def _attempts_now(self) -> int:
         # An HBase that never answered is most likely not running: say so
@@ -285,23 +291,27 @@ class Store:
     # ------------------------------------------------------------ writes --
 
     def write(self, table: str, rows: Iterable[tuple[bytes, Mapping[bytes, bytes]]]) -> WriteCounts:
-        """Put rows in batches of `hbase_batch_size`; a failed batch is sent again.
+        """Put rows in batches of `hbase_batch_size` rows and at most `max_row_bytes` bytes (a larger row goes
+        alone); a failed batch is sent again.
 
         Streams: holds one batch in memory, whatever the length of `rows`.
         Cells of a row are merged with what the row has (a put per column).
         """
         name = self.table_name(table)
-        sent = batches = 0
+        sent = batches = size = 0
         retries_before = self.retries
         chunk: list[tuple[bytes, Mapping[bytes, bytes]]] = []
         for row in rows:
             check_key(row[0], f"write to {name}")
+            row_size = _row_bytes(row)
+            if chunk and size + row_size > self._max_bytes:
+                self._send(name, chunk)
+                sent, batches, chunk, size = sent + len(chunk), batches + 1, [], 0
             chunk.append(row)
+            size += row_size
             if len(chunk) >= self._batch_size:
                 self._send(name, chunk)
-                sent += len(chunk)
-                batches += 1
-                chunk = []
+                sent, batches, chunk, size = sent + len(chunk), batches + 1, [], 0
         if chunk:
             self._send(name, chunk)
             sent += len(chunk)
@@ -509,6 +519,12 @@ class Store:
                 self.retries += 1
                 time.sleep(pause)
                 pause = min(pause * 2, 5.0)
+
+
+def _row_bytes(row: tuple[bytes, Mapping[bytes, bytes]]) -> int:
+    """About what a row weighs on the wire: its key, values and a few dozen bytes per cell (qualifier, framing)."""
+    key, cells = row
+    return len(key) + sum(map(len, cells.values())) + 48 * len(cells)
 
 
 def _drop_if_interrupted(connection: happybase.Connection, error: BaseException) -> None:

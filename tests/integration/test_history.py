@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import UTC, datetime, timedelta
 
+from sitemapcrawl.config import Settings
 from sitemapcrawl.model.cells import decode
 from sitemapcrawl.model.changes import CHUNK_BYTES, CHUNK_LINES, ChangeKind, Hints
 from sitemapcrawl.model.webpage import HISTORY_TABLE, HistoryRow
-from sitemapcrawl.storage.history import changes_of, histories, record_parse
+from sitemapcrawl.storage.history import PART_MARK, changes_of, histories, part_key, record_parse, snapshot_urls
 from sitemapcrawl.storage.store import Store
 from sitemapcrawl.web import rowkeys
 
@@ -54,3 +56,30 @@ def test_a_50000_url_sitemap_replaced_half_way_keeps_cells_small_and_every_chang
     [history] = list(histories(store, sitemap=SITEMAP))
     assert [p.batch for p in history.parses] == ["b2", "b3"]
     assert [p.batch for p in next(histories(store, since=T0 + timedelta(hours=2))).parses] == ["b3"]
+
+
+def test_a_snapshot_and_changes_over_max_row_bytes_are_spread_over_rows_and_cleaned_up(settings: Settings) -> None:
+    bound = 2_097_152
+    with Store(dataclasses.replace(settings, max_row_bytes=bound)) as store:
+        store.create_tables()
+        key = rowkeys.row_key(SITEMAP).encode()
+        long = {url.replace("/article-", "/" + "x" * 900 + "/article-"): h for url, h in entries(0, 6_000).items()}
+        record_parse(store, key, SITEMAP, long, "b1", T0, keep=1)  # ~6 MB of snapshot
+        rows = dict(store.scan(HISTORY_TABLE, prefix=key))
+        assert len(rows) >= 4 and {part_key(key, 1), part_key(key, 3)} <= set(rows)
+        assert max(len(k) + sum(len(c) + len(v) for c, v in cells.items()) for k, cells in rows.items()) <= bound
+        assert sorted(snapshot_urls(store, key)) == sorted(long)
+
+        # Every URL replaced: the ~12 MB of change lines are spread too, and read back whole.
+        replaced = {url.replace("x" * 900, "y" * 900): h for url, h in long.items()}
+        record_parse(store, key, SITEMAP, replaced, "b2", T0 + timedelta(hours=1), keep=1)
+        [history] = list(histories(store, sitemap=SITEMAP))
+        assert len(list(changes_of(store, history.parses[-1]))) == 12_000
+        assert sorted(snapshot_urls(store, key)) == sorted(replaced)
+
+        # A small parse: the continuation rows of the snapshot and of the pruned parse go (those left are
+        # the new parse's own: it removed 6,000 long URLs).
+        newest = record_parse(store, key, SITEMAP, entries(0, 10), "b3", T0 + timedelta(hours=2), keep=1).key
+        left = [k for k in (k for k, _ in store.scan(HISTORY_TABLE, prefix=key)) if PART_MARK in k]
+        assert left and all(k.startswith(newest.encode() + PART_MARK) for k in left)
+        assert len(snapshot_urls(store, key)) == 10

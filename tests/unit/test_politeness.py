@@ -135,7 +135,7 @@ def test_pacing_lets_no_request_start_after_stop() -> None:
     pacing.stop()
     assert not pacing.begin("h", longest=60.0)
     assert pacing.settle(0.0) == 0  # nothing in flight: nothing to wait for or to record
-    assert pacing.snapshot()["h"][0] == 1
+    assert pacing.snapshot()["h"][0] == 2  # the begun request, then its end; the refused one is nothing
 
 
 def test_pacing_counts_a_request_still_in_flight_as_ending_at_its_latest() -> None:
@@ -144,17 +144,42 @@ def test_pacing_counts_a_request_still_in_flight_as_ending_at_its_latest() -> No
     before = datetime.now(UTC)
     assert pacing.begin("h", longest=60.0)
     after = datetime.now(UTC)
-    assert pacing.snapshot() == {}  # a request that only started is no new state yet
-    pacing.stop()
-    assert pacing.settle(0.0) == 1
+    # A request that started is recorded as ending at its latest (what a kill must leave behind) ...
     version, state = pacing.snapshot()["h"]
     assert version == 1 and state.last_request is not None
     assert before + timedelta(seconds=60) <= state.last_request <= after + timedelta(seconds=60)
+    pacing.stop()
+    assert pacing.settle(0.0) == 1
+    version, state = pacing.snapshot()["h"]
+    assert version == 2 and before + timedelta(seconds=60) <= state.last_request <= after + timedelta(seconds=60)
     assert "idle" not in pacing.snapshot()  # no request: its stored state is not written again
     # the request does end after all (before the final write): the stored end does not move back
     pacing.answered("h", 200, None)
     assert pacing.state("h").last_request == state.last_request
-    assert pacing.snapshot()["h"][0] == 2
+    assert pacing.snapshot()["h"][0] == 3
+
+
+def test_pacing_reserves_each_request_of_a_delayed_key_before_it_starts_and_refuses_one_not_recorded() -> None:
+    pacing = Pacing(FetchQueues(delay=0.5), delay=0.5, cap=10.0, states={})
+    asked: list[object] = []
+    answer = [True]
+
+    def reserve(key: object) -> bool:
+        asked.append((key, pacing.snapshot()[key][1].last_request))
+        return answer[0]
+
+    pacing.reserve = reserve
+    before = datetime.now(UTC)
+    assert pacing.begin("h", longest=30.0)
+    assert len(asked) == 1 and asked[0][1] >= before + timedelta(seconds=30)  # in flight until its deadline
+    pacing.answered("h", 200, None)
+    assert len(asked) == 2 and asked[1][1] < before + timedelta(seconds=30)  # then its true end, at once
+    answer[0] = False
+    assert not pacing.begin("h", longest=30.0)  # not recorded: not made
+    assert pacing.settle(0.0) == 0
+    unpaced = Pacing(FetchQueues(delay=0.0), delay=0.0, cap=10.0, states={})
+    unpaced.reserve = reserve
+    assert unpaced.begin("k", longest=30.0) and len(asked) == 3  # no delay: no write per request
 
 
 def test_pacing_settle_waits_for_requests_in_flight_and_keeps_the_latest_of_two() -> None:
