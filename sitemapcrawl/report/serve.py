@@ -25,7 +25,6 @@ Binds 127.0.0.1 unless told otherwise. `serve` returns when Ctrl-C
 
 from __future__ import annotations
 
-import json
 import logging
 import sys
 import threading
@@ -41,6 +40,7 @@ from urllib.parse import parse_qs, urlsplit
 from sitemapcrawl.errors import SitemapCrawlError, UsageError
 from sitemapcrawl.report.html import page, render_panel
 from sitemapcrawl.report.panels import PANELS, Snapshot, panel_data, panel_options, take_counted_snapshot
+from sitemapcrawl.safetext import json_text
 from sitemapcrawl.storage.store import Store
 
 log = logging.getLogger(__name__)
@@ -133,7 +133,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _error(self, status: HTTPStatus, message: str, as_json: bool) -> None:
         if as_json:
-            self._send(status, json.dumps({"error": message}), "application/json")
+            self._send(status, json_text({"error": message}), "application/json")
         else:
             self._send(status, f"{status.value} {status.phrase}: {message}\n", "text/plain")
 
@@ -173,12 +173,12 @@ class _Handler(BaseHTTPRequestHandler):
         elif path == "/api":
             if query:
                 raise UsageError("/api takes no parameters")
-            self._send(HTTPStatus.OK, json.dumps({"panels": [f"/api/{name}" for name in PANELS]}),
+            self._send(HTTPStatus.OK, json_text({"panels": [f"/api/{name}" for name in PANELS]}),
                        "application/json")
         elif path.startswith("/api/") and path[5:] in PANELS:
             name = path[5:]
             options = panel_options(name, query)
-            body = json.dumps(panel_data(self.server.cache.get(), name, options), ensure_ascii=False)
+            body = json_text(panel_data(self.server.cache.get(), name, options), ensure_ascii=False)
             self._send(HTTPStatus.OK, body, "application/json")
         elif path.startswith("/fragment/") and path[10:] in PANELS:
             name = path[10:]

@@ -238,6 +238,25 @@ def recorded_keys(store: Store, batch_id: str, kind: bytes, split: Split = WHOLE
         start = records[-1] + b"\x00"
 
 
+def recorded_partitions(store: Store, batch_id: str) -> set[int]:
+    """The fetch partitions (`r:pa`) of a batch's members; a record whose partition does not decode is left out.
+
+    Cost: one range scan of the batch's member records, one small cell each;
+    memory: a set of at most the batch's partition count.
+    """
+    start, stop = record_range(batch_id, MEMBER)
+    column = column_names(BatchRecord, ["partition"])[0]
+    found: set[int] = set()
+    for key, cells in store.scan(BATCHROW_TABLE, start=start, stop=stop, columns=[column]):
+        try:
+            partition = decode(BatchRecord, "", cells, ["partition"]).partition
+        except CellDecodeError as exc:
+            log.warning("batch %s: member record %r: %s", batch_id, key[:80], exc)
+            continue
+        found.add(partition or 0)
+    return found
+
+
 def drop_records(store: Store, batch_id: str, split: Split = WHOLE, chunk: int = 1000) -> int:
     """Delete the batch's records (every kind) in `split`'s buckets; returns records deleted.
 
