@@ -39,7 +39,13 @@ from sitemapcrawl.model.codec import format_time
 from sitemapcrawl.model.marks import Mark
 from sitemapcrawl.model.splits import WHOLE, Split
 from sitemapcrawl.model.webpage import BATCH_TABLE, BATCHROW_TABLE, WEBPAGE_TABLE, BatchRow, WebPage, batch_cell
-from sitemapcrawl.storage.batchrecords import batch_rows, drop_records, has_records, recorded_partitions
+from sitemapcrawl.storage.batchrecords import (
+    batch_rows,
+    drop_records,
+    has_marked_rows,
+    has_records,
+    recorded_partitions,
+)
 from sitemapcrawl.storage.store import Store
 from sitemapcrawl.storage.tables import Unreadable
 
@@ -64,7 +70,7 @@ def fetch_shares(store: Store, batch_id: str, partition: tuple[int, int] | None)
     """
     state = require_batch(store, batch_id)
     if partition is not None:
-        if partition[1] != state.partitions:
+        if state.generated is not None and partition[1] != state.partitions:
             raise UsageError(f"batch {batch_id} has {state.partitions} fetch partitions, not {partition[1]}: "
                              f"give --partition K/{state.partitions}")
         return [fetch_share(*partition)]
@@ -182,11 +188,15 @@ def read_batch(store: Store, batch_id: str) -> BatchState | None:
 
 
 def require_batch(store: Store, batch_id: str) -> BatchState:
-    """The registry's row of a batch generate made; UsageError in one line for any other id.
+    """The registry's row of a batch generate made; UsageError in one line for an id nobody generated.
 
     Checked before a phase takes a lease or waits for a split, so a typo is
     answered at once and leaves nothing behind (no registry row, no lease).
-    Cost: one get.
+    A batch made before the registry has no row there: it is known by its
+    rows' generate mark (an empty state is returned for it).
+    Cost: one get; for an id the registry does not know, one server-filtered
+    scan of `webpage` that stops at the first row of the batch (the whole
+    table for a typo, as reading such a batch always cost).
     """
     cells = store.row(BATCH_TABLE, batch_id.encode())
     if cells is not None:
@@ -196,6 +206,8 @@ def require_batch(store: Store, batch_id: str) -> BatchState:
             raise UsageError(f"batch {batch_id}: its registry row is unreadable ({exc})") from None
         if state.generated is not None:
             return state
+    if has_marked_rows(store, batch_id):
+        return BatchState(batch_id)
     raise UsageError(f"no batch {batch_id!r} in the batch registry (a typo?); `sitemapcrawl batches` lists them")
 
 

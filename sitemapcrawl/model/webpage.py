@@ -52,7 +52,7 @@ BATCHROW_TABLE = "batchrow"
 DUE_TABLE = "due"
 
 #: Bounded columns: a stored value outside is an unreadable cell (storage.tables' one policy), never a crash.
-HOPS = bounded_int(0, MAX_HOPS)
+HOPS = bounded_int(-MAX_HOPS, MAX_HOPS)  # negative: past the constraint (generate skips such a row)
 PARTITION = bounded_int(0, MAX_PARTITIONS - 1)
 PARTITIONS = bounded_int(1, MAX_PARTITIONS)
 PRIORITY = bounded_float(0.0, 1.0)

@@ -238,6 +238,17 @@ def recorded_keys(store: Store, batch_id: str, kind: bytes, split: Split = WHOLE
         start = records[-1] + b"\x00"
 
 
+def has_marked_rows(store: Store, batch_id: str) -> bool:
+    """Does any `webpage` row carry the batch's generate mark (a batch made before the registry)?
+
+    Cost: a server-filtered scan that stops at the first such row; for a batch
+    id nobody generated, the whole table.
+    """
+    column = column_names(WebPage, ["generate_mark"])
+    marked = equals_filter(WebPage, "generate_mark", batch_id)
+    return any(True for _ in store.scan(WEBPAGE_TABLE, columns=column, filter=marked, limit=1))
+
+
 def recorded_partitions(store: Store, batch_id: str) -> set[int]:
     """The fetch partitions (`r:pa`) of a batch's members; a record whose partition does not decode is left out.
 

@@ -45,7 +45,7 @@ PAGE = WebPage(
     blacklisted="quality: too many errors", cross_submitters=("http://other.example/robots.txt",), quality=0.75,
     quality_state=QualityState.DEMOTED, quality_valid=1.0, quality_fetch=0.5, quality_lastmod=0.25,
     quality_duplicates=1.0, quality_errors=0.0, quality_freshness=0.125, quality_notes=("n1",), quality_time=T,
-    weighted_priority=0.6, score=-1.5, depth=3, radius=0, seed=True, batch_id="20240229235958-ab12", partition=7,
+    weighted_priority=0.6, score=-1.5, depth=3, radius=-1, seed=True, batch_id="20240229235958-ab12", partition=7,
     canonical="http://example.com/a", noindex=True, nofollow=False, inject_mark=T, generate_mark="g",
     fetch_mark="f", parse_mark="p", update_mark="u", discover_mark="d", merge_mark="m",
     inlinks={"http://example.com/sitemap.xml": "sitemap pr=0.8 cf=weekly lm=2024-01-01T00:00:00Z dp=3 ra=0 b=g",
@@ -90,7 +90,7 @@ OLD_PAGE_CELLS = {
     b"m:nof": b"0",
     b"m:noi": b"1",
     b"m:pa": b"7",
-    b"m:ra": b"0",
+    b"m:ra": b"-1",
     b"m:sc": b"-1.5",
     b"m:sd": b"1",
     b"ol:http://example.com/c": b"a\tC",
@@ -170,7 +170,7 @@ def test_edge_values_round_trip() -> None:
 
 @pytest.mark.parametrize(("column", "raw"), [
     (b"m:sc", b"inf"), (b"m:sc", b"nan"), (b"m:sc", b"1e300"), (b"s:pr", b"nan"), (b"s:pr", b"1.5"),
-    (b"m:dp", b"99999999999999999999"), (b"m:dp", b"1001"), (b"m:ra", b"-1"), (b"f:fi", b"9" * 5000),
+    (b"m:dp", b"99999999999999999999"), (b"m:dp", b"1001"), (b"m:ra", b"-1001"), (b"f:fi", b"9" * 5000),
     (b"m:pa", b"4096"), (b"s:lm", b"0000-01-01T00:00:00Z"), (b"f:nft", b"2026-02-31T00:00:00Z"),
 ])
 def test_a_stored_value_out_of_range_is_an_unreadable_cell(column: bytes, raw: bytes) -> None:
