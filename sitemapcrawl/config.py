@@ -282,8 +282,14 @@ def _number(value: float) -> str:
 #: No number setting may exceed this (times and sizes far beyond any real crawl,
 #: small enough to add to a date or multiply without overflow).
 MAX_NUMBER = 2**53
+#: Most fetch partitions a batch may have (`generate --partitions`): more than any
+#: cluster runs fetchers, few enough that a registry row names each one cheaply.
+MAX_PARTITIONS = 4_096
+#: Most hops a row may keep (seed `depth` / `radius`, the settings seed_depth and seed_radius).
+MAX_HOPS = 1_000
 _DAY = 86_400
-_TEN_YEARS = 3_650 * _DAY
+#: The longest interval or age any setting, seed or stored row may give, seconds.
+TEN_YEARS = 3_650 * _DAY
 
 #: Ranges and choices. A number setting not named here must be finite and in
 #: 0..MAX_NUMBER; text, paths and lists are checked for their type only.
@@ -302,27 +308,27 @@ RULES: dict[str, Rule] = {
     "max_content_bytes": Rule(1),
     "max_robots_bytes": Rule(1),
     "max_redirects": Rule(0, 100),
-    "robots_retry_interval": Rule(0, _TEN_YEARS),
+    "robots_retry_interval": Rule(0, TEN_YEARS),
     "threads": Rule(1, 1_000),
     "threads_per_host": Rule(1, 100),
     "queue_by": Rule(choices=QueueBy),
     "max_crawl_delay": Rule(0, _DAY),
-    "robots_max_age": Rule(0, _TEN_YEARS),
-    "fetch_retry_interval": Rule(0, _TEN_YEARS),
+    "robots_max_age": Rule(0, TEN_YEARS),
+    "fetch_retry_interval": Rule(0, TEN_YEARS),
     "max_fetch_retries": Rule(0, 1_000),
-    "deferred_interval": Rule(0, _TEN_YEARS),
+    "deferred_interval": Rule(0, TEN_YEARS),
     "max_cell_bytes": Rule(1),
     "warc_max_bytes": Rule(1_000),
     "crawl_mode": Rule(choices=CrawlMode),
     "lease_seconds": Rule(1, _DAY),
     "splits": Rule(1, 256),
-    "batch_max_age": Rule(1, _TEN_YEARS),
-    "seed_score": Rule(None),
-    "seed_depth": Rule(0, 1_000),
-    "seed_radius": Rule(0, 1_000),
-    "default_fetch_interval": Rule(1, _TEN_YEARS),
-    "min_fetch_interval": Rule(1, _TEN_YEARS),
-    "max_fetch_interval": Rule(1, _TEN_YEARS),
+    "batch_max_age": Rule(1, TEN_YEARS),
+    "seed_score": Rule(-MAX_NUMBER),
+    "seed_depth": Rule(0, MAX_HOPS),
+    "seed_radius": Rule(0, MAX_HOPS),
+    "default_fetch_interval": Rule(1, TEN_YEARS),
+    "min_fetch_interval": Rule(1, TEN_YEARS),
+    "max_fetch_interval": Rule(1, TEN_YEARS),
     "adaptive_inc_rate": Rule(0, 1),
     "adaptive_dec_rate": Rule(0, 1),
     "max_sitemap_urls": Rule(0),

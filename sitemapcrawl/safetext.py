@@ -11,6 +11,7 @@ prints for a person goes through `printable`; JSON for scripts goes through
 from __future__ import annotations
 
 import json
+import math
 import re
 from typing import Any
 
@@ -41,8 +42,36 @@ def printable(text: str, limit: int | None = None, keep_newlines: bool = False) 
     return shown
 
 
-def printable_json(value: Any) -> str:
-    """`json.dumps(value, ensure_ascii=False)` with the characters JSON leaves raw escaped."""
+def printable_json(value: Any, **options: Any) -> str:
+    """`json.dumps(value, ensure_ascii=False)` with the characters JSON leaves raw escaped; always valid JSON.
+
+    `options` go to `json.dumps` (`sort_keys`, `separators`).
+    """
     return _UNSAFE_IN_JSON.sub(lambda m: f"\\u{ord(m.group()):04x}",
-                               json.dumps(value, ensure_ascii=False))
+                               json_text(value, ensure_ascii=False, **options))
+
+
+def json_text(value: Any, **options: Any) -> str:
+    """`json.dumps(value, **options)` that is always valid JSON: a NaN or an infinity is written as `null`.
+
+    The policy for every JSON the CLI writes: numbers read from HBase are finite
+    already (the codec refuses others as unreadable cells), so `null`, "not
+    known", is what a non-finite number computed from them can honestly be.
+    Cost: one `json.dumps`; a second, after a walk of `value`, only when a
+    non-finite number is in it.
+    """
+    try:
+        return json.dumps(value, allow_nan=False, **options)
+    except ValueError:
+        return json.dumps(_finite(value), allow_nan=False, **options)
+
+
+def _finite(value: Any) -> Any:
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {key: _finite(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(item) for item in value]
+    return value
 

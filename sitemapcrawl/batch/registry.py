@@ -42,7 +42,13 @@ from sitemapcrawl.model.codec import format_time, parse_time
 from sitemapcrawl.model.marks import Mark
 from sitemapcrawl.model.splits import WHOLE, Split
 from sitemapcrawl.model.webpage import BATCH_TABLE, BATCHROW_TABLE, WEBPAGE_TABLE, BatchRow, WebPage, batch_cell
-from sitemapcrawl.storage.batchrecords import batch_rows, drop_records
+from sitemapcrawl.storage.batchrecords import (
+    batch_rows,
+    drop_records,
+    has_marked_rows,
+    has_records,
+    recorded_partitions,
+)
 from sitemapcrawl.storage.store import Store
 from sitemapcrawl.storage.tables import Unreadable
 
@@ -59,11 +65,22 @@ def fetch_share(partition: int, partitions: int) -> str:
 
 
 def fetch_shares(store: Store, batch_id: str, partition: tuple[int, int] | None) -> list[str]:
-    """The fetch shares a run takes: its partition, or every partition the registry knows (1 if none)."""
+    """The fetch shares a run takes: its partition, or every partition that holds a member of the batch.
+
+    Cost: for the whole batch, one read of its member records (`recorded_partitions`,
+    what fetch reads next anyway), so claiming costs what the batch holds, not
+    what its partition count says: 2 URLs in 4,096 partitions take 2 leases at most.
+    """
+    state = require_batch(store, batch_id)
     if partition is not None:
+        if state.generated is not None and partition[1] != state.partitions:
+            raise UsageError(f"batch {batch_id} has {state.partitions} fetch partitions, not {partition[1]}: "
+                             f"give --partition K/{state.partitions}")
         return [fetch_share(*partition)]
-    state = read_batch(store, batch_id)
-    return (state or BatchState(batch_id)).fetch_shares
+    if state.partitions == 1 or not has_records(store, batch_id):
+        return state.fetch_shares
+    return [fetch_share(k, state.partitions) for k in sorted(recorded_partitions(store, batch_id))
+            if k < state.partitions]
 
 
 @dataclass(frozen=True)
@@ -80,13 +97,19 @@ class BatchState:
 
     @property
     def fetch_shares(self) -> list[str]:
-        """Every fetch share of the batch."""
+        """Every fetch share of the batch (at most `MAX_PARTITIONS`: the codec refuses more)."""
         return [fetch_share(k, self.partitions) for k in range(self.partitions)]
 
     @property
     def fetched(self) -> int:
-        """Fetch partitions that fetched every row."""
-        return sum(1 for share in self.fetch_shares if share in self.done)
+        """Fetch partitions that fetched every row (a whole-batch fetch that finished counts them all).
+
+        Cost: a look at the marks the row holds, not one per partition.
+        """
+        if FETCH in self.done:
+            return self.partitions
+        head, tail = FETCH + ".", f"/{self.partitions}"
+        return sum(1 for name in self.done if name.startswith(head) and name.endswith(tail))
 
     @property
     def finished(self) -> bool:
@@ -188,6 +211,30 @@ def read_batch(store: Store, batch_id: str) -> BatchState | None:
         return None
 
 
+def require_batch(store: Store, batch_id: str) -> BatchState:
+    """The registry's row of a batch generate made; UsageError in one line for an id nobody generated.
+
+    Checked before a phase takes a lease or waits for a split, so a typo is
+    answered at once and leaves nothing behind (no registry row, no lease).
+    A batch made before the registry has no row there: it is known by its
+    rows' generate mark (an empty state is returned for it).
+    Cost: one get; for an id the registry does not know, one server-filtered
+    scan of `webpage` that stops at the first row of the batch (the whole
+    table for a typo, as reading such a batch always cost).
+    """
+    cells = store.row(BATCH_TABLE, batch_id.encode())
+    if cells is not None:
+        try:
+            state = _state(batch_id.encode(), cells)
+        except CellDecodeError as exc:
+            raise UsageError(f"batch {batch_id}: its registry row is unreadable ({exc})") from None
+        if state.generated is not None:
+            return state
+    if has_marked_rows(store, batch_id):
+        return BatchState(batch_id)
+    raise UsageError(f"no batch {batch_id!r} in the batch registry (a typo?); `sitemapcrawl batches` lists them")
+
+
 def every_batch(store: Store) -> list[BatchState]:
     """Every batch generate registered (finished or not), oldest first.
 
@@ -284,9 +331,8 @@ def working_on(store: Store, batch_id: str, phase: str, settings: Settings, wait
     finishes last (see `finish_phase`). Raises LeaseHeldError when another
     worker holds the share (see `batch.leases`).
     """
-    before = read_batch(store, batch_id)
-    ready = before is not None and (
-        before.fetched == before.partitions if phase == PARSE else PARSE in before.done)
+    before = require_batch(store, batch_id)
+    ready = before.fetched == before.partitions if phase == PARSE else PARSE in before.done
     share = split_share(phase, split)
     lease = Lease(store, batch_id, [share], settings.lease_seconds)
     lease.claim(wait=wait, on_wait=log.warning)

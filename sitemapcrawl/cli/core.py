@@ -67,12 +67,17 @@ class CommandGroup(HelpGroup):
     def invoke(self, ctx: Any) -> Any:
         try:
             return super().invoke(ctx)
-        except _click.exceptions.NoSuchOption as exc:
-            hint = global_option_hint(self, exc.option_name)
-            if hint:
-                exc.message = f"{exc.message}. {hint}"
-                exc.possibilities = None
-            raise
+        except _click.exceptions.UsageError as exc:
+            if isinstance(exc, _click.exceptions.NoSuchOption):
+                hint = global_option_hint(self, exc.option_name)
+                if hint:
+                    exc.message = f"{exc.message}. {hint}"
+                    exc.possibilities = None
+            # One line, as every other refusal (click would print usage, a hint and the error on three),
+            # with the value cut short: a 5,000-digit number is not repeated back in full.
+            where = exc.ctx.command_path if exc.ctx is not None else PROG
+            typer.echo(f"{where}: error: {printable(exc.format_message(), limit=300)} (see {where} -h)", err=True)
+            raise typer.Exit(exc.exit_code) from None
         except SitemapCrawlError as exc:
             typer.echo(f"{PROG}: error: {printable(str(exc), limit=500)}", err=True)
             raise typer.Exit(exc.exit_code) from None

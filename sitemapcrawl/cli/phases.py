@@ -34,7 +34,7 @@ from sitemapcrawl.cli.shared import (
     stage_progress,
     to_parent,
 )
-from sitemapcrawl.config import with_flags
+from sitemapcrawl.config import MAX_NUMBER, MAX_PARTITIONS, TEN_YEARS, with_flags
 from sitemapcrawl.errors import UsageError
 from sitemapcrawl.modes import Compression, CountMode, CrawlMode, QueueBy, crawl_mode
 
@@ -168,14 +168,14 @@ def detect_command(
 
 
 def generate_command(
-    top_n: Annotated[int | None, typer.Option("--topN", min=1, metavar="N", show_default=False,
+    top_n: Annotated[int | None, typer.Option("--topN", min=1, max=MAX_NUMBER, metavar="N", show_default=False,
                                               help="At most N URLs in the batch [default: no limit].")] = None,
     max_per_host: Annotated[
-        int | None, typer.Option(min=1, metavar="N", show_default=False,
+        int | None, typer.Option(min=1, max=MAX_NUMBER, metavar="N", show_default=False,
                                  help="At most N URLs per host (or domain, see --count-mode) [default: no limit].")
     ] = None,
     count_mode: Annotated[CountMode, typer.Option(help="What --max-per-host counts per.")] = CountMode.HOST,
-    partitions: Annotated[int, typer.Option(min=1, metavar="N",
+    partitions: Annotated[int, typer.Option(min=1, max=MAX_PARTITIONS, metavar="N",
                                             help="Fetch partitions: hash(politeness key) mod N.")] = 1,
     mode: Annotated[CrawlMode | None, typer.Option(show_default=False, help=MODE_HELP)] = None,
     batch_id: Annotated[str | None, typer.Option(metavar="ID", show_default=False,
@@ -269,13 +269,13 @@ def fetch_command(
         bool | None, typer.Option("--store-content/--no-store-content", show_default=False,
                                   help=f"Keep page bodies too. {setting('store_content')}")
     ] = None,
-    time_limit: Annotated[float | None, typer.Option(min=0, metavar="SECONDS", show_default=False,
+    time_limit: Annotated[float | None, typer.Option(min=0, max=TEN_YEARS, metavar="SECONDS", show_default=False,
                                                      help="Stop starting URLs after SECONDS [default: none].")] = None,
     min_throughput: Annotated[
-        float | None, typer.Option(min=0, metavar="PAGES_PER_S", show_default=False,
+        float | None, typer.Option(min=0, max=MAX_NUMBER, metavar="PAGES_PER_S", show_default=False,
                                    help="Stop when below PAGES_PER_S after the warm-up [default: none].")
     ] = None,
-    warmup: Annotated[float, typer.Option(min=0, metavar="SECONDS",
+    warmup: Annotated[float, typer.Option(min=0, max=TEN_YEARS, metavar="SECONDS",
                                           help="Seconds before --min-throughput is checked.")] = 30.0,
     wait: Annotated[bool, typer.Option("--wait", help="If another worker holds this share, take it over "
                                                       "when its lease expires.")] = False,
@@ -431,14 +431,15 @@ def crawl_command(
     seeds: Annotated[str | None, typer.Argument(metavar="FILE", show_default=False,
                                                 help="Seed file, or - for standard input; none: continue.")] = None,
     mode: Annotated[CrawlMode | None, typer.Option(show_default=False, help=MODE_HELP)] = None,
-    rounds: Annotated[int, typer.Option(min=1, metavar="N",
+    rounds: Annotated[int, typer.Option(min=1, max=MAX_NUMBER, metavar="N",
                                         help="Rounds of generate, fetch, parse, updatedb.")] = 3,
-    top_n: Annotated[int | None, typer.Option("--topN", min=1, metavar="N", show_default=False,
+    top_n: Annotated[int | None, typer.Option("--topN", min=1, max=MAX_NUMBER, metavar="N", show_default=False,
                                               help="At most N URLs per round [default: no limit].")] = None,
-    max_per_host: Annotated[int | None, typer.Option(min=1, metavar="N", show_default=False,
+    max_per_host: Annotated[int | None, typer.Option(min=1, max=MAX_NUMBER, metavar="N", show_default=False,
                                                      help="At most N URLs per host per round "
                                                           "[default: no limit].")] = None,
-    partitions: Annotated[int, typer.Option(min=1, metavar="N", help="Fetch partitions (host hash).")] = 1,
+    partitions: Annotated[int, typer.Option(min=1, max=MAX_PARTITIONS, metavar="N",
+                                            help="Fetch partitions (host hash).")] = 1,
     threads: Annotated[int | None, typer.Option(min=1, metavar="N", show_default=False,
                                                 help=f"Worker threads. {setting('threads')}")] = None,
     threads_per_host: Annotated[int | None, typer.Option(

@@ -167,11 +167,8 @@ def export_command(
             "Only rows with this fetch status: unfetched, fetched, not_modified, redirect, gone, retry, "
             "blocked_robots, too_large or deferred [default: any].")),
     ] = None,
-    in_sitemaps: Annotated[
-        bool | None,
-        typer.Option("--in-sitemaps/--not-in-sitemaps", show_default=False,
-                     help="Only URLs some sitemap lists / none lists [default: all]."),
-    ] = None,
+    in_sitemaps: Annotated[bool, typer.Option("--in-sitemaps", help="Only URLs some sitemap lists.")] = False,
+    not_in_sitemaps: Annotated[bool, typer.Option("--not-in-sitemaps", help="Only URLs no sitemap lists.")] = False,
     orphans: Annotated[
         bool, typer.Option("--orphans", help="Only sitemap URLs no crawled page links to.")
     ] = False,
@@ -189,8 +186,8 @@ def export_command(
     from sitemapcrawl.jobs.export import ExportCounts, ExportOptions, export
     from sitemapcrawl.web.urls import CanonicalRules
 
-    options = ExportOptions.from_flags(fmt, host=host, status=status, in_sitemaps=in_sitemaps, orphans=orphans,
-                                       unlisted=unlisted)
+    options = ExportOptions.from_flags(fmt, host=host, status=status, in_sitemaps=in_sitemaps,
+                                       not_in_sitemaps=not_in_sitemaps, orphans=orphans, unlisted=unlisted)
     counts = ExportCounts()
     with open_store() as store, stage_progress() as update:
         export(store, options, output, counts, CanonicalRules.from_settings(State.settings),

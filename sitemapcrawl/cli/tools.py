@@ -18,7 +18,7 @@ from typing import Annotated, Any
 import typer
 
 from sitemapcrawl.cli.shared import State, echo_err, http_client, open_store, setting, stage_progress
-from sitemapcrawl.config import Settings
+from sitemapcrawl.config import MAX_NUMBER, Settings
 from sitemapcrawl.errors import SitemapError, UsageError
 from sitemapcrawl.modes import crawl_mode
 
@@ -69,10 +69,10 @@ def sitemap_parse(
         typer.Option("--strict/--no-strict", show_default=False,
                      help=f"Drop URLs outside the sitemap's scope. {setting('strict_scope')}"),
     ] = None,
-    max_urls: Annotated[int | None, typer.Option(min=0, metavar="N", show_default=False,
+    max_urls: Annotated[int | None, typer.Option(min=0, max=MAX_NUMBER, metavar="N", show_default=False,
                                                  help=f"Entries kept. {setting('max_sitemap_urls')}")] = None,
     max_bytes: Annotated[
-        int | None, typer.Option(min=0, metavar="N", show_default=False,
+        int | None, typer.Option(min=0, max=MAX_NUMBER, metavar="N", show_default=False,
                                  help=f"Uncompressed bytes read. {setting('max_sitemap_bytes')}")
     ] = None,
     vouched_by: Annotated[

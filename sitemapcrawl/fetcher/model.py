@@ -11,8 +11,9 @@ from collections.abc import Hashable
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from sitemapcrawl.config import Settings
+from sitemapcrawl.config import MAX_PARTITIONS, Settings
 from sitemapcrawl.errors import UsageError
+from sitemapcrawl.model.splits import parse_share
 from sitemapcrawl.model.webpage import FetchStatus
 from sitemapcrawl.storage.politeness import QueueBy
 from sitemapcrawl.web.robots import RobotsPolicy
@@ -23,14 +24,8 @@ __all__ = ["FetchCounts", "FetchItem", "FetchOptions", "FetchProgress", "QueueBy
 
 
 def parse_partition(text: str) -> tuple[int, int]:
-    """`K/N` -> (K, N), 0 <= K < N; UsageError otherwise."""
-    k, slash, n = text.partition("/")
-    if not slash or not k.strip().isdigit() or not n.strip().isdigit():
-        raise UsageError(f"--partition {text!r}: expected K/N, e.g. 0/4")
-    part, parts = int(k), int(n)
-    if parts < 1 or part >= parts:
-        raise UsageError(f"--partition {text!r}: K must be in 0..N-1")
-    return part, parts
+    """`K/N` -> (K, N), 0 <= K < N <= `MAX_PARTITIONS`; UsageError otherwise."""
+    return parse_share(text, "--partition", MAX_PARTITIONS)
 
 
 @dataclass(frozen=True)

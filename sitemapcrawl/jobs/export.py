@@ -26,22 +26,21 @@ from __future__ import annotations
 
 import csv
 import enum
-import json
 import logging
-import re
 import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any
 
 from sitemapcrawl.errors import CellDecodeError, InvalidUrlError, UsageError
 from sitemapcrawl.model.audit import discovered_via, is_orphan, is_unlisted
 from sitemapcrawl.model.cells import column_names, equals_filter, map_families_of
+from sitemapcrawl.model.codec import format_time, parse_time
 from sitemapcrawl.model.linkvalues import InlinkKind
 from sitemapcrawl.model.webpage import WEBPAGE_TABLE, FetchStatus, WebPage
 from sitemapcrawl.modes import ExportFormat
+from sitemapcrawl.safetext import printable, printable_json
 from sitemapcrawl.storage.store import Store
 from sitemapcrawl.storage.tables import Unreadable, decode_page, scan_pages
 from sitemapcrawl.web import rowkeys, urls
@@ -90,18 +89,21 @@ class ExportOptions:
 
     @classmethod
     def from_flags(cls, fmt: str | ExportFormat, *, host: str | None = None, status: str | None = None,
-                   in_sitemaps: bool | None = None, orphans: bool = False, unlisted: bool = False) -> ExportOptions:
+                   in_sitemaps: bool = False, not_in_sitemaps: bool = False, orphans: bool = False,
+                   unlisted: bool = False) -> ExportOptions:
         """The options of the command line; UsageError naming the first bad or clashing flag."""
         try:
             chosen = ExportFormat(fmt)
         except ValueError:
             raise UsageError(f"--format {fmt!r}: choose one of csv, jsonl, parquet") from None
+        if in_sitemaps and not_in_sitemaps:
+            raise UsageError("export: give --in-sitemaps or --not-in-sitemaps, not both (together they select nothing)")
         if orphans and unlisted:
             raise UsageError("export: give --orphans or --unlisted, not both")
-        if (orphans or unlisted) and in_sitemaps is not None:
+        if (orphans or unlisted) and (in_sitemaps or not_in_sitemaps):
             raise UsageError("export: --orphans and --unlisted already say whether rows are in sitemaps")
         listing = Listing.ORPHANS if orphans else Listing.UNLISTED if unlisted else (
-            Listing.ALL if in_sitemaps is None else Listing.IN_SITEMAPS if in_sitemaps else Listing.NOT_IN_SITEMAPS)
+            Listing.IN_SITEMAPS if in_sitemaps else Listing.NOT_IN_SITEMAPS if not_in_sitemaps else Listing.ALL)
         options = cls(host=host, status=status, listing=listing, format=chosen)
         options.status_value()
         if chosen is ExportFormat.PARQUET:
@@ -166,27 +168,32 @@ def _keep(row: WebPage, listing: Listing) -> bool:
     return True
 
 
-#: Times go out as the text stored (fixed-width UTC): no parse and format per row.
+#: Times are checked (a real time) and go out in the one fixed-width spelling (`format_time`).
 _TIME_FIELDS = ("fetch_time", "next_fetch", "lastmod")
 _TIME_COLUMNS = tuple(zip(("fetched_at", "next_fetch_at", "lastmod"), column_names(WebPage, _TIME_FIELDS),
                           strict=True))
-_TIME_TEXT = re.compile(rb"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ")
 _INLINK_PREFIX = map_families_of(WebPage)["inlinks"].family.encode() + b":"
 
 
 def split_cells(cells: dict[bytes, bytes]) -> tuple[dict[str, str | None], list[str]]:
-    """Take the time cells (checked, as text) and the sitemap inlink qualifiers out of `cells`.
+    """Take the time cells (checked, as the one fixed-width text) and the sitemap inlink qualifiers out of `cells`.
 
     What is left is decoded as usual. The scan's filter sends only sitemap
     inlink cells, so each `il:` qualifier left is a listing sitemap. Raises
-    CellDecodeError for a time cell not in the stored format. No I/O.
+    CellDecodeError for a time cell that is not a real UTC time of years
+    1..9999 (`0000-01-01T00:00:00Z`, a 31 February). No I/O.
     """
     times: dict[str, str | None] = {}
     for name, column in _TIME_COLUMNS:
         raw = cells.pop(column, None)
-        if raw is not None and not _TIME_TEXT.fullmatch(raw):
-            raise CellDecodeError(f"column {column.decode()}: {raw[:40]!r} is not a UTC time")
-        times[name] = raw.decode("ascii") if raw is not None else None
+        if raw is None:
+            times[name] = None
+            continue
+        try:
+            # Written again by the one formatter: an old short-year cell goes out zero-padded.
+            times[name] = format_time(parse_time(raw.decode("ascii")))
+        except (ValueError, UnicodeDecodeError):
+            raise CellDecodeError(f"column {column.decode()}: {raw[:40]!r} is not a UTC time") from None
     listing = sorted(key[len(_INLINK_PREFIX):].decode("utf-8") for key in cells if key.startswith(_INLINK_PREFIX))
     for source in listing:
         del cells[_INLINK_PREFIX + source.encode("utf-8")]
@@ -250,18 +257,40 @@ def _rows(store: Store, prefix: bytes | None, row_filter: str, scores: dict[str,
 
 # ------------------------------------------------------------------ formats --
 
+#: What a spreadsheet reads as the start of a formula (OWASP, "CSV Injection").
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def csv_text(text: str) -> str:
+    """A text cell safe to open in a spreadsheet and to print: no formula, no control character.
+
+    A cell starting with `=`, `+`, `-`, `@`, tab or carriage return gets a
+    single quote in front (OWASP's advice: the spreadsheet shows the text,
+    never runs it); control characters are escaped as `\\xNN` as everywhere
+    the CLI prints (`safetext.printable`). No I/O.
+    """
+    if text.startswith(_FORMULA_START):
+        text = "'" + text
+    return printable(text)
+
+
 def _csv_value(value: Any) -> Any:
     if value is None:
         return ""
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, list):
-        return " ".join(value)
+        return csv_text(" ".join(value))
+    if isinstance(value, str):
+        return csv_text(value)
     return value
 
 
 def write_csv(rows: Iterator[dict[str, Any]], out: IO[str]) -> None:
-    """CSV with a header; empty cell = unknown, flags true/false, `sitemaps` space-separated."""
+    """CSV with a header; empty cell = unknown, flags true/false, `sitemaps` space-separated.
+
+    Text cells go through `csv_text` (formulas neutralised, control characters escaped).
+    """
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(COLUMNS)
     for row in rows:
@@ -269,9 +298,9 @@ def write_csv(rows: Iterator[dict[str, Any]], out: IO[str]) -> None:
 
 
 def write_jsonl(rows: Iterator[dict[str, Any]], out: IO[str]) -> None:
-    """One JSON object per row, keys in `COLUMNS` order."""
+    """One JSON object per row, keys in `COLUMNS` order; always valid JSON, terminal-safe (`printable_json`)."""
     for row in rows:
-        out.write(json.dumps(row, ensure_ascii=False) + "\n")
+        out.write(printable_json(row) + "\n")
 
 
 def parquet_schema() -> Any:
@@ -295,9 +324,7 @@ def _pyarrow() -> Any:
 
 def _parquet_value(name: str, value: Any) -> Any:
     if value is not None and name in ("fetched_at", "next_fetch_at", "lastmod"):
-        # Fixed-width text, checked by split_cells: slicing is much cheaper than strptime.
-        return datetime(int(value[0:4]), int(value[5:7]), int(value[8:10]), int(value[11:13]),
-                        int(value[14:16]), int(value[17:19]), tzinfo=UTC)
+        return parse_time(value)  # checked by split_cells: a real time of years 1..9999
     return value
 
 

@@ -125,7 +125,9 @@ def fetch(
                              f"`batches --release --force`, or taken over) while it ran; stopped, and "
                              f"{counts.dropped} fetched outcomes were not written")
     if not counts.stopped and counts.left == 0:
-        registry.record_done(store, options.batch_id, shares, clock())
+        # The whole batch fetched: `fetch` stands for every partition, those without members too.
+        done = shares if options.partition is not None else [*shares, registry.FETCH]
+        registry.record_done(store, options.batch_id, done, clock())
     return counts
 
 

@@ -30,6 +30,7 @@ from datetime import UTC, datetime
 from typing import NamedTuple
 
 from sitemapcrawl.batch import registry
+from sitemapcrawl.config import MAX_PARTITIONS
 from sitemapcrawl.errors import InvalidUrlError, UsageError
 from sitemapcrawl.model.cells import encode
 from sitemapcrawl.model.due import kinds_for
@@ -88,8 +89,8 @@ class GenerateOptions:
             raise UsageError(f"--topN must be at least 1, not {self.top_n}")
         if self.max_per_host is not None and self.max_per_host < 1:
             raise UsageError(f"--max-per-host must be at least 1, not {self.max_per_host}")
-        if self.partitions < 1:
-            raise UsageError(f"--partitions must be at least 1, not {self.partitions}")
+        if not 1 <= self.partitions <= MAX_PARTITIONS:
+            raise UsageError(f"--partitions must be in 1..{MAX_PARTITIONS}, not {self.partitions}")
         if self.batch_id is not None and not _BATCH_ID.fullmatch(self.batch_id):
             raise UsageError(f"batch id {self.batch_id!r}: use letters, digits, '.', '_' and '-'")
         if not self.split.whole and self.batch_id is None:

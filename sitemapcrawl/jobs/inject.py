@@ -6,7 +6,8 @@ A seed file has one URL per line, `#` comments, and optional tab-separated
 that belong to the seed). An injected sitemap is vouched for by the seed's
 host (`s:vb`): it may list any URL on that host (see `sitemaps.scope`). Bad
 lines are reported with their line number and skipped; the rest is injected.
-A number must be finite (`score=nan` or `inf` is refused). A line that is
+A number must be finite and in its column's range (`score=nan` or `inf` is
+refused; depth and radius 0..`MAX_HOPS`, fetchInterval up to ten years). A line that is
 not valid UTF-8 is refused with the position of its first bad byte (never
 decoded into a different URL): readers hand it in decoded with
 `surrogateescape`, so the bad bytes are still visible here. A reason quotes
@@ -29,7 +30,7 @@ from datetime import UTC, datetime
 from itertools import islice
 from typing import TypeVar
 
-from sitemapcrawl.config import Settings
+from sitemapcrawl.config import MAX_HOPS, MAX_NUMBER, TEN_YEARS, Settings
 from sitemapcrawl.errors import InvalidUrlError
 from sitemapcrawl.model.cells import encode
 from sitemapcrawl.model.newrows import new_page
@@ -112,15 +113,16 @@ class SeedLineError(ValueError):
         self.detail = detail
 
 
-def _number(key: str, value: str, kind: type[int] | type[float], minimum: float) -> float:
+def _number(key: str, value: str, kind: type[int] | type[float], minimum: float, maximum: float) -> float:
+    """`value` as a number in `minimum..maximum` (the bounds the row's column reads back); SeedLineError otherwise."""
     try:
-        number = kind(value)
+        number = kind(value)  # int() refuses more than 4,300 digits: "not a number" too
     except ValueError:
         raise SeedLineError("bad metadata", f"{key}={value!r} is not a number") from None
     if not math.isfinite(number):
         raise SeedLineError("bad metadata", f"{key}={value!r} is not a finite number")
-    if number < minimum:
-        raise SeedLineError("bad metadata", f"{key}={value!r} is below {minimum:g}")
+    if not minimum <= number <= maximum:
+        raise SeedLineError("bad metadata", f"{key}={value!r} is outside {int(minimum):_}..{int(maximum):_}")
     return number
 
 
@@ -161,13 +163,13 @@ def parse_seed_line(text: str, line: int, rules: UrlRules) -> list[Seed]:
         if not sep:
             raise SeedLineError("bad metadata", f"{pair!r} is not key=value")
         if key == "score":
-            seed = replace(seed, score=_number(key, value, float, float("-inf")))
+            seed = replace(seed, score=_number(key, value, float, -MAX_NUMBER, MAX_NUMBER))
         elif key == "fetchInterval":
-            seed = replace(seed, fetch_interval=int(_number(key, value, int, 1)))
+            seed = replace(seed, fetch_interval=int(_number(key, value, int, 1, TEN_YEARS)))
         elif key == "depth":
-            seed = replace(seed, depth=int(_number(key, value, int, 0)))
+            seed = replace(seed, depth=int(_number(key, value, int, 0, MAX_HOPS)))
         elif key == "radius":
-            seed = replace(seed, radius=int(_number(key, value, int, 0)))
+            seed = replace(seed, radius=int(_number(key, value, int, 0, MAX_HOPS)))
         elif key == "sitemap":
             if value.lower() not in _TRUE | _FALSE:
                 raise SeedLineError("bad metadata", f"sitemap={value!r} is not true or false")

@@ -402,8 +402,8 @@ def updatedb(
     policy = SchedulePolicy.from_settings(rules.settings)
     counts = UpdateCounts(batch_id=batch_id)
     chunk = max(1, rules.settings.hbase_batch_size)
-    before = registry.read_batch(store, batch_id)
-    finishes = before is not None and registry.PARSE in before.done
+    before = registry.require_batch(store, batch_id)  # a typo is answered now, before any lease or wait
+    finishes = registry.PARSE in before.done
 
     # A table crawled before the counters existed gets them built from a full count, once.
     build = not counters_built(store)

@@ -38,6 +38,30 @@ def bucket_label(bucket: int) -> bytes:
     return b"%03d" % bucket
 
 
+def parse_share(text: str, option: str, most: int) -> tuple[int, int]:
+    """`K/N` -> (K, N) with 0 <= K < N <= `most`; UsageError naming `option` otherwise.
+
+    The one reader of `--split K/N` and `--partition K/N`: digits are counted
+    before they are converted, so no typed number, however long, costs more
+    than reading its text.
+    """
+    k, slash, n = text.partition("/")
+    k, n = k.strip(), n.strip()
+    if not slash or not k.isdigit() or not n.isdigit() or not k.isascii() or not n.isascii():
+        raise UsageError(f"{option} {_shown(text)}: expected K/N, e.g. 0/4")
+    width = len(str(most))
+    index, count = (int(k), int(n)) if len(k) <= width and len(n) <= width else (most, most + 1)
+    if not 1 <= count <= most or index >= count:
+        raise UsageError(f"{option} {_shown(text)}: need 0 <= K < N <= {most}")
+    return index, count
+
+
+def _shown(text: str) -> str:
+    """`text` as an error line shows it: repr, at most 40 characters."""
+    shown = repr(text)
+    return shown if len(shown) <= 40 else shown[:37] + "..."
+
+
 @dataclass(frozen=True)
 class Split:
     """Split `index` of `count` (0 <= index < count <= BUCKETS)."""
@@ -52,13 +76,7 @@ class Split:
     @classmethod
     def parse(cls, text: str, option: str = "--split") -> Split:
         """`K/N` -> Split(K, N); UsageError naming `option` otherwise."""
-        k, slash, n = text.partition("/")
-        if not slash or not k.strip().isdigit() or not n.strip().isdigit():
-            raise UsageError(f"{option} {text!r}: expected K/N, e.g. 0/4")
-        index, count = int(k), int(n)
-        if not 1 <= count <= BUCKETS or index >= count:
-            raise UsageError(f"{option} {text!r}: need 0 <= K < N <= {BUCKETS}")
-        return cls(index, count)
+        return cls(*parse_share(text, option, BUCKETS))
 
     @property
     def whole(self) -> bool:

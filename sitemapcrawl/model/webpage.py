@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TypeVar
 
+from sitemapcrawl.config import MAX_HOPS, MAX_PARTITIONS
 from sitemapcrawl.model.cells import (
     Column,
     Family,
@@ -28,7 +29,19 @@ from sitemapcrawl.model.cells import (
     map_families_of,
     mapcol,
 )
-from sitemapcrawl.model.codec import FLAG, FLOAT, GZIP, INT, LINES, PRECISE_TIME, TEXT, TIME, enum_codec
+from sitemapcrawl.model.codec import (
+    FLAG,
+    FLOAT,
+    GZIP,
+    INT,
+    LINES,
+    PRECISE_TIME,
+    TEXT,
+    TIME,
+    bounded_float,
+    bounded_int,
+    enum_codec,
+)
 from sitemapcrawl.sitemaps.model import ChangeFreq
 
 WEBPAGE_TABLE = "webpage"
@@ -37,6 +50,12 @@ HISTORY_TABLE = "history"
 BATCH_TABLE = "batch"
 BATCHROW_TABLE = "batchrow"
 DUE_TABLE = "due"
+
+#: Bounded columns: a stored value outside is an unreadable cell (storage.tables' one policy), never a crash.
+HOPS = bounded_int(-MAX_HOPS, MAX_HOPS)  # negative: past the constraint (generate skips such a row)
+PARTITION = bounded_int(0, MAX_PARTITIONS - 1)
+PARTITIONS = bounded_int(1, MAX_PARTITIONS)
+PRIORITY = bounded_float(0.0, 1.0)
 
 
 class FetchStatus(enum.StrEnum):
@@ -134,7 +153,7 @@ class WebPage:
     in_sitemap: bool | None = col("s", "in", FLAG, "some sitemap lists this URL", "updatedb")
     sitemap_source: SitemapSource | None = col(
         "s", "src", enum_codec(SitemapSource), "how this sitemap was found", "inject, detect, updatedb")
-    priority: float | None = col("s", "pr", FLOAT, "sitemap <priority> in [0, 1]", "updatedb")
+    priority: float | None = col("s", "pr", PRIORITY, "sitemap <priority> in [0, 1]", "updatedb")
     changefreq: ChangeFreq | None = col("s", "cf", enum_codec(ChangeFreq), "sitemap <changefreq>", "updatedb")
     lastmod: datetime | None = col("s", "lm", TIME, "sitemap <lastmod>, UTC", "updatedb")
     sitemap_type: str | None = col("s", "ty", TEXT, "urlset, index, text, rss or atom", "parse")
@@ -188,14 +207,14 @@ class WebPage:
         "updatedb")
     # m: crawl metadata
     score: float | None = col("m", "sc", FLOAT, "link/seed score", "inject, updatedb")
-    depth: int | None = col("m", "dp", INT, "hops still allowed within the site", "inject, updatedb")
-    radius: int | None = col("m", "ra", INT, "hops still allowed after leaving the site", "inject, updatedb")
+    depth: int | None = col("m", "dp", HOPS, "hops still allowed within the site", "inject, updatedb")
+    radius: int | None = col("m", "ra", HOPS, "hops still allowed after leaving the site", "inject, updatedb")
     counted: tuple[str, ...] | None = col(
         "m", "hc", LINES, "what this row adds to its origin's row counts: ORIGIN TAB BATCH TAB now TAB before",
         "updatedb")
     seed: bool | None = col("m", "sd", FLAG, "injected as a seed", "inject")
     batch_id: str | None = col("m", "b", TEXT, "batch the row was generated into", "generate")
-    partition: int | None = col("m", "pa", INT, "fetch partition of the batch", "generate")
+    partition: int | None = col("m", "pa", PARTITION, "fetch partition of the batch", "generate")
     canonical: str | None = col("m", "can", TEXT, "<link rel=canonical> of the page", "parse")
     noindex: bool | None = col("m", "noi", FLAG, "<meta name=robots> says noindex", "parse")
     nofollow: bool | None = col("m", "nof", FLAG, "<meta name=robots> says nofollow", "parse")
@@ -281,7 +300,7 @@ class BatchRow:
     batch_id: str
     generated: datetime | None = col("b", "gt", TIME, "when generate made the batch", "generate")
     selected: int | None = col("b", "n", INT, "rows generate selected", "generate")
-    partitions: int | None = col("b", "np", INT, "fetch partitions of the batch", "generate")
+    partitions: int | None = col("b", "np", PARTITIONS, "fetch partitions of the batch", "generate")
     mode: str | None = col("b", "md", TEXT, "crawl mode of the batch", "generate")
     records: bool | None = col(
         "b", "rec", FLAG, "the batch's rows are recorded in batchrow (absent: a batch from before)", "generate")
@@ -322,7 +341,7 @@ class BatchRecord:
     """
 
     key: str
-    partition: int | None = col("r", "pa", INT, "member: its fetch partition", "generate, fetch")
+    partition: int | None = col("r", "pa", PARTITION, "member: its fetch partition", "generate, fetch")
     touched: bool | None = col("r", "t", FLAG, "touched: has inlinks to merge for the batch", "parse, updatedb")
     listed: Mapping[str, str] | None = mapcol(
         "r", "listed: an entry row of the sitemap parsed (value empty), to merge for the batch", "parse",

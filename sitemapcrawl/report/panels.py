@@ -26,8 +26,8 @@ freshness panel says to run `report --html`).
 
 from __future__ import annotations
 
-import json
 import logging
+import re
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -56,6 +56,7 @@ from sitemapcrawl.report.text import (
     robots_line,
     sitemap_outcomes,
 )
+from sitemapcrawl.safetext import json_text
 from sitemapcrawl.scoring import evidence, rowcounts
 from sitemapcrawl.scoring.evidence import Base
 from sitemapcrawl.scoring.quality import SIGNAL_FIELDS, stored_signals
@@ -173,7 +174,7 @@ def add_extra(extras: Extras, row: WebPage, now: datetime) -> None:
         else:
             extras.lastmod_age[_bucket(now - row.lastmod, AGE_BUCKETS, "older")] += 1
         if row.lastmod is not None:
-            extras.lastmod_month[row.lastmod.strftime("%Y-%m")] += 1
+            extras.lastmod_month[format_time(row.lastmod)[:7]] += 1
         _audit(extras, row)
     if row.next_fetch is None:
         extras.due["never"] += 1
@@ -290,7 +291,7 @@ def totals_panel(snapshot: Snapshot) -> dict[str, Any]:
     """Crawl totals: rows, hosts, sitemaps by outcome, unreadable rows, when read."""
     report = snapshot.report
     return {
-        "taken": snapshot.taken.strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "taken": format_time(snapshot.taken),
         "source": ("the counters updatedb keeps (no table scan)" if snapshot.extras.counted
                    else "a full scan of the webpage table"),
         "rows": report.totals.rows, "hosts": len(report.hosts), "sitemaps": len(report.sitemaps),
@@ -340,12 +341,17 @@ def hosts_panel(snapshot: Snapshot, limit: int | None = None) -> dict[str, Any]:
     return {"count": len(rows), "hosts": rows[:limit] if limit is not None else rows}
 
 
+_MONTH = re.compile(r"(?!0000)[0-9]{4}-(?:0[1-9]|1[0-2])")
+
+
 def lastmod_months(months: Counter[str]) -> list[list[Any]]:
     """[month, pages] for every month from the earliest lastmod to the latest (zeros kept).
 
     Over LASTMOD_MONTHS months, the earlier ones are summed in one first bar
-    `before YYYY-MM`.
+    `before YYYY-MM`. A label that is not a month of years 0001..9999 (a counter
+    cell written by hand, or by a bug) is left out, not a crash.
     """
+    months = Counter({label: n for label, n in months.items() if _MONTH.fullmatch(label)})
     if not months:
         return []
     first, last = min(months), max(months)
@@ -450,10 +456,10 @@ def json_lines(snapshot: Snapshot) -> Iterator[str]:
     `sitemap_history` record per sitemap), then the totals record, last as before."""
     records = list(snapshot.report.json_lines())
     yield from records[:-1]
-    yield json.dumps({"kind": "audit", **audit_panel(snapshot)}, sort_keys=True)
-    yield json.dumps({"kind": "lastmod_by_month", "months": lastmod_months(snapshot.extras.lastmod_month)})
+    yield json_text({"kind": "audit", **audit_panel(snapshot)}, sort_keys=True)
+    yield json_text({"kind": "lastmod_by_month", "months": lastmod_months(snapshot.extras.lastmod_month)})
     for sitemap in history_panel(snapshot)["sitemaps"]:
-        yield json.dumps({"kind": "sitemap_history", **sitemap}, sort_keys=True)
+        yield json_text({"kind": "sitemap_history", **sitemap}, sort_keys=True)
     yield records[-1]
 
 

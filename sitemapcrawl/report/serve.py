@@ -29,7 +29,6 @@ Binds 127.0.0.1 unless told otherwise. `serve` returns when Ctrl-C
 
 from __future__ import annotations
 
-import json
 import logging
 import sys
 import threading
@@ -48,6 +47,7 @@ from sitemapcrawl.model.webpage import BATCH_TABLE
 from sitemapcrawl.report.html import page, render_panel
 from sitemapcrawl.report.metrics import INSTALL_HINT, crawl_gauges, exposition, metrics_registry
 from sitemapcrawl.report.panels import PANELS, Snapshot, panel_data, panel_options, take_counted_snapshot
+from sitemapcrawl.safetext import json_text
 from sitemapcrawl.storage.store import Store
 
 if TYPE_CHECKING:
@@ -158,7 +158,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _error(self, status: HTTPStatus, message: str, as_json: bool) -> None:
         if as_json:
-            self._send(status, json.dumps({"error": message}), "application/json")
+            self._send(status, json_text({"error": message}), "application/json")
         else:
             self._send(status, f"{status.value} {status.phrase}: {message}\n", "text/plain")
 
@@ -198,12 +198,12 @@ class _Handler(BaseHTTPRequestHandler):
         elif path == "/api":
             if query:
                 raise UsageError("/api takes no parameters")
-            self._send(HTTPStatus.OK, json.dumps({"panels": [f"/api/{name}" for name in PANELS]}),
+            self._send(HTTPStatus.OK, json_text({"panels": [f"/api/{name}" for name in PANELS]}),
                        "application/json")
         elif path.startswith("/api/") and path[5:] in PANELS:
             name = path[5:]
             options = panel_options(name, query)
-            body = json.dumps(panel_data(self.server.cache.get(), name, options), ensure_ascii=False)
+            body = json_text(panel_data(self.server.cache.get(), name, options), ensure_ascii=False)
             self._send(HTTPStatus.OK, body, "application/json")
         elif path == "/metrics":
             if query:

@@ -25,7 +25,6 @@ small record per host and per sitemap.
 
 from __future__ import annotations
 
-import json
 import logging
 from collections import Counter
 from collections.abc import Iterator, Mapping
@@ -38,6 +37,7 @@ from sitemapcrawl.model.webpage import (
     HostRow,
     WebPage,
 )
+from sitemapcrawl.safetext import json_text
 from sitemapcrawl.scoring import rowcounts
 from sitemapcrawl.scoring.evidence import STATUS_PREFIX
 from sitemapcrawl.storage.politeness import POLITENESS_KEYS_START
@@ -157,10 +157,10 @@ class Report:
     def json_lines(self) -> Iterator[str]:
         """One JSON object per host, per sitemap, then the totals."""
         for summary in sorted(self.hosts.values(), key=lambda h: h.host):
-            yield json.dumps({"kind": "host", **_plain(summary)}, sort_keys=True)
+            yield json_text({"kind": "host", **_plain(summary)}, sort_keys=True)
         for sitemap in self.sitemaps:
-            yield json.dumps({"kind": "sitemap", **_plain(sitemap)}, sort_keys=True)
-        yield json.dumps({"kind": "totals", **_plain(self.totals)}, sort_keys=True)
+            yield json_text({"kind": "sitemap", **_plain(sitemap)}, sort_keys=True)
+        yield json_text({"kind": "totals", **_plain(self.totals)}, sort_keys=True)
 
 
 def _plain(value: HostSummary | SitemapSummary | Totals) -> dict[str, object]:

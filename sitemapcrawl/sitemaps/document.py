@@ -179,6 +179,10 @@ class SitemapDocument:
         if tally.invalid:
             out.append((ProblemKind.INVALID_URL, tally.invalid,
                         f"{tally.invalid:,} entries without a usable http(s) URL skipped"))
+        if tally.bad_lastmod:
+            out.append((ProblemKind.INVALID_LASTMOD, tally.bad_lastmod,
+                        f"{tally.bad_lastmod:,} entries with an invalid lastmod (not a date of years 0001..9999): "
+                        "lastmod ignored"))
         nothing = not (tally.kept or tally.dropped_scope or tally.over_limit or tally.invalid)
         if self._finished and nothing:
             out.append((ProblemKind.NO_ENTRIES, 1, "no entries"))

@@ -33,7 +33,8 @@ class EntryTally:
     the sitemap's scope, `dropped_host` of them on a host that neither holds
     nor vouches for the sitemap (the rest are outside its folder);
     `over_limit`: valid and in scope but after the URL limit; `invalid`: no
-    usable http(s) URL; `lenient`: entries read although they break the
+    usable http(s) URL; `bad_lastmod`: entries kept whose `lastmod` is no
+    date of years 0001..9999 (ignored, counted); `lenient`: entries read although they break the
     rules, by what was forgiven (a warning for the site owner). The loops that count
     (`document._admit`, `xml.UrlsetEntries`) keep the numbers in locals and
     store them here when they stop, so the values are current between parts,
@@ -41,7 +42,7 @@ class EntryTally:
     document and is internal, so it needs none of a dataclass's methods.
     """
 
-    __slots__ = ("dropped_host", "dropped_scope", "invalid", "kept", "lenient", "over_limit")
+    __slots__ = ("bad_lastmod", "dropped_host", "dropped_scope", "invalid", "kept", "lenient", "over_limit")
 
     def __init__(self) -> None:
         self.kept = 0
@@ -49,6 +50,7 @@ class EntryTally:
         self.dropped_host = 0
         self.over_limit = 0
         self.invalid = 0
+        self.bad_lastmod = 0
         self.lenient: Counter[str] = Counter()
 
 

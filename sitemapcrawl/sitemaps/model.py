@@ -14,6 +14,7 @@ from enum import Enum, StrEnum
 from typing import Any, NamedTuple
 
 from sitemapcrawl.errors import SitemapError
+from sitemapcrawl.sitemaps.times import iso
 
 
 class SitemapKind(Enum):
@@ -39,10 +40,6 @@ class ChangeFreq(StrEnum):
     MONTHLY = "monthly"
     YEARLY = "yearly"
     NEVER = "never"
-
-
-def _iso(value: datetime | None) -> str | None:
-    return None if value is None else value.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,7 +85,7 @@ class Video:
             "content_loc": self.content_loc,
             "player_loc": self.player_loc,
             "duration": self.duration,
-            "publication_date": _iso(self.publication_date),
+            "publication_date": iso(self.publication_date),
         }
 
 
@@ -106,7 +103,7 @@ class News:
         return {
             "publication_name": self.publication_name,
             "publication_language": self.publication_language,
-            "publication_date": _iso(self.publication_date),
+            "publication_date": iso(self.publication_date),
             "title": self.title,
         }
 
@@ -151,7 +148,7 @@ class PageEntry(NamedTuple):
         out: dict[str, Any] = {
             "kind": "url",
             "loc": self.loc,
-            "lastmod": _iso(self.lastmod),
+            "lastmod": iso(self.lastmod),
             "changefreq": None if self.changefreq is None else self.changefreq.value,
             "priority": self.priority,
         }
@@ -182,7 +179,7 @@ class SitemapRef(NamedTuple):
         return {
             "kind": "sitemap",
             "loc": self.loc,
-            "lastmod": _iso(self.lastmod),
+            "lastmod": iso(self.lastmod),
             "changefreq": None,
             "priority": None,
         }
@@ -210,6 +207,8 @@ class ProblemKind(StrEnum):
     """The XML or a compressed stream broke part-way (entries before kept), per break."""
     INVALID_URL = "invalid-url"
     """Entries without a usable http(s) URL."""
+    INVALID_LASTMOD = "invalid-lastmod"
+    """Entries kept whose lastmod is no W3C date of years 0001..9999 (the lastmod is ignored)."""
     UNCANONICAL_URL = "uncanonical-url"
     """Entries whose URL cannot be canonicalised (parse)."""
     OUT_OF_SCOPE_FOLDER = "out-of-scope-folder"

@@ -6,10 +6,10 @@ Pure string building, one entry or node at a time, so output streams.
 from __future__ import annotations
 
 import json
-from datetime import datetime
 from typing import TYPE_CHECKING
 
 from sitemapcrawl.sitemaps.model import Entry, PageEntry, ParseReport, SitemapKind, SitemapRef
+from sitemapcrawl.sitemaps.times import format_time, iso
 
 if TYPE_CHECKING:  # the tree walker (protego, usp) is not needed to print one document
     from sitemapcrawl.sitemaps.tree import TreeNode
@@ -19,15 +19,6 @@ TABLE_HEADER = f"{'KIND':<7} {'LASTMOD':<20} {'CHANGEFREQ':<10} {'PRIO':>4}  LOC
 
 _JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
 _quote = json.encoder.encode_basestring  # what JSONEncoder(ensure_ascii=False) does to a str
-
-
-def _iso(value: datetime | None) -> str | None:
-    """`model._iso`, three times faster: `isoformat` holds the same digits for years >= 1000."""
-    if value is None:
-        return None
-    if value.year < 1000:
-        return value.strftime("%Y-%m-%dT%H:%M:%SZ")
-    return value.isoformat()[:19] + "Z"
 
 
 def json_line(entry: Entry) -> str:
@@ -46,12 +37,7 @@ def json_line(entry: Entry) -> str:
     else:
         return _JSON.encode(entry.to_dict())
     lastmod = entry.lastmod
-    if lastmod is None:
-        stamp = "null"
-    elif lastmod.year >= 1000:
-        stamp = '"' + lastmod.isoformat()[:19] + 'Z"'
-    else:
-        stamp = _quote(lastmod.strftime("%Y-%m-%dT%H:%M:%SZ"))
+    stamp = "null" if lastmod is None else '"' + format_time(lastmod) + '"'
     return f'{kind}{_quote(entry.loc)},"lastmod":{stamp},"changefreq":{changefreq},"priority":{priority}}}'
 
 
@@ -67,7 +53,7 @@ def table_row(entry: Entry) -> str:
         priority = "-" if entry.priority is None else f"{entry.priority:g}"
     else:
         changefreq, priority = None, "-"
-    return f"{entry.kind:<7} {_iso(entry.lastmod) or '-':<20} {changefreq or '-':<10} {priority:>4}  {entry.loc}"
+    return f"{entry.kind:<7} {iso(entry.lastmod) or '-':<20} {changefreq or '-':<10} {priority:>4}  {entry.loc}"
 
 
 def report_lines(report: ParseReport) -> list[str]:

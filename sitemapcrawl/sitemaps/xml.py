@@ -244,7 +244,7 @@ class UrlsetEntries(_XmlStream):
         max_urls, tally = self._max_urls, self._tally
         kept, invalid = tally.kept, tally.invalid
         dropped, over = tally.dropped_scope, tally.over_limit
-        dropped_host, from_text = tally.dropped_host, 0
+        dropped_host, from_text, bad_lastmod = tally.dropped_host, 0, 0
         why_not = self._scope.why_not
         changefreqs, priorities = CHANGEFREQS, COMMON_PRIORITIES
         fromisoformat, utc = datetime.fromisoformat, UTC
@@ -325,6 +325,8 @@ class UrlsetEntries(_XmlStream):
                     else:
                         if when.tzinfo is not utc:
                             when = parse_lastmod(lastmod)
+                    if when is None:
+                        bad_lastmod += 1
                 freq = None
                 if changefreq is not None:
                     freq = changefreqs.get(changefreq) or parse_changefreq(changefreq)
@@ -346,6 +348,7 @@ class UrlsetEntries(_XmlStream):
             tally.kept, tally.invalid = kept, invalid
             tally.dropped_scope, tally.over_limit = dropped, over
             tally.dropped_host = dropped_host
+            tally.bad_lastmod += bad_lastmod
             if from_text:
                 tally.lenient[LOC_FROM_TEXT_URL] += from_text
         self._check(events)

@@ -238,6 +238,36 @@ def recorded_keys(store: Store, batch_id: str, kind: bytes, split: Split = WHOLE
         start = records[-1] + b"\x00"
 
 
+def has_marked_rows(store: Store, batch_id: str) -> bool:
+    """Does any `webpage` row carry the batch's generate or discover mark (a batch made before the registry)?
+
+    Cost: a server-filtered scan that stops at the first such row; for a batch
+    id nobody generated, the whole table.
+    """
+    column = column_names(WebPage, ["generate_mark", "discover_mark"])
+    marked = " OR ".join(f"({equals_filter(WebPage, name, batch_id)})" for name in ("generate_mark", "discover_mark"))
+    return any(True for _ in store.scan(WEBPAGE_TABLE, columns=column, filter=marked, limit=1))
+
+
+def recorded_partitions(store: Store, batch_id: str) -> set[int]:
+    """The fetch partitions (`r:pa`) of a batch's members; a record whose partition does not decode is left out.
+
+    Cost: one range scan of the batch's member records, one small cell each;
+    memory: a set of at most the batch's partition count.
+    """
+    start, stop = record_range(batch_id, MEMBER)
+    column = column_names(BatchRecord, ["partition"])[0]
+    found: set[int] = set()
+    for key, cells in store.scan(BATCHROW_TABLE, start=start, stop=stop, columns=[column]):
+        try:
+            partition = decode(BatchRecord, "", cells, ["partition"]).partition
+        except CellDecodeError as exc:
+            log.warning("batch %s: member record %r: %s", batch_id, key[:80], exc)
+            continue
+        found.add(partition or 0)
+    return found
+
+
 def drop_records(store: Store, batch_id: str, split: Split = WHOLE, chunk: int = 1000) -> int:
     """Delete the batch's records (every kind) in `split`'s buckets; returns records deleted.
 

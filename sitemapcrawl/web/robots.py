@@ -13,6 +13,7 @@ Text in, answers out: fetching belongs to the jobs (through `http.py`).
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 from urllib.parse import urljoin
@@ -88,7 +89,8 @@ class RobotsPolicy:
         if self._parser is None:
             return None
         delay = self._parser.crawl_delay(self.agent)
-        return None if delay is None else float(delay)
+        # `Crawl-delay: inf` or `nan` is no delay a server can mean; the cell would not read back either.
+        return None if delay is None or not math.isfinite(float(delay)) else float(delay)
 
     def sitemaps(self, robots_url: str) -> list[str]:
         """`Sitemap:` URLs in file order, relative ones resolved against `robots_url`.

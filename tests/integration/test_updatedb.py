@@ -92,7 +92,7 @@ def test_parse_and_updatedb_commands(store: Store, settings: Settings, testweb: 
         row = read(store, url)
         assert row.in_sitemap and row.status is FetchStatus.UNFETCHED and set(row.inlinks or {}) == {feed}
     nothing = runner.invoke(app, [*common, "updatedb", "--batch", "nope"])
-    assert nothing.exit_code == 0 and "nothing to do" in nothing.stderr
+    assert nothing.exit_code == 2 and "no batch 'nope'" in nothing.stderr  # a typo: one line, no lease left
     bad = runner.invoke(app, [*common, "parse", "--batch", "b9", "--mode", "everything"])
     assert bad.exit_code == 2 and "'everything' is not one of 'sitemap-only', 'mixed', 'links-only'" in bad.stderr
 

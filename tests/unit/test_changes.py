@@ -158,7 +158,7 @@ def test_export_flags() -> None:
     from sitemapcrawl.errors import UsageError
     from sitemapcrawl.jobs.export import ExportFormat, ExportOptions, Listing
 
-    assert ExportOptions.from_flags("jsonl", in_sitemaps=False).listing is Listing.NOT_IN_SITEMAPS
+    assert ExportOptions.from_flags("jsonl", not_in_sitemaps=True).listing is Listing.NOT_IN_SITEMAPS
     assert ExportOptions.from_flags("parquet", orphans=True) == ExportOptions(
         listing=Listing.ORPHANS, format=ExportFormat.PARQUET)
     for kwargs, message in (({"fmt": "xls"}, "--format"), ({"fmt": "csv", "status": "nope"}, "--status"),

@@ -99,9 +99,9 @@ def test_typed_options_reach_the_command(tmp_path: Path) -> None:
 def test_a_global_option_after_the_command_gets_a_hint(args: list[str], option: str) -> None:
     result = runner.invoke(app, args)
     assert result.exit_code == 2
-    error = [line for line in result.stderr.splitlines() if line.startswith("Error:")]
-    assert error == [f"Error: No such option: {option}. {option} is a global option: give it before the command "
-                     f"(sitemapcrawl {option} ... COMMAND)"]
+    (line,) = result.stderr.splitlines()
+    assert f": error: No such option: {option}. {option} is a global option: give it before the command " \
+           f"(sitemapcrawl {option} ... COMMAND)" in line
 
 
 def test_an_unknown_option_gets_no_global_hint() -> None:

@@ -19,6 +19,7 @@ from sitemapcrawl.errors import CellDecodeError, FieldNotReadError
 from sitemapcrawl.model.cells import column_names, decode, encode
 from sitemapcrawl.model.codec import TIME_FORMAT, format_time, parse_time
 from sitemapcrawl.model.webpage import (
+    BatchRow,
     ChangeFreq,
     FetchStatus,
     HostRow,
@@ -157,14 +158,33 @@ def test_a_row_with_nothing_set_writes_nothing_and_reads_as_none() -> None:
 def test_edge_values_round_trip() -> None:
     page = WebPage(
         "http://x/", content_type="", error="naïve — ünïcode ✓", http_code=0, retries=-3,
-        fetch_interval=10**15, priority=0.0, score=float("inf"), quality=1e-300, truncated=False, seed=False,
+        fetch_interval=10**15, priority=0.0, score=-(2.0**53), quality=1e-300, truncated=False, seed=False,
         sitemap_problems=("only",), content=b"", fetch_time=datetime(1, 1, 1, tzinfo=UTC),
         next_fetch=datetime(9999, 12, 31, 23, 59, 59, tzinfo=UTC),
         inlinks={"http://x/a b?c=d&e#f": "link dp=0 ra=0", "http://日本.example/": ""})
     cells = encode(page)
     assert cells[b"f:ct"] == b"" and cells[b"f:tr"] == b"0" and cells[b"f:ft"] == b"0001-01-01T00:00:00Z"
-    assert cells[b"f:fi"] == b"1000000000000000" and cells[b"m:sc"] == b"inf"
+    assert cells[b"f:fi"] == b"1000000000000000" and cells[b"m:sc"] == b"-9007199254740992.0"
     assert decode(WebPage, page.url, cells) == page
+
+
+@pytest.mark.parametrize(("column", "raw"), [
+    (b"m:sc", b"inf"), (b"m:sc", b"nan"), (b"m:sc", b"1e300"), (b"s:pr", b"nan"), (b"s:pr", b"1.5"),
+    (b"m:dp", b"99999999999999999999"), (b"m:dp", b"1001"), (b"m:ra", b"-1001"), (b"f:fi", b"9" * 5000),
+    (b"m:pa", b"4096"), (b"s:lm", b"0000-01-01T00:00:00Z"), (b"f:nft", b"2026-02-31T00:00:00Z"),
+])
+def test_a_stored_value_out_of_range_is_an_unreadable_cell(column: bytes, raw: bytes) -> None:
+    with pytest.raises(CellDecodeError, match=column.decode()):
+        decode(WebPage, "http://x/", {column: raw})
+
+
+def test_bounded_columns_read_their_bounds() -> None:
+    cells = {b"m:dp": b"1000", b"m:ra": b"0", b"m:pa": b"4095", b"s:pr": b"1.0", b"f:fi": b"9007199254740992"}
+    row = decode(WebPage, "http://x/", cells)
+    assert (row.depth, row.radius, row.partition, row.priority, row.fetch_interval) == (1000, 0, 4095, 1.0, 2**53)
+    assert decode(BatchRow, "b", {b"b:np": b"4096"}).partitions == 4096
+    with pytest.raises(CellDecodeError, match="b:np"):
+        decode(BatchRow, "b", {b"b:np": b"0"})
 
 
 def test_empty_lines_and_maps_are_written_as_nothing_or_empty() -> None:
