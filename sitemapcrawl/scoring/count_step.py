@@ -1,30 +1,18 @@
 """Row counts per origin and sitemap summaries in the `host` table, kept by updatedb for `serve`.
 
-`BatchCounting` (every updatedb) is handed the batch's touched rows by
-updatedb's merge and schedule passes, as those passes leave them, and
-feeds them to the quality step (`scoring.quality_step.QualityStep`) and to
-`CountStep`, which takes the columns `rowcounts.row_tally` needs and what
-each row last added (`m:hc`), judges each again (`evidence.judge`: a
-rerun of the batch computes the same delta), hands back the `m:hc` that
-changed for updatedb's put of the row, writes the deltas of each origin as one cell `n:c.<batch>.<bucket>` on its host
-row (whole, overwritten by a rerun; one split holds all rows of an
-origin), folds the cells of earlier batches into `n:c`, updates the
-origin's audit samples (`n:a.<list>`, `rowcounts.apply_samples`), and writes the
-summary of every sitemap the batch fetched or the quality step rescored
-(`n:s.<url>`, JSON). `recount` rebuilds all of it from one full scan: the
-repair (`updatedb --rescore`) and the tests' oracle.
+`BatchCounting` (every updatedb) takes the batch's touched rows from
+updatedb's merge and schedule passes and feeds them to the quality step and
+to `CountStep`, which judges each row again against what it last added
+(`m:hc`), writes each origin's deltas as one cell `n:c.<batch>.<bucket>`
+(overwritten by a rerun), folds earlier batches into `n:c`, keeps the audit
+samples `n:a.<list>` and writes the summary `n:s.<url>` of each sitemap the
+batch fetched or rescored. `recount` rebuilds it all from one full scan (the
+repair, `updatedb --rescore`, and the tests' oracle). See docs/quality.md.
 
-Rows written outside a batch (inject's seeds, detect's sitemaps) are
-counted once a batch touches them (generate, fetch, updatedb); `updatedb
---rescore` counts them at once.
-
-Cost of `CountStep`: no read or put of its own for the touched rows
-(a cell in updatedb's put of a row whose contribution changed); one cell put and two host row gets per
-origin touched (its samples on first sight, its cells at the end); one
-multi-get of the sitemaps to summarise. Memory: per origin touched, its
-deltas and at most 2 x `SAMPLE_CAP` URLs per audit list, whatever the
-batch's size. Of `recount`: one scan of `webpage` (a dozen small columns,
-its puts written as it goes) and one of the host rows.
+Cost of `CountStep`: no read or put of its own for the touched rows; per
+origin touched one cell put and two host row gets; one multi-get of the
+sitemaps to summarise. Memory per origin: its deltas and at most
+2 x `rowcounts.SAMPLE_CAP` URLs per audit list. `recount`: a scan of `webpage` and of `host`.
 """
 
 from __future__ import annotations

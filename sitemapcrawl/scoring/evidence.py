@@ -1,32 +1,18 @@
 """Sitemap quality evidence as counters: what one listed row contributes, and how the sums are kept.
 
-Pure: no I/O. `jobs/quality.py` reads and writes the cells; this module owns
-the arithmetic, so the incremental step and the full rescore (the repair,
-and the oracle of the tests) count exactly alike.
+Pure: no I/O. `scoring.quality_step` reads and writes the cells; this module
+owns the arithmetic (`contribution` judges one row for one sitemap, `judge`
+turns a row's contributions into deltas), so the incremental step and the
+full rescore count exactly alike. Counts add and subtract; the lastmod range
+only widens, which is exact because a row enters the evidence of one parse
+of a sitemap once and leaves it only when the sitemap is parsed again.
 
-A listed row R contributes to each sitemap S whose inlink cell it holds a
-`Tally`: one listed entry, its fetch judgement (ok, gone, redirected,
-robots), its status, and its lastmod tests (dated, future, stale, phantom:
-`contribution`, the one place that judges them), plus the lastmod itself as the
-range (`lo`, `hi`) and the newest date not in the future (`new`). Counts add
-and subtract; the three dates only widen, which is exact because a row
-enters the evidence of one parse of S (the batch id of its inlink cell,
-`P`) once and leaves it only when S is parsed again (a newer `P`).
-
-Where the sums live (see docs/quality.md):
-
-- on R, `s:qc`: per sitemap, the batch that judged it last, what it
-  contributes now and what it contributed before that batch (`Contribution`),
-  so a rerun of the same batch computes the same delta again;
-- on S, `s:ev.<batch>.<bucket>`: the sum of the deltas of one batch's rows
-  of one host bucket (`sitemapcrawl.model.splits`), grouped by parse `P`. One
-  cell is written whole by the one process that holds the bucket, and
-  overwritten by a rerun: idempotent, whatever the split;
-- on S, `s:ev`: the folded base: which batches' cells are in it, and the
-  groups; a cell of a folded batch is ignored if written again.
-
-The evidence of S is base + the cells not folded, grouped by `P`; the
-latest `P` with a listed entry is S's latest parse, the only one that counts.
+Where the sums live: on the listed row, `s:qc` (per sitemap a `Contribution`:
+what it gives now and gave before the batch that judged it, so a rerun
+computes the same delta); on the sitemap, one cell `s:ev.<batch>.<bucket>`
+per batch and host bucket (written whole: idempotent whatever the split) and
+the folded base `s:ev`. Only the latest parse counts. See docs/quality.md.
+Cost: a few additions per row and sitemap judged.
 """
 
 from __future__ import annotations

@@ -1,52 +1,17 @@
-"""How far a sitemap can be trusted: its signals, its score in [0, 1], and what follows.
+"""How far a sitemap can be trusted: its six signals, its score in [0, 1], and what follows.
 
-Pure: facts in, numbers out; no I/O. `jobs/quality.py` gathers the facts from
-the table at updatedb and writes what `assess` returns beside the sitemap.
+Pure: facts in, numbers out; no I/O. `scoring.quality_step` gathers the facts
+at updatedb and writes what `assess` returns beside the sitemap. Each signal
+(valid, fetch, lastmod, duplicates, errors, freshness) is in [0, 1], 1 good,
+and "no evidence yet" counts as 1, so a sitemap is never punished before it
+is known. The fetch signal waits for `FETCH_EVIDENCE` judged entries, then
+takes the upper end of the Wilson interval (`wilson_upper`): the filter
+punishes, so it gives the benefit of the doubt. The score multiplies
+`1 - w * (1 - s)` over the signals, so one bad signal is not hidden by good
+ones; under `demote_below` a sitemap is demoted, under `blacklist_below`
+blacklisted, and a pin in the settings wins over both.
 
-Each signal is a number in [0, 1] where 1 is good (and "no evidence yet"
-also counts as 1, so a sitemap is never punished before it is known):
-
-- `valid`: entries valid and in scope, (kept + 1) / (kept + out of scope +
-  invalid + 1);
-- `fetch`: listed URLs that answered 200 (or 304) once fetched, against those
-  that were gone (404, 410, other 4xx), redirected or denied by robots.txt;
-  URLs not fetched yet, retried or deferred are not judged. It needs
-  evidence before it acts: until `FETCH_EVIDENCE` (20) entries were judged,
-  or all of them when the sitemap lists fewer, it is 1 ("not known yet"),
-  so a 50,000-URL sitemap is not sunk by its first few 404s. Then it is the
-  upper bound of the Wilson score interval of the ok share (z = `WILSON_Z`,
-  1: one standard error), with p = ok / judged and n = judged:
-  (p + z²/2n + z·sqrt(p(1-p)/n + z²/4n²)) / (1 + z²/n). The optimistic
-  end of the interval, because the filter punishes: a sitemap is demoted or
-  blacklisted only when even the benefit of the doubt leaves it low (20 of
-  20 failed: 0.048; 10 of 10: 0.091; 1 of 1: 0.5; 15 of 20 ok: 0.83);
-- `lastmod`: lastmod sanity, (dated - bad + 1) / (dated + 1), where an entry is
-  bad when its lastmod is in the future, older than a content change we
-  observed, or newer than the last change we observed while the content
-  stayed the same (each test allows `LASTMOD_SLACK` for day-precision
-  dates); 0 when at least `UNIFORM_MIN` entries all carry one same lastmod
-  (the dates say nothing);
-- `duplicates`: (entries - duplicates + 1) / (entries + 1); a duplicate is an
-  entry whose URL (after canonicalisation) another entry of the same sitemap
-  already listed;
-- `errors`: limit overflows and parse errors: 1 when clean; 0.5 when a limit
-  cut the document (URL limit, byte limit, body truncated) or the document
-  broke part-way; 0 when it could not be read as a sitemap at all, or its
-  URL is gone or too large;
-- `freshness`: staleness of the sitemap itself, from its newest date (its
-  own lastmod in an index, or the newest lastmod of its entries):
-  1 up to `stale_days` old, then stale_days / age.
-
-The score multiplies, for every signal s with weight w (the most it can take
-away), `1 - w * (1 - s)`: fetch 1.0, valid 0.8, errors 0.8, lastmod 0.6,
-duplicates 0.3, freshness 0.3. So one bad signal cannot be hidden by the
-others being good, and a sitemap full of 404s falls to the fetch share alone.
-
-The filter: a score under `demote_below` demotes the sitemap, under
-`blacklist_below` blacklists it (the reason goes on the row); a pin in the
-settings (trusted or blocked) wins over both. A URL's sitemap priority is
-then weighted: `priority x weight`, the weight being the score (ok), half
-the score (demoted, `demote_factor`), 0 (blacklisted, blocked) or 1 (trusted).
+The formulas, weights, thresholds and the weighted priority: docs/quality.md.
 """
 
 from __future__ import annotations

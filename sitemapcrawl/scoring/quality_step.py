@@ -1,47 +1,18 @@
 """The sitemap quality step of updatedb: score the sitemaps a batch touched, filter, weight their URLs.
 
 Run at the end of `updatedb` (setting `sitemap_quality`); the formula is in
-`sitemapcrawl.scoring.quality`, the counters in `sitemapcrawl.scoring.evidence`.
+`scoring.quality`, the counters in `scoring.evidence`. `QualityStep` (fed by
+`scoring.count_step.BatchCounting`) judges each touched row again, writes
+each batch's deltas as `s:ev.<batch>.<bucket>` on the sitemap, folds and
+scores the touched sitemaps, and rewrites `s:wp` where a weight changed, so
+a round costs what its batch holds. `score_sitemaps` is the full rescore
+(`updatedb --rescore`): the repair after changing pins or thresholds, and
+the tests' oracle. How it counts: docs/quality.md, Evidence counters.
 
-`QualityStep` (every round, fed by `scoring.count_step.BatchCounting`) costs what the batch holds:
-
-1. The batch's touched rows (rows fetched in it, and rows its parse or
-   updatedb marked `k:dsc`: entries of the sitemaps parsed, URLs a sitemap
-   stopped listing, link targets) come from updatedb's merge and schedule
-   passes as those passes write them, with their sitemap/index inlink
-   cells, fetch facts and `s:qc`. Each row's contribution to each sitemap
-   naming it is judged again (`evidence.judge`); the row's new `s:qc` goes
-   into updatedb's put of the row; the deltas are summed per sitemap and
-   host bucket and written as `s:ev.<batch>.<bucket>` on the sitemap row
-   (whole, overwritten by a rerun).
-2. The sitemaps touched (those deltas name, and sitemap rows of the batch)
-   are read (one multi-get), their cells of earlier batches folded into
-   `s:ev`, and scored from base + cells; the verdict, score, signals,
-   notes and time go on the sitemap row, a blacklist reason of ours is
-   written or cleared, the statuses of its URLs go on its latest `history`
-   parse row.
-3. `s:wp` (the sitemap priority weighted by the quality of the sitemaps
-   listing the URL) is rewritten where it changed: on the touched rows in
-   step 1, with updatedb's put of the row, weighing each sitemap as stored,
-   or, for a sitemap parsed in the batch, as it scores when none of its
-   entries was fetched (its facts and its snapshot's lastmods: exactly its
-   score when its URLs are new, as in a first inventory); and, after step 2,
-   on the rows of every sitemap whose weight turned out otherwise (its
-   `history` snapshot lists them).
-
-`score_sitemaps` is the full rescore, a repair (`updatedb --rescore`): it
-scans every sitemap row and every listed row, rebuilds every sitemap's
-evidence base and every row's `s:qc` from scratch, and scores them all (the
-tests' oracle). Run it after changing the pins or thresholds, which the
-incremental step applies only to the sitemaps it touches.
-
-Cost of `QualityStep`: no read or put of its own for the touched rows
-(updatedb's passes hand them over and write its cells), one multi-get of the touched sitemaps and one of
-the other sitemaps their rows name, one snapshot get per sitemap parsed in
-the batch (its assumed weight), and per sitemap whose weight changed one
-more and a multi-get of its rows; batched puts. Of
-`score_sitemaps`: one filtered scan of the sitemap rows and two of the
-listed rows (small columns; link inlinks stay on the server).
+Cost of `QualityStep`: no read of its own for the touched rows; a multi-get
+of the touched sitemaps and one of the others their rows name; a snapshot get
+per sitemap parsed in the batch, one more plus a multi-get of its rows per
+sitemap whose weight changed; batched puts. `score_sitemaps`: three scans.
 """
 
 from __future__ import annotations

@@ -1,25 +1,17 @@
 """Row counts per origin and sitemap summaries: what `serve` shows without scanning `webpage`.
 
-Pure: no I/O. `jobs/counters.py` keeps them in the `host` table. A row
-adds to its origin's counts one `Tally` (`row_tally`): `rows`, its status
-(`st.<status>`), how it was found (`via.<seed|sitemap|link|sitemap
-document>`), `sitemaps`, `in_sitemaps`, `errors` (retry, gone),
-`robots_denied`, the audit lists it is on (`a.<list>`: `sitemapcrawl.model.audit`),
-and for pages: freshness (`fresh.<fresh|stale|never
-fetched>` when a sitemap gives a lastmod), changefreq (`cf.<value|none>`),
-lastmod month (`lm.<YYYY-MM>`) and `linked` (some page links to it). These
-are exactly the report's host and total counts (`sitemapcrawl.report.text`) and
-the page's changefreq and lastmod-month charts. They are kept like the
-quality evidence (`sitemapcrawl.scoring.evidence`: a row's last contribution on the
-row, per-batch cells on the origin's host row, a folded base), under the
-one group `rows`.
+Pure: no I/O; `scoring.count_step` keeps them in the `host` table. A row adds
+one `Tally` to its origin (`row_tally`): rows by status and by how they were
+found, sitemaps, rows in sitemaps, errors, robots.txt denials, audit lists
+(`model.audit`) and, for pages, freshness, changefreq, lastmod month and
+whether some page links to it: exactly the report's host and total counts.
+They are kept like the quality evidence (`scoring.evidence`), under the one
+group `rows`. Each origin also keeps up to `SAMPLE_CAP` URLs per audit list
+(`apply_samples`; `SampleChanges` holds a batch's changes in bounded memory),
+so the audit panel shows URLs too; `export` gives every one. What cannot be
+counted (lastmod ages, due times) is read by `report --html`.
 
-Beside the counts, each origin keeps a sample of the URLs of each audit
-list (`apply_samples`: at most `SAMPLE_CAP`, added and removed as rows are
-judged; `SampleChanges` holds a batch's changes in bounded memory), so
-the audit panel shows URLs too; `export` gives every one.
-What cannot be kept this way is read by `report --html`, which scans the
-table: the lastmod ages and due times (relative to the moment of reading).
+Cost: one tally per row judged; memory bounded by `SAMPLE_CAP` per list.
 """
 
 from __future__ import annotations
