@@ -1,26 +1,18 @@
 """Feeding a fetch: the batch's rows become items in politeness queues, robots.txt first where needed.
 
-- The batch's rows (`k:gen` = batch id, and `m:pa` = K with `--partition
-  K/N`) are read in chunks, each through a fresh short scanner (a long-lived
-  one would expire while the queues are busy): the batch's member records
-  (`batchrow`, `sitemapcrawl.storage.tables`; the partition tested by the server),
-  then a multi-get of their `webpage` rows, the mark tested on each (a batch
-  from before the records: a server-filtered scan of `webpage`). They go
-  into one FIFO queue per politeness key (`jobs/politeness.py`: the host,
-  or its IP with `queue_by = "ip"`). Rows whose fetch mark already holds the
-  batch id were done by an earlier run and are skipped: a fetch is
-  resumable. Memory: a few hundred bytes per URL of the batch.
-- robots.txt: the `host` table row of each origin is the cache. A row that
-  is missing or older than `robots_max_age` (or failing and past its retry
-  time) is fetched again as the first request of its queue.
-- Politeness state: each key's stored last request, Retry-After pause and
-  slow-down are read once, and its queue may not start before they allow
-  (`fetch_pacing.Pacing.start`), with the key's delay the largest of the
-  setting and the Crawl-delay its origins' stored robots.txt gives.
+The rows of the batch (of partition K with `--partition K/N`) are read in
+chunks, each through a fresh short scanner (a long-lived one would expire
+while the queues are busy): the member records in `batchrow`, then a
+multi-get of their `webpage` rows; rows already fetched in this batch are
+skipped, so a fetch is resumable. They go into one queue per politeness
+key. The `host` row of each origin is the robots.txt cache (fetched again as
+the queue's first request when missing, stale or failing past its retry
+time), and each key's stored politeness state decides when its queue may
+start (`fetcher.pacing.Pacing.start`).
 
-Cost: proportional to the partition's share of the batch, not to the table:
-one range scan of its records and one multi-get of `webpage` rows per chunk
-of `hbase_batch_size`; one multi-get of host rows and one of politeness rows.
+Cost: proportional to the partition's share of the batch: one range scan of
+its records and one multi-get per `hbase_batch_size` rows; one multi-get of
+host rows and one of politeness rows. Memory: a few hundred bytes per URL.
 """
 
 from __future__ import annotations

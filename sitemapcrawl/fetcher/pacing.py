@@ -2,25 +2,16 @@
 
 Each queue key's delay is the largest of the setting (`delay`), its
 robots.txt Crawl-delay (within `max_crawl_delay`) and the extra delay 429
-and 503 answers raised (`jobs/politeness.py`: doubled by each, shrunk by
-every other answer). A Retry-After holds the whole queue. The end of every
-request is noted with a version per key; the writer reads `snapshot` and
-puts the keys whose version it has not written yet in the `host` table
-(nothing is handed over and lost, so an interrupted write is simply redone), so the next job (or round, or worker)
-starts where this one stopped. Thread-safe; no I/O.
+and 503 answers raised (`storage.politeness`); a Retry-After holds the whole
+queue. Each request's end is noted with a version per key, and the writer
+puts the keys whose version it has not written yet (`snapshot`), so an
+interrupted write is simply redone. Requests in flight are counted (`begin`,
+`answered`): `stop` lets none start, and `settle` counts each one still
+running as ending at the latest it can, so a run that stops leaves nothing
+unrecorded. For a key with a delay, `begin` first has the writer `reserve`
+the key in HBase (a refusal makes it say False). Thread-safe; no I/O.
 
-Requests in flight are counted too (`begin` before each request,
-`answered` after it), so a run that stops leaves nothing unrecorded:
-`stop` lets no request start any more, and `settle` waits a little for
-those in flight, then counts each one still running as ending at the
-latest it can (its start plus the longest it may take, which the HTTP
-client's deadline enforces). A stored end never moves back. The same holds
-for a process killed hard: for a key with a delay, `begin` hands the key to
-`reserve` (the writer's, which writes its state to HBase) before the request
-is made, with the request counted in flight until its deadline, and
-`answered` again with its true end, so the state in HBase covers every
-request sent; a reservation refused (HBase gone) makes `begin` say False.
-Cost: two one-row puts per request of a key with a delay (none at delay 0).
+Cost: none of its own; the writer's two one-row puts per request of a key with a delay.
 """
 
 from __future__ import annotations

@@ -1,20 +1,16 @@
 """Politeness queues for the fetcher: one FIFO per key (host or IP), shared by worker threads.
 
 The design of Nutch's fetcher queues: a worker `take`s an item only from a
-queue that is *ready*, meaning it has a free slot (fewer than
-`slots_per_queue` items in flight) whose time has come. A slot becomes free
-again when the worker `release`s it: `delay` seconds after the end of the
-request it made (or at once, at its old time, when no request was made: a
-robots.txt denial, a deferral). So no two requests of one queue are closer
-than the delay, end to start, and at most `slots_per_queue` are in flight.
-With more than one slot, each slot keeps the delay on its own.
+queue that is *ready*, with a free slot (fewer than `slots_per_queue` items
+in flight) whose time has come. A slot the worker `release`s frees `delay`
+seconds after the end of its request (or at once, at its old time, when no
+request was made: a robots.txt denial, a deferral), so no two requests of
+one queue are closer than the delay, end to start; with more than one slot,
+each slot keeps the delay on its own. `hold` (a server's Retry-After) keeps
+every slot of a queue shut until a time, taken or not.
 
-A queue can also be *held* until a time (`hold`: a server's Retry-After):
-no slot of it frees earlier, whether taken or not.
-
-Ready queues are found through a heap keyed by the time their next slot
-frees, so `take` costs O(log queues) however many hosts there are. No I/O;
-thread-safe; `clock` is injectable for tests.
+Cost: `take` is O(log queues) through a heap keyed by when the next slot
+frees, however many hosts. No I/O; thread-safe; `clock` is injectable for tests.
 """
 
 from __future__ import annotations

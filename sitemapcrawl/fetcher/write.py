@@ -1,31 +1,18 @@
 """Writing a fetch: finished outcomes, refreshed robots.txt rows and politeness state go to HBase.
 
-Workers hand outcomes to a `Writer`, and the job's own thread calls
-`flush` (every `hbase_batch_size` outcomes or once a second, and at the
-end); the outcome of a request to a key with a delay is written at once by
-its worker (`add(..., at_once=True)`), so a process killed hard loses no
-answer it had time to write (one flush at a time). While a write is being
-retried, `ready` says no: workers start no request until it went through. Taken outcomes stay until written, so an
-interrupted write is sent again by the next flush (puts are idempotent).
-A redirect hop or a new redirect target carries default cells that are
-written only when its row does not exist yet (one multi-get to know); a
-redirect hop joins the batch, so it is recorded as a member first
-(`sitemapcrawl.storage.tables`: what parse and updatedb read).
-Each flush also writes the politeness state of the keys whose state
-changed since it was last written (`Pacing.snapshot` versions; a write that
-fails or is interrupted is redone by the next flush).
+Workers hand outcomes to a `Writer`; the job's thread calls `flush` (every
+`hbase_batch_size` outcomes or once a second, and at the end), which also
+writes the politeness state of the keys changed since their last write
+(`fetcher.pacing.Pacing.snapshot` versions). Taken outcomes stay until written, so an
+interrupted write is redone by the next flush (puts are idempotent); while
+a write is retried, `ready` says no and no request starts. For a key with a
+delay, `reserve` writes its state before each request and the worker writes
+the outcome at once, so a SIGKILL loses no answer it had time to write; a
+reservation HBase refuses stops the job. Each write of outcomes is fenced by
+the lease (`batch.leases`): once the batch was released, they are dropped.
 
-Before each request, `reserve` writes its key's state with the request
-counted as ending at its deadline, so a process killed with requests in
-flight (SIGKILL) leaves a state the rerun waits out; a reservation that
-cannot be written (HBase gone) refuses the request, and the job stops.
-Before each write of outcomes, `fence` (the lease's `confirm`) must say the
-batch is still ours: once it was released, the outcomes are dropped, not
-written (`batch.leases`).
-
-Cost per flush: one multi-get for possibly new rows, one batched put per
-table (and one for the member records of redirect hops), one check-and-put
-per lease share. Per request: one one-row put to the `host` table.
+Cost per flush: a multi-get for possibly new rows (redirect hops and targets), one
+batched put per table, a check-and-put per lease share; per request of a delayed key, one put.
 """
 
 from __future__ import annotations

@@ -3,17 +3,13 @@
 Nutch's queue-based fetcher over HBase rows. Its parts are in
 `sitemapcrawl.fetcher` (feed, queues, pacing, work, write); this module is the
 job loop and the one place that decides to stop: `time_limit`,
-`min_throughput` after a `warmup`, or Ctrl-C stop handing out URLs, and
-requests still in flight `ABANDON_AFTER` seconds later are abandoned. However
-it stops, the politeness state written last covers every request it started,
-and what was not fetched keeps its row untouched, so the batch can be
-fetched again. One worker per share: it holds the lease of its partition
-(`sitemapcrawl.batch.leases`), and a released batch's outcomes are not
-written. When HBase fails (a request's politeness state or a write cannot
-be recorded after the store's retries), no request starts any more; what
-was fetched is written by one more try, and the job raises
-StoreUnavailableError saying how many outcomes are lost (the rerun fetches
-them again). The behaviour in full: docs/commands.md, fetch; docs/reliability.md.
+`min_throughput` after a `warmup`, Ctrl-C, or HBase failing (a politeness
+state or a write that cannot be recorded after the store's retries). It then
+hands out no URL, abandons requests still in flight `ABANDON_AFTER` seconds
+later, writes what was fetched (StoreUnavailableError says how much was lost)
+and leaves what was not as it was, so the batch can be fetched again. It
+holds the lease of its partition (`sitemapcrawl.batch.leases`). In full:
+docs/commands.md (fetch) and docs/reliability.md.
 
 Cost: a read of the batch's member records and rows of its partition, one
 request per URL, batched writes of the outcomes (see `sitemapcrawl.fetcher`).

@@ -1,33 +1,17 @@
 """Politeness as state: the last request to each queue key, kept on the `host` table.
 
-A politeness key is what one fetch queue stands for: the host name, or its
-IP address with `queue_by = "ip"`. Its row in the `host` table (key
-`~host:NAME` or `~ip:ADDRESS`, after every origin row) holds the end of the
-last request to it (`n:lr`, to the millisecond), a Retry-After pause
-(`n:nb`) and a delay raised by 429/503 answers (`n:sd`). Every job that
-fetches (`fetch`, `detect`, each `crawl` round) reads these rows before its
-first request and waits out what is left of the delay, so the delay holds
-across rounds, processes, restarts and workers; it writes them back as it
-goes.
+A politeness key is what one fetch queue stands for (the host, or its IP
+with `queue_by = "ip"`); its row (`~host:NAME`, `~ip:ADDRESS`, after every
+origin row) holds the end of its last request (`n:lr`), a Retry-After pause
+(`n:nb`) and the extra delay 429/503 answers raised (`n:sd`). Every job that
+fetches reads these rows before its first request and writes them back as
+it goes, so the delay holds across rounds, processes, restarts and workers;
+a 429 or 503 slows the key down (`slowed`), other answers bring it back
+(`recovered`), within `max_crawl_delay`. When fetch and detect write, and
+what a stop or a SIGKILL leaves: docs/politeness.md, docs/reliability.md.
 
-How often: fetch writes the keys that made requests at each of its writes
-(at most a second after a request, and always at its end, also when
-stopped by Ctrl-C or `--time-limit`); detect writes a key right after its
-robots.txt request. A fetch that stops starts no request after its last
-write, and that write covers every request it started (one abandoned in
-flight counts as ending at the latest it can: `fetch_pacing.Pacing.settle`).
-So two jobs started one after the other always see each other's last
-request. For a key with a delay, fetch also writes its state before each
-request (that request counted as ending at its deadline) and right after it
-(its true end), so a process killed hard (SIGKILL) leaves a state that
-covers every request it sent (`fetcher.pacing`). The cost is one small put
-per active key per write, and two per request of a key with a delay.
-
-Slowing down: a 429 or 503 answer doubles the key's extra delay (from at
-least 1 s, up to `max_crawl_delay`), each other answer shrinks it by a
-quarter until it is back at the normal delay; a `Retry-After` (seconds or
-an HTTP date) pauses the whole key for that long, capped by
-`max_crawl_delay`.
+Cost: one small put per active key per write (at most one a second), and
+two per request of a key with a delay.
 """
 
 from __future__ import annotations

@@ -1,34 +1,18 @@
 """The plain, polite HTTP client (the only module that imports `requests`).
 
-`PoliteHttpClient.get` makes one request at a time per host and waits `delay`
-seconds between the end of one request and the start of the next to the same
-host; it follows redirects itself (each hop paced), streams the body and stops
-at `max_bytes` (`truncated=True`), and never raises for network trouble: the
-failure is in `HttpResponse.error`. Bodies are decoded only as far as
-`requests` does for `Content-Encoding` (gzip, deflate); a gzipped *file* stays
-gzipped and the sitemap engine recognises it by its magic bytes.
+`PoliteHttpClient.get` makes one request at a time per host, `delay` seconds
+from the end of one to the start of the next; it follows redirects itself
+(each hop paced), stops the body at `max_bytes` (`truncated=True`) and never
+raises for network trouble: the failure is in `HttpResponse.error`. Only the
+proxies the settings name are used. Every request ends by `http_deadline`
+(connect, headers and body together): the read timeout alone cannot bound
+it, since each byte that arrives resets it, so a watchdog thread shuts the
+socket of a request past its deadline. robots.txt, `sitemap parse` and
+`sitemap tree` use the same client. With a `WarcRecorder` (`web.warc`) each
+exchange is also kept as sent and received. `fetch_document` is what
+`sitemap parse` reads for a URL.
 
-Requests go through a proxy only when the settings name one (`http_proxy`,
-`https_proxy`); the environment's proxy variables are ignored.
-
-Every request has a total deadline (`http_deadline`: connect, headers and
-body together). The read timeout alone cannot bound a request, since every
-byte that arrives resets it: a server that drips one byte a second would hold
-a request forever. So the socket of each request is registered with a
-watchdog thread that shuts it down when the deadline passes, which ends any
-blocked read at once; the request then fails with one line
-(`no complete answer within N s`), and the fetcher retries it later like
-any timeout. The same client serves robots.txt, `sitemap parse` and
-`sitemap tree`, so they get the same deadline.
-
-With a `WarcRecorder` (`sitemapcrawl.web.warc`), each answer is also kept as
-sent and received: the body is read as it came (still content-coded),
-decoded here with urllib3's own decoders for the caller, and the exchange
-(request line and headers, status, headers, raw body) goes to the recorder;
-`HttpResponse.capture` says where its record is.
-
-`fetch_document` is what `sitemap parse` reads for a URL (a local file is
-opened by the CLI, with no HTTP client).
+Cost: one request per call and per redirect hop; one watchdog thread per process.
 """
 
 from __future__ import annotations

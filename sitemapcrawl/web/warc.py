@@ -2,18 +2,15 @@
 
 A `WarcRecorder` is handed to `PoliteHttpClient`, which gives it each
 exchange as sent and received (`Exchange`). Per exchange it writes a
-`response` record (a `revisit` with the server-not-modified profile for a
-304, referring to the earlier capture when the caller knows it) and a
-`request` record tied to it by `WARC-Concurrent-To`; each file begins with a
-`warcinfo` record naming the crawler, its version and its settings. Every
-record is its own gzip member with `WARC-Block-Digest` (and, for responses,
-`WARC-Payload-Digest`), flushed to the OS at once: a process killed mid-file
-leaves every finished record readable. Files are named
-`PREFIX-TIMESTAMP-HOST-PID-SERIAL.warc.gz` (so workers and machines never
-share one), written as `NAME.open` and renamed when closed, which happens
-when a file reaches `warc_max_bytes` and at the end of the run.
-warcio (extra `warc`) is imported when a recorder is made. Cost: one write
-and flush per record, a SHA-1 over each body; one lock per process.
+`response` record (a `revisit` for a 304) and a `request` record tied to it;
+each file begins with a `warcinfo` record. Every record is its own gzip
+member, flushed to the OS at once, so a killed process leaves every finished
+record readable; each process writes files of its own, as `NAME.open`,
+renamed when closed (at `warc_max_bytes` and at the end of the run). The
+records, their headers and the file names: docs/warc.md. warcio (extra
+`warc`) is imported when a recorder is made.
+
+Cost: one write and flush per record, a SHA-1 over each body; one lock per process.
 """
 
 from __future__ import annotations
