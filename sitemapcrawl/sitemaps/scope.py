@@ -1,31 +1,18 @@
 """Sitemap scope: which URLs a sitemap may list, by the folder rule or by vouching.
 
-Folder rule (sitemaps.org "location"): a sitemap at
-http://example.com/catalog/sitemap.xml may list URLs on the same scheme, host
-and port under /catalog/ only; a sitemap index may list sitemaps anywhere on
-its own scheme, host and port.
-
-Vouching: a *host* vouches for a sitemap when its robots.txt lists it, when an
-index it vouches for lists it (transitively, up to `max_index_depth` index
-levels), or when the user injected it for one of its seeds. A vouched
-sitemap may list any URL on the vouching host: http and https of that host
-name, any path. A host is its name plus its port when the port is not the
-scheme's default (`example.com`, `127.0.0.2:8700`), so http://example.com and
-https://example.com are one host, as a site owner sees it. A robots.txt on
-another host than the sitemap (cross-submission) vouches for its own host
-only; a sitemap nobody vouches for keeps the folder rule.
-
-A dropped entry has a reason: `folder` (on the sitemap's own host, outside
-what the folder rule allows) or `host` (on a host that neither holds nor
-vouches for the sitemap).
+The sitemaps.org folder rule loses most of what real sites publish (sitemaps
+kept in folders, pages all over the host), so a sitemap a host vouches for
+(its robots.txt lists it, an index it vouches for lists it within
+`max_index_depth` levels, or it was injected for a seed) may list any URL on
+that host; a sitemap nobody vouches for keeps the folder rule. A dropped
+entry has a reason, `folder` or `host` (`Scope.why_not`). The rules, with
+a worked example: docs/sitemaps.md, Sitemap scope.
 
 The jobs record who vouches on the sitemap's row and hand it in through
 `ScopeContext`; this module only decides. Pure: no HBase, no network.
-
 Cost: one `startswith` per URL in the common case; `urlsplit` and dot-segment
-removal only for URLs that do not match a prefix as written, and the reason of
-a drop only for dropped URLs. `open_prefixes` and `folder_prefixes` let the
-urlset reader check a clean URL's form and scope in one go.
+removal only for URLs that do not match a prefix as written, and the reason
+of a drop only for dropped URLs.
 """
 
 from __future__ import annotations

@@ -1,23 +1,17 @@
 """Walk a site's sitemaps: its discovered sitemaps (or a start URL), then indexes, recursively.
 
-The network stays outside: the walker is handed a `Fetcher` (anything with
-`get(url, headers=None, max_bytes=None)` returning an object with `url`,
-`status`, `body`, `error`, `truncated`; `sitemapcrawl.web.http.PoliteHttpClient`
-is one) and a `discover` function that finds a site's sitemaps
-(`sitemapcrawl.web.discover` gives the one `detect` uses: robots.txt, then the
-well-known paths when asked). Nodes come out in pre-order as each sitemap has
-been read, so a printer can stream the tree. Each document is counted while
-streamed and only the child-sitemap URLs of an index are kept, so memory is
-that of one document plus the pending URLs.
+The network stays outside: `walk_tree` is handed a `Fetcher` (anything whose
+`get` returns an object with `url`, `status`, `body`, `error`, `truncated`;
+`sitemapcrawl.web.http.PoliteHttpClient` is one) and a `discover` function
+(`sitemapcrawl.web.discover` gives the one `detect` uses). Nodes come out in
+pre-order as each sitemap has been read, so a printer can stream the tree.
+Scope is the crawl's (`scope`): sitemaps `discover` names are vouched for by
+its host, a start URL that is a sitemap by its own host, index children
+inherit within `max_depth`, a redirect follows `scope.vouchers_after_redirect`.
+Probes that find nothing are not nodes; children too deep or already read
+are nodes with a problem, not followed (a loop is never followed).
 
-Scope is the crawl's (`scope`): a sitemap is vouched for by the hosts
-`discover` names (robots.txt's host), a start URL that is a sitemap by its
-own host (as an injected one), index children inherit within `max_depth`
-levels, and a redirect is scoped by `scope.vouchers_after_redirect`.
-
-Probes that find nothing (404, an HTML page) are not reported as nodes.
-Index children beyond `max_depth`, and children already read, are reported
-as nodes with a problem and not followed (a loop is never followed).
+Cost: one request per sitemap; memory of one document plus the pending URLs.
 """
 
 from __future__ import annotations

@@ -1,21 +1,16 @@
 """Finding a site's sitemaps: the one discovery path `detect` and `sitemap tree` share.
 
-For one origin (`scheme://host[:port]`): robots.txt is fetched, capped at
-`max_robots_bytes`, and read by `robots.RobotsPolicy` (protego): its proper
-`Sitemap:` lines, relative ones resolved against the URL the text finally
-came from (after redirects), canonicalised; a line that is no usable URL is
-counted, not kept. When it lists none and probing is asked for
-(`probe_known_paths`), the well-known paths (`sitemaps.discovery`) that
-robots.txt allows and the sitemap blacklist does not name are fetched, and
-those that parse as a sitemap with at least one entry are kept, with the
-response, so a caller that reads them next need not fetch them again. A
-failing robots.txt (5xx, no answer) means "disallow all": nothing is probed.
+One function, so that the same site gives the same sitemaps through both
+commands. For one origin, `discover_sitemaps` fetches robots.txt (capped at
+`max_robots_bytes`) and keeps its proper `Sitemap:` lines, canonicalised
+(relative ones resolved against where the text finally came from); when it
+lists none and `probe_known_paths` asks for it, it tries the well-known paths
+(`sitemaps.discovery`) robots.txt allows and keeps those that parse as a
+sitemap with an entry, with their response, so the caller need not fetch
+them again. A failing robots.txt means nothing is probed. robots.txt's
+sitemaps are vouched for by its host (`sitemaps.scope`); probed ones are
+not. The rules: docs/sitemaps.md, Discovery. No HBase; pacing is the client's.
 
-Sitemaps listed by robots.txt are vouched for by its host (see
-`sitemaps.scope`); probed ones are not (a probe below the root keeps the
-folder rule).
-
-The network sits behind `http.HttpClient` (pacing is the client's); no HBase.
 Cost: one request for robots.txt, plus one per well-known path when probing.
 """
 

@@ -1,25 +1,15 @@
 """Links of an HTML page: HTML bytes and the page's URL in, canonical outlinks out.
 
-Pure (no network, no HBase). lxml's forgiving HTML parser reads the bytes
-(it finds the charset from a BOM or `<meta charset>`; broken markup is
-repaired, never fatal). What is read:
+Pure (no network, no HBase): parse reads a page's outlinks here, so what a
+page links to is decided in one place. lxml's forgiving HTML parser reads
+the bytes (broken markup is repaired, never fatal); `extract_links` gives the
+`<a>` and `<area>` links resolved with `urls.resolve` (so canonical),
+filtered, without nofollow links, self-links and duplicates, plus what
+`<meta name="robots">` and `<link rel="canonical">` say and which links are
+sitemap candidates, each drop counted. Bounded: at most `max_outlinks`,
+first in document order. The rules in full: docs/commands.md, parse.
 
-- `<a href>` and `<area href>`, resolved against `<base href>` (or the page
-  URL) with `urls.resolve`, so they come out canonical; `mailto:`,
-  `javascript:` and unresolvable hrefs are counted as invalid; the URL filter
-  drops what it refuses (counted); links to the page itself are left out;
-  duplicates are kept once (the first anchor text wins).
-- `rel="nofollow"` on a link leaves it out (counted).
-- `<meta name="robots">`: `noindex` and `nofollow` (and `none`, both) are
-  reported; with nofollow, no outlink at all is kept.
-- `<link rel="canonical">`: recorded, not followed.
-- Sitemap candidates: `<link rel="sitemap">` and links whose path ends with
-  `.xml` or `.xml.gz`. In mixed mode they may become sitemap rows; parse
-  sniffs their bodies once fetched.
-
-Bounded: at most `max_outlinks` outlinks are kept, first in document order;
-the rest are counted. Cost: one lxml parse of the body (C speed), one
-`urls.resolve` per link.
+Cost: one lxml parse of the body (C speed), one `urls.resolve` per link.
 """
 
 from __future__ import annotations

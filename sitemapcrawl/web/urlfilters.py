@@ -3,21 +3,13 @@
 Both are read from small text files the user names (`--url-filter FILE`,
 `--sitemap-blacklist FILE`, or the same keys in the config file), once per
 job, and both answer with a reason rather than a bare no, so that a skipped
-URL can say why on its row or in a log line. Pure logic: no network, no HBase.
-Both compare *canonical* URLs (see `sitemapcrawl.web.urls.canonicalize`).
+URL can say why on its row or in a log line. Both compare *canonical* URLs
+(`sitemapcrawl.web.urls.canonicalize`). Pure logic: no network, no HBase.
+The file formats, with examples: docs/commands.md, "The URL filter and the
+sitemap blacklist".
 
-URL filter file, as Nutch's regex URL filter::
-
-    # skip binaries and calendars; keep the rest
-    -\\.(pdf|zip|exe)$
-    -/calendar/
-    +.
-
-Sitemap blacklist file::
-
-    example.com                      # this host and its subdomains
-    http://example.org/archive/      # every URL starting with this prefix
-    re:/sitemap-\\d{4}\\.xml$         # every URL this regex finds a match in
+Cost: per URL, the filter's regexes in order until one matches; the
+blacklist, a host lookup per parent domain, the prefixes and its regexes.
 """
 
 from __future__ import annotations
