@@ -1,21 +1,16 @@
 """`--dask tcp://HOST:PORT`: run the splits of a phase as tasks on a Dask cluster the user runs.
 
-Each `SplitTask` becomes one task, its plain `call` (a job on one split, in the
-Dask worker's process, with its own HBase connections), named
-`PHASE-K/N-BATCH` so the Dask dashboard shows which split runs where. Counts
-come back as task results and merge as the local workers' do. Progress goes
-through Dask's structured events: a task logs `{"label", "stage", "done",
-"total", "errors"}` on a topic of its own run (`TaskProgress`, a few a
-second) and the client sums them into our live line, as `Pool` does.
+Each `SplitTask` becomes one task, its plain `call` (a job on one split, in
+the Dask worker's process, with its own HBase connections), named
+`PHASE-K/N-BATCH` so the dashboard shows which split runs where. Counts come
+back as task results and merge as the local workers' do; progress comes as
+Dask events (`TaskProgress`), summed into our live line. A worker lost
+mid-task: the scheduler runs the task again elsewhere, and a task that
+raised is retried `RETRIES` times; the rerun takes the split's lease over and
+skips what is done. Ctrl-C cancels the tasks not started. In full:
+docs/cluster.md, Dask. `distributed` is the extra `sitemapcrawl[dask]`,
+imported only here.
 
-A worker lost mid-task: the scheduler runs the task again on another worker
-(Dask's `allowed-failures`), and a task that raised is retried `RETRIES`
-times. The rerun takes the split's lease over from the dead holder (at once
-on the same machine, whose pid is gone; after `lease_seconds` from another)
-and skips what is done. Ctrl-C cancels the tasks that have not started; a
-running task ends on its own (Dask cannot stop a thread), its lease released.
-
-`distributed` is the optional extra `sitemapcrawl[dask]`, imported only here.
 Cost: one task per split; a progress event per task per quarter second.
 """
 

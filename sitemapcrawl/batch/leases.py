@@ -1,23 +1,15 @@
 """Leases: one worker per share of a batch (a fetch partition, the parse, the update).
 
-A lease is one cell of the batch's registry row, `l:<share>` =
-`worker=ID since=TIME until=TIME`, written with HBase's check-and-put: a worker claims a
-share by replacing exactly the value it read (or by writing where there was
-none), so of two workers racing for one share exactly one wins. While it
-works, a daemon thread pushes the expiry on every third of `lease_seconds`
-(again by check-and-put on its own value); if that fails, the share was taken
-over and `lost` is set, and the job stops handing out work.
-
-A share is free when its cell is absent, expired, released (`until` in the
-past), or held by a process of this machine that is no longer running (the
-worker id is `host:pid:random`, so a `kill -9` does not block the rerun for a
-whole lease). Otherwise the second worker gets `LeaseHeldError` naming the
-holder, or with `wait` sleeps until the lease expires and takes it over.
-
-Fencing: `confirm` pushes the expiry by check-and-put too, and fetch calls it
-before each write of its outcomes (`fetcher.write`), so once `batches
---release` took the cell over (`registry.release`), the old holder's next
-write is refused, and it stops (see docs/reliability.md for the window left).
+A lease is one cell of the batch's registry row, `l:<share>`, written with
+HBase's check-and-put: a worker claims a share by replacing exactly the value
+it read, so of two workers racing for one share exactly one wins. While it
+works, a daemon thread pushes the expiry every third of `lease_seconds`; if
+that fails the share was taken over, `lost` is set and the job stops handing
+out work. A share is free when its cell is absent, expired, released, or
+held by a process of this machine that is gone (a `kill -9` does not block
+the rerun); otherwise `LeaseHeldError` names the holder, or `wait` waits for
+the expiry. Fencing: `confirm`, called by fetch before each write of its
+outcomes, fails once `batches --release` took the cell over (docs/reliability.md).
 
 Cost: one read and one check-and-put per share to claim; one check-and-put per
 share every `lease_seconds / 3` while working; one to release.

@@ -1,28 +1,18 @@
 """The batch registry: which batches exist, which phases of each finished, and releasing one.
 
-generate writes one `batch` row per batch (when, how many rows, how many
-fetch partitions, the mode). Each phase marks itself done in the `d` family
-only when it left nothing behind: `fetch.K/N` when partition K fetched every
-row, `parse` when the batch was wholly fetched before parsing began, `update`
-when it was wholly parsed before updatedb began. A batch is *unfinished*
-until `update` (or `release`) is there: an interrupted crawl leaves one, and
-`crawl` finishes it first (see `jobs.crawl.finish_batch`).
+generate writes one `batch` row per batch; each phase marks itself done in
+the `d` family only when it left nothing behind, so a batch is *unfinished*
+until `update` (or `release`) is there, and `crawl` finishes it first
+(`jobs.crawl.finish_batch`). `release` (a batch too old to finish,
+`batch_max_age`, or `batches --release`) marks its rows updated for it
+(`k:upd`) without scheduling them, so generate may select them again, and
+deletes its records. It refuses a batch a live worker holds a lease of
+(`LeaseHeldError` naming it); `force` (for a worker whose machine died)
+releases anyway and first takes every lease cell over, so the old holder's
+next write is refused (`batch.leases`). The rows: docs/tables.md.
 
-Releasing a batch (too old to finish: `batch_max_age`, or `batches --release`)
-marks its rows updated for it (`k:upd` = batch id) without scheduling them,
-so generate may select them again; what they hold stays.
-
-Releasing also deletes the batch's records (`batchrow`, see
-`sitemapcrawl.storage.tables`). It refuses a batch a live worker holds a
-lease of (`LeaseHeldError` naming it); `force` releases it anyway (for a
-worker on a machine that died) and first takes every lease cell over, so the
-old holder's next write is refused (`batch.leases`: fencing).
-
-Cost: the registry is one small row per batch; listing the unfinished ones
-scans the `batch` table only (the records are in a table of their own).
-Releasing reads the batch's members (`batchrecords.batch_rows`: its records and a
-multi-get per chunk; a batch from before the records, a server-filtered scan
-of `webpage`) and deletes its records.
+Cost: one small row per batch; listing the unfinished ones scans only the
+`batch` table. Releasing reads the batch's members (`batch_rows`) and deletes its records.
 """
 
 from __future__ import annotations

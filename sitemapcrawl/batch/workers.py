@@ -3,22 +3,12 @@
 A phase runs as `SplitTask`s, one per split (or fetch partition): each carries
 its command line (for a process) and a plain picklable call (for an engine).
 A `Runner` submits them all, gathers their counts (`WorkerResults`) and, on
-Ctrl-C, cancels them. Two back ends: `Pool` below (local processes) and
-`batch.dask_runner.DaskRunner` (tasks on a Dask cluster).
-
-The `Pool` parent starts `python -m sitemapcrawl <global options> <phase> --split K/N ...`
-for K in 0..N-1 (fetch: `--partition K/N`), each in its own session (so a
-Ctrl-C reaches the parent alone, which forwards exactly one SIGINT to every
-worker and waits for them to stop cleanly). Every worker gets a pipe, named
-by the environment variable `SITEMAPCRAWL_WORKER_FD`, on which it writes JSON
-lines: its progress (`{"stage", "done", "total", "errors"}`, at most a few a
-second) and, at the end, its counts (`{"counts": {...}}`, the job's counts
-dataclass as a dict). The parent sums the progress of all workers into its
-live line and merges the counts into one (`merge_counts`: numbers and
-counters add, elapsed seconds take the longest, text takes the first). A
-worker's stderr is relayed line by line, prefixed with its split. A worker
-that exits non-zero is named in one WorkerFailedError line (with its last
-stderr line) after the others finished; the counts of the rest are kept.
+Ctrl-C, cancels them. Two back ends: `Pool` (local processes, each in its
+own session, writing progress and counts as JSON lines on the pipe that
+`SITEMAPCRAWL_WORKER_FD` names; their stderr relayed, prefixed with the
+split) and `batch.dask_runner.DaskRunner`. `merge_counts` makes one count of
+many. The protocol, and why processes rather than a Dask `LocalCluster`:
+docs/cluster.md, One runner, two back ends.
 
 Cost: N processes (each its own HBase connections and, for fetch, its own
 threads); the parent only relays lines and sums numbers.

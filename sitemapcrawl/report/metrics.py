@@ -1,19 +1,17 @@
 """`/metrics` of `serve`: the crawl's counters in the Prometheus text exposition format.
 
 `crawl_gauges` turns what `serve` already reads into plain `Gauge` values:
-the counted snapshot (`panels.take_counted_snapshot`: the host table's
-counters and sitemap summaries) and the batch registry's rows
-(`batch.registry.every_batch`). `metrics_registry` wraps a function that
-returns them in a prometheus_client collector on a registry of its own (not
-the library's global one), so every scrape reads the current snapshot.
-Per-host errors keep a bounded label set: the `TOP_HOSTS` hosts with the
-most error rows, the rest summed under host="other". Every value is a gauge
-(a row's status can change back), so no name ends in `_total`.
+the counted snapshot (`panels.take_counted_snapshot`) and the batch
+registry's rows (`batch.registry.every_batch`). `metrics_registry` wraps a
+function that returns them in a collector on a registry of its own (not the
+library's global one), so every scrape reads the current snapshot. Per-host
+errors keep a bounded label set (`TOP_HOSTS` hosts, the rest under
+host="other"); every value is a gauge, so no name ends in `_total`. The
+metrics: docs/commands.md, Monitoring with Prometheus. prometheus_client
+(extra `metrics`) is imported by `metrics_registry` and `exposition` only:
+without it /metrics answers 501 with `INSTALL_HINT`.
 
-prometheus_client is the `metrics` extra, imported by `metrics_registry` and
-`exposition` only: without it `serve` answers /metrics with 501 and
-`INSTALL_HINT`. Cost: no HBase read of its own; one pass over the hosts and
-sitemaps of the snapshot and the batches of the registry.
+Cost: no HBase read of its own; one pass over the snapshot and the batches.
 """
 
 from __future__ import annotations

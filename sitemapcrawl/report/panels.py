@@ -1,27 +1,18 @@
 """The panels of the HTML report and of the monitoring page: JSON-ready facts from HBase.
 
-A `Snapshot` is the text report's data (`sitemapcrawl.report.text.build_report`:
-totals, hosts, sitemaps) plus what the pages show beyond it, from one more
-scan of a few small columns: each sitemap's quality score, state, signals
-and notes; the changefreq, lastmod-month and lastmod-age distributions of
-the pages; when rows are due (next fetch time); the audit lists
-(`sitemapcrawl.model.audit`: listed URLs that fail, redirect, are blocked, noindex
-or canonicalised elsewhere; orphans, unlisted and multi-listed pages), each
-capped at `AUDIT_CAP` URLs with its total; and, from the `history` table,
-each sitemap's last parses (entries, statuses, changes). Each panel (`PANELS`) turns a snapshot into
-a plain dict, so `report --html` draws it, `serve` draws it live and
-`/api/<panel>` hands it to scripts. Nothing here reads the settings, so no
-panel can show a configuration value.
+A `Snapshot` is the text report's data (`report.text.build_report`) plus
+what the pages show beyond it: each sitemap's quality, the changefreq,
+lastmod-month and lastmod-age distributions, when rows are due, the audit
+lists (`model.audit`, each capped at `AUDIT_CAP` URLs with its total) and
+each sitemap's last parses from the `history` table. Each panel (`PANELS`)
+turns a snapshot into a plain dict, so `report --html` draws it, `serve`
+draws it live and `/api/<panel>` hands it to scripts. Nothing here reads the
+settings, so no panel can show a configuration value. `take_counted_snapshot`
+(what `serve` reads) builds it from the counters in the `host` table
+instead, with no `webpage` row: lastmod ages and due times are then unknown.
 
-Cost: two scans of `webpage` (the report's and this one), one of `host` and
-one of the `history` summaries; memory: one small record per host and per
-sitemap, `history_keep` per sitemap, a few counters and the capped lists.
-
-`take_counted_snapshot` (what `serve` reads every refresh) builds the same
-snapshot from the counters updatedb keeps in the `host` table
-(`scoring.count_step`): one scan of `host` and one of the `history` summaries,
-no `webpage` row; the lastmod ages and due times are then unknown (the
-freshness panel says to run `report --html`).
+Cost: two scans of `webpage` (counted: none), one of `host`, one of the `history`
+summaries; memory: a record per host and sitemap, the capped lists, `history_keep` parses.
 """
 
 from __future__ import annotations

@@ -1,30 +1,18 @@
 """`serve`: a small read-only monitoring page over HBase, live while a crawl runs elsewhere.
 
-Routes (GET only; any other method gets 405):
+Routes (GET only): `/` the page, every panel of the HTML report refreshed in
+place; `/api` and `/api/<panel>` the panels as JSON; `/fragment/<panel>` one
+panel's HTML; `/metrics` the counters for Prometheus (`report.metrics`). The
+routes, their parameters and status codes: docs/commands.md, serve. No page
+shows a setting; a failed request is one log line, never a traceback.
 
-- `/` the page: every panel of the HTML report, refreshed in place every
-  `refresh` seconds by a small inline script (`?refresh=SECONDS` overrides);
-- `/api` the panel names; `/api/<panel>` one panel as JSON (`sitemaps`
-  takes `limit` and `state`, `hosts` takes `limit`);
-- `/fragment/<panel>` one panel's HTML (what the page's script fetches);
-- `/metrics` the same counters and the batch registry in the Prometheus text
-  format (`report.metrics`); 501 with what to install when the `metrics`
-  extra (prometheus_client) is missing.
+The tables are read at most once per `refresh` seconds whatever the number
+of clients (one snapshot shared under a lock, `snapshot_cache`), and never
+the `webpage` table: the panels come from the counters updatedb keeps in the
+`host` table (`panels.take_counted_snapshot`). Binds 127.0.0.1 unless told.
 
-A bad query parameter gets 400 with a message; an unknown path 404; an
-HBase that does not answer 503 (the detail goes to the log, not the page).
-No page shows a setting: panels are built from the tables alone. A client
-that goes away before its answer is written is one line at debug level; any
-other failure of a request is one warning line, never a traceback on stderr.
-
-The tables are read at most once per `refresh` seconds, whatever the
-number of clients (one snapshot shared by every request, taken under a
-lock), and never the `webpage` table: the panels come from the counters
-updatedb keeps in the `host` table (`report_panels.take_counted_snapshot`);
-the audit lists, lastmod ages and due times say to run `report --html`.
-/metrics also reads the `batch` table (one small row per batch), as often.
-Binds 127.0.0.1 unless told otherwise. `serve` returns when Ctrl-C
-(KeyboardInterrupt) stops it, after closing the socket.
+Cost per refresh: one scan of the `host` origin rows, one of the `history`
+summaries and, for /metrics, one of the `batch` table (one small row per batch).
 """
 
 from __future__ import annotations

@@ -1,26 +1,16 @@
 """`report`: what the table says about a crawl, per host and per sitemap.
 
 One scan of `webpage` (a dozen small columns per row, no bodies, no link
-families) and one of `host` give:
+families) and one of `host` give, per host, its rows by status and by
+source, errors, robots.txt denials and outcome; per sitemap, how it was
+found, its fetch, type, entries, drops with their reasons, problems,
+leniency warnings, vouching hosts, blacklist hit and quality (all the HTML
+report shows); and totals by status and discovery source, with freshness
+against the sitemap lastmods. What each figure means: docs/commands.md,
+report. `Report.lines()` is the text for people, `Report.json_lines()` one
+JSON object per host, per sitemap and for the totals (`--jsonl`).
 
-- per host: rows by status, sitemap rows, rows found in sitemaps, rows found
-  only through links, fetch errors (retry, gone), robots.txt denials, and
-  the host row's robots.txt outcome;
-- per sitemap: how it was found, fetch status and HTTP code, type, entries
-  kept, drops by scope, filter and limits, the problems parse recorded (drops
-  by scope say their reason: `out of scope: folder` or `out of scope:
-  host`), the leniency warnings (rules the sitemap breaks that were
-  forgiven), who vouches for it, a blacklist hit, the fetch error, and its
-  quality (score, state, the six signals and the notes: all the HTML report
-  shows);
-- totals: rows by status and by discovery source (seed, sitemap, link,
-  sitemap document), and freshness of pages that have a sitemap lastmod
-  (fetched after it: fresh; lastmod newer than the fetch: stale; never
-  fetched).
-
-`Report.lines()` is the text for people, `Report.json_lines()` one JSON
-object per host, per sitemap and for the totals (`--jsonl`). Memory: one
-small record per host and per sitemap.
+Cost: the two scans; memory: one small record per host and per sitemap.
 """
 
 from __future__ import annotations
