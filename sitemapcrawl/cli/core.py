@@ -1,19 +1,18 @@
 """The command line's machinery: errors to exit codes, hints, cheap option parsing.
 
-`cli.py` declares the commands; this module holds what every command shares
+`cli.app` declares the commands; this module holds what every command shares
 and what is not about any one of them:
 
 - `CommandGroup`: the one place where a `SitemapCrawlError` becomes one
   stderr line and its exit code, and where a global option given after the
   command gets a hint naming where it belongs.
-- Cheap option values. Typer (0.29) converts every option value with a
-  pydantic `TypeAdapter`; importing pydantic alone costs more than importing
-  typer, on every command. The options here are plain (str, int, float,
-  Path, an Enum, lists of those, with min/max), so `install_plain_coercion`
-  gives each such parameter a converter that needs no pydantic, with typer's
-  own messages. An annotation it does not know keeps typer's converter, so a
-  new option type still works (only slower); `tests/unit/test_cli_startup.py`
-  fails if pydantic is imported again.
+- Cheap option values. Typer converts every option value with a pydantic
+  `TypeAdapter`, and importing pydantic costs more than importing typer, on
+  every command. Our options are plain (str, int, float, Path, an Enum,
+  lists of those, with min/max), so `install_plain_coercion` gives each a
+  converter that needs no pydantic, with typer's own messages; an annotation
+  it does not know keeps typer's converter (only slower).
+  `tests/unit/test_cli_startup.py` fails if pydantic is imported again.
 """
 
 from __future__ import annotations

@@ -2,30 +2,15 @@
 
 The loop of the other jobs, nothing more: each stage is the same job the
 single commands run, on the same table, so a crawl can be stopped at any
-point and continued by another `crawl` (or by the single commands). Rounds
-end when `rounds` are done or generate finds nothing due; an interrupted
-fetch still has its finished outcomes parsed and merged, then the crawl
-stops.
-
-Resume is the default: before anything else, every batch the registry
-(`batch.registry`) calls unfinished (a crawl killed or interrupted, a fetch
-stopped by its time limit) is finished: fetch what is not fetched, parse
-what is not parsed, update; each is said with the batch id and why. A batch
-generated longer ago than `batch_max_age` is released instead (its rows
-freed for generate). Every phase skips what is done, so finishing costs what
-is left.
-
-Modes (`CrawlMode`): `sitemap-only` fetches sitemaps and the pages they list
-and never follows HTML links; `mixed` does both, within depth and radius;
-`links-only` is an ordinary crawl: robots.txt sitemaps are not detected,
-sitemap rows are neither generated nor parsed. Mixed and links-only crawls
-keep page bodies (`store_content`) because parse reads outlinks from them.
-
-Workers (`crawl --workers M [--split K/N]` or `--dask`, `WorkerPhases`): each
-round's generate, parse and updatedb run as M split tasks over sub-splits and
-its fetch as M partitions, on a `batch.workers.Runner` (local processes or
-Dask); each task's command line and its call (`run_split`) are at the end of
-this module, also what `generate`/`parse`/`updatedb --workers` run.
+point and continued by another `crawl` (or by the single commands). Resume
+is the default: every batch the registry (`batch.registry`) calls
+unfinished is finished first (`finish_batch`: each phase skips what is
+done), or released when older than `batch_max_age`. The mode (`CrawlMode`)
+decides which rows are generated and whether links are followed. With
+workers (`WorkerPhases`), each round's phases run as split tasks on a
+`batch.workers.Runner`; each task's call (`run_split`) is at the end of this
+module, also what `generate`/`parse`/`updatedb --workers` run. In full:
+docs/commands.md, crawl, and Splits and workers.
 
 Cost: that of the stages; the crawl itself holds only the counts.
 """

@@ -1,25 +1,16 @@
 """`export`: one flat row per URL, with readable column names, as CSV, JSON lines or Parquet.
 
-This is a deliberate full scan of `webpage` (or of one host's key range with
-`--host`): the data out, for a notebook or a spreadsheet, not part of a crawl
-round. What it reads per row: a dozen small columns and only the *sitemap*
-inlink cells (a server-side filter drops link cells, so a page with thousands
-of inlinks costs nothing extra); plus, first, one filtered scan of the
-sitemap rows for their quality scores (one float per sitemap in memory).
+A deliberate full scan of `webpage` (or of one host's key range with
+`--host`): the data out, for a notebook or a spreadsheet, not part of a
+crawl round. It streams: rows go out as they are read (Parquet, the optional
+`parquet` extra, a row group per `PARQUET_GROUP` rows), so memory stays flat
+whatever the table holds. The columns (`COLUMNS`), the filters and what
+makes a CSV safe to open: docs/commands.md, export.
 
-Streams: rows go out as they are read. CSV and JSON lines write one row at a
-time; Parquet (pyarrow, the optional `parquet` extra) writes a row group per
-`PARQUET_GROUP` rows. Memory stays flat whatever the table holds.
-
-Columns (`COLUMNS`): url, host, status, http_code, content_type, fetched_at,
-next_fetch_at, discovered_via (seed, sitemap, link, sitemap document),
-sitemaps (the sitemaps listing the URL; space-separated in CSV, a list in
-JSON and Parquet), lastmod, changefreq, priority, sitemap_quality (the best
-score among the listing sitemaps), depth, radius, noindex, canonical,
-redirect_to, linked_from (pages linking to it). Empty / null: not known
-(an empty text cell counts as not known too).
-Filters: `--host`, `--status` (tested by the server), in or not in
-sitemaps, orphans and unlisted pages (`sitemapcrawl.model.audit`).
+Cost per row: a dozen small columns and only the *sitemap* inlink cells (a
+server-side filter drops link cells, so a page with thousands of inlinks
+costs nothing extra); first, one filtered scan of the sitemap rows for their
+quality scores (one float per sitemap in memory).
 """
 
 from __future__ import annotations

@@ -3,17 +3,15 @@
 As Nutch's generator: the due rows (found through the due index,
 `sitemapcrawl.model.due`, not by a scan) that no unfinished batch holds,
 within depth and radius, passing the URL filter, the blacklist and the crawl
-mode, ranked by score plus weighted sitemap priority (`NEW_URL_BOOST` for URLs
-a re-parsed sitemap newly lists), capped per host and in total, partitioned
-by politeness key, recorded as members of the batch (`batchrow`) and
-registered (`sitemapcrawl.batch.registry`). The rules in full:
-docs/commands.md, generate.
+mode, ranked by score plus weighted sitemap priority (`NEW_URL_BOOST` for
+URLs a re-parsed sitemap newly lists), capped per host and in total,
+partitioned by politeness key, recorded as members of the batch (`batchrow`)
+and registered (`sitemapcrawl.batch.registry`). In full: docs/commands.md, generate.
 
-Cost: one range scan of the due index per kind the mode selects and one
-multi-get per `hbase_batch_size` due rows of those kinds, so a round costs
-what is due, not what the table holds (`--rescan`: one full scan); memory of
-one small tuple per candidate kept; one member record and one put of three
-cells per selected row.
+Cost: a range scan of the due index per kind the mode selects and a multi-get
+per `hbase_batch_size` due rows, so a round costs what is due, not what the
+table holds (`--rescan`: one full scan); memory: a small tuple per candidate
+kept; per selected row one member record and one put of three cells.
 """
 
 from __future__ import annotations

@@ -1,17 +1,14 @@
 """`inject`: seed URLs become rows, without losing what existing rows know.
 
 A seed file has one URL per line, `#` comments, and optional tab-separated
-`key=value` metadata: `score`, `fetchInterval` (seconds), `depth`, `radius`,
-`sitemap=true` (the URL is a sitemap document), `sitemaps=URL1 URL2` (sitemaps
-that belong to the seed). An injected sitemap is vouched for by the seed's
-host (`s:vb`): it may list any URL on that host (see `sitemaps.scope`). Bad
-lines are reported with their line number and skipped; the rest is injected.
-A number must be finite and in its column's range (`score=nan` or `inf` is
-refused; depth and radius 0..`MAX_HOPS`, fetchInterval up to ten years). A line that is
-not valid UTF-8 is refused with the position of its first bad byte (never
-decoded into a different URL): readers hand it in decoded with
-`surrogateescape`, so the bad bytes are still visible here. A reason quotes
-at most `DETAIL_LIMIT` characters of the line.
+`key=value` metadata (`score`, `fetchInterval`, `depth`, `radius`,
+`sitemap=true`, `sitemaps=...`); an injected sitemap is vouched for by the
+seed's host (`s:vb`). Bad lines are reported with their number and skipped:
+a number not finite or out of its column's range (depth and radius
+0..`MAX_HOPS`), or a line that is not valid UTF-8 (readers hand it in
+decoded with `surrogateescape`, so the bad bytes are still visible here and
+never become another URL). A reason quotes at most `DETAIL_LIMIT`
+characters. The rules in full: docs/commands.md, inject.
 
 Streaming: seeds are read, merged with the rows they meet and written in
 chunks of `hbase_batch_size`, so a million seeds cost one chunk of memory.

@@ -4,16 +4,15 @@ Three passes over the batch's records, each resumable by its mark: spread
 (outlinks and redirects become inlink cells on their targets), merge (each
 touched row's inlink cells merged into its hints, depth, radius and score,
 new rows created; `k:mrg`), schedule (the next fetch time from
-`sitemapcrawl.model.schedule`; `k:upd` frees the rows). Then the sitemap
-quality and row-count steps (`sitemapcrawl.scoring`) count what the passes
-hand them, and a wholly parsed batch's records are deleted. The rules in
-full: docs/commands.md (updatedb), docs/quality.md.
+`sitemapcrawl.model.schedule`; `k:upd` frees the rows). Then the quality and
+row-count steps (`sitemapcrawl.scoring`) count what the passes hand them,
+and a wholly parsed batch's records are deleted. In full: docs/commands.md
+(updatedb), docs/quality.md.
 
-Cost: proportional to the batch and the rows it touched, not the table:
-each member and touched row read once, one put per link target, merged row
-and fetched row (batched by `hbase_batch_size`); reads ahead and writes
-behind (`storage.overlap`), `WRITE_SPAN` chunks at a time. Memory: a dozen
-chunks of rows, one small record per touched sitemap, origin and listed row.
+Cost: proportional to the batch and the rows it touched, not the table: each
+member and touched row read once, one put per link target, merged and fetched
+row (batched; read ahead and written behind, `storage.overlap`, `WRITE_SPAN`
+chunks at a time). Memory: a dozen chunks, a record per touched sitemap, origin and listed row.
 """
 
 from __future__ import annotations

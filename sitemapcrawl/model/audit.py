@@ -1,19 +1,14 @@
 """What an SEO audit asks of one row: how it was found, and what is wrong with a listed URL.
 
 Pure: a decoded `WebPage` in, answers out. The report's audit lists
-(`report_panels`) and `export --orphans/--unlisted` use these definitions, so
-they agree:
-
-- problems of a URL some sitemap lists (`s:in`): it answers 4xx/5xx
-  (`http-error`), redirects (`redirect`), is blocked by robots.txt
-  (`blocked`), carries noindex (`noindex`) or names another canonical URL
-  (`canonical`);
-- an orphan: listed in a sitemap, linked from no crawled page (`m:nil` = 0);
-- unlisted: reached by links, listed by no sitemap;
-- listed several times: more than one sitemap lists it (`s:nl` > 1).
-
-Orphans and unlisted pages need a mixed crawl (both sources); `m:nil` and
-`s:nl` are counted by updatedb's merge.
+(`report.panels`), the row counts (`scoring.rowcounts`) and
+`export --orphans/--unlisted` use these definitions, so they agree: the
+problems of a listed URL (`http-error`, `redirect`, `blocked`, `noindex`,
+`canonical`), orphans (listed, linked from no crawled page: `m:nil` = 0),
+unlisted pages (reached by links, listed by no sitemap) and multi-listed
+ones (`s:nl` > 1). Orphans and unlisted pages need a mixed crawl; `m:nil`
+and `s:nl` are counted by updatedb's merge. The lists: docs/commands.md,
+report --html.
 """
 
 from __future__ import annotations

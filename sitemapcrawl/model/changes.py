@@ -1,22 +1,16 @@
 """What changed in a sitemap between two parses: entry snapshots, the diff, and their cell text.
 
-Pure: values in, values (or text) out; `jobs/history.py` reads and writes the
-`history` table with them.
-
-An entry snapshot is what one parse of a sitemap listed: canonical URL ->
-`Hints` (lastmod, changefreq, priority, as the text `format_hints` gives, so
+Pure: values in, values (or text) out; `storage.history` reads and writes the
+`history` table with them. An entry snapshot is what one parse of a sitemap
+listed: canonical URL -> `Hints` (lastmod, changefreq, priority as text, so
 comparing two parses is comparing strings). `diff` compares the previous
 snapshot with the new one and gives one `Change` per URL added, per URL
-removed and per hint that moved, in URL order.
+removed and per hint that moved, in URL order. Both travel as plain text
+lines a person can read in `hbase shell`, cut into cells of at most
+`CHUNK_LINES` lines and `CHUNK_BYTES` bytes, so no cell nears HBase's 10 MB
+limit and a reader holds one cell at a time. The line formats: docs/tables.md.
 
-Both travel as plain text lines, so a person can read them in `hbase shell`,
-cut into cells of at most `CHUNK_LINES` lines and `CHUNK_BYTES` bytes: a
-50,000-URL sitemap (or a diff that replaced all of it, 100,000 lines) stays
-far below HBase's 10 MB cell limit in any one cell, and a reader holds one
-cell at a time.
-
-- snapshot line: `URL<TAB>lastmod<TAB>changefreq<TAB>priority` (empty: not given)
-- change line: `kind<TAB>URL<TAB>old<TAB>new` (empty: none)
+Cost: `diff` is one sorted pass over both snapshots; memory of the change list.
 """
 
 from __future__ import annotations

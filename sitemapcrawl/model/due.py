@@ -1,23 +1,15 @@
 """The due index: which webpage rows are due by a time, read as key ranges instead of a full scan.
 
-The `due` table holds an entry for every row with a next fetch time
-(`f:nft`), in rows keyed `KIND|TIME|ROW KEY` (see `hbase-schema/due.hbase`). TIME is the
-row's next fetch time in the fixed-width text of `f:nft`, so the entries of a
-kind due by `now` are one key range, oldest first. KIND keeps apart what the
-crawl modes read: sitemap documents (`s`), pages some sitemap lists (`l`)
-and other pages (`p`). So `--mode sitemap-only` never reads the due pages
-found by links, and `--sitemaps-only-docs` (an inventory) never reads the
-million listed pages it leaves due forever.
-
-Entries of one kind and time written together share a row (a group, keyed
-by the least of their row keys; see `dueindex.entry_rows`): a million new
-rows due at once cost thousands of puts, not a million.
-
-An entry is a claim, checked against the row when read: it stands only
-while the row's own `f:nft` and flags still give the same kind and time
-(`entry_of`). Writers add the entry of a row's new state; the old one is
-stale, and whoever meets it deletes it. Pure: no I/O (the reads and writes
-are in `sitemapcrawl.storage.tables`).
+The `due` table holds an entry for every row with a next fetch time, keyed
+`KIND|TIME|ROW KEY`, so the entries of a kind due by `now` are one key range,
+oldest first. KIND keeps apart what the crawl modes read (sitemap documents,
+listed pages, other pages): `--mode sitemap-only` never reads the due pages
+found by links, and an inventory never reads the million listed pages it
+leaves due forever. Entries written together share a row, so a million new
+rows cost thousands of puts, not a million. An entry is a claim, checked
+against the row when read (`entry_of`): writers add the entry of a row's new
+state, and whoever meets a stale one deletes it. The layout: docs/tables.md.
+Pure: no I/O (the reads and writes are in `sitemapcrawl.storage.dueindex`).
 """
 
 from __future__ import annotations

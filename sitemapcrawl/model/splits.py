@@ -1,19 +1,15 @@
 """Splits: how N processes share one phase of a batch without doing any row twice.
 
 Every `webpage` row key falls in one of `BUCKETS` host buckets: crc32 of the
-key's host part (what comes before the first `:`, the reversed host) mod
-`BUCKETS`. Split K of N (`--split K/N`, 0-based like fetch's partitions)
-owns the contiguous bucket range `[K*BUCKETS//N, (K+1)*BUCKETS//N)`, so:
-
-- the splits of one N cover every bucket exactly once (every row once);
-- all rows of a host are in one bucket, so one split (per-host caps in
-  generate, a host's pages and sitemaps together);
-- with many hosts the work is even (a hash spreads them); a crawl of one
-  host cannot be split (its rows share one bucket), which is also what
-  politeness allows for its fetch.
-
-Batch records (`batch.registry`) put the bucket right after the record kind, so a split
-reads its share as one key range. Pure: no I/O.
+key's host part (before the first `:`) mod `BUCKETS`. Split K of N owns the
+contiguous bucket range `[K*BUCKETS//N, (K+1)*BUCKETS//N)`, so the splits of
+one N cover every row once; all rows of a host are in one split (exact
+per-host caps, a host's pages and sitemaps together; a crawl of one host
+cannot be split, as politeness allows for its fetch); with many hosts the
+hash keeps the work even. Batch records (`storage.batchrecords`) put the
+bucket right after the record kind, so a split reads its share as one key
+range. Why buckets and not regions: docs/commands.md, Splits and workers.
+Pure: no I/O.
 """
 
 from __future__ import annotations

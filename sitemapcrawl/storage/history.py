@@ -6,18 +6,12 @@ parse) and one row per parse (newest first: counts and change lines, their
 text from `sitemapcrawl.model.changes`). `record_parse` compares a parse with
 the snapshot, unlists the URLs the sitemap dropped (their `il:` cell goes,
 `k:dsc` marks them for updatedb) and marks new ones `s:nw`; `record_statuses`
-adds the statuses of its URLs after updatedb. The rows: docs/tables.md.
-
-No row over `max_row_bytes`: a snapshot or a parse's changes too big for one
-row goes on in continuation rows `<key>#00001`, `#00002`... (their chunk
-cells only; `#` is in no row key of a URL, and the summary scans ask for
-columns those rows lack), read back one row per get, so neither a write nor
-a read hands the Thrift gateway more than the bound at once.
+adds the statuses of its URLs after updatedb. No row is over `max_row_bytes`:
+what does not fit goes on in continuation rows. The rows: docs/tables.md.
 
 Cost per sitemap parsed: one get of its snapshot (one per continuation
 row), two puts (one per row when spread), one small prefix scan to prune,
-and one put per added or removed URL (batched). Memory: the two snapshots
-of one sitemap.
+and one put per added or removed URL (batched). Memory: the two snapshots.
 """
 
 from __future__ import annotations

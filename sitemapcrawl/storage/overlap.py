@@ -1,25 +1,18 @@
 """Overlap HBase and Python: a job's writes run behind it, its next chunk is read ahead of it.
 
-A job that reads a chunk, works it out and writes it spends about as long
-waiting for HBase as computing; on two cores the waits can overlap the work.
+A job that reads, works and writes chunks waits for HBase about as long as it
+computes; on two cores the waits can overlap the work. `WriteBehind.submit`
+queues a write call and returns at once (waiting while `depth` calls are
+queued or running); the calls run one at a time in the order submitted, so
+what a job writes first lands first. With `workers` above one, calls run at
+once and may land out of order: only for disjoint rows whose order does not
+matter. A failed call stops the queued calls not yet started; its error is
+raised at the next `submit` or at `close`. Use it only where a chunk's
+writes are not read back before the pass ends (close it between passes).
+`read_ahead(chunks)` iterates `chunks` on a thread, one chunk ahead of the
+job; its errors reach the job when it gets to that chunk.
 
-`WriteBehind.submit(write, *args)` queues a write call and returns at once
-(or waits while `depth` calls are queued or running: memory stays a few
-chunks); the calls run one at a time in the order submitted, on one thread
-(the `Store` is thread-safe), so what a job writes before what stays
-before. With `workers` above one, that many calls run at once, so a later
-call may land first: only for calls that write disjoint rows and whose
-order does not matter (a pass whose every row carries its own mark). `close`
-(or leaving the `with` block) waits for every queued call. A failed call
-stops the ones queued after it that have not started (so, with one worker,
-no later chunk lands without an earlier one) and its error is raised in the
-job's thread at the next `submit` or at `close`. Use it only where a
-chunk's writes are not read back before the pass ends (close it between
-passes that read each other's writes).
-
-`read_ahead(chunks)` iterates `chunks` (a generator that reads HBase) on a
-thread, one chunk ahead of the job: the job works out chunk N while chunk
-N+1 is read. Its errors reach the job when it gets to that chunk.
+Cost: a thread per `WriteBehind` worker and per `read_ahead`; memory: `depth` chunks.
 """
 
 from __future__ import annotations

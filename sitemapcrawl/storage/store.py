@@ -3,20 +3,16 @@
 `Store` offers what jobs need and no more: create the tables, batched writes,
 reads of one or many rows, and scans (by key prefix or range, with only the
 columns asked for). It speaks bytes: keys and cells are built by `web.urls`
-and `model.cells`. What reaches past happybase's public API is in `_happybase`.
+and `model.cells`; what reaches past happybase's public API is in `_happybase`.
+Failures of the wire are retried after reconnecting, bounded in count and
+time (`hbase_retries`, `hbase_call_timeout`; each call ends after
+`hbase_timeout_ms`), at once through another gateway when there are several.
+That is safe because every write is an idempotent put, and a broken scan
+resumes after the last row it returned. After the last attempt the error is
+`StoreUnavailableError` (exit code 2, naming the address and the log to
+read); a permanent refusal (`failures`) fails at once. docs/reliability.md.
 
-Failures of the wire (an idle socket the server closed, a restarted Thrift
-server, a timeout) are retried after reconnecting, a bounded number of times
-with growing pauses, within a bounded time (`hbase_call_timeout`; each call
-also ends after `hbase_timeout_ms`, so a call that never returns fails too);
-with several gateways (`gateways`), at once through another while one
-answers. That is safe because every write is an idempotent put:
-sending a batch twice leaves the same cells (one version per column), so a
-retry neither loses nor duplicates rows. A scan that breaks resumes after the
-last row it returned. After the last attempt the error becomes
-`StoreUnavailableError` (exit code 2) naming the address and the log to
-read (`failures.how_to_reach`); what the server
-reports is classified first (`failures`): a permanent refusal fails at once.
+Cost: one Thrift round trip per call (per batch of rows for a scan), plus retries.
 """
 
 from __future__ import annotations

@@ -1,5 +1,4 @@
-"""A loopback test web: virtual hosts on 127.0.0.x, built from a small
-description, with switchable faults, an access log and its own truth.
+"""A loopback test web: virtual hosts on 127.0.0.x, built from a small description, with faults and truth.
 
 Stand-alone (stdlib only, imports nothing else from sitemapcrawl): tests,
 the README demo and the benchmarks crawl it instead of the internet.
@@ -8,13 +7,12 @@ the README demo and the benchmarks crawl it instead of the internet.
     with TestWebServer(small_web()) as web:
         url = web.url("127.0.0.2", "/sitemap_index.xml")
         web.set_fault(url, Fault.SERVER_ERROR)
-        ...
         web.truth.listed_by(url); web.log.max_concurrency("127.0.0.2")
 
 Modules: `model` (the description), `render` (bodies), `truth` (what the
 description implies), `server` (serving, faults, revisions, access log),
-`accesslog` (what was requested, when), `generate` (ready-made webs; `changing_web` changes between
-crawls), `__main__` (``python -m sitemapcrawl.testweb``).
+`accesslog` (what was requested, when), `generate` (ready-made webs;
+`changing_web` changes between crawls), `__main__` (`python -m sitemapcrawl.testweb`).
 """
 
 from sitemapcrawl.testweb.accesslog import Access, AccessLog
