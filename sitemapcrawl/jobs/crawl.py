@@ -5,7 +5,7 @@ single commands run, on the same table, so a crawl can be stopped at any
 point and continued by another `crawl` (or by the single commands). Resume
 is the default: every batch the registry (`batch.registry`) calls
 unfinished is finished first (`finish_batch`: each phase skips what is
-done), or released when older than `batch_max_age`. The mode (`CrawlMode`)
+done), or released when older than `batch_max_age`. The mode (`modes.CrawlMode`)
 decides which rows are generated and whether links are followed. With
 workers (`WorkerPhases`), each round's phases run as split tasks on a
 `batch.workers.Runner`; each task's call (`run_split`) is at the end of this
