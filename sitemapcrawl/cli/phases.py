@@ -16,12 +16,12 @@ from typing import Annotated
 import typer
 
 from sitemapcrawl.cli.shared import (
-    DASK_HELP,
-    MODE_HELP,
     SPLIT_HELP,
-    SPLITS_HELP,
-    WORKERS_HELP,
+    DaskOption,
+    ModeOption,
+    SplitsOption,
     State,
+    WorkersOption,
     chosen_split,
     dask_address,
     echo_err,
@@ -36,7 +36,7 @@ from sitemapcrawl.cli.shared import (
 )
 from sitemapcrawl.config import MAX_NUMBER, MAX_PARTITIONS, TEN_YEARS, with_flags
 from sitemapcrawl.errors import UsageError
-from sitemapcrawl.modes import Compression, CountMode, CrawlMode, QueueBy, crawl_mode
+from sitemapcrawl.modes import Compression, CountMode, QueueBy, crawl_mode
 
 
 def init(
@@ -177,7 +177,7 @@ def generate_command(
     count_mode: Annotated[CountMode, typer.Option(help="What --max-per-host counts per.")] = CountMode.HOST,
     partitions: Annotated[int, typer.Option(min=1, max=MAX_PARTITIONS, metavar="N",
                                             help="Fetch partitions: hash(politeness key) mod N.")] = 1,
-    mode: Annotated[CrawlMode | None, typer.Option(show_default=False, help=MODE_HELP)] = None,
+    mode: ModeOption = None,
     batch_id: Annotated[str | None, typer.Option(metavar="ID", show_default=False,
                                                  help="Use this batch id [default: a new one].")] = None,
     queue_by: Annotated[QueueBy | None, typer.Option(show_default=False,
@@ -185,10 +185,9 @@ def generate_command(
                                                           f"{setting('queue_by')}")] = None,
     split: Annotated[str | None, typer.Option(metavar="K/N", show_default=False,
                                               help=SPLIT_HELP + " Needs --batch-id.")] = None,
-    splits: Annotated[int | None, typer.Option(min=1, max=256, metavar="N", show_default=False,
-                                               help=SPLITS_HELP)] = None,
-    workers: Annotated[int, typer.Option(min=1, max=256, metavar="N", help=WORKERS_HELP)] = 1,
-    dask: Annotated[str | None, typer.Option(metavar="ADDRESS", show_default=False, help=DASK_HELP)] = None,
+    splits: SplitsOption = None,
+    workers: WorkersOption = 1,
+    dask: DaskOption = None,
     sitemaps_only_docs: Annotated[bool, typer.Option(
         "--sitemaps-only-docs", help="Select sitemap documents alone (crawl --sitemaps-only-docs).")] = False,
     rescan: Annotated[bool, typer.Option("--rescan",
@@ -320,14 +319,13 @@ def fetch_command(
 
 def parse_command(
     batch: Annotated[str, typer.Option("--batch", metavar="ID", help="The batch id fetch worked on.")],
-    mode: Annotated[CrawlMode | None, typer.Option(show_default=False, help=MODE_HELP)] = None,
+    mode: ModeOption = None,
     wait: Annotated[bool, typer.Option("--wait", help="If another worker parses this batch, take over "
                                                       "when its lease expires.")] = False,
     split: Annotated[str | None, typer.Option(metavar="K/N", show_default=False, help=SPLIT_HELP)] = None,
-    splits: Annotated[int | None, typer.Option(min=1, max=256, metavar="N", show_default=False,
-                                               help=SPLITS_HELP)] = None,
-    workers: Annotated[int, typer.Option(min=1, max=256, metavar="N", help=WORKERS_HELP)] = 1,
-    dask: Annotated[str | None, typer.Option(metavar="ADDRESS", show_default=False, help=DASK_HELP)] = None,
+    splits: SplitsOption = None,
+    workers: WorkersOption = 1,
+    dask: DaskOption = None,
 ) -> None:
     """Parse a fetched batch: sitemaps become entries on their URLs' rows, HTML pages get outlinks.
 
@@ -375,14 +373,13 @@ def parse_command(
 
 def updatedb_command(
     batch: Annotated[str, typer.Option("--batch", metavar="ID", help="The batch id parse worked on.")],
-    mode: Annotated[CrawlMode | None, typer.Option(show_default=False, help=MODE_HELP)] = None,
+    mode: ModeOption = None,
     wait: Annotated[bool, typer.Option("--wait", help="If another worker updates this batch, take over "
                                                       "when its lease expires.")] = False,
     split: Annotated[str | None, typer.Option(metavar="K/N", show_default=False, help=SPLIT_HELP)] = None,
-    splits: Annotated[int | None, typer.Option(min=1, max=256, metavar="N", show_default=False,
-                                               help=SPLITS_HELP)] = None,
-    workers: Annotated[int, typer.Option(min=1, max=256, metavar="N", help=WORKERS_HELP)] = 1,
-    dask: Annotated[str | None, typer.Option(metavar="ADDRESS", show_default=False, help=DASK_HELP)] = None,
+    splits: SplitsOption = None,
+    workers: WorkersOption = 1,
+    dask: DaskOption = None,
     rescore: Annotated[bool, typer.Option("--rescore", help="Score every sitemap from scratch (a repair: "
                                                             "after changing pins or thresholds) instead of "
                                                             "the sitemaps the batch touched.")] = False,
@@ -430,7 +427,7 @@ def updatedb_command(
 def crawl_command(
     seeds: Annotated[str | None, typer.Argument(metavar="FILE", show_default=False,
                                                 help="Seed file, or - for standard input; none: continue.")] = None,
-    mode: Annotated[CrawlMode | None, typer.Option(show_default=False, help=MODE_HELP)] = None,
+    mode: ModeOption = None,
     rounds: Annotated[int, typer.Option(min=1, max=MAX_NUMBER, metavar="N",
                                         help="Rounds of generate, fetch, parse, updatedb.")] = 3,
     top_n: Annotated[int | None, typer.Option("--topN", min=1, max=MAX_NUMBER, metavar="N", show_default=False,
@@ -459,14 +456,13 @@ def crawl_command(
     workers: Annotated[int, typer.Option(min=1, max=256, metavar="N",
                                          help="Run each phase as N local processes, or N Dask tasks "
                                               "(fetch: N partitions).")] = 1,
-    dask: Annotated[str | None, typer.Option(metavar="ADDRESS", show_default=False, help=DASK_HELP)] = None,
+    dask: DaskOption = None,
     split: Annotated[str | None, typer.Option(metavar="K/N", show_default=False,
                                               help="This machine's share (K of N machines) of the host buckets; "
                                                    "`auto`: K and N from the batch scheduler (Kubernetes Indexed "
                                                    "Job, Slurm array, AWS Batch array, Cloud Run job) "
                                                    "[default: all].")] = None,
-    splits: Annotated[int | None, typer.Option(min=1, max=256, metavar="N", show_default=False,
-                                               help=SPLITS_HELP)] = None,
+    splits: SplitsOption = None,
     warc: Annotated[str | None, typer.Option("--warc", metavar="DIR", show_default=False,
                                              help=f"Also write every request and response as WARC files in DIR. "
                                                   f"{setting('warc_dir')}")] = None,

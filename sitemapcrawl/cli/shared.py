@@ -14,11 +14,14 @@ import contextlib
 import io
 import sys
 from collections.abc import Iterable, Iterator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Annotated
+
+import typer
 
 from sitemapcrawl.cli.console import Messages, StageUpdate
 from sitemapcrawl.config import ENV_PREFIX, Settings
 from sitemapcrawl.errors import UsageError
+from sitemapcrawl.modes import CrawlMode
 
 if TYPE_CHECKING:
     from sitemapcrawl.batch.workers import Runner
@@ -184,3 +187,11 @@ def seed_lines(seeds: str | None, stack: contextlib.ExitStack) -> Iterable[str]:
 
 
 MODE_HELP = f"Which rows are crawled. {setting('crawl_mode')}"
+
+
+# The options several phase commands share, declared once (same help, same bounds everywhere).
+ModeOption = Annotated[CrawlMode | None, typer.Option(show_default=False, help=MODE_HELP)]
+SplitsOption = Annotated[int | None, typer.Option(min=1, max=256, metavar="N", show_default=False,
+                                                  help=SPLITS_HELP)]
+WorkersOption = Annotated[int, typer.Option(min=1, max=256, metavar="N", help=WORKERS_HELP)]
+DaskOption = Annotated[str | None, typer.Option(metavar="ADDRESS", show_default=False, help=DASK_HELP)]
