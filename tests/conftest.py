@@ -18,7 +18,9 @@ _TESTS = Path(__file__).resolve().parent
 #: The files that take longest (HBase clusters and shells of their own, worker processes), run first:
 #: xdist hands out whole files in collection order, so a long file started last would be the run's tail.
 _LONGEST_FIRST = (
-    "integration/test_hbase_local_cluster.py", "integration/test_cluster_init.py",
+    "integration/test_hbase_local_stall.py", "integration/test_dask.py", "integration/test_leases_and_outages.py",
+    "integration/test_gateways.py", "integration/test_hbase_local_cluster.py", "integration/test_cluster_init.py",
+    "integration/test_warc.py", "integration/test_bounds.py", "integration/test_history.py",
     "integration/test_schema_and_cli.py", "integration/test_workers.py", "integration/test_resume.py",
     "integration/test_store.py", "integration/test_inject.py", "integration/test_detect.py",
     "integration/test_updatedb.py", "integration/test_reliability.py", "integration/test_politeness.py",

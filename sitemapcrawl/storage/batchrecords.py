@@ -239,13 +239,14 @@ def recorded_keys(store: Store, batch_id: str, kind: bytes, split: Split = WHOLE
 
 
 def has_marked_rows(store: Store, batch_id: str) -> bool:
-    """Does any `webpage` row carry the batch's generate or discover mark (a batch made before the registry)?
+    """Does any `webpage` row carry the batch's generate, fetch or discover mark (a batch made before the registry)?
 
     Cost: a server-filtered scan that stops at the first such row; for a batch
     id nobody generated, the whole table.
     """
-    column = column_names(WebPage, ["generate_mark", "discover_mark"])
-    marked = " OR ".join(f"({equals_filter(WebPage, name, batch_id)})" for name in ("generate_mark", "discover_mark"))
+    marks = ("generate_mark", "fetch_mark", "discover_mark")
+    column = column_names(WebPage, list(marks))
+    marked = " OR ".join(f"({equals_filter(WebPage, name, batch_id)})" for name in marks)
     return any(True for _ in store.scan(WEBPAGE_TABLE, columns=column, filter=marked, limit=1))
 
 

@@ -217,7 +217,8 @@ def test_wait_takes_over_an_expired_lease_and_a_dead_holder_at_once(
 
     refused = subprocess.run(command, env=cli_env, capture_output=True, text=True, timeout=60)
     assert refused.returncode == 1
-    assert "batch w fetch.0/1 is held by worker elsewhere:77:abc until " in refused.stderr
+    assert "batch w fetch.0/1 is held by worker elsewhere:77:abc (host elsewhere, pid 77)" in refused.stderr
+    assert "lease refreshed until " in refused.stderr and len(refused.stderr.strip().splitlines()) == 1
     assert len(site.log) == 0
 
     waited = subprocess.run([*command, "--wait"], env=cli_env, capture_output=True, text=True, timeout=60)
