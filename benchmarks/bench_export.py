@@ -44,14 +44,14 @@ from sitemapcrawl.web import rowkeys
 
 FLOOR = r"""
 import happybase
-from sitemapcrawl.jobs.export import _FIELDS, _sitemap_filter
+from sitemapcrawl.jobs.export import EXPORT_FIELDS, sitemap_filter
 from sitemapcrawl.model.cells import column_names
 from sitemapcrawl.model.webpage import WebPage
 host, port, table = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 connection = happybase.Connection(host, port, timeout=120_000)
 started = time.perf_counter()
 rows = 0
-for _key, _cells in connection.table(table).scan(columns=column_names(WebPage, _FIELDS), filter=_sitemap_filter(),
+for _key, _cells in connection.table(table).scan(columns=column_names(WebPage, EXPORT_FIELDS), filter=sitemap_filter(),
                                                   batch_size=1000):
     rows += 1
 seconds = time.perf_counter() - started

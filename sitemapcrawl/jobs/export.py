@@ -48,7 +48,8 @@ COLUMNS = (
 PARQUET_GROUP = 50_000
 PARQUET_MISSING = "Parquet export needs pyarrow: pip install 'sitemapcrawl[parquet]' (or pip install pyarrow)"
 
-_FIELDS = [
+#: The webpage fields export reads (bench_export's happybase floor reads the same columns).
+EXPORT_FIELDS = [
     "status", "http_code", "content_type", "fetch_time", "next_fetch", "is_sitemap", "in_sitemap", "seed",
     "lastmod", "changefreq", "priority", "depth", "radius", "noindex", "canonical", "redirect_to",
     "link_inlinks", "inlinks",
@@ -56,7 +57,7 @@ _FIELDS = [
 
 
 #: What is decoded after `split_cells` took the times (as text) and the sitemap inlinks out.
-_DECODED_FIELDS = [name for name in _FIELDS if name not in ("fetch_time", "next_fetch", "lastmod", "inlinks")]
+_DECODED_FIELDS = [name for name in EXPORT_FIELDS if name not in ("fetch_time", "next_fetch", "lastmod", "inlinks")]
 
 
 class Listing(enum.StrEnum):
@@ -127,7 +128,7 @@ class ExportCounts:
             f", {self.unreadable.rows} unreadable rows skipped" if self.unreadable.rows else "")
 
 
-def _sitemap_filter() -> str:
+def sitemap_filter() -> str:
     """The row's own columns, and of its inlinks only the cells a sitemap wrote (`sitemap ...`)."""
     inlinks = map_families_of(WebPage)["inlinks"].family
     return f"(FamilyFilter(!=, 'binary:{inlinks}') OR ValueFilter(=, 'binaryprefix:{InlinkKind.SITEMAP.value} '))"
@@ -220,7 +221,7 @@ def export_rows(store: Store, options: ExportOptions, counts: ExportCounts,
     store.require_tables(WEBPAGE_TABLE)
     status = options.status_value()
     prefix = rowkeys.host_row_prefix(options.host, rules).encode("utf-8") if options.host else None
-    row_filter = _sitemap_filter()
+    row_filter = sitemap_filter()
     if status is not None:
         row_filter = f"{equals_filter(WebPage, 'status', status)} AND {row_filter}"
     scores = sitemap_scores(store)
@@ -229,7 +230,7 @@ def export_rows(store: Store, options: ExportOptions, counts: ExportCounts,
 
 def _rows(store: Store, prefix: bytes | None, row_filter: str, scores: dict[str, float], listing: Listing,
           counts: ExportCounts, on_progress: Callable[[int], None]) -> Iterator[dict[str, Any]]:
-    for key, cells in store.scan(WEBPAGE_TABLE, prefix=prefix, columns=column_names(WebPage, _FIELDS),
+    for key, cells in store.scan(WEBPAGE_TABLE, prefix=prefix, columns=column_names(WebPage, EXPORT_FIELDS),
                                  filter=row_filter):
         counts.scanned += 1
         if counts.scanned % 10_000 == 0:
