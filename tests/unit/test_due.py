@@ -13,10 +13,12 @@ from sitemapcrawl.model.cells import decode, encode
 from sitemapcrawl.model.due import BUILT_KEY, DueKind, Entry, due_range, entry_of, kind_of, kinds_for, parse_entry
 from sitemapcrawl.model.webpage import DUE_TABLE, WEBPAGE_TABLE, WebPage
 from sitemapcrawl.modes import CrawlMode
-from sitemapcrawl.storage.dueindex import DUE_GROUP, entry_rows, held_entries, write_pages
+from sitemapcrawl.storage.dueindex import DUE_FIELDS, DUE_GROUP, entry_rows, held_entries, write_pages
 
 T1 = datetime(2025, 3, 1, 12, 0, 5, tzinfo=UTC)
 T2 = datetime(2025, 3, 2, 0, 0, 0, tzinfo=UTC)
+EARLY = datetime(2025, 1, 1, tzinfo=UTC)
+"""A writer's clock before T1 and T2: rows due then get waiting entries."""
 KEY = b"com.example.www:http/a.html"
 
 
@@ -79,8 +81,9 @@ def entries(store: MemoryStore) -> set[bytes]:
     return {entry.key() for key, cells in store.tables[DUE_TABLE].items() for entry, _ in held_entries(key, cells)}
 
 
-def put(store: MemoryStore, row: WebPage, key: bytes = KEY, before: dict | None = None) -> None:
-    write_pages(store, [(key, encode(row))], before)  # type: ignore[arg-type]
+def put(store: MemoryStore, row: WebPage, key: bytes = KEY, before: dict | None = None,
+        now: datetime = EARLY) -> None:
+    write_pages(store, [(key, encode(row))], before, now=now)  # type: ignore[arg-type]
 
 
 def test_write_pages_adds_moves_and_keeps_entries() -> None:
@@ -91,8 +94,10 @@ def test_write_pages_adds_moves_and_keeps_entries() -> None:
     assert entries(store) == {b"l|2025-03-01T12:00:05Z|" + KEY}
     put(store, WebPage("http://www.example.com/a.html", next_fetch=T2))  # time changes, kind stays
     assert entries(store) == {b"l|2025-03-02T00:00:00Z|" + KEY}
-    put(store, WebPage("http://www.example.com/a.html", score=2.0, depth=1))  # no index column: nothing read
+    put(store, WebPage("http://www.example.com/a.html", fetch_interval=60))  # no index column: nothing read
     assert entries(store) == {b"l|2025-03-02T00:00:00Z|" + KEY} and store.read == 3
+    put(store, WebPage("http://www.example.com/a.html", score=2.0, depth=1))  # the rank moves, the time stays
+    assert entries(store) == {b"l|2025-03-02T00:00:00Z|" + KEY} and store.read == 4
     put(store, WebPage("http://www.example.com/a.html", is_sitemap=True, in_sitemap=False))
     assert entries(store) == {b"s|2025-03-02T00:00:00Z|" + KEY}
 
@@ -107,7 +112,7 @@ def test_write_pages_trusts_rows_read_before_and_reads_no_more() -> None:
     store = MemoryStore(batch_size=2)
     put(store, WebPage("http://www.example.com/a.html", next_fetch=T1))
     cells = store.tables[WEBPAGE_TABLE][KEY]
-    read = decode(WebPage, "http://www.example.com/a.html", cells, ["next_fetch", "is_sitemap", "in_sitemap"])
+    read = decode(WebPage, "http://www.example.com/a.html", cells, DUE_FIELDS)
     store.read = 0
     put(store, WebPage("http://www.example.com/a.html", next_fetch=T2), before={KEY: read})
     assert store.read == 0
@@ -119,14 +124,14 @@ def test_write_pages_trusts_rows_read_before_and_reads_no_more() -> None:
 def test_write_pages_streams_in_chunks_and_counts_the_row_puts() -> None:
     store = MemoryStore(batch_size=2)
     rows = [(f"k{i}".encode(), encode(WebPage(f"http://h.test/{i}", next_fetch=T1))) for i in range(5)]
-    counts = write_pages(store, iter(rows))  # type: ignore[arg-type]
+    counts = write_pages(store, iter(rows), now=EARLY)  # type: ignore[arg-type]
     assert counts.rows == 5 and counts.batches == 3  # batch_size 2
     assert len(entries(store)) == 5
     assert store.keys(DUE_TABLE) == {b"p|2025-03-01T12:00:05Z|k0", b"p|2025-03-01T12:00:05Z|k2",
                                      b"p|2025-03-01T12:00:05Z|k4"}  # one row per chunk: they share kind and time
     # a span of 4 rows: its entries in one index row (the real store then puts its rows 2 a call)
     store = MemoryStore(batch_size=2)
-    counts = write_pages(store, iter(rows), span=4)  # type: ignore[arg-type]
+    counts = write_pages(store, iter(rows), span=4, now=EARLY)  # type: ignore[arg-type]
     assert counts.rows == 5
     assert store.keys(DUE_TABLE) == {b"p|2025-03-01T12:00:05Z|k0", b"p|2025-03-01T12:00:05Z|k4"}
     assert len(entries(store)) == 5
@@ -157,14 +162,15 @@ def test_a_group_member_that_moves_on_is_left_for_the_reader_and_an_anchor_goes_
     store = MemoryStore(batch_size=10)
     urls = [f"http://www.example.com/{i}.html" for i in range(3)]
     keys = [f"com.example.www:http/{i}.html".encode() for i in range(3)]
-    write_pages(store, [(key, encode(WebPage(url, next_fetch=T1))) for key, url in zip(keys, urls, strict=True)])
+    write_pages(store, [(key, encode(WebPage(url, next_fetch=T1))) for key, url in zip(keys, urls, strict=True)],
+                now=EARLY)
     group = b"p|2025-03-01T12:00:05Z|" + keys[0]
     assert store.keys(DUE_TABLE) == {group} and len(store.tables[DUE_TABLE][group]) == 3
     write_pages(store, [(keys[0], encode(WebPage(urls[0], next_fetch=T2))),
-                        (keys[1], encode(WebPage(urls[1], next_fetch=T2)))])
-    # the anchor's own cell is deleted; the member stays, stale, until generate meets it (due_pages)
+                        (keys[1], encode(WebPage(urls[1], next_fetch=T2)))], now=EARLY)
+    # the anchor's own cell is deleted; the member stays, stale, until generate meets it (promote)
     assert set(store.tables[DUE_TABLE][group]) == {b"d:r." + keys[1], b"d:r." + keys[2]}
     assert entries(store) >= {b"p|2025-03-02T00:00:00Z|" + keys[0], b"p|2025-03-02T00:00:00Z|" + keys[1]}
     store.read = 0
-    write_pages(store, [(keys[2], encode(WebPage(urls[2], next_fetch=T1)))])  # unchanged: nothing written
+    write_pages(store, [(keys[2], encode(WebPage(urls[2], next_fetch=T1)))], now=EARLY)  # unchanged: nothing written
     assert store.read == 1 and set(store.tables[DUE_TABLE][group]) == {b"d:r." + keys[1], b"d:r." + keys[2]}
