@@ -51,6 +51,10 @@ DUE_FIELDS = ["next_fetch", "is_sitemap", "in_sitemap", *RANK_FIELDS]
 _DUE_COLUMNS = column_names(WebPage, DUE_FIELDS)
 _DUE_SET = frozenset(_DUE_COLUMNS)
 _RANK_SET = frozenset(column_names(WebPage, RANK_FIELDS))
+#: The columns whose put moves an entry: all but the fetch time. A fetch spends the new-URL boost, but its
+#: row is in a batch until updatedb reschedules it and moves its entry; the boosted entry left behind is
+#: dropped by the generate that meets it. So fetch writes its rows without reading them again.
+_MOVING = _DUE_SET - frozenset(column_names(WebPage, ["fetch_time"]))
 _NFT, _SM, _IN = _DUE_COLUMNS[:3]
 _ENCODERS = [field_encoder(WebPage, name) for name in DUE_FIELDS]
 _ENTRY_CELLS = encode(DueRow("", entry=True))
@@ -145,7 +149,7 @@ def write_pages(store: Store, puts: Iterable[tuple[bytes, Cells]],
                 now: datetime | None = None) -> WriteCounts:
     """Put `webpage` rows and keep their due index entries in step; the counts of the row puts.
 
-    A put holding a DUE_FIELDS cell that changes the row's entries adds the
+    A put holding a DUE_FIELDS cell (but the fetch time alone) that changes the row's entries adds the
     entry of the row's new state (the row as it was, overlaid with the put):
     a ready entry when the row is due by `now` (default: the clock), else a
     waiting one. The row as it was comes from `before` (rows read with at
@@ -162,7 +166,7 @@ def write_pages(store: Store, puts: Iterable[tuple[bytes, Cells]],
     due_by = format_time(now or datetime.now(UTC)).encode()
     rows = batches = retries = 0
     for chunk in chunks(puts, span or store.batch_size):
-        touched = [(key, cells) for key, cells in chunk if not _DUE_SET.isdisjoint(cells)]
+        touched = [(key, cells) for key, cells in chunk if not _MOVING.isdisjoint(cells)]
         unknown = [key for key, _ in touched if key not in known]
         read = store.rows(WEBPAGE_TABLE, unknown, columns=_DUE_COLUMNS) if unknown else {}
         waiting: list[Entry] = []
@@ -176,17 +180,17 @@ def write_pages(store: Store, puts: Iterable[tuple[bytes, Cells]],
                 continue
             new_ready = new.ready(key) if new.next_fetch and new.next_fetch <= due_by else None
             new_waiting = new.waiting(key) if new_ready is None else None
+            # The new entry is written even when the old state names the same one: the old row's entry may
+            # be in the other family (a waiting row come due keeps a waiting entry until promoted).
+            if new_waiting is not None:
+                waiting.append(new_waiting)
+            if new_ready is not None:
+                ready.append(new_ready.key())
             old_waiting, old_ready = old.waiting(key), old.ready(key)
-            if new_waiting != old_waiting:
-                if new_waiting is not None:
-                    waiting.append(new_waiting)
-                if old_waiting is not None:
-                    gone.append((old_waiting.key(), [_ENTRY_COLUMN]))
-            if new_ready != old_ready:
-                if new_ready is not None:
-                    ready.append(new_ready.key())
-                if old_ready is not None:
-                    gone.append((old_ready.key(), None))
+            if old_waiting is not None and old_waiting != new_waiting:
+                gone.append((old_waiting.key(), [_ENTRY_COLUMN]))
+            if old_ready is not None and old_ready != new_ready:
+                gone.append((old_ready.key(), None))
         store.write(DUE_TABLE, [*entry_rows(waiting), *((key, _ENTRY_CELLS) for key in ready)])
         done = store.write(WEBPAGE_TABLE, chunk)
         store.delete_many(DUE_TABLE, gone)

@@ -116,15 +116,25 @@ class ReadyQueues:
         queue.dropped = True
 
     def take(self, limit: int, room: Callable[[HostQueue], int]) -> list[tuple[ReadyEntry, WebPage, HostQueue]]:
-        """The next entries in global order (at most `limit`), with their rows, keeping the current ones.
+        """The next entries in global order (at most `limit`) whose rows are due, with those rows.
 
         `room(queue)`: how many more entries the caller can keep from that
         host (its cap left); a queue with none is dropped, and a batch stops
         before taking more from a host than it has room for, so that the
-        caller settles those first. Stale
-        entries are deleted and ready entries of rows not yet due go back to
-        waiting, both counted in the DueRead. An empty list: the queue is done.
+        caller settles those first. Stale entries are deleted and ready
+        entries of rows not yet due go back to waiting, both counted in the
+        DueRead, and taking goes on past them. An empty list: the queue is done.
         """
+        while self._heap:
+            found = self._take_once(limit, room)
+            if found:
+                return found
+        self._drop_junk()
+        return []
+
+    def _take_once(self, limit: int, room: Callable[[HostQueue], int]) -> list[
+            tuple[ReadyEntry, WebPage, HostQueue]]:
+        """One batch of `take`: up to `limit` entries picked in order, their rows read, the due ones kept."""
         picked: list[tuple[ReadyEntry, HostQueue]] = []
         while self._heap and len(picked) < limit:
             _, _, _, queue = self._heap[0]
@@ -144,7 +154,6 @@ class ReadyQueues:
         for _, queue in picked:
             queue.taken = 0
         if not picked:
-            self._drop_junk()
             return []
         found = self._store.rows(WEBPAGE_TABLE, list(dict.fromkeys(entry.row_key for entry, _ in picked)),
                                  columns=self._columns)
