@@ -2,13 +2,13 @@
 
 Each host's ready entries of one kind are one key range, best first
 (`sitemapcrawl.model.due`). `ReadyQueues` lists the hosts of a split's
-buckets with a skip scan (one scan per host, `want` entries each), merges
+buckets with a skip scan (one scan per host, its first few entries), merges
 their queues by order, and hands out entries in that global order with their
 rows read and checked (`take`): the caller stops when it has enough, and
 drops a host's queue when its cap is full, so what is read follows what is
 chosen, not what is due. Cost: one scan per host with ready entries, plus
-the entries and rows of what is taken (read `want` at a time), plus one scan
-per host queue that runs dry while still wanted.
+the entries and rows of what is taken (a host's queue is read a few entries
+at first, twice as many at each refill), plus what the caps skip.
 """
 
 from __future__ import annotations
@@ -27,9 +27,14 @@ from sitemapcrawl.storage.store import Store
 from sitemapcrawl.storage.tables import Unreadable, pages
 
 
+#: Entries read of each host's queue at first, at most (doubling at each refill): a topN over many hosts
+#: reads a few entries of each, not topN of each.
+FIRST_READ = 16
+
+
 @dataclass(eq=False)
 class HostQueue:
-    """One host's ready entries of one kind, best first, read `want` at a time as they are taken."""
+    """One host's ready entries of one kind, best first, read `want` at a time (doubling) as they are taken."""
 
     prefix: bytes
     entries: list[ReadyEntry]
@@ -60,7 +65,7 @@ class ReadyQueues:
                  job: str, unreadable: Unreadable, read: DueRead, want: int) -> None:
         self._store, self._now, self._job = store, now, job
         self._unreadable, self._read = unreadable, read
-        self._want = max(1, min(want, store.batch_size))
+        self._want = max(1, min(want, FIRST_READ, store.batch_size))
         self._fields = [*fields, *(name for name in DUE_FIELDS if name not in fields)]
         self._columns = column_names(WebPage, self._fields)
         self._next_fetch = column_names(WebPage, ["next_fetch"])[0]
