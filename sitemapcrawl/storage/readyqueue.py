@@ -26,7 +26,6 @@ from sitemapcrawl.storage.dueindex import DUE_FIELDS, DueRead, check_ready, demo
 from sitemapcrawl.storage.store import Store
 from sitemapcrawl.storage.tables import Unreadable, pages
 
-
 #: Entries read of each host's queue at first, at most (doubling at each refill): a topN over many hosts
 #: reads a few entries of each, not topN of each.
 FIRST_READ = 16
