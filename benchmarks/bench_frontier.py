@@ -16,7 +16,8 @@ Figures (one run, ratios: the machine is noisy and shared):
    writes it), filled by direct batch puts. Then one round as the user runs
    it, each phase a CLI process timed start to exit: `generate --topN 100
    --mode sitemap-only`, `fetch`, `parse`, `updatedb` (the pages are served
-   by a loopback web); two rounds, each phase's faster kept. Printed: each phase, the round, its ratio to the
+   by a loopback web); three rounds, the sizes taking turns, each phase's fastest kept. Printed: each
+   phase, the round, its ratio to the
    smallest size (target at most 1.5x at 1,000,000 against 1,000), and the
    queue entries and rows generate read (its summary line) against the
    batch (target at most 3x the batch plus what the caps skipped).
@@ -62,9 +63,9 @@ from sitemapcrawl.testweb import PageRange, Robots, RobotsGroup, Site, TestWebSe
 from sitemapcrawl.web import rowkeys
 
 BATCH = 100
-#: Rounds per table, each on the next best 100 URLs; each phase's fastest is kept (the first may meet
-#: HBase still flushing the fill) and the most generate read of any round.
-ROUNDS = 2
+#: Rounds per table, each on the next best 100 URLs, the sizes taking turns; each phase's fastest is kept
+#: (the first may meet HBase still flushing the fill) and the most generate read of any round.
+ROUNDS = 3
 READ_LINE = re.compile(r"selected (\d+).*read (\d+) queue entries and (\d+) rows")
 SKIPPED_CAP = re.compile(r"(\d+) over max per host")
 CHANGEFREQS = [ChangeFreq.DAILY, ChangeFreq.WEEKLY, ChangeFreq.MONTHLY]
@@ -125,33 +126,37 @@ class RoundCost:
     rows_read: int = 0
 
 
-def round_cost(base_prefix: str, hbase: str, due: int, web: TestWebServer, timeout: float) -> RoundCost:
-    """Figure 1 on `due` listed pages of the web's one site."""
+def fill_round_table(base_prefix: str, hbase: str, due: int, web: TestWebServer) -> RoundCost:
+    """Figure 1's table of `due` listed pages of the web's one site, filled."""
     settings = Settings(hbase=hbase, table_prefix=f"{base_prefix}d{due}_")
     site = web.web.sites[0]
     sitemap_url = web.url(site, "/sitemap.xml")
     urls = (web.url(site, site.ranges[0].path(i)) for i in range(due))
     now = datetime.now(UTC).replace(microsecond=0) - timedelta(seconds=1)
-    cost = RoundCost(due, fill(settings, listed_rows(urls, sitemap_url, now, seed=due)))
-    for round_number in range(ROUNDS):
-        batch = f"{now.strftime('%Y%m%d%H%M%S')}-f{due % 4096:03x}{round_number}"
-        commands = {
-            "generate": ["generate", "--topN", str(BATCH), "--mode", "sitemap-only", "--batch-id", batch],
-            "fetch": ["fetch", "--batch", batch, "--delay", "0"],
-            "parse": ["parse", "--batch", batch, "--mode", "sitemap-only"],
-            "updatedb": ["updatedb", "--batch", batch, "--mode", "sitemap-only"],
-        }
-        for phase, args in commands.items():
-            run = run_cli(settings, args, timeout)
-            if phase not in cost.phases or run.seconds < cost.phases[phase].seconds:
-                cost.phases[phase] = run
-        found = READ_LINE.search(cost.phases["generate"].stderr + cost.phases["generate"].stdout)
-        if found is None:
-            raise SystemExit(f"generate printed no read counts: {cost.phases['generate'].stderr[-400:]}")
-        selected, entries, rows = (int(n) for n in found.groups())
-        cost.selected, cost.entries_read = max(cost.selected, selected), max(cost.entries_read, entries)
-        cost.rows_read = max(cost.rows_read, rows)
-    return cost
+    return RoundCost(due, fill(settings, listed_rows(urls, sitemap_url, now, seed=due)))
+
+
+def run_round(cost: RoundCost, base_prefix: str, hbase: str, number: int, timeout: float) -> None:
+    """One 100-URL round on figure 1's table of `cost.due` rows; each phase's fastest so far is kept."""
+    settings = Settings(hbase=hbase, table_prefix=f"{base_prefix}d{cost.due}_")
+    batch = f"{datetime.now(UTC):%Y%m%d%H%M%S}-f{cost.due % 4096:03x}{number}"
+    commands = {
+        "generate": ["generate", "--topN", str(BATCH), "--mode", "sitemap-only", "--batch-id", batch],
+        "fetch": ["fetch", "--batch", batch, "--delay", "0"],
+        "parse": ["parse", "--batch", batch, "--mode", "sitemap-only"],
+        "updatedb": ["updatedb", "--batch", batch, "--mode", "sitemap-only"],
+    }
+    for phase, args in commands.items():
+        run = run_cli(settings, args, timeout)
+        if phase not in cost.phases or run.seconds < cost.phases[phase].seconds:
+            cost.phases[phase] = run
+        if phase == "generate":
+            found = READ_LINE.search(run.stderr + run.stdout)
+            if found is None:
+                raise SystemExit(f"generate printed no read counts: {run.stderr[-400:]}")
+            selected, entries, rows = (int(n) for n in found.groups())
+            cost.selected, cost.entries_read = max(cost.selected, selected), max(cost.entries_read, entries)
+            cost.rows_read = max(cost.rows_read, rows)
 
 
 def fairness(base_prefix: str, hbase: str, total: int, timeout: float) -> tuple[Run, int, int, int, int]:
@@ -227,8 +232,12 @@ def main() -> None:
         with TestWebServer(round_web(max(args.due))) as web:
             costs = []
             for due in args.due:
-                costs.append(round_cost(prefix, args.hbase, due, web, args.timeout))
-                print(f"[due {due:,}: round done]", file=sys.stderr, flush=True)
+                costs.append(fill_round_table(prefix, args.hbase, due, web))
+                print(f"[due {due:,}: filled in {costs[-1].fill_seconds:.0f} s]", file=sys.stderr, flush=True)
+            for number in range(ROUNDS):  # the sizes take turns, so the machine's load falls on each alike
+                for cost in costs:
+                    run_round(cost, prefix, args.hbase, number, args.timeout)
+                    print(f"[due {cost.due:,}: round {number + 1} done]", file=sys.stderr, flush=True)
         fair = fairness(prefix, args.hbase, args.fair, args.timeout) if args.fair else None
         print("\n".join(report(costs, fair, args.fair)))
     finally:
