@@ -149,7 +149,7 @@ def _record(store: Store, report: HostReport, rules: UrlRules, now: datetime, un
                 vouched_by=vouched,
             )
         puts.append((key, encode(row)))
-    write_pages(store, puts)  # new sitemaps are due now: their due index entries too
+    write_pages(store, puts, now=now)  # new sitemaps are due now: their due index entries too
     store.write(HOST_TABLE, [(origin_key(report.origin),
                               encode(_host_row(report, now, settings.robots_retry_interval)))])
 

@@ -1,17 +1,17 @@
 """`generate`: pick the rows due for fetching, best first, and stamp them with a batch id.
 
-As Nutch's generator: the due rows (found through the due index,
-`sitemapcrawl.model.due`, not by a scan) that no unfinished batch holds,
-within depth and radius, passing the URL filter, the blacklist and the crawl
-mode, ranked by score plus weighted sitemap priority (`NEW_URL_BOOST` for
-URLs a re-parsed sitemap newly lists), capped per host and in total,
-partitioned by politeness key, recorded as members of the batch (`batchrow`)
-and registered (`sitemapcrawl.batch.registry`). In full: docs/commands.md, generate.
+As Nutch's generator, but reading in rank order: the due rows (the ready
+queue of the due index, `sitemapcrawl.model.due`, best first) that no
+unfinished batch holds, within depth and radius, passing the URL filter,
+the blacklist and the crawl mode, ranked by `sitemapcrawl.model.rank`,
+capped per host and in total, partitioned by politeness key, recorded as
+members of the batch (`batchrow`) and registered (`sitemapcrawl.batch.registry`).
+In full: docs/commands.md, generate.
 
-Cost: a range scan of the due index per kind the mode selects and a multi-get
-per `hbase_batch_size` due rows, so a round costs what is due, not what the
-table holds (`--rescan`: one full scan); memory: a small tuple per candidate
-kept; per selected row one member record and one put of three cells.
+Cost: moving the waiting entries that came due since the last generate, one
+scan per host with due rows, then the entries and rows of what is chosen
+(plus what the caps and filters skip), not of what is due (`--rescan`: one
+full scan); per selected row one member record and one put of three cells.
 """
 
 from __future__ import annotations
@@ -25,32 +25,26 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from sitemapcrawl.batch import registry
 from sitemapcrawl.config import MAX_PARTITIONS
 from sitemapcrawl.errors import InvalidUrlError, UsageError
 from sitemapcrawl.model.cells import encode
-from sitemapcrawl.model.due import kinds_for
+from sitemapcrawl.model.due import LAYOUT, kinds_for
 from sitemapcrawl.model.marks import held_by
+from sitemapcrawl.model.rank import rank_order
 from sitemapcrawl.model.splits import WHOLE, Split
-from sitemapcrawl.model.webpage import BATCHROW_TABLE, DUE_TABLE, WEBPAGE_TABLE, WebPage
+from sitemapcrawl.model.webpage import BATCHROW_TABLE, DUE_TABLE, WEBPAGE_TABLE, DueRow, WebPage
 from sitemapcrawl.modes import CountMode, CrawlMode
 from sitemapcrawl.storage import batchrecords, dueindex, tables
 from sitemapcrawl.storage.politeness import QueueBy, Resolver, queue_key
+from sitemapcrawl.storage.readyqueue import HostQueue, ReadyQueues
 from sitemapcrawl.storage.store import Store
 from sitemapcrawl.web import urls
 from sitemapcrawl.web.rules import UrlRules
 
 log = logging.getLogger(__name__)
-
-#: Largest bonus for shallow rows (many hops left); smaller than any priority step.
-DEPTH_BONUS = 0.05
-#: Largest tie-breaking jitter.
-JITTER = 1e-6
-#: Added to the rank of a URL a re-parsed sitemap newly listed (`s:nw`) while it is unfetched: far above
-#: any score + priority, so new entries (a news sitemap's new articles) are fetched in the next round.
-NEW_URL_BOOST = 1e6
 
 _READ_FIELDS = [
     "status", "next_fetch", "fetch_time", "score", "priority", "depth", "radius", "is_sitemap",
@@ -112,8 +106,8 @@ class GenerateCounts:
     """Due rows held by each unfinished batch (not selected again)."""
     rescanned: bool = False
     """The due rows came from a full scan that rebuilt the due index (`--rescan`, or an index never built)."""
-    stale: int = 0
-    """Due index entries their rows no longer matched: deleted."""
+    index: dueindex.DueRead = field(default_factory=dueindex.DueRead)
+    """What the reads of the due index met: entries and rows read, entries moved and dropped."""
 
     def held_lines(self) -> list[str]:
         """A warning per unfinished batch that holds due rows, saying how to finish it."""
@@ -126,8 +120,10 @@ class GenerateCounts:
         skipped = ", ".join(f"{n} {why}" for why, n in sorted(self.skipped.items()))
         return (f"batch {self.batch_id or '-'}: due {self.due}, selected {self.selected}, "
                 f"hosts {len(self.by_host)}" + (f", skipped: {skipped}" if skipped else "")
-                + ("; due index rebuilt by a full scan" if self.rescanned else "")
-                + (f"; {self.stale} stale due index entries dropped" if self.stale else ""))
+                + ("; due index rebuilt by a full scan" if self.rescanned else
+                   f"; read {self.index.entries} queue entries and {self.index.rows} rows")
+                + (f"; {self.index.promoted} entries came due" if self.index.promoted else "")
+                + (f"; {self.index.stale} stale due index entries dropped" if self.index.stale else ""))
 
 
 def new_batch_id(now: datetime) -> str:
@@ -138,17 +134,6 @@ def new_batch_id(now: datetime) -> str:
 def partition_of(host_key: str, partitions: int) -> int:
     """The fetch partition of a politeness key (host or IP): crc32 of it mod `partitions` (stable everywhere)."""
     return zlib.crc32(host_key.encode("utf-8")) % partitions
-
-
-def rank(row: WebPage, key: bytes) -> float:
-    """The generate order of a row: higher first (see the module docstring)."""
-    score = row.score if row.score is not None else 1.0
-    priority = row.weighted_priority if row.weighted_priority is not None else (
-        row.priority if row.priority is not None else 0.5)
-    hops = max(0, row.depth) if row.depth is not None else 0
-    jitter = JITTER * zlib.crc32(key) / 2**32
-    boost = NEW_URL_BOOST if row.new_in_sitemap and row.fetch_time is None else 0.0
-    return boost + score + priority + DEPTH_BONUS * hops / (hops + 1) + jitter
 
 
 def mode_allows(mode: CrawlMode, row: WebPage) -> bool:
@@ -166,39 +151,109 @@ def past_constraint(row: WebPage) -> bool:
 
 
 class Candidate(NamedTuple):
-    """A row that passed every test, waiting for the caps."""
+    """A row that passed every test, waiting for the caps; `a < b` when `a` comes after `b`.
 
-    rank: float
+    Ordered as the ready queue is (`sitemapcrawl.model.rank`): by order, then the smaller row key
+    first, so a full scan and the queue choose the same rows.
+    """
+
+    rank: int
     key: bytes
     url: str
     host: str
     count_key: str
 
+    def __lt__(self, other: Any) -> bool:
+        return (self.rank, other.key) < (other.rank, self.key)
 
-def _read_due(store: Store, now: datetime, options: GenerateOptions, counts: GenerateCounts,
-              unreadable: tables.Unreadable, on_progress: Callable[[int], None]) -> Iterator[tuple[bytes, WebPage]]:
-    """The due rows: through the due index, or by a full scan that rebuilds it (see the module docstring)."""
-    rescan = options.rescan
-    if not rescan and dueindex.due_index_built(store) is None:
-        log.info("generate: the due index of this table was never built; rebuilding it from a full scan (once)")
-        rescan = True
-    read = dueindex.DueRead()
-    if rescan:
-        chunks = dueindex.rebuild_due(store, now, _READ_FIELDS, "generate", unreadable)
-    else:
-        chunks = dueindex.due_pages(store, kinds_for(options.mode, options.documents_only), now, _READ_FIELDS,
-                                  "generate", unreadable, read, options.split)
-    n = 0
-    for chunk in chunks:
-        for key, row in chunk:
-            yield key, row
-            n += 1
-            if n % 1000 == 0:
-                on_progress(n)
-    if rescan:
-        read.stale = dueindex.sweep_due(store)
-        dueindex.mark_due_built(store, now)
-    counts.rescanned, counts.stale = rescan, read.stale
+    def __gt__(self, other: Any) -> bool:
+        return bool(other < self)
+
+
+def _rescan(store: Store, now: datetime, counts: GenerateCounts,
+            unreadable: tables.Unreadable) -> Iterator[tuple[bytes, WebPage]]:
+    """Every due row, by a full scan that rebuilds the due index (then sweeps it and marks it built)."""
+    for chunk in dueindex.rebuild_due(store, now, _READ_FIELDS, "generate", unreadable):
+        yield from chunk
+    counts.index.stale = dueindex.sweep_due(store)
+    dueindex.mark_due_built(store, now)
+    counts.rescanned = True
+
+
+class _Judge:
+    """Turns a due row into a Candidate, or counts why it is not one (the tests both reads share)."""
+
+    def __init__(self, rules: UrlRules, options: GenerateOptions, counts: GenerateCounts,
+                 on_progress: Callable[[int], None]) -> None:
+        self.rules, self.options, self.counts, self.on_progress = rules, options, counts, on_progress
+        self.blacklisted: list[tuple[bytes, WebPage]] = []
+
+    def __call__(self, key: bytes, row: WebPage) -> Candidate | None:
+        counts = self.counts
+        counts.due += 1
+        if counts.due % 1000 == 0:
+            self.on_progress(counts.due)
+        reason = _skip_reason(row, key, self.rules, self.options, self.blacklisted)
+        if reason is not None:
+            counts.skipped[reason] += 1
+            if reason == _HELD:
+                counts.held[held_by(row) or "?"] += 1
+            return None
+        try:
+            host = urls.host_key(row.url, self.rules.canonical)
+            count_key = host if self.options.count_mode is CountMode.HOST else urls.registered_domain_key(
+                row.url, self.rules.canonical)
+        except InvalidUrlError:
+            counts.skipped["bad row"] += 1
+            return None
+        return Candidate(rank_order(row, key), key, row.url, host, count_key)
+
+
+def _choose_ranked(store: Store, options: GenerateOptions, now: datetime, counts: GenerateCounts,
+                   unreadable: tables.Unreadable, judge: _Judge, marker: DueRow) -> list[Candidate]:
+    """The chosen rows read from the ready queue best first: greedy under the caps, stopping at topN.
+
+    The queue is in the order a full scan would sort by, so taking the best
+    row whose host has room, until topN, chooses what the full scan chooses;
+    a host whose cap is full is dropped unread (its other rows rank lower).
+    """
+    kinds = kinds_for(options.mode, options.documents_only)
+    dueindex.promote(store, kinds, now, counts.index)
+    if marker.layout != LAYOUT:
+        log.info("generate: converted the due index of this table to ranked queues (once): %d due entries moved",
+                 counts.index.promoted)
+        dueindex.mark_due_built(store, marker.built or now)
+    cap, top = options.max_per_host, options.top_n
+    want = min(cap or store.batch_size, top or store.batch_size) + 1
+    queues = ReadyQueues(store, kinds, options.split, now, _READ_FIELDS, "generate", unreadable, counts.index, want)
+    kept: Counter[str] = Counter()
+    chosen: list[Candidate] = []
+    seen: set[bytes] = set()
+
+    def room(queue: HostQueue) -> int:
+        if cap is None:
+            return store.batch_size
+        return cap - kept[queue.tag] if isinstance(queue.tag, str) else cap
+
+    while top is None or len(chosen) < top:
+        batch = queues.take(top - len(chosen) if top is not None else store.batch_size, room)
+        if not batch:
+            break
+        for entry, row, queue in batch:
+            if (top is not None and len(chosen) >= top) or entry.row_key in seen:
+                continue
+            seen.add(entry.row_key)
+            candidate = judge(entry.row_key, row)
+            if candidate is None:
+                continue
+            queue.tag = candidate.count_key
+            if cap is not None and kept[candidate.count_key] >= cap:
+                counts.skipped["over max per host"] += 1
+                queues.drop(queue)
+                continue
+            kept[candidate.count_key] += 1
+            chosen.append(candidate)
+    return chosen
 
 
 class Selector:
@@ -266,40 +321,32 @@ def generate(
     now = (now or datetime.now(UTC)).replace(microsecond=0)
     counts = GenerateCounts()
     unreadable = tables.Unreadable()
-    selector = Selector(options)
-    blacklisted: list[tuple[bytes, WebPage]] = []
-    cutoff_by_topn = 0
-    for key, row in _read_due(store, now, options, counts, unreadable, on_progress):
-        if not options.split.whole and not options.split.holds(key):
-            continue
-        counts.due += 1
-        reason = _skip_reason(row, key, rules, options, blacklisted)
-        if reason is not None:
-            counts.skipped[reason] += 1
-            if reason == _HELD:
-                counts.held[held_by(row) or "?"] += 1
-            continue
-        try:
-            host = urls.host_key(row.url, rules.canonical)
-            count_key = host if options.count_mode is CountMode.HOST else urls.registered_domain_key(
-                row.url, rules.canonical)
-        except InvalidUrlError:
-            counts.skipped["bad row"] += 1
-            continue
-        selector.add(Candidate(rank(row, key), key, row.url, host, count_key))
+    judge = _Judge(rules, options, counts, on_progress)
+    marker = None if options.rescan else dueindex.due_index_marker(store)
+    if marker is None:
+        if not options.rescan:
+            log.info("generate: the due index of this table was never built; rebuilding it from a full scan (once)")
+        selector = Selector(options)
+        for key, row in _rescan(store, now, counts, unreadable):
+            if options.split.whole or options.split.holds(key):
+                candidate = judge(key, row)
+                if candidate is not None:
+                    selector.add(candidate)
+        chosen, cutoff_by_topn = selector.chosen()
+        if selector.capped:
+            counts.skipped["over max per host"] = selector.capped
+        if cutoff_by_topn:
+            counts.skipped["over topN"] = cutoff_by_topn
+    else:
+        chosen = _choose_ranked(store, options, now, counts, unreadable, judge, marker)
     if unreadable.rows:
         counts.due += unreadable.rows
         counts.skipped["bad row"] += unreadable.rows
     for line in counts.held_lines():
         log.info("generate: %s", line)
-    chosen, cutoff_by_topn = selector.chosen()
-    if selector.capped:
-        counts.skipped["over max per host"] = selector.capped
-    if cutoff_by_topn:
-        counts.skipped["over topN"] = cutoff_by_topn
-    if blacklisted:
-        store.write(WEBPAGE_TABLE, ((key, encode(row)) for key, row in blacklisted))
-        counts.newly_blacklisted = len(blacklisted)
+    if judge.blacklisted:
+        store.write(WEBPAGE_TABLE, ((key, encode(row)) for key, row in judge.blacklisted))
+        counts.newly_blacklisted = len(judge.blacklisted)
     if not chosen:
         log.info("generate: %s", counts.summary())
         return counts

@@ -34,7 +34,7 @@ from sitemapcrawl.model.newrows import new_page
 from sitemapcrawl.model.webpage import DUE_TABLE, WEBPAGE_TABLE, FetchStatus, SitemapSource, WebPage
 from sitemapcrawl.safetext import printable
 from sitemapcrawl.sitemaps.scope import format_vouchers, merge_vouchers, parse_vouchers, vouch_host
-from sitemapcrawl.storage.dueindex import write_pages
+from sitemapcrawl.storage.dueindex import DUE_FIELDS, write_pages
 from sitemapcrawl.storage.store import Store
 from sitemapcrawl.storage.tables import Unreadable, read_pages
 from sitemapcrawl.web import rowkeys, urls
@@ -44,8 +44,8 @@ log = logging.getLogger(__name__)
 
 _TRUE = {"true", "yes", "1"}
 _FALSE = {"false", "no", "0"}
-_READ_FIELDS = ["status", "score", "depth", "radius", "is_sitemap", "sitemap_source", "vouched_by", "next_fetch",
-                "in_sitemap"]
+_READ_FIELDS = list(dict.fromkeys(["status", "score", "depth", "radius", "is_sitemap", "sitemap_source",
+                                   "vouched_by", *DUE_FIELDS]))
 #: Characters of a bad line a rejection quotes at most.
 DETAIL_LIMIT = 200
 #: Bytes that were not UTF-8, as `surrogateescape` decoding keeps them.
@@ -324,7 +324,7 @@ def inject(
                 counts.updated += 1
             counts.sitemaps += 1 if seed.is_sitemap else 0
             puts.append((key.encode("utf-8"), encode(row)))
-        write_pages(store, puts, before)  # with the due index entries of rows due now
+        write_pages(store, puts, before, now=now)  # with the due index entries of rows due now
         on_progress(counts.read)
     log.info("inject: %s", counts.summary())
     return counts

@@ -314,7 +314,7 @@ def parse_sitemap_row(store: Store, key: bytes, row: WebPage, body: bytes, batch
         write_pages(store, [(key, encode(WebPage(  # a demoted candidate's due index entry moves with it
             row.url, sitemap_problems=(problem,), problem_kinds=problem_lines([(ProblemKind.NOT_A_SITEMAP, 1)]),
             sitemap_warnings=(), parse_time=now, sitemap_entries=0,
-            is_sitemap=False if demote else None, vouched_by=vouched, parse_mark=batch_id)))])
+            is_sitemap=False if demote else None, vouched_by=vouched, parse_mark=batch_id)))], now=now)
         return SitemapOutcome(row.url, None, 0, (problem,))
     work = _SitemapParse(row, batch_id, rules, counts, vouchers)
     write_listed(store, batch_id, row.url, work.cells(iter(document)), max(1, settings.hbase_batch_size))

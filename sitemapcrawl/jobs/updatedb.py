@@ -77,7 +77,7 @@ _SCHEDULE_FIELDS = [
 ]
 _MERGE_FIELDS = [
     *_SCHEDULE_FIELDS, "inlinks", "in_sitemap", "is_sitemap", "sitemap_source", "priority", "score",
-    "depth", "radius", "merge_mark", "fetch_mark",
+    "depth", "radius", "merge_mark", "fetch_mark", "weighted_priority", "new_in_sitemap",
 ]
 
 
@@ -300,12 +300,12 @@ def _merge(store: Store, batch_id: str, mode: CrawlMode, policy: SchedulePolicy,
             puts.extend(_merge_chunk(rows, batch_id, mode, policy, counts, now, counting))
             before.update(rows)  # the rows as read: their old index entries
             if len(puts) >= span:
-                later.submit(write_pages, store, puts, before, span)
+                later.submit(write_pages, store, puts, before, span, now)
                 puts, before = [], {}
             done += len(rows)
             on_progress(done)
         if puts:
-            later.submit(write_pages, store, puts, before, span)
+            later.submit(write_pages, store, puts, before, span, now)
 
 
 def _merge_chunk(rows: list[tuple[bytes, WebPage]], batch_id: str, mode: CrawlMode, policy: SchedulePolicy,
@@ -364,7 +364,7 @@ def _schedule_batch(store: Store, batch_id: str, policy: SchedulePolicy, counts:
                                                            fetch_interval=planned.interval, update_mark=batch_id)))
             log.debug("updatedb: %s next %s (%s)", row.url, planned.next_fetch, planned.reason)
         store.delete_many(WEBPAGE_TABLE, unscheduled)  # the puts do not hold f:nft for these rows
-        write_pages(store, puts.items(), dict(rows))  # their due index entries (unscheduled rows' go stale)
+        write_pages(store, puts.items(), dict(rows), now=now)  # their due index entries (unscheduled rows' go stale)
         on_progress(done)
 
 

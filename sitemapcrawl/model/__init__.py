@@ -3,14 +3,14 @@
 No I/O here. `webpage` declares every table, family and column (the only
 place in the code with column names), `cells` lays rows out as cells and
 `codec` writes and reads their values; `newrows`, `linkvalues`, `marks`,
-`splits`, `taskindex`, `due`, `schedule`, `changes` and `audit` are pure
-functions over rows: new rows, link cells, batch marks, key ranges (and a
-batch scheduler's task index as one), the due order, the next fetch time,
+`splits`, `taskindex`, `rank`, `due`, `schedule`, `changes` and `audit` are
+pure functions over rows: new rows, link cells, batch marks, key ranges (and a
+batch scheduler's task index as one), the generate rank, the due order, the next fetch time,
 sitemap change lines and audit lists. Storage, web, scoring and the jobs
 build on it.
 """
 
 __all__ = [
-    "audit", "cells", "changes", "codec", "due", "linkvalues", "marks", "newrows", "schedule", "splits", "taskindex",
-    "webpage",
+    "audit", "cells", "changes", "codec", "due", "linkvalues", "marks", "newrows", "rank", "schedule", "splits",
+    "taskindex", "webpage",
 ]

@@ -1,15 +1,15 @@
-"""The due index: which webpage rows are due by a time, read as key ranges instead of a full scan.
+"""The due index: which webpage rows are due, best first, read as key ranges instead of a full scan.
 
-The `due` table holds an entry for every row with a next fetch time, keyed
-`KIND|TIME|ROW KEY`, so the entries of a kind due by `now` are one key range,
-oldest first. KIND keeps apart what the crawl modes read (sitemap documents,
-listed pages, other pages): `--mode sitemap-only` never reads the due pages
-found by links, and an inventory never reads the million listed pages it
-leaves due forever. Entries written together share a row, so a million new
-rows cost thousands of puts, not a million. An entry is a claim, checked
-against the row when read (`entry_of`): writers add the entry of a row's new
-state, and whoever meets a stale one deletes it. The layout: docs/tables.md.
-Pure: no I/O (the reads and writes are in `sitemapcrawl.storage.dueindex`).
+Two families in the `due` table. Waiting entries `KIND|TIME|ROW KEY` hold
+rows due later, oldest first (written together, they share rows). Ready
+entries `r|KIND|BUCKET|HOST|ORDER|REST OF ROW KEY` hold rows due now, per
+host bucket (`--split`), per host (caps), best first (`model.rank`): a
+writer puts a row due by the time it writes straight into the ready queue,
+and generate moves the waiting entries that came due (`promote`). KIND keeps
+apart what the crawl modes read (sitemap documents, listed pages, other
+pages). An entry is a claim, checked against its row when read: writers add
+the entry of a row's new state, and whoever meets a stale one deletes it.
+The layout: docs/tables.md. Pure: no I/O (`sitemapcrawl.storage.dueindex`).
 """
 
 from __future__ import annotations
@@ -19,6 +19,8 @@ from datetime import datetime, timedelta
 from typing import NamedTuple
 
 from sitemapcrawl.model.codec import format_time
+from sitemapcrawl.model.rank import ORDER_DIGITS, order_of_text, order_text
+from sitemapcrawl.model.splits import Split, bucket_label, bucket_of
 from sitemapcrawl.modes import CrawlMode
 
 #: Separates the parts of an entry key (`|` is not in a time text and sorts after letters).
@@ -27,6 +29,10 @@ SEP = b"|"
 BUILT_KEY = b"~built"
 #: Bytes of a time in an entry key (`YYYY-MM-DDTHH:MM:SSZ`).
 TIME_BYTES = 20
+#: The first part of a ready entry's key (no kind is `r`).
+READY = b"r"
+#: The layout of the `due` table this version writes (the `~built` marker holds the one a table has).
+LAYOUT = 2
 
 
 class DueKind(enum.StrEnum):
@@ -103,3 +109,46 @@ def due_range(kind: DueKind, now: datetime) -> tuple[bytes, bytes]:
     """
     prefix = kind.value.encode() + SEP
     return prefix, prefix + format_time(now + timedelta(seconds=1)).encode() + SEP
+
+
+class ReadyEntry(NamedTuple):
+    """A ready entry: the row `row_key` (of `kind`) is due, with generate order `order` (`model.rank`)."""
+
+    kind: DueKind
+    order: int
+    row_key: bytes
+
+    def key(self) -> bytes:
+        """The `due` table row key of this entry (the row key's host part is the host's queue)."""
+        rest = self.row_key[self.row_key.index(b":"):]
+        return host_queue(self.kind, self.row_key) + order_text(self.order) + SEP + rest
+
+
+def host_queue(kind: DueKind, row_key: bytes) -> bytes:
+    """The key prefix of the ready queue of `row_key`'s host (its entries follow, best first)."""
+    host = row_key.partition(b":")[0]
+    return READY + SEP + kind.value.encode() + SEP + bucket_label(bucket_of(row_key)) + SEP + host + SEP
+
+
+def parse_ready(key: bytes) -> ReadyEntry | None:
+    """The ready entry a `due` row key stands for, or None for a key that is not one."""
+    parts = key.split(SEP, 4)
+    if len(parts) != 5 or parts[0] != READY:
+        return None
+    _, kind, bucket, host, tail = parts
+    order, sep, rest = tail[:ORDER_DIGITS], tail[ORDER_DIGITS:ORDER_DIGITS + 1], tail[ORDER_DIGITS + 1:]
+    try:
+        entry = ReadyEntry(DueKind(kind.decode("ascii")), order_of_text(order), host + rest)
+    except (ValueError, UnicodeDecodeError):
+        return None
+    if sep != SEP or not rest.startswith(b":") or bucket != bucket_label(bucket_of(entry.row_key)):
+        return None
+    return entry
+
+
+def ready_range(kind: DueKind, split: Split) -> tuple[bytes, bytes]:
+    """Start (inclusive) and stop (exclusive) keys of the ready entries of `kind` in `split`'s host buckets."""
+    buckets = split.buckets()
+    prefix = READY + SEP + kind.value.encode() + SEP
+    return prefix + bucket_label(buckets.start) + SEP, prefix + bucket_label(buckets.stop) + SEP
+

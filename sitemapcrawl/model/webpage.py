@@ -359,11 +359,13 @@ DUE_FAMILIES = (
 class DueRow:
     """One `due` row: index entries, or the marker saying the index was built (see `sitemapcrawl.model.due`).
 
-    Entry rows are keyed `<kind>|<next fetch time>|<webpage row key>`: `entry`
-    says the row in the key is due then; `members` name more rows due at the
-    same time, of the same kind, written together (a group: the entries of one
-    write, up to `tables.DUE_GROUP`, under the least of their keys). The
-    marker row (`~built`) holds when a full scan last built the index.
+    Waiting entries are keyed `<kind>|<next fetch time>|<webpage row key>`:
+    `entry` says the row in the key is due then; `members` name more rows due
+    at the same time, of the same kind, written together (a group: the entries
+    of one write, up to `dueindex.DUE_GROUP`, under the least of their keys).
+    Ready entries are keyed `r|<kind>|<bucket>|<host>|<order>|<rest of the
+    row key>` with `entry` alone. The marker row (`~built`) holds when a full
+    scan last built the index, and its layout.
     """
 
     key: str
@@ -374,6 +376,8 @@ class DueRow:
         "inject, detect, fetch, parse, updatedb", "webpage key", "r.")
     built: datetime | None = col("d", "b", TIME, "marker row ~built: when generate last rebuilt the index "
                                  "from a full scan", "generate")
+    layout: int | None = col("d", "v", INT, "marker row ~built: the layout of the index (2: waiting and "
+                             "ready entries; absent: 1, waiting entries only)", "generate")
 
 
 # ---------------------------------------------------------------- history ---

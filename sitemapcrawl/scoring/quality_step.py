@@ -45,6 +45,7 @@ from sitemapcrawl.scoring.quality import (
 )
 from sitemapcrawl.sitemaps.model import read_problem_lines
 from sitemapcrawl.storage.batchrecords import key_of_url, listed_sitemaps
+from sitemapcrawl.storage.dueindex import write_pages
 from sitemapcrawl.storage.history import record_statuses, snapshot_lastmods, snapshot_urls
 from sitemapcrawl.storage.overlap import WriteBehind, read_ahead
 from sitemapcrawl.storage.store import Store
@@ -311,20 +312,21 @@ def score_sitemaps(store: Store, rules: UrlRules, now: datetime, *, batch_id: st
             stale_cells.append((key, list(encode(WebPage(url, quality_evidence_cells=row.quality_evidence_cells)))))
     verdicts.write(store)
     store.delete_many(WEBPAGE_TABLE, stale_cells)
-    _reweigh_all(store, verdicts.weights, counts, max(1, rules.settings.hbase_batch_size), unreadable)
+    _reweigh_all(store, verdicts.weights, counts, max(1, rules.settings.hbase_batch_size), unreadable, now)
     log.info("quality: %s", counts.summary())
     return counts
 
 
 def _reweigh_all(store: Store, weights: dict[str, float], counts: QualityCounts, chunk: int,
-                 unreadable: Unreadable) -> None:
+                 unreadable: Unreadable, now: datetime) -> None:
+    """`s:wp` of every listed row, written with the rows' due entries (a rank field: they move with it)."""
     puts: list[tuple[bytes, dict[bytes, bytes]]] = []
     for key, row, links in _listed_rows(store, unreadable):
         _reweigh_row(key, row, links, weights, puts)
         if len(puts) >= chunk:
-            counts.reweighted += store.write(WEBPAGE_TABLE, puts).rows
+            counts.reweighted += write_pages(store, puts, now=now).rows
             puts = []
-    counts.reweighted += store.write(WEBPAGE_TABLE, puts).rows
+    counts.reweighted += write_pages(store, puts, now=now).rows
 
 
 # ------------------------------------------------------- incremental update --
@@ -465,7 +467,7 @@ class QualityStep:
         verdicts = _score_touched(store, sorted(sitemap_rows), batch_id, self.policy, self.pins, self.now, counts,
                                   self.unreadable, self.assumed)
         counts.reweighed_sitemaps = len(verdicts.changed)
-        _reweigh_changed(store, verdicts, counts, self.chunk, self.unreadable)
+        _reweigh_changed(store, verdicts, counts, self.chunk, self.unreadable, self.now)
         self.scored = verdicts.keys
         log.info("quality: %s", counts.summary())
         return counts
@@ -504,7 +506,7 @@ def _score_touched(store: Store, keys: list[bytes], batch_id: str, policy: Quali
 
 
 def _reweigh_changed(store: Store, verdicts: _Verdicts, counts: QualityCounts, chunk: int,
-                     unreadable: Unreadable) -> None:
+                     unreadable: Unreadable, now: datetime) -> None:
     """`s:wp` of every row of a sitemap whose weight changed (the touched rows got theirs from `take`).
 
     Streams: the rows of each changed sitemap (its snapshot, read in key
@@ -516,8 +518,8 @@ def _reweigh_changed(store: Store, verdicts: _Verdicts, counts: QualityCounts, c
     weights = dict(verdicts.weights)
     fields = ["inlinks", "weighted_priority"]
 
-    def write(puts: list[tuple[bytes, dict[bytes, bytes]]]) -> None:
-        counts.reweighted += store.write(WEBPAGE_TABLE, puts).rows
+    def write(puts: list[tuple[bytes, dict[bytes, bytes]]]) -> None:  # with the rows' due entries: s:wp ranks
+        counts.reweighted += write_pages(store, puts, now=now).rows
 
     def reweigh(rows: Iterable[tuple[bytes, WebPage]], later: WriteBehind) -> None:
         listed = [(key, row, _links(row)) for key, row in rows]

@@ -5,7 +5,8 @@ spreads connections over several Thrift gateways; `failures`
 classifies HBase errors; `_happybase` is the one seam past happybase's
 public API); `tables` reads and decodes rows with one policy for an
 unreadable row; `batchrecords` keeps a batch's members where each phase
-reads them; `dueindex` keeps the due rows in order; `schema` creates the tables as
+reads them; `dueindex` keeps the due rows in order and `readyqueue` reads
+them best first; `schema` creates the tables as
 `hbase-schema/` declares them; `hbase_shell` runs those scripts; `hosts`,
 `politeness` and `history` own the host, politeness and sitemap history rows;
 `overlap` runs writes behind and reads ahead of a job.
@@ -13,5 +14,5 @@ reads them; `dueindex` keeps the due rows in order; `schema` creates the tables 
 
 __all__ = [
     "batchrecords", "dueindex", "failures", "gateways", "hbase_shell", "history", "hosts", "overlap", "politeness",
-    "schema", "store", "tables",
+    "readyqueue", "schema", "store", "tables",
 ]

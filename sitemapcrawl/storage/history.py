@@ -44,6 +44,7 @@ from sitemapcrawl.model.changes import (
 from sitemapcrawl.model.codec import format_time, parse_time
 from sitemapcrawl.model.webpage import HISTORY_TABLE, WEBPAGE_TABLE, HistoryRow, WebPage
 from sitemapcrawl.storage.batchrecords import record_touched
+from sitemapcrawl.storage.dueindex import write_pages
 from sitemapcrawl.storage.store import Store
 from sitemapcrawl.storage.tables import Unreadable, decode_history, history_rows
 from sitemapcrawl.web import rowkeys, urls
@@ -192,12 +193,13 @@ def record_parse(store: Store, sitemap_key: bytes, sitemap_url: str, listed: Map
     _clean_up(store, old_layout, snapshot_rows)
     _prune(store, key_text, keep)
     if previous is not None:
-        _act_on_rows(store, sitemap_url, changes, batch_id)
+        _act_on_rows(store, sitemap_url, changes, batch_id, now)
     return ParseChanges(previous is None, parse_row.key, counts)
 
 
-def _act_on_rows(store: Store, sitemap_url: str, changes: list[Change], batch_id: str) -> None:
-    """Removed URLs lose the sitemap's inlink cell and get merged again; added ones get the boost mark."""
+def _act_on_rows(store: Store, sitemap_url: str, changes: list[Change], batch_id: str, now: datetime) -> None:
+    """Removed URLs lose the sitemap's inlink cell and get merged again; added ones get the boost mark
+    (a rank field: their due entries move with it)."""
     inlink_column = list(encode(WebPage("", inlinks={sitemap_url: ""})))
     puts: list[tuple[bytes, dict[bytes, bytes]]] = []
     deletes: list[tuple[bytes, list[bytes]]] = []
@@ -216,7 +218,7 @@ def _act_on_rows(store: Store, sitemap_url: str, changes: list[Change], batch_id
     # Different columns from the puts, so a delete and a put in one millisecond do not collide.
     store.delete_many(WEBPAGE_TABLE, deletes)
     record_touched(store, batch_id, (key for key, _ in deletes))  # before their k:dsc: updatedb merges them
-    store.write(WEBPAGE_TABLE, puts)
+    write_pages(store, puts, now=now)
 
 
 def _prune(store: Store, sitemap_key: str, keep: int) -> None:

@@ -19,7 +19,7 @@ from sitemapcrawl.jobs.crawl import CrawlOptions, crawl
 from sitemapcrawl.jobs.generate import GenerateCounts, GenerateOptions, generate, new_batch_id
 from sitemapcrawl.jobs.init import init_tables
 from sitemapcrawl.model.cells import column_names, encode, equals_filter
-from sitemapcrawl.model.due import BUILT_KEY, parse_entry
+from sitemapcrawl.model.due import BUILT_KEY, parse_entry, parse_ready
 from sitemapcrawl.model.splits import Split
 from sitemapcrawl.model.webpage import DUE_TABLE, WEBPAGE_TABLE, FetchStatus, WebPage
 from sitemapcrawl.modes import CountMode, CrawlMode
@@ -52,8 +52,8 @@ def page(url: str, **fields: object) -> WebPage:
 
 
 def put(store: Store, *rows: WebPage) -> None:
-    """Write rows as the jobs do: with their due index entries."""
-    dueindex.write_pages(store, [(key_of(r.url), encode(r)) for r in rows])
+    """Write rows as the jobs do at NOW: with their due index entries (ready for rows due by NOW)."""
+    dueindex.write_pages(store, [(key_of(r.url), encode(r)) for r in rows], now=NOW)
 
 
 def generated(store: Store, batch: str) -> set[bytes]:
@@ -63,8 +63,20 @@ def generated(store: Store, batch: str) -> set[bytes]:
 
 
 def entries(store: Store) -> set[bytes]:
-    """The due index's entries, each as the key of a row holding it alone (a group holds several)."""
-    return {entry.key() for key, cells in store.scan(DUE_TABLE) for entry, _ in dueindex.held_entries(key, cells)}
+    """The due index's entries, each as the key of a row holding it alone (a waiting group holds several)."""
+    waiting = {entry.key() for key, cells in store.scan(DUE_TABLE) for entry, _ in dueindex.held_entries(key, cells)}
+    return waiting | {key for key, _ in store.scan(DUE_TABLE) if parse_ready(key) is not None}
+
+
+def indexed_rows(store: Store) -> set[bytes]:
+    """The row keys the due index's entries name."""
+    named = (parse_entry(key) or parse_ready(key) for key in entries(store))
+    return {entry.row_key for entry in named if entry is not None}
+
+
+def built(store: Store) -> datetime | None:
+    marker = dueindex.due_index_marker(store)
+    return marker.built if marker is not None else None
 
 
 def run(store: Store, settings: Settings, options: GenerateOptions, now: datetime) -> tuple[GenerateCounts, set[bytes]]:
@@ -100,7 +112,7 @@ def test_generate_through_the_index_selects_what_a_full_scan_selects(  # type: i
               CrawlOptions(mode=CrawlMode.MIXED, rounds=2))
     finally:
         client.close()
-    assert dueindex.due_index_built(store) is not None  # the first round's generate built it once
+    assert built(store) is not None  # the first round's generate built it once
     later = datetime.now(UTC) + timedelta(days=800)  # every row with a next fetch is due
     cases = [
         GenerateOptions(),
@@ -126,7 +138,7 @@ def test_generate_through_the_index_selects_what_a_full_scan_selects(  # type: i
     # the modes that skip kinds do not read them
     assert by_index[1][0].due < by_scan[1][0].due and by_index[3][0].due < by_index[1][0].due
     # group members left behind by rows that moved on are dropped by the first generate that meets them
-    assert all(counts.stale == 0 for counts, _ in by_index[1:])
+    assert all(counts.index.stale == 0 for counts, _ in by_index[1:])
 
 
 def test_reads_follow_the_due_rows_not_the_table(counting: CountingStore, settings: Settings) -> None:
@@ -146,8 +158,8 @@ def test_reads_follow_the_due_rows_not_the_table(counting: CountingStore, settin
     second, chosen_again = run(counting, settings, GenerateOptions(), NOW)
     assert second.selected == 50 and chosen_again == chosen
     assert counting.read(WEBPAGE_TABLE) == small  # flat: 5,000 rows not due are never read
-    # the 50 entries were written together: one index row per kind (40 pages, 5 sitemaps, 5 listed)
-    assert counting.scanned[DUE_TABLE] == 3 and counting.whole_table_scans(WEBPAGE_TABLE) == []
+    # the 50 ready entries, one read each (the 5,000 waiting ones are later than NOW: not read)
+    assert counting.scanned[DUE_TABLE] == 50 and counting.whole_table_scans(WEBPAGE_TABLE) == []
 
     docs, sitemaps = run(counting, settings, GenerateOptions(mode=CrawlMode.SITEMAP_ONLY, documents_only=True), NOW)
     assert docs.selected == 5 and counting.read(WEBPAGE_TABLE) == 5  # an inventory round reads its sitemaps only
@@ -170,10 +182,11 @@ def test_stale_entries_are_dropped_and_a_row_without_next_fetch_is_never_generat
     store.delete(WEBPAGE_TABLE, key_of(deleted))
 
     counts, chosen = run(store, settings, GenerateOptions(), NOW)
-    assert chosen == {key_of(kept)} and counts.due == 1 and counts.stale == 3
-    assert {parse_entry(e).row_key for e in entries(store)} == {key_of(kept)}  # type: ignore[union-attr]
+    assert chosen == {key_of(kept)} and counts.due == 1 and counts.index.stale == 2
+    # the moved row's entry is its row's but early: it waits again for the row's time
+    assert counts.index.demoted == 1 and indexed_rows(store) == {key_of(kept), key_of(moved)}
     again, _ = run(store, settings, GenerateOptions(), NOW)
-    assert again.stale == 0 and again.selected == 1
+    assert again.index.stale == 0 and again.selected == 1
     # the gone row stays out however it is looked for
     rescan, chosen = run(store, settings, GenerateOptions(rescan=True), NOW + timedelta(days=60))
     assert key_of(gone) not in chosen and key_of(deleted) not in chosen
@@ -187,17 +200,16 @@ def test_a_table_without_an_index_is_rescanned_once(store: Store, settings: Sett
     store.write(WEBPAGE_TABLE, [(key_of(r.url), encode(r)) for r in
                                 [*old, page("http://127.0.0.2:8000/later.html", next_fetch=LATER),
                                  WebPage("http://127.0.0.2:8000/never.html", status=FetchStatus.GONE)]])
-    assert entries(store) == set() and dueindex.due_index_built(store) is None
+    assert entries(store) == set() and built(store) is None
     with caplog.at_level(logging.INFO, logger="sitemapcrawl.jobs.generate"):
         first, chosen = run(store, settings, GenerateOptions(), NOW)
         second, chosen_again = run(store, settings, GenerateOptions(), NOW)
     assert first.rescanned and not second.rescanned
     assert chosen == chosen_again == {key_of(r.url) for r in old}
     assert sum("never built" in message for message in caplog.messages) == 1
-    assert dueindex.due_index_built(store) == NOW
+    assert built(store) == NOW
     # every scheduled row got its entry, the future one too; the row without a next fetch none
-    assert {parse_entry(e).row_key for e in entries(store)} == (  # type: ignore[union-attr]
-        {key_of(r.url) for r in old} | {key_of("http://127.0.0.2:8000/later.html")})
+    assert indexed_rows(store) == {key_of(r.url) for r in old} | {key_of("http://127.0.0.2:8000/later.html")}
     later, chosen = run(store, settings, GenerateOptions(), LATER)
     assert not later.rescanned and key_of("http://127.0.0.2:8000/later.html") in chosen
 
@@ -208,41 +220,40 @@ def test_generate_rescan_on_the_command_line(store: Store, settings: Settings) -
                                       "generate", "--rescan"])
     assert result.exit_code == 0, result.output
     assert "selected 1" in result.stderr and "due index rebuilt by a full scan" in result.stderr
-    assert dueindex.due_index_built(store) is not None
+    assert built(store) is not None
 
 
 def test_init_of_a_new_table_starts_with_the_index_built(settings: Settings) -> None:
     with Store(settings) as store:
         init_tables(store)
-        assert dueindex.due_index_built(store) is not None
+        assert built(store) is not None
         first = generate(store, UrlRules.from_settings(settings), GenerateOptions(), now=NOW)
         assert not first.rescanned
 
 
 def test_grouped_entries_are_read_once_each_and_a_rescan_leaves_no_duplicate(counting: CountingStore,
                                                                             settings: Settings) -> None:
-    rows = [page(f"http://127.0.0.2:8000/{i:03d}.html") for i in range(150)]
-    put(counting, *rows)  # written together: one kind, one time, so rows of up to DUE_GROUP entries
+    rows = [page(f"http://127.0.0.2:8000/{i:03d}.html", next_fetch=LATER) for i in range(150)]
+    put(counting, *rows)  # written together, due later: one kind, one time, rows of up to DUE_GROUP entries
     dueindex.mark_due_built(counting, NOW)
     index_rows = list(counting.scan(DUE_TABLE, stop=BUILT_KEY))
     group = dueindex.DUE_GROUP
     assert [len(cells) for _, cells in index_rows] == [group, group, 150 - 2 * group]
-    first, chosen = run(counting, settings, GenerateOptions(), NOW)
-    assert first.due == first.selected == 150 and chosen == {key_of(r.url) for r in rows}
+    moved = rows[1]  # a group member (the least key names the row): it moves on before its time comes
+    put(counting, dataclasses.replace(moved, next_fetch=LATER + timedelta(days=1)))
 
-    moved = rows[1]  # a group member (the least key names the row): it moves on, as a fetch moves it
-    put(counting, dataclasses.replace(moved, next_fetch=LATER))
-    second, chosen = run(counting, settings, GenerateOptions(), NOW)
-    assert second.stale == 1 and second.selected == 149 and key_of(moved.url) not in chosen
-    third, _ = run(counting, settings, GenerateOptions(), NOW)
-    assert third.stale == 0 and third.selected == 149
+    first, chosen = run(counting, settings, GenerateOptions(), LATER)
+    assert first.index.promoted == 149 and first.index.stale == 1  # each group read once; the member dropped
+    assert first.selected == 149 and key_of(moved.url) not in chosen
+    second, chosen_again = run(counting, settings, GenerateOptions(), LATER)
+    assert second.index.promoted == second.index.stale == 0 and chosen_again == chosen
 
-    # the repair writes every row's own entry; the sweep drops the group members those repeat
-    rescan, chosen = run(counting, settings, GenerateOptions(rescan=True), NOW)
+    # the repair writes every row's own entry; the sweep drops the duplicates those make
+    rescan, chosen = run(counting, settings, GenerateOptions(rescan=True), LATER)
     assert rescan.selected == 149 and key_of(moved.url) not in chosen
-    after, chosen_after = run(counting, settings, GenerateOptions(), NOW)
-    assert after.due == after.selected == 149 and after.stale == 0 and chosen_after == chosen
+    after, chosen_after = run(counting, settings, GenerateOptions(), LATER)
+    assert after.due == after.selected == 149 and after.index.stale == 0 and chosen_after == chosen
     assert all(list(cells) == [b"d:e"] for _, cells in counting.scan(DUE_TABLE, stop=BUILT_KEY))
     assert len(entries(counting)) == 150
-    later, chosen = run(counting, settings, GenerateOptions(), LATER)
+    later, chosen = run(counting, settings, GenerateOptions(), LATER + timedelta(days=1))
     assert later.selected == 150 and key_of(moved.url) in chosen

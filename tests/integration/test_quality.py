@@ -12,9 +12,10 @@ from quality_web import crawl_quality_web, quality_settings, quality_web, sitema
 
 from sitemapcrawl.config import Settings
 from sitemapcrawl.errors import UsageError
-from sitemapcrawl.jobs.generate import GenerateOptions, generate, rank
+from sitemapcrawl.jobs.generate import GenerateOptions, generate
 from sitemapcrawl.model.cells import decode, encode
 from sitemapcrawl.model.linkvalues import parse_inlink
+from sitemapcrawl.model.rank import rank
 from sitemapcrawl.model.webpage import WEBPAGE_TABLE, FetchStatus, QualityState, WebPage
 from sitemapcrawl.modes import CrawlMode
 from sitemapcrawl.report.text import build_report

@@ -10,7 +10,6 @@ import pytest
 
 from sitemapcrawl.errors import CellDecodeError
 from sitemapcrawl.jobs.export import COLUMNS, flat_row, split_cells, write_csv
-from sitemapcrawl.jobs.generate import NEW_URL_BOOST, rank
 from sitemapcrawl.model.audit import discovered_via, is_multi_listed, is_orphan, is_unlisted, problems
 from sitemapcrawl.model.cells import column_names, decode, encode
 from sitemapcrawl.model.changes import (
@@ -30,6 +29,7 @@ from sitemapcrawl.model.changes import (
     sitemap_key_of,
     snapshot_lines,
 )
+from sitemapcrawl.model.rank import NEW_URL_BOOST, rank
 from sitemapcrawl.model.webpage import FetchStatus, WebPage
 from sitemapcrawl.report.panels import LASTMOD_MONTHS, lastmod_months
 from sitemapcrawl.sitemaps.model import ChangeFreq, PageEntry, SitemapRef

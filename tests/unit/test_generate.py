@@ -10,8 +10,6 @@ from hypothesis import strategies as st
 
 from sitemapcrawl.errors import UsageError
 from sitemapcrawl.jobs.generate import (
-    DEPTH_BONUS,
-    JITTER,
     Candidate,
     GenerateOptions,
     Selector,
@@ -19,9 +17,9 @@ from sitemapcrawl.jobs.generate import (
     new_batch_id,
     partition_of,
     past_constraint,
-    rank,
 )
 from sitemapcrawl.model.cells import compare_filter_of
+from sitemapcrawl.model.rank import DEPTH_BONUS, JITTER, rank
 from sitemapcrawl.model.webpage import WebPage
 from sitemapcrawl.modes import CountMode, CrawlMode, crawl_mode
 

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sitemapcrawl.jobs.generate import rank
+from sitemapcrawl.model.rank import rank
 from sitemapcrawl.model.webpage import FetchStatus, QualityState, WebPage
 from sitemapcrawl.scoring.evidence import Tally, contribution
 from sitemapcrawl.scoring.quality import (
