@@ -5,7 +5,8 @@ Keys `<batch>|<kind>|<bucket>|<webpage key>`: members (kind `m`, cell `r:pa`
 (`t`; parse and updatedb's spread, for each row given an `il:` cell and
 `k:dsc`), and listed entries (`l`, `...|<sitemap key>|<part>`, a cell
 `r:k.<webpage key>` per entry, so a 50,000-entry sitemap is a few dozen
-records; `listing_owner` picks the one record a row is read from). The
+records; `listing_owner` picks the one record a row is read from; a host with
+many entries has its rows read by a scan of its key range instead). The
 bucket is the row's host bucket, so a split is one key range. A record is
 written before the cells it stands for: readers test the mark on the row and
 skip a row without it. updatedb (or releasing the batch) drops the records
@@ -373,13 +374,83 @@ def _listed_keys(store: Store, batch_id: str, split: Split) -> Iterator[tuple[by
         yield current[1], sorted(held)
 
 
+#: Listed entries of one host in a batch from which the host's rows are read by scanning its key range.
+#: Sitemaps of one host list interleaved keys: read sitemap by sitemap, a chunk's key range holds the
+#: other sitemaps' rows, so most of its keys became gets (20 sitemaps of 50,000: 19 of 20 keys).
+HOST_SCAN_MIN = 4_096
+#: A host scan stops once it has read this many rows per listed entry of the host (plus a chunk): the
+#: host holds many rows the batch did not touch; the keys past it are read sitemap by sitemap.
+HOST_SCAN_SLACK = 1.5
+
+
+def _host_of(key: bytes) -> bytes:
+    """The host part of a `webpage` row key (before its first `:`), as `splits.bucket_of` takes it."""
+    return key.partition(b":")[0]
+
+
+def _listed_hosts(store: Store, batch_id: str, split: Split) -> dict[bytes, int]:
+    """Listed entries per host in the split's listed records (a row listed by two sitemaps counts twice).
+
+    Cost: one range scan of the listed records (read a few per scan); memory: one count per host.
+    """
+    counts: dict[bytes, int] = {}
+    start, stop = record_range(batch_id, LISTED, split)
+    while True:
+        records = list(store.scan(BATCHROW_TABLE, start=start, stop=stop, limit=_LISTED_PER_SCAN))
+        for _record, cells in records:
+            for name in cells:
+                if name.startswith(_LISTED_PREFIX):
+                    host = _host_of(name[len(_LISTED_PREFIX):])
+                    counts[host] = counts.get(host, 0) + 1
+        if len(records) < _LISTED_PER_SCAN:
+            return counts
+        start = records[-1][0] + b"\x00"
+
+
+def _scanned_host_rows(store: Store, host: bytes, entries: int, mark: str, batch_id: str, fields: list[str],
+                       chunk: int, job: str, unreadable: Unreadable, listed: frozenset[bytes],
+                       covered: dict[bytes, bytes]) -> Iterator[list[tuple[bytes, WebPage]]]:
+    """The host's rows marked `mark` = batch that a listed record stands for (`listing_owner` names one), read
+    by scanning the host's key range in chunks; sets `covered[host]` to the first key not looked at.
+
+    Stops after `HOST_SCAN_SLACK` rows per entry (plus a chunk). Cost: range scans of at most that many rows.
+    """
+    columns = column_names(WebPage, fields)
+    mark_column = column_names(WebPage, [mark])[0]
+    mark_value = columns_of(WebPage)[mark].codec.encode(batch_id)
+    start, stop = host + b":", host + b";"
+    budget = int(entries * HOST_SCAN_SLACK) + chunk
+    while True:
+        scanned = list(store.scan(WEBPAGE_TABLE, start=start, stop=stop, columns=columns, limit=chunk))
+        budget -= len(scanned)
+        if scanned:
+            start = scanned[-1][0] + b"\x00"
+        covered[host] = stop if len(scanned) < chunk else start
+        marked = [(key, cells) for key, cells in scanned if cells.get(mark_column) == mark_value]
+        rows = [(key, row) for key, row in pages(marked, job, unreadable, fields)
+                if listing_owner(row, batch_id, listed) is not None]
+        if rows:
+            yield rows
+        if len(scanned) < chunk or budget <= 0:
+            return
+
+
 def _touched_recorded_rows(store: Store, mark: str, batch_id: str, fields: list[str], chunk: int, job: str,
                            unreadable: Unreadable, split: Split) -> Iterator[list[tuple[bytes, WebPage]]]:
-    """The rows marked `k:dsc` = batch: the entries of each listed record, then the touched records' rows;
-    each row once, from the record `listing_owner` names."""
+    """The rows marked `k:dsc` = batch: the listed rows of each host with many (`HOST_SCAN_MIN`) by a scan
+    of its key range, the other entries of each listed record, then the touched records' rows; each row
+    once (a listed row from the record `listing_owner` names, or from its host's scan)."""
     fields = fields if "inlinks" in fields else [*fields, "inlinks"]
     listed = listed_sitemaps(store, batch_id, split)
+    covered: dict[bytes, bytes] = {}
+    """Host -> the first key its scan did not look at: entries below it are done."""
+    for host, entries in sorted(_listed_hosts(store, batch_id, split).items()) if listed else ():
+        if entries >= HOST_SCAN_MIN:
+            yield from _scanned_host_rows(store, host, entries, mark, batch_id, fields, chunk, job, unreadable,
+                                          listed, covered)
     for sitemap, keys in _listed_keys(store, batch_id, split) if listed else ():
+        if covered:
+            keys = [key for key in keys if key >= covered.get(_host_of(key), b"")]
         # A sitemap's rows of one bucket in key order: neighbouring keys come as one range scan.
         for at in range(0, len(keys), chunk):
             rows = _marked_rows(store, keys[at:at + chunk], mark, batch_id, fields, job, unreadable)
