@@ -77,7 +77,7 @@ _SCHEDULE_FIELDS = [
 ]
 _MERGE_FIELDS = [
     *_SCHEDULE_FIELDS, "inlinks", "in_sitemap", "is_sitemap", "sitemap_source", "priority", "score",
-    "depth", "radius", "merge_mark", "fetch_mark",
+    "depth", "radius", "merge_mark", "fetch_mark", "link_inlinks", "sitemaps_listing",
 ]
 
 
@@ -250,8 +250,12 @@ def merge_row(row: WebPage, batch_id: str, mode: CrawlMode, policy: SchedulePoli
     elif row.in_sitemap:
         # Every sitemap that listed it stopped (parse removed their cells): no longer in sitemaps.
         values["in_sitemap"] = False
-    values["sitemaps_listing"] = listed
-    values["link_inlinks"] = linked
+    # Two counts written only where they say more than absence does (`model.audit.listing_count`):
+    # a sitemap-listed row's first merge writes neither (a million fewer cells per million URLs).
+    if listed > 1 or (row.sitemaps_listing is not None and row.sitemaps_listing != listed):
+        values["sitemaps_listing"] = listed
+    if linked != (row.link_inlinks or 0):
+        values["link_inlinks"] = linked
     if priority is not None:
         values["priority"] = priority
     if lastmod is not None:
@@ -273,8 +277,10 @@ def merge_row(row: WebPage, batch_id: str, mode: CrawlMode, policy: SchedulePoli
                      changefreq=values.get("changefreq", row.changefreq),
                      lastmod=values.get("lastmod", row.lastmod))
     if row.status is None:
+        # No `f:fi`: for a row never fetched, `schedule` derives the interval from the changefreq (or the
+        # default) every time it plans, as it did here; one cell fewer per listed URL.
         planned = schedule(hinted, policy, now, just_fetched=False)
-        return new_page(row.url, planned.next_fetch or now, planned.interval, score=values.pop("score"),
+        return new_page(row.url, planned.next_fetch or now, None, score=values.pop("score"),
                         depth=values.pop("depth"), radius=values.pop("radius"), also=WebPage(row.url, **values))
     if row.fetch_time is not None and not Mark.FETCH.done(row, batch_id) and (changefreq or lastmod):
         planned = schedule(hinted, policy, now, just_fetched=False)
