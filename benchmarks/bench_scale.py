@@ -161,7 +161,9 @@ def fill_rows(settings: Settings, table: str, rows: Iterator[tuple[bytes, dict[b
 
 
 def inventory_web(n_urls: int, host: str) -> Web:
-    """robots.txt -> /sitemap_index.xml -> ceil(N/50,000) gzipped urlsets of (up to) 50,000 URLs."""
+    """robots.txt -> /sitemap_index.xml -> ceil(N/50,000) gzipped urlsets of (up to) 50,000 URLs on the test
+    web (`/s<k>/<i>.html`: uniform URLs, each sitemap's in a folder of its own; bench_repeat_inventory's web,
+    figure 1 uses `inventory_writes`' realistic ones)."""
     files = []
     for k, start in enumerate(range(0, n_urls, URLS_PER_SITEMAP)):
         count = min(URLS_PER_SITEMAP, n_urls - start)

@@ -388,6 +388,11 @@ def _host_of(key: bytes) -> bytes:
     return key.partition(b":")[0]
 
 
+def _host_range(host: bytes) -> tuple[bytes, bytes]:
+    """The (start, stop) keys of every `webpage` row whose host part is `host` (`;` follows `:`)."""
+    return host + b":", host + b";"
+
+
 def _listed_hosts(store: Store, batch_id: str, split: Split) -> dict[bytes, int]:
     """Listed entries per host in the split's listed records (a row listed by two sitemaps counts twice).
 
@@ -418,7 +423,7 @@ def _scanned_host_rows(store: Store, host: bytes, entries: int, mark: str, batch
     columns = column_names(WebPage, fields)
     mark_column = column_names(WebPage, [mark])[0]
     mark_value = columns_of(WebPage)[mark].codec.encode(batch_id)
-    start, stop = host + b":", host + b";"
+    start, stop = _host_range(host)
     budget = int(entries * HOST_SCAN_SLACK) + chunk
     while True:
         scanned = list(store.scan(WEBPAGE_TABLE, start=start, stop=stop, columns=columns, limit=chunk))
@@ -444,11 +449,14 @@ def _touched_recorded_rows(store: Store, mark: str, batch_id: str, fields: list[
     listed = listed_sitemaps(store, batch_id, split)
     covered: dict[bytes, bytes] = {}
     """Host -> the first key its scan did not look at: entries below it are done."""
-    for host, entries in sorted(_listed_hosts(store, batch_id, split).items()) if listed else ():
+    hosts = _listed_hosts(store, batch_id, split) if listed else {}
+    for host, entries in sorted(hosts.items()):
         if entries >= HOST_SCAN_MIN:
             yield from _scanned_host_rows(store, host, entries, mark, batch_id, fields, chunk, job, unreadable,
                                           listed, covered)
-    for sitemap, keys in _listed_keys(store, batch_id, split) if listed else ():
+    # Every host scanned to its end (an inventory): no listed record is left to read.
+    rest = any(covered.get(host) != _host_range(host)[1] for host in hosts)
+    for sitemap, keys in _listed_keys(store, batch_id, split) if rest else ():
         if covered:
             keys = [key for key in keys if key >= covered.get(_host_of(key), b"")]
         # A sitemap's rows of one bucket in key order: neighbouring keys come as one range scan.
