@@ -51,7 +51,7 @@ from sitemapcrawl.scoring.count_step import (
     recount,
 )
 from sitemapcrawl.scoring.quality_step import QualityCounts, score_sitemaps
-from sitemapcrawl.storage.batchrecords import batch_rows, drop_records, write_touching
+from sitemapcrawl.storage.batchrecords import batch_rows, drop_records, listed_in_batch, write_touching
 from sitemapcrawl.storage.dueindex import DUE_FIELDS, write_pages
 from sitemapcrawl.storage.overlap import WriteBehind, read_ahead
 from sitemapcrawl.storage.store import Store
@@ -342,18 +342,26 @@ def _add_cells(puts: dict[bytes, dict[bytes, bytes]], more: list[tuple[bytes, di
 
 # ----------------------------------------------------------------- pass 3 --
 
+def touched(row: WebPage, batch_id: str) -> bool:
+    """Did the merge pass take this row: marked `k:dsc` by the batch, or listed by a sitemap it parsed (whose
+    entries carry the batch in their inlink, not a `k:dsc`)? `row` needs `discover_mark` and `inlinks`."""
+    return Mark.DISCOVER.done(row, batch_id) or listed_in_batch(row, batch_id)
+
+
 def _schedule_batch(store: Store, batch_id: str, policy: SchedulePolicy, counts: UpdateCounts, chunk: int,
                     now: datetime, split: Split, counting: BatchCounting | None,
                     on_progress: Callable[[int], None]) -> None:
     done = 0
     next_fetch_column = column_names(WebPage, ["next_fetch"])
-    fields = [*_SCHEDULE_FIELDS, *DUE_FIELDS, *(counting.FIELDS if counting is not None else ()), "discover_mark"]
+    fields = [*_SCHEDULE_FIELDS, *DUE_FIELDS, *(counting.FIELDS if counting is not None else ()), "discover_mark",
+              "inlinks"]
     fields = list(dict.fromkeys(fields))
     for rows in batch_rows(store, Mark.FETCH, batch_id, fields, chunk, "updatedb", counts.unreadable, split):
         puts: dict[bytes, dict[bytes, bytes]] = {}
         unscheduled: list[tuple[bytes, list[bytes]]] = []
-        # Fetched rows the merge pass did not count (not touched); what this pass writes changes no count.
-        _add_cells(puts, counting.take([(key, row) for key, row in rows if not Mark.DISCOVER.done(row, batch_id)])
+        # Fetched rows the merge pass did not count (not touched: no `k:dsc` and no entry inlink of the batch);
+        # what this pass writes changes no count.
+        _add_cells(puts, counting.take([(key, row) for key, row in rows if not touched(row, batch_id)])
                    if counting is not None else [])
         for key, row in rows:
             done += 1

@@ -229,7 +229,9 @@ class WebPage:
     fetch_mark: str | None = col("k", "fch", TEXT, "batch id: fetched", "fetch")
     parse_mark: str | None = col("k", "prs", TEXT, "batch id: parsed", "parse")
     update_mark: str | None = col("k", "upd", TEXT, "batch id: merged by updatedb", "updatedb")
-    discover_mark: str | None = col("k", "dsc", TEXT, "batch id: has inlinks to merge", "parse, updatedb")
+    discover_mark: str | None = col(
+        "k", "dsc", TEXT, "batch id: has inlinks to merge (not on a parsed sitemap's entries: their il: names it)",
+        "parse, updatedb")
     merge_mark: str | None = col("k", "mrg", TEXT, "batch id: inlinks merged", "updatedb")
     # il / ol: links
     inlinks: Mapping[str, str] | None = mapcol(

@@ -300,6 +300,9 @@ def test_a_host_with_many_entries_has_its_listed_rows_read_by_a_scan_of_its_rang
         run_fetch(store, settings, batch_id)
         parse_batch(store, rules, batch_id)
         touched = set(touched_keys(store, batch_id))
+        # The entries carry the batch in their il: cell, no k:dsc (a batch with records).
+        discover = column_names(WebPage, ["discover_mark"])[0]
+        assert not [key for key, cells in store.scan(WEBPAGE_TABLE, columns=[discover]) if cells]
         store.reset()
         counts = updatedb(store, rules, batch_id)
         assert counts.merged == len(touched) >= 18 and counts.already_merged == 0
