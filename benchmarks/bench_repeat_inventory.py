@@ -12,7 +12,7 @@ earlier crawls ran its RegionServer out of heap in the WAL writer, and every
 write hung from then on. Here one standalone HBase is started once
 (`scripts/hbase-local start` in a temporary folder, free ports: its default
 heap, memstore and WAL settings are what is measured) and takes `--runs`
-inventories in a row of the loopback web of bench_scale's figure 1 (robots.txt
+inventories in a row of the loopback test web of `bench_scale.inventory_web` (robots.txt
 -> a sitemap index -> gzipped urlsets of 50,000 URLs, served as static files):
 `python -m sitemapcrawl crawl SEEDS --mode sitemap-only --sitemaps-only-docs
 --delay 0` in a subprocess, timed spawn to exit, its rows counted, its tables

@@ -6,27 +6,27 @@ Run with the local HBase up (Thrift on 127.0.0.1:9090), from the repository root
     .venv/bin/python benchmarks/bench_scale.py                          # N=100,000; tables of 10,000 and 1,000,000
     .venv/bin/python benchmarks/bench_scale.py --inventory 100000 1000000
     .venv/bin/python benchmarks/bench_scale.py --figures 2 3 --tables 10000 1000000
-    .venv/bin/python benchmarks/bench_scale.py --figures 1 --inventory 50000   # a quick look
+    .venv/bin/python benchmarks/bench_scale.py --figures 1 --urls 50000         # a quick look
+    .venv/bin/python benchmarks/bench_scale.py --figures 1 --urls 1000000 --hbase 127.0.0.1:9471 \
+        --hbase-dir /work/hbase-NAME     # an HBase of its own: its JVMs' CPU is read too
 
 Figures (one run, ratios: the machine is noisy and shared):
 
-1. Inventory. A loopback test web (`sitemapcrawl.testweb`) whose robots.txt
-   names a sitemap index of N/50,000 gzipped urlsets of 50,000 URLs, served
-   as static files are (`TestWebServer(static=True)`: each document rendered
-   once, before the crawl starts, so the web's rendering of 20 big gzipped
-   sitemaps does not take the crawler's CPU on this 2-core machine). The
-   whole command `python -m sitemapcrawl ... crawl SEEDS --mode sitemap-only
-   --sitemaps-only-docs --delay 0` runs in a subprocess: seconds from process
-   start to exit, its peak memory (ru_maxrss of the child), the per-stage
-   seconds from its round lines. The floor: plain happybase batch puts of the
-   same number of rows, each with the cells of a crawled row (a sample of
-   the crawl's rows is read back and its cells reused under new keys), into a
-   fresh table of the same HBase, `hbase_batch_size` (1,000) rows per call as
-   the crawl sends them; run twice, the faster kept (the first runs while
-   HBase still flushes and compacts the crawl's rows; the other is shown as
-   `other floor s`). Targets: at most 2x the floor at 1,000,000 URLs (a
-   smaller run's ratio is printed as information: fixed costs weigh more
-   there); peak memory under 150 MB and flat from 100,000 to 1,000,000.
+1. Inventory (`inventory_writes`). A site on a loopback static server
+   whose robots.txt names a sitemap index of N/50,000 gzipped urlsets of
+   50,000 URLs shaped like real ones (slugs of 2-6 words in folders, 90
+   distinct lastmods, priorities 0.1-0.9, changefreqs). The whole command
+   `python -m sitemapcrawl ... crawl SEED --mode sitemap-only
+   --sitemaps-only-docs --delay 0` runs in a subprocess (`counted_crawl`,
+   which counts the store's writes per table): seconds from process start
+   to exit, its peak memory (ru_maxrss of the child), its CPU and, with
+   `--hbase-dir`, the HBase JVMs' CPU; cells and bytes written per URL by
+   table (figure 1b). The floor: plain happybase batch puts of the same row
+   keys, each with the 8 cells a listed URL needs (status, next fetch,
+   score, depth, radius, priority, changefreq, lastmod), into a fresh table
+   of the same HBase, `hbase_batch_size` (1,000) rows a call; run twice, the
+   faster kept (`other floor s`: the other). Targets: at most 2x the floor
+   at 1,000,000 URLs; peak memory under 150 MB and flat.
 2. Round cost against the table size. For each size in `--tables`: a fresh
    table filled by direct batch puts with rows shaped as a crawl leaves them
    (fetched pages listed by sitemaps, next fetch in 30 days: not due; one
@@ -39,7 +39,7 @@ Figures (one run, ratios: the machine is noisy and shared):
 3. Throughput and `serve`. parse and updatedb rows/s (from figure 1's stage
    times: entries written by parse, rows merged by updatedb) against the put
    floor's rows/s; and one snapshot of the monitoring page's data
-   (`report_panels.take_counted_snapshot`, what `serve` reads per refresh:
+   (`report.panels.take_counted_snapshot`, what `serve` reads per refresh:
    the host table's counters, no `webpage` row) on each table of figure 2,
    beside the full-scan snapshot `report --html` takes. Target: serve's
    flat (large at most 1.5x small).
@@ -50,8 +50,6 @@ the end, also on error or Ctrl-C. Only loopback addresses are used.
 
 from __future__ import annotations
 
-import functools
-import re
 import resource
 import sys
 import tempfile
@@ -74,13 +72,13 @@ from harness import (
     connect,
     drop_prefix,
     load_average,
-    plain_puts,
     require_hbase,
     run_timed,
     table_prefix,
     target_line,
     with_retries,
 )
+from inventory_writes import PHASES, Inventory, inventory, report_inventory
 from thriftpy2.thrift import TException
 
 from sitemapcrawl.config import Settings
@@ -107,10 +105,6 @@ from sitemapcrawl.testweb import (
 from sitemapcrawl.web import rowkeys
 
 URLS_PER_SITEMAP = 50_000
-ROUND_LINE = re.compile(r"^round (\d+): .*; (generate [\d.]+s.*)$")
-STAGE = re.compile(r"(generate|fetch|parse|updatedb) ([\d.]+)s")
-NUMBER = r"([\d,]+)"
-PHASES = ("generate", "fetch", "parse", "updatedb")
 
 
 # ----------------------------------------------------------------- helpers --
@@ -127,27 +121,6 @@ def count_rows(settings: Settings, table: str) -> int:
     connection = connect(settings.hbase)
     try:
         return sum(1 for _ in connection.table(table).scan(filter="KeyOnlyFilter()", batch_size=5000))
-    finally:
-        connection.close()
-
-
-def make_table_like(settings: Settings, model: str, name: str) -> None:
-    """Create table `name` (full name) with the families of `model`, unless it exists."""
-    connection = connect(settings.hbase)
-    try:
-        if name.encode() not in connection.tables():
-            connection.create_table(name, {family.decode(): {} for family in connection.table(model).families()})
-    finally:
-        connection.close()
-
-
-def put_rows(settings: Settings, table: str, rows: Iterator[tuple[bytes, dict[bytes, bytes]]],
-             cells_per_row: float) -> tuple[int, int]:
-    """Plain happybase batch puts of `rows` into `table` (full name), `hbase_batch_size` rows per call, as the
-    crawl's store sends them (happybase counts a batch in cells); returns (rows, cells)."""
-    connection = connect(settings.hbase)
-    try:
-        return plain_puts(connection.table(table), rows, max(1, round(settings.hbase_batch_size * cells_per_row)))
     finally:
         connection.close()
 
@@ -184,27 +157,13 @@ def fill_rows(settings: Settings, table: str, rows: Iterator[tuple[bytes, dict[b
     return seconds, count, cells
 
 
-def sample_rows(settings: Settings, table: str, limit: int) -> list[dict[bytes, bytes]]:
-    """Up to `limit` rows of `table` (full name), spread over the key space by a skip."""
-    connection = connect(settings.hbase)
-    try:
-        every = 50
-        found = []
-        for n, (_key, data) in enumerate(connection.table(table).scan(batch_size=1000)):
-            if n % every == 0:
-                found.append(data)
-                if len(found) >= limit:
-                    break
-        return found
-    finally:
-        connection.close()
-
-
 # --------------------------------------------------------- figure 1 inventory --
 
 
 def inventory_web(n_urls: int, host: str) -> Web:
-    """robots.txt -> /sitemap_index.xml -> ceil(N/50,000) gzipped urlsets of (up to) 50,000 URLs."""
+    """robots.txt -> /sitemap_index.xml -> ceil(N/50,000) gzipped urlsets of (up to) 50,000 URLs on the test
+    web (`/s<k>/<i>.html`: uniform URLs, each sitemap's in a folder of its own; bench_repeat_inventory's web,
+    figure 1 uses `inventory_writes`' realistic ones)."""
     files = []
     for k, start in enumerate(range(0, n_urls, URLS_PER_SITEMAP)):
         count = min(URLS_PER_SITEMAP, n_urls - start)
@@ -223,65 +182,6 @@ def render_all(web: TestWebServer) -> None:
         for path in ["/robots.txt", *(sitemap.path for sitemap in site.sitemaps)]:
             with urllib.request.urlopen(web.url(site, path), timeout=120) as answer:
                 answer.read()
-
-
-@dataclass
-class Inventory:
-    urls: int
-    run: Run
-    stages: dict[str, float]
-    rows: int
-    cells_per_row: float
-    floor_seconds: float
-    floor_cells: int
-    entries: int
-    merged: int
-    slower_floor_seconds: float
-    """The other of the two floor runs (the first, right after the crawl, is usually the slower)."""
-
-
-def inventory(base_prefix: str, hbase: str, n_urls: int, timeout: float) -> Inventory:
-    """Figure 1 at one size: the CLI crawl, then the put floor of the same rows and cells."""
-    settings = Settings(hbase=hbase, table_prefix=f"{base_prefix}inv{n_urls}_", user_agent=AGENT)
-    floor_table = f"{base_prefix}floor{n_urls}"
-    with TestWebServer(inventory_web(n_urls, "127.0.2.1"), static=True) as web, \
-            tempfile.TemporaryDirectory() as folder:
-        render_all(web)
-        seeds = Path(folder) / "seeds.txt"
-        seeds.write_text("".join(url + "\n" for url in web.truth.seeds()))
-        run = run_cli(settings, ["crawl", str(seeds), "--mode", "sitemap-only", "--sitemaps-only-docs",
-                                 "--delay", "0", "--rounds", "6"], timeout)
-    stages: dict[str, float] = dict.fromkeys(PHASES, 0.0)
-    entries = merged = 0
-    for line in run.stderr.splitlines():
-        if ROUND_LINE.match(line):
-            for stage, took in STAGE.findall(line):
-                stages[stage] += float(took)
-            entries += int(re.search(r"entries (\d+)", line).group(1))  # type: ignore[union-attr]
-            merged += int(re.search(r"rows merged (\d+)", line).group(1))  # type: ignore[union-attr]
-    table = settings.table_prefix + WEBPAGE_TABLE
-
-    rows = with_retries("count rows", lambda: count_rows(settings, table))
-    sample = with_retries("sample rows", lambda: sample_rows(settings, table, 2000))
-    cells_per_row = sum(len(r) for r in sample) / len(sample)
-
-    def floor_rows() -> Iterator[tuple[bytes, dict[bytes, bytes]]]:
-        for i in range(rows):
-            yield f"floor:{i:09d}".encode(), sample[i % len(sample)]
-
-    def timed_floor(name: str) -> tuple[float, int]:
-        make_table_like(settings, table, name)
-        started = time.perf_counter()
-        _count, cells = put_rows(settings, name, floor_rows(), cells_per_row)
-        return time.perf_counter() - started, cells
-
-    # Twice, each into a fresh table, the faster kept: right after the crawl HBase still flushes and
-    # compacts the crawl's rows, which slows the first floor (a slower floor would flatter the crawl).
-    floors = [with_retries("put floor", functools.partial(timed_floor, name))
-              for name in (f"{floor_table}a", f"{floor_table}b")]
-    floor_seconds, floor_cells = min(floors)
-    return Inventory(n_urls, run, stages, rows, cells_per_row, floor_seconds, floor_cells, entries, merged,
-                     max(seconds for seconds, _cells in floors))
 
 
 # ---------------------------------------------------------- figure 2 rounds --
@@ -399,37 +299,13 @@ def round_cost(base_prefix: str, hbase: str, rows: int, due: int, web: TestWebSe
 # ------------------------------------------------------------------- report --
 
 
-#: The inventory size whose time issue 11 sets at most 2x the put floor.
-TIME_TARGET_URLS = 1_000_000
-
-
-def report_inventory(results: list[Inventory]) -> list[str]:
-    out = ["figure 1: inventory, `crawl --mode sitemap-only --sitemaps-only-docs --delay 0` (whole process)",
-           f"{'URLs':>10} {'rows':>10} {'cells/row':>9} {'crawl s':>8} {'URLs/s':>7} {'floor s':>8} "
-           f"{'floor rows/s':>12} {'x floor':>7} {'other floor s':>13} {'peak MB':>8} {'CPU s':>6}  per stage (s)"]
+def report_throughput(results: list[Inventory]) -> list[str]:
+    """Figure 3a: parse and updatedb rows/s in the inventory, against the put floor's rows/s."""
+    out = ["figure 3a: parse and updatedb rows/s in the inventory, against the put floor",
+           f"{'URLs':>10} {'floor rows/s':>12} {'parse rows/s':>12} {'x floor':>7} "
+           f"{'updatedb rows/s':>15} {'x floor':>7}"]
     for r in results:
-        stages = ", ".join(f"{k} {v:.1f}" for k, v in r.stages.items())
-        out.append(f"{r.urls:>10,} {r.rows:>10,} {r.cells_per_row:>9.1f} {r.run.seconds:>8.1f} "
-                   f"{r.urls / r.run.seconds:>7.0f} {r.floor_seconds:>8.1f} {r.rows / r.floor_seconds:>12,.0f} "
-                   f"{r.run.seconds / r.floor_seconds:>7.2f} {r.slower_floor_seconds:>13.1f} {r.run.peak_mb:>8.1f} "
-                   f"{r.run.cpu_seconds:>6.0f}  {stages}")
-    for r in results:
-        ratio = r.run.seconds / r.floor_seconds
-        if r.urls == TIME_TARGET_URLS:
-            out.append(target_line(f"N={r.urls:,} time vs put floor", ratio, 2.0))
-        else:  # the issue sets the time target at 1,000,000 URLs; smaller runs carry the fixed costs
-            out.append(f"info: N={r.urls:,} time vs put floor: {ratio:.2f}x (the 2x target is at "
-                       f"N={TIME_TARGET_URLS:,})")
-        out.append(target_line(f"N={r.urls:,} peak memory", r.run.peak_mb, 150.0, " MB"))
-    if len(results) > 1:
-        out.append(target_line(f"peak memory {results[-1].urls:,} vs {results[0].urls:,} (flat)",
-                              results[-1].run.peak_mb / results[0].run.peak_mb, 1.2))
-    out.append("")
-    out.append("figure 3a: parse and updatedb rows/s in the inventory, against the put floor")
-    out.append(f"{'URLs':>10} {'floor rows/s':>12} {'parse rows/s':>12} {'x floor':>7} "
-               f"{'updatedb rows/s':>15} {'x floor':>7}")
-    for r in results:
-        floor = r.rows / r.floor_seconds
+        floor = r.urls / r.floor_seconds
         parse = r.entries / r.stages["parse"] if r.stages["parse"] else 0.0
         update = r.merged / r.stages["updatedb"] if r.stages["updatedb"] else 0.0
         out.append(f"{r.urls:>10,} {floor:>12,.0f} {parse:>12,.0f} {parse / floor:>7.2f} "
@@ -463,8 +339,10 @@ def main() -> None:
     parser = bench_parser(__doc__)
     parser.add_argument("--figures", nargs="+", type=int, choices=(1, 2, 3), default=[1, 2, 3],
                         help="which figures to run (3 needs 1 for rows/s and 2 for the snapshot)")
-    parser.add_argument("--inventory", nargs="+", type=int, default=[100_000], metavar="N",
+    parser.add_argument("--inventory", "--urls", nargs="+", type=int, default=[100_000], metavar="N",
                         help="sitemap URLs of the inventory runs (figure 1) [default: 100000]")
+    parser.add_argument("--hbase-dir", type=Path, default=None, metavar="DIR",
+                        help="HBASE_LOCAL_DIR of the HBase given by --hbase (its JVMs' CPU is read) [default: none]")
     parser.add_argument("--tables", nargs=2, type=int, default=[10_000, 1_000_000], metavar=("SMALL", "LARGE"),
                         help="table sizes of figure 2 [default: 10000 1000000]")
     parser.add_argument("--due", type=int, default=100, help="due URLs in the round of figure 2 [default: 100]")
@@ -486,7 +364,7 @@ def main() -> None:
         if 1 in args.figures or 3 in args.figures:
             for n in sorted(args.inventory):
                 print(f"[inventory N={n:,}] load {load_average()}", file=sys.stderr, flush=True)
-                inventories.append(inventory(prefix, args.hbase, n, args.timeout))
+                inventories.append(inventory(prefix, args.hbase, n, args.timeout, args.hbase_dir))
                 print("\n".join(report_inventory(inventories[-1:])), file=sys.stderr, flush=True)
                 drop_prefix(args.hbase, prefix)
         if 2 in args.figures or 3 in args.figures:
@@ -502,7 +380,7 @@ def main() -> None:
     lines.append(f"load average at end {load_average()}; bench process peak "
                  f"{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB")
     if inventories:
-        lines += ["", *report_inventory(inventories)]
+        lines += ["", *report_inventory(inventories), "", *report_throughput(inventories)]
     if costs:
         lines += ["", *report_rounds(costs, args.due)]
     print("\n".join(lines))

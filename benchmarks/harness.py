@@ -219,15 +219,21 @@ class Cluster:
 
     def cpu_seconds(self) -> float:
         """utime + stime of every JVM of the cluster so far (/proc/PID/stat)."""
-        tick = os.sysconf("SC_CLK_TCK")
-        total = 0.0
-        for pid in self.pids().values():
-            try:
-                fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            total += (int(fields[11]) + int(fields[12])) / tick
-        return total
+        return hbase_cpu_seconds(self.home)
+
+
+def hbase_cpu_seconds(home: Path) -> float:
+    """utime + stime so far of every process of the `scripts/hbase-local` HBase whose HBASE_LOCAL_DIR is
+    `home` (its run/*.pid files, read in /proc/PID/stat); 0 for a folder without live processes."""
+    tick = os.sysconf("SC_CLK_TCK")
+    total = 0.0
+    for path in (home / "run").glob("*.pid"):
+        try:
+            fields = Path(f"/proc/{path.read_text().strip()}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += (int(fields[11]) + int(fields[12])) / tick
+    return total
 
 
 # --------------------------------------------------------------- processes --

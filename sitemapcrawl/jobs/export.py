@@ -205,7 +205,7 @@ def flat_row(row: WebPage, scores: dict[str, float], times: dict[str, str | None
         "changefreq": row.changefreq.value if row.changefreq else None, "priority": row.priority,
         "sitemap_quality": max(quality) if quality else None, "depth": row.depth, "radius": row.radius,
         "noindex": row.noindex, "canonical": row.canonical or None, "redirect_to": row.redirect_to or None,
-        "linked_from": row.link_inlinks,
+        "linked_from": row.link_inlinks or 0,  # absent: updatedb writes no 0 (model.audit.listing_count)
     }
 
 

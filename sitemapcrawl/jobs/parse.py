@@ -3,7 +3,8 @@
 The batch's fetched rows not yet parsed (`k:prs`), found through its member
 records. A sitemap is read by the sitemap engine from its stored body, scoped
 by the hosts that vouch for it; each entry becomes one blind, idempotent
-`il:` cell on its target plus the `k:dsc` mark (recorded as touched first),
+`il:` cell on its target (recorded as listed first; its `b=` is the batch's
+mark, and a batch without records, read by scanning, gets `k:dsc` too),
 which updatedb merges; `storage.history` records what the parse changed. An
 HTML page gets its outlinks (`ol:`), canonical link and meta robots. Why
 blind puts, and the rules in full: docs/commands.md, parse.
@@ -58,7 +59,7 @@ from sitemapcrawl.sitemaps.scope import (
     parse_vouchers,
     vouchers_after_redirect,
 )
-from sitemapcrawl.storage.batchrecords import batch_rows, write_listed
+from sitemapcrawl.storage.batchrecords import batch_rows, has_records, write_listed
 from sitemapcrawl.storage.dueindex import write_pages
 from sitemapcrawl.storage.history import record_parse
 from sitemapcrawl.storage.store import Store
@@ -143,12 +144,15 @@ class _SitemapParse:
     """Parse one stored sitemap and stream its entries to their target rows."""
 
     def __init__(self, row: WebPage, batch_id: str, rules: UrlRules, counts: ParseCounts,
-                 vouchers: dict[str, int] | None = None) -> None:
+                 vouchers: dict[str, int] | None = None, mark_entries: bool = False) -> None:
         settings = rules.settings
         self.row = row
         # What each child of an index inherits (nothing past max_index_depth).
         self.passed_on = tuple(sorted(inherited_vouchers(vouchers or {}, settings.max_index_depth).items()))
         self.batch_id = batch_id
+        # The entry's inlink says `b=<batch>`: updatedb finds it through the listed records without a `k:dsc`
+        # (one cell fewer per entry); a batch without records is found by scanning for `k:dsc`.
+        self.discover_mark = batch_id if mark_entries else None
         self.rules = rules
         self.counts = counts
         self.depth = row.depth if row.depth is not None else settings.seed_depth
@@ -223,7 +227,7 @@ class _SitemapParse:
             self.written += 1
             self.listed[target] = entry_hints(entry)
             yield key, encode(WebPage(target, inlinks={source: format_inlink(link)},
-                                      discover_mark=self.batch_id))
+                                      discover_mark=self.discover_mark))
 
     def problems(self) -> list[tuple[ProblemKind, int, str]]:
         """Our own problems, added to the engine's: (kind, count, sentence)."""
@@ -316,7 +320,7 @@ def parse_sitemap_row(store: Store, key: bytes, row: WebPage, body: bytes, batch
             sitemap_warnings=(), parse_time=now, sitemap_entries=0,
             is_sitemap=False if demote else None, vouched_by=vouched, parse_mark=batch_id)))], now=now)
         return SitemapOutcome(row.url, None, 0, (problem,))
-    work = _SitemapParse(row, batch_id, rules, counts, vouchers)
+    work = _SitemapParse(row, batch_id, rules, counts, vouchers, mark_entries=not has_records(store, batch_id))
     write_listed(store, batch_id, row.url, work.cells(iter(document)), max(1, settings.hbase_batch_size))
     report = document.report
     own = work.problems()

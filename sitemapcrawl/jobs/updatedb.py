@@ -51,7 +51,7 @@ from sitemapcrawl.scoring.count_step import (
     recount,
 )
 from sitemapcrawl.scoring.quality_step import QualityCounts, score_sitemaps
-from sitemapcrawl.storage.batchrecords import batch_rows, drop_records, write_touching
+from sitemapcrawl.storage.batchrecords import batch_rows, drop_records, listed_in_batch, write_touching
 from sitemapcrawl.storage.dueindex import DUE_FIELDS, write_pages
 from sitemapcrawl.storage.overlap import WriteBehind, read_ahead
 from sitemapcrawl.storage.store import Store
@@ -77,7 +77,8 @@ _SCHEDULE_FIELDS = [
 ]
 _MERGE_FIELDS = [
     *_SCHEDULE_FIELDS, "inlinks", "in_sitemap", "is_sitemap", "sitemap_source", "priority", "score",
-    "depth", "radius", "merge_mark", "fetch_mark", "weighted_priority", "new_in_sitemap",
+    "depth", "radius", "merge_mark", "fetch_mark", "link_inlinks", "sitemaps_listing", "weighted_priority",
+    "new_in_sitemap",
 ]
 
 
@@ -250,8 +251,12 @@ def merge_row(row: WebPage, batch_id: str, mode: CrawlMode, policy: SchedulePoli
     elif row.in_sitemap:
         # Every sitemap that listed it stopped (parse removed their cells): no longer in sitemaps.
         values["in_sitemap"] = False
-    values["sitemaps_listing"] = listed
-    values["link_inlinks"] = linked
+    # Two counts written only where they say more than absence does (`model.audit.listing_count`):
+    # a sitemap-listed row's first merge writes neither (a million fewer cells per million URLs).
+    if listed > 1 or (row.sitemaps_listing is not None and row.sitemaps_listing != listed):
+        values["sitemaps_listing"] = listed
+    if linked != (row.link_inlinks or 0):
+        values["link_inlinks"] = linked
     if priority is not None:
         values["priority"] = priority
     if lastmod is not None:
@@ -273,8 +278,10 @@ def merge_row(row: WebPage, batch_id: str, mode: CrawlMode, policy: SchedulePoli
                      changefreq=values.get("changefreq", row.changefreq),
                      lastmod=values.get("lastmod", row.lastmod))
     if row.status is None:
+        # No `f:fi`: for a row never fetched, `schedule` derives the interval from the changefreq (or the
+        # default) every time it plans, as it did here; one cell fewer per listed URL.
         planned = schedule(hinted, policy, now, just_fetched=False)
-        return new_page(row.url, planned.next_fetch or now, planned.interval, score=values.pop("score"),
+        return new_page(row.url, planned.next_fetch or now, None, score=values.pop("score"),
                         depth=values.pop("depth"), radius=values.pop("radius"), also=WebPage(row.url, **values))
     if row.fetch_time is not None and not Mark.FETCH.done(row, batch_id) and (changefreq or lastmod):
         planned = schedule(hinted, policy, now, just_fetched=False)
@@ -336,18 +343,26 @@ def _add_cells(puts: dict[bytes, dict[bytes, bytes]], more: list[tuple[bytes, di
 
 # ----------------------------------------------------------------- pass 3 --
 
+def touched(row: WebPage, batch_id: str) -> bool:
+    """Did the merge pass take this row: marked `k:dsc` by the batch, or listed by a sitemap it parsed (whose
+    entries carry the batch in their inlink, not a `k:dsc`)? `row` needs `discover_mark` and `inlinks`."""
+    return Mark.DISCOVER.done(row, batch_id) or listed_in_batch(row, batch_id)
+
+
 def _schedule_batch(store: Store, batch_id: str, policy: SchedulePolicy, counts: UpdateCounts, chunk: int,
                     now: datetime, split: Split, counting: BatchCounting | None,
                     on_progress: Callable[[int], None]) -> None:
     done = 0
     next_fetch_column = column_names(WebPage, ["next_fetch"])
-    fields = [*_SCHEDULE_FIELDS, *DUE_FIELDS, *(counting.FIELDS if counting is not None else ()), "discover_mark"]
+    fields = [*_SCHEDULE_FIELDS, *DUE_FIELDS, *(counting.FIELDS if counting is not None else ()), "discover_mark",
+              "inlinks"]
     fields = list(dict.fromkeys(fields))
     for rows in batch_rows(store, Mark.FETCH, batch_id, fields, chunk, "updatedb", counts.unreadable, split):
         puts: dict[bytes, dict[bytes, bytes]] = {}
         unscheduled: list[tuple[bytes, list[bytes]]] = []
-        # Fetched rows the merge pass did not count (not touched); what this pass writes changes no count.
-        _add_cells(puts, counting.take([(key, row) for key, row in rows if not Mark.DISCOVER.done(row, batch_id)])
+        # Fetched rows the merge pass did not count (not touched: no `k:dsc` and no entry inlink of the batch);
+        # what this pass writes changes no count.
+        _add_cells(puts, counting.take([(key, row) for key, row in rows if not touched(row, batch_id)])
                    if counting is not None else [])
         for key, row in rows:
             done += 1

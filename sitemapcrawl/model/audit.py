@@ -61,4 +61,17 @@ def is_unlisted(row: WebPage) -> bool:
 
 def is_multi_listed(row: WebPage) -> bool:
     """Listed by more than one sitemap."""
-    return (row.sitemaps_listing or 0) > 1
+    return listing_count(row) > 1
+
+
+def listing_count(row: WebPage) -> int:
+    """How many sitemaps list the row: `s:nl` where updatedb wrote it, else 1 for a listed row, 0 otherwise.
+
+    updatedb's merge writes `s:nl` only where it differs from that (more than
+    one sitemap, or a stored count to correct), and `m:nil` only where it is
+    not 0: most rows of an inventory are listed once and linked from nowhere.
+    `row` needs `sitemaps_listing` and `in_sitemap`.
+    """
+    if row.sitemaps_listing is not None:
+        return row.sitemaps_listing
+    return 1 if row.in_sitemap else 0

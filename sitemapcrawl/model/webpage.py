@@ -130,7 +130,9 @@ class WebPage:
     fetch_time: datetime | None = col("f", "ft", TIME, "time of the last fetch", "fetch")
     prev_fetch_time: datetime | None = col("f", "pft", TIME, "time of the fetch before", "fetch")
     next_fetch: datetime | None = col("f", "nft", TIME, "when the URL is due again", "inject, fetch, updatedb")
-    fetch_interval: int | None = col("f", "fi", INT, "seconds between fetches", "inject, updatedb")
+    fetch_interval: int | None = col(
+        "f", "fi", INT, "seconds between fetches (absent: the changefreq's interval, else the default)",
+        "inject, updatedb")
     retries: int | None = col("f", "rt", INT, "failed fetches in a row", "fetch")
     http_code: int | None = col("f", "hc", INT, "HTTP status code of the last fetch", "fetch")
     content_type: str | None = col("f", "ct", TEXT, "Content-Type header", "fetch")
@@ -193,7 +195,8 @@ class WebPage:
     new_in_sitemap: str | None = col(
         "s", "nw", TEXT, "batch id: a re-parsed sitemap newly listed this URL (generate's boost)", "parse")
     sitemaps_listing: int | None = col(
-        "s", "nl", INT, "sitemaps whose latest parse lists this URL", "updatedb")
+        "s", "nl", INT, "sitemaps whose latest parse lists this URL (absent: 1 when s:in is set, else 0)",
+        "updatedb")
     history_key: str | None = col(
         "s", "hk", TEXT, "row key of this sitemap's latest parse in the history table", "parse")
     # s: quality evidence counters (sitemapcrawl/scoring/evidence.py): on sitemap rows, and what each listed row gave
@@ -218,14 +221,17 @@ class WebPage:
     canonical: str | None = col("m", "can", TEXT, "<link rel=canonical> of the page", "parse")
     noindex: bool | None = col("m", "noi", FLAG, "<meta name=robots> says noindex", "parse")
     nofollow: bool | None = col("m", "nof", FLAG, "<meta name=robots> says nofollow", "parse")
-    link_inlinks: int | None = col("m", "nil", INT, "pages linking to this URL (link inlinks)", "updatedb")
+    link_inlinks: int | None = col("m", "nil", INT, "pages linking to this URL (link inlinks; absent: 0)",
+                                   "updatedb")
     # k: markers
     inject_mark: datetime | None = col("k", "inj", TIME, "when the URL was (last) injected", "inject")
     generate_mark: str | None = col("k", "gen", TEXT, "batch id: generated", "generate")
     fetch_mark: str | None = col("k", "fch", TEXT, "batch id: fetched", "fetch")
     parse_mark: str | None = col("k", "prs", TEXT, "batch id: parsed", "parse")
     update_mark: str | None = col("k", "upd", TEXT, "batch id: merged by updatedb", "updatedb")
-    discover_mark: str | None = col("k", "dsc", TEXT, "batch id: has inlinks to merge", "parse, updatedb")
+    discover_mark: str | None = col(
+        "k", "dsc", TEXT, "batch id: has inlinks to merge (not on a parsed sitemap's entries: their il: names it)",
+        "parse, updatedb")
     merge_mark: str | None = col("k", "mrg", TEXT, "batch id: inlinks merged", "updatedb")
     # il / ol: links
     inlinks: Mapping[str, str] | None = mapcol(
@@ -418,8 +424,8 @@ class HistoryRow:
     snapshot_entries: int | None = col("s", "n", INT, "entries in the snapshot", "parse")
     snapshot_chunks: int | None = col("s", "k", INT, "cells the snapshot takes in family e", "parse")
     snapshot: Mapping[str, str] | None = mapcol(
-        "e", "chunk number -> entry lines: URL TAB lastmod TAB changefreq TAB priority (sitemapcrawl/model/changes.py)",
-        "parse", "n")
+        "e", "chunk number -> entry lines: URL TAB lastmod TAB changefreq TAB priority, packed: z85: then the lines "
+        "zlib-compressed in base85 (sitemapcrawl/model/changes.py)", "parse", "n")
 
 
 RowT = TypeVar("RowT", WebPage, HostRow, BatchRow, HistoryRow, BatchRecord, DueRow)

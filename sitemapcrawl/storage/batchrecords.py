@@ -5,7 +5,8 @@ Keys `<batch>|<kind>|<bucket>|<webpage key>`: members (kind `m`, cell `r:pa`
 (`t`; parse and updatedb's spread, for each row given an `il:` cell and
 `k:dsc`), and listed entries (`l`, `...|<sitemap key>|<part>`, a cell
 `r:k.<webpage key>` per entry, so a 50,000-entry sitemap is a few dozen
-records; `listing_owner` picks the one record a row is read from). The
+records; `listing_owner` picks the one record a row is read from; a host with
+many entries has its rows read by a scan of its key range instead). The
 bucket is the row's host bucket, so a split is one key range. A record is
 written before the cells it stands for: readers test the mark on the row and
 skip a row without it. updatedb (or releasing the batch) drops the records
@@ -50,6 +51,7 @@ _KIND_OF_MARK = {"generate_mark": MEMBER, "fetch_mark": MEMBER, "discover_mark":
 _SEP = b"|"
 _TOUCHED_CELLS = encode(BatchRecord("", touched=True))
 _LISTED_PREFIX = encode(BatchRecord("", listed={"": ""})).popitem()[0]
+_INLINK_PREFIX = encode(WebPage("", inlinks={"": ""})).popitem()[0]
 #: The inlink kinds a sitemap parse writes: what makes a row an entry of a sitemap in `listing_owner`.
 _ENTRY_KINDS = (InlinkKind.SITEMAP, InlinkKind.INDEX)
 #: Keys only: what `drop_records` and `listed_sitemaps` read of a record (a listed one holds many cells).
@@ -106,6 +108,17 @@ def listing_owner(row: WebPage, batch_id: str, listed: Set[bytes]) -> bytes | No
         if key is not None and key in listed and (owner is None or key < owner):
             owner = key
     return owner
+
+
+def listed_in_batch(row: WebPage, batch_id: str) -> bool:
+    """Did a sitemap parsed in the batch give the row an entry inlink (`b=` the batch)? What marks a listed row
+    of the batch in place of `k:dsc` (parse writes none on entries of a batch with records). `row` must hold
+    `inlinks`. No I/O."""
+    for text in (row.inlinks or {}).values():
+        link = parse_inlink(text)
+        if link is not None and link.kind in _ENTRY_KINDS and link.batch == batch_id:
+            return True
+    return False
 
 
 def record_range(batch_id: str, kind: bytes, split: Split = WHOLE) -> tuple[bytes, bytes]:
@@ -174,7 +187,7 @@ def _write_touched_part(store: Store, batch_id: str, part: list[tuple[bytes, dic
 
 def write_listed(store: Store, batch_id: str, sitemap_url: str, puts: Iterable[tuple[bytes, dict[bytes, bytes]]],
                  chunk: int) -> int:
-    """Put the entry cells of one sitemap parse (they mark their rows `k:dsc` = batch), each chunk's listed
+    """Put the entry cells of one sitemap parse (their `il:` cells name the batch), each chunk's listed
     records first: one record per bucket the chunk's rows fall in, naming every row once.
 
     Streams like `write_touching`; holds the keys recorded so far (one per
@@ -330,10 +343,12 @@ def _recorded_rows(store: Store, kind: bytes, field_name: str, batch_id: str, fi
         yield _marked_rows(store, keys, field_name, batch_id, fields, job, unreadable)
 
 
-def _marked_rows(store: Store, keys: list[bytes], field_name: str, batch_id: str, fields: list[str], job: str,
-                 unreadable: Unreadable) -> list[tuple[bytes, WebPage]]:
-    """The rows of `keys` whose `field_name` mark says `batch_id`, decoded (one `Store.rows`)."""
+def _marked_rows(store: Store, keys: list[bytes], field_name: str | None, batch_id: str, fields: list[str],
+                 job: str, unreadable: Unreadable) -> list[tuple[bytes, WebPage]]:
+    """The rows of `keys` whose `field_name` mark says `batch_id` (None: all of them), decoded (one `Store.rows`)."""
     found = store.rows(WEBPAGE_TABLE, keys, columns=column_names(WebPage, fields))
+    if field_name is None:
+        return list(pages(((key, found[key]) for key in keys if key in found), job, unreadable, fields))
     mark_column = column_names(WebPage, [field_name])[0]
     mark = columns_of(WebPage)[field_name].codec.encode(batch_id)
     marked = [(key, found[key]) for key in keys if key in found and found[key].get(mark_column) == mark]
@@ -373,16 +388,97 @@ def _listed_keys(store: Store, batch_id: str, split: Split) -> Iterator[tuple[by
         yield current[1], sorted(held)
 
 
+#: Listed entries of one host in a batch from which the host's rows are read by scanning its key range.
+#: Sitemaps of one host list interleaved keys: read sitemap by sitemap, a chunk's key range holds the
+#: other sitemaps' rows, so most of its keys became gets (20 sitemaps of 50,000: 19 of 20 keys).
+HOST_SCAN_MIN = 4_096
+#: A host scan stops once it has read this many rows per listed entry of the host (plus a chunk): the
+#: host holds many rows the batch did not touch; the keys past it are read sitemap by sitemap.
+HOST_SCAN_SLACK = 1.5
+
+
+def _host_of(key: bytes) -> bytes:
+    """The host part of a `webpage` row key (before its first `:`), as `splits.bucket_of` takes it."""
+    return key.partition(b":")[0]
+
+
+def _host_range(host: bytes) -> tuple[bytes, bytes]:
+    """The (start, stop) keys of every `webpage` row whose host part is `host` (`;` follows `:`)."""
+    return host + b":", host + b";"
+
+
+def _listed_hosts(store: Store, batch_id: str, split: Split) -> dict[bytes, int]:
+    """Listed entries per host in the split's listed records (a row listed by two sitemaps counts twice).
+
+    Cost: one range scan of the listed records (read a few per scan); memory: one count per host.
+    """
+    counts: dict[bytes, int] = {}
+    start, stop = record_range(batch_id, LISTED, split)
+    while True:
+        records = list(store.scan(BATCHROW_TABLE, start=start, stop=stop, limit=_LISTED_PER_SCAN))
+        for _record, cells in records:
+            for name in cells:
+                if name.startswith(_LISTED_PREFIX):
+                    host = _host_of(name[len(_LISTED_PREFIX):])
+                    counts[host] = counts.get(host, 0) + 1
+        if len(records) < _LISTED_PER_SCAN:
+            return counts
+        start = records[-1][0] + b"\x00"
+
+
+def _scanned_host_rows(store: Store, host: bytes, entries: int, batch_id: str, fields: list[str], chunk: int,
+                       job: str, unreadable: Unreadable, listed: frozenset[bytes],
+                       covered: dict[bytes, bytes]) -> Iterator[list[tuple[bytes, WebPage]]]:
+    """The host's rows that a listed record stands for (`listing_owner` names one), read by scanning the
+    host's key range in chunks; sets `covered[host]` to the first key not looked at.
+
+    Stops after `HOST_SCAN_SLACK` rows per entry (plus a chunk). Cost: range scans of at most that many rows.
+    """
+    columns = column_names(WebPage, fields)
+    needle = b"b=" + batch_id.encode("utf-8")
+    start, stop = _host_range(host)
+    budget = int(entries * HOST_SCAN_SLACK) + chunk
+    while True:
+        scanned = list(store.scan(WEBPAGE_TABLE, start=start, stop=stop, columns=columns, limit=chunk))
+        budget -= len(scanned)
+        if scanned:
+            start = scanned[-1][0] + b"\x00"
+        covered[host] = stop if len(scanned) < chunk else start
+        # Only rows with an inlink cell naming the batch are decoded (the others were not touched by it).
+        candidates = [(key, cells) for key, cells in scanned
+                      if any(needle in value for column, value in cells.items() if column.startswith(_INLINK_PREFIX))]
+        rows = [(key, row) for key, row in pages(candidates, job, unreadable, fields)
+                if listing_owner(row, batch_id, listed) is not None]
+        if rows:
+            yield rows
+        if len(scanned) < chunk or budget <= 0:
+            return
+
+
 def _touched_recorded_rows(store: Store, mark: str, batch_id: str, fields: list[str], chunk: int, job: str,
                            unreadable: Unreadable, split: Split) -> Iterator[list[tuple[bytes, WebPage]]]:
-    """The rows marked `k:dsc` = batch: the entries of each listed record, then the touched records' rows;
-    each row once, from the record `listing_owner` names."""
+    """The rows the batch gave inlinks to merge: the listed rows (an entry inlink naming the batch) of each
+    host with many (`HOST_SCAN_MIN`) by a scan of its key range, the other entries of each listed record,
+    then the touched records' rows (marked `mark` = batch); each row once (a listed row from the record
+    `listing_owner` names, or from its host's scan)."""
     fields = fields if "inlinks" in fields else [*fields, "inlinks"]
     listed = listed_sitemaps(store, batch_id, split)
-    for sitemap, keys in _listed_keys(store, batch_id, split) if listed else ():
+    covered: dict[bytes, bytes] = {}
+    """Host -> the first key its scan did not look at: entries below it are done."""
+    hosts = _listed_hosts(store, batch_id, split) if listed else {}
+    for host, entries in sorted(hosts.items()):
+        if entries >= HOST_SCAN_MIN:
+            yield from _scanned_host_rows(store, host, entries, batch_id, fields, chunk, job, unreadable, listed,
+                                          covered)
+    # Every host scanned to its end (an inventory): no listed record is left to read.
+    rest = any(covered.get(host) != _host_range(host)[1] for host in hosts)
+    for sitemap, keys in _listed_keys(store, batch_id, split) if rest else ():
+        if covered:
+            keys = [key for key in keys if key >= covered.get(_host_of(key), b"")]
         # A sitemap's rows of one bucket in key order: neighbouring keys come as one range scan.
         for at in range(0, len(keys), chunk):
-            rows = _marked_rows(store, keys[at:at + chunk], mark, batch_id, fields, job, unreadable)
+            # No mark to test: the entry inlink's `b=` is the batch's (`listing_owner` reads it).
+            rows = _marked_rows(store, keys[at:at + chunk], None, batch_id, fields, job, unreadable)
             yield [(key, row) for key, row in rows if listing_owner(row, batch_id, listed) == sitemap]
     for keys in recorded_keys(store, batch_id, TOUCHED, split, chunk):
         rows = _marked_rows(store, keys, mark, batch_id, fields, job, unreadable)

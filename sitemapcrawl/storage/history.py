@@ -36,6 +36,7 @@ from sitemapcrawl.model.changes import (
     count_changes,
     diff,
     history_key,
+    pack,
     read_changes,
     read_snapshot,
     sitemap_key_of,
@@ -131,7 +132,11 @@ def _read_snapshot(store: Store, key: bytes) -> tuple[dict[str, Hints] | None, L
         return None, layout
     parts = row.snapshot or {}
     texts = [parts[n] for n in sorted(parts, key=lambda q: int(q) if q.isdigit() else -1)]
-    return read_snapshot(texts), layout
+    try:
+        return read_snapshot(texts), layout
+    except ValueError as exc:
+        log.warning("history: unreadable snapshot of %r, taken as none: %s", key[:200], exc)
+        return None, layout
 
 
 def _clean_up(store: Store, old: Layout, new: list[tuple[bytes, dict[bytes, bytes]]]) -> None:
@@ -184,7 +189,7 @@ def record_parse(store: Store, sitemap_key: bytes, sitemap_url: str, listed: Map
         baseline=previous is None, change_chunks=change_cells, added=counts[ChangeKind.ADDED],
         removed=counts[ChangeKind.REMOVED], lastmod_changed=counts[ChangeKind.LASTMOD],
         changefreq_changed=counts[ChangeKind.CHANGEFREQ], priority_changed=counts[ChangeKind.PRIORITY])
-    snapshot_cells = {str(n): text for n, text in enumerate(chunks(snapshot_lines(listed)))}
+    snapshot_cells = {str(n): pack(text) for n, text in enumerate(chunks(snapshot_lines(listed)))}
     snapshot_row = HistoryRow(key_text, snapshot_at=now, snapshot_entries=len(listed),
                               snapshot_chunks=len(snapshot_cells), snapshot=snapshot_cells)
     snapshot_rows = spread(sitemap_key, encode(snapshot_row), store.max_row_bytes)

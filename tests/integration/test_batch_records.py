@@ -278,3 +278,35 @@ def test_release_drops_the_records(settings: Settings, store: Store) -> None:
     assert batch_id is not None and len(records(store, batch_id, batchrecords.MEMBER)) == 5
     assert registry.release(store, batch_id, datetime.now(UTC)) == 5
     assert records(store, batch_id) == []
+
+
+@pytest.mark.parametrize("batch_size", [4, 1000])
+def test_a_host_with_many_entries_has_its_listed_rows_read_by_a_scan_of_its_range(
+        settings: Settings, web: TestWebServer, monkeypatch: pytest.MonkeyPatch, batch_size: int) -> None:
+    """Every touched row merged once, when the hosts' scans read all their listed rows (chunks of 1,000) and
+    when one stops early (chunks of 4: its host holds rows no sitemap listed) and leaves the rest to the
+    sitemaps' records."""
+    monkeypatch.setattr(batchrecords, "HOST_SCAN_MIN", 1)  # the bulk web's hosts list 6 pages each
+    settings = dataclasses.replace(crawl_settings(settings), hbase_batch_size=batch_size)
+    rules = UrlRules.from_settings(settings)
+    merge_column = column_names(WebPage, ["merge_mark"])[0]
+    with CountingStore(settings) as store:
+        batch_id = seeded_batch(store, rules, web)
+        home = web.truth.seeds()[0].rstrip("/")
+        store.write(WEBPAGE_TABLE, (
+            (rowkeys.row_key(url).encode(), encode(WebPage(url, status=FetchStatus.FETCHED, fetch_time=PAST,
+                                                        next_fetch=FAR, score=1.0)))
+            for url in (f"{home}/aa-unlisted/{i}" for i in range(40))))  # before the listed pages
+        run_fetch(store, settings, batch_id)
+        parse_batch(store, rules, batch_id)
+        touched = set(touched_keys(store, batch_id))
+        # The entries carry the batch in their il: cell, no k:dsc (a batch with records).
+        discover = column_names(WebPage, ["discover_mark"])[0]
+        assert not [key for key, cells in store.scan(WEBPAGE_TABLE, columns=[discover]) if cells]
+        store.reset()
+        counts = updatedb(store, rules, batch_id)
+        assert counts.merged == len(touched) >= 18 and counts.already_merged == 0
+        assert not store.whole_table_scans(WEBPAGE_TABLE)
+        merged = {key for key, cells in store.scan(WEBPAGE_TABLE, columns=[merge_column])
+                  if cells.get(merge_column) == batch_id.encode()}
+        assert merged == touched

@@ -9,6 +9,7 @@ from changing_crawl import HOST, crawl_settings, make_due, normalized, run_crawl
 from cli_helpers import cli
 
 from sitemapcrawl.config import Settings
+from sitemapcrawl.model.audit import listing_count
 from sitemapcrawl.model.cells import decode
 from sitemapcrawl.model.webpage import WEBPAGE_TABLE, FetchStatus, WebPage
 from sitemapcrawl.storage.history import histories
@@ -65,10 +66,10 @@ def test_two_crawls_record_exactly_the_changes_and_new_urls_go_first(
     # Membership: a removed URL loses the sitemap's cell; one no sitemap lists is no longer "in sitemaps".
     retired = row(store, server.url(HOST, "/retired.html"))
     pages = server.url(HOST, "/sitemap-pages.xml")
-    assert retired.in_sitemap is False and retired.sitemaps_listing == 0
+    assert retired.in_sitemap is False and listing_count(retired) == 0
     assert pages not in (retired.inlinks or {})
     news1 = row(store, server.url(HOST, "/news/1.html"))
-    assert news1.in_sitemap is True and news1.sitemaps_listing == 1
+    assert news1.in_sitemap is True and listing_count(news1) == 1
     assert news not in (news1.inlinks or {}) and pages in (news1.inlinks or {})
     assert row(store, server.url(HOST, "/sitemap-old.xml")).inlinks in (None, {})
     assert row(store, news).sitemap_entries == 4

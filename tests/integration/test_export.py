@@ -52,7 +52,7 @@ def the_table(store: Store) -> dict[str, dict[str, Any]]:
             "lastmod": when(row.lastmod), "changefreq": row.changefreq.value if row.changefreq else None,
             "priority": row.priority, "sitemap_quality": max(quality) if quality else None, "depth": row.depth,
             "radius": row.radius, "noindex": row.noindex, "canonical": row.canonical or None,
-            "redirect_to": row.redirect_to or None, "linked_from": row.link_inlinks,
+            "redirect_to": row.redirect_to or None, "linked_from": row.link_inlinks or 0,
         }
     return flat
 

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import dataclasses
+import random
+import string
 from datetime import UTC, datetime, timedelta
 
 from sitemapcrawl.config import Settings
 from sitemapcrawl.model.cells import decode
-from sitemapcrawl.model.changes import CHUNK_BYTES, CHUNK_LINES, ChangeKind, Hints
+from sitemapcrawl.model.changes import CHUNK_BYTES, CHUNK_LINES, PACKED, ChangeKind, Hints, unpack
 from sitemapcrawl.model.webpage import HISTORY_TABLE, HistoryRow
 from sitemapcrawl.storage.history import PART_MARK, changes_of, histories, part_key, record_parse, snapshot_urls
 from sitemapcrawl.storage.store import Store
@@ -33,7 +35,10 @@ def test_a_50000_url_sitemap_replaced_half_way_keeps_cells_small_and_every_chang
     snapshot = decode(HistoryRow, key.decode(), cells)
     assert snapshot.snapshot_entries == 50_000 and snapshot.snapshot_chunks == len(snapshot.snapshot or {}) >= 10
     assert max(len(v) for v in cells.values()) <= CHUNK_BYTES
-    assert all(len(text.split("\n")) <= CHUNK_LINES for text in (snapshot.snapshot or {}).values())
+    assert all(len(unpack(text).split("\n")) <= CHUNK_LINES for text in (snapshot.snapshot or {}).values())
+    # Packed: a few bytes an entry, not the ~100 of its line (these URLs differ in a number only).
+    assert all(text.startswith(PACKED) for text in (snapshot.snapshot or {}).values())
+    assert sum(len(text) for text in (snapshot.snapshot or {}).values()) < 50_000 * 10
 
     second = {**entries(25_000, 50_000)}
     second.update({u: h._replace(priority="0.9") for u, h in list(second.items())[:1_000]})
@@ -58,20 +63,26 @@ def test_a_50000_url_sitemap_replaced_half_way_keeps_cells_small_and_every_chang
     assert [p.batch for p in next(histories(store, since=T0 + timedelta(hours=2))).parses] == ["b3"]
 
 
+def padded(listed: dict[str, Hints], tag: str) -> dict[str, Hints]:
+    """`listed` with 1,500 random letters and digits in each URL's path: text that packing cannot shrink much."""
+    letters = string.ascii_letters + string.digits
+    return {url.replace("/article-", "/" + "".join(random.Random(tag + url).choices(letters, k=1_500)) + "/article-"): h
+            for url, h in listed.items()}
+
+
 def test_a_snapshot_and_changes_over_max_row_bytes_are_spread_over_rows_and_cleaned_up(settings: Settings) -> None:
     bound = 2_097_152
     with Store(dataclasses.replace(settings, max_row_bytes=bound)) as store:
         store.create_tables()
         key = rowkeys.row_key(SITEMAP).encode()
-        long = {url.replace("/article-", "/" + "x" * 900 + "/article-"): h for url, h in entries(0, 6_000).items()}
-        record_parse(store, key, SITEMAP, long, "b1", T0, keep=1)  # ~6 MB of snapshot
+        long, replaced = padded(entries(0, 6_000), "x"), padded(entries(0, 6_000), "y")
+        record_parse(store, key, SITEMAP, long, "b1", T0, keep=1)  # ~8 MB of snapshot, packed
         rows = dict(store.scan(HISTORY_TABLE, prefix=key))
         assert len(rows) >= 4 and {part_key(key, 1), part_key(key, 3)} <= set(rows)
         assert max(len(k) + sum(len(c) + len(v) for c, v in cells.items()) for k, cells in rows.items()) <= bound
         assert sorted(snapshot_urls(store, key)) == sorted(long)
 
         # Every URL replaced: the ~12 MB of change lines are spread too, and read back whole.
-        replaced = {url.replace("x" * 900, "y" * 900): h for url, h in long.items()}
         record_parse(store, key, SITEMAP, replaced, "b2", T0 + timedelta(hours=1), keep=1)
         [history] = list(histories(store, sitemap=SITEMAP))
         assert len(list(changes_of(store, history.parses[-1]))) == 12_000

@@ -13,6 +13,7 @@ from sitemapcrawl.storage.batchrecords import (
     LISTED,
     MEMBER,
     TOUCHED,
+    listed_in_batch,
     listed_record_key,
     listed_sitemap,
     listing_owner,
@@ -94,3 +95,14 @@ def test_entries_of_other_batches_and_links_leave_the_row_to_its_touched_record(
     child = WebPage("http://a.example/s.xml", inlinks={A: entry(InlinkKind.INDEX, "b1")})
     assert listing_owner(child, "b1", {KEY_A}) == KEY_A  # an index's children are its entries too
     assert listing_owner(WebPage("http://a.example/q", inlinks={A: "not an inlink"}), "b1", {KEY_A}) is None
+
+
+def test_a_row_is_listed_in_a_batch_by_an_entry_inlink_naming_it() -> None:
+    """What stands in for `k:dsc` on a parsed sitemap's entries (parse writes no mark on them)."""
+    listed = WebPage("http://a.example/p", inlinks={A: entry(InlinkKind.SITEMAP, "b1")})
+    assert listed_in_batch(listed, "b1") and not listed_in_batch(listed, "b2")
+    assert listed_in_batch(WebPage("http://a.example/s.xml", inlinks={A: entry(InlinkKind.INDEX, "b1")}), "b1")
+    linked = WebPage("http://a.example/q", inlinks={"http://a.example/": entry(InlinkKind.LINK, "b1"),
+                                                    A: "not an inlink"})
+    assert not listed_in_batch(linked, "b1")  # a link target is marked `k:dsc` by the spread instead
+    assert not listed_in_batch(WebPage("http://a.example/r", inlinks={}), "b1")

@@ -15,6 +15,7 @@ from sitemapcrawl.model.cells import column_names, decode, encode
 from sitemapcrawl.model.changes import (
     CHUNK_BYTES,
     CHUNK_LINES,
+    PACKED,
     Change,
     ChangeKind,
     Hints,
@@ -24,10 +25,12 @@ from sitemapcrawl.model.changes import (
     diff,
     entry_hints,
     history_key,
+    pack,
     read_changes,
     read_snapshot,
     sitemap_key_of,
     snapshot_lines,
+    unpack,
 )
 from sitemapcrawl.model.rank import NEW_URL_BOOST, rank
 from sitemapcrawl.model.webpage import FetchStatus, WebPage
@@ -78,6 +81,21 @@ def test_snapshots_and_changes_survive_their_cells_and_cells_stay_small() -> Non
     # Garbage lines are skipped, not fatal.
     assert read_snapshot(["not a line\nhttp://x.test/a\t\tdaily\t"]) == {A: Hints("", "daily", "")}
     assert list(read_changes(["bogus\tx\t\t", "added\thttp://x.test/a\t\t"])) == [Change(ChangeKind.ADDED, A)]
+
+
+def test_packed_snapshot_cells_read_back_beside_plain_ones_and_are_smaller() -> None:
+    snapshot = {f"http://x.test/blog/{i % 40}/post-{i:06d}": Hints("2024-01-01T00:00:00Z", "daily", "0.5")
+                for i in range(12_000)}
+    plain = list(chunks(snapshot_lines(snapshot)))
+    packed = [pack(text) for text in plain]
+    assert all(text.startswith(PACKED) and text.isascii() for text in packed)
+    assert sum(map(len, packed)) * 4 < sum(map(len, plain))  # sorted URLs share most of their text
+    assert [unpack(text) for text in packed] == plain
+    # A table written before the packing mixes with one written after: both read.
+    assert read_snapshot([packed[0], plain[1], packed[2]]) == snapshot
+    assert unpack("http://x.test/a\t\t\t") == "http://x.test/a\t\t\t"
+    with pytest.raises(ValueError, match="does not unpack"):
+        read_snapshot([PACKED + "not base85 {{{"])
 
 
 def test_history_keys_sort_newest_first_under_their_sitemap() -> None:

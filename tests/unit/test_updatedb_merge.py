@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 from hypothesis import given, settings
@@ -9,7 +10,8 @@ from hypothesis import strategies as st
 
 from sitemapcrawl.config import Settings
 from sitemapcrawl.jobs.updatedb import UpdateCounts, merge_row, spread_cells
-from sitemapcrawl.model.cells import decode
+from sitemapcrawl.model.audit import is_multi_listed, listing_count
+from sitemapcrawl.model.cells import decode, overlaid
 from sitemapcrawl.model.linkvalues import (
     Inlink,
     InlinkKind,
@@ -21,7 +23,7 @@ from sitemapcrawl.model.linkvalues import (
     parse_inlink,
     parse_outlink,
 )
-from sitemapcrawl.model.schedule import DAY, SchedulePolicy
+from sitemapcrawl.model.schedule import DAY, SchedulePolicy, schedule
 from sitemapcrawl.model.webpage import ChangeFreq, FetchStatus, SitemapSource, WebPage
 from sitemapcrawl.modes import CrawlMode
 from sitemapcrawl.web.rules import UrlRules
@@ -79,8 +81,34 @@ def test_two_sitemaps_merge_highest_priority_latest_lastmod_eagerest_changefreq(
     assert (merged.priority, merged.lastmod, merged.changefreq) == (0.9, late, ChangeFreq.DAILY)
     assert merged.in_sitemap and (merged.depth, merged.radius) == (1, 0)
     assert merged.status is FetchStatus.UNFETCHED and merged.next_fetch == NOW
-    assert merged.fetch_interval == DAY and merged.score == 0.0 and merged.merge_mark == "b"
+    assert merged.score == 0.0 and merged.merge_mark == "b"
+    # No interval cell on a new row: the schedule derives the changefreq's, before and after its first fetch.
+    assert merged.fetch_interval is None
+    assert schedule(overlaid(row, merged), POLICY, NOW, just_fetched=False).interval == DAY
+    fetched = replace(overlaid(row, merged), status=FetchStatus.FETCHED, fetch_time=NOW)
+    assert schedule(fetched, POLICY, NOW, just_fetched=True).interval == DAY
     assert merged.is_sitemap is None
+
+
+def test_counts_absence_already_says_are_not_written() -> None:
+    once = listed("http://127.0.0.2/p.html", (A, Inlink(InlinkKind.SITEMAP, 0, 0, "b", priority=0.5)))
+    merged = merge_row(once, "b", CrawlMode.SITEMAP_ONLY, POLICY, NOW)
+    assert merged.sitemaps_listing is None and merged.link_inlinks is None  # one sitemap, no link: no cell
+    assert listing_count(overlaid(once, merged)) == 1 and not is_multi_listed(overlaid(once, merged))
+    twice = listed("http://127.0.0.2/p.html", (A, Inlink(InlinkKind.SITEMAP, 0, 0, "b")),
+                   (B, Inlink(InlinkKind.SITEMAP, 0, 0, "b")),
+                   ("http://127.0.0.3/", Inlink(InlinkKind.LINK, 0, 0, "b")))
+    merged = merge_row(twice, "b", CrawlMode.MIXED, POLICY, NOW)
+    assert (merged.sitemaps_listing, merged.link_inlinks) == (2, 1)
+    # A stored count that no longer holds is corrected, even to what absence would say.
+    dropped = listed("http://127.0.0.2/p.html", (A, Inlink(InlinkKind.SITEMAP, 0, 0, "b")),
+                     sitemaps_listing=2, link_inlinks=3, in_sitemap=True, status=FetchStatus.UNFETCHED)
+    merged = merge_row(dropped, "b", CrawlMode.MIXED, POLICY, NOW)
+    assert (merged.sitemaps_listing, merged.link_inlinks) == (1, 0)
+    unlisted = WebPage("http://127.0.0.2/q.html", in_sitemap=True, inlinks={}, status=FetchStatus.UNFETCHED)
+    merged = merge_row(unlisted, "b", CrawlMode.MIXED, POLICY, NOW)
+    assert merged.in_sitemap is False and merged.sitemaps_listing is None
+    assert listing_count(overlaid(unlisted, merged)) == 0
 
 
 def test_future_lastmod_is_ignored() -> None:
