@@ -1,49 +1,40 @@
-"""Workers benchmark (issues 12, 25): a crawl with 1, 2 and 4 workers per phase, as local processes and as
-Dask tasks, on a 3-RegionServer HBase.
+"""Workers benchmark (issues 12, 25): one process, W local worker processes and W Dask workers, same crawl.
 
 Run from the repository root (it starts and stops its OWN HBase, never the
 shared one on 9090):
 
     export PYTHONPATH=$PWD
-    .venv/bin/python benchmarks/bench_workers.py                       # 40 hosts x 50 pages, workers 1 2 4
-    .venv/bin/python benchmarks/bench_workers.py --hosts 20 --pages 20 --workers 1 2
-    .venv/bin/python benchmarks/bench_workers.py --backends dask          # Dask alone (needs [dask])
+    .venv/bin/python benchmarks/bench_workers.py                    # 40 hosts x 50 pages, local 1 2 4, Dask 2
+    .venv/bin/python benchmarks/bench_workers.py --workers 1 2 --repeat 3   # issue 25: 1 process, local 2, Dask 2
+    .venv/bin/python benchmarks/bench_workers.py --backends local       # no Dask (no [dask] extra needed)
 
 What it does:
 
 1. `scripts/hbase-local start --regionservers 3` in a temporary folder on
-   free ports (as `tests/integration/test_hbase_local_cluster.py`); the PIDs
-   of its JVMs come from the folder's `run/*.pid`.
-2. A loopback test web (`sitemapcrawl.testweb.bulk_web`) of `--hosts` hosts
-   with `--pages` pages each, every page listed by its host's sitemap and
-   linking to others.
-3. A warm-up crawl (1 worker, not reported: a fresh cluster's JVMs compile
-   as they go). Then for each worker count W: fresh tables pre-split into `--regions` regions
-   from the seeds (`init --split-from-seeds --hbase-shell 'hbase-local shell'`),
-   then one whole `crawl SEEDS --mode mixed --rounds 3 --delay 0 --workers W`
-   (W processes per phase; fetch with W partitions) as a subprocess; with
-   the `dask` back end the same crawl with `--dask ADDRESS --workers W` on a
-   Dask scheduler and W workers (one thread each, no nanny) started for that
-   W, before the crawl's clock (a Dask cluster is already running). Per
-   phase: the seconds summed over the rounds (from its round lines); end to
-   end: the command's wall time. CPU seconds: the crawl and its workers
-   (rusage of children) and the HBase JVMs (utime+stime from /proc/PID/stat,
-   before and after), in the same run; with Dask also the scheduler's and
-   the workers' (/proc), and for both the loopback web (this process).
-4. Checks: no URL fetched twice (the web's access log, robots.txt aside) and
-   no row lost (the same number of webpage rows for every W, and every URL of
-   the web has a row).
+   free ports; the PIDs of its JVMs come from the folder's `run/*.pid`.
+2. A loopback test web (`testweb.bulk_web`) of `--hosts` hosts with
+   `--pages` pages each, every page listed by its host's sitemap and linking
+   to others, served by this process.
+3. A warm-up crawl (1 process, not reported). Then `--repeat` times, in turn
+   (so drift hits every configuration alike): for each local W of
+   `--workers` and each Dask W of `--dask-workers`, fresh tables pre-split
+   into `--regions` regions (`init --split-from-seeds`), then one whole
+   `crawl SEEDS --mode mixed --rounds 3 --delay 0 --threads 8 --workers W`
+   (W=1 local: one process), with Dask also `--dask ADDRESS` on a real
+   `dask scheduler` and W `dask worker` processes (one thread, no nanny) on
+   loopback, started before the clock (a user's cluster is already up).
+   CPU seconds, all processes, as process trees: the crawl command and every
+   child it waited for (wait4's rusage), the Dask scheduler and workers and
+   the HBase JVMs (utime+stime+cutime+cstime from /proc/PID/stat, before and
+   after), and the loopback web (this process).
+4. Checks: no URL fetched twice (robots.txt aside), the same row count for
+   every run, every URL of the web has a row.
 
-Printed: a table per W with phase seconds, speedup against W=1, CPU seconds
-of workers and of HBase, and the split overhead (total CPU seconds of W=2
-against W=1, and what the worker processes' start-up costs: W processes per
-phase per round, each paying Python's and the modules' import). Targets:
->= 1.6x with 2 workers on parse and updatedb where the machine allows (a
-2-core machine where the JVMs take the second core does not: then the HBase
-CPU share says why); split overhead <= 1.1x; Dask against local
-processes at the same W: total CPU <= 1.1x. Then, for W = 2, where the CPU
-went (the crawl, its workers, the Dask scheduler, HBase, the web), in
-cores busy over the wall time.
+Printed: every run; then per configuration the median wall and total CPU
+(with the spread of the repeats); speedup and split overhead against one
+process; Dask against local at the same W (target: total CPU <= 1.1x); and
+where the CPU went (crawl processes, Dask, HBase's Thrift and RegionServers,
+the web) in cores busy over the wall time.
 """
 
 from __future__ import annotations
@@ -53,6 +44,7 @@ import os
 import re
 import shutil
 import signal
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -61,7 +53,19 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from harness import AGENT, HBASE_LOCAL, REPO, Cluster, bench_parser, run_timed, source_env, table_prefix
+from harness import (
+    AGENT,
+    HBASE_LOCAL,
+    REPO,
+    Cluster,
+    bench_parser,
+    commit,
+    load_average,
+    run_timed,
+    source_env,
+    table_prefix,
+    target_line,
+)
 
 from sitemapcrawl.config import Settings
 from sitemapcrawl.model.webpage import WEBPAGE_TABLE
@@ -70,33 +74,48 @@ from sitemapcrawl.testweb import TestWebServer
 from sitemapcrawl.testweb.generate import bulk_web
 
 PHASES = ("generate", "fetch", "parse", "updatedb")
+DASK_LIMIT = 1.10
+"""Issue 25: Dask's total CPU against local workers at the same W."""
+SPLIT_LIMIT = 1.10
+"""Issue 12: total CPU with 2 local workers against one process."""
 
 
 @dataclass
 class Run:
-    """One crawl with W workers on one back end."""
+    """One crawl with W workers on one back end ("local" or "dask")."""
 
     workers: int
     backend: str = "local"
     seconds: float = 0.0
     phases: dict[str, float] = field(default_factory=lambda: dict.fromkeys(PHASES, 0.0))
-    worker_cpu: float = 0.0
-    hbase_cpu: float = 0.0
+    crawl_cpu: float = 0.0
+    """The crawl command and the children it waited for (its local worker processes)."""
+    hbase_cpu: dict[str, float] = field(default_factory=dict)
+    """Per HBase JVM role: thrift, regionservers, master (with ZooKeeper)."""
+    dask_cpu: dict[str, float] = field(default_factory=dict)
+    """The Dask scheduler's and its workers' (Dask back end only)."""
+    web_cpu: float = 0.0
     rows: int = 0
     fetched: Counter[str] = field(default_factory=Counter)
     rounds: int = 0
-    dask_cpu: dict[str, float] = field(default_factory=dict)
-    """CPU seconds of the Dask scheduler and of its workers during the crawl (Dask back end only)."""
-    web_cpu: float = 0.0
+
+    @property
+    def name(self) -> str:
+        return "1 process" if self.workers == 1 and self.backend == "local" else f"{self.backend} W={self.workers}"
+
+    @property
+    def crawler_cpu(self) -> float:
+        """The crawler's own processes: the command, its workers, Dask's scheduler and workers."""
+        return self.crawl_cpu + sum(self.dask_cpu.values())
 
     @property
     def total_cpu(self) -> float:
-        """Every process of the crawl: the command and its children, Dask's, HBase's (not the web)."""
-        return self.worker_cpu + sum(self.dask_cpu.values()) + self.hbase_cpu
+        """Every process of the crawl but the web: the crawler's and HBase's."""
+        return self.crawler_cpu + sum(self.hbase_cpu.values())
 
 
 def proc_cpu(pids: list[int]) -> float:
-    """utime + stime of these processes so far (/proc/PID/stat)."""
+    """CPU seconds of these process trees so far: utime + stime + cutime + cstime (/proc/PID/stat)."""
     tick = os.sysconf("SC_CLK_TCK")
     total = 0.0
     for pid in pids:
@@ -104,12 +123,20 @@ def proc_cpu(pids: list[int]) -> float:
             fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
         except OSError:
             continue
-        total += (int(fields[11]) + int(fields[12])) / tick
+        total += sum(int(value) for value in fields[11:15]) / tick
     return total
 
 
+def hbase_cpu(cluster: Cluster) -> dict[str, float]:
+    """CPU seconds so far of the cluster's JVMs by role: thrift, regionservers, master (+ ZooKeeper)."""
+    roles: dict[str, list[int]] = {"thrift": [], "regionservers": [], "master": []}
+    for name, pid in cluster.pids().items():
+        roles["thrift" if name == "thrift" else "regionservers" if name.startswith("rs") else "master"].append(pid)
+    return {role: proc_cpu(pids) for role, pids in roles.items()}
+
+
 class DaskProcesses:
-    """A Dask scheduler and W workers (one thread each, no nanny) on loopback, stopped by PID."""
+    """A `dask scheduler` and W `dask worker` processes (one thread each, no nanny) on loopback."""
 
     def __init__(self, workers: int, env: dict[str, str]) -> None:
         self.folder = Path(tempfile.mkdtemp(prefix="bench-dask-"))
@@ -163,12 +190,11 @@ def crawl_once(cluster: Cluster, web: TestWebServer, seeds: Path, workers: int, 
     dask = DaskProcesses(workers, env) if backend == "dask" else None
     try:
         engine = ["--dask", dask.address] if dask else []
-        hbase_before, dask_before, web_before = cluster.cpu_seconds(), dask.cpu() if dask else {}, time.process_time()
-        # The crawl's CPU counts the worker processes it waited for (wait4's rusage).
+        hbase_before, dask_before, web_before = hbase_cpu(cluster), dask.cpu() if dask else {}, time.process_time()
         done = run_timed([*base, "crawl", str(seeds), "--mode", "mixed", "--rounds", "3", "--delay", "0",
                           "--threads", "8", "--workers", str(workers), *engine], env=env)
-        run.seconds, run.worker_cpu = done.seconds, done.cpu_seconds
-        run.hbase_cpu = cluster.cpu_seconds() - hbase_before
+        run.seconds, run.crawl_cpu = done.seconds, done.cpu_seconds
+        run.hbase_cpu = {role: took - hbase_before[role] for role, took in hbase_cpu(cluster).items()}
         run.web_cpu = time.process_time() - web_before
         if dask:
             run.dask_cpu = {name: took - dask_before[name] for name, took in dask.cpu().items()}
@@ -195,85 +221,104 @@ def startup_cpu(env: dict[str, str], times: int = 3) -> float:
     return sum(run_timed(command, env=env).cpu_seconds for _ in range(times)) / times
 
 
+def median_run(runs: list[Run]) -> Run:
+    """The run with the median total CPU (the lower middle one of an even count)."""
+    return sorted(runs, key=lambda run: run.total_cpu)[(len(runs) - 1) // 2]
+
+
+def spread(values: list[float]) -> str:
+    """`median (min-max)` of repeated figures, or the one figure."""
+    if len(values) == 1:
+        return f"{values[0]:.1f}"
+    return f"{statistics.median(values):.1f} ({min(values):.1f}-{max(values):.1f})"
+
+
 def report(every: list[Run], web_urls: int, startup: float) -> None:
-    runs = [run for run in every if run.backend == "local"] or every
-    one = runs[0]
-    print(f"\nlocal worker processes (--workers W){'' if runs[0].backend == 'local' else ': none run; Dask below'}")
-    print(f"{'workers':>8} {'wall s':>8} " + " ".join(f"{p + ' s':>11}" for p in PHASES)
-          + f" {'worker CPU':>11} {'HBase CPU':>10} {'HBase share':>11} {'rows':>6} {'max fetches':>11}")
-    for run in runs:
-        cpu = run.worker_cpu + run.hbase_cpu
-        print(f"{run.workers:>8} {run.seconds:>8.1f} " + " ".join(f"{run.phases[p]:>11.2f}" for p in PHASES)
-              + f" {run.worker_cpu:>11.1f} {run.hbase_cpu:>10.1f} {run.hbase_cpu / cpu if cpu else 0:>11.0%}"
-              + f" {run.rows:>6} {max(run.fetched.values(), default=0):>11}")
-    print("\nspeedup against 1 worker (target >= 1.6x with 2 workers on parse and updatedb where the machine allows)")
-    for run in runs[1:]:
-        ratios = " ".join(f"{p} {one.phases[p] / run.phases[p] if run.phases[p] else 0:.2f}x" for p in PHASES)
-        print(f"  {run.workers} workers: {ratios}; end to end {one.seconds / run.seconds:.2f}x")
-    two = next((run for run in runs if run.workers == 2), None)
-    if two is not None:
-        base_cpu, split_cpu = one.worker_cpu + one.hbase_cpu, two.worker_cpu + two.hbase_cpu
-        print(f"split overhead: 2 workers {split_cpu:.1f} CPU s against 1 worker {base_cpu:.1f} CPU s: "
-              f"{split_cpu / base_cpu:.2f}x (target <= 1.10x)")
-        starts = (two.rounds * len(PHASES) + 1) * two.workers  # + the generate that found nothing due
-        print(f"  of which process starts: {starts} worker processes x {startup:.2f} CPU s = {starts * startup:.1f} "
-              f"CPU s; without them {(split_cpu - starts * startup) / base_cpu:.2f}x")
-    rows = {run.rows for run in runs}
-    twice = [run.workers for run in runs if max(run.fetched.values(), default=0) > 1]
-    print(f"rows: {sorted(rows)} (same for every W: {len(rows) == 1}; the web has {web_urls} URLs); "
-          f"a URL fetched twice: {'with ' + str(twice) + ' workers' if twice else 'never'}")
-    print(f"cores: {os.cpu_count()}")
-    dask_report(every)
+    print(f"\nevery run\n{'configuration':>14} {'wall s':>7} " + " ".join(f"{p + ' s':>10}" for p in PHASES)
+          + f" {'crawl CPU':>9} {'Dask sch.':>9} {'Dask wrk.':>9} {'HBase CPU':>9} {'total CPU':>9}"
+          + f" {'rows':>6} {'max fetches':>11}")
+    for run in every:
+        print(f"{run.name:>14} {run.seconds:>7.1f} " + " ".join(f"{run.phases[p]:>10.2f}" for p in PHASES)
+              + f" {run.crawl_cpu:>9.1f} {run.dask_cpu.get('scheduler', 0):>9.1f}"
+              + f" {run.dask_cpu.get('workers', 0):>9.1f}"
+              + f" {sum(run.hbase_cpu.values()):>9.1f} {run.total_cpu:>9.1f} {run.rows:>6}"
+              + f" {max(run.fetched.values(), default=0):>11}")
+    groups: dict[tuple[str, int], list[Run]] = {}
+    for run in every:
+        groups.setdefault((run.backend, run.workers), []).append(run)
+    print(f"\nper configuration, median (min-max) of {max(len(runs) for runs in groups.values())} run(s)\n"
+          f"{'configuration':>14} {'wall s':>18} {'crawler CPU s':>18} {'HBase CPU s':>18} {'total CPU s':>18}")
+    for runs in groups.values():
+        print(f"{runs[0].name:>14} {spread([r.seconds for r in runs]):>18} {spread([r.crawler_cpu for r in runs]):>18}"
+              f" {spread([sum(r.hbase_cpu.values()) for r in runs]):>18} {spread([r.total_cpu for r in runs]):>18}")
 
+    def median(backend: str, workers: int, figure: str) -> float | None:
+        runs = groups.get((backend, workers))
+        return statistics.median(getattr(r, figure) for r in runs) if runs else None
 
-def dask_report(every: list[Run]) -> None:
-    """Dask against local processes at the same W; where the CPU went with 2 workers."""
-    dask = {run.workers: run for run in every if run.backend == "dask"}
-    local = {run.workers: run for run in every if run.backend == "local"}
-    if not dask:
-        return
-    print(f"\nDask tasks (--dask, W workers of one thread)\n{'workers':>8} {'wall s':>8} {'crawl CPU':>10} "
-          f"{'workers CPU':>12} {'sched. CPU':>11} {'HBase CPU':>10} {'total CPU':>10} {'vs local':>9} "
-          f"{'rows':>6} {'max fetches':>11}")
-    for workers, run in sorted(dask.items()):
-        base = local.get(workers)
-        ratio = f"{run.total_cpu / base.total_cpu:.2f}x" if base else "-"
-        print(f"{workers:>8} {run.seconds:>8.1f} {run.worker_cpu:>10.1f} {run.dask_cpu['workers']:>12.1f} "
-              f"{run.dask_cpu['scheduler']:>11.1f} {run.hbase_cpu:>10.1f} {run.total_cpu:>10.1f} {ratio:>9} "
-              f"{run.rows:>6} {max(run.fetched.values(), default=0):>11}")
-    print("Dask overhead: total CPU against --workers at the same W (target <= 1.10x)")
-    for workers, run in sorted(dask.items()):
-        if workers in local:
-            print(f"  W={workers}: {run.total_cpu:.1f} against {local[workers].total_cpu:.1f} CPU s: "
-                  f"{run.total_cpu / local[workers].total_cpu:.2f}x; wall {run.seconds:.1f}s against "
-                  f"{local[workers].seconds:.1f}s")
-    for backend, run in (("local", local.get(2)), ("dask", dask.get(2))):
-        if run is None:
+    one_wall, one_cpu = median("local", 1, "seconds"), median("local", 1, "total_cpu")
+    for (backend, workers), runs in groups.items():
+        if (backend, workers) == ("local", 1) or one_wall is None or one_cpu is None:
             continue
-        parts = {"crawl (+ its worker processes)" if backend == "local" else "crawl (the Dask client)": run.worker_cpu,
-                 **{f"Dask {name}": took for name, took in run.dask_cpu.items()}, "HBase JVMs": run.hbase_cpu,
-                 "loopback web (this process)": run.web_cpu}
+        wall, cpu = median(backend, workers, "seconds"), median(backend, workers, "total_cpu")
+        assert wall is not None and cpu is not None
+        print(f"{runs[0].name} against 1 process: end to end {one_wall / wall:.2f}x faster; total CPU "
+              f"{cpu / one_cpu:.2f}x")
+    two_cpu = median("local", 2, "total_cpu")
+    if two_cpu is not None and one_cpu is not None:
+        print(target_line("split overhead, total CPU local W=2 / 1 process", two_cpu / one_cpu, SPLIT_LIMIT))
+        two = median_run(groups[("local", 2)])
+        starts = (two.rounds * len(PHASES) + 1) * two.workers  # + the generate that found nothing due
+        print(f"  of which worker process starts: {starts} x {startup:.2f} CPU s = {starts * startup:.1f} CPU s")
+    for backend, workers in groups:
+        local_cpu, local_wall = median("local", workers, "total_cpu"), median("local", workers, "seconds")
+        if backend != "dask" or local_cpu is None or local_wall is None:
+            continue
+        cpu, wall = median("dask", workers, "total_cpu"), median("dask", workers, "seconds")
+        crawler, local_crawler = median("dask", workers, "crawler_cpu"), median("local", workers, "crawler_cpu")
+        assert cpu is not None and wall is not None and crawler is not None and local_crawler is not None
+        print(target_line(f"Dask overhead, total CPU dask W={workers} / local W={workers}", cpu / local_cpu,
+                          DASK_LIMIT))
+        print(f"  crawler processes alone (HBase aside): {crawler:.1f} against {local_crawler:.1f} CPU s, "
+              f"{crawler / local_crawler:.2f}x; wall {wall:.1f} against {local_wall:.1f} s, {wall / local_wall:.2f}x")
+    print("\nwhere the CPU went (the median run of each), in cores busy over its wall time")
+    for runs in groups.values():
+        run = median_run(runs)
+        parts = {"crawl command" + (" + its workers" if run.backend == "local" and run.workers > 1 else ""):
+                 run.crawl_cpu, **{f"Dask {name}": took for name, took in run.dask_cpu.items()},
+                 **{f"HBase {role}": took for role, took in run.hbase_cpu.items()}, "loopback web": run.web_cpu}
         busy = sum(parts.values()) / run.seconds
-        print(f"where the CPU went, W=2 {backend}: {run.seconds:.1f}s wall, {busy:.2f} cores busy: "
-              + ", ".join(f"{name} {took:.1f} s ({took / run.seconds:.2f} cores)" for name, took in parts.items()))
+        print(f"  {run.name}: {run.seconds:.1f} s wall, {busy:.2f} cores busy: "
+              + ", ".join(f"{name} {took:.1f} s ({took / run.seconds:.2f})" for name, took in parts.items()))
+    rows = {run.rows for run in every}
+    twice = sorted({run.name for run in every if max(run.fetched.values(), default=0) > 1})
+    print(f"\nrows: {sorted(rows)} (same for every run: {len(rows) == 1}; the web has {web_urls} URLs); "
+          f"a URL fetched twice: {'in ' + ', '.join(twice) if twice else 'never'}")
+    print(f"cores: {os.cpu_count()}; load average at the end: {load_average()}; commit {commit()}")
 
 
 def main() -> None:
     parser = bench_parser(__doc__)
     parser.add_argument("--hosts", type=int, default=40)
     parser.add_argument("--pages", type=int, default=50, help="pages per host")
-    parser.add_argument("--workers", type=int, nargs="+", default=[1, 2, 4], help="worker counts to compare")
-    parser.add_argument("--regionservers", type=int, default=3)
-    parser.add_argument("--regions", type=int, default=6, help="regions each fresh table is pre-split into")
+    parser.add_argument("--workers", type=int, nargs="+", default=[1, 2, 4],
+                        help="local worker counts (1: one process)")
+    parser.add_argument("--dask-workers", type=int, nargs="+", default=[2], help="Dask worker counts")
     parser.add_argument("--backends", nargs="+", choices=("local", "dask"), default=["local", "dask"],
                         help="local worker processes, Dask tasks (needs the dask extra), or both")
+    parser.add_argument("--repeat", type=int, default=1, help="times every configuration runs, in turn")
+    parser.add_argument("--regionservers", type=int, default=3)
+    parser.add_argument("--regions", type=int, default=6, help="regions each fresh table is pre-split into")
     args = parser.parse_args()
+    plan = [("local", w) for w in args.workers if "local" in args.backends]
+    plan += [("dask", w) for w in args.dask_workers if "dask" in args.backends]
     cluster = Cluster(args.regionservers, "bench_workers")
     web = TestWebServer(bulk_web(args.hosts, args.pages, first_host="127.0.20.1")).start()
     seeds = Path(tempfile.mkdtemp(prefix="bench-workers-")) / "seeds.txt"
     seeds.write_text("".join(f"{url}\n" for url in web.base_urls()), encoding="utf-8")
     try:
-        print(f"starting HBase with {args.regionservers} RegionServers in {cluster.home} ...", flush=True)
+        print(f"commit {commit()}, load average {load_average()}; starting HBase with {args.regionservers} "
+              f"RegionServers in {cluster.home} ...", flush=True)
         started = time.monotonic()
         cluster.start()
         print(f"  up in {time.monotonic() - started:.0f}s: {cluster.pids()}", flush=True)
@@ -281,11 +326,12 @@ def main() -> None:
         print("warm-up crawl (not reported) ...", flush=True)
         crawl_once(cluster, web, seeds, 1, args.regions)
         runs = []
-        for backend in args.backends:
-            for workers in args.workers:
-                print(f"crawl with {workers} worker(s), {backend} ...", flush=True)
+        for repeat in range(1, args.repeat + 1):
+            for backend, workers in plan:
+                print(f"[{repeat}/{args.repeat}] crawl, {backend} W={workers} ...", flush=True)
                 runs.append(crawl_once(cluster, web, seeds, workers, args.regions, backend))
-                print(f"  {runs[-1].seconds:.1f}s, {runs[-1].rows} rows", flush=True)
+                print(f"  {runs[-1].seconds:.1f}s, {runs[-1].total_cpu:.1f} CPU s, {runs[-1].rows} rows, "
+                      f"load {load_average()}", flush=True)
         urls = args.hosts * (args.pages + 2)  # each host: its pages, its root page, its sitemap
         report(runs, urls, startup_cpu(source_env(REPO, cluster.env)))
     finally:
