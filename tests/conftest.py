@@ -15,15 +15,18 @@ _MARKER_OF_FOLDER = {"integration": pytest.mark.integration, "unit": pytest.mark
 _TESTS = Path(__file__).resolve().parent
 
 
-#: The files that take longest (HBase clusters and shells of their own, worker processes), run first:
-#: xdist hands out whole files in collection order, so a long file started last would be the run's tail.
+#: The files that take longest (HBase instances and shells of their own, worker processes, Thrift restarts),
+#: longest first, as the 2026-12-01 full run measured them: xdist hands out whole files in this order
+#: (`--no-loadscope-reorder`), so a long file started last would be the run's tail.
 _LONGEST_FIRST = (
-    "integration/test_hbase_local_stall.py", "integration/test_dask.py", "integration/test_leases_and_outages.py",
-    "integration/test_gateways.py", "integration/test_hbase_local_cluster.py", "integration/test_cluster_init.py",
-    "integration/test_warc.py", "integration/test_bounds.py", "integration/test_history.py",
-    "integration/test_schema_and_cli.py", "integration/test_workers.py", "integration/test_resume.py",
-    "integration/test_store.py", "integration/test_inject.py", "integration/test_detect.py",
-    "integration/test_updatedb.py", "integration/test_reliability.py", "integration/test_politeness.py",
+    "integration/test_hbase_local_stall.py", "integration/test_hbase_local_cluster.py",
+    "integration/test_workers.py", "integration/test_cluster_init.py", "integration/test_dask.py",
+    "integration/test_leases_and_outages.py", "integration/test_gateways.py", "integration/test_resume.py",
+    "integration/test_schema_and_cli.py", "integration/test_store.py", "integration/test_inject.py",
+    "integration/test_history.py", "integration/test_detect.py", "integration/test_split_auto.py",
+    "integration/test_warc.py", "integration/test_updatedb.py", "integration/test_batch_records.py",
+    "integration/test_bounds.py", "integration/test_reliability.py", "integration/test_politeness.py",
+    "integration/test_serve.py",
 )
 
 

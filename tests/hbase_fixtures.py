@@ -1,7 +1,9 @@
 """Fixtures for tests against the real local HBase (scripts/hbase-local).
 
 Each test gets its own table prefix, so tests never see each other's rows;
-its tables are dropped afterwards. HBase must be running: `.ci/run` and
+its tables are dropped afterwards. A test that asks for `store` gets a prefix
+whose tables a background thread made while earlier tests ran (creating six
+tables costs seconds of HBase time). HBase must be running: `.ci/run` and
 `scripts/test` start it. Set SITEMAPCRAWL_TEST_HBASE to use another address;
 tests that drive scripts/hbase-local (its shell, a further Thrift gateway)
 reach the instance its HBASE_LOCAL_* variables name, as the script does.
@@ -83,6 +85,63 @@ class TableDropper:
         assert self._failures == [], f"tables not dropped: {self._failures}"
 
 
+class TablePool:
+    """Creates the tables of tests still to come on a thread of its own, one prefix ahead.
+
+    Every prefix is new (a uuid) and handed to one test only, so a test never
+    sees another's rows; it is dropped after that test like any other. The
+    thread starts at the first `take` (a worker running only unit tests
+    creates nothing) and keeps one set ready, so a test that asks for `store`
+    finds its tables made while the test before it ran. `finish` hands a set
+    nobody took to the dropper.
+    """
+
+    def __init__(self, hbase_address: str, dropper: TableDropper) -> None:
+        self._address = hbase_address
+        self._dropper = dropper
+        self._ready: queue.Queue[str | BaseException] = queue.Queue(maxsize=1)
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def take(self) -> str:
+        """A prefix whose tables exist and are empty, for one test."""
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._run, name="table-pool", daemon=True)
+            self._thread.start()
+        made = self._ready.get(timeout=600)
+        if isinstance(made, BaseException):
+            raise made
+        return made
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            prefix = f"t_pool_{uuid.uuid4().hex[:10]}_"
+            try:
+                with Store(Settings(hbase=self._address, table_prefix=prefix)) as store:
+                    store.create_tables()
+            except Exception as exc:  # noqa: BLE001 - raised in the test that takes it
+                self._dropper.drop_later(prefix)
+                self._ready.put(exc)
+                continue
+            while not self._stop.is_set():
+                try:
+                    self._ready.put(prefix, timeout=0.5)
+                    break
+                except queue.Full:
+                    continue
+            else:
+                self._dropper.drop_later(prefix)
+
+    def finish(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=600)
+        while not self._ready.empty():
+            left = self._ready.get_nowait()
+            if isinstance(left, str):
+                self._dropper.drop_later(left)
+
+
 @pytest.fixture(scope="session")
 def table_dropper(hbase_address: str) -> Iterator[TableDropper]:
     """The session's background dropper of finished tests' tables."""
@@ -91,11 +150,26 @@ def table_dropper(hbase_address: str) -> Iterator[TableDropper]:
     dropper.finish()
 
 
+@pytest.fixture(scope="session")
+def table_pool(hbase_address: str, table_dropper: TableDropper) -> Iterator[TablePool]:
+    """The session's background maker of tables for the tests that ask for `store`."""
+    pool = TablePool(hbase_address, table_dropper)
+    yield pool
+    pool.finish()
+
+
 @pytest.fixture
 def table_prefix(request: pytest.FixtureRequest, table_dropper: TableDropper) -> Iterator[str]:
-    """A fresh table prefix for this test; its tables are dropped after it (in the background)."""
-    name = re.sub(r"[^A-Za-z0-9]+", "_", request.node.name)[:40]
-    prefix = f"t_{name}_{uuid.uuid4().hex[:6]}_"
+    """A fresh table prefix for this test; its tables are dropped after it (in the background).
+
+    A test that asks for `store` gets a prefix whose tables are made already
+    (`TablePool`); any other gets one with no tables, as `init` tests need.
+    """
+    if "store" in request.fixturenames:
+        prefix = request.getfixturevalue("table_pool").take()
+    else:
+        name = re.sub(r"[^A-Za-z0-9]+", "_", request.node.name)[:40]
+        prefix = f"t_{name}_{uuid.uuid4().hex[:6]}_"
     yield prefix
     table_dropper.drop_later(prefix)
 
@@ -108,9 +182,9 @@ def settings(hbase_address: str, table_prefix: str) -> Settings:
 
 @pytest.fixture
 def store(settings: Settings) -> Iterator[Store]:
-    """A store on this test's prefix, with the tables created."""
+    """A store on this test's prefix, with the tables created (by `TablePool`, ahead of the test)."""
     with Store(settings) as opened:
-        opened.create_tables()
+        opened.create_tables()  # all exist already: one round trip that checks it
         yield opened
 
 

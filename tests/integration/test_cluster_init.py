@@ -27,15 +27,27 @@ def one_line(result) -> str:  # type: ignore[no-untyped-def]
     return lines[0]
 
 
+@pytest.fixture(scope="module")
+def namespaces(hbase_address: str) -> Iterator[list[str]]:
+    """The namespaces this file's tests named; at its end their tables are dropped, and the
+    namespaces in one shell run (a JRuby start costs ~20 s of CPU)."""
+    names: list[str] = []
+    yield names
+    for name in names:
+        for prefix in (f"{name}:a_", f"{name}:b_"):
+            with Store(Settings(hbase=hbase_address, table_prefix=prefix)) as store:
+                store.drop_tables()
+    if names:
+        hbase_shell("\n".join(f"drop_namespace '{name}' if @shell.admin.list_namespace.include?('{name}')"
+                              for name in names))
+
+
 @pytest.fixture
-def namespace(hbase_address: str) -> Iterator[str]:
-    """A fresh namespace name; its tables and the namespace are dropped afterwards (if made)."""
+def namespace(namespaces: list[str]) -> str:
+    """A fresh namespace name for this test alone; dropped (if made) at the end of the file."""
     name = f"t_ns_{uuid.uuid4().hex[:8]}"
-    yield name
-    for prefix in (f"{name}:a_", f"{name}:b_"):
-        with Store(Settings(hbase=hbase_address, table_prefix=prefix)) as store:
-            store.drop_tables()
-    hbase_shell(f"drop_namespace '{name}' if @shell.admin.list_namespace.include?('{name}')")
+    namespaces.append(name)
+    return name
 
 
 def test_print_schema_runs_in_the_shell_and_makes_the_tables_init_makes(

@@ -37,24 +37,21 @@ def test_init_creates_tables_like_the_shell_scripts(settings: Settings, tmp_path
     shell_prefix = settings.table_prefix + "sh_"
     printed_prefix = settings.table_prefix + "ps_"
     try:
-        # Each table's script as written, all in one shell run (a JRuby start costs ~20 s of CPU):
+        # Each table's script as written, then `init --print-schema` (every packaged schema file in one
+        # script, which sets its own prefix), all in one shell run (a JRuby start costs ~20 s of CPU):
         # every script ends with `exit`, which would end the run, so only the last one keeps it.
         scripts = [(SCHEMA / f"{table}.hbase").read_text(encoding="utf-8")
                    for table in (WEBPAGE_TABLE, HOST_TABLE, BATCH_TABLE, HISTORY_TABLE, BATCHROW_TABLE, DUE_TABLE)]
+        printed = runner.invoke(app, ["--table-prefix", printed_prefix, "init", "--print-schema"])
+        assert printed.exit_code == 0, printed.output
         joined = tmp_path / "tables.hbase"
-        joined.write_text("\n".join(script.rstrip().removesuffix("exit") for script in scripts) + "\nexit\n",
-                          encoding="utf-8")
+        joined.write_text("\n".join(script.rstrip().removesuffix("exit") for script in [*scripts, printed.stdout])
+                          + "\nexit\n", encoding="utf-8")
         run_shell_file(joined, table_prefix=shell_prefix)
         shell_settings = Settings(hbase=settings.hbase, table_prefix=shell_prefix)
         with Store(settings) as by_init, Store(shell_settings) as by_shell:
             for table in (WEBPAGE_TABLE, HOST_TABLE, BATCH_TABLE, HISTORY_TABLE, BATCHROW_TABLE, DUE_TABLE):
                 assert by_shell.families(table) == by_init.families(table), table
-        # `init --print-schema` (every packaged schema file in one script) makes the same tables.
-        printed = runner.invoke(app, ["--table-prefix", printed_prefix, "init", "--print-schema"])
-        assert printed.exit_code == 0, printed.output
-        script = tmp_path / "printed.hbase"
-        script.write_text(printed.stdout, encoding="utf-8")
-        run_shell_file(script)
         with Store(settings) as by_init, \
                 Store(Settings(hbase=settings.hbase, table_prefix=printed_prefix)) as by_script:
             assert set(by_script.existing_tables()) == set(by_init.existing_tables())
