@@ -73,6 +73,11 @@ def chunks(items: Iterable[tuple[bytes, Cells]], size: int) -> Iterator[list[tup
         yield chunk
 
 
+def with_due_fields(fields: list[str]) -> list[str]:
+    """`fields` and the DUE_FIELDS not among them: what a reader that checks entries against rows reads."""
+    return [*fields, *(name for name in DUE_FIELDS if name not in fields)]
+
+
 class DueState(NamedTuple):
     """What a row's due entries follow: its next fetch text (None: unscheduled), kind and generate order
     (None when a rank cell does not decode: the row keeps a waiting entry, and `promote` drops it)."""
@@ -284,7 +289,7 @@ def rebuild_due(store: Store, now: datetime, fields: list[str], job: str,
     duplicates, are left to `sweep_due`. Cost: one scan of every scheduled
     row, one put of entries per chunk.
     """
-    wanted = [*fields, *(name for name in DUE_FIELDS if name not in fields)]
+    wanted = with_due_fields(fields)
     columns = column_names(WebPage, wanted)
     scheduled = compare_filter_of(WebPage, "next_fetch", ">=", datetime(1, 1, 1, tzinfo=UTC))
     limit = format_time(now).encode()

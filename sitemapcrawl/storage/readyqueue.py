@@ -19,10 +19,10 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from sitemapcrawl.model.cells import column_names
-from sitemapcrawl.model.due import SEP, DueKind, ReadyEntry, parse_ready, ready_range
+from sitemapcrawl.model.due import DueKind, ReadyEntry, host_queue, parse_ready, ready_range
 from sitemapcrawl.model.splits import Split
 from sitemapcrawl.model.webpage import DUE_TABLE, WEBPAGE_TABLE, WebPage
-from sitemapcrawl.storage.dueindex import DUE_FIELDS, DueRead, check_ready, demote
+from sitemapcrawl.storage.dueindex import DueRead, check_ready, demote, with_due_fields
 from sitemapcrawl.storage.store import Store
 from sitemapcrawl.storage.tables import Unreadable, pages
 
@@ -51,12 +51,6 @@ class HostQueue:
         return self.entries[0] if self.entries else None
 
 
-def _queue_prefix(key: bytes) -> bytes | None:
-    """`r|KIND|BUCKET|HOST|` of a ready entry key, or None for a key that is not one."""
-    parts = key.split(SEP, 4)
-    return SEP.join(parts[:4]) + SEP if len(parts) == 5 else None
-
-
 class ReadyQueues:
     """The ready entries of `kinds` in `split`, merged best first across hosts (see the module docstring)."""
 
@@ -65,7 +59,7 @@ class ReadyQueues:
         self._store, self._now, self._job = store, now, job
         self._unreadable, self._read = unreadable, read
         self._want = max(1, min(want, FIRST_READ, store.batch_size))
-        self._fields = [*fields, *(name for name in DUE_FIELDS if name not in fields)]
+        self._fields = with_due_fields(fields)
         self._columns = column_names(WebPage, self._fields)
         self._next_fetch = column_names(WebPage, ["next_fetch"])[0]
         self._heap: list[tuple[int, bytes, int, HostQueue]] = []
@@ -84,12 +78,13 @@ class ReadyQueues:
             full = len(scanned) == self._want
             by_host: dict[bytes, list[ReadyEntry]] = {}
             for key in scanned:
-                entry, prefix = parse_ready(key), _queue_prefix(key)
-                if entry is None or prefix is None:
+                entry = parse_ready(key)
+                if entry is None:
                     self._junk.append(key)
                     continue
-                by_host.setdefault(prefix, []).append(entry)
-            last = _queue_prefix(scanned[-1])
+                by_host.setdefault(host_queue(entry.kind, entry.row_key), []).append(entry)
+            tail = parse_ready(scanned[-1])
+            last = host_queue(tail.kind, tail.row_key) if tail is not None else None
             for prefix, entries in by_host.items():
                 more = full and prefix == last
                 self._push(HostQueue(prefix, entries, entries[-1].key() + b"\x00" if more else None, self._want))
