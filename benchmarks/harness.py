@@ -22,6 +22,7 @@ import os
 import resource
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import uuid
@@ -34,6 +35,8 @@ if TYPE_CHECKING:
     import happybase
 
 REPO = Path(__file__).resolve().parents[1]
+#: Runs a command and reports its own peak RSS (see its docstring for why a process sits in between).
+PEAK_RSS = REPO / "scripts" / "peak-rss"
 HBASE_LOCAL = REPO / "scripts" / "hbase-local"
 AGENT = "sitemapcrawl-bench/1.0"
 DEFAULT_HBASE = "127.0.0.1:9090"
@@ -176,8 +179,6 @@ class Cluster:
     """
 
     def __init__(self, regionservers: int, name: str) -> None:
-        import tempfile
-
         lib = Path(os.environ.get("HBASE_LOCAL_LIB") or REPO / ".hbase-local" / "lib").resolve()
         if not (lib / ".complete").exists():
             sys.exit(f"{name}: no HBase jars (.hbase-local/lib): run scripts/setup first")
@@ -254,14 +255,18 @@ def run_timed(command: list[str], *, env: Mapping[str, str] | None = None, cwd: 
               stdout_path: Path | None = None, timeout: float | None = None) -> Run:
     """Run `command` and time it from spawn to exit; raise RuntimeError unless it exits 0 in time.
 
-    The peak memory and CPU are the process's own and its waited-for
-    children's (`os.wait4`), so other children of this process never count.
-    Its stdout goes to `stdout_path` when given (then `Run.stdout` is empty).
+    The CPU is the process's own and its waited-for children's (`os.wait4`),
+    so other children of this process never count; the peak memory is the
+    process's own, measured by `scripts/peak-rss` (a child of this process
+    would otherwise inherit this process's high-water mark). Its stdout goes
+    to `stdout_path` when given (then `Run.stdout` is empty).
     """
     killed = threading.Event()
-    with _Spool() as kept, _Spool() as err, (open(stdout_path, "wb") if stdout_path else nullcontext(kept)) as out:
+    with _Spool() as kept, _Spool() as err, (open(stdout_path, "wb") if stdout_path else nullcontext(kept)) as out, \
+            tempfile.NamedTemporaryFile("r", suffix=".kb") as peak:
         started = time.perf_counter()
-        child = subprocess.Popen(command, stdout=out, stderr=err, stdin=subprocess.DEVNULL, env=env, cwd=cwd)
+        child = subprocess.Popen([sys.executable, str(PEAK_RSS), peak.name, *command], stdout=out, stderr=err,
+                                 stdin=subprocess.DEVNULL, env=env, cwd=cwd)
         timer = threading.Timer(timeout, lambda: (killed.set(), child.kill())) if timeout else None
         if timer:
             timer.start()
@@ -270,7 +275,7 @@ def run_timed(command: list[str], *, env: Mapping[str, str] | None = None, cwd: 
         if timer:
             timer.cancel()
         child.returncode = os.waitstatus_to_exitcode(status)
-        run = Run(seconds, usage.ru_maxrss / 1024, usage.ru_utime + usage.ru_stime, kept.text(), err.text())
+        run = Run(seconds, _peak_mb(peak.read()), usage.ru_utime + usage.ru_stime, kept.text(), err.text())
     if killed.is_set():
         raise RuntimeError(f"timed out after {timeout:.0f} s: {' '.join(command)}")
     if child.returncode != 0:
@@ -278,12 +283,15 @@ def run_timed(command: list[str], *, env: Mapping[str, str] | None = None, cwd: 
     return run
 
 
+def _peak_mb(report: str) -> float:
+    """The KB figure `scripts/peak-rss` wrote, in MB (0 when it was killed before writing)."""
+    return int(report) / 1024 if report.strip() else 0.0
+
+
 class _Spool:
     """A temporary file that holds a child's output (a pipe would fill up while we wait)."""
 
     def __enter__(self) -> _Spool:
-        import tempfile
-
         self.file = tempfile.TemporaryFile()
         return self
 

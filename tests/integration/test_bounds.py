@@ -3,7 +3,7 @@
 Each case runs the command line against the real HBase and loopback
 servers and asserts the outcome: the exit status, one stderr line and no
 traceback for a refusal, the rows in the tables, and for cases 1 and 3 the
-peak memory of the CLI process (a subprocess, its `ru_maxrss` from wait4).
+peak memory of the CLI process (a subprocess, measured by `scripts/peak-rss`).
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from __future__ import annotations
 import csv
 import io
 import json
-import os
 import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Iterator
@@ -34,6 +34,7 @@ AGENT = "Bot/1.0 (+https://example.org/bot)"
 #: The ceiling of the issue's measure for cases 1-3.
 MAX_PEAK_MB = 200
 HUGE = "99999999999999999999"
+PEAK_RSS = Path(__file__).resolve().parents[2] / "scripts" / "peak-rss"
 
 
 @dataclass(frozen=True)
@@ -47,18 +48,14 @@ class Run:
 
 
 def run_measured(settings: Settings, *args: str, stdin: str = "") -> Run:
-    """`sitemapcrawl ARGS` in a subprocess; its own peak RSS from `os.wait4` (not the test's)."""
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        proc = subprocess.Popen(cli_command(settings, "--user-agent", AGENT, *args), stdin=subprocess.PIPE,
-                                stdout=out, stderr=err)
-        assert proc.stdin is not None
-        proc.stdin.write(stdin.encode())
-        proc.stdin.close()
-        _pid, status, usage = os.wait4(proc.pid, 0)
-        proc.returncode = os.waitstatus_to_exitcode(status)
+    """`sitemapcrawl ARGS` in a subprocess; its own peak RSS through `scripts/peak-rss` (not the test's)."""
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err, \
+            tempfile.NamedTemporaryFile("r", suffix=".kb") as peak:
+        command = [sys.executable, str(PEAK_RSS), peak.name, *cli_command(settings, "--user-agent", AGENT, *args)]
+        proc = subprocess.run(command, input=stdin.encode(), stdout=out, stderr=err, check=False)
         out.seek(0)
         err.seek(0)
-        return Run(proc.returncode, out.read().decode(), err.read().decode(), usage.ru_maxrss / 1024)
+        return Run(proc.returncode, out.read().decode(), err.read().decode(), int(peak.read()) / 1024)
 
 
 def one_line_refusal(err: str, code: int, expected: int = 2) -> str:

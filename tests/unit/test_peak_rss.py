@@ -1,0 +1,38 @@
+"""`scripts/peak-rss` reports the command's own peak memory, not its parent's.
+
+Tests and benchmarks hold memory ceilings on commands (issue 27's 200 MB);
+a child forked straight from a large test worker inherits the worker's
+high-water mark, which once failed those ceilings for a 40 MB command.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+PEAK_RSS = Path(__file__).resolve().parents[2] / "scripts" / "peak-rss"
+SMALL_CHILD = [sys.executable, "-c", "pass"]
+
+
+def test_a_small_command_from_a_large_parent_reports_its_own_peak(tmp_path: Path) -> None:
+    ballast = b"\x01" * (256 * 1024 * 1024)
+    report = tmp_path / "peak.kb"
+    direct = subprocess.Popen(SMALL_CHILD)
+    _pid, _status, usage = os.wait4(direct.pid, 0)
+    probed = subprocess.run([sys.executable, str(PEAK_RSS), str(report), *SMALL_CHILD], check=False)
+    del ballast
+    assert usage.ru_maxrss > 256 * 1024, "this kernel no longer passes the parent's peak to a child"
+    assert probed.returncode == 0
+    assert int(report.read_text()) < 64 * 1024
+
+
+def test_the_command_s_exit_status_and_a_missing_command(tmp_path: Path) -> None:
+    report = tmp_path / "peak.kb"
+    assert subprocess.run([sys.executable, str(PEAK_RSS), str(report), sys.executable, "-c", "raise SystemExit(3)"],
+                          check=False).returncode == 3
+    missing = subprocess.run([sys.executable, str(PEAK_RSS), str(report), "no-such-command-here"],
+                             capture_output=True, text=True, check=False)
+    assert missing.returncode == 127
+    assert missing.stderr.strip() == "peak-rss: cannot run no-such-command-here: No such file or directory"
