@@ -2,9 +2,9 @@
 (~100 MB of XML), is inventoried through a Thrift gateway with a 256 MB heap (`side_gateway`, the local
 HBase's default Thrift heap), every row stored, no history row or write call over `max_row_bytes`.
 
-Long (over 10 minutes on a 2-core machine shared with other work: 100 MB of row keys go into HBase and
-come back for the checks), and heavy enough to stall such a machine past the standalone HBase's ZooKeeper
-session timeout (issue 27, case 12), so it runs only with SITEMAPCRAWL_TEST_HUGE=1, alone.
+Long (1.5 minutes alone on the 2-core machine, over 10 under other work: 100 MB of row keys go into HBase
+and come back for the checks), and heavy enough to stall such a machine past the standalone HBase's
+ZooKeeper session timeout (issue 27, case 12), so it runs only with SITEMAPCRAWL_TEST_HUGE=1, alone.
 test_history.py holds the spread to the bound on every run, with a small `max_row_bytes`.
 """
 
@@ -68,7 +68,9 @@ def test_a_huge_sitemap_is_inventoried_with_every_row_and_no_row_over_the_bound(
     with Store(dataclasses.replace(settings, hbase_batch_size=1)) as store:
         sizes = [len(key) + sum(len(c) + len(v) for c, v in cells.items())
                  for key, cells in store.scan(HISTORY_TABLE)]
-        assert len(sizes) >= 25 and max(sizes) <= ROW_BOUND  # ~100 MB of snapshot, spread
+        # The snapshot is packed (zlib): these URLs, alike but for their number, fit a few rows, far from
+        # the ~100 MB they were before packing; test_history.py holds the spread across rows to the bound.
+        assert sizes and max(sizes) <= ROW_BOUND
     with Store(settings) as store:
         listed = sum(1 for _ in store.scan(WEBPAGE_TABLE, columns=column_names(WebPage, ["in_sitemap"])))
         assert listed == URLS
