@@ -34,9 +34,9 @@ def printable(text: str, limit: int | None = None, keep_newlines: bool = False) 
     A cut line ends with `... (N more characters)`, so a huge bad line never
     floods the terminal. Tabs are kept; newlines only with `keep_newlines`.
     """
-    pattern = _UNSAFE_KEEP_NEWLINES if keep_newlines else _UNSAFE
     shown = text if limit is None or len(text) <= limit else text[:limit]
-    shown = pattern.sub(_escape, shown)
+    if not shown.isprintable():  # every character the patterns escape is unprintable: most text skips them
+        shown = (_UNSAFE_KEEP_NEWLINES if keep_newlines else _UNSAFE).sub(_escape, shown)
     if limit is not None and len(text) > limit:
         shown += f"... ({len(text) - limit} more characters)"
     return shown
@@ -47,8 +47,8 @@ def printable_json(value: Any, **options: Any) -> str:
 
     `options` go to `json.dumps` (`sort_keys`, `separators`).
     """
-    return _UNSAFE_IN_JSON.sub(lambda m: f"\\u{ord(m.group()):04x}",
-                               json_text(value, ensure_ascii=False, **options))
+    text = json_text(value, ensure_ascii=False, **options)
+    return text if text.isprintable() else _UNSAFE_IN_JSON.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 def json_text(value: Any, **options: Any) -> str:

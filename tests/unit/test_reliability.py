@@ -13,6 +13,8 @@ from datetime import UTC, datetime
 import pytest
 from Hbase_thrift import IllegalArgument
 from Hbase_thrift import IOError as HbaseIOError
+from hypothesis import given
+from hypothesis import strategies as st
 from thriftpy2.thrift import TApplicationException
 from thriftpy2.transport import TTransportException
 
@@ -40,6 +42,33 @@ def test_printable_escapes_terminal_controls() -> None:
     assert shown == "text/html\\x1b]0;pwned\\x07\\x1b[2J\\x9b31m\\u202etxt\\x0d\\x0a"
     assert printable("a\tb\nc", keep_newlines=True) == "a\tb\nc"
     assert printable("plain URL http://example.com/é") == "plain URL http://example.com/é"
+
+
+#: What `printable` escapes, as its docstring and the module's say: C0 controls but tab, DEL, C1
+#: controls, line and paragraph separators, bidi controls. JSON escapes C0 itself.
+UNSAFE = frozenset([*map(chr, range(0x00, 0x09)), *map(chr, range(0x0a, 0x20)), *map(chr, range(0x7f, 0xa0)),
+                    "\u2028", "\u2029", *map(chr, range(0x202a, 0x202f)), *map(chr, range(0x2066, 0x206a))])
+UNSAFE_IN_JSON = frozenset(c for c in UNSAFE if ord(c) >= 0x7f)
+TEXT = st.text(alphabet=st.one_of(st.characters(), st.sampled_from(sorted(UNSAFE))))
+
+
+def escaped(text: str, keep_newlines: bool = False) -> str:
+    return "".join(c if c not in UNSAFE or (keep_newlines and c == "\n")
+                   else f"\\x{ord(c):02x}" if ord(c) < 0x100 else f"\\u{ord(c):04x}" for c in text)
+
+
+@given(TEXT)
+def test_printable_escapes_exactly_the_unsafe_characters(text: str) -> None:
+    # Its fast path (text Python calls printable is returned as it is) must agree with the escaping.
+    assert printable(text) == escaped(text)
+    assert printable(text, keep_newlines=True) == escaped(text, keep_newlines=True)
+
+
+@given(TEXT)
+def test_printable_json_reads_back_and_leaves_nothing_unsafe_raw(text: str) -> None:
+    shown = printable_json({"t": text})
+    assert json.loads(shown) == {"t": text}
+    assert not UNSAFE_IN_JSON & set(shown)
 
 
 def test_printable_caps_long_text() -> None:
