@@ -1,26 +1,33 @@
-"""Our page entries as ultimate-sitemap-parser's objects, kept packed until they are read.
+"""Our page entries as ultimate-sitemap-parser's objects, spilled to disk while the document streams.
 
-usp (`usp.objects.sitemap`) pickles each sitemap's pages to a temporary file
-and loads them back on every `.pages`. The classes here are usp's own page
-sitemaps (`PagesXMLSitemap` and its siblings, same names, `isinstance` holds)
-that keep their pages in memory as one zlib-compressed `marshal` blob of
-plain tuples instead: no temporary file, no pickle, about a tenth of the
-bytes of the document. `.pages` builds fresh `SitemapPage` objects from the
-blob, as usp's property builds them from its file; pickling one gives usp's
-plain class back (`__reduce__`), so a saved tree loads without sitemapcrawl.
+usp (`usp.objects.sitemap`) pickles each sitemap's pages to a named
+temporary file once they are all parsed, loads them back on every `.pages`
+and removes the file in `__del__`. The classes here are usp's own page
+sitemaps (same names, `isinstance` holds) that write their pages as the
+document is read, `CHUNK_PAGES` entries at a time packed column by column
+with `marshal`, to one unnamed temporary file per tree (`PageSpool`: no name
+to leak, freed by the OS when the tree is dropped or the process ends, even
+killed). Memory holds one chunk and the chunks' places. `.pages` builds
+fresh `SitemapPage` objects of them all, as usp's property does;
+`all_pages()` builds them a chunk at a time. Pickling gives usp's plain class.
 
-Cost: packing is one marshal and one zlib pass per sitemap; every `.pages`
-unpacks and builds the objects again (the same as usp's unpickling).
+Cost: one `pwrite` per chunk while reading (about 120 bytes on disk a page);
+every `.pages` or `all_pages()` reads the chunks back and builds the objects.
 """
 
 from __future__ import annotations
 
 import marshal
-import zlib
-from collections.abc import Iterable
+import os
+import tempfile
+import weakref
+from collections.abc import Iterable, Iterator
 from datetime import datetime
 from decimal import Decimal
-from typing import Any
+from functools import partial
+from itertools import compress, islice
+from operator import is_
+from typing import IO, Any
 
 from usp.objects.page import (
     SITEMAP_PAGE_DEFAULT_PRIORITY,
@@ -40,62 +47,87 @@ from usp.objects.sitemap import (
 
 from sitemapcrawl.sitemaps.model import ChangeFreq, PageEntry, SitemapKind
 
-_CHANGEFREQ = {member.value: member for member in SitemapPageChangeFrequency}
+#: Entries packed and written together: the most a sitemap holds in memory while it is read or iterated.
+CHUNK_PAGES = 250
+
+_CHANGEFREQ: dict[str | None, SitemapPageChangeFrequency | None] = {
+    None: None, **{member.value: member for member in SitemapPageChangeFrequency}}
 _CHANGEFREQ_TEXT: dict[ChangeFreq | None, str | None] = {None: None, **{member: member.value for member in ChangeFreq}}
+_IS_PAGE_ENTRY = partial(is_, PageEntry)
 
 
-def _time(value: datetime | None) -> str | None:
-    """An aware datetime as ISO 8601 (exact; `datetime.fromisoformat` reads it back in one C call)."""
-    return None if value is None else value.isoformat()
+class PageSpool:
+    """One unnamed temporary file the page sitemaps of a tree write their chunks to.
 
-
-def _datetime(value: str | None) -> datetime | None:
-    return None if value is None else datetime.fromisoformat(value)
-
-
-def pack_pages(entries: Iterable[PageEntry]) -> bytes:
-    """The entries as one compressed blob (what a packed sitemap keeps).
-
-    Column by column (`zip(*entries)` transposes in C): URLs, lastmods as ISO
-    text, changefreq words, priorities; images, news and alternates only for
-    the entries that have any, by position.
+    Created on the first write (`tempfile.TemporaryFile`: O_TMPFILE, or
+    unlinked at once); closed when the last sitemap that reads it is gone.
+    Positional reads and writes (`os.pread`/`os.pwrite`), so readers in
+    several threads never share a file position.
     """
-    rows = list(entries)
-    if not rows:
-        return zlib.compress(marshal.dumps(((), (), (), (), {})), 1)
+
+    def __init__(self) -> None:
+        self._file: IO[bytes] | None = None
+        self._end = 0
+
+    def write(self, blob: bytes) -> tuple[int, int]:
+        """Append `blob`; return its (offset, length)."""
+        if self._file is None:
+            self._file = tempfile.TemporaryFile(prefix="sitemapcrawl-usp-")  # noqa: SIM115 (closed by finalize)
+            weakref.finalize(self, self._file.close)
+        offset, view = self._end, memoryview(blob)
+        while view:
+            written = os.pwrite(self._file.fileno(), view, self._end)
+            view = view[written:]
+            self._end += written
+        return offset, len(blob)
+
+    def read(self, place: tuple[int, int]) -> bytes:
+        """The blob written at `place` (an answer of `write`)."""
+        offset, length = place
+        if self._file is None:
+            raise ValueError("nothing was written to this spool")
+        parts = []
+        while length:
+            part = os.pread(self._file.fileno(), length, offset)
+            if not part:
+                raise OSError(f"page spool ended {length} bytes early")
+            parts.append(part)
+            offset += len(part)
+            length -= len(part)
+        return b"".join(parts)
+
+
+def pack_chunk(rows: tuple[PageEntry, ...]) -> bytes:
+    """Some entries as one `marshal` blob of columns (`zip(*rows)` transposes in C).
+
+    URLs; lastmods as ISO text (`datetime.fromisoformat` reads it back in one
+    C call); changefreq words; priorities; images, news and alternates only
+    for the entries that have any, by position.
+    """
     locs, lastmods, changefreqs, priorities, images, _videos, news, alternates = zip(*rows, strict=True)
     extras = {
         number: (
             tuple((image.loc, image.caption, image.geo_location, image.title, image.license) for image in pictures),
-            None if story is None else (story.title, _time(story.publication_date), story.publication_name,
+            None if story is None else (story.title, _iso(story.publication_date), story.publication_name,
                                         story.publication_language),
             tuple((alternate.hreflang, alternate.href) for alternate in others),
         )
         for number, (pictures, story, others) in enumerate(zip(images, news, alternates, strict=True))
         if pictures or story is not None or others
     }
-    columns = (
-        locs,
-        tuple(None if value is None else value.isoformat() for value in lastmods),
-        tuple(map(_CHANGEFREQ_TEXT.__getitem__, changefreqs)),
-        priorities,
-        extras,
-    )
-    return zlib.compress(marshal.dumps(columns), 1)
+    times = tuple(map(datetime.isoformat, lastmods)) if None not in lastmods else tuple(map(_iso, lastmods))
+    return marshal.dumps((locs, times, tuple(map(_CHANGEFREQ_TEXT.__getitem__, changefreqs)), priorities, extras))
 
 
-def unpack_pages(packed: bytes) -> list[SitemapPage]:
-    """usp `SitemapPage` objects, fresh, from a blob of `pack_pages`."""
-    locs, lastmods, changefreqs, priorities, extras = marshal.loads(zlib.decompress(packed))
+def unpack_chunk(blob: bytes) -> list[SitemapPage]:
+    """usp `SitemapPage` objects, fresh, from a blob of `pack_chunk` (object by object in C but `__init__`)."""
+    locs, times, changefreqs, priorities, extras = marshal.loads(blob)
     decimals: dict[float | None, Decimal] = {None: SITEMAP_PAGE_DEFAULT_PRIORITY}
     for value in set(priorities) - decimals.keys():
         decimals[value] = Decimal(str(value))
-    read_time = datetime.fromisoformat
-    pages = [
-        SitemapPage(loc, decimals[priority], None if lastmod is None else read_time(lastmod),
-                    None if changefreq is None else _CHANGEFREQ[changefreq])
-        for loc, lastmod, changefreq, priority in zip(locs, lastmods, changefreqs, priorities, strict=True)
-    ]
+    lastmods = map(datetime.fromisoformat, times) if None not in times else map(_datetime, times)
+    pages = list(map(SitemapPage, locs, map(decimals.__getitem__, priorities), lastmods,
+                     map(_CHANGEFREQ.__getitem__, changefreqs)))
     for number, (images, news, alternates) in extras.items():
         story = None
         if news is not None:
@@ -116,34 +148,67 @@ def unpack_pages(packed: bytes) -> list[SitemapPage]:
     return pages
 
 
-def _packed_class(base: type[AbstractPagesSitemap]) -> type[AbstractPagesSitemap]:
-    """usp's `base` with its pages packed in memory (same class name, so `repr` reads as usp's)."""
+def _iso(value: datetime | None) -> str | None:
+    return None if value is None else value.isoformat()
 
-    def __init__(self: Any, url: str, packed: bytes) -> None:
-        AbstractSitemap.__init__(self, url)  # not usp's __init__: it would write the temporary file
-        self._packed = packed
+
+def _datetime(value: str | None) -> datetime | None:
+    return None if value is None else datetime.fromisoformat(value)
+
+
+def _spilled_class(base: type[AbstractPagesSitemap]) -> type[AbstractPagesSitemap]:
+    """usp's `base` with its pages in a `PageSpool` (same class name, so `repr` reads as usp's)."""
+
+    def __init__(self: Any, url: str, spool: PageSpool, chunks: tuple[tuple[int, int], ...]) -> None:
+        AbstractSitemap.__init__(self, url)  # not usp's __init__: it would write its own temporary file
+        self._spool = spool
+        self._chunks = chunks
+
+    def pages_by_chunk(self: Any) -> Iterator[list[SitemapPage]]:
+        for place in self._chunks:
+            yield unpack_chunk(self._spool.read(place))
+
+    def pages(self: Any) -> list[SitemapPage]:
+        return [page for chunk in pages_by_chunk(self) for page in chunk]
+
+    def all_pages(self: Any) -> Iterator[SitemapPage]:
+        for chunk in pages_by_chunk(self):
+            yield from chunk
 
     namespace = {
-        "__slots__": ("_packed",),
+        "__slots__": ("_spool", "_chunks"),
         "__init__": __init__,
-        "__doc__": f"usp's `{base.__name__}`, its pages packed in memory (see `sitemaps.usp_pages`).",
+        "__doc__": f"usp's `{base.__name__}`, its pages spilled to a temporary file (see `sitemaps.usp_pages`).",
         "__module__": __name__,
-        "pages": property(lambda self: unpack_pages(self._packed)),
-        "__del__": lambda self: None,  # no temporary file to remove
+        "pages": property(pages, doc="The pages, fresh `SitemapPage` objects read back (as usp's)."),
+        "all_pages": all_pages,
+        "__del__": lambda self: None,  # no file of its own: the spool is closed with its last reader
         "__reduce__": lambda self: (base, (self.url, self.pages)),
     }
     return type(base.__name__, (base,), namespace)
 
 
-#: Our document kinds as usp's page sitemap classes (packed).
+#: Our document kinds as usp's page sitemap classes (spilled).
 PAGES_CLASS: dict[SitemapKind, type[AbstractPagesSitemap]] = {
-    SitemapKind.URLSET: _packed_class(PagesXMLSitemap),
-    SitemapKind.TEXT: _packed_class(PagesTextSitemap),
-    SitemapKind.RSS: _packed_class(PagesRSSSitemap),
-    SitemapKind.ATOM: _packed_class(PagesAtomSitemap),
+    SitemapKind.URLSET: _spilled_class(PagesXMLSitemap),
+    SitemapKind.TEXT: _spilled_class(PagesTextSitemap),
+    SitemapKind.RSS: _spilled_class(PagesRSSSitemap),
+    SitemapKind.ATOM: _spilled_class(PagesAtomSitemap),
 }
 
 
-def pages_sitemap(kind: SitemapKind, url: str, entries: Iterable[PageEntry]) -> AbstractPagesSitemap:
-    """usp's page sitemap of `kind` at `url` holding `entries` (packed)."""
-    return PAGES_CLASS[kind](url, pack_pages(entries))  # type: ignore[arg-type]
+def pages_sitemap(kind: SitemapKind, url: str, entries: Iterable[object],
+                  spool: PageSpool | None = None) -> AbstractPagesSitemap:
+    """usp's page sitemap of `kind` at `url` holding the `PageEntry` values of `entries`.
+
+    The entries are read and written to `spool` (a new one when None) a chunk
+    at a time as they stream; other values (an index's `SitemapRef`) are skipped.
+    """
+    spool = spool or PageSpool()
+    source = iter(entries)
+    places = []
+    while batch := tuple(islice(source, CHUNK_PAGES)):
+        rows: tuple[PageEntry, ...] = tuple(compress(batch, map(_IS_PAGE_ENTRY, map(type, batch))))  # type: ignore[arg-type]
+        if rows:
+            places.append(spool.write(pack_chunk(rows)))
+    return PAGES_CLASS[kind](url, spool, tuple(places))  # type: ignore[call-arg, arg-type]
