@@ -22,11 +22,11 @@ import os
 import tempfile
 import weakref
 from collections.abc import Iterable, Iterator
-from datetime import datetime
+from datetime import UTC, datetime
 from decimal import Decimal
 from functools import partial
-from itertools import compress, islice
-from operator import is_
+from itertools import compress, islice, repeat
+from operator import attrgetter, is_
 from typing import IO, Any
 
 from usp.objects.page import (
@@ -54,6 +54,7 @@ _CHANGEFREQ: dict[str | None, SitemapPageChangeFrequency | None] = {
     None: None, **{member.value: member for member in SitemapPageChangeFrequency}}
 _CHANGEFREQ_TEXT: dict[ChangeFreq | None, str | None] = {None: None, **{member: member.value for member in ChangeFreq}}
 _IS_PAGE_ENTRY = partial(is_, PageEntry)
+_MICROSECOND, _TZINFO = attrgetter("microsecond"), attrgetter("tzinfo")
 
 
 class PageSpool:
@@ -100,23 +101,45 @@ class PageSpool:
 def pack_chunk(rows: tuple[PageEntry, ...]) -> bytes:
     """Some entries as one `marshal` blob of columns (`zip(*rows)` transposes in C).
 
-    URLs; lastmods as ISO text (`datetime.fromisoformat` reads it back in one
-    C call); changefreq words; priorities; images, news and alternates only
-    for the entries that have any, by position.
+    URLs; lastmods (`_pack_times`); changefreq words; priorities; images,
+    news and alternates only for the entries that have any, by position.
+    No Python code runs per entry unless some have extensions or no lastmod.
     """
     locs, lastmods, changefreqs, priorities, images, _videos, news, alternates = zip(*rows, strict=True)
-    extras = {
-        number: (
-            tuple((image.loc, image.caption, image.geo_location, image.title, image.license) for image in pictures),
-            None if story is None else (story.title, _iso(story.publication_date), story.publication_name,
-                                        story.publication_language),
-            tuple((alternate.hreflang, alternate.href) for alternate in others),
-        )
-        for number, (pictures, story, others) in enumerate(zip(images, news, alternates, strict=True))
-        if pictures or story is not None or others
-    }
-    times = tuple(map(datetime.isoformat, lastmods)) if None not in lastmods else tuple(map(_iso, lastmods))
-    return marshal.dumps((locs, times, tuple(map(_CHANGEFREQ_TEXT.__getitem__, changefreqs)), priorities, extras))
+    extras = {}
+    if any(images) or any(alternates) or news.count(None) != len(news):
+        extras = {
+            number: (
+                tuple((image.loc, image.caption, image.geo_location, image.title, image.license)
+                      for image in pictures),
+                None if story is None else (story.title, _iso(story.publication_date), story.publication_name,
+                                            story.publication_language),
+                tuple((alternate.hreflang, alternate.href) for alternate in others),
+            )
+            for number, (pictures, story, others) in enumerate(zip(images, news, alternates, strict=True))
+            if pictures or story is not None or others
+        }
+    return marshal.dumps((locs, _pack_times(lastmods), tuple(map(_CHANGEFREQ_TEXT.__getitem__, changefreqs)),
+                          priorities, extras))
+
+
+def _pack_times(lastmods: tuple[datetime | None, ...]) -> tuple[float, ...] | tuple[str | None, ...]:
+    """Lastmods as POSIX seconds when all are whole seconds in UTC, else as ISO text (both exact).
+
+    Seconds cost one C call each way (`timestamp`, `fromtimestamp`), a third
+    of ISO text's; a whole second is exact as a double in every year 1..9999.
+    ISO text (`datetime.fromisoformat` reads it back) takes the rest: a
+    missing lastmod, a fraction of a second, another time zone.
+    """
+    if None not in lastmods and not any(map(_MICROSECOND, lastmods)) and {*map(_TZINFO, lastmods)} <= {UTC}:
+        return tuple(map(datetime.timestamp, lastmods))  # type: ignore[arg-type]
+    return tuple(map(_iso, lastmods))
+
+
+def _unpack_times(packed: tuple[float, ...] | tuple[str | None, ...]) -> Iterator[datetime | None]:
+    if packed and type(packed[0]) is float:
+        return map(datetime.fromtimestamp, packed, repeat(UTC))  # type: ignore[arg-type]
+    return map(_datetime, packed)  # type: ignore[arg-type]
 
 
 def unpack_chunk(blob: bytes) -> list[SitemapPage]:
@@ -125,7 +148,7 @@ def unpack_chunk(blob: bytes) -> list[SitemapPage]:
     decimals: dict[float | None, Decimal] = {None: SITEMAP_PAGE_DEFAULT_PRIORITY}
     for value in set(priorities) - decimals.keys():
         decimals[value] = Decimal(str(value))
-    lastmods = map(datetime.fromisoformat, times) if None not in times else map(_datetime, times)
+    lastmods = _unpack_times(times)
     pages = list(map(SitemapPage, locs, map(decimals.__getitem__, priorities), lastmods,
                      map(_CHANGEFREQ.__getitem__, changefreqs)))
     for number, (images, news, alternates) in extras.items():

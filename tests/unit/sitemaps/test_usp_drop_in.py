@@ -197,3 +197,16 @@ def test_pages_spill_in_chunks_read_back_whole_or_chunk_by_chunk_and_the_file_cl
     del spool, first, second
     gc.collect()
     assert gone() is None and len(os.listdir("/proc/self/fd")) == fds_before
+
+
+@pytest.mark.parametrize("lastmods", [
+    [datetime(1, 1, 1, tzinfo=UTC), datetime(9999, 12, 31, 23, 59, 59, tzinfo=UTC), datetime(1969, 12, 31, tzinfo=UTC)],
+    [datetime(2024, 5, 6, 7, 8, 9, 1, tzinfo=UTC), datetime(2024, 5, 6, tzinfo=UTC)],  # a fraction: as text
+    [datetime(2024, 5, 6, tzinfo=UTC), None],
+])
+def test_lastmods_come_back_exactly_with_their_time_zone(lastmods: list[datetime | None]) -> None:
+    entries = [PageEntry(f"http://a.test/{n}", when) for n, when in enumerate(lastmods)]
+    pages = pages_sitemap(SitemapKind.URLSET, "http://a.test/s.xml", entries).pages
+    assert [page.last_modified for page in pages] == lastmods
+    assert [None if p.last_modified is None else p.last_modified.isoformat() for p in pages] == [
+        None if when is None else when.isoformat() for when in lastmods]
