@@ -9,8 +9,9 @@ this process. Each side runs in a process of its own: start the
 interpreter, import, call `sitemap_tree_for_homepage(homepage)` and count
 `all_pages()` (what a usp user does with the tree), exit. The time is spawn
 to exit (best of `--repeat`), its CPU seconds (user + system, steadier than
-the wall time on a loaded machine), the memory the process's peak RSS
-(`wait4`, the highest of the runs). Both probe the 14 well-known paths (404 here).
+the wall time on a loaded machine), the memory the process's own peak RSS
+(`scripts/peak-rss`, the highest of the runs). `--files N` serves N of the
+20 urlsets (50,000 URLs each). Both probe the 14 well-known paths (404 here).
 
 - `usp`: `usp.tree.sitemap_tree_for_homepage` with its `RequestsWebClient`.
 - `sitemapcrawl`: `sitemapcrawl.sitemaps.sitemap_tree_for_homepage`, our

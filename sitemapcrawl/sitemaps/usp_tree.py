@@ -6,8 +6,9 @@ and the sitemaps found at the well-known paths, indexes as `IndexXMLSitemap`,
 documents as usp's page sitemaps, failures as `InvalidSitemap(url, reason)`.
 The documents are read by `parse_sitemap` (entities off, capped sizes and
 URL counts, strict scope: robots.txt's host vouches for what it lists, index
-children inherit), one at a time; the raw bytes are dropped once read and
-pages are written to one temporary file per tree as they stream (`usp_pages`). Differences from usp: docs/usp.md.
+children inherit), one at a time, streamed from a temporary file when the
+fetcher can write one (`SpoolingFetcher`, as our client); the pages go to
+one temporary file per tree as they stream (`usp_pages`). Differences: docs/usp.md.
 
 The network stays outside: `web_client` is a usp `AbstractWebClient`
 (adapted by `UspWebClientFetcher`) or None, which asks the package root for
