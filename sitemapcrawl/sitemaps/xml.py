@@ -115,6 +115,19 @@ def _prune(element: Any) -> None:
         del parent[: parent.index(element)]
 
 
+def _release(events: Any) -> None:
+    """Free what is left of the tree (the entries since the last prune) once reading ends.
+
+    lxml's `iterparse` is a reference cycle (parser, context, document): it
+    and its tree outlive the document until a full garbage collection, so a
+    walk of many documents kept a tree part of each (bench_usp_tree: the
+    peak 0.8 MB higher over 20 documents).
+    """
+    root = events.root
+    if root is not None:
+        root.clear()
+
+
 class EofFlagReader:
     """Wraps a byte stream and remembers when it has returned its last byte."""
 
@@ -203,6 +216,8 @@ class XmlEntries(_XmlStream):
         except _XML_ERRORS as exc:
             self._unreadable(exc)
             return
+        finally:
+            _release(events)
         self._check(events)
 
 
@@ -351,6 +366,7 @@ class UrlsetEntries(_XmlStream):
             tally.bad_lastmod += bad_lastmod
             if from_text:
                 tally.lenient[LOC_FROM_TEXT_URL] += from_text
+            _release(events)
         self._check(events)
 
 
