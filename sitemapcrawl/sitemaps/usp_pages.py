@@ -7,7 +7,7 @@ sitemaps (same names, `isinstance` holds) that write their pages as the
 document is read, `CHUNK_PAGES` entries at a time packed column by column
 with `marshal`, to one unnamed temporary file per tree (`PageSpool`: no name
 to leak, freed by the OS when the tree is dropped or the process ends, even
-killed). Memory holds one chunk and the chunks' places. `.pages` builds
+killed). Memory holds one chunk, and where each sitemap's chunks start and stop. `.pages` builds
 fresh `SitemapPage` objects of them all, as usp's property does;
 `all_pages()` builds them a chunk at a time. Pickling gives usp's plain class.
 
@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import marshal
 import os
+import struct
 import tempfile
 import weakref
 from collections.abc import Iterable, Iterator
@@ -48,18 +49,21 @@ from usp.objects.sitemap import (
 from sitemapcrawl.sitemaps.model import ChangeFreq, PageEntry, SitemapKind
 
 #: Entries packed and written together: the most a sitemap holds in memory while it is read or iterated.
-CHUNK_PAGES = 250
+CHUNK_PAGES = 100
 
 _CHANGEFREQ: dict[str | None, SitemapPageChangeFrequency | None] = {
     None: None, **{member.value: member for member in SitemapPageChangeFrequency}}
 _CHANGEFREQ_TEXT: dict[ChangeFreq | None, str | None] = {None: None, **{member: member.value for member in ChangeFreq}}
 _IS_PAGE_ENTRY = partial(is_, PageEntry)
+_FRAME = struct.Struct("<I")
 _MICROSECOND, _TZINFO = attrgetter("microsecond"), attrgetter("tzinfo")
 
 
 class PageSpool:
-    """One unnamed temporary file the page sitemaps of a tree write their chunks to.
+    """One unnamed temporary file the page sitemaps of a tree write their chunks to, as frames.
 
+    A frame is a blob after its length (4 bytes); a sitemap keeps only where
+    its frames start and stop, so memory does not grow with its chunks.
     Created on the first write (`tempfile.TemporaryFile`: O_TMPFILE, or
     unlinked at once); closed when the last sitemap that reads it is gone.
     Positional reads and writes (`os.pread`/`os.pwrite`), so readers in
@@ -70,21 +74,30 @@ class PageSpool:
         self._file: IO[bytes] | None = None
         self._end = 0
 
-    def write(self, blob: bytes) -> tuple[int, int]:
-        """Append `blob`; return its (offset, length)."""
+    @property
+    def end(self) -> int:
+        """Where the next frame will be written."""
+        return self._end
+
+    def append(self, blob: bytes) -> None:
+        """Write `blob` as the next frame."""
         if self._file is None:
             self._file = tempfile.TemporaryFile(prefix="sitemapcrawl-usp-")  # noqa: SIM115 (closed by finalize)
             weakref.finalize(self, self._file.close)
-        offset, view = self._end, memoryview(blob)
+        view = memoryview(_FRAME.pack(len(blob)) + blob)
         while view:
             written = os.pwrite(self._file.fileno(), view, self._end)
             view = view[written:]
             self._end += written
-        return offset, len(blob)
 
-    def read(self, place: tuple[int, int]) -> bytes:
-        """The blob written at `place` (an answer of `write`)."""
-        offset, length = place
+    def frames(self, start: int, stop: int) -> Iterator[bytes]:
+        """The blobs of the frames written from `start` to `stop` (two values of `end`)."""
+        while start < stop:
+            (length,) = _FRAME.unpack(self._read(start, _FRAME.size))
+            yield self._read(start + _FRAME.size, length)
+            start += _FRAME.size + length
+
+    def _read(self, offset: int, length: int) -> bytes:
         if self._file is None:
             raise ValueError("nothing was written to this spool")
         parts = []
@@ -182,14 +195,14 @@ def _datetime(value: str | None) -> datetime | None:
 def _spilled_class(base: type[AbstractPagesSitemap]) -> type[AbstractPagesSitemap]:
     """usp's `base` with its pages in a `PageSpool` (same class name, so `repr` reads as usp's)."""
 
-    def __init__(self: Any, url: str, spool: PageSpool, chunks: tuple[tuple[int, int], ...]) -> None:
+    def __init__(self: Any, url: str, spool: PageSpool, start: int, stop: int) -> None:
         AbstractSitemap.__init__(self, url)  # not usp's __init__: it would write its own temporary file
         self._spool = spool
-        self._chunks = chunks
+        self._frames = (start, stop)
 
     def pages_by_chunk(self: Any) -> Iterator[list[SitemapPage]]:
-        for place in self._chunks:
-            yield unpack_chunk(self._spool.read(place))
+        for blob in self._spool.frames(*self._frames):
+            yield unpack_chunk(blob)
 
     def pages(self: Any) -> list[SitemapPage]:
         return [page for chunk in pages_by_chunk(self) for page in chunk]
@@ -199,7 +212,7 @@ def _spilled_class(base: type[AbstractPagesSitemap]) -> type[AbstractPagesSitema
             yield from chunk
 
     namespace = {
-        "__slots__": ("_spool", "_chunks"),
+        "__slots__": ("_spool", "_frames"),
         "__init__": __init__,
         "__doc__": f"usp's `{base.__name__}`, its pages spilled to a temporary file (see `sitemaps.usp_pages`).",
         "__module__": __name__,
@@ -229,9 +242,9 @@ def pages_sitemap(kind: SitemapKind, url: str, entries: Iterable[object],
     """
     spool = spool or PageSpool()
     source = iter(entries)
-    places = []
+    start = spool.end  # one sitemap is written at a time: its frames follow each other
     while batch := tuple(islice(source, CHUNK_PAGES)):
         rows: tuple[PageEntry, ...] = tuple(compress(batch, map(_IS_PAGE_ENTRY, map(type, batch))))  # type: ignore[arg-type]
         if rows:
-            places.append(spool.write(pack_chunk(rows)))
-    return PAGES_CLASS[kind](url, spool, tuple(places))  # type: ignore[call-arg, arg-type]
+            spool.append(pack_chunk(rows))
+    return PAGES_CLASS[kind](url, spool, start, spool.end)  # type: ignore[call-arg, arg-type]
