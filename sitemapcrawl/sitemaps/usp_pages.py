@@ -7,9 +7,9 @@ sitemaps (same names, `isinstance` holds) that write their pages as the
 document is read, `CHUNK_PAGES` entries at a time packed column by column
 with `marshal`, to one unnamed temporary file per tree (`PageSpool`: no name
 to leak, freed by the OS when the tree is dropped or the process ends, even
-killed). Memory holds one chunk, and where each sitemap's chunks start and stop. `.pages` builds
-fresh `SitemapPage` objects of them all, as usp's property does;
-`all_pages()` builds them a chunk at a time. Pickling gives usp's plain class.
+killed). Memory holds one chunk, and where each sitemap's chunks start and
+stop. `.pages` builds fresh `SitemapPage` objects of them all, as usp's
+property does; `all_pages()` a chunk at a time. Pickling gives usp's plain class.
 
 Cost: one `pwrite` per chunk while reading (about 100 bytes on disk a page);
 every `.pages` or `all_pages()` reads the chunks back and builds the objects.
