@@ -26,7 +26,7 @@ from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime
 from decimal import Decimal
 from functools import partial
-from itertools import compress, islice, repeat
+from itertools import chain, compress, islice, repeat
 from operator import attrgetter, is_
 from typing import IO, Any
 
@@ -49,13 +49,16 @@ from usp.objects.sitemap import (
 from sitemapcrawl.sitemaps.model import ChangeFreq, PageEntry, SitemapKind
 
 #: Entries packed and written together: the most a sitemap holds in memory while it is read or iterated.
-CHUNK_PAGES = 100
+CHUNK_PAGES = 250
 
 _CHANGEFREQ: dict[str | None, SitemapPageChangeFrequency | None] = {
     None: None, **{member.value: member for member in SitemapPageChangeFrequency}}
 _CHANGEFREQ_TEXT: dict[ChangeFreq | None, str | None] = {None: None, **{member: member.value for member in ChangeFreq}}
 _IS_PAGE_ENTRY = partial(is_, PageEntry)
 _FRAME = struct.Struct("<I")
+#: Priorities as usp's Decimals, shared by all chunks (at most `_MAX_DECIMALS` values).
+_DECIMALS: dict[float | None, Decimal] = {None: SITEMAP_PAGE_DEFAULT_PRIORITY}
+_MAX_DECIMALS = 1_000
 _MICROSECOND, _TZINFO = attrgetter("microsecond"), attrgetter("tzinfo")
 
 
@@ -158,9 +161,13 @@ def _unpack_times(packed: tuple[float, ...] | tuple[str | None, ...]) -> Iterato
 def unpack_chunk(blob: bytes) -> list[SitemapPage]:
     """usp `SitemapPage` objects, fresh, from a blob of `pack_chunk` (object by object in C but `__init__`)."""
     locs, times, changefreqs, priorities, extras = marshal.loads(blob)
-    decimals: dict[float | None, Decimal] = {None: SITEMAP_PAGE_DEFAULT_PRIORITY}
-    for value in set(priorities) - decimals.keys():
-        decimals[value] = Decimal(str(value))
+    decimals = _DECIMALS
+    missing = set(priorities).difference(decimals)
+    if missing:
+        if len(decimals) + len(missing) > _MAX_DECIMALS:
+            decimals = dict(decimals)  # this chunk's own: the shared one stays bounded
+        for value in missing:
+            decimals[value] = Decimal(str(value))
     lastmods = _unpack_times(times)
     pages = list(map(SitemapPage, locs, map(decimals.__getitem__, priorities), lastmods,
                      map(_CHANGEFREQ.__getitem__, changefreqs)))
@@ -200,16 +207,11 @@ def _spilled_class(base: type[AbstractPagesSitemap]) -> type[AbstractPagesSitema
         self._spool = spool
         self._frames = (start, stop)
 
-    def pages_by_chunk(self: Any) -> Iterator[list[SitemapPage]]:
-        for blob in self._spool.frames(*self._frames):
-            yield unpack_chunk(blob)
+    def all_pages(self: Any) -> Iterator[SitemapPage]:
+        return chain.from_iterable(map(unpack_chunk, self._spool.frames(*self._frames)))
 
     def pages(self: Any) -> list[SitemapPage]:
-        return [page for chunk in pages_by_chunk(self) for page in chunk]
-
-    def all_pages(self: Any) -> Iterator[SitemapPage]:
-        for chunk in pages_by_chunk(self):
-            yield from chunk
+        return list(all_pages(self))
 
     namespace = {
         "__slots__": ("_spool", "_frames"),
