@@ -11,7 +11,7 @@ killed). Memory holds one chunk, and where each sitemap's chunks start and
 stop. `.pages` builds fresh `SitemapPage` objects of them all, as usp's
 property does; `all_pages()` a chunk at a time. Pickling gives usp's plain class.
 
-Cost: one `pwrite` per chunk while reading (about 100 bytes on disk a page);
+Cost: one `pwrite` per chunk while reading (about 95 bytes on disk a page);
 every `.pages` or `all_pages()` reads the chunks back and builds the objects.
 """
 
