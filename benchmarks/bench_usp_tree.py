@@ -1,6 +1,6 @@
 """The usp drop-in: our `sitemap_tree_for_homepage` against ultimate-sitemap-parser 1.8.1's, same site, same run.
 
-Run: .venv/bin/python benchmarks/bench_usp_tree.py [--repeat 1]
+Run: .venv/bin/python benchmarks/bench_usp_tree.py [--repeat 1] [--files 20]
 
 The site is bench_parse's 1,000,000-URL tree (an index of 20 gzipped
 50,000-URL urlsets, about 10 MB each unpacked), with a robots.txt that lists
@@ -9,8 +9,9 @@ this process. Each side runs in a process of its own: start the
 interpreter, import, call `sitemap_tree_for_homepage(homepage)` and count
 `all_pages()` (what a usp user does with the tree), exit. The time is spawn
 to exit (best of `--repeat`), its CPU seconds (user + system, steadier than
-the wall time on a loaded machine), the memory the process's peak RSS
-(`wait4`, the highest of the runs). Both probe the 14 well-known paths (404 here).
+the wall time on a loaded machine), the memory the process's own peak RSS
+(`scripts/peak-rss`, the highest of the runs). `--files N` serves N of the
+20 urlsets (50,000 URLs each). Both probe the 14 well-known paths (404 here).
 
 - `usp`: `usp.tree.sitemap_tree_for_homepage` with its `RequestsWebClient`.
 - `sitemapcrawl`: `sitemapcrawl.sitemaps.sitemap_tree_for_homepage`, our
@@ -60,6 +61,9 @@ def child(side: str, homepage: str) -> None:
 def main() -> None:
     parser = bench_parser(__doc__)
     parser.add_argument("--repeat", type=int, default=1, help="runs per side (best time, highest memory)")
+    parser.add_argument("--files", type=int, default=TREE_FILES, choices=range(1, TREE_FILES + 1),
+                        metavar=f"1..{TREE_FILES}",
+                        help=f"{URLS_PER_FILE:,}-URL urlsets behind the index [default: %(default)s]")
     parser.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -71,14 +75,14 @@ def main() -> None:
         folder = Path(tmp)
         with serve_folder(folder) as base:
             names = []
-            for number in range(1, TREE_FILES + 1):
+            for number in range(1, args.files + 1):
                 name = f"sitemap-{number:02d}.xml.gz"
                 (folder / name).write_bytes(gzip.compress(make_urlset(base, number), 6))
                 names.append(name)
             (folder / "index.xml").write_bytes(make_index(base, names))
             (folder / "robots.txt").write_text(f"User-agent: *\nAllow: /\nSitemap: {base}/index.xml\n")
-            print(f"site: {base}/, robots.txt -> index of {TREE_FILES} gzipped urlsets, "
-                  f"{TREE_FILES * URLS_PER_FILE:,} URLs", flush=True)
+            print(f"site: {base}/, robots.txt -> index of {args.files} gzipped urlsets, "
+                  f"{args.files * URLS_PER_FILE:,} URLs", flush=True)
             env = {**os.environ, "SITEMAPCRAWL_DELAY": "0", "PYTHONHASHSEED": "0"}
             figures = {}
             for side in ("floor", "sitemapcrawl", "usp"):

@@ -48,7 +48,7 @@ EXPECTED: dict[str, str] = {
     "tests/tree/test_rss_atom.py::TestTreeRssAtom::test_sitemap_tree_for_homepage_rss_atom":
         "a feed item's date is the page's last_modified, not a news story with the item title",
     "tests/tree/test_save.py::TestTreeSave::test_pickle":
-        "reads usp's private temp-file path: our pages are packed in memory (pickling works)",
+        "reads usp's private temp-file path: ours are in one unnamed temporary file per tree (pickling works)",
     "tests/tree/test_security.py::TestTreeSecurity::test_billion_laughs_attack":
         "a DOCTYPE is read with entities off (entries kept), usp refuses the whole document",
     **{_OPTS + name: _INTERNALS for name in (

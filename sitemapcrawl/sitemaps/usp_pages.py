@@ -1,26 +1,34 @@
-"""Our page entries as ultimate-sitemap-parser's objects, kept packed until they are read.
+"""Our page entries as ultimate-sitemap-parser's objects, spilled to disk while the document streams.
 
-usp (`usp.objects.sitemap`) pickles each sitemap's pages to a temporary file
-and loads them back on every `.pages`. The classes here are usp's own page
-sitemaps (`PagesXMLSitemap` and its siblings, same names, `isinstance` holds)
-that keep their pages in memory as one zlib-compressed `marshal` blob of
-plain tuples instead: no temporary file, no pickle, about a tenth of the
-bytes of the document. `.pages` builds fresh `SitemapPage` objects from the
-blob, as usp's property builds them from its file; pickling one gives usp's
-plain class back (`__reduce__`), so a saved tree loads without sitemapcrawl.
+usp (`usp.objects.sitemap`) pickles each sitemap's pages to a named
+temporary file once they are all parsed, loads them back on every `.pages`
+and removes the file in `__del__`. The classes here are usp's own page
+sitemaps (same names, `isinstance` holds) that write their pages as the
+document is read, `CHUNK_PAGES` entries at a time packed column by column
+with `marshal`, to one unnamed temporary file per tree (`PageSpool`: no name
+to leak, freed by the OS when the tree is dropped or the process ends, even
+killed). Memory holds one chunk, and where each sitemap's chunks start and
+stop. `.pages` builds fresh `SitemapPage` objects of them all, as usp's
+property does; `all_pages()` a chunk at a time. Pickling gives usp's plain class.
 
-Cost: packing is one marshal and one zlib pass per sitemap; every `.pages`
-unpacks and builds the objects again (the same as usp's unpickling).
+Cost: one `pwrite` per chunk while reading (about 95 bytes on disk a page);
+every `.pages` or `all_pages()` reads the chunks back and builds the objects.
 """
 
 from __future__ import annotations
 
 import marshal
-import zlib
-from collections.abc import Iterable
-from datetime import datetime
+import os
+import struct
+import tempfile
+import weakref
+from collections.abc import Iterable, Iterator
+from datetime import UTC, datetime
 from decimal import Decimal
-from typing import Any
+from functools import partial
+from itertools import chain, compress, islice, repeat
+from operator import attrgetter, is_
+from typing import IO, Any
 
 from usp.objects.page import (
     SITEMAP_PAGE_DEFAULT_PRIORITY,
@@ -40,62 +48,129 @@ from usp.objects.sitemap import (
 
 from sitemapcrawl.sitemaps.model import ChangeFreq, PageEntry, SitemapKind
 
-_CHANGEFREQ = {member.value: member for member in SitemapPageChangeFrequency}
+#: Entries packed and written together: the most a sitemap holds in memory while it is read or iterated.
+CHUNK_PAGES = 250
+
+_CHANGEFREQ: dict[str | None, SitemapPageChangeFrequency | None] = {
+    None: None, **{member.value: member for member in SitemapPageChangeFrequency}}
 _CHANGEFREQ_TEXT: dict[ChangeFreq | None, str | None] = {None: None, **{member: member.value for member in ChangeFreq}}
+_IS_PAGE_ENTRY = partial(is_, PageEntry)
+_FRAME = struct.Struct("<I")
+#: Priorities as usp's Decimals, shared by all chunks (at most `_MAX_DECIMALS` values).
+_DECIMALS: dict[float | None, Decimal] = {None: SITEMAP_PAGE_DEFAULT_PRIORITY}
+_MAX_DECIMALS = 1_000
+_MICROSECOND, _TZINFO = attrgetter("microsecond"), attrgetter("tzinfo")
 
 
-def _time(value: datetime | None) -> str | None:
-    """An aware datetime as ISO 8601 (exact; `datetime.fromisoformat` reads it back in one C call)."""
-    return None if value is None else value.isoformat()
+class PageSpool:
+    """One unnamed temporary file the page sitemaps of a tree write their chunks to, as frames.
 
-
-def _datetime(value: str | None) -> datetime | None:
-    return None if value is None else datetime.fromisoformat(value)
-
-
-def pack_pages(entries: Iterable[PageEntry]) -> bytes:
-    """The entries as one compressed blob (what a packed sitemap keeps).
-
-    Column by column (`zip(*entries)` transposes in C): URLs, lastmods as ISO
-    text, changefreq words, priorities; images, news and alternates only for
-    the entries that have any, by position.
+    A frame is a blob after its length (4 bytes); a sitemap keeps only where
+    its frames start and stop, so memory does not grow with its chunks.
+    Created on the first write (`tempfile.TemporaryFile`: O_TMPFILE, or
+    unlinked at once); closed when the last sitemap that reads it is gone.
+    Positional reads and writes (`os.pread`/`os.pwrite`), so readers in
+    several threads never share a file position.
     """
-    rows = list(entries)
-    if not rows:
-        return zlib.compress(marshal.dumps(((), (), (), (), {})), 1)
+
+    def __init__(self) -> None:
+        self._file: IO[bytes] | None = None
+        self._end = 0
+
+    @property
+    def end(self) -> int:
+        """Where the next frame will be written."""
+        return self._end
+
+    def append(self, blob: bytes) -> None:
+        """Write `blob` as the next frame."""
+        if self._file is None:
+            self._file = tempfile.TemporaryFile(prefix="sitemapcrawl-usp-")  # noqa: SIM115 (closed by finalize)
+            weakref.finalize(self, self._file.close)
+        view = memoryview(_FRAME.pack(len(blob)) + blob)
+        while view:
+            written = os.pwrite(self._file.fileno(), view, self._end)
+            view = view[written:]
+            self._end += written
+
+    def frames(self, start: int, stop: int) -> Iterator[bytes]:
+        """The blobs of the frames written from `start` to `stop` (two values of `end`)."""
+        while start < stop:
+            (length,) = _FRAME.unpack(self._read(start, _FRAME.size))
+            yield self._read(start + _FRAME.size, length)
+            start += _FRAME.size + length
+
+    def _read(self, offset: int, length: int) -> bytes:
+        if self._file is None:
+            raise ValueError("nothing was written to this spool")
+        parts = []
+        while length:
+            part = os.pread(self._file.fileno(), length, offset)
+            if not part:
+                raise OSError(f"page spool ended {length} bytes early")
+            parts.append(part)
+            offset += len(part)
+            length -= len(part)
+        return b"".join(parts)
+
+
+def pack_chunk(rows: tuple[PageEntry, ...]) -> bytes:
+    """Some entries as one `marshal` blob of columns (`zip(*rows)` transposes in C).
+
+    URLs; lastmods (`_pack_times`); changefreq words; priorities; images,
+    news and alternates only for the entries that have any, by position.
+    No Python code runs per entry unless some have extensions or no lastmod.
+    """
     locs, lastmods, changefreqs, priorities, images, _videos, news, alternates = zip(*rows, strict=True)
-    extras = {
-        number: (
-            tuple((image.loc, image.caption, image.geo_location, image.title, image.license) for image in pictures),
-            None if story is None else (story.title, _time(story.publication_date), story.publication_name,
-                                        story.publication_language),
-            tuple((alternate.hreflang, alternate.href) for alternate in others),
-        )
-        for number, (pictures, story, others) in enumerate(zip(images, news, alternates, strict=True))
-        if pictures or story is not None or others
-    }
-    columns = (
-        locs,
-        tuple(None if value is None else value.isoformat() for value in lastmods),
-        tuple(map(_CHANGEFREQ_TEXT.__getitem__, changefreqs)),
-        priorities,
-        extras,
-    )
-    return zlib.compress(marshal.dumps(columns), 1)
+    extras = {}
+    if any(images) or any(alternates) or news.count(None) != len(news):
+        extras = {
+            number: (
+                tuple((image.loc, image.caption, image.geo_location, image.title, image.license)
+                      for image in pictures),
+                None if story is None else (story.title, _iso(story.publication_date), story.publication_name,
+                                            story.publication_language),
+                tuple((alternate.hreflang, alternate.href) for alternate in others),
+            )
+            for number, (pictures, story, others) in enumerate(zip(images, news, alternates, strict=True))
+            if pictures or story is not None or others
+        }
+    return marshal.dumps((locs, _pack_times(lastmods), tuple(map(_CHANGEFREQ_TEXT.__getitem__, changefreqs)),
+                          priorities, extras))
 
 
-def unpack_pages(packed: bytes) -> list[SitemapPage]:
-    """usp `SitemapPage` objects, fresh, from a blob of `pack_pages`."""
-    locs, lastmods, changefreqs, priorities, extras = marshal.loads(zlib.decompress(packed))
-    decimals: dict[float | None, Decimal] = {None: SITEMAP_PAGE_DEFAULT_PRIORITY}
-    for value in set(priorities) - decimals.keys():
-        decimals[value] = Decimal(str(value))
-    read_time = datetime.fromisoformat
-    pages = [
-        SitemapPage(loc, decimals[priority], None if lastmod is None else read_time(lastmod),
-                    None if changefreq is None else _CHANGEFREQ[changefreq])
-        for loc, lastmod, changefreq, priority in zip(locs, lastmods, changefreqs, priorities, strict=True)
-    ]
+def _pack_times(lastmods: tuple[datetime | None, ...]) -> tuple[float, ...] | tuple[str | None, ...]:
+    """Lastmods as POSIX seconds when all are whole seconds in UTC, else as ISO text (both exact).
+
+    Seconds cost one C call each way (`timestamp`, `fromtimestamp`), a third
+    of ISO text's; a whole second is exact as a double in every year 1..9999.
+    ISO text (`datetime.fromisoformat` reads it back) takes the rest: a
+    missing lastmod, a fraction of a second, another time zone.
+    """
+    if None not in lastmods and not any(map(_MICROSECOND, lastmods)) and {*map(_TZINFO, lastmods)} <= {UTC}:
+        return tuple(map(datetime.timestamp, lastmods))  # type: ignore[arg-type]
+    return tuple(map(_iso, lastmods))
+
+
+def _unpack_times(packed: tuple[float, ...] | tuple[str | None, ...]) -> Iterator[datetime | None]:
+    if packed and type(packed[0]) is float:
+        return map(datetime.fromtimestamp, packed, repeat(UTC))  # type: ignore[arg-type]
+    return map(_datetime, packed)  # type: ignore[arg-type]
+
+
+def unpack_chunk(blob: bytes) -> list[SitemapPage]:
+    """usp `SitemapPage` objects, fresh, from a blob of `pack_chunk` (object by object in C but `__init__`)."""
+    locs, times, changefreqs, priorities, extras = marshal.loads(blob)
+    decimals = _DECIMALS
+    missing = set(priorities).difference(decimals)
+    if missing:
+        if len(decimals) + len(missing) > _MAX_DECIMALS:
+            decimals = dict(decimals)  # this chunk's own: the shared one stays bounded
+        for value in missing:
+            decimals[value] = Decimal(str(value))
+    lastmods = _unpack_times(times)
+    pages = list(map(SitemapPage, locs, map(decimals.__getitem__, priorities), lastmods,
+                     map(_CHANGEFREQ.__getitem__, changefreqs)))
     for number, (images, news, alternates) in extras.items():
         story = None
         if news is not None:
@@ -116,34 +191,62 @@ def unpack_pages(packed: bytes) -> list[SitemapPage]:
     return pages
 
 
-def _packed_class(base: type[AbstractPagesSitemap]) -> type[AbstractPagesSitemap]:
-    """usp's `base` with its pages packed in memory (same class name, so `repr` reads as usp's)."""
+def _iso(value: datetime | None) -> str | None:
+    return None if value is None else value.isoformat()
 
-    def __init__(self: Any, url: str, packed: bytes) -> None:
-        AbstractSitemap.__init__(self, url)  # not usp's __init__: it would write the temporary file
-        self._packed = packed
+
+def _datetime(value: str | None) -> datetime | None:
+    return None if value is None else datetime.fromisoformat(value)
+
+
+def _spilled_class(base: type[AbstractPagesSitemap]) -> type[AbstractPagesSitemap]:
+    """usp's `base` with its pages in a `PageSpool` (same class name, so `repr` reads as usp's)."""
+
+    def __init__(self: Any, url: str, spool: PageSpool, start: int, stop: int) -> None:
+        AbstractSitemap.__init__(self, url)  # not usp's __init__: it would write its own temporary file
+        self._spool = spool
+        self._frames = (start, stop)
+
+    def all_pages(self: Any) -> Iterator[SitemapPage]:
+        return chain.from_iterable(map(unpack_chunk, self._spool.frames(*self._frames)))
+
+    def pages(self: Any) -> list[SitemapPage]:
+        return list(all_pages(self))
 
     namespace = {
-        "__slots__": ("_packed",),
+        "__slots__": ("_spool", "_frames"),
         "__init__": __init__,
-        "__doc__": f"usp's `{base.__name__}`, its pages packed in memory (see `sitemaps.usp_pages`).",
+        "__doc__": f"usp's `{base.__name__}`, its pages spilled to a temporary file (see `sitemaps.usp_pages`).",
         "__module__": __name__,
-        "pages": property(lambda self: unpack_pages(self._packed)),
-        "__del__": lambda self: None,  # no temporary file to remove
+        "pages": property(pages, doc="The pages, fresh `SitemapPage` objects read back (as usp's)."),
+        "all_pages": all_pages,
+        "__del__": lambda self: None,  # no file of its own: the spool is closed with its last reader
         "__reduce__": lambda self: (base, (self.url, self.pages)),
     }
     return type(base.__name__, (base,), namespace)
 
 
-#: Our document kinds as usp's page sitemap classes (packed).
+#: Our document kinds as usp's page sitemap classes (spilled).
 PAGES_CLASS: dict[SitemapKind, type[AbstractPagesSitemap]] = {
-    SitemapKind.URLSET: _packed_class(PagesXMLSitemap),
-    SitemapKind.TEXT: _packed_class(PagesTextSitemap),
-    SitemapKind.RSS: _packed_class(PagesRSSSitemap),
-    SitemapKind.ATOM: _packed_class(PagesAtomSitemap),
+    SitemapKind.URLSET: _spilled_class(PagesXMLSitemap),
+    SitemapKind.TEXT: _spilled_class(PagesTextSitemap),
+    SitemapKind.RSS: _spilled_class(PagesRSSSitemap),
+    SitemapKind.ATOM: _spilled_class(PagesAtomSitemap),
 }
 
 
-def pages_sitemap(kind: SitemapKind, url: str, entries: Iterable[PageEntry]) -> AbstractPagesSitemap:
-    """usp's page sitemap of `kind` at `url` holding `entries` (packed)."""
-    return PAGES_CLASS[kind](url, pack_pages(entries))  # type: ignore[arg-type]
+def pages_sitemap(kind: SitemapKind, url: str, entries: Iterable[object],
+                  spool: PageSpool | None = None) -> AbstractPagesSitemap:
+    """usp's page sitemap of `kind` at `url` holding the `PageEntry` values of `entries`.
+
+    The entries are read and written to `spool` (a new one when None) a chunk
+    at a time as they stream; other values (an index's `SitemapRef`) are skipped.
+    """
+    spool = spool or PageSpool()
+    source = iter(entries)
+    start = spool.end  # one sitemap is written at a time: its frames follow each other
+    while batch := tuple(islice(source, CHUNK_PAGES)):
+        rows: tuple[PageEntry, ...] = tuple(compress(batch, map(_IS_PAGE_ENTRY, map(type, batch))))  # type: ignore[arg-type]
+        if rows:
+            spool.append(pack_chunk(rows))
+    return PAGES_CLASS[kind](url, spool, start, spool.end)  # type: ignore[call-arg, arg-type]

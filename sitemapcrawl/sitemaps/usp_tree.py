@@ -6,8 +6,9 @@ and the sitemaps found at the well-known paths, indexes as `IndexXMLSitemap`,
 documents as usp's page sitemaps, failures as `InvalidSitemap(url, reason)`.
 The documents are read by `parse_sitemap` (entities off, capped sizes and
 URL counts, strict scope: robots.txt's host vouches for what it lists, index
-children inherit), one at a time; the raw bytes are dropped once read and
-pages are kept packed (`usp_pages`). Differences from usp: docs/usp.md.
+children inherit), one at a time, streamed from a temporary file when the
+fetcher can write one (`SpoolingFetcher`, as our client); the pages go to
+one temporary file per tree as they stream (`usp_pages`). Differences: docs/usp.md.
 
 The network stays outside: `web_client` is a usp `AbstractWebClient`
 (adapted by `UspWebClientFetcher`) or None, which asks the package root for
@@ -19,8 +20,10 @@ from __future__ import annotations
 
 import http
 import re
+import tempfile
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import BinaryIO, Protocol, runtime_checkable
 from urllib.parse import urlsplit
 
 from usp.objects.sitemap import (
@@ -41,10 +44,10 @@ from sitemapcrawl.errors import SitemapError
 from sitemapcrawl.sitemaps.discovery import WELL_KNOWN_SITEMAP_PATHS
 from sitemapcrawl.sitemaps.document import parse_sitemap
 from sitemapcrawl.sitemaps.limits import SitemapLimits
-from sitemapcrawl.sitemaps.model import PageEntry, SitemapKind, SitemapRef
+from sitemapcrawl.sitemaps.model import SitemapKind, SitemapRef
 from sitemapcrawl.sitemaps.scope import ScopeContext, inherited_vouchers, vouch_host
 from sitemapcrawl.sitemaps.tree import Fetched, Fetcher
-from sitemapcrawl.sitemaps.usp_pages import pages_sitemap
+from sitemapcrawl.sitemaps.usp_pages import PageSpool, pages_sitemap
 
 #: usp's callbacks: (sub-sitemap URL, recursion level, parent URLs) -> follow it?
 RecurseCallback = Callable[[str, int, set[str]], bool]
@@ -53,6 +56,13 @@ RecurseListCallback = Callable[[list[str], int, set[str]], list[str]]
 
 # robots.txt lines usp reads as sitemaps: `Sitemap:` and Google's tolerated `Site-map:`.
 _SITEMAP_LINE = re.compile(r"^\s*site-?map\s*:\s*(\S.*?)\s*$", re.IGNORECASE | re.MULTILINE)
+
+
+@runtime_checkable
+class SpoolingFetcher(Protocol):
+    """A fetcher that can also write a body to a file instead of memory (`PoliteHttpClient.get_into`)."""
+
+    def get_into(self, url: str, sink: BinaryIO, max_bytes: int | None = None) -> Fetched: ...
 
 
 @dataclass(frozen=True)
@@ -110,13 +120,25 @@ def _all(urls: list[str], level: int, parents: set[str]) -> list[str]:
 class UspTreeReader:
     """Reads one site's sitemaps into usp objects (the walk behind `sitemap_tree_for_homepage`)."""
 
-    def __init__(self, fetcher: Fetcher, limits: SitemapLimits,
+    def __init__(self, fetcher: Fetcher, limits: SitemapLimits, body_file: BinaryIO,
                  recurse_callback: RecurseCallback | None = None,
                  recurse_list_callback: RecurseListCallback | None = None) -> None:
         self.fetcher = fetcher
         self.limits = limits
+        self.body_file = body_file
+        """Where a `SpoolingFetcher` writes each document (one at a time: an index is read before its children)."""
         self.follow = recurse_callback or _yes
         self.follow_list = recurse_list_callback or _all
+        self.spool = PageSpool()
+
+    def fetch(self, url: str) -> tuple[Fetched, bytes | BinaryIO]:
+        """`url` fetched, and its body: in `body_file` when the fetcher can write there, else in memory."""
+        if not isinstance(self.fetcher, SpoolingFetcher):
+            response = self.fetcher.get(url, max_bytes=self.limits.max_bytes)
+            return response, response.body
+        response = self.fetcher.get_into(url, self.body_file, max_bytes=self.limits.max_bytes)
+        self.body_file.seek(0)
+        return response, self.body_file
 
     def robots(self, url: str) -> AbstractSitemap:
         """robots.txt as usp's `IndexRobotsTxtSitemap` (its sitemaps read), or InvalidSitemap."""
@@ -145,7 +167,7 @@ class UspTreeReader:
             return InvalidSitemap(url, f"Recursion detected in URL {url} with parent URLs {parents}.")
         if level > self.limits.max_depth + 1:
             return InvalidSitemap(url, f"Recursion level exceeded {self.limits.max_depth + 1} for URL {url}.")
-        response = self.fetcher.get(url, max_bytes=self.limits.max_bytes)
+        response, body = self.fetch(url)
         if response.error is not None or response.status != 200:
             return InvalidSitemap(url, fetch_failure(url, response))
         final = response.url or url
@@ -153,17 +175,16 @@ class UspTreeReader:
             return InvalidSitemap(url, f"Recursion detected when {url} redirected to {final} "
                                        f"with parent URLs {parents}.")
         try:
-            document = parse_sitemap(response.body, final, limits=self.limits,
+            document = parse_sitemap(body, final, limits=self.limits,
                                      scope=ScopeContext(strict=True, vouched_by=tuple(vouchers)))
         except SitemapError as exc:
             return InvalidSitemap(final, f"No parsers support sitemap from {final}: {exc}")
-        del response  # the body is read; keep no raw document
+        del response, body  # read as the entries stream; keep no raw document
         if document.kind is SitemapKind.INDEX:
             refs = [entry.loc for entry in document if isinstance(entry, SitemapRef)]
             passed_on = inherited_vouchers(vouchers, self.limits.max_depth)
             return IndexXMLSitemap(final, self.children(refs, level, parents | {final}, passed_on))
-        return pages_sitemap(document.kind, final,
-                             (entry for entry in document if isinstance(entry, PageEntry)))
+        return pages_sitemap(document.kind, final, document, self.spool)
 
 
 def homepage_of(url: str) -> str:
@@ -195,23 +216,25 @@ def usp_tree(
         homepage_url = homepage_of(homepage_url)
     if not homepage_url.endswith("/"):
         homepage_url += "/"
-    reader = UspTreeReader(fetcher, limits or SitemapLimits(), recurse_callback, recurse_list_callback)
     found: list[AbstractSitemap] = []
     in_robots: set[str] = set()
-    if use_robots:
-        robots = reader.robots(homepage_url + "robots.txt")
-        if not isinstance(robots, InvalidSitemap):
-            found.append(robots)
-            in_robots = {sub.url for sub in robots.all_sitemaps()}
-    if use_known_paths:
-        extra = sorted(set(extra_known_paths or ()) - set(WELL_KNOWN_SITEMAP_PATHS))
-        for path in (*WELL_KNOWN_SITEMAP_PATHS, *extra):
-            url = homepage_url + path
-            if url in in_robots:
-                continue
-            probed = reader.sitemap(url, 0, set(in_robots), {})
-            if not isinstance(probed, InvalidSitemap):
-                found.append(probed)
+    with tempfile.TemporaryFile(prefix="sitemapcrawl-usp-body-") as body_file:
+        reader = UspTreeReader(fetcher, limits or SitemapLimits(), body_file, recurse_callback,
+                               recurse_list_callback)
+        if use_robots:
+            robots = reader.robots(homepage_url + "robots.txt")
+            if not isinstance(robots, InvalidSitemap):
+                found.append(robots)
+                in_robots = {sub.url for sub in robots.all_sitemaps()}
+        if use_known_paths:
+            extra = sorted(set(extra_known_paths or ()) - set(WELL_KNOWN_SITEMAP_PATHS))
+            for path in (*WELL_KNOWN_SITEMAP_PATHS, *extra):
+                url = homepage_url + path
+                if url in in_robots:
+                    continue
+                probed = reader.sitemap(url, 0, set(in_robots), {})
+                if not isinstance(probed, InvalidSitemap):
+                    found.append(probed)
     return IndexWebsiteSitemap(homepage_url, found)
 
 

@@ -25,11 +25,11 @@ import socket
 import threading
 import time
 import zlib
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from types import MappingProxyType
-from typing import Protocol
+from typing import BinaryIO, Protocol
 from urllib.parse import urljoin, urlsplit
 
 import requests
@@ -337,12 +337,23 @@ class PoliteHttpClient:
         self, url: str, headers: Mapping[str, str] | None = None, max_bytes: int | None = None
     ) -> HttpResponse:
         """GET `url`, following redirects; never raises for network errors."""
+        return self._get(url, headers, max_bytes, None)
+
+    def get_into(self, url: str, sink: BinaryIO, max_bytes: int | None = None) -> HttpResponse:
+        """`get`, with the final body written to `sink` (from its start) instead of `body` (left empty).
+
+        For a large document read as a stream: memory holds one chunk of it, not the body.
+        """
+        return self._get(url, None, max_bytes, sink)
+
+    def _get(self, url: str, headers: Mapping[str, str] | None, max_bytes: int | None,
+             sink: BinaryIO | None) -> HttpResponse:
         limit = self.max_bytes if max_bytes is None else max_bytes
         started = time.monotonic()
         redirects: list[str] = []
         current = url
         while True:
-            response = self._one(current, headers, limit, started, tuple(redirects))
+            response = self._one(current, headers, limit, started, tuple(redirects), sink)
             location = response.headers.get("location")
             if response.status not in _REDIRECTS or not location or response.error:
                 return response
@@ -376,6 +387,7 @@ class PoliteHttpClient:
         limit: int,
         started: float,
         redirects: tuple[str, ...],
+        sink: BinaryIO | None = None,
     ) -> HttpResponse:
         try:
             host = (urlsplit(url).netloc or "").lower()
@@ -385,7 +397,7 @@ class PoliteHttpClient:
         with lock:
             self._gate.wait(last_end)
             try:
-                return self._fetch(url, headers, limit, started, redirects)
+                return self._fetch(url, headers, limit, started, redirects, sink=sink)
             finally:
                 last_end[0] = time.monotonic()
 
@@ -397,6 +409,7 @@ class PoliteHttpClient:
         started: float,
         redirects: tuple[str, ...],
         refers: Capture | None = None,
+        sink: BinaryIO | None = None,
     ) -> HttpResponse:
         log.debug("GET %s", url)
         sent_at = datetime.now(UTC)
@@ -412,7 +425,7 @@ class PoliteHttpClient:
                 allow_redirects=False,
             ) as response:
                 raw: list[bytes] | None = None if self.recorder is None else []
-                body, truncated = _read_body(response, limit, deadline, raw)
+                body, truncated = _read_body(response, limit, deadline, raw, sink)
                 if deadline.expired:
                     return _failure(url, self._late(), started, redirects)
                 capture = None
@@ -445,14 +458,20 @@ class PoliteHttpClient:
 
 
 def _read_body(response: requests.Response, limit: int, deadline: Deadline,
-               raw: list[bytes] | None) -> tuple[bytes, bool]:
+               raw: list[bytes] | None, sink: BinaryIO | None = None) -> tuple[bytes, bool]:
     """The decoded body up to `limit` bytes, and whether it was cut; the bytes as received go to `raw`.
 
     Without `raw`, requests decodes the Content-Encoding; with it, the body is
     read as it came and decoded here (`_decoded`), so the archive keeps what
     the server sent and the caller gets what requests would have given.
+    With `sink`, the body is written there (emptied first) and b"" returned.
     """
     chunks: list[bytes] = []
+    keep: Callable[[bytes], object] = chunks.append
+    if sink is not None:
+        sink.seek(0)
+        sink.truncate()
+        keep = sink.write
     size = 0
     pieces: Iterator[bytes] = (response.iter_content(_CHUNK) if raw is None
                                else _decoded(response.raw.stream(_CHUNK, decode_content=False),
@@ -461,9 +480,9 @@ def _read_body(response: requests.Response, limit: int, deadline: Deadline,
         if deadline.expired:
             break
         if size + len(chunk) > limit:
-            chunks.append(chunk[: limit - size])
+            keep(chunk[: limit - size])
             return b"".join(chunks), True
-        chunks.append(chunk)
+        keep(chunk)
         size += len(chunk)
     return b"".join(chunks), False
 

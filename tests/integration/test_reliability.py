@@ -100,6 +100,18 @@ def test_endless_broken_reset_and_escaping_answers(hostile: HostileServer) -> No
     client.close()
 
 
+def test_get_into_writes_the_body_to_the_sink_emptied_first_and_capped(hostile: HostileServer, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    client = PoliteHttpClient(AGENT, delay=0, deadline=5.0, max_bytes=200_000)
+    with open(tmp_path / "body", "w+b") as sink:
+        endless = client.get_into(hostile.url("/endless"), sink)
+        assert endless.status == 200 and endless.truncated and endless.body == b""
+        assert sink.tell() == 200_000
+        ok = client.get_into(hostile.url("/ok"), sink)
+        sink.seek(0)
+        assert ok.status == 200 and not ok.truncated and sink.read() == Route().body
+    client.close()
+
+
 def test_fetch_retries_drips_and_readdb_escapes_what_servers_sent(hostile: HostileServer, store: Store,
                                                                   fetch_settings: Settings) -> None:
     pages = [hostile.url(p) for p in ("/ok", "/drip", "/drip-head", "/stall", "/broken", "/escape")]

@@ -8,7 +8,10 @@ its entries; everything else answers 404.
 
 from __future__ import annotations
 
+import gc
+import os
 import pickle
+import weakref
 from datetime import UTC, datetime
 from decimal import Decimal
 from pathlib import Path
@@ -34,8 +37,16 @@ from usp.web_client.abstract_client import (
 )
 
 from sitemapcrawl.errors import SitemapError
-from sitemapcrawl.sitemaps import ChangeFreq, Image, News, PageEntry, SitemapKind, sitemap_tree_for_homepage
-from sitemapcrawl.sitemaps.usp_pages import pages_sitemap
+from sitemapcrawl.sitemaps import (
+    ChangeFreq,
+    Image,
+    News,
+    PageEntry,
+    SitemapKind,
+    SitemapRef,
+    sitemap_tree_for_homepage,
+)
+from sitemapcrawl.sitemaps.usp_pages import CHUNK_PAGES, PageSpool, pages_sitemap
 from tests.unit.sitemaps.test_realworld_corpus import CASES, CORPUS, needs_corpus
 
 KIND_CLASS = {"urlset": PagesXMLSitemap, "text": PagesTextSitemap, "rss": PagesRSSSitemap,
@@ -164,3 +175,38 @@ def test_packed_pages_round_trip_and_pickle_to_usps_own_class() -> None:
     assert (second.priority, second.last_modified, second.images) == (Decimal("0.5"), None, None)
     loaded = pickle.loads(pickle.dumps(sitemap))
     assert type(loaded) is PagesXMLSitemap and loaded == sitemap and repr(loaded) == repr(sitemap)
+
+
+def test_pages_spill_in_chunks_read_back_whole_or_chunk_by_chunk_and_the_file_closes_with_the_tree() -> None:
+    fds_before = len(os.listdir("/proc/self/fd"))
+    when = datetime(2024, 5, 6, 7, 8, 9, tzinfo=UTC)
+    count = CHUNK_PAGES * 2 + 7
+    entries = [PageEntry(f"http://a.test/{n}", when if n % 3 else None, None, 0.1 if n % 2 else None)
+               for n in range(count)]
+    entries.insert(5, SitemapRef("http://a.test/not-a-page.xml"))  # skipped: only pages are kept
+    spool = PageSpool()
+    first = pages_sitemap(SitemapKind.URLSET, "http://a.test/1.xml", entries, spool)
+    second = pages_sitemap(SitemapKind.TEXT, "http://a.test/2.txt", [PageEntry("http://a.test/t")], spool)
+    assert len(os.listdir("/proc/self/fd")) == fds_before + 1  # one file for the whole tree
+    urls = [page.url for page in first.all_pages()]
+    assert urls == [page.url for page in first.pages] == [f"http://a.test/{n}" for n in range(count)]
+    assert [(p.last_modified, p.priority) for p in first.pages[:3]] == [
+        (None, Decimal("0.5")), (when, Decimal("0.1")), (when, Decimal("0.5"))]
+    assert [page.url for page in second.pages] == ["http://a.test/t"]
+    gone = weakref.ref(spool)
+    del spool, first, second
+    gc.collect()
+    assert gone() is None and len(os.listdir("/proc/self/fd")) == fds_before
+
+
+@pytest.mark.parametrize("lastmods", [
+    [datetime(1, 1, 1, tzinfo=UTC), datetime(9999, 12, 31, 23, 59, 59, tzinfo=UTC), datetime(1969, 12, 31, tzinfo=UTC)],
+    [datetime(2024, 5, 6, 7, 8, 9, 1, tzinfo=UTC), datetime(2024, 5, 6, tzinfo=UTC)],  # a fraction: as text
+    [datetime(2024, 5, 6, tzinfo=UTC), None],
+])
+def test_lastmods_come_back_exactly_with_their_time_zone(lastmods: list[datetime | None]) -> None:
+    entries = [PageEntry(f"http://a.test/{n}", when) for n, when in enumerate(lastmods)]
+    pages = pages_sitemap(SitemapKind.URLSET, "http://a.test/s.xml", entries).pages
+    assert [page.last_modified for page in pages] == lastmods
+    assert [None if p.last_modified is None else p.last_modified.isoformat() for p in pages] == [
+        None if when is None else when.isoformat() for when in lastmods]
