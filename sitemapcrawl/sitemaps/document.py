@@ -16,11 +16,12 @@ iteration early, never raising. No other exception escapes (fuzz-tested).
 
 from __future__ import annotations
 
+import inspect
 import io
 import itertools
 import logging
 import zipfile
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from typing import BinaryIO
 
 from lxml import etree
@@ -37,6 +38,7 @@ from sitemapcrawl.sitemaps.model import (
     LENIENCIES,
     Entry,
     NotASitemapError,
+    PageChunk,
     ParseReport,
     ProblemKind,
     SitemapError,
@@ -125,9 +127,22 @@ class SitemapDocument:
         self._bytes_limit_hit = False
         self._truncated = False
         self._finished = False
+        self._chunk_pages = 0
         self._entries = self._run()
 
     def __iter__(self) -> Iterator[Entry]:
+        # no PageChunk unless page_chunks was asked for
+        return self._entries  # type: ignore[return-value]
+
+    def page_chunks(self, size: int) -> Iterator[Entry | PageChunk]:
+        """Iterate with a urlset's pages as `PageChunk` columns of `size` pages, not one `PageEntry` each.
+
+        Same pages, values and report; the other kinds (and a zip's other
+        members) still come entry by entry. Only before the iteration starts.
+        """
+        if inspect.getgeneratorstate(self._entries) != inspect.GEN_CREATED:
+            raise ValueError("page_chunks: the document is already being read")
+        self._chunk_pages = size
         return self._entries
 
     @property
@@ -188,7 +203,7 @@ class SitemapDocument:
             out.append((ProblemKind.NO_ENTRIES, 1, "no entries"))
         return out
 
-    def _run(self) -> Iterator[Entry]:
+    def _run(self) -> Generator[Entry | PageChunk]:
         budget = self.limits.max_bytes
         try:
             for part in self._parts:
@@ -219,7 +234,7 @@ class SitemapDocument:
 
     def _open_part(
         self, part: _Part, capped: CappedReader
-    ) -> tuple[XmlEntries | UrlsetEntries | None, Iterator[Entry]]:
+    ) -> tuple[XmlEntries | UrlsetEntries | None, Iterator[Entry | PageChunk]]:
         """The XML reader of one part (None for text) and its valid, in-scope entries.
 
         Entries are counted into the document's tally as they are read (within
@@ -236,7 +251,7 @@ class SitemapDocument:
         tally, max_urls = self._tally, self.limits.max_urls
         if kind is SitemapKind.URLSET:
             # the hot path: reading, scope, limit and counting in one loop
-            pages = UrlsetEntries(capped, namespace, scope, max_urls, tally)
+            pages = UrlsetEntries(capped, namespace, scope, max_urls, tally, self._chunk_pages)
             return pages, iter(pages)
         if kind is SitemapKind.TEXT:
             return None, _admit(text_entries(capped, part.detected.encoding), scope, max_urls, tally)

@@ -185,6 +185,40 @@ class SitemapRef(NamedTuple):
         }
 
 
+class PageChunk:
+    """Consecutive pages of a urlset as columns (`SitemapDocument.page_chunks`), not one tuple each.
+
+    The same pages and values, counted the same, as the `PageEntry` values
+    the document yields one by one (`entries()` gives those back); built for
+    the usp drop-in, which packs the columns straight to disk. A lastmod is
+    kept as ISO text that `datetime.fromisoformat` reads back to the engine's
+    value (None: none, or invalid); `extensions` maps a page's position to
+    its (images, videos, news, alternates) when it has any.
+    """
+
+    __slots__ = ("changefreqs", "extensions", "lastmods", "locs", "priorities")
+
+    def __init__(self) -> None:
+        self.locs: list[str] = []
+        self.lastmods: list[str | None] = []
+        self.changefreqs: list[ChangeFreq | None] = []
+        self.priorities: list[float | None] = []
+        self.extensions: dict[int, tuple[tuple[Image, ...], tuple[Video, ...], News | None,
+                                         tuple[Alternate, ...]]] = {}
+
+    def __len__(self) -> int:
+        return len(self.locs)
+
+    def entries(self) -> list[PageEntry]:
+        """The pages as the `PageEntry` values the document would have yielded."""
+        out = []
+        columns = zip(self.locs, self.lastmods, self.changefreqs, self.priorities, strict=True)
+        for number, (loc, lastmod, changefreq, priority) in enumerate(columns):
+            when = None if lastmod is None else datetime.fromisoformat(lastmod)
+            out.append(PageEntry(loc, when, changefreq, priority, *self.extensions.get(number, ())))
+        return out
+
+
 Entry = PageEntry | SitemapRef
 
 

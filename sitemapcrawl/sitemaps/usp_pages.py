@@ -25,9 +25,8 @@ import weakref
 from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime
 from decimal import Decimal
-from functools import partial
-from itertools import chain, compress, islice, repeat
-from operator import attrgetter, is_
+from itertools import chain, repeat
+from operator import attrgetter
 from typing import IO, Any
 
 from usp.objects.page import (
@@ -46,7 +45,7 @@ from usp.objects.sitemap import (
     PagesXMLSitemap,
 )
 
-from sitemapcrawl.sitemaps.model import ChangeFreq, PageEntry, SitemapKind
+from sitemapcrawl.sitemaps.model import Alternate, ChangeFreq, Image, News, PageChunk, PageEntry, SitemapKind
 
 #: Entries packed and written together: the most a sitemap holds in memory while it is read or iterated.
 CHUNK_PAGES = 250
@@ -54,7 +53,6 @@ CHUNK_PAGES = 250
 _CHANGEFREQ: dict[str | None, SitemapPageChangeFrequency | None] = {
     None: None, **{member.value: member for member in SitemapPageChangeFrequency}}
 _CHANGEFREQ_TEXT: dict[ChangeFreq | None, str | None] = {None: None, **{member: member.value for member in ChangeFreq}}
-_IS_PAGE_ENTRY = partial(is_, PageEntry)
 _FRAME = struct.Struct("<I")
 #: Priorities as usp's Decimals, shared by all chunks (at most `_MAX_DECIMALS` values).
 _DECIMALS: dict[float | None, Decimal] = {None: SITEMAP_PAGE_DEFAULT_PRIORITY}
@@ -124,19 +122,40 @@ def pack_chunk(rows: tuple[PageEntry, ...]) -> bytes:
     locs, lastmods, changefreqs, priorities, images, _videos, news, alternates = zip(*rows, strict=True)
     extras = {}
     if any(images) or any(alternates) or news.count(None) != len(news):
-        extras = {
-            number: (
-                tuple((image.loc, image.caption, image.geo_location, image.title, image.license)
-                      for image in pictures),
-                None if story is None else (story.title, _iso(story.publication_date), story.publication_name,
-                                            story.publication_language),
-                tuple((alternate.hreflang, alternate.href) for alternate in others),
-            )
-            for number, (pictures, story, others) in enumerate(zip(images, news, alternates, strict=True))
-            if pictures or story is not None or others
-        }
+        extras = _pack_extensions(enumerate(zip(images, news, alternates, strict=True)))
     return marshal.dumps((locs, _pack_times(lastmods), tuple(map(_CHANGEFREQ_TEXT.__getitem__, changefreqs)),
                           priorities, extras))
+
+
+def pack_columns(chunk: PageChunk) -> bytes:
+    """A `PageChunk` as a blob of the same shape as `pack_chunk`'s, its columns as they are.
+
+    Its lastmods are already text that `datetime.fromisoformat` reads back
+    exactly: no Python code runs per page unless some have extensions.
+    """
+    extras = {}
+    if chunk.extensions:
+        extras = _pack_extensions((number, (images, news, alternates))
+                                  for number, (images, _videos, news, alternates) in chunk.extensions.items())
+    return marshal.dumps((chunk.locs, chunk.lastmods, list(map(_CHANGEFREQ_TEXT.__getitem__, chunk.changefreqs)),
+                          chunk.priorities, extras))
+
+
+def _pack_extensions(
+    pages: Iterable[tuple[int, tuple[tuple[Image, ...], News | None, tuple[Alternate, ...]]]],
+) -> dict[int, tuple[Any, ...]]:
+    """Position -> (images, news, alternates) as plain values, for the pages that have any."""
+    return {
+        number: (
+            tuple((image.loc, image.caption, image.geo_location, image.title, image.license)
+                  for image in pictures),
+            None if story is None else (story.title, _iso(story.publication_date), story.publication_name,
+                                        story.publication_language),
+            tuple((alternate.hreflang, alternate.href) for alternate in others),
+        )
+        for number, (pictures, story, others) in pages
+        if pictures or story is not None or others
+    }
 
 
 def _pack_times(lastmods: tuple[datetime | None, ...]) -> tuple[float, ...] | tuple[str | None, ...]:
@@ -155,6 +174,8 @@ def _pack_times(lastmods: tuple[datetime | None, ...]) -> tuple[float, ...] | tu
 def _unpack_times(packed: tuple[float, ...] | tuple[str | None, ...]) -> Iterator[datetime | None]:
     if packed and type(packed[0]) is float:
         return map(datetime.fromtimestamp, packed, repeat(UTC))  # type: ignore[arg-type]
+    if None not in packed:
+        return map(datetime.fromisoformat, packed)  # type: ignore[arg-type]
     return map(_datetime, packed)  # type: ignore[arg-type]
 
 
@@ -240,13 +261,23 @@ def pages_sitemap(kind: SitemapKind, url: str, entries: Iterable[object],
     """usp's page sitemap of `kind` at `url` holding the `PageEntry` values of `entries`.
 
     The entries are read and written to `spool` (a new one when None) a chunk
-    at a time as they stream; other values (an index's `SitemapRef`) are skipped.
+    at a time as they stream, a `PageChunk` as it comes (`SitemapDocument.page_chunks`);
+    other values (an index's `SitemapRef`) are skipped.
     """
     spool = spool or PageSpool()
-    source = iter(entries)
     start = spool.end  # one sitemap is written at a time: its frames follow each other
-    while batch := tuple(islice(source, CHUNK_PAGES)):
-        rows: tuple[PageEntry, ...] = tuple(compress(batch, map(_IS_PAGE_ENTRY, map(type, batch))))  # type: ignore[arg-type]
-        if rows:
-            spool.append(pack_chunk(rows))
+    rows: list[PageEntry] = []
+    for item in entries:
+        if type(item) is PageChunk:
+            if rows:  # pages before it (another part of the document) keep their place
+                spool.append(pack_chunk(tuple(rows)))
+                rows.clear()
+            spool.append(pack_columns(item))
+        elif type(item) is PageEntry:
+            rows.append(item)
+            if len(rows) >= CHUNK_PAGES:
+                spool.append(pack_chunk(tuple(rows)))
+                rows.clear()
+    if rows:
+        spool.append(pack_chunk(tuple(rows)))
     return PAGES_CLASS[kind](url, spool, start, spool.end)  # type: ignore[call-arg, arg-type]

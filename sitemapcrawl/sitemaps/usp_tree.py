@@ -47,7 +47,7 @@ from sitemapcrawl.sitemaps.limits import SitemapLimits
 from sitemapcrawl.sitemaps.model import SitemapKind, SitemapRef
 from sitemapcrawl.sitemaps.scope import ScopeContext, inherited_vouchers, vouch_host
 from sitemapcrawl.sitemaps.tree import Fetched, Fetcher
-from sitemapcrawl.sitemaps.usp_pages import PageSpool, pages_sitemap
+from sitemapcrawl.sitemaps.usp_pages import CHUNK_PAGES, PageSpool, pages_sitemap
 
 #: usp's callbacks: (sub-sitemap URL, recursion level, parent URLs) -> follow it?
 RecurseCallback = Callable[[str, int, set[str]], bool]
@@ -184,7 +184,7 @@ class UspTreeReader:
             refs = [entry.loc for entry in document if isinstance(entry, SitemapRef)]
             passed_on = inherited_vouchers(vouchers, self.limits.max_depth)
             return IndexXMLSitemap(final, self.children(refs, level, parents | {final}, passed_on))
-        return pages_sitemap(document.kind, final, document, self.spool)
+        return pages_sitemap(document.kind, final, document.page_chunks(CHUNK_PAGES), self.spool)
 
 
 def homepage_of(url: str) -> str:

@@ -42,10 +42,15 @@ from sitemapcrawl.sitemaps import (
     Image,
     News,
     PageEntry,
+    ParseReport,
+    ScopeContext,
     SitemapKind,
+    SitemapLimits,
     SitemapRef,
+    parse_sitemap,
     sitemap_tree_for_homepage,
 )
+from sitemapcrawl.sitemaps.model import PageChunk
 from sitemapcrawl.sitemaps.usp_pages import CHUNK_PAGES, PageSpool, pages_sitemap
 from tests.unit.sitemaps.test_realworld_corpus import CASES, CORPUS, needs_corpus
 
@@ -210,3 +215,65 @@ def test_lastmods_come_back_exactly_with_their_time_zone(lastmods: list[datetime
     assert [page.last_modified for page in pages] == lastmods
     assert [None if p.last_modified is None else p.last_modified.isoformat() for p in pages] == [
         None if when is None else when.isoformat() for when in lastmods]
+
+
+def _entries_and_report(data: bytes, url: str, chunk_pages: int, limits: SitemapLimits | None = None,
+                        strict: bool = True) -> tuple[list[Any], ParseReport]:
+    """A document's entries and report, read entry by entry (`chunk_pages` 0) or as page chunks."""
+    document = parse_sitemap(data, url, limits=limits, scope=ScopeContext(strict=strict))
+    if not chunk_pages:
+        return list(document), document.report
+    items = list(document.page_chunks(chunk_pages))
+    assert all(len(item) <= chunk_pages for item in items if isinstance(item, PageChunk))
+    entries = [entry for item in items
+               for entry in (item.entries() if isinstance(item, PageChunk) else [item])]
+    return entries, document.report
+
+
+_EDGES = (
+    '<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"'
+    ' xmlns:image="http://www.google.com/schemas/sitemap-image/1.1">'
+    '<url><loc>http://a.test/1</loc><lastmod>2024-05-06T07:08:09+00:00</lastmod>'
+    '<changefreq>weekly</changefreq><priority>0.3</priority></url>'
+    '<url><loc>http://a.test/2</loc><lastmod>2024-05-06</lastmod><priority>1.0</priority></url>'
+    '<url><loc>http://a.test/3</loc><lastmod>2024-05-06T07:08:09.25+02:00</lastmod></url>'
+    '<url><loc>http://a.test/4</loc><lastmod>not a date</lastmod><changefreq> Daily </changefreq></url>'
+    '<url><loc>http://a.test/5</loc><image:image><image:loc>http://a.test/i.png</image:loc></image:image></url>'
+    '<url><loc>http://other.test/6</loc></url>'
+    '<url><loc>not a url</loc></url>'
+    '<url>http://a.test/7</url>'
+    '<url><loc>http://a.test/%7E8</loc><priority>x</priority></url>'
+    '<url><loc>http://a.test/9</loc></url>'
+    '<url><loc>http://a.test/10</loc></url>'
+    '<url><loc>http://a.test/cut-off</loc>'
+)
+
+
+@pytest.mark.parametrize("chunk_pages", [1, 2, 250])
+@pytest.mark.parametrize("max_urls", [3, 50_000])
+def test_page_chunks_hold_the_same_pages_and_report_as_entries(chunk_pages: int, max_urls: int) -> None:
+    data, url, limits = _EDGES.encode(), "http://a.test/sitemap.xml", SitemapLimits(max_urls=max_urls)
+    one_by_one, report = _entries_and_report(data, url, 0, limits)
+    chunked, chunked_report = _entries_and_report(data, url, chunk_pages, limits)
+    assert chunked == one_by_one and chunked_report == report
+    assert len(one_by_one) == min(max_urls, 9) and report.truncated  # the cut-off entry is not read
+    tzinfos = [None if entry.lastmod is None else entry.lastmod.tzinfo for entry in chunked]
+    assert tzinfos == [None if entry.lastmod is None else entry.lastmod.tzinfo for entry in one_by_one]
+
+
+@needs_corpus
+@pytest.mark.parametrize("case", CASES, ids=[Path(case["file"]).name for case in CASES])
+def test_page_chunks_of_real_sitemaps_hold_the_same_pages_and_report(case: dict[str, Any]) -> None:
+    data, url = (CORPUS / case["file"]).read_bytes(), "http://realworld.test/" + Path(case["file"]).name
+    try:
+        expected = _entries_and_report(data, url, 0, strict=False)
+    except SitemapError:
+        return  # not a sitemap: nothing to chunk
+    assert _entries_and_report(data, url, 7, strict=False) == expected
+
+
+def test_page_chunks_only_before_the_document_is_read() -> None:
+    document = parse_sitemap(_EDGES.encode(), "http://a.test/sitemap.xml")
+    next(iter(document))
+    with pytest.raises(ValueError, match="already being read"):
+        document.page_chunks(10)
