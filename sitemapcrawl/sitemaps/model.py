@@ -7,7 +7,7 @@ the CLI prints with `--jsonl` (and that scripts read).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from enum import Enum, StrEnum
@@ -208,6 +208,11 @@ class PageChunk:
 
     def __len__(self) -> int:
         return len(self.locs)
+
+    def appenders(self) -> tuple[Callable[[str], None], Callable[[str | None], None],
+                                 Callable[[ChangeFreq | None], None], Callable[[float | None], None]]:
+        """The `append` of each column (loc, lastmod, changefreq, priority), bound once for the hot loop."""
+        return self.locs.append, self.lastmods.append, self.changefreqs.append, self.priorities.append
 
     def entries(self) -> list[PageEntry]:
         """The pages as the `PageEntry` values the document would have yielded."""

@@ -271,8 +271,9 @@ class UrlsetEntries(_XmlStream):
         changefreqs, priorities = CHANGEFREQS, COMMON_PRIORITIES
         fromisoformat, utc = datetime.fromisoformat, UTC
         new_tuple, no_extensions = tuple.__new__, _NO_EXTENSIONS
-        chunk_pages = self._chunk_pages
-        chunk = PageChunk() if chunk_pages else None
+        chunk_pages = room = self._chunk_pages
+        chunk = PageChunk()  # filled only when chunk_pages asks for chunks
+        add_loc, add_lastmod, add_changefreq, add_priority = chunk.appenders()
         source = self._source
         events = self._events()
         done = 0
@@ -360,16 +361,18 @@ class UrlsetEntries(_XmlStream):
                     rank = priorities.get(priority)
                     if rank is None:
                         rank = parse_priority(priority)
-                if chunk is not None:
+                if chunk_pages:
                     if extras is not None:
-                        chunk.extensions[len(chunk.locs)] = extras
-                    chunk.locs.append(loc)
-                    chunk.lastmods.append(exact if exact is not None or when is None else when.isoformat())
-                    chunk.changefreqs.append(freq)
-                    chunk.priorities.append(rank)
-                    if len(chunk.locs) >= chunk_pages:
+                        chunk.extensions[chunk_pages - room] = extras
+                    add_loc(loc)
+                    add_lastmod(exact if exact is not None or when is None else when.isoformat())
+                    add_changefreq(freq)
+                    add_priority(rank)
+                    room -= 1
+                    if not room:
                         yield chunk
-                        chunk = PageChunk()
+                        chunk, room = PageChunk(), chunk_pages
+                        add_loc, add_lastmod, add_changefreq, add_priority = chunk.appenders()
                 elif extras is None:
                     # The same tuple as PageEntry(loc, when, freq, rank), built without
                     # the Python-level __new__ of a NamedTuple (0.1 us of 5 per entry).
