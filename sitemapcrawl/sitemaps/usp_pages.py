@@ -1,18 +1,18 @@
 """Our page entries as ultimate-sitemap-parser's objects, spilled to disk while the document streams.
 
-usp (`usp.objects.sitemap`) pickles each sitemap's pages to a named
-temporary file once they are all parsed, loads them back on every `.pages`
-and removes the file in `__del__`. The classes here are usp's own page
-sitemaps (same names, `isinstance` holds) that write their pages as the
-document is read, `CHUNK_PAGES` entries at a time packed column by column
-with `marshal`, to one unnamed temporary file per tree (`PageSpool`: no name
-to leak, freed by the OS when the tree is dropped or the process ends, even
-killed). Memory holds one chunk, and where each sitemap's chunks start and
-stop. `.pages` builds fresh `SitemapPage` objects of them all, as usp's
-property does; `all_pages()` a chunk at a time. Pickling gives usp's plain class.
+usp pickles each sitemap's pages to a named temporary file once parsed,
+loads them back on every `.pages`, removes the file in `__del__`. The
+classes here are usp's own page sitemaps (same names, `isinstance` holds)
+that write their pages as the document is read, `CHUNK_PAGES` at a time in
+columns (`marshal`; a urlset's come as columns, `PageChunk`, lastmods as
+their text), to one unnamed temporary file per tree (`PageSpool`: freed by
+the OS when the tree is dropped or the process ends, even killed). Memory
+holds one chunk, and where each sitemap's chunks start and stop. `.pages`
+builds fresh `SitemapPage` objects of them all, as usp's property does;
+`all_pages()` a chunk at a time. Pickling gives usp's plain class.
 
-Cost: one `pwrite` per chunk while reading (about 95 bytes on disk a page);
-every `.pages` or `all_pages()` reads the chunks back and builds the objects.
+Cost: one `pwrite` per chunk while reading (about 110 bytes a page from a
+urlset, 95 otherwise); `.pages` and `all_pages()` read back and build.
 """
 
 from __future__ import annotations
