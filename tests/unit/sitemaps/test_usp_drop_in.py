@@ -9,6 +9,7 @@ its entries; everything else answers 404.
 from __future__ import annotations
 
 import gc
+import gzip
 import os
 import pickle
 import weakref
@@ -277,3 +278,19 @@ def test_page_chunks_only_before_the_document_is_read() -> None:
     next(iter(document))
     with pytest.raises(ValueError, match="already being read"):
         document.page_chunks(10)
+
+
+@pytest.mark.parametrize("damage", ["cut", "garbled"])
+def test_page_chunks_of_a_broken_gzip_hold_the_pages_read_before_the_break(damage: str) -> None:
+    body = ('<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">' + "".join(
+        f"<url><loc>http://a.test/{n}</loc><lastmod>2024-01-0{1 + n % 9}T00:00:00Z</lastmod></url>"
+        for n in range(5000)) + "</urlset>").encode()
+    data = bytearray(gzip.compress(body))
+    middle = len(data) // 2
+    if damage == "cut":
+        data = data[:middle]
+    else:
+        data[middle:middle + 50] = bytes(byte ^ 0x5A for byte in data[middle:middle + 50])
+    one_by_one = _entries_and_report(bytes(data), "http://a.test/s.xml.gz", 0)
+    assert 0 < len(one_by_one[0]) < 5000 and one_by_one[1].problems
+    assert _entries_and_report(bytes(data), "http://a.test/s.xml.gz", 250) == one_by_one
