@@ -118,7 +118,9 @@ def test_release_refuses_a_batch_a_live_fetch_holds_and_nothing_is_fetched_twice
 def test_a_forced_release_stops_the_old_holder_and_refuses_its_late_writes(
         web: TestWebServer, settings: Settings, tmp_path: Path) -> None:
     prepare(settings, web, tmp_path, "b4f")
-    fetch = start(settings, "fetch", "--batch", "b4f", "--delay", "1.0", "--threads", "2")
+    # 2 s between a host's requests: 16 pages take ~14 s, so the release (a CLI process of its own, slow on
+    # a loaded machine) lands mid-fetch; at 1 s the fetch once ended before it did.
+    fetch = start(settings, "fetch", "--batch", "b4f", "--delay", "2.0", "--threads", "2")
     wait_for(lambda: len(page_requests(web)) >= 3)
 
     released = run(settings, "batches", "--release", "b4f", "--force")
