@@ -189,7 +189,7 @@ class PageChunk:
     """Consecutive pages of a urlset as columns (`SitemapDocument.page_chunks`), not one tuple each.
 
     The same pages and values, counted the same, as the `PageEntry` values
-    the document yields one by one (`entries()` gives those back); built for
+    the document yields one by one; built for
     the usp drop-in, which packs the columns straight to disk. A lastmod is
     kept as ISO text that `datetime.fromisoformat` reads back to the engine's
     value (None: none, or invalid); `extensions` maps a page's position to
@@ -213,15 +213,6 @@ class PageChunk:
                                  Callable[[ChangeFreq | None], None], Callable[[float | None], None]]:
         """The `append` of each column (loc, lastmod, changefreq, priority), bound once for the hot loop."""
         return self.locs.append, self.lastmods.append, self.changefreqs.append, self.priorities.append
-
-    def entries(self) -> list[PageEntry]:
-        """The pages as the `PageEntry` values the document would have yielded."""
-        out = []
-        columns = zip(self.locs, self.lastmods, self.changefreqs, self.priorities, strict=True)
-        for number, (loc, lastmod, changefreq, priority) in enumerate(columns):
-            when = None if lastmod is None else datetime.fromisoformat(lastmod)
-            out.append(PageEntry(loc, when, changefreq, priority, *self.extensions.get(number, ())))
-        return out
 
 
 Entry = PageEntry | SitemapRef

@@ -23,10 +23,9 @@ import struct
 import tempfile
 import weakref
 from collections.abc import Iterable, Iterator
-from datetime import UTC, datetime
+from datetime import datetime
 from decimal import Decimal
-from itertools import chain, repeat
-from operator import attrgetter
+from itertools import chain
 from typing import IO, Any
 
 from usp.objects.page import (
@@ -57,7 +56,6 @@ _FRAME = struct.Struct("<I")
 #: Priorities as usp's Decimals, shared by all chunks (at most `_MAX_DECIMALS` values).
 _DECIMALS: dict[float | None, Decimal] = {None: SITEMAP_PAGE_DEFAULT_PRIORITY}
 _MAX_DECIMALS = 1_000
-_MICROSECOND, _TZINFO = attrgetter("microsecond"), attrgetter("tzinfo")
 
 
 class PageSpool:
@@ -115,15 +113,16 @@ class PageSpool:
 def pack_chunk(rows: tuple[PageEntry, ...]) -> bytes:
     """Some entries as one `marshal` blob of columns (`zip(*rows)` transposes in C).
 
-    URLs; lastmods (`_pack_times`); changefreq words; priorities; images,
-    news and alternates only for the entries that have any, by position.
-    No Python code runs per entry unless some have extensions or no lastmod.
+    URLs; lastmods as ISO text (as `pack_columns` has them); changefreq
+    words; priorities; images, news and alternates only for the entries that
+    have any, by position. For the documents that are not urlsets (text,
+    RSS, Atom), whose pages come one by one.
     """
     locs, lastmods, changefreqs, priorities, images, _videos, news, alternates = zip(*rows, strict=True)
     extras = {}
     if any(images) or any(alternates) or news.count(None) != len(news):
         extras = _pack_extensions(enumerate(zip(images, news, alternates, strict=True)))
-    return marshal.dumps((locs, _pack_times(lastmods), tuple(map(_CHANGEFREQ_TEXT.__getitem__, changefreqs)),
+    return marshal.dumps((locs, tuple(map(_iso, lastmods)), tuple(map(_CHANGEFREQ_TEXT.__getitem__, changefreqs)),
                           priorities, extras))
 
 
@@ -158,25 +157,10 @@ def _pack_extensions(
     }
 
 
-def _pack_times(lastmods: tuple[datetime | None, ...]) -> tuple[float, ...] | tuple[str | None, ...]:
-    """Lastmods as POSIX seconds when all are whole seconds in UTC, else as ISO text (both exact).
-
-    Seconds cost one C call each way (`timestamp`, `fromtimestamp`), a third
-    of ISO text's; a whole second is exact as a double in every year 1..9999.
-    ISO text (`datetime.fromisoformat` reads it back) takes the rest: a
-    missing lastmod, a fraction of a second, another time zone.
-    """
-    if None not in lastmods and not any(map(_MICROSECOND, lastmods)) and {*map(_TZINFO, lastmods)} <= {UTC}:
-        return tuple(map(datetime.timestamp, lastmods))  # type: ignore[arg-type]
-    return tuple(map(_iso, lastmods))
-
-
-def _unpack_times(packed: tuple[float, ...] | tuple[str | None, ...]) -> Iterator[datetime | None]:
-    if packed and type(packed[0]) is float:
-        return map(datetime.fromtimestamp, packed, repeat(UTC))  # type: ignore[arg-type]
+def _unpack_times(packed: list[str | None] | tuple[str | None, ...]) -> Iterator[datetime | None]:
     if None not in packed:
         return map(datetime.fromisoformat, packed)  # type: ignore[arg-type]
-    return map(_datetime, packed)  # type: ignore[arg-type]
+    return map(_datetime, packed)
 
 
 def unpack_chunk(blob: bytes) -> list[SitemapPage]:

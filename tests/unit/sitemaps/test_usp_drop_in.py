@@ -226,9 +226,16 @@ def _entries_and_report(data: bytes, url: str, chunk_pages: int, limits: Sitemap
         return list(document), document.report
     items = list(document.page_chunks(chunk_pages))
     assert all(len(item) <= chunk_pages for item in items if isinstance(item, PageChunk))
-    entries = [entry for item in items
-               for entry in (item.entries() if isinstance(item, PageChunk) else [item])]
+    entries = [entry for item in items for entry in (chunk_entries(item) if isinstance(item, PageChunk) else [item])]
     return entries, document.report
+
+
+def chunk_entries(chunk: PageChunk) -> list[PageEntry]:
+    """A chunk's pages as the `PageEntry` values the document yields one by one."""
+    columns = zip(chunk.locs, chunk.lastmods, chunk.changefreqs, chunk.priorities, strict=True)
+    return [PageEntry(loc, None if lastmod is None else datetime.fromisoformat(lastmod), changefreq, priority,
+                      *chunk.extensions.get(number, ()))
+            for number, (loc, lastmod, changefreq, priority) in enumerate(columns)]
 
 
 _EDGES = (
