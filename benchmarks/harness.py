@@ -320,9 +320,11 @@ def python_child(code: str, *args: str, env: Mapping[str, str] | None = None) ->
 
 #: Prepended to a `python -c` child: what it needs to report its figures, nothing it would not import anyway.
 CHILD_PRELUDE = r"""
-import json, resource, sys, time
+import json, sys, time
 def peak_kb():
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    # VmHWM, as high_water_mb reads it: ru_maxrss would start at the parent's peak (see scripts/peak-rss)
+    with open("/proc/self/status") as status:
+        return next(int(line.split()[1]) for line in status if line.startswith("VmHWM:"))
 def report(**figures):
     print(json.dumps(figures))
 """
