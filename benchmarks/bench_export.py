@@ -10,8 +10,9 @@ server), then, each in a fresh Python process so peak RSS is its own:
 - `export csv` / `export jsonl` / `export parquet`: the export job and writer the CLI uses,
   writing to /dev/null.
 
-Time is compared with the floor of the same size in the same run (the machine
-is shared, so only ratios travel); memory is compared between 100,000 and
+Time and the process's CPU are compared with the floor of the same size in
+the same run (the machine is shared, so only ratios travel; CPU moves less
+with the load than wall time); memory is compared between 100,000 and
 1,000,000 rows (flat means the export streams). Run with the local HBase up:
 
     .venv/bin/python benchmarks/bench_export.py [--sizes 100000,1000000]
@@ -49,13 +50,13 @@ from sitemapcrawl.model.cells import column_names
 from sitemapcrawl.model.webpage import WebPage
 host, port, table = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 connection = happybase.Connection(host, port, timeout=120_000)
-started = time.perf_counter()
+started, cpu_started = time.perf_counter(), time.process_time()
 rows = 0
 for _key, _cells in connection.table(table).scan(columns=column_names(WebPage, EXPORT_FIELDS), filter=sitemap_filter(),
                                                   batch_size=1000):
     rows += 1
 seconds = time.perf_counter() - started
-report(rows=rows, seconds=seconds, peak_kb=peak_kb())
+report(rows=rows, seconds=seconds, cpu=time.process_time() - cpu_started, peak_kb=peak_kb())
 """
 
 EXPORT = r"""
@@ -65,7 +66,7 @@ from sitemapcrawl.storage.store import Store
 hbase, prefix, fmt = sys.argv[1], sys.argv[2], sys.argv[3]
 counts = ExportCounts()
 with Store(Settings(hbase=hbase, table_prefix=prefix)) as store:
-    started = time.perf_counter()
+    started, cpu_started = time.perf_counter(), time.process_time()
     rows = export_rows(store, ExportOptions(), counts)
     if fmt == "parquet":
         write_parquet(rows, "/dev/null")
@@ -73,7 +74,8 @@ with Store(Settings(hbase=hbase, table_prefix=prefix)) as store:
         with open("/dev/null", "w", encoding="utf-8") as out:
             (write_csv if fmt == "csv" else write_jsonl)(rows, out)
     seconds = time.perf_counter() - started
-report(rows=counts.written, seconds=seconds, peak_kb=peak_kb())
+    cpu = time.process_time() - cpu_started
+report(rows=counts.written, seconds=seconds, cpu=cpu, peak_kb=peak_kb())
 """
 
 
@@ -134,13 +136,15 @@ def main() -> None:
                 print(f"  {size:,} {fmt}: {results[-1][2]['seconds']:.1f}s", file=sys.stderr)
     floors = {size: r for size, name, r in results if name == "happybase floor"}
     first_peak = {name: r["peak_kb"] for size, name, r in results if size == sizes[0]}
-    print(f"{'rows':>10} {'what':<16} {'seconds':>8} {'rows/s':>9} {'x floor':>8} {'peak MB':>8} "
-          f"{'peak vs ' + f'{sizes[0]:,}':>15}")
+    print(f"{'rows':>10} {'what':<16} {'seconds':>8} {'rows/s':>9} {'x floor':>8} {'CPU s':>6} {'CPU x floor':>11} "
+          f"{'peak MB':>8} {'peak vs ' + f'{sizes[0]:,}':>15}")
     for size, name, r in results:
         rate = r["rows"] / r["seconds"] if r["seconds"] else 0.0
         peak_ratio = r["peak_kb"] / first_peak[name] if name in first_peak else float("nan")
+        floor = floors[size]
         print(f"{int(r['rows']):>10,} {name:<16} {r['seconds']:>8.1f} {rate:>9,.0f} "
-              f"{r['seconds'] / floors[size]['seconds']:>7.2f}x {r['peak_kb'] / 1024:>8.1f} {peak_ratio:>14.2f}x")
+              f"{r['seconds'] / floor['seconds']:>7.2f}x {r['cpu']:>6.1f} {r['cpu'] / floor['cpu']:>10.2f}x "
+              f"{r['peak_kb'] / 1024:>8.1f} {peak_ratio:>14.2f}x")
 
 
 if __name__ == "__main__":
