@@ -191,9 +191,10 @@ def _fetch_claimed(store: Store, client: SingleRequestClient, rules: UrlRules, o
     if writer.failure is not None:
         lost = writer.unwritten
         raise StoreUnavailableError(
-            f"fetch stopped, HBase failed: {counts.done - lost} fetched outcomes written, {lost} not (the rerun "
-            "fetches those again, and what was never fetched); no request since; read the logs of its Thrift "
-            f"gateway and RegionServer (local HBase: .hbase-local/logs/). Cause: {writer.failure}")
+            f"fetch stopped, HBase failed: {counts.done - lost} fetched outcomes written, {lost} not confirmed (the "
+            "rerun fetches again those that did not land, and what was never fetched); no request since; read "
+            "the logs of its Thrift gateway and RegionServer (local HBase: .hbase-local/logs/). "
+            f"Cause: {writer.failure}")
     on_progress(_progress(counts, queues, counts.seconds))
     log.info("fetch: %s", counts.summary())
     return counts

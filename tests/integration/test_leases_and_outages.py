@@ -159,7 +159,7 @@ def test_a_store_gone_mid_fetch_stops_the_requests_and_the_rerun_fetches_only_wh
     last = err.strip().splitlines()[-1]
     assert "fetch stopped, HBase failed" in last and "Could not connect" in last and "logs" in last, err
     assert [r.url for r in page_requests(web) if r.start > gone_at + 1.0] == []
-    lost = int(last.split(" not (")[0].rsplit(", ", 1)[1])
+    unconfirmed = int(last.split(" not confirmed (")[0].rsplit(", ", 1)[1])
     before = Counter(r.url for r in page_requests(web))
 
     rerun = run(settings, "fetch", "--batch", "b5", "--delay", "0")
@@ -167,7 +167,9 @@ def test_a_store_gone_mid_fetch_stops_the_requests_and_the_rerun_fetches_only_wh
     assert rerun.returncode == 0, rerun.stderr
     assert {r.url for r in page_requests(web)} == page_urls(web)
     twice = fetched_twice(web)
-    assert len(twice) == lost and all(before[url] == 1 for url in twice)
+    # A write cut off by the failure may have landed (the page row put, say, before its due entry's
+    # delete failed): such an outcome is unconfirmed yet not refetched, so the count is a bound.
+    assert len(twice) <= unconfirmed and all(before[url] == 1 for url in twice)
     assert all(when is not None for when in fetch_times(settings).values())
 
 
