@@ -1,9 +1,11 @@
 """Fixtures for tests against the real local HBase (scripts/hbase-local).
 
-Each test gets its own table prefix, so tests never see each other's rows;
-its tables are dropped afterwards. A test that asks for `store` gets a prefix
-whose tables a background thread made while earlier tests ran (creating six
-tables costs seconds of HBase time). HBase must be running: `.ci/run` and
+Each test gets a table prefix of its own while it runs, so tests never see
+each other's rows. A test that asks for `store` gets a prefix whose tables
+exist and are empty: made by a background thread while earlier tests ran, or
+used by an earlier test and emptied since (creating and dropping six tables
+costs seconds of HBase time, deleting a test's rows a fraction of it); any
+other test's tables are dropped afterwards. HBase must be running: `.ci/run` and
 `scripts/test` start it. Set SITEMAPCRAWL_TEST_HBASE to use another address;
 tests that drive scripts/hbase-local (its shell, a further Thrift gateway)
 reach the instance its HBASE_LOCAL_* variables name, as the script does.
@@ -17,6 +19,7 @@ import re
 import socket
 import subprocess
 import threading
+import time
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -25,7 +28,7 @@ from pathlib import Path
 import pytest
 
 from sitemapcrawl.config import Settings
-from sitemapcrawl.storage.store import Store
+from sitemapcrawl.storage.store import TABLES, Store
 
 REPO = Path(__file__).resolve().parents[1]
 HBASE_LOCAL = REPO / "scripts" / "hbase-local"
@@ -52,28 +55,41 @@ def hbase_address() -> str:
 
 
 class TableDropper:
-    """Drops the tables of finished tests on a thread of its own, while the next test runs.
+    """Drops (or empties for reuse) the tables of finished tests on a thread of its own, while the next test runs.
 
     Dropping a test's six tables (disable, delete) takes HBase seconds, nearly
-    all of it waiting on the master's procedures; each prefix is used by one
-    test only, so nothing reads it again and the drop can overlap later work.
-    `finish` waits for every drop and fails loudly if one failed.
+    all of it waiting on the master's procedures, and making them again as
+    much; each prefix is used by one test at a time, so nothing reads it
+    again and the work can overlap later work. A prefix from `TablePool`
+    is emptied instead and given back to the pool (`recycle_later`): deleting
+    a test's few rows costs HBase a fraction of a drop and a create. `finish`
+    waits for every drop and fails loudly if one failed.
     """
 
     def __init__(self, hbase_address: str) -> None:
         self._address = hbase_address
-        self._queue: queue.Queue[str | None] = queue.Queue()
+        self._queue: queue.Queue[tuple[str, TablePool | None, float] | None] = queue.Queue()
         self._failures: list[str] = []
         self._thread = threading.Thread(target=self._run, name="table-dropper", daemon=True)
         self._thread.start()
 
     def drop_later(self, prefix: str) -> None:
-        self._queue.put(prefix)
+        self._queue.put((prefix, None, 0.0))
+
+    def recycle_later(self, prefix: str, pool: TablePool) -> None:
+        """Empty the prefix's tables and give it back to `pool`, or drop them when they cannot be reused."""
+        self._queue.put((prefix, pool, time.monotonic() + RECYCLE_AFTER))
 
     def _run(self) -> None:
-        while (prefix := self._queue.get()) is not None:
+        while (item := self._queue.get()) is not None:
+            prefix, pool, not_before = item
             try:
                 with Store(Settings(hbase=self._address, table_prefix=prefix)) as store:
+                    if pool is not None:
+                        time.sleep(max(0.0, not_before - time.monotonic()))
+                        if pool.empty_for_reuse(store):
+                            pool.give_back(prefix)
+                            continue
                     store.drop_tables()
             except Exception as exc:  # noqa: BLE001 - reported at the end of the session
                 self._failures.append(f"{prefix}: {exc}")
@@ -85,26 +101,41 @@ class TableDropper:
         assert self._failures == [], f"tables not dropped: {self._failures}"
 
 
-class TablePool:
-    """Creates the tables of tests still to come on a thread of its own, one prefix ahead.
+RECYCLE_AFTER = 2.0
+"""Seconds a finished test's tables rest before they are emptied: a process the test killed has exited."""
 
-    Every prefix is new (a uuid) and handed to one test only, so a test never
-    sees another's rows; it is dropped after that test like any other. The
-    thread starts at the first `take` (a worker running only unit tests
-    creates nothing) and keeps one set ready, so a test that asks for `store`
-    finds its tables made while the test before it ran. `finish` hands a set
-    nobody took to the dropper.
+REUSE_AT_MOST = 5000
+"""Rows in a table past which it is dropped rather than emptied row by row (deletes cost like puts)."""
+
+
+class TablePool:
+    """Hands each test that asks for `store` a prefix whose tables exist and are empty.
+
+    A prefix is new (a uuid, its tables made on a thread of its own, one set
+    ahead, while the test before runs) or one an earlier test of this worker
+    used, emptied since (`empty_for_reuse`), so a test never sees another's
+    rows. A prefix is reused only while its tables are as made: the six of
+    them, one region each, the families of a fresh set. The thread starts at
+    the first `take` (a worker running only unit tests creates nothing).
+    `finish` hands every set left to the dropper.
     """
 
     def __init__(self, hbase_address: str, dropper: TableDropper) -> None:
         self._address = hbase_address
         self._dropper = dropper
         self._ready: queue.Queue[str | BaseException] = queue.Queue(maxsize=1)
+        self._emptied: queue.SimpleQueue[str] = queue.SimpleQueue()
+        self._families: dict[str, dict[str, dict[str, object]]] = {}
+        """Table base name -> its families as a fresh set has them (read from the first set made)."""
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
     def take(self) -> str:
         """A prefix whose tables exist and are empty, for one test."""
+        try:
+            return self._emptied.get_nowait()
+        except queue.Empty:
+            pass
         if self._thread is None:
             self._thread = threading.Thread(target=self._run, name="table-pool", daemon=True)
             self._thread.start()
@@ -113,12 +144,35 @@ class TablePool:
             raise made
         return made
 
+    def give_back(self, prefix: str) -> None:
+        """An emptied prefix, for the next test that asks."""
+        self._emptied.put(prefix)
+
+    def empty_for_reuse(self, store: Store) -> bool:
+        """Delete every row of the store's tables if they are as made and small; False (nothing deleted)
+        when they are not, so the caller drops them."""
+        if not self._families or sorted(store.existing_tables()) != sorted(TABLES):
+            return False
+        keys: dict[str, list[bytes]] = {}
+        for base in TABLES:
+            if store.families(base) != self._families[base] or len(store.regions(base)) != 1:
+                return False
+            keys[base] = [key for key, _ in store.scan(base, filter="KeyOnlyFilter() AND FirstKeyOnlyFilter()",
+                                                       limit=REUSE_AT_MOST + 1)]
+            if len(keys[base]) > REUSE_AT_MOST:
+                return False
+        for base, found in keys.items():
+            store.delete_many(base, [(key, None) for key in found])
+        return all(next(iter(store.scan(base, limit=1)), None) is None for base in TABLES)
+
     def _run(self) -> None:
         while not self._stop.is_set():
             prefix = f"t_pool_{uuid.uuid4().hex[:10]}_"
             try:
                 with Store(Settings(hbase=self._address, table_prefix=prefix)) as store:
                     store.create_tables()
+                    if not self._families:
+                        self._families = {base: store.families(base) for base in TABLES}
             except Exception as exc:  # noqa: BLE001 - raised in the test that takes it
                 self._dropper.drop_later(prefix)
                 self._ready.put(exc)
@@ -140,6 +194,8 @@ class TablePool:
             left = self._ready.get_nowait()
             if isinstance(left, str):
                 self._dropper.drop_later(left)
+        while not self._emptied.empty():
+            self._dropper.drop_later(self._emptied.get_nowait())
 
 
 @pytest.fixture(scope="session")
@@ -160,18 +216,23 @@ def table_pool(hbase_address: str, table_dropper: TableDropper) -> Iterator[Tabl
 
 @pytest.fixture
 def table_prefix(request: pytest.FixtureRequest, table_dropper: TableDropper) -> Iterator[str]:
-    """A fresh table prefix for this test; its tables are dropped after it (in the background).
+    """A table prefix for this test alone while it runs; afterwards (in the background) its tables are
+    emptied for a later test or dropped.
 
-    A test that asks for `store` gets a prefix whose tables are made already
-    (`TablePool`); any other gets one with no tables, as `init` tests need.
+    A test that asks for `store` gets a prefix whose tables exist and are
+    empty (`TablePool`); any other gets a new one with no tables, as `init`
+    tests need.
     """
     if "store" in request.fixturenames:
-        prefix = request.getfixturevalue("table_pool").take()
+        pool: TablePool = request.getfixturevalue("table_pool")
+        prefix = pool.take()
+        yield prefix
+        table_dropper.recycle_later(prefix, pool)
     else:
         name = re.sub(r"[^A-Za-z0-9]+", "_", request.node.name)[:40]
         prefix = f"t_{name}_{uuid.uuid4().hex[:6]}_"
-    yield prefix
-    table_dropper.drop_later(prefix)
+        yield prefix
+        table_dropper.drop_later(prefix)
 
 
 @pytest.fixture
