@@ -499,6 +499,12 @@ class Store:
                         raise
                 return
             except WIRE_ERRORS + (TException,) as exc:
+                if limit is not None and returned >= limit:
+                    # Every row asked for was read; what broke is the closing of the scanner (the server
+                    # expires it). Reopening would ask for no row at all.
+                    log.info("scan of %s: closing the scanner failed after its last row (%s)", name,
+                             server_message(exc))
+                    return
                 self._raise_if_permanent(f"scan {name}", exc)
                 if self._fail_over(exc, hops):
                     hops += 1

@@ -132,6 +132,22 @@ def test_thrift_restart_during_batched_write_loses_and_duplicates_nothing(settin
         assert seen == total
 
 
+def test_a_scan_whose_gateway_goes_after_its_last_row_ends_with_the_rows_asked_for(store: Store,
+                                                                                 settings: Settings) -> None:
+    """The gateway stops after a scan's `limit`-th row and before its scanner is closed: the scan
+    is complete, so it ends. It used to reopen: failing here (the only gateway gone), and through a
+    second gateway asking happybase for zero rows, a ValueError that killed a crawl."""
+    keys = [f"com.limit:http/{n}".encode() for n in range(5)]
+    store.write(WEBPAGE_TABLE, [(key, {b"f:st": b"1"}) for key in keys])
+    with side_gateway(settings.hbase) as port, \
+            Store(dataclasses.replace(settings, hbase=f"127.0.0.1:{port}", hbase_retries=2)) as side:
+        rows = side.scan(WEBPAGE_TABLE, prefix=b"com.limit:", limit=3)
+        first = [next(rows)[0] for _ in range(3)]  # one round trip: the scanner is still open
+        assert hbase_local("stop-thrift", str(port)).returncode == 0
+        assert list(rows) == []
+    assert first == sorted(keys)[:3]
+
+
 def test_delete_many_deletes_columns_and_rows_in_batches(settings: Settings) -> None:
     with Store(dataclasses.replace(settings, hbase_batch_size=2)) as store:
         store.create_tables()
