@@ -219,11 +219,11 @@ def table_prefix(request: pytest.FixtureRequest, table_dropper: TableDropper) ->
     """A table prefix for this test alone while it runs; afterwards (in the background) its tables are
     emptied for a later test or dropped.
 
-    A test that asks for `store` gets a prefix whose tables exist and are
-    empty (`TablePool`); any other gets a new one with no tables, as `init`
-    tests need.
+    A test that asks for `store`, or is marked `tables`, gets a prefix whose
+    tables exist and are empty (`TablePool`); any other gets a new one with
+    no tables, as `init` tests need.
     """
-    if "store" in request.fixturenames:
+    if "store" in request.fixturenames or request.node.get_closest_marker("tables") is not None:
         pool: TablePool = request.getfixturevalue("table_pool")
         prefix = pool.take()
         yield prefix

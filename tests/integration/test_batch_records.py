@@ -40,6 +40,8 @@ from sitemapcrawl.testweb import TestWebServer, Web, bulk_web
 from sitemapcrawl.web import rowkeys
 from sitemapcrawl.web.rules import UrlRules
 
+pytestmark = pytest.mark.tables  # every test needs tables; none tests making them
+
 FAR = datetime.now(UTC).replace(microsecond=0) + timedelta(days=300)
 
 

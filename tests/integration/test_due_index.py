@@ -141,6 +141,7 @@ def test_generate_through_the_index_selects_what_a_full_scan_selects(  # type: i
     assert all(counts.index.stale == 0 for counts, _ in by_index[1:])
 
 
+@pytest.mark.tables
 def test_reads_follow_the_due_rows_not_the_table(counting: CountingStore, settings: Settings) -> None:
     due = [page(f"http://127.0.0.{h}:8000/{i}.html") for h in (2, 3) for i in range(20)]
     due += [page(f"http://127.0.0.4:8000/sitemap{i}.xml", is_sitemap=True) for i in range(5)]
@@ -231,6 +232,7 @@ def test_init_of_a_new_table_starts_with_the_index_built(settings: Settings) -> 
         assert not first.rescanned
 
 
+@pytest.mark.tables
 def test_grouped_entries_are_read_once_each_and_a_rescan_leaves_no_duplicate(counting: CountingStore,
                                                                             settings: Settings) -> None:
     rows = [page(f"http://127.0.0.2:8000/{i:03d}.html", next_fetch=LATER) for i in range(150)]

@@ -7,6 +7,8 @@ import random
 import string
 from datetime import UTC, datetime, timedelta
 
+import pytest
+
 from sitemapcrawl.config import Settings
 from sitemapcrawl.model.cells import decode
 from sitemapcrawl.model.changes import CHUNK_BYTES, CHUNK_LINES, PACKED, ChangeKind, Hints, unpack
@@ -14,6 +16,8 @@ from sitemapcrawl.model.webpage import HISTORY_TABLE, HistoryRow
 from sitemapcrawl.storage.history import PART_MARK, changes_of, histories, part_key, record_parse, snapshot_urls
 from sitemapcrawl.storage.store import Store
 from sitemapcrawl.web import rowkeys
+
+pytestmark = pytest.mark.tables  # every test needs tables; none tests making them
 
 SITEMAP = "http://127.0.0.2:8000/sitemap.xml"
 T0 = datetime(2026, 1, 1, tzinfo=UTC)

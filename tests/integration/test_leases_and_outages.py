@@ -18,6 +18,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import pytest
 from cli_helpers import cli_command
 from hbase_fixtures import REPO, hbase_local, side_gateway
 
@@ -28,6 +29,8 @@ from sitemapcrawl.storage.store import Store
 from sitemapcrawl.testweb import TestWebServer, bulk_web
 from sitemapcrawl.testweb.accesslog import Access
 from sitemapcrawl.web import rowkeys
+
+pytestmark = pytest.mark.tables  # every test needs tables; none tests making them
 
 AGENT = "TestBot/1.0 (+http://127.0.0.1/bot)"
 PAGES = 8

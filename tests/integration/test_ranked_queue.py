@@ -25,6 +25,8 @@ from sitemapcrawl.storage.store import Store
 from sitemapcrawl.web import rowkeys
 from sitemapcrawl.web.rules import UrlRules
 
+pytestmark = pytest.mark.tables  # every test needs tables; none tests making them
+
 NOW = datetime(2025, 6, 1, 12, 0, tzinfo=UTC)
 LATER = NOW + timedelta(days=30)
 

@@ -110,6 +110,7 @@ def baseline(web: TestWebServer, seeds: Path,
         drop(hbase_address, prefix)
 
 
+@pytest.mark.tables
 @pytest.mark.parametrize("sig", ["KILL", "INT"])
 @pytest.mark.parametrize("phase", ["generate", "fetch", "parse", "updatedb"])
 def test_a_crawl_killed_in_any_phase_resumes_to_the_same_table(
