@@ -1,8 +1,8 @@
 """Fixtures for tests against the real local HBase (scripts/hbase-local).
 
 Each test gets a table prefix of its own while it runs, so tests never see
-each other's rows. A test that asks for `store` gets a prefix whose tables
-exist and are empty: made by a background thread while earlier tests ran, or
+each other's rows. A test that asks for `store` (or is marked `tables`) gets
+a prefix whose tables exist and are empty: made by a background thread while earlier tests ran, or
 used by an earlier test and emptied since (creating and dropping six tables
 costs seconds of HBase time, deleting a test's rows a fraction of it); any
 other test's tables are dropped afterwards. HBase must be running: `.ci/run` and
@@ -109,7 +109,7 @@ REUSE_AT_MOST = 5000
 
 
 class TablePool:
-    """Hands each test that asks for `store` a prefix whose tables exist and are empty.
+    """Hands each test that asks for `store` (or is marked `tables`) a prefix whose tables exist and are empty.
 
     A prefix is new (a uuid, its tables made on a thread of its own, one set
     ahead, while the test before runs) or one an earlier test of this worker
@@ -149,8 +149,9 @@ class TablePool:
         self._emptied.put(prefix)
 
     def empty_for_reuse(self, store: Store) -> bool:
-        """Delete every row of the store's tables if they are as made and small; False (nothing deleted)
-        when they are not, so the caller drops them."""
+        """Delete every row of the store's tables if they are as made and small. False when they are not
+        (nothing deleted), or when a row is there after the deletes (something still writes): the
+        caller drops them."""
         if not self._families or sorted(store.existing_tables()) != sorted(TABLES):
             return False
         keys: dict[str, list[bytes]] = {}
