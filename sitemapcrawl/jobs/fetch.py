@@ -6,8 +6,8 @@ job loop and the one place that decides to stop: `time_limit`,
 `min_throughput` after a `warmup`, Ctrl-C, or HBase failing (a politeness
 state or a write that cannot be recorded after the store's retries). It then
 hands out no URL, abandons requests still in flight `ABANDON_AFTER` seconds
-later, writes what was fetched (StoreUnavailableError says how much was lost)
-and leaves what was not as it was, so the batch can be fetched again. It
+later, writes what was fetched (StoreUnavailableError says how many writes
+are not confirmed) and leaves what was not as it was, so the batch can be fetched again. It
 holds the lease of its partition (`sitemapcrawl.batch.leases`). In full:
 docs/commands.md (fetch) and docs/reliability.md.
 
@@ -189,11 +189,11 @@ def _fetch_claimed(store: Store, client: SingleRequestClient, rules: UrlRules, o
         counts.dropped = writer.dropped
         counts.seconds = time.monotonic() - started
     if writer.failure is not None:
-        lost = writer.unwritten
+        unconfirmed = writer.unwritten
         raise StoreUnavailableError(
-            f"fetch stopped, HBase failed: {counts.done - lost} fetched outcomes written, {lost} not confirmed (the "
-            "rerun fetches again those that did not land, and what was never fetched); no request since; read "
-            "the logs of its Thrift gateway and RegionServer (local HBase: .hbase-local/logs/). "
+            f"fetch stopped, HBase failed: {counts.done - unconfirmed} fetched outcomes written, {unconfirmed} "
+            "not confirmed (the rerun fetches again those that did not land, and what was never fetched); no "
+            "request since; read the logs of its Thrift gateway and RegionServer (local HBase: .hbase-local/logs/). "
             f"Cause: {writer.failure}")
     on_progress(_progress(counts, queues, counts.seconds))
     log.info("fetch: %s", counts.summary())
