@@ -8,6 +8,7 @@ its entries; everything else answers 404.
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import gzip
 import os
@@ -190,10 +191,8 @@ def _open_temporary_files() -> int:
     folder = tempfile.gettempdir() + os.sep
     count = 0
     for fd in os.listdir("/proc/self/fd"):
-        try:
+        with contextlib.suppress(OSError):  # closed since the listing
             count += os.readlink(f"/proc/self/fd/{fd}").startswith(folder)
-        except OSError:  # closed since the listing
-            pass
     return count
 
 
