@@ -254,7 +254,7 @@ def run_shell_file(path: Path, table_prefix: str = "") -> str:
     """Run an HBase shell script file through `scripts/hbase-local shell FILE`.
 
     Returns what it printed; raises AssertionError with the output when the
-    shell exits non-zero.
+    shell exits non-zero, or when its class-data archive could not be made.
     """
     env = dict(os.environ, SITEMAPCRAWL_TABLE_PREFIX=table_prefix)
     done = subprocess.run(
@@ -262,7 +262,15 @@ def run_shell_file(path: Path, table_prefix: str = "") -> str:
         stdin=subprocess.DEVNULL,
     )
     assert done.returncode == 0, f"hbase shell failed ({done.returncode}):\n{done.stdout}\n{done.stderr}"
+    assert_archive_not_failed("shell")
     return done.stdout
+
+
+def assert_archive_not_failed(kind: str) -> None:
+    """Fail when `scripts/hbase-local` could not make the class-data archive of `kind` (shell,
+    thrift): it leaves the JVM's log as `cds/KIND.failed` and starts such JVMs without one."""
+    failed = HBASE_LOCAL_LIB / "cds" / f"{kind}.failed"
+    assert not failed.exists(), f"the {kind} class-data archive could not be made:\n{failed.read_text()[-2000:]}"
 
 
 def hbase_shell(script: str, table_prefix: str = "") -> str:
@@ -313,6 +321,7 @@ def side_gateway(hbase_address: str, *flags: str) -> Iterator[int]:
     started = hbase_local("start-thrift", str(port), *flags)
     try:
         assert started.returncode == 0, started.stderr
+        assert_archive_not_failed("thrift")
         yield port
     finally:
         hbase_local("stop-thrift", str(port), timeout=120)
