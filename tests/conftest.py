@@ -5,6 +5,8 @@ tests/unit `unit`, so a file never repeats (or forgets) its marker:
 `-m "not integration"` runs the offline tests alone.
 """
 
+import resource
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -45,3 +47,45 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         if marker is not None:
             item.add_marker(marker)
     items.sort(key=_run_order)  # stable: the order within a file and among equals stays as collected
+
+
+# The suite is CPU-bound (two cores busy through a run), so besides the 20 slowest tests
+# (--durations) a run ends with the 20 that cost the most CPU: each test's own, in its xdist
+# worker, plus that of the child processes it waited for (CLI runs, shells, worker processes).
+# Servers started in the background (scripts/hbase-local's JVMs) are not anyone's children.
+_CPU_AT_SETUP = pytest.StashKey[float]()
+_CPU_REPORTED = "cpu_seconds"
+_cpu_of_test: dict[str, float] = {}
+
+
+def _cpu_seconds() -> float:
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    item.stash[_CPU_AT_SETUP] = _cpu_seconds()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+    outcome = yield
+    if call.when == "teardown" and _CPU_AT_SETUP in item.stash:
+        report = outcome.get_result()  # type: ignore[attr-defined]
+        report.user_properties.append((_CPU_REPORTED, _cpu_seconds() - item.stash[_CPU_AT_SETUP]))
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    """Collects the figures, in the process that prints the summary (xdist's controller too)."""
+    for name, value in report.user_properties:
+        if name == _CPU_REPORTED:
+            _cpu_of_test[report.nodeid] = float(value)
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    if not _cpu_of_test:
+        return
+    terminalreporter.write_sep("=", "20 most CPU-expensive tests (own CPU + children waited for)")
+    for nodeid, seconds in sorted(_cpu_of_test.items(), key=lambda kv: -kv[1])[:20]:
+        terminalreporter.write_line(f"{seconds:8.2f}s {nodeid}")
