@@ -33,11 +33,18 @@ ORDER_DIGITS = 20
 _LIMIT = 10**(ORDER_DIGITS - 1)
 
 
+def sitemap_priority(row: WebPage) -> float:
+    """The sitemap part of a row's rank: `s:wp`, else the plain `s:pr` (no `s:wp` is stored where it would
+    say the same), else the protocol's default 0.5. `row` must hold both fields."""
+    if row.weighted_priority is not None:
+        return row.weighted_priority
+    return row.priority if row.priority is not None else 0.5
+
+
 def rank(row: WebPage, key: bytes) -> float:
     """The generate rank of a row with row key `key`: higher first (see the module docstring)."""
     score = row.score if row.score is not None else 1.0
-    priority = row.weighted_priority if row.weighted_priority is not None else (
-        row.priority if row.priority is not None else 0.5)
+    priority = sitemap_priority(row)
     hops = max(0, row.depth) if row.depth is not None else 0
     jitter = JITTER * zlib.crc32(key) / 2**32
     boost = NEW_URL_BOOST if row.new_in_sitemap and row.fetch_time is None else 0.0

@@ -190,7 +190,9 @@ class WebPage:
     quality_notes: tuple[str, ...] | None = col("s", "qn", LINES, "why the quality score is below 1", "updatedb")
     quality_time: datetime | None = col("s", "qt", TIME, "when the quality was last computed", "updatedb")
     weighted_priority: float | None = col(
-        "s", "wp", FLOAT, "sitemap priority weighted by the quality of the sitemaps listing the URL", "updatedb")
+        "s", "wp", FLOAT,
+        "sitemap priority weighted by the quality of the sitemaps listing the URL (absent where it would equal s:pr)",
+        "updatedb")
     # s: sitemap change tracking (sitemapcrawl/model/changes.py, jobs/history.py)
     new_in_sitemap: str | None = col(
         "s", "nw", TEXT, "batch id: a re-parsed sitemap newly listed this URL (generate's boost)", "parse")

@@ -27,6 +27,7 @@ from datetime import datetime
 from sitemapcrawl.errors import CellDecodeError, InvalidUrlError, UsageError
 from sitemapcrawl.model.cells import column_names, encode, equals_filter, field_encoder, map_families_of
 from sitemapcrawl.model.linkvalues import Inlink, InlinkKind, parse_inlink
+from sitemapcrawl.model.rank import sitemap_priority
 from sitemapcrawl.model.splits import WHOLE, Split, bucket_of
 from sitemapcrawl.model.webpage import WEBPAGE_TABLE, WebPage
 from sitemapcrawl.scoring import evidence
@@ -62,7 +63,7 @@ _SITEMAP_FIELDS = [
 ]
 _LISTED_FIELDS = [
     "in_sitemap", "is_sitemap", "inlinks", "status", "fetch_time", "prev_fetch_time", "content_changed",
-    "weighted_priority", "quality_contributions",
+    "priority", "weighted_priority", "quality_contributions",
 ]
 _WEIGHT_FIELDS = ["is_sitemap", "quality", "quality_state"]
 _QC, _encode_qc = field_encoder(WebPage, "quality_contributions")
@@ -252,7 +253,9 @@ def _reweigh_row(key: bytes, row: WebPage, links: list[tuple[str, Inlink]], weig
     if not listings:
         return
     value, cell = _weighted_cell(listings)
-    if value != row.weighted_priority:
+    # Only where it changes what generate ranks by: a URL whose sitemaps all weigh 1 (every URL of a first
+    # inventory) ranks by its `s:pr` as it is, so it needs no `s:wp` (a cell fewer per listed URL).
+    if value != sitemap_priority(row):
         puts.append((key, {_WP: cell}))
 
 
@@ -516,7 +519,7 @@ def _reweigh_changed(store: Store, verdicts: _Verdicts, counts: QualityCounts, c
     same value (only a changed `s:wp` is put).
     """
     weights = dict(verdicts.weights)
-    fields = ["inlinks", "weighted_priority"]
+    fields = ["inlinks", "priority", "weighted_priority"]
 
     def write(puts: list[tuple[bytes, dict[bytes, bytes]]]) -> None:  # with the rows' due entries: s:wp ranks
         counts.reweighted += write_pages(store, puts, now=now).rows

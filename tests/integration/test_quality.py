@@ -15,7 +15,7 @@ from sitemapcrawl.errors import UsageError
 from sitemapcrawl.jobs.generate import GenerateOptions, generate
 from sitemapcrawl.model.cells import decode, encode
 from sitemapcrawl.model.linkvalues import parse_inlink
-from sitemapcrawl.model.rank import rank
+from sitemapcrawl.model.rank import rank, sitemap_priority
 from sitemapcrawl.model.webpage import WEBPAGE_TABLE, FetchStatus, QualityState, WebPage
 from sitemapcrawl.modes import CrawlMode
 from sitemapcrawl.report.text import build_report
@@ -85,11 +85,14 @@ def test_the_ranking_orders_the_sitemaps_as_a_person_would_and_the_worst_is_blac
     for name, url in sm.items():
         pages = listed_by(rows, url)
         assert pages, name
-        values = {page.weighted_priority for _, page in pages.values()}
+        values = {sitemap_priority(page) for _, page in pages.values()}
         assert len(values) == 1, (name, values)
         weighted[name] = values.pop()
         assert all(page.priority == 0.8 and page.score == 0.0 for _, page in pages.values()), name
     assert weighted["clean"] == 0.8 > weighted["big"] > weighted["fake"] > weighted["broken"] == 0.0
+    # A weight of 1 leaves the priority as it is: no `s:wp` is stored for it; every other weight is.
+    assert all(page.weighted_priority is None for _, page in listed_by(rows, sm["clean"]).values())
+    assert all(page.weighted_priority is not None for _, page in listed_by(rows, sm["fake"]).values())
     best = {name: max(rank(page, key) for key, page in listed_by(rows, url).values()) for name, url in sm.items()}
     worst = {name: min(rank(page, key) for key, page in listed_by(rows, url).values()) for name, url in sm.items()}
     assert worst["clean"] > best["big"] and worst["big"] > best["fake"] and worst["fake"] > best["broken"]

@@ -20,6 +20,7 @@ from sitemapcrawl.jobs.parse import parse_batch
 from sitemapcrawl.jobs.updatedb import updatedb
 from sitemapcrawl.model.cells import decode, encode
 from sitemapcrawl.model.linkvalues import InlinkKind, parse_inlink
+from sitemapcrawl.model.rank import sitemap_priority
 from sitemapcrawl.model.splits import Split, bucket_of
 from sitemapcrawl.model.webpage import HOST_TABLE, WEBPAGE_TABLE, HostRow, WebPage
 from sitemapcrawl.report.panels import PANELS, panel_data, take_counted_snapshot, take_snapshot
@@ -92,7 +93,7 @@ def rows(store: Store) -> dict[str, WebPage]:
 def verdicts(table: dict[str, WebPage]) -> tuple[dict[str, tuple[object, ...]], dict[str, float | None]]:
     """What the table says: each sitemap's quality columns, each listed row's weighted priority."""
     scored = {url: tuple(getattr(row, name) for name in QUALITY) for url, row in table.items() if row.is_sitemap}
-    weights = {url: row.weighted_priority for url, row in table.items()
+    weights = {url: sitemap_priority(row) for url, row in table.items()
                if any((link := parse_inlink(t)) is not None and link.kind is InlinkKind.SITEMAP
                       for t in (row.inlinks or {}).values())}
     return scored, weights
@@ -195,11 +196,12 @@ def first_crawl(store: Store, settings: Settings, server: TestWebServer) -> None
     finally:
         client.close()
     assert [r.fetch.done for r in result.rounds] == [3, 25]  # blocked by robots.txt counts as done
-    # Round 1 parsed the sitemaps, every URL new: each scored as assumed, so the merge wrote every s:wp
-    # and no sitemap's rows were read again. Round 2 fetched them: s1 (3 denied) weighs otherwise.
+    # Round 1 parsed the sitemaps, every URL new: each sitemap weighs 1 as assumed, so the priorities stay
+    # as listed (no s:wp written) and no sitemap's rows were read again. Round 2 fetched them: s1 (3 denied)
+    # weighs otherwise.
     first, second = (r.update.quality for r in result.rounds)
     assert first is not None and second is not None
-    assert (first.sitemaps, first.reweighed_sitemaps, first.reweighted) == (3, 0, 25)  # 25 listed rows
+    assert (first.sitemaps, first.reweighed_sitemaps, first.reweighted) == (3, 0, 0)  # 25 listed rows, as listed
     assert second.reweighed_sitemaps >= 1
 
 
