@@ -20,9 +20,10 @@ too), and timed with the HBase JVMs' CPU:
 
 - `floor`: the 8 cells in one put (bench_scale's floor);
 - `row, one put`: the whole listed row as the crawl leaves it, in one put;
-- `row, two puts`: the `il:` cell first, then the rest, as parse and updatedb
-  write it today;
-- `read between`: the scan updatedb makes of those rows (its merge columns);
+- `il: cells alone`, `read between`, `the rest`: the row as parse and updatedb
+  write it today, one shape after the other into one table: parse's `il:`
+  cells, updatedb's scan of those rows (its merge columns), then its put of
+  the rest of the row;
 - `row without ledgers`: one put, without `m:hc` and `s:qc` (what the row
   counts and quality evidence store per row);
 - `ready, a row each` / `ready, 64 a row`: the due queue's entries, as
@@ -188,16 +189,14 @@ def main() -> None:
         shape("row, one put", size(with_cells(extra)()), put("one", with_cells(extra)))
         two = fresh("two")
 
-        def two_puts() -> None:  # parse's il: cell, then updatedb's merge of the row
-            _puts(two, ((key, inlink) for key in keys))
-            _puts(two, with_cells(rest)())
-
-        def read_between() -> None:  # updatedb reads the listed rows back between the two
+        def read_between() -> None:  # updatedb reads the listed rows back: parse's il: cells, nothing else yet
             for _ in two.scan(columns=[b"il", b"f", b"k", b"m", b"s"], batch_size=ROWS_PER_CALL):  # type: ignore[attr-defined]
                 pass
 
-        shape("row, two puts (il:, then the rest)", size(with_cells(extra)()), two_puts)
+        shape("il: cells alone (parse's put)", size((key, inlink) for key in keys),
+              lambda: _puts(two, ((key, inlink) for key in keys)))
         shape("read between (updatedb's scan)", (0, 0), read_between)
+        shape("the rest (updatedb's put)", size(with_cells(rest)()), lambda: _puts(two, with_cells(rest)()))
         shape("row without ledgers (m:hc, s:qc)", size(with_cells(unledgered)()),
               put("bare", with_cells(unledgered)))
         due: dict[str, dict[str, object]] = {"d": {}}
