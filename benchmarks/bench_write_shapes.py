@@ -29,12 +29,17 @@ too), and timed with the HBase JVMs' CPU:
 - `ready, a row each` / `ready, 64 a row`: the due queue's entries, as
   `write_pages` writes them today, and grouped 64 to a row.
 
-Printed: cells and bytes (key + column + value) per URL, seconds, HBase CPU,
-and both as a ratio to the floor. Tables are dropped at the end.
+Printed: cells and bytes (key + column + value) per URL, seconds of the puts,
+and HBase CPU, each as a ratio to the floor. The HBase CPU of a shape is its
+puts, then the flush of its table (the HBase shell's `flush`) and every
+compaction that follows, until the JVMs idle: otherwise a shape pays for the
+flushes and compactions of the one before it (two runs of the same shapes
+differed by a quarter without this). Tables are dropped at the end.
 """
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import tempfile
@@ -45,6 +50,7 @@ from pathlib import Path
 
 from harness import (
     AGENT,
+    HBASE_LOCAL,
     add_hbase_option,
     bench_parser,
     commit,
@@ -64,6 +70,9 @@ ROWS_PER_CALL = 1_000
 #: Ready entries a grouped due row holds.
 GROUPED = 64
 LEDGERS = (b"m:hc", b"s:qc")
+#: HBase is idle (its compactions done) below this share of a core over SETTLE_STEP seconds.
+SETTLED_CPU = 0.1
+SETTLE_STEP = 3.0
 
 Cells = dict[bytes, bytes]
 
@@ -111,15 +120,41 @@ def ready_entries(keys: list[bytes], rows: list[Cells], extra: Cells) -> list[tu
     return out
 
 
-def measure(name: str, hbase_dir: Path | None, action: Callable[[], None]) -> tuple[float, float]:
-    """Seconds and HBase CPU seconds of `action`."""
+def measure(name: str, hbase_dir: Path | None, tables: list[str], action: Callable[[], None]) -> tuple[float, float]:
+    """Seconds of `action`, and the HBase CPU seconds it caused: its puts, then (with `hbase_dir`) the flush
+    of `tables` and every compaction until HBase idles, so that no shape pays for the one before."""
     cpu = hbase_cpu_seconds(hbase_dir) if hbase_dir else 0.0
     started = time.perf_counter()
     action()
     seconds = time.perf_counter() - started
-    used = (hbase_cpu_seconds(hbase_dir) - cpu) if hbase_dir else 0.0
+    used = 0.0
+    if hbase_dir:
+        flush(hbase_dir, tables)
+        settle(hbase_dir)
+        used = hbase_cpu_seconds(hbase_dir) - cpu
     print(f"  {name}: {seconds:.1f} s, HBase CPU {used:.1f} s", file=sys.stderr)
     return seconds, used
+
+
+def flush(hbase_dir: Path, tables: list[str]) -> None:
+    """Flush the memstores of `tables` (the HBase shell's `flush`, in a JVM of its own: its CPU is not counted)."""
+    with tempfile.NamedTemporaryFile("w", suffix=".rb") as script:
+        script.write("".join(f"flush '{name}'\n" for name in tables) + "exit\n")
+        script.flush()
+        subprocess.run([str(HBASE_LOCAL), "shell", script.name], check=True, capture_output=True,
+                       env=dict(os.environ, HBASE_LOCAL_DIR=str(hbase_dir)), timeout=600)
+
+
+def settle(hbase_dir: Path, idle: float = SETTLED_CPU, most: float = 600.0) -> None:
+    """Wait until the HBase JVMs use less than `idle` of a core over `SETTLE_STEP` seconds (compactions done)."""
+    deadline = time.monotonic() + most
+    before = hbase_cpu_seconds(hbase_dir)
+    while time.monotonic() < deadline:
+        time.sleep(SETTLE_STEP)
+        now = hbase_cpu_seconds(hbase_dir)
+        if now - before < idle * SETTLE_STEP:
+            return
+        before = now
 
 
 def _puts(table: object, rows: Iterator[tuple[bytes, Cells]], rows_per_call: int = ROWS_PER_CALL) -> None:
@@ -178,15 +213,17 @@ def main() -> None:
             return lambda: _puts(table, pairs(), rows_per_call)
 
         shapes: list[tuple[str, tuple[int, int], tuple[float, float]]] = []
+        if args.hbase_dir:
+            settle(args.hbase_dir)  # the template's crawl and anything before it done
 
-        def shape(label: str, sizes: tuple[int, int], action: Callable[[], None]) -> None:
-            shapes.append((label, sizes, measure(label, args.hbase_dir, action)))
+        def shape(label: str, sizes: tuple[int, int], action: Callable[[], None], table: str) -> None:
+            shapes.append((label, sizes, measure(label, args.hbase_dir, [prefix + table], action)))
 
         def with_cells(more: Cells) -> Callable[[], Iterator[tuple[bytes, Cells]]]:
             return lambda: ((key, {**cells, **more}) for key, cells in zip(keys, rows, strict=True))
 
-        shape("floor: 8 cells, one put", size(with_cells({})()), put("floor", with_cells({})))
-        shape("row, one put", size(with_cells(extra)()), put("one", with_cells(extra)))
+        shape("floor: 8 cells, one put", size(with_cells({})()), put("floor", with_cells({})), "floor")
+        shape("row, one put", size(with_cells(extra)()), put("one", with_cells(extra)), "one")
         two = fresh("two")
 
         def read_between() -> None:  # updatedb reads the listed rows back: parse's il: cells, nothing else yet
@@ -194,15 +231,15 @@ def main() -> None:
                 pass
 
         shape("il: cells alone (parse's put)", size((key, inlink) for key in keys),
-              lambda: _puts(two, ((key, inlink) for key in keys)))
-        shape("read between (updatedb's scan)", (0, 0), read_between)
-        shape("the rest (updatedb's put)", size(with_cells(rest)()), lambda: _puts(two, with_cells(rest)()))
+              lambda: _puts(two, ((key, inlink) for key in keys)), "two")
+        shape("read between (updatedb's scan)", (0, 0), read_between, "two")
+        shape("the rest (updatedb's put)", size(with_cells(rest)()), lambda: _puts(two, with_cells(rest)()), "two")
         shape("row without ledgers (m:hc, s:qc)", size(with_cells(unledgered)()),
-              put("bare", with_cells(unledgered)))
+              put("bare", with_cells(unledgered)), "bare")
         due: dict[str, dict[str, object]] = {"d": {}}
-        shape("ready, a row each", size(iter(ready)), put("due1", lambda: iter(ready), fams=due))
+        shape("ready, a row each", size(iter(ready)), put("due1", lambda: iter(ready), fams=due), "due1")
         shape(f"ready, {GROUPED} a row", size(iter(grouped)),
-              put("due64", lambda: iter(grouped), rows_per_call=ROWS_PER_CALL // GROUPED, fams=due))
+              put("due64", lambda: iter(grouped), rows_per_call=ROWS_PER_CALL // GROUPED, fams=due), "due64")
         connection.close()
     base_cells, base_bytes = shapes[0][1]
     base_s, base_cpu = shapes[0][2]
