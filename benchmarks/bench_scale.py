@@ -26,7 +26,8 @@ Figures (one run, ratios: the machine is noisy and shared):
    score, depth, radius, priority, changefreq, lastmod), into a fresh table
    of the same HBase, `hbase_batch_size` (1,000) rows a call; run twice, the
    faster kept (`other floor s`: the other). Targets: at most 2x the floor
-   at 1,000,000 URLs; peak memory under 150 MB and flat.
+   at 1,000,000 URLs; peak memory under 150 MB and flat. `--crawl-workers W`
+   runs the same crawl with `--workers W` (an info line, not the target).
 2. Round cost against the table size. For each size in `--tables`: a fresh
    table filled by direct batch puts with rows shaped as a crawl leaves them
    (fetched pages listed by sitemaps, next fetch in 30 days: not due; one
@@ -346,6 +347,8 @@ def main() -> None:
     parser.add_argument("--tables", nargs=2, type=int, default=[10_000, 1_000_000], metavar=("SMALL", "LARGE"),
                         help="table sizes of figure 2 [default: 10000 1000000]")
     parser.add_argument("--due", type=int, default=100, help="due URLs in the round of figure 2 [default: 100]")
+    parser.add_argument("--crawl-workers", type=int, default=1, metavar="W",
+                        help="figure 1's crawl with --workers W (an info line: the target is for W=1) [default: 1]")
     parser.add_argument("--timeout", type=float, default=5_400, help="seconds any one command may take")
     add_hbase_option(parser)
     args = parser.parse_args()
@@ -364,7 +367,8 @@ def main() -> None:
         if 1 in args.figures or 3 in args.figures:
             for n in sorted(args.inventory):
                 print(f"[inventory N={n:,}] load {load_average()}", file=sys.stderr, flush=True)
-                inventories.append(inventory(prefix, args.hbase, n, args.timeout, args.hbase_dir))
+                inventories.append(inventory(prefix, args.hbase, n, args.timeout, args.hbase_dir,
+                                             args.crawl_workers))
                 print("\n".join(report_inventory(inventories[-1:])), file=sys.stderr, flush=True)
                 drop_prefix(args.hbase, prefix)
         if 2 in args.figures or 3 in args.figures:
