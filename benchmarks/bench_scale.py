@@ -27,7 +27,8 @@ Figures (one run, ratios: the machine is noisy and shared):
    of the same HBase, `hbase_batch_size` (1,000) rows a call; run twice, the
    faster kept (`other floor s`: the other). Targets: at most 2x the floor
    at 1,000,000 URLs; peak memory under 150 MB and flat. `--crawl-workers W`
-   runs the same crawl with `--workers W` (an info line, not the target).
+   runs the same crawl with `--workers W` (an info line, not the target;
+   figure 1b is left out: the worker processes' writes are not counted).
 2. Round cost against the table size. For each size in `--tables`: a fresh
    table filled by direct batch puts with rows shaped as a crawl leaves them
    (fetched pages listed by sitemaps, next fetch in 30 days: not due; one

@@ -272,6 +272,10 @@ def report_inventory(results: list[Inventory]) -> list[str]:
         out.append(target_line(f"peak memory {results[-1].urls:,} vs {results[0].urls:,} (flat)",
                               results[-1].run.peak_mb / results[0].run.peak_mb, 1.2))
     for r in results:
+        if r.workers > 1:  # counted_crawl counts the crawl's own process; its workers write the phases
+            out += ["", f"figure 1b: not counted with crawl --workers {r.workers} (the worker processes write "
+                        "uncounted)"]
+            continue
         out += ["", f"figure 1b: written per listed URL by table, N={r.urls:,} (put: rows, cells, bytes of key + "
                     "column + value per cell; deleted: rows, cells; round trips in all)",
                 f"{'table':<10} {'put rows':>9} {'put cells':>9} {'put bytes':>9} {'del rows':>9} "
