@@ -69,7 +69,8 @@ TEMPLATE_URLS = 1_000
 ROWS_PER_CALL = 1_000
 #: Ready entries a grouped due row holds.
 GROUPED = 64
-LEDGERS = (b"m:hc", b"s:qc")
+#: The row's ledger fields (`m:hc`, `s:qc`): what it added to the row counts and quality evidence.
+LEDGERS = ["counted", "quality_contributions"]
 #: HBase is idle (its compactions done) below this share of a core over SETTLE_STEP seconds.
 SETTLED_CPU = 0.1
 SETTLE_STEP = 3.0
@@ -77,9 +78,11 @@ SETTLE_STEP = 3.0
 Cells = dict[bytes, bytes]
 
 
-def template(hbase: str, prefix: str) -> Cells:
-    """The cells a real sitemap-only crawl leaves on a listed URL's row (one of a 1,000-URL site)."""
-    import happybase
+def template(hbase: str, prefix: str) -> tuple[Cells, dict[str, list[str]]]:
+    """The cells a real sitemap-only crawl leaves on a listed URL's row (one of a 1,000-URL site), and the
+    column families of the tables it made (table -> families)."""
+    from sitemapcrawl.model.cells import encode
+    from sitemapcrawl.model.webpage import DUE_TABLE, WEBPAGE_TABLE, FetchStatus, WebPage
 
     with tempfile.TemporaryDirectory() as folder, serve_folder(Path(folder)) as base:
         write_site(Path(folder), base, TEMPLATE_URLS)
@@ -88,12 +91,15 @@ def template(hbase: str, prefix: str) -> Cells:
         subprocess.run([sys.executable, "-m", "sitemapcrawl", "--hbase", hbase, "--table-prefix", prefix,
                         "--user-agent", AGENT, "crawl", str(seeds), "--mode", "sitemap-only",
                         "--sitemaps-only-docs", "--delay", "0"], check=True, capture_output=True)
+    unfetched = encode(WebPage("", status=FetchStatus.UNFETCHED))
+    inlinks = encode(WebPage("", inlinks={"": ""})).popitem()[0]
     connection = connect(hbase)
     try:
-        table: happybase.Table = connection.table(prefix + "webpage")
-        for _key, cells in table.scan(columns=[b"f:st", b"il", b"k", b"m", b"s", b"f"]):
-            if cells.get(b"f:st") == b"unfetched" and any(name.startswith(b"il:") for name in cells):
-                return dict(cells)
+        families = {name: [f.decode() for f in connection.table(prefix + name).families()]
+                    for name in (WEBPAGE_TABLE, DUE_TABLE)}
+        for _key, cells in connection.table(prefix + WEBPAGE_TABLE).scan():
+            if unfetched.items() <= cells.items() and any(name.startswith(inlinks) for name in cells):
+                return dict(cells), families
     finally:
         connection.close()
     raise SystemExit("no listed row found in the template crawl")
@@ -190,21 +196,29 @@ def main() -> None:
     n = args.urls
     print(f"# bench_write_shapes, commit {commit()}, {datetime.now(UTC):%Y-%m-%d %H:%M} UTC, load {load_average()}")
     with dropped_at_end(args.hbase, f"bench_shapes_{time.time_ns() % 10**8:08d}_") as prefix:
-        extra = {c: v for c, v in template(args.hbase, prefix + "t_").items() if c not in
-                 (b"f:st", b"f:nft", b"m:sc", b"m:dp", b"m:ra", b"s:pr", b"s:cf", b"s:lm")}
-        inlink = {c: v for c, v in extra.items() if c.startswith(b"il:")}
-        rest = {c: v for c, v in extra.items() if not c.startswith(b"il:")}
-        unledgered = {c: v for c, v in extra.items() if c not in LEDGERS}
+        from sitemapcrawl.model.cells import column_names, encode
+        from sitemapcrawl.model.webpage import DUE_TABLE, WEBPAGE_TABLE, WebPage
+
         keys, rows = shaped_rows(n)
+        listed, families = template(args.hbase, prefix + "t_")
+        extra = {c: v for c, v in listed.items() if c not in rows[0]}  # beside the floor's 8 cells
+        inlinks = encode(WebPage("", inlinks={"": ""})).popitem()[0]  # the `il:` family's prefix
+        inlink = {c: v for c, v in extra.items() if c.startswith(inlinks)}
+        rest = {c: v for c, v in extra.items() if not c.startswith(inlinks)}
+        ledgers = set(column_names(WebPage, LEDGERS))
+        unledgered = {c: v for c, v in extra.items() if c not in ledgers}
+        read_families = sorted({c.split(b":", 1)[0] for c in listed})  # what the listed row has
         ready = ready_entries(keys, rows, extra)
-        grouped = [(b"g" + ready[i][0], {b"d:" + k: b"" for k, _ in ready[i:i + GROUPED]})
+        entry_family = families[DUE_TABLE][0].encode() + b":"
+        grouped = [(b"g" + ready[i][0], {entry_family + k: b"" for k, _ in ready[i:i + GROUPED]})
                    for i in range(0, len(ready), GROUPED)]
         connection = connect(args.hbase)
-        families: dict[str, dict[str, object]] = {f: {} for f in ("f", "s", "m", "k", "il", "ol", "c")}
+        page_families: dict[str, dict[str, object]] = {f: {} for f in families[WEBPAGE_TABLE]}
+        due: dict[str, dict[str, object]] = {f: {} for f in families[DUE_TABLE]}
 
         def fresh(name: str, fams: dict[str, dict[str, object]] | None = None) -> object:
             """A new table `prefix + name` (the webpage families, or `fams`), default family options."""
-            with_retries("create table", lambda: connection.create_table(prefix + name, fams or families))
+            with_retries("create table", lambda: connection.create_table(prefix + name, fams or page_families))
             return connection.table(prefix + name)
 
         def put(name: str, pairs: Callable[[], Iterator[tuple[bytes, Cells]]], rows_per_call: int = ROWS_PER_CALL,
@@ -227,7 +241,7 @@ def main() -> None:
         two = fresh("two")
 
         def read_between() -> None:  # updatedb reads the listed rows back: parse's il: cells, nothing else yet
-            for _ in two.scan(columns=[b"il", b"f", b"k", b"m", b"s"], batch_size=ROWS_PER_CALL):  # type: ignore[attr-defined]
+            for _ in two.scan(columns=read_families, batch_size=ROWS_PER_CALL):  # type: ignore[attr-defined]
                 pass
 
         shape("il: cells alone (parse's put)", size((key, inlink) for key in keys),
@@ -236,7 +250,6 @@ def main() -> None:
         shape("the rest (updatedb's put)", size(with_cells(rest)()), lambda: _puts(two, with_cells(rest)()), "two")
         shape("row without ledgers (m:hc, s:qc)", size(with_cells(unledgered)()),
               put("bare", with_cells(unledgered)), "bare")
-        due: dict[str, dict[str, object]] = {"d": {}}
         shape("ready, a row each", size(iter(ready)), put("due1", lambda: iter(ready), fams=due), "due1")
         shape(f"ready, {GROUPED} a row", size(iter(grouped)),
               put("due64", lambda: iter(grouped), rows_per_call=ROWS_PER_CALL // GROUPED, fams=due), "due64")
