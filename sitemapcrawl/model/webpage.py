@@ -344,16 +344,20 @@ class BatchRecord:
     `il:` cell and `k:dsc` on it), the bucket
     `splits.bucket_label(splits.bucket_of(webpage key))`; and
     `<batch>|l|<bucket>|<sitemap key>|<part>` for the entries of one sitemap
-    parse in one bucket, one qualifier per entry row (`listed`), so that a
-    sitemap of 50,000 entries is a few dozen records, not 50,000.
+    parse in one bucket, their row keys in one cell (`listed_keys`), so that a
+    sitemap of 50,000 entries is a few dozen records of one cell each, not
+    50,000 rows or cells.
     """
 
     key: str
     partition: int | None = col("r", "pa", PARTITION, "member: its fetch partition", "generate, fetch")
     touched: bool | None = col("r", "t", FLAG, "touched: has inlinks to merge for the batch", "parse, updatedb")
+    listed_keys: tuple[str, ...] | None = col(
+        "r", "lk", LINES, "listed: the entry rows of the sitemap parsed, one webpage key per line, to merge for "
+        "the batch", "parse")
     listed: Mapping[str, str] | None = mapcol(
-        "r", "listed: an entry row of the sitemap parsed (value empty), to merge for the batch", "parse",
-        "webpage key", "k.")
+        "r", "listed, as records were written before `r:lk`: one cell per entry row (value empty); still read, "
+        "so a batch parsed by an older version is merged", "parse (before r:lk)", "webpage key", "k.")
 
 
 # -------------------------------------------------------------------- due ---

@@ -3,10 +3,11 @@
 Keys `<batch>|<kind>|<bucket>|<webpage key>`: members (kind `m`, cell `r:pa`
 = fetch partition; generate, and fetch for a redirect hop), touched rows
 (`t`; parse and updatedb's spread, for each row given an `il:` cell and
-`k:dsc`), and listed entries (`l`, `...|<sitemap key>|<part>`, a cell
-`r:k.<webpage key>` per entry, so a 50,000-entry sitemap is a few dozen
-records; `listing_owner` picks the one record a row is read from; a host with
-many entries has its rows read by a scan of its key range instead). The
+`k:dsc`), and listed entries (`l`, `...|<sitemap key>|<part>`, one cell
+`r:lk` holding the part's entry keys, so a 50,000-entry sitemap is a few
+dozen records of one cell each; `listing_owner` picks the one record a row
+is read from; a host with many entries has its rows read by a scan of its
+key range instead). The
 bucket is the row's host bucket, so a split is one key range. A record is
 written before the cells it stands for: readers test the mark on the row and
 skip a row without it. updatedb (or releasing the batch) drops the records
@@ -22,7 +23,7 @@ import logging
 from collections.abc import Iterable, Iterator, Set
 
 from sitemapcrawl.errors import CellDecodeError, InvalidUrlError
-from sitemapcrawl.model.cells import column_names, columns_of, decode, encode, equals_filter
+from sitemapcrawl.model.cells import column_names, columns_of, decode, encode, equals_filter, field_encoder
 from sitemapcrawl.model.linkvalues import InlinkKind, parse_inlink
 from sitemapcrawl.model.splits import WHOLE, Split, bucket_label, bucket_of
 from sitemapcrawl.model.webpage import (
@@ -50,6 +51,8 @@ MEMBER, TOUCHED, LISTED = b"m", b"t", b"l"
 _KIND_OF_MARK = {"generate_mark": MEMBER, "fetch_mark": MEMBER, "discover_mark": TOUCHED}
 _SEP = b"|"
 _TOUCHED_CELLS = encode(BatchRecord("", touched=True))
+_LISTED_KEYS, _encode_listed_keys = field_encoder(BatchRecord, "listed_keys")
+#: A listed record's cell per entry, as versions before `r:lk` wrote them (still read: a batch they parsed).
 _LISTED_PREFIX = encode(BatchRecord("", listed={"": ""})).popitem()[0]
 _INLINK_PREFIX = encode(WebPage("", inlinks={"": ""})).popitem()[0]
 #: The inlink kinds a sitemap parse writes: what makes a row an entry of a sitemap in `listing_owner`.
@@ -87,6 +90,13 @@ def key_of_url(url: str) -> bytes | None:
         return rowkeys.row_key(url).encode("utf-8")
     except InvalidUrlError:
         return None
+
+
+def _listed_entries(cells: dict[bytes, bytes]) -> list[bytes]:
+    """The entry keys a listed record names: its `r:lk` lines, or one `r:k.<key>` cell each (older records)."""
+    keys = cells[_LISTED_KEYS].split(b"\n") if _LISTED_KEYS in cells else []
+    keys.extend(name[len(_LISTED_PREFIX):] for name in cells if name.startswith(_LISTED_PREFIX))
+    return [key for key in keys if key]
 
 
 def listing_owner(row: WebPage, batch_id: str, listed: Set[bytes]) -> bytes | None:
@@ -210,11 +220,12 @@ def write_listed(store: Store, batch_id: str, sitemap_url: str, puts: Iterable[t
 
 def _write_listed_part(store: Store, batch_id: str, sitemap_key: bytes, part: int, keys: list[bytes],
                        rows: list[tuple[bytes, dict[bytes, bytes]]], written: list[int]) -> None:
-    by_bucket: dict[int, dict[bytes, bytes]] = {}
-    for key in keys:
-        by_bucket.setdefault(bucket_of(key), {})[_LISTED_PREFIX + key] = b""
-    store.write(BATCHROW_TABLE, [(listed_record_key(batch_id, bucket, part, sitemap_key), cells)
-                                 for bucket, cells in sorted(by_bucket.items())])
+    by_bucket: dict[int, list[str]] = {}
+    for key in keys:  # canonical URLs hold no line break: one key per line
+        by_bucket.setdefault(bucket_of(key), []).append(key.decode("utf-8"))
+    store.write(BATCHROW_TABLE, [(listed_record_key(batch_id, bucket, part, sitemap_key),
+                                  {_LISTED_KEYS: _encode_listed_keys(tuple(names))})
+                                 for bucket, names in sorted(by_bucket.items())])
     written.append(write_pages(store, rows).rows)
 
 
@@ -380,7 +391,7 @@ def _listed_keys(store: Store, batch_id: str, split: Split) -> Iterator[tuple[by
                 if current is not None and held:
                     yield current[1], sorted(held)
                 current, held = owner, []
-            held.extend(name[len(_LISTED_PREFIX):] for name in cells if name.startswith(_LISTED_PREFIX))
+            held.extend(_listed_entries(cells))
         if len(records) < _LISTED_PER_SCAN:
             break
         start = records[-1][0] + b"\x00"
@@ -417,10 +428,9 @@ def _listed_hosts(store: Store, batch_id: str, split: Split) -> dict[bytes, int]
     while True:
         records = list(store.scan(BATCHROW_TABLE, start=start, stop=stop, limit=_LISTED_PER_SCAN))
         for _record, cells in records:
-            for name in cells:
-                if name.startswith(_LISTED_PREFIX):
-                    host = _host_of(name[len(_LISTED_PREFIX):])
-                    counts[host] = counts.get(host, 0) + 1
+            for key in _listed_entries(cells):
+                host = _host_of(key)
+                counts[host] = counts.get(host, 0) + 1
         if len(records) < _LISTED_PER_SCAN:
             return counts
         start = records[-1][0] + b"\x00"

@@ -23,12 +23,13 @@ from sitemapcrawl.config import Settings
 from sitemapcrawl.jobs.generate import GenerateOptions, generate
 from sitemapcrawl.jobs.parse import parse_batch
 from sitemapcrawl.jobs.updatedb import updatedb
-from sitemapcrawl.model.cells import column_names, encode
+from sitemapcrawl.model.cells import column_names, decode, encode
 from sitemapcrawl.model.splits import Split
 from sitemapcrawl.model.webpage import (
     BATCH_TABLE,
     BATCHROW_TABLE,
     WEBPAGE_TABLE,
+    BatchRecord,
     BatchRow,
     FetchStatus,
     SitemapSource,
@@ -88,7 +89,8 @@ def touched_keys(store: Store, batch_id: str) -> list[bytes]:
     """The `webpage` keys the batch recorded as touched: its touched records and its sitemaps' listed records."""
     keys = [batchrecords.page_key(key) for key in records(store, batch_id, batchrecords.TOUCHED)]
     for _key, cells in store.scan(BATCHROW_TABLE, prefix=f"{batch_id}|".encode() + batchrecords.LISTED + b"|"):
-        keys += [name.partition(b":k.")[2] for name in cells]
+        record = decode(BatchRecord, "", cells)
+        keys += [key.encode() for key in (*(record.listed_keys or ()), *(record.listed or {}))]
     return sorted(keys)
 
 
@@ -206,6 +208,31 @@ def test_each_phase_rerun_changes_nothing(settings: Settings, web: TestWebServer
         second = updatedb(store, rules, batch_id)
         assert (second.spread_rows, second.merged, second.scheduled) == (0, 0, 0)
         assert snapshot(store) == updated
+
+
+def test_listed_records_are_one_cell_each_and_records_of_older_versions_are_still_merged(
+        settings: Settings, web: TestWebServer) -> None:
+    """A listed record holds its entries' keys in one `r:lk` cell. A batch parsed by a version before it (one
+    `r:k.<key>` cell per entry) is merged all the same: every entry row, once."""
+    settings = crawl_settings(settings)
+    rules = UrlRules.from_settings(settings)
+    merge_column = column_names(WebPage, ["merge_mark"])[0]
+    with CountingStore(settings) as store:
+        batch_id = seeded_batch(store, rules, web)
+        run_fetch(store, settings, batch_id)
+        parse_batch(store, rules, batch_id)
+        listed = list(store.scan(BATCHROW_TABLE, prefix=f"{batch_id}|".encode() + batchrecords.LISTED + b"|"))
+        assert listed and all(list(cells) == column_names(BatchRecord, ["listed_keys"]) for _, cells in listed)
+        touched = set(touched_keys(store, batch_id))
+        store.delete_many(BATCHROW_TABLE, [(key, None) for key, _ in listed])
+        store.write(BATCHROW_TABLE, [(key, encode(BatchRecord("", listed={
+            name: "" for name in decode(BatchRecord, "", cells).listed_keys or ()}))) for key, cells in listed])
+        assert set(touched_keys(store, batch_id)) == touched
+        counts = updatedb(store, rules, batch_id)
+        assert counts.merged == len(touched) >= 18 and counts.already_merged == 0
+        merged = {key for key, cells in store.scan(WEBPAGE_TABLE, columns=[merge_column])
+                  if cells.get(merge_column) == batch_id.encode()}
+        assert merged == touched
 
 
 def test_a_parse_killed_half_way_reruns_from_the_records(settings: Settings, web: TestWebServer) -> None:
