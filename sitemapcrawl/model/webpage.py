@@ -430,8 +430,8 @@ class HistoryRow:
     snapshot_entries: int | None = col("s", "n", INT, "entries in the snapshot", "parse")
     snapshot_chunks: int | None = col("s", "k", INT, "cells the snapshot takes in family e", "parse")
     snapshot: Mapping[str, str] | None = mapcol(
-        "e", "chunk number -> entry lines: URL TAB lastmod TAB changefreq TAB priority, packed: z85: then the lines "
-        "zlib-compressed in base85 (sitemapcrawl/model/changes.py)", "parse", "n")
+        "e", "chunk number -> entry lines: URL TAB lastmod TAB changefreq TAB priority, packed: z64: then the lines "
+        "zlib-compressed in base64 (z85: base85, from older versions, is read too) (sitemapcrawl/model/changes.py)", "parse", "n")
 
 
 RowT = TypeVar("RowT", WebPage, HostRow, BatchRow, HistoryRow, BatchRecord, DueRow)

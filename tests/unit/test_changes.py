@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import base64
 import io
+import zlib
 from collections import Counter
 from datetime import UTC, datetime
 
@@ -16,6 +18,7 @@ from sitemapcrawl.model.changes import (
     CHUNK_BYTES,
     CHUNK_LINES,
     PACKED,
+    PACKED_85,
     Change,
     ChangeKind,
     Hints,
@@ -91,11 +94,15 @@ def test_packed_snapshot_cells_read_back_beside_plain_ones_and_are_smaller() -> 
     assert all(text.startswith(PACKED) and text.isascii() for text in packed)
     assert sum(map(len, packed)) * 4 < sum(map(len, plain))  # sorted URLs share most of their text
     assert [unpack(text) for text in packed] == plain
-    # A table written before the packing mixes with one written after: both read.
-    assert read_snapshot([packed[0], plain[1], packed[2]]) == snapshot
+    # A table written before the packing, or packed in base85 (`z85:`) before base64, mixes with one
+    # written after: all read.
+    in_base85 = PACKED_85 + base64.b85encode(zlib.compress(plain[2].encode("utf-8"))).decode("ascii")
+    assert read_snapshot([packed[0], plain[1], in_base85]) == snapshot
     assert unpack("http://x.test/a\t\t\t") == "http://x.test/a\t\t\t"
     with pytest.raises(ValueError, match="does not unpack"):
-        read_snapshot([PACKED + "not base85 {{{"])
+        read_snapshot([PACKED + "not base64 {{{"])
+    with pytest.raises(ValueError, match="does not unpack"):
+        read_snapshot([PACKED_85 + "not base85 {{{"])
 
 
 def test_history_keys_sort_newest_first_under_their_sitemap() -> None:
