@@ -96,14 +96,22 @@ class DueState(NamedTuple):
 
 
 def due_state(row_key: bytes, cells: Mapping[bytes, bytes]) -> DueState:
-    """The due state of a row from its cells (at least those of DUE_FIELDS that it has)."""
+    """The due state of a row from its cells (at least those of DUE_FIELDS that it has).
+
+    An unscheduled row has no entry, so no order is worked out for it (None): every new row's state
+    before its first put is one.
+    """
+    next_fetch = cells.get(_NFT) or None
+    kind = kind_of(cells.get(_SM) == b"1", cells.get(_IN) == b"1")
+    if next_fetch is None:
+        return DueState(None, kind, None)
     order: int | None = None
     try:
         ranked = decode(WebPage, "", {column: value for column, value in cells.items() if column in _RANK_SET})
         order = rank_order(ranked, row_key)
     except CellDecodeError:
         pass
-    return DueState(cells.get(_NFT) or None, kind_of(cells.get(_SM) == b"1", cells.get(_IN) == b"1"), order)
+    return DueState(next_fetch, kind, order)
 
 
 def _due_cells(page: WebPage | None) -> dict[bytes, bytes]:

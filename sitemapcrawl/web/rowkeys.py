@@ -12,6 +12,7 @@ Cost: one regex match and a split per key.
 
 from __future__ import annotations
 
+import functools
 import re
 
 from sitemapcrawl.errors import InvalidUrlError
@@ -31,6 +32,7 @@ _ROW_KEY = re.compile(
 )
 
 
+@functools.lru_cache(maxsize=4096)
 def _reverse_host(host: str) -> str:
     """Reverse the labels of a host name; IP literals stay as they are.
 
@@ -39,7 +41,8 @@ def _reverse_host(host: str) -> str:
     are contiguous as they are, while reversing would group by the last octet,
     which means nothing. An address whose labels are four numbers is left alone
     both ways, so the function is its own inverse. IPv6 literals (bracketed)
-    have no labels to reverse.
+    have no labels to reverse. The last few thousand hosts are remembered: keys are made and read host
+    by host, a million times in an inventory.
     """
     if is_ip_literal(host):
         return host
