@@ -152,7 +152,11 @@ class _SitemapParse:
         self.batch_id = batch_id
         # The entry's inlink says `b=<batch>`: updatedb finds it through the listed records without a `k:dsc`
         # (one cell fewer per entry); a batch without records is found by scanning for `k:dsc`.
-        self.discover_mark = batch_id if mark_entries else None
+        discover_mark = batch_id if mark_entries else None
+        # Every entry's put is its inlink cell from this sitemap (the one column) and the same marks: encoded
+        # once here, not as a row per entry (a million entries in an inventory).
+        self.inlink_column = next(iter(encode(WebPage("", inlinks={row.url: ""}))))
+        self.entry_marks = encode(WebPage("", discover_mark=discover_mark))
         self.rules = rules
         self.counts = counts
         self.depth = row.depth if row.depth is not None else settings.seed_depth
@@ -203,7 +207,6 @@ class _SitemapParse:
 
     def cells(self, document: Iterator[PageEntry | SitemapRef]) -> Iterator[tuple[bytes, dict[bytes, bytes]]]:
         """One put per kept entry: the inlink cell and the discover marker."""
-        source = self.row.url
         for entry in document:
             found = self._target(entry.loc)
             if found is None:
@@ -226,8 +229,7 @@ class _SitemapParse:
                 continue
             self.written += 1
             self.listed[target] = entry_hints(entry)
-            yield key, encode(WebPage(target, inlinks={source: format_inlink(link)},
-                                      discover_mark=self.discover_mark))
+            yield key, {self.inlink_column: format_inlink(link).encode("utf-8"), **self.entry_marks}
 
     def problems(self) -> list[tuple[ProblemKind, int, str]]:
         """Our own problems, added to the engine's: (kind, count, sentence)."""

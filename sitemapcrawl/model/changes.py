@@ -19,8 +19,8 @@ Cost: `diff` is one sorted pass over both snapshots; memory of the change list.
 from __future__ import annotations
 
 import base64
-import functools
 import enum
+import functools
 import zlib
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
