@@ -431,7 +431,8 @@ class HistoryRow:
     snapshot_chunks: int | None = col("s", "k", INT, "cells the snapshot takes in family e", "parse")
     snapshot: Mapping[str, str] | None = mapcol(
         "e", "chunk number -> entry lines: URL TAB lastmod TAB changefreq TAB priority, packed: z64: then the lines "
-        "zlib-compressed in base64 (z85: base85, from older versions, is read too) (sitemapcrawl/model/changes.py)", "parse", "n")
+        "zlib-compressed in base64 (z85: base85, from older versions, is read too) (sitemapcrawl/model/changes.py)",
+        "parse", "n")
 
 
 RowT = TypeVar("RowT", WebPage, HostRow, BatchRow, HistoryRow, BatchRecord, DueRow)
