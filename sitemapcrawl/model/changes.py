@@ -22,7 +22,7 @@ import base64
 import enum
 import functools
 import zlib
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -136,6 +136,7 @@ def pack(text: str) -> str:
 def unpack(text: str) -> str:
     """A cell text as `chunks` made it: a packed one (`PACKED`, or `PACKED_85` from older versions)
     unpacked, a plain one as it is; ValueError when a packed text does not unpack."""
+    decode_ascii: Callable[[str], bytes]
     if text.startswith(PACKED):
         decode_ascii = functools.partial(base64.b64decode, validate=True)
     elif text.startswith(PACKED_85):
