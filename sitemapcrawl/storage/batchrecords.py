@@ -52,8 +52,6 @@ _KIND_OF_MARK = {"generate_mark": MEMBER, "fetch_mark": MEMBER, "discover_mark":
 _SEP = b"|"
 _TOUCHED_CELLS = encode(BatchRecord("", touched=True))
 _LISTED_KEYS, _encode_listed_keys = field_encoder(BatchRecord, "listed_keys")
-#: A listed record's cell per entry, as versions before `r:lk` wrote them (still read: a batch they parsed).
-_LISTED_PREFIX = encode(BatchRecord("", listed={"": ""})).popitem()[0]
 _INLINK_PREFIX = encode(WebPage("", inlinks={"": ""})).popitem()[0]
 #: The inlink kinds a sitemap parse writes: what makes a row an entry of a sitemap in `listing_owner`.
 _ENTRY_KINDS = (InlinkKind.SITEMAP, InlinkKind.INDEX)
@@ -92,11 +90,15 @@ def key_of_url(url: str) -> bytes | None:
         return None
 
 
-def _listed_entries(cells: dict[bytes, bytes]) -> list[bytes]:
-    """The entry keys a listed record names: its `r:lk` lines, or one `r:k.<key>` cell each (older records)."""
-    keys = cells[_LISTED_KEYS].split(b"\n") if _LISTED_KEYS in cells else []
-    keys.extend(name[len(_LISTED_PREFIX):] for name in cells if name.startswith(_LISTED_PREFIX))
-    return [key for key in keys if key]
+def _listed_entries(record: bytes, cells: dict[bytes, bytes]) -> list[bytes]:
+    """The entry keys a listed record names: its `r:lk` lines, or one `r:k.<key>` cell each (older records);
+    none, logged, for a record that does not decode."""
+    try:
+        found = decode(BatchRecord, "", cells, ["listed_keys", "listed"])
+    except CellDecodeError as exc:
+        log.warning("listed record %r: %s; its entries are not merged", record[:200], exc)
+        return []
+    return [key.encode("utf-8") for key in (*(found.listed_keys or ()), *(found.listed or {}))]
 
 
 def listing_owner(row: WebPage, batch_id: str, listed: Set[bytes]) -> bytes | None:
@@ -391,7 +393,7 @@ def _listed_keys(store: Store, batch_id: str, split: Split) -> Iterator[tuple[by
                 if current is not None and held:
                     yield current[1], sorted(held)
                 current, held = owner, []
-            held.extend(_listed_entries(cells))
+            held.extend(_listed_entries(record, cells))
         if len(records) < _LISTED_PER_SCAN:
             break
         start = records[-1][0] + b"\x00"
@@ -427,8 +429,8 @@ def _listed_hosts(store: Store, batch_id: str, split: Split) -> dict[bytes, int]
     start, stop = record_range(batch_id, LISTED, split)
     while True:
         records = list(store.scan(BATCHROW_TABLE, start=start, stop=stop, limit=_LISTED_PER_SCAN))
-        for _record, cells in records:
-            for key in _listed_entries(cells):
+        for record, cells in records:
+            for key in _listed_entries(record, cells):
                 host = _host_of(key)
                 counts[host] = counts.get(host, 0) + 1
         if len(records) < _LISTED_PER_SCAN:
