@@ -211,9 +211,10 @@ def test_each_phase_rerun_changes_nothing(settings: Settings, web: TestWebServer
 
 
 def test_listed_records_are_one_cell_each_and_records_of_older_versions_are_still_merged(
-        settings: Settings, web: TestWebServer) -> None:
+        settings: Settings, web: TestWebServer, caplog: pytest.LogCaptureFixture) -> None:
     """A listed record holds its entries' keys in one `r:lk` cell. A batch parsed by a version before it (one
-    `r:k.<key>` cell per entry) is merged all the same: every entry row, once."""
+    `r:k.<key>` cell per entry) is merged all the same: every entry row, once; a record that does not decode
+    is logged and skipped."""
     settings = crawl_settings(settings)
     rules = UrlRules.from_settings(settings)
     merge_column = column_names(WebPage, ["merge_mark"])[0]
@@ -228,7 +229,10 @@ def test_listed_records_are_one_cell_each_and_records_of_older_versions_are_stil
         store.write(BATCHROW_TABLE, [(key, encode(BatchRecord("", listed={
             name: "" for name in decode(BatchRecord, "", cells).listed_keys or ()}))) for key, cells in listed])
         assert set(touched_keys(store, batch_id)) == touched
+        junk = batchrecords.listed_record_key(batch_id, 0, 99, b"junk")
+        store.write(BATCHROW_TABLE, [(junk, {column_names(BatchRecord, ["listed_keys"])[0]: b"\xff\xfe"})])
         counts = updatedb(store, rules, batch_id)
+        assert "listed record" in caplog.text and "junk" in caplog.text
         assert counts.merged == len(touched) >= 18 and counts.already_merged == 0
         merged = {key for key, cells in store.scan(WEBPAGE_TABLE, columns=[merge_column])
                   if cells.get(merge_column) == batch_id.encode()}
