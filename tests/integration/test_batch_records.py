@@ -225,9 +225,13 @@ def test_listed_records_are_one_cell_each_and_records_of_older_versions_are_stil
         listed = list(store.scan(BATCHROW_TABLE, prefix=f"{batch_id}|".encode() + batchrecords.LISTED + b"|"))
         assert listed and all(list(cells) == column_names(BatchRecord, ["listed_keys"]) for _, cells in listed)
         touched = set(touched_keys(store, batch_id))
-        store.delete_many(BATCHROW_TABLE, [(key, None) for key, _ in listed])
+        # Into the older form: the per-entry cells first, then the one cell dropped. (Deleting the whole
+        # record before writing it again would lose the write whenever both land in the same millisecond.)
         store.write(BATCHROW_TABLE, [(key, encode(BatchRecord("", listed={
             name: "" for name in decode(BatchRecord, "", cells).listed_keys or ()}))) for key, cells in listed])
+        store.delete_many(BATCHROW_TABLE, [(key, column_names(BatchRecord, ["listed_keys"])) for key, _ in listed])
+        assert all(column_names(BatchRecord, ["listed_keys"])[0] not in cells for _, cells in
+                   store.scan(BATCHROW_TABLE, prefix=f"{batch_id}|".encode() + batchrecords.LISTED + b"|"))
         assert set(touched_keys(store, batch_id)) == touched
         junk = batchrecords.listed_record_key(batch_id, 0, 99, b"junk")
         store.write(BATCHROW_TABLE, [(junk, {column_names(BatchRecord, ["listed_keys"])[0]: b"\xff\xfe"})])
