@@ -292,7 +292,27 @@ def canonicalize(url: str, rules: CanonicalRules = DEFAULT_RULES) -> str:
     bad hosts and ports. The scheme is not checked against a list: that is the
     URL filter's job (`sitemapcrawl.web.urlfilters`).
     """
+    plain = _PLAIN_URL.fullmatch(url)
+    if plain is not None and "/." not in plain[3]:
+        host = plain[2]
+        try:
+            if _host_by_rules(host, rules) == host:
+                return url
+        except InvalidUrlError:
+            pass  # the full path below says why, naming the URL
+    return canonical_in_full(url, rules)
+
+
+def canonical_in_full(url: str, rules: CanonicalRules = DEFAULT_RULES) -> str:
+    """`canonicalize` without its shortcut for URLs already canonical: every rule applied (tests compare the two)."""
     return _canonical_parts(_split(url), url, rules)
+
+
+# A URL no rule changes, whatever the rules (given its host is canonical already): http(s), a host without
+# userinfo or port, a path of characters a path may hold as they are, without `%` escapes, `;` parameters
+# (session ids) or `/.` (dot segments), no query, no fragment. Most sitemap entries are spelled so; they
+# skip the split, the regex passes and the join (a million entries took ~8% of an inventory's parse).
+_PLAIN_URL = re.compile(r"(https?)://([^/?#@:\[\]\x00-\x20\x7f-\U0010ffff]+)(/[A-Za-z0-9\-._~!$&'()*+,=:@/]*)")
 
 
 _HAS_SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.\-]*):")

@@ -15,6 +15,7 @@ from sitemapcrawl.web.rowkeys import row_key, url_from_row_key
 from sitemapcrawl.web.urls import (
     DEFAULT_RULES,
     CanonicalRules,
+    canonical_in_full,
     canonicalize,
     host_key,
     origin,
@@ -480,7 +481,7 @@ def test_canonicalising_twice_changes_nothing_and_the_key_round_trips(url: str) 
     except InvalidUrlError:
         assume(False)
         return
-    assert canonicalize(canonical) == canonical
+    assert canonical_in_full(canonical) == canonical  # every rule applied again, no shortcut
     assert canonical.isascii()
     assert url_from_row_key(row_key(canonical)) == canonical
 
@@ -493,8 +494,38 @@ def test_every_rule_set_is_idempotent(url: str, rules: CanonicalRules) -> None:
     except InvalidUrlError:
         assume(False)
         return
-    assert canonicalize(canonical, rules) == canonical
+    assert canonical_in_full(canonical, rules) == canonical
     assert url_from_row_key(row_key(canonical)) == canonical
+
+
+def _outcome(canonical: Any, url: str, rules: CanonicalRules) -> str:
+    """The canonical URL, or the error's message."""
+    try:
+        return str(canonical(url, rules))
+    except InvalidUrlError as exc:
+        return f"error: {exc}"
+
+
+_PLAIN_PATHS = st.lists(st.sampled_from([*"abcXYZ019-._~!$&'()*+,=:@/", "/.", ";", "%41", "?", "#", "é", " "]),
+                        max_size=20).map("".join)
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.one_of(_raw_urls(), st.builds("{}://{}/{}".format, st.sampled_from(["http", "https", "HTTP"]), _HOST,
+                                        _PLAIN_PATHS)), _RULES)
+def test_the_shortcut_for_canonical_urls_agrees_with_every_rule(url: str, rules: CanonicalRules) -> None:
+    """`canonicalize` returns an already canonical URL as it is, without the rules: same result (or the same
+    error) as applying them all, for any URL and any rule set."""
+    assert _outcome(canonicalize, url, rules) == _outcome(canonical_in_full, url, rules)
+
+
+@pytest.mark.parametrize("url", [
+    "https://www.example.com/news/design/top-pasta-cheap-pasta-pasta",
+    "http://example.com/",
+    "http://a.example/a:b@c/d~e_f.g-h!$&'()*+,=",
+])
+def test_canonical_urls_are_returned_as_they_are(url: str) -> None:
+    assert canonicalize(url) == canonical_in_full(url) == url
 
 
 @settings(max_examples=200, deadline=None)
