@@ -299,12 +299,13 @@ def _merge(store: Store, batch_id: str, mode: CrawlMode, policy: SchedulePolicy,
     span = chunk * WRITE_SPAN
     puts: list[tuple[bytes, dict[bytes, bytes]]] = []
     before: dict[bytes, WebPage] = {}
+    alike = _FirstListings(batch_id, mode, policy, now)
     # While a chunk is merged, HBase stores the ones before and reads the one after. Spans hold
     # disjoint rows, each carrying its merge mark: they may land in any order.
     with WriteBehind(workers=2) as later:
         for rows in read_ahead(batch_rows(store, Mark.DISCOVER, batch_id, fields, chunk, "updatedb",
                                           counts.unreadable, split)):
-            puts.extend(_merge_chunk(rows, batch_id, mode, policy, counts, now, counting))
+            puts.extend(_merge_chunk(rows, batch_id, mode, policy, counts, now, counting, alike))
             before.update(rows)  # the rows as read: their old index entries
             if len(puts) >= span:
                 later.submit(write_pages, store, puts, before, span, now)
@@ -315,9 +316,49 @@ def _merge(store: Store, batch_id: str, mode: CrawlMode, policy: SchedulePolicy,
             later.submit(write_pages, store, puts, before, span, now)
 
 
+class _FirstListings:
+    """`merge_row` of rows that hold one inlink and nothing else, worked out once per inlink text.
+
+    Why: an inventory's new rows are a million of these, and their merge is
+    a function of the inlink's text alone (its hints, depth, radius and
+    batch; the URL only names the row), of which a sitemap has a few thousand
+    (priorities times changefreqs times lastmods). Other rows are merged one
+    by one. Memory: at most `HELD` texts, then forgotten.
+    """
+
+    HELD = 8192
+
+    def __init__(self, batch_id: str, mode: CrawlMode, policy: SchedulePolicy, now: datetime) -> None:
+        self.batch_id, self.mode, self.policy, self.now = batch_id, mode, policy, now
+        self._merges: dict[str, tuple[WebPage, dict[bytes, bytes]]] = {}
+
+    def merge(self, row: WebPage) -> tuple[WebPage, dict[bytes, bytes]]:
+        """`merge_row` of `row` and its cells (the caller's to change)."""
+        text = _only_inlink(row)
+        if text is None:
+            update = merge_row(row, self.batch_id, self.mode, self.policy, self.now)
+            return update, encode(update)
+        known = self._merges.get(text)
+        if known is None:
+            if len(self._merges) >= self.HELD:
+                self._merges.clear()
+            update = merge_row(row, self.batch_id, self.mode, self.policy, self.now)
+            known = self._merges[text] = (update, encode(update))
+        return known[0], dict(known[1])
+
+
+def _only_inlink(row: WebPage) -> str | None:
+    """The text of the row's one inlink when the row holds nothing else (as read: every other field None)."""
+    inlinks = row.inlinks
+    if inlinks is None or len(inlinks) != 1:
+        return None
+    held = sum(value is not None for value in row.__dict__.values())
+    return next(iter(inlinks.values())) if held == 2 else None  # the URL and the inlinks
+
+
 def _merge_chunk(rows: list[tuple[bytes, WebPage]], batch_id: str, mode: CrawlMode, policy: SchedulePolicy,
-                 counts: UpdateCounts, now: datetime, counting: BatchCounting | None) -> list[
-                     tuple[bytes, dict[bytes, bytes]]]:
+                 counts: UpdateCounts, now: datetime, counting: BatchCounting | None,
+                 alike: _FirstListings) -> list[tuple[bytes, dict[bytes, bytes]]]:
     """The puts that merge one chunk of touched rows, with the counting's cells of each row in its put."""
     puts: dict[bytes, dict[bytes, bytes]] = {}
     merged: list[tuple[bytes, WebPage]] = []  # the rows as this pass leaves them, for the counting
@@ -328,8 +369,7 @@ def _merge_chunk(rows: list[tuple[bytes, WebPage]], batch_id: str, mode: CrawlMo
             continue
         counts.merged += 1
         counts.new_rows += 1 if row.status is None else 0
-        update = merge_row(row, batch_id, mode, policy, now)
-        puts[key] = encode(update)
+        update, puts[key] = alike.merge(row)
         merged.append((key, overlaid(row, update)))
     _add_cells(puts, counting.take(merged) if counting is not None else [])
     return list(puts.items())

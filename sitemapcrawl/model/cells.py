@@ -282,15 +282,19 @@ def compare_filter_of(row_type: AnyRowType, field_name: str, op: str, value: Any
 
 
 def overlaid(row: RowT, update: RowT) -> RowT:
-    """`row` as it reads once `update` is put on it: every field `update` sets replaces the row's.
+    """`row` as it reads once `update` is put on it: every field `update` sets replaces the row's; the
+    row keeps its identity (the put goes to its key, whatever URL `update` was made with).
 
     For a job that writes a row and goes on working with it (updatedb counts
     the rows it merges) without reading it again. A field neither read into
     `row` nor set by `update` still raises FieldNotReadError. No I/O.
     """
     result = object.__new__(type(row))
-    result.__dict__.update(row.__dict__)
-    result.__dict__.update((name, value) for name, value in update.__dict__.items() if value is not None)
+    values = result.__dict__
+    values.update(row.__dict__)
+    identity = _LAYOUTS[type(row)].identity
+    values.update((name, value) for name, value in update.__dict__.items() if value is not None)
+    values[identity] = row.__dict__[identity]
     return result
 
 

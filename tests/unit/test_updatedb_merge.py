@@ -9,9 +9,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sitemapcrawl.config import Settings
-from sitemapcrawl.jobs.updatedb import UpdateCounts, merge_row, spread_cells
+from sitemapcrawl.jobs.updatedb import _MERGE_FIELDS, UpdateCounts, _FirstListings, merge_row, spread_cells
 from sitemapcrawl.model.audit import is_multi_listed, listing_count
-from sitemapcrawl.model.cells import decode, overlaid
+from sitemapcrawl.model.cells import decode, encode, overlaid
 from sitemapcrawl.model.linkvalues import (
     Inlink,
     InlinkKind,
@@ -173,3 +173,29 @@ def test_redirect_passes_the_sources_own_depth() -> None:
     assert len(puts) == 1
     target = decode(WebPage, "http://127.0.0.3/new", puts[0][1])
     assert parse_inlink((target.inlinks or {})["http://127.0.0.2/old"]) == Inlink(InlinkKind.REDIRECT, 0, 0, "b")
+
+
+_TEXTS = [format_inlink(Inlink(InlinkKind.SITEMAP, depth, 0, "b", priority=priority, changefreq=freq,
+                               lastmod=datetime(2024, month, 1, tzinfo=UTC)))
+          for depth in (0, 2) for priority in (None, 0.3) for freq in (None, ChangeFreq.DAILY) for month in (1, 5)]
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(_TEXTS), st.sampled_from([(), (A, B), (A,)]),
+                          st.sampled_from([{}, {b"f:st": b"fetched"}, {b"m:sc": b"2.5"}, {b"s:in": b"1"}])),
+                min_size=1, max_size=30),
+       st.sampled_from(list(CrawlMode)))
+def test_first_listings_merge_as_merge_row_does_row_by_row(rows: list[tuple[str, tuple[str, ...], dict[bytes, bytes]]],
+                                                            mode: CrawlMode) -> None:
+    """updatedb works out the merge of a row holding one inlink once per inlink text: every row, whatever
+    else it holds (other inlinks, a status, a score), gets what `merge_row` gives it alone, and keeps its URL."""
+    alike = _FirstListings("b", mode, POLICY, NOW)
+    for number, (text, sources, more) in enumerate(rows):
+        url = f"http://127.0.0.2/p{number}.html"
+        cells = {b"il:" + source.encode(): text.encode() for source in (sources or (A,))} | more
+        row = decode(WebPage, url, cells, _MERGE_FIELDS)
+        expected = merge_row(row, "b", mode, POLICY, NOW)
+        update, put = alike.merge(row)
+        assert put == encode(expected)
+        assert vars(overlaid(row, update)) == vars(overlaid(row, expected)) and overlaid(row, update).url == url
+        put.clear()  # the caller's to change: the next row alike still gets its cells
