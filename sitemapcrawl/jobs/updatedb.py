@@ -75,11 +75,12 @@ _SCHEDULE_FIELDS = [
     "status", "fetch_time", "prev_fetch_time", "fetch_interval", "retries", "retry_at", "content_changed",
     "changefreq", "lastmod", "update_mark", "next_fetch",
 ]
-_MERGE_FIELDS = [
+MERGE_FIELDS = [
     *_SCHEDULE_FIELDS, "inlinks", "in_sitemap", "is_sitemap", "sitemap_source", "priority", "score",
     "depth", "radius", "merge_mark", "fetch_mark", "link_inlinks", "sitemaps_listing", "weighted_priority",
     "new_in_sitemap",
 ]
+"""What the merge pass reads of a touched row: what `merge_row` needs and the marks."""
 
 
 @dataclass
@@ -295,11 +296,11 @@ def _merge(store: Store, batch_id: str, mode: CrawlMode, policy: SchedulePolicy,
            chunk: int, now: datetime, split: Split, counting: BatchCounting | None,
            on_progress: Callable[[int], None]) -> None:
     done = 0
-    fields = _MERGE_FIELDS if counting is None else list(dict.fromkeys([*_MERGE_FIELDS, *counting.FIELDS]))
+    fields = MERGE_FIELDS if counting is None else list(dict.fromkeys([*MERGE_FIELDS, *counting.FIELDS]))
     span = chunk * WRITE_SPAN
     puts: list[tuple[bytes, dict[bytes, bytes]]] = []
     before: dict[bytes, WebPage] = {}
-    alike = _FirstListings(batch_id, mode, policy, now)
+    alike = FirstListings(batch_id, mode, policy, now)
     # While a chunk is merged, HBase stores the ones before and reads the one after. Spans hold
     # disjoint rows, each carrying its merge mark: they may land in any order.
     with WriteBehind(workers=2) as later:
@@ -316,7 +317,7 @@ def _merge(store: Store, batch_id: str, mode: CrawlMode, policy: SchedulePolicy,
             later.submit(write_pages, store, puts, before, span, now)
 
 
-class _FirstListings:
+class FirstListings:
     """`merge_row` of rows that hold one inlink and nothing else, worked out once per inlink text.
 
     Why: an inventory's new rows are a million of these, and their merge is
@@ -358,7 +359,7 @@ def _only_inlink(row: WebPage) -> str | None:
 
 def _merge_chunk(rows: list[tuple[bytes, WebPage]], batch_id: str, mode: CrawlMode, policy: SchedulePolicy,
                  counts: UpdateCounts, now: datetime, counting: BatchCounting | None,
-                 alike: _FirstListings) -> list[tuple[bytes, dict[bytes, bytes]]]:
+                 alike: FirstListings) -> list[tuple[bytes, dict[bytes, bytes]]]:
     """The puts that merge one chunk of touched rows, with the counting's cells of each row in its put."""
     puts: dict[bytes, dict[bytes, bytes]] = {}
     merged: list[tuple[bytes, WebPage]] = []  # the rows as this pass leaves them, for the counting

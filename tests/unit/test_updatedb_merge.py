@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sitemapcrawl.config import Settings
-from sitemapcrawl.jobs.updatedb import _MERGE_FIELDS, UpdateCounts, _FirstListings, merge_row, spread_cells
+from sitemapcrawl.jobs.updatedb import MERGE_FIELDS, FirstListings, UpdateCounts, merge_row, spread_cells
 from sitemapcrawl.model.audit import is_multi_listed, listing_count
 from sitemapcrawl.model.cells import decode, encode, overlaid
 from sitemapcrawl.model.linkvalues import (
@@ -189,11 +189,11 @@ def test_first_listings_merge_as_merge_row_does_row_by_row(rows: list[tuple[str,
                                                             mode: CrawlMode) -> None:
     """updatedb works out the merge of a row holding one inlink once per inlink text: every row, whatever
     else it holds (other inlinks, a status, a score), gets what `merge_row` gives it alone, and keeps its URL."""
-    alike = _FirstListings("b", mode, POLICY, NOW)
+    alike = FirstListings("b", mode, POLICY, NOW)
     for number, (text, sources, more) in enumerate(rows):
         url = f"http://127.0.0.2/p{number}.html"
         cells = {b"il:" + source.encode(): text.encode() for source in (sources or (A,))} | more
-        row = decode(WebPage, url, cells, _MERGE_FIELDS)
+        row = decode(WebPage, url, cells, MERGE_FIELDS)
         expected = merge_row(row, "b", mode, POLICY, NOW)
         update, put = alike.merge(row)
         assert put == encode(expected)
