@@ -87,8 +87,7 @@ class TableDropper:
                 with Store(Settings(hbase=self._address, table_prefix=prefix)) as store:
                     if pool is not None:
                         time.sleep(max(0.0, not_before - time.monotonic()))
-                        if pool.empty_for_reuse(store):
-                            pool.give_back(prefix)
+                        if pool.empty_for_reuse(store) and pool.give_back(prefix):
                             continue
                     store.drop_tables()
             except Exception as exc:  # noqa: BLE001 - reported at the end of the session
@@ -128,6 +127,8 @@ class TablePool:
         self._families: dict[str, dict[str, dict[str, object]]] = {}
         """Table base name -> its families as a fresh set has them (read from the first set made)."""
         self._stop = threading.Event()
+        self._closing = threading.Lock()
+        """Held while a prefix is given back, and while `finish` stops the pool: none slips in after."""
         self._thread: threading.Thread | None = None
 
     def take(self) -> str:
@@ -144,9 +145,14 @@ class TablePool:
             raise made
         return made
 
-    def give_back(self, prefix: str) -> None:
-        """An emptied prefix, for the next test that asks."""
-        self._emptied.put(prefix)
+    def give_back(self, prefix: str) -> bool:
+        """An emptied prefix, for the next test that asks; False when the pool is finished (the caller drops it:
+        the last tests' tables are emptied after the session's end, and would be left behind)."""
+        with self._closing:
+            if self._stop.is_set():
+                return False
+            self._emptied.put(prefix)
+            return True
 
     def empty_for_reuse(self, store: Store) -> bool:
         """Delete every row of the store's tables if they are as made and small. False when they are not
@@ -188,7 +194,8 @@ class TablePool:
                 self._dropper.drop_later(prefix)
 
     def finish(self) -> None:
-        self._stop.set()
+        with self._closing:
+            self._stop.set()
         if self._thread is not None:
             self._thread.join(timeout=600)
         while not self._ready.empty():

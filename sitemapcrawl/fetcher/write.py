@@ -114,7 +114,8 @@ class Writer:
 
     @property
     def unwritten(self) -> int:
-        """Outcomes handed over and not written yet."""
+        """Outcomes handed over whose write is not confirmed: not sent yet, or in a write that failed (HBase
+        may have stored some of those before the error reached us: not confirmed either way)."""
         with self._lock:
             return len(self._outcomes) + len(self._unwritten)
 
