@@ -333,19 +333,21 @@ class FirstListings:
         self.batch_id, self.mode, self.policy, self.now = batch_id, mode, policy, now
         self._merges: dict[str, tuple[WebPage, dict[bytes, bytes]]] = {}
 
-    def merge(self, row: WebPage) -> tuple[WebPage, dict[bytes, bytes]]:
-        """`merge_row` of `row` and its cells (the caller's to change)."""
+    def merge(self, row: WebPage) -> tuple[WebPage, dict[bytes, bytes], str | None]:
+        """`merge_row` of `row`, its cells (the caller's to change), and the inlink text when the row was
+        merged as one of its kind (rows of one text leave the merge with the same fields but URL and inlink
+        source: the counting judges them alike), else None."""
         text = _only_inlink(row)
         if text is None:
             update = merge_row(row, self.batch_id, self.mode, self.policy, self.now)
-            return update, encode(update)
+            return update, encode(update), None
         known = self._merges.get(text)
         if known is None:
             if len(self._merges) >= self.HELD:
                 self._merges.clear()
             update = merge_row(row, self.batch_id, self.mode, self.policy, self.now)
             known = self._merges[text] = (update, encode(update))
-        return known[0], dict(known[1])
+        return known[0], dict(known[1]), text
 
 
 def _only_inlink(row: WebPage) -> str | None:
@@ -363,6 +365,7 @@ def _merge_chunk(rows: list[tuple[bytes, WebPage]], batch_id: str, mode: CrawlMo
     """The puts that merge one chunk of touched rows, with the counting's cells of each row in its put."""
     puts: dict[bytes, dict[bytes, bytes]] = {}
     merged: list[tuple[bytes, WebPage]] = []  # the rows as this pass leaves them, for the counting
+    kinds: dict[bytes, str] = {}  # rows merged alike: row key -> their inlink text
     for key, row in rows:
         if Mark.MERGE.done(row, batch_id):
             counts.already_merged += 1
@@ -370,9 +373,11 @@ def _merge_chunk(rows: list[tuple[bytes, WebPage]], batch_id: str, mode: CrawlMo
             continue
         counts.merged += 1
         counts.new_rows += 1 if row.status is None else 0
-        update, puts[key] = alike.merge(row)
+        update, puts[key], kind = alike.merge(row)
+        if kind is not None:
+            kinds[key] = kind
         merged.append((key, overlaid(row, update)))
-    _add_cells(puts, counting.take(merged) if counting is not None else [])
+    _add_cells(puts, counting.take(merged, kinds) if counting is not None else [])
     return list(puts.items())
 
 

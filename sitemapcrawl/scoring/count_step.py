@@ -18,7 +18,7 @@ sitemaps to summarise. Memory per origin: its deltas and at most
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
+from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -38,6 +38,8 @@ log = logging.getLogger(__name__)
 _FIELDS = [*rowcounts.TALLY_FIELDS, "counted"]
 _HC, _encode_hc = field_encoder(WebPage, "counted")
 _HOST_FIELDS = ["counts", "count_cells", "audit_samples"]
+TALLIES_HELD = 8192
+"""Kinds of alike rows whose tally `CountStep` keeps (then forgets them all): a sitemap's few thousand texts."""
 Changes = dict[bytes, rowcounts.SampleChanges]
 """Origin -> its audit-list changes (bounded: what can change its samples)."""
 
@@ -100,12 +102,21 @@ class CountStep:
         self.summarise: set[bytes] = set()
         self.ledger: evidence.Ledger[bytes] = evidence.Ledger(batch_id, _encode_hc, self._add_deltas, step="counts",
                                                               column=_HC.decode())
+        self._tallies: dict[Hashable, tuple[Tally, tuple[object, ...]]] = {}
+        """The tally (and its key) of each kind of row `take` was told are alike; at most `TALLIES_HELD`."""
 
-    def take(self, rows: list[tuple[bytes, WebPage]]) -> list[tuple[bytes, dict[bytes, bytes]]]:
+    def take(self, rows: list[tuple[bytes, WebPage]],
+             alike: Mapping[bytes, Hashable] | None = None) -> list[tuple[bytes, dict[bytes, bytes]]]:
         """Judge one chunk of touched rows again; the `m:hc` puts of those that changed, for the caller
-        to write with its own puts of the rows."""
+        to write with its own puts of the rows.
+
+        `alike`: row key -> a value equal for rows whose fields but the URL and the inlink sources are
+        equal (updatedb's rows merged from one inlink text): the tally of a row judged for the first time
+        is worked out once per such value (a row's tally reads neither).
+        """
         puts: list[tuple[bytes, dict[bytes, bytes]]] = []
         names: dict[bytes, str] = {}  # origin key -> its name (a chunk's rows share a few origins)
+        kinds = alike or {}
         self.counts.rows += len(rows)
         for key, row in rows:
             if row.is_sitemap:
@@ -114,9 +125,20 @@ class CountStep:
             name = names.get(origin)
             if name is None:
                 name = names[origin] = origin.decode("utf-8")
-            tally = rowcounts.row_tally(row)
+            kind = kinds.get(key)
+            if kind is not None and not row.counted:
+                known = self._tallies.get(kind)
+                if known is None:
+                    if len(self._tallies) >= TALLIES_HELD:
+                        self._tallies.clear()
+                    tally = rowcounts.row_tally(row)
+                    known = self._tallies[kind] = (tally, tally.key())
+                tally, tally_key = known
+            else:
+                tally = rowcounts.row_tally(row)
+                tally_key = None
             if not row.counted:  # judged for the first time (every new row): once per origin and tally
-                lines, cell = self.ledger.lines(origin, tally.key(), _counted, name, tally)
+                lines, cell = self.ledger.lines(origin, tally_key or tally.key(), _counted, name, tally)
                 _note_lists(self._changes_of(origin), row.url, lines)
                 self.counts.changed += 1
                 puts.append((key, {_HC: cell}))
@@ -186,10 +208,12 @@ class BatchCounting:
         self.quality_step = QualityStep(store, rules, batch_id, now, unreadable, split) if quality else None
         self.count_step = CountStep(store, batch_id, unreadable)
 
-    def take(self, rows: list[tuple[bytes, WebPage]]) -> list[tuple[bytes, dict[bytes, bytes]]]:
-        """Judge one chunk of touched rows; the cells (`s:qc`, `m:hc`) to put on them."""
+    def take(self, rows: list[tuple[bytes, WebPage]],
+             alike: Mapping[bytes, Hashable] | None = None) -> list[tuple[bytes, dict[bytes, bytes]]]:
+        """Judge one chunk of touched rows; the cells (`s:qc`, `m:hc`) to put on them. `alike`: row key ->
+        a value equal for rows whose fields but the URL and the inlink sources are equal (see `CountStep.take`)."""
         puts = self.quality_step.take(rows) if self.quality_step is not None else []
-        return puts + self.count_step.take(rows)
+        return puts + self.count_step.take(rows, alike)
 
     def finish(self) -> tuple[QualityCounts | None, CountCounts]:
         """Write the evidence and count cells, rescore the touched sitemaps, write the summaries."""

@@ -195,7 +195,8 @@ def test_first_listings_merge_as_merge_row_does_row_by_row(rows: list[tuple[str,
         cells = {b"il:" + source.encode(): text.encode() for source in (sources or (A,))} | more
         row = decode(WebPage, url, cells, MERGE_FIELDS)
         expected = merge_row(row, "b", mode, POLICY, NOW)
-        update, put = alike.merge(row)
+        update, put, kind = alike.merge(row)
+        assert kind == (text if len(sources) < 2 and not more else None)  # alike: one inlink, nothing else
         assert put == encode(expected)
         assert vars(overlaid(row, update)) == vars(overlaid(row, expected)) and overlaid(row, update).url == url
         put.clear()  # the caller's to change: the next row alike still gets its cells
