@@ -212,7 +212,7 @@ class BatchCounting:
              alike: Mapping[bytes, Hashable] | None = None) -> list[tuple[bytes, dict[bytes, bytes]]]:
         """Judge one chunk of touched rows; the cells (`s:qc`, `m:hc`) to put on them. `alike`: row key ->
         a value equal for rows whose fields but the URL and the inlink sources are equal (see `CountStep.take`)."""
-        puts = self.quality_step.take(rows, alike) if self.quality_step is not None else []
+        puts = self.quality_step.take(rows) if self.quality_step is not None else []
         return puts + self.count_step.take(rows, alike)
 
     def finish(self) -> tuple[QualityCounts | None, CountCounts]:

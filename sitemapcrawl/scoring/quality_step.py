@@ -20,7 +20,7 @@ from __future__ import annotations
 import functools
 import logging
 from collections import Counter
-from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -69,8 +69,6 @@ _WEIGHT_FIELDS = ["is_sitemap", "quality", "quality_state"]
 _QC, _encode_qc = field_encoder(WebPage, "quality_contributions")
 _WP, _encode_wp = field_encoder(WebPage, "weighted_priority")
 _LINKED = (InlinkKind.SITEMAP, InlinkKind.INDEX)
-ALIKE_HELD = 8192
-"""(source, kind) pairs of alike rows whose links `QualityStep` keeps (then forgets them all)."""
 
 
 @dataclass
@@ -180,12 +178,6 @@ def _listed_rows(store: Store, unreadable: Unreadable) -> Iterator[tuple[bytes, 
     scan = store.scan(WEBPAGE_TABLE, columns=_columns(_LISTED_FIELDS), filter=_listed_filter())
     for key, row in pages(scan, "quality", unreadable, _LISTED_FIELDS):
         yield key, row, _links(row)
-
-
-def _first_kind(row: WebPage, links: list[tuple[str, Inlink]]) -> tuple[object, ...]:
-    """A value equal for rows judged for the first time whose `_current` is equal: the ledger's kind."""
-    return (tuple([(source, link.batch, link.lastmod) for source, link in links]), row.status, row.fetch_time,
-            row.prev_fetch_time, row.content_changed)
 
 
 def _current(row: WebPage, links: list[tuple[str, Inlink]], now: datetime) -> dict[str, tuple[str, Tally]]:
@@ -382,8 +374,6 @@ class QualityStep:
         """Sitemap URL -> the weight `take` writes its touched rows' `s:wp` with: assumed for the
         sitemaps parsed in the batch (`assumed`), as stored for the others (read as met)."""
         self.assumed: dict[str, float] = {}
-        self._alike: dict[tuple[str, Hashable], tuple[list[tuple[str, Inlink]], tuple[object, ...]]] = {}
-        """(inlink source, kind) -> the links and ledger kind of rows `take` was told are alike."""
         self.ledger: evidence.Ledger[int] = evidence.Ledger(
             batch_id, lambda text: _encode_qc(text or ("",)), self._add_deltas, step="quality", column=_QC.decode())
 
@@ -426,36 +416,23 @@ class QualityStep:
         self.counts.reweighted += len(puts)
         return puts
 
-    def take(self, rows: list[tuple[bytes, WebPage]],
-             alike: Mapping[bytes, Hashable] | None = None) -> list[tuple[bytes, dict[bytes, bytes]]]:
+    def take(self, rows: list[tuple[bytes, WebPage]]) -> list[tuple[bytes, dict[bytes, bytes]]]:
         """Judge one chunk of touched rows (as updatedb leaves them); the `s:qc` and `s:wp` puts of
-        those that changed, for the caller to write with its own puts of the rows.
-
-        `alike`: row key -> a value equal for rows of one inlink whose fields but the URL and the inlink
-        source are equal (updatedb's rows merged from one inlink text): their links and kind are worked
-        out once per value and source.
-        """
+        those that changed, for the caller to write with its own puts of the rows."""
         puts: list[tuple[bytes, dict[bytes, bytes]]] = []
         listed: list[tuple[bytes, WebPage, list[tuple[str, Inlink]]]] = []
-        kinds = alike or {}
         self.counts.listed_rows += len(rows)
         for key, row in rows:
             if row.is_sitemap:
                 self.touched_sitemaps.add(key)
-            kind = kinds.get(key)
-            if kind is not None and not row.quality_contributions:
-                known = self._alike.get((next(iter(row.inlinks or ())), kind))
-                if known is None:
-                    known = self._remember_alike(row, kind)
-                links, same = known
-            else:
-                links, same = _links(row), None
+            links = _links(row)
             if not row.quality_contributions:  # judged for the first time (every new row)
                 if links:
                     listed.append((key, row, links))
                     # Once per kind of row and host bucket: the same entry facts give the same evidence.
-                    lines, cell = self.ledger.lines(bucket_of(key), same or _first_kind(row, links), _current, row,
-                                                    links, self.now)
+                    alike = (tuple([(source, link.batch, link.lastmod) for source, link in links]), row.status,
+                             row.fetch_time, row.prev_fetch_time, row.content_changed)
+                    lines, cell = self.ledger.lines(bucket_of(key), alike, _current, row, links, self.now)
                     if lines:
                         puts.append((key, {_QC: cell}))
                 continue
@@ -465,14 +442,6 @@ class QualityStep:
             if changed is not None:
                 puts.append((key, {_QC: changed}))
         return puts + self._weigh(listed)
-
-    def _remember_alike(self, row: WebPage, kind: Hashable) -> tuple[list[tuple[str, Inlink]], tuple[object, ...]]:
-        """The links and ledger kind of the rows alike with `row` (at most `ALIKE_HELD` kept)."""
-        if len(self._alike) >= ALIKE_HELD:
-            self._alike.clear()
-        links = _links(row)
-        known = self._alike[next(iter(row.inlinks or ())), kind] = (links, _first_kind(row, links))
-        return known
 
     def _add_deltas(self, bucket: int, source: str, groups: Groups) -> None:
         """Add one row's (or one kind of rows') deltas to a sitemap's sums of its host bucket."""
