@@ -103,7 +103,8 @@ class CountStep:
         self.ledger: evidence.Ledger[bytes] = evidence.Ledger(batch_id, _encode_hc, self._add_deltas, step="counts",
                                                               column=_HC.decode())
         self._tallies: dict[Hashable, tuple[Tally, tuple[object, ...]]] = {}
-        """The tally (and its key) of each kind of row `take` was told are alike; at most `TALLIES_HELD`."""
+        """The tally (and its key) of each kind of row `take` was told are alike, and each tally by its key;
+        at most `TALLIES_HELD` entries."""
 
     def take(self, rows: list[tuple[bytes, WebPage]],
              alike: Mapping[bytes, Hashable] | None = None) -> list[tuple[bytes, dict[bytes, bytes]]]:
@@ -132,7 +133,9 @@ class CountStep:
                     if len(self._tallies) >= TALLIES_HELD:
                         self._tallies.clear()
                     tally = rowcounts.row_tally(row)
-                    known = self._tallies[kind] = (tally, tally.key())
+                    tally_key = tally.key()
+                    # Thousands of kinds have a few dozen tallies: each kept once.
+                    known = self._tallies[kind] = self._tallies.setdefault(tally_key, (tally, tally_key))
                 tally, tally_key = known
             else:
                 tally = rowcounts.row_tally(row)
