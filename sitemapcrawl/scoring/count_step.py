@@ -103,8 +103,9 @@ class CountStep:
         self.ledger: evidence.Ledger[bytes] = evidence.Ledger(batch_id, _encode_hc, self._add_deltas, step="counts",
                                                               column=_HC.decode())
         self._tallies: dict[Hashable, tuple[Tally, tuple[object, ...]]] = {}
-        """The tally (and its key) of each kind of row `take` was told are alike, and each tally by its key;
-        at most `TALLIES_HELD` entries."""
+        """The tally (and its key) of each kind of row `take` was told are alike; at most `TALLIES_HELD`."""
+        self._tally_by_key: dict[tuple[object, ...], tuple[Tally, tuple[object, ...]]] = {}
+        """Each of those tallies once (thousands of kinds have a few dozen tallies)."""
 
     def take(self, rows: list[tuple[bytes, WebPage]],
              alike: Mapping[bytes, Hashable] | None = None) -> list[tuple[bytes, dict[bytes, bytes]]]:
@@ -112,8 +113,9 @@ class CountStep:
         to write with its own puts of the rows.
 
         `alike`: row key -> a value equal for rows whose fields but the URL and the inlink sources are
-        equal (updatedb's rows merged from one inlink text): the tally of a row judged for the first time
-        is worked out once per such value (a row's tally reads neither).
+        equal, and which hold no canonical URL (updatedb's new rows merged from one inlink text): the
+        tally of such a row judged for the first time is worked out once per value (a tally reads the
+        inlinks not at all, the URL only to compare it with a canonical URL).
         """
         puts: list[tuple[bytes, dict[bytes, bytes]]] = []
         names: dict[bytes, str] = {}  # origin key -> its name (a chunk's rows share a few origins)
@@ -132,10 +134,10 @@ class CountStep:
                 if known is None:
                     if len(self._tallies) >= TALLIES_HELD:
                         self._tallies.clear()
+                        self._tally_by_key.clear()
                     tally = rowcounts.row_tally(row)
                     tally_key = tally.key()
-                    # Thousands of kinds have a few dozen tallies: each kept once.
-                    known = self._tallies[kind] = self._tallies.setdefault(tally_key, (tally, tally_key))
+                    known = self._tallies[kind] = self._tally_by_key.setdefault(tally_key, (tally, tally_key))
                 tally, tally_key = known
             else:
                 tally = rowcounts.row_tally(row)
