@@ -26,7 +26,7 @@ from typing import IO, Any
 
 from sitemapcrawl.errors import CellDecodeError, InvalidUrlError, UsageError
 from sitemapcrawl.model.audit import discovered_via, is_orphan, is_unlisted
-from sitemapcrawl.model.cells import column_names, equals_filter, map_families_of
+from sitemapcrawl.model.cells import column_names, equals_filter, map_column, map_families_of
 from sitemapcrawl.model.codec import format_time, parse_time
 from sitemapcrawl.model.linkvalues import InlinkKind
 from sitemapcrawl.model.webpage import WEBPAGE_TABLE, FetchStatus, WebPage
@@ -164,7 +164,7 @@ def _keep(row: WebPage, listing: Listing) -> bool:
 _TIME_FIELDS = ("fetch_time", "next_fetch", "lastmod")
 _TIME_COLUMNS = tuple(zip(("fetched_at", "next_fetch_at", "lastmod"), column_names(WebPage, _TIME_FIELDS),
                           strict=True))
-_INLINK_PREFIX = map_families_of(WebPage)["inlinks"].family.encode() + b":"
+_INLINK_PREFIX = map_column(WebPage, "inlinks")
 
 
 def split_cells(cells: dict[bytes, bytes]) -> tuple[dict[str, str | None], list[str]]:

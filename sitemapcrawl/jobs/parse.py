@@ -26,7 +26,7 @@ from datetime import UTC, datetime
 from sitemapcrawl.batch import registry
 from sitemapcrawl.config import Settings
 from sitemapcrawl.errors import InvalidUrlError, SitemapError
-from sitemapcrawl.model.cells import encode
+from sitemapcrawl.model.cells import encode, map_column
 from sitemapcrawl.model.changes import Hints, entry_hints
 from sitemapcrawl.model.linkvalues import (
     Inlink,
@@ -155,7 +155,7 @@ class _SitemapParse:
         discover_mark = batch_id if mark_entries else None
         # Every entry's put is its inlink cell from this sitemap (the one column) and the same marks: encoded
         # once here, not as a row per entry (a million entries in an inventory).
-        self.inlink_column = next(iter(encode(WebPage("", inlinks={row.url: ""}))))
+        self.inlink_column = map_column(WebPage, "inlinks", row.url)
         self.entry_marks = encode(WebPage("", discover_mark=discover_mark))
         self.rules = rules
         self.counts = counts

@@ -321,6 +321,12 @@ def encode(row: AnyRow) -> dict[bytes, bytes]:
     return cells
 
 
+def map_column(row_type: AnyRowType, field_name: str, key: str = "") -> bytes:
+    """The column of one key of a map field (`il:<source URL>`); with no key, the prefix every one of its
+    columns starts with (`il:`). KeyError for a field that is no map."""
+    return _LAYOUTS[row_type].map_prefixes[field_name] + key.encode("utf-8")
+
+
 def field_encoder(row_type: AnyRowType, field_name: str) -> tuple[bytes, Callable[[Any], bytes]]:
     """The column name and value encoder of one single-column field: `encode` of a row holding just that
     field, without making the row (for a job writing that one cell on row after row). KeyError when unknown."""

@@ -23,7 +23,7 @@ import logging
 from collections.abc import Iterable, Iterator, Set
 
 from sitemapcrawl.errors import CellDecodeError, InvalidUrlError
-from sitemapcrawl.model.cells import column_names, columns_of, decode, encode, equals_filter, field_encoder
+from sitemapcrawl.model.cells import column_names, columns_of, decode, encode, equals_filter, field_encoder, map_column
 from sitemapcrawl.model.linkvalues import InlinkKind, parse_inlink
 from sitemapcrawl.model.splits import WHOLE, Split, bucket_label, bucket_of
 from sitemapcrawl.model.webpage import (
@@ -52,7 +52,7 @@ _KIND_OF_MARK = {"generate_mark": MEMBER, "fetch_mark": MEMBER, "discover_mark":
 _SEP = b"|"
 _TOUCHED_CELLS = encode(BatchRecord("", touched=True))
 _LISTED_KEYS, _encode_listed_keys = field_encoder(BatchRecord, "listed_keys")
-_INLINK_PREFIX = encode(WebPage("", inlinks={"": ""})).popitem()[0]
+_INLINK_PREFIX = map_column(WebPage, "inlinks")
 #: The inlink kinds a sitemap parse writes: what makes a row an entry of a sitemap in `listing_owner`.
 _ENTRY_KINDS = (InlinkKind.SITEMAP, InlinkKind.INDEX)
 #: Keys only: what `drop_records` and `listed_sitemaps` read of a record (a listed one holds many cells).

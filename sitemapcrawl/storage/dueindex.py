@@ -20,7 +20,7 @@ from itertools import islice
 from typing import NamedTuple
 
 from sitemapcrawl.errors import CellDecodeError
-from sitemapcrawl.model.cells import column_names, compare_filter_of, decode, encode, field_encoder
+from sitemapcrawl.model.cells import column_names, compare_filter_of, decode, encode, field_encoder, map_column
 from sitemapcrawl.model.codec import format_time
 from sitemapcrawl.model.due import (
     BUILT_KEY,
@@ -59,7 +59,7 @@ _NFT, _SM, _IN = _DUE_COLUMNS[:3]
 _ENCODERS = [field_encoder(WebPage, name) for name in DUE_FIELDS]
 _ENTRY_CELLS = encode(DueRow("", entry=True))
 _ENTRY_COLUMN, _ENTRY_VALUE = next(iter(_ENTRY_CELLS.items()))
-_MEMBER_PREFIX = next(iter(encode(DueRow("", members={"": ""}))))
+_MEMBER_PREFIX = map_column(DueRow, "members")
 #: Entries of one kind and time that one write puts in one `due` row, at most: a million rows
 #: due at once later are ~16,000 index rows, not a million, and a scan of `hbase_batch_size` index rows
 #: stays small.

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from sitemapcrawl.errors import CellDecodeError, InvalidUrlError, UsageError
-from sitemapcrawl.model.cells import column_names, compare_filter_of, encode
+from sitemapcrawl.model.cells import column_names, compare_filter_of, encode, map_column
 from sitemapcrawl.model.changes import (
     Change,
     ChangeKind,
@@ -205,7 +205,7 @@ def record_parse(store: Store, sitemap_key: bytes, sitemap_url: str, listed: Map
 def _act_on_rows(store: Store, sitemap_url: str, changes: list[Change], batch_id: str, now: datetime) -> None:
     """Removed URLs lose the sitemap's inlink cell and get merged again; added ones get the boost mark
     (a rank field: their due entries move with it)."""
-    inlink_column = list(encode(WebPage("", inlinks={sitemap_url: ""})))
+    inlink_column = [map_column(WebPage, "inlinks", sitemap_url)]
     puts: list[tuple[bytes, dict[bytes, bytes]]] = []
     deletes: list[tuple[bytes, list[bytes]]] = []
     for change in changes:

@@ -7,9 +7,9 @@ from datetime import UTC, datetime
 import pytest
 
 from sitemapcrawl.errors import CellDecodeError
-from sitemapcrawl.model.cells import column_names, decode, encode, readable_cells
+from sitemapcrawl.model.cells import column_names, decode, encode, map_column, readable_cells
 from sitemapcrawl.model.codec import format_time, parse_time
-from sitemapcrawl.model.webpage import ChangeFreq, FetchStatus, HostRow, WebPage
+from sitemapcrawl.model.webpage import ChangeFreq, DueRow, FetchStatus, HostRow, WebPage
 
 
 def test_times_are_fixed_width_utc_text() -> None:
@@ -67,6 +67,16 @@ def test_column_names_for_fields() -> None:
     assert column_names(WebPage, ["status", "inlinks"]) == [b"f:st", b"il"]
     with pytest.raises(KeyError, match="nope"):
         column_names(WebPage, ["nope"])
+
+
+def test_map_columns_are_the_columns_encode_writes() -> None:
+    """A map field's column for one key, and the prefix of all of them (with the family's own prefix)."""
+    assert map_column(WebPage, "inlinks", "http://a.example/s.xml") == b"il:http://a.example/s.xml"
+    assert list(encode(WebPage("", inlinks={"http://a.example/s.xml": "x"}))) == [
+        map_column(WebPage, "inlinks", "http://a.example/s.xml")]
+    assert map_column(DueRow, "members") == b"d:r." and list(encode(DueRow("", members={"k": "1"}))) == [b"d:r.k"]
+    with pytest.raises(KeyError):
+        map_column(WebPage, "status")
 
 
 def test_readable_cells_are_json_ready() -> None:
