@@ -143,7 +143,8 @@ class CountStep:
                 tally = rowcounts.row_tally(row)
                 tally_key = None
             if not row.counted:  # judged for the first time (every new row): once per origin and tally
-                lines, cell = self.ledger.lines(origin, tally_key or tally.key(), _counted, name, tally)
+                lines, cell = self.ledger.lines(origin, tally.key() if tally_key is None else tally_key, _counted,
+                                                name, tally)
                 _note_lists(self._changes_of(origin), row.url, lines)
                 self.counts.changed += 1
                 puts.append((key, {_HC: cell}))

@@ -305,7 +305,7 @@ def canonicalize(url: str, rules: CanonicalRules = DEFAULT_RULES) -> str:
 
 
 def canonical_in_full(url: str, rules: CanonicalRules = DEFAULT_RULES) -> str:
-    """`canonicalize` without its shortcut for URLs already canonical: every rule applied (tests compare the two)."""
+    """What `canonicalize` returns, worked out by applying every rule (no shortcut for a URL already canonical)."""
     return _canonical_parts(_split(url), url, rules)
 
 

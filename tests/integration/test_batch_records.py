@@ -218,23 +218,24 @@ def test_listed_records_are_one_cell_each_and_records_of_older_versions_are_stil
     settings = crawl_settings(settings)
     rules = UrlRules.from_settings(settings)
     merge_column = column_names(WebPage, ["merge_mark"])[0]
+    keys_column = column_names(BatchRecord, ["listed_keys"])[0]
     with CountingStore(settings) as store:
         batch_id = seeded_batch(store, rules, web)
+        listed_prefix = f"{batch_id}|".encode() + batchrecords.LISTED + b"|"
         run_fetch(store, settings, batch_id)
         parse_batch(store, rules, batch_id)
-        listed = list(store.scan(BATCHROW_TABLE, prefix=f"{batch_id}|".encode() + batchrecords.LISTED + b"|"))
-        assert listed and all(list(cells) == column_names(BatchRecord, ["listed_keys"]) for _, cells in listed)
+        listed = list(store.scan(BATCHROW_TABLE, prefix=listed_prefix))
+        assert listed and all(list(cells) == [keys_column] for _, cells in listed)
         touched = set(touched_keys(store, batch_id))
         # Into the older form: the per-entry cells first, then the one cell dropped. (Deleting the whole
         # record before writing it again would lose the write whenever both land in the same millisecond.)
         store.write(BATCHROW_TABLE, [(key, encode(BatchRecord("", listed={
             name: "" for name in decode(BatchRecord, "", cells).listed_keys or ()}))) for key, cells in listed])
-        store.delete_many(BATCHROW_TABLE, [(key, column_names(BatchRecord, ["listed_keys"])) for key, _ in listed])
-        assert all(column_names(BatchRecord, ["listed_keys"])[0] not in cells for _, cells in
-                   store.scan(BATCHROW_TABLE, prefix=f"{batch_id}|".encode() + batchrecords.LISTED + b"|"))
+        store.delete_many(BATCHROW_TABLE, [(key, [keys_column]) for key, _ in listed])
+        assert all(keys_column not in cells for _, cells in store.scan(BATCHROW_TABLE, prefix=listed_prefix))
         assert set(touched_keys(store, batch_id)) == touched
         junk = batchrecords.listed_record_key(batch_id, 0, 99, b"junk")
-        store.write(BATCHROW_TABLE, [(junk, {column_names(BatchRecord, ["listed_keys"])[0]: b"\xff\xfe"})])
+        store.write(BATCHROW_TABLE, [(junk, {keys_column: b"\xff\xfe"})])
         counts = updatedb(store, rules, batch_id)
         assert "listed record" in caplog.text and "junk" in caplog.text
         assert counts.merged == len(touched) >= 18 and counts.already_merged == 0
