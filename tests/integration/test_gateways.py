@@ -2,13 +2,16 @@
 
 Both gateways are the test's own (`side_gateway`), in front of the shared
 local HBase; the one stopped is the one the crawl is talking to at that
-moment (read from /proc: the crawler's sockets), so the stop cannot miss.
+moment (read from /proc: the crawler's sockets), so the stop cannot miss. The
+crawler is held still (SIGSTOP) while its gateway stops, so however fast it is,
+the stop lands mid-crawl, and it meets the dead gateway when it goes on.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import os
+import signal
 import subprocess
 import time
 from collections import Counter
@@ -59,7 +62,8 @@ def connections_to(pid: int, ports: set[int]) -> Counter[int]:
 
 
 def crawl_through(two: Settings, seeds: Path, log: Path, ports: set[int]) -> tuple[str, int]:
-    """Crawl through the gateways at `ports`; stop the one the crawler talks to once round 1 is done.
+    """Crawl through the gateways at `ports`; stop the one the crawler talks to once round 1 is done, the
+    crawler held still meanwhile.
 
     Returns the crawl's stderr and the port stopped."""
     with log.open("w") as err:
@@ -71,9 +75,13 @@ def crawl_through(two: Settings, seeds: Path, log: Path, ports: set[int]) -> tup
                 assert crawler.poll() is None, log.read_text()
                 assert time.monotonic() < deadline, "the crawl never got going"
                 time.sleep(0.1)
-            used = connections_to(crawler.pid, ports).most_common(1)[0][0]
-            assert hbase_local("stop-thrift", str(used)).returncode == 0
-            assert crawler.poll() is None, "the crawl ended before the stop: it proved nothing"
+            os.kill(crawler.pid, signal.SIGSTOP)
+            try:
+                used = connections_to(crawler.pid, ports).most_common(1)[0][0]
+                assert crawler.poll() is None, "the crawl ended before the stop: it proved nothing"
+                assert hbase_local("stop-thrift", str(used)).returncode == 0
+            finally:
+                os.kill(crawler.pid, signal.SIGCONT)
             assert crawler.wait(600) == 0, log.read_text()
         finally:
             if crawler.poll() is None:
