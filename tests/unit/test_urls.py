@@ -506,13 +506,14 @@ def _outcome(canonical: Any, url: str, rules: CanonicalRules) -> str:
         return f"error: {exc}"
 
 
+_PORTS = st.sampled_from(["", ":80", ":443", ":8080", ":08080", ":0", ":65535", ":65536", ":99999", ":"])
 _PLAIN_PATHS = st.lists(st.sampled_from([*"abcXYZ019-._~!$&'()*+,=:@/", "/.", ";", "%41", "?", "#", "é", " "]),
                         max_size=20).map("".join)
 
 
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.one_of(_raw_urls(), st.builds("{}://{}/{}".format, st.sampled_from(["http", "https", "HTTP"]), _HOST,
-                                        _PLAIN_PATHS)), _RULES)
+@given(st.one_of(_raw_urls(), st.builds("{}://{}{}/{}".format, st.sampled_from(["http", "https", "HTTP"]), _HOST,
+                                        _PORTS, _PLAIN_PATHS)), _RULES)
 def test_the_shortcut_for_canonical_urls_agrees_with_every_rule(url: str, rules: CanonicalRules) -> None:
     """`canonicalize` returns an already canonical URL as it is, without the rules: same result (or the same
     error) as applying them all, for any URL and any rule set."""
@@ -523,6 +524,7 @@ def test_the_shortcut_for_canonical_urls_agrees_with_every_rule(url: str, rules:
     "https://www.example.com/news/design/top-pasta-cheap-pasta-pasta",
     "http://example.com/",
     "http://a.example/a:b@c/d~e_f.g-h!$&'()*+,=",
+    "http://127.0.0.1:8080/blog/2026/a-long-slug",
 ])
 def test_canonical_urls_are_returned_as_they_are(url: str) -> None:
     assert canonicalize(url) == canonical_in_full(url) == url
