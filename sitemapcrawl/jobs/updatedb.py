@@ -3,7 +3,7 @@
 Three passes over the batch's records, each resumable by its mark: spread
 (outlinks and redirects become inlink cells on their targets), merge (each
 touched row's inlink cells merged into its hints, depth, radius and score,
-new rows created; `k:mrg`), schedule (the next fetch time from
+new rows created; `k:mrg` where a rerun must not repeat it), schedule (the next fetch time from
 `sitemapcrawl.model.schedule`; `k:upd` frees the rows). Then the quality and
 row-count steps (`sitemapcrawl.scoring`) count what the passes hand them,
 and a wholly parsed batch's records are deleted. In full: docs/commands.md
@@ -243,10 +243,11 @@ def merge_row(row: WebPage, batch_id: str, mode: CrawlMode, policy: SchedulePoli
         if link.priority is not None and (priority is None or link.priority > priority):
             priority = link.priority
         changefreq = eagerest(changefreq, link.changefreq)
-    values: dict[str, Any] = {
-        "depth": depth, "radius": radius, "merge_mark": batch_id,
-        "score": (row.score or 0.0) + gained,
-    }
+    values: dict[str, Any] = {"depth": depth, "radius": radius, "score": (row.score or 0.0) + gained}
+    if gained:
+        # A rerun must not add the score twice: the mark says this batch's was added. A merge that adds
+        # none gives the same cells when repeated and goes unmarked (see `Mark.MERGE`).
+        values["merge_mark"] = batch_id
     if listed:
         values["in_sitemap"] = True
     elif row.in_sitemap:
@@ -289,6 +290,7 @@ def merge_row(row: WebPage, batch_id: str, mode: CrawlMode, policy: SchedulePoli
         if planned.next_fetch is not None:
             values["next_fetch"] = planned.next_fetch
         values["fetch_interval"] = planned.interval
+        values["merge_mark"] = batch_id  # planned from `now`: a rerun would plan again, later
     return WebPage(row.url, **values)
 
 

@@ -34,7 +34,10 @@ class Mark(enum.StrEnum):
     DISCOVER = "discover_mark"
     """`k:dsc`: the batch wrote an inlink on the row (parse, updatedb), to be merged."""
     MERGE = "merge_mark"
-    """`k:mrg`: updatedb merged the row's inlinks."""
+    """`k:mrg`: updatedb merged the row's inlinks, in a merge a rerun must not repeat (it added link score,
+    or planned a fetched row's next fetch from the time it ran). Any other merge is idempotent (maxima,
+    counts of the inlinks, a new row's first plan, which a rerun leaves alone) and writes no mark: an
+    inventory's million listed rows carry one cell fewer."""
     UPDATE = "update_mark"
     """`k:upd`: updatedb scheduled the row (or `batches --release` freed it): the batch lets go of it."""
 

@@ -234,7 +234,7 @@ class WebPage:
     discover_mark: str | None = col(
         "k", "dsc", TEXT, "batch id: has inlinks to merge (not on a parsed sitemap's entries: their il: names it)",
         "parse, updatedb")
-    merge_mark: str | None = col("k", "mrg", TEXT, "batch id: inlinks merged", "updatedb")
+    merge_mark: str | None = col("k", "mrg", TEXT, "batch id: inlinks merged (a merge not to repeat)", "updatedb")
     # il / ol: links
     inlinks: Mapping[str, str] | None = mapcol(
         "il", "source URL -> KIND key=value... [TAB anchor] (sitemapcrawl/model/linkvalues.py)", "parse, updatedb")

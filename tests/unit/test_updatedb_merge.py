@@ -81,7 +81,7 @@ def test_two_sitemaps_merge_highest_priority_latest_lastmod_eagerest_changefreq(
     assert (merged.priority, merged.lastmod, merged.changefreq) == (0.9, late, ChangeFreq.DAILY)
     assert merged.in_sitemap and (merged.depth, merged.radius) == (1, 0)
     assert merged.status is FetchStatus.UNFETCHED and merged.next_fetch == NOW
-    assert merged.score == 0.0 and merged.merge_mark == "b"
+    assert merged.score == 0.0 and merged.merge_mark is None  # no link score: a rerun repeats it exactly
     # No interval cell on a new row: the schedule derives the changefreq's, before and after its first fetch.
     assert merged.fetch_interval is None
     assert schedule(overlaid(row, merged), POLICY, NOW, just_fetched=False).interval == DAY
@@ -200,3 +200,31 @@ def test_first_listings_merge_as_merge_row_does_row_by_row(rows: list[tuple[str,
         assert put == encode(expected)
         assert vars(overlaid(row, update)) == vars(overlaid(row, expected)) and overlaid(row, update).url == url
         put.clear()  # the caller's to change: the next row alike still gets its cells
+
+
+_LINK_TEXTS = [format_inlink(Inlink(InlinkKind.LINK, 1, 0, batch, score=score))
+               for batch in ("b", "older") for score in (0.0, 0.5)]
+_FETCHED = datetime(2025, 5, 1, tzinfo=UTC)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from([*_TEXTS, *_LINK_TEXTS]), min_size=1, max_size=4),
+       st.sampled_from([{}, {b"f:st": b"unfetched"}, {b"f:st": b"fetched", b"f:ft": b"2025-05-01T00:00:00Z"},
+                        {b"m:sc": b"2.5", b"s:in": b"1"}, {b"f:st": b"fetched", b"k:fch": b"b"}]),
+       st.sampled_from(list(CrawlMode)))
+def test_a_merge_without_its_mark_gives_the_same_cells_when_repeated(texts: list[str], more: dict[bytes, bytes],
+                                                                       mode: CrawlMode) -> None:
+    """`k:mrg` is written only where a rerun must not merge again (link score added, a fetched row planned
+    from the time): any other merge, run again on the row it left, later, writes the same values."""
+    sources = [f"http://127.0.0.{number + 2}/source" for number in range(len(texts))]
+    row = decode(WebPage, "http://127.0.0.2/p.html",
+                 {b"il:" + source.encode(): text.encode() for source, text in zip(sources, texts)} | more, MERGE_FIELDS)
+    first = merge_row(row, "b", mode, POLICY, NOW)
+    gained = any((link := parse_inlink(text)) is not None and link.batch == "b" and link.score for text in texts)
+    if first.merge_mark is not None:
+        assert first.merge_mark == "b"
+        return
+    assert not gained
+    merged = overlaid(row, first)
+    again = merge_row(merged, "b", mode, POLICY, NOW + timedelta(hours=5))
+    assert vars(overlaid(merged, again)) == vars(merged)
