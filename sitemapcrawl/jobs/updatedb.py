@@ -26,7 +26,7 @@ from typing import Any
 
 from sitemapcrawl.batch import registry
 from sitemapcrawl.errors import InvalidUrlError
-from sitemapcrawl.model.cells import column_names, encode, overlaid
+from sitemapcrawl.model.cells import column_names, encode, fields_set, overlaid, with_fields
 from sitemapcrawl.model.linkvalues import (
     Inlink,
     InlinkKind,
@@ -333,23 +333,23 @@ class FirstListings:
 
     def __init__(self, batch_id: str, mode: CrawlMode, policy: SchedulePolicy, now: datetime) -> None:
         self.batch_id, self.mode, self.policy, self.now = batch_id, mode, policy, now
-        self._merges: dict[str, tuple[WebPage, dict[bytes, bytes]]] = {}
+        self._merges: dict[str, tuple[dict[bytes, bytes], dict[str, Any]]] = {}
 
     def merge(self, row: WebPage) -> tuple[WebPage, dict[bytes, bytes], str | None]:
-        """`merge_row` of `row`, its cells (the caller's to change), and the inlink text when the row was
-        merged as one of its kind (rows of one text leave the merge with the same fields but URL and inlink
-        source: the counting judges them alike), else None."""
+        """The row as `merge_row` leaves it (`overlaid`), the cells of the merge (the caller's to change),
+        and the inlink text when the row was merged as one of its kind (rows of one text leave the merge
+        with the same fields but URL and inlink source: the counting judges them alike), else None."""
         text = _only_inlink(row)
         if text is None:
             update = merge_row(row, self.batch_id, self.mode, self.policy, self.now)
-            return update, encode(update), None
+            return overlaid(row, update), encode(update), None
         known = self._merges.get(text)
         if known is None:
             if len(self._merges) >= self.HELD:
                 self._merges.clear()
             update = merge_row(row, self.batch_id, self.mode, self.policy, self.now)
-            known = self._merges[text] = (update, encode(update))
-        return known[0], dict(known[1]), text
+            known = self._merges[text] = (encode(update), fields_set(update))
+        return with_fields(row, known[1]), dict(known[0]), text
 
 
 def _only_inlink(row: WebPage) -> str | None:
@@ -357,8 +357,8 @@ def _only_inlink(row: WebPage) -> str | None:
     inlinks = row.inlinks
     if inlinks is None or len(inlinks) != 1:
         return None
-    held = sum(value is not None for value in row.__dict__.values())
-    return next(iter(inlinks.values())) if held == 2 else None  # the URL and the inlinks
+    values = list(row.__dict__.values())
+    return next(iter(inlinks.values())) if len(values) - values.count(None) == 2 else None  # the URL, the inlinks
 
 
 def _merge_chunk(rows: list[tuple[bytes, WebPage]], batch_id: str, mode: CrawlMode, policy: SchedulePolicy,
@@ -375,10 +375,10 @@ def _merge_chunk(rows: list[tuple[bytes, WebPage]], batch_id: str, mode: CrawlMo
             continue
         counts.merged += 1
         counts.new_rows += 1 if row.status is None else 0
-        update, puts[key], kind = alike.merge(row)
+        after, puts[key], kind = alike.merge(row)
         if kind is not None:
             kinds[key] = kind
-        merged.append((key, overlaid(row, update)))
+        merged.append((key, after))
     _add_cells(puts, counting.take(merged, kinds) if counting is not None else [])
     return list(puts.items())
 

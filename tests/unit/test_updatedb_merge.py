@@ -195,10 +195,10 @@ def test_first_listings_merge_as_merge_row_does_row_by_row(rows: list[tuple[str,
         cells = {b"il:" + source.encode(): text.encode() for source in (sources or (A,))} | more
         row = decode(WebPage, url, cells, MERGE_FIELDS)
         expected = merge_row(row, "b", mode, POLICY, NOW)
-        update, put, kind = alike.merge(row)
+        after, put, kind = alike.merge(row)
         assert kind == (text if len(sources) < 2 and not more else None)  # alike: one inlink, nothing else
         assert put == encode(expected)
-        assert vars(overlaid(row, update)) == vars(overlaid(row, expected)) and overlaid(row, update).url == url
+        assert vars(after) == vars(overlaid(row, expected)) and after.url == url and type(after) is type(row)
         put.clear()  # the caller's to change: the next row alike still gets its cells
 
 
@@ -216,9 +216,9 @@ def test_a_merge_without_its_mark_gives_the_same_cells_when_repeated(texts: list
                                                                        mode: CrawlMode) -> None:
     """`k:mrg` is written only where a rerun must not merge again (link score added, a fetched row planned
     from the time): any other merge, run again on the row it left, later, writes the same values."""
-    sources = [f"http://127.0.0.{number + 2}/source" for number in range(len(texts))]
     row = decode(WebPage, "http://127.0.0.2/p.html",
-                 {b"il:" + source.encode(): text.encode() for source, text in zip(sources, texts)} | more, MERGE_FIELDS)
+                 {f"il:http://127.0.0.{number + 2}/source".encode(): text.encode() for number, text in enumerate(texts)}
+                 | more, MERGE_FIELDS)
     first = merge_row(row, "b", mode, POLICY, NOW)
     gained = any((link := parse_inlink(text)) is not None and link.batch == "b" and link.score for text in texts)
     if first.merge_mark is not None:
