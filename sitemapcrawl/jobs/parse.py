@@ -70,6 +70,9 @@ from sitemapcrawl.web.rules import UrlRules
 
 log = logging.getLogger(__name__)
 
+KINDS_HELD = 8192
+"""Kinds of entries (hint sets) a sitemap's parse keeps made (`_SitemapParse._hinted`), then forgets them all."""
+
 _READ_FIELDS = [
     "status", "is_sitemap", "sitemap_source", "content_type", "blacklisted", "cross_submitters",
     "vouched_by", "depth", "radius", "parse_mark", "fetch_mark",
@@ -167,6 +170,8 @@ class _SitemapParse:
         """`scheme://host:port/` of the sitemap's URL ("" when it has no path), once worked out."""
         self.listed: dict[str, Hints] = {}
         """Target URL -> hints of every entry written: what `record_parse` compares."""
+        self._kinds: dict[tuple[object, ...], tuple[bytes, Hints]] = {}
+        """Hints of entries -> their inlink cell value and `Hints` (`_hinted`), at most `KINDS_HELD`."""
 
     def _target(self, loc: str) -> tuple[str, int, int] | None:
         """Canonical target URL and its grant, or None (counted) when it is not kept."""
@@ -217,19 +222,34 @@ class _SitemapParse:
                 if why is not None:
                     self.blacklisted += 1
                     continue
-                link = Inlink(InlinkKind.INDEX, depth, radius, self.batch_id, lastmod=entry.lastmod,
-                              vouched_by=self.passed_on)
-            else:
-                link = Inlink(InlinkKind.SITEMAP, depth, radius, self.batch_id, priority=entry.priority,
-                              changefreq=entry.changefreq, lastmod=entry.lastmod)
             try:
                 key = rowkeys.row_key(target).encode("utf-8")
             except InvalidUrlError:
                 self.invalid += 1
                 continue
             self.written += 1
-            self.listed[target] = entry_hints(entry)
-            yield key, {self.inlink_column: format_inlink(link).encode("utf-8"), **self.entry_marks}
+            inlink, self.listed[target] = self._hinted(entry, depth, radius)
+            yield key, {self.inlink_column: inlink, **self.entry_marks}
+
+    def _hinted(self, entry: PageEntry | SitemapRef, depth: int, radius: int) -> tuple[bytes, Hints]:
+        """An entry's inlink cell value and its hints as history compares them, made once per kind of entry
+        (a sitemap's entries share a few thousand hint sets: lastmods times changefreqs times priorities)."""
+        if isinstance(entry, SitemapRef):
+            kind: tuple[object, ...] = (depth, radius, entry.lastmod)
+        else:
+            kind = (depth, radius, entry.lastmod, entry.changefreq, entry.priority)
+        known = self._kinds.get(kind)
+        if known is None:
+            if isinstance(entry, SitemapRef):
+                link = Inlink(InlinkKind.INDEX, depth, radius, self.batch_id, lastmod=entry.lastmod,
+                              vouched_by=self.passed_on)
+            else:
+                link = Inlink(InlinkKind.SITEMAP, depth, radius, self.batch_id, priority=entry.priority,
+                              changefreq=entry.changefreq, lastmod=entry.lastmod)
+            if len(self._kinds) >= KINDS_HELD:
+                self._kinds.clear()
+            known = self._kinds[kind] = (format_inlink(link).encode("utf-8"), entry_hints(entry))
+        return known
 
     def problems(self) -> list[tuple[ProblemKind, int, str]]:
         """Our own problems, added to the engine's: (kind, count, sentence)."""

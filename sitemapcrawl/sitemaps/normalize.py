@@ -191,7 +191,7 @@ def parse_priority(text: str | None) -> float | None:
         return None
     if math.isnan(value) or not 0.0 <= value <= 1.0:
         return None
-    return value
+    return abs(value)  # `-0` is 0: one value, one text
 
 
 def parse_text(text: str | None) -> str | None:

@@ -1,15 +1,23 @@
-"""Who vouches for a stored sitemap, as parse works it out (pure: no HBase)."""
+"""Who vouches for a stored sitemap, and an entry's inlink cell, as parse works them out (pure: no HBase)."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta, timezone
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from memory_store import MemoryStore
 
 from sitemapcrawl.config import Settings
-from sitemapcrawl.jobs.parse import sitemap_vouchers, vouchers_through_redirects
+from sitemapcrawl.jobs.parse import ParseCounts, _SitemapParse, sitemap_vouchers, vouchers_through_redirects
 from sitemapcrawl.model.cells import encode
+from sitemapcrawl.model.changes import entry_hints
 from sitemapcrawl.model.linkvalues import Inlink, InlinkKind, format_inlink, parse_inlink
-from sitemapcrawl.model.webpage import WebPage
+from sitemapcrawl.model.webpage import ChangeFreq, WebPage
+from sitemapcrawl.sitemaps.model import PageEntry, SitemapRef
+from sitemapcrawl.sitemaps.normalize import parse_priority
 from sitemapcrawl.storage.tables import Unreadable
+from sitemapcrawl.web.rules import UrlRules
 
 URL = "http://b.test/maps/child.xml"
 
@@ -69,3 +77,32 @@ def test_vouching_follows_redirect_cells_and_stops_at_loops():
     via_bad = WebPage(other, inlinks={bad: redirect})
     assert vouchers_through_redirects(memory_store(rows), via_bad, Settings(), unreadable) == {}  # type: ignore[arg-type]
     assert unreadable.rows == 1
+
+
+_OFFSETS = st.sampled_from([UTC, timezone(timedelta(hours=2)), timezone(timedelta(hours=-5, minutes=-30))])
+_ENTRIES = st.one_of(
+    st.builds(PageEntry, st.just("http://b.test/p"),
+              st.none() | st.builds(lambda day, hour, zone: datetime(2026, 3, day, hour, tzinfo=zone),
+                                    st.integers(1, 3), st.integers(0, 23), _OFFSETS),
+              st.none() | st.sampled_from(list(ChangeFreq)),
+              st.sampled_from(["", "0", "-0", "0.0", "0.5", "0.50", "0.3", "1"]).map(parse_priority)),
+    st.builds(SitemapRef, st.just("http://b.test/s.xml"),
+              st.none() | st.builds(lambda hour, zone: datetime(2026, 3, 1, hour, tzinfo=zone), st.integers(0, 23),
+                                    _OFFSETS)))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(_ENTRIES, st.integers(0, 2), st.integers(0, 1)), min_size=1, max_size=40))
+def test_an_entrys_inlink_and_hints_made_once_per_kind_are_those_made_for_it_alone(
+        entries: list[tuple[PageEntry | SitemapRef, int, int]]) -> None:
+    """parse makes an entry's inlink cell and history hints once per kind of entry: each entry, in any order,
+    gets what it would alone (equal lastmods in other zones, `-0` and `0` priorities included)."""
+    work = _SitemapParse(WebPage(URL), "b1", UrlRules.from_settings(Settings()), ParseCounts(),
+                         {"b.test": 0})
+    for entry, depth, radius in entries:
+        if isinstance(entry, SitemapRef):
+            link = Inlink(InlinkKind.INDEX, depth, radius, "b1", lastmod=entry.lastmod, vouched_by=work.passed_on)
+        else:
+            link = Inlink(InlinkKind.SITEMAP, depth, radius, "b1", priority=entry.priority,
+                          changefreq=entry.changefreq, lastmod=entry.lastmod)
+        assert work._hinted(entry, depth, radius) == (format_inlink(link).encode(), entry_hints(entry))
