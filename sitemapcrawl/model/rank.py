@@ -43,17 +43,28 @@ def sitemap_priority(row: WebPage) -> float:
 
 def rank(row: WebPage, key: bytes) -> float:
     """The generate rank of a row with row key `key`: higher first (see the module docstring)."""
+    return unjittered_rank(row) + JITTER * zlib.crc32(key) / 2**32
+
+
+def unjittered_rank(row: WebPage) -> float:
+    """`rank` but the jitter: what the row's RANK_FIELDS give (the key adds the jitter last)."""
     score = row.score if row.score is not None else 1.0
     priority = sitemap_priority(row)
     hops = max(0, row.depth) if row.depth is not None else 0
-    jitter = JITTER * zlib.crc32(key) / 2**32
     boost = NEW_URL_BOOST if row.new_in_sitemap and row.fetch_time is None else 0.0
-    return boost + score + priority + DEPTH_BONUS * hops / (hops + 1) + jitter
+    return boost + score + priority + DEPTH_BONUS * hops / (hops + 1)
 
 
 def rank_order(row: WebPage, key: bytes) -> int:
     """`rank` in whole units of 1/UNITS, held within the key's digits: what generate sorts by."""
-    return max(-_LIMIT + 1, min(_LIMIT - 1, round(rank(row, key) * UNITS)))
+    return order_of(unjittered_rank(row), key)
+
+
+def order_of(unjittered: float, key: bytes) -> int:
+    """`rank_order` of a row whose `unjittered_rank` is given: for a writer ranking many rows of equal
+    rank fields (their ranks differ by the jitter of their keys alone)."""
+    ranked = unjittered + JITTER * zlib.crc32(key) / 2**32
+    return max(-_LIMIT + 1, min(_LIMIT - 1, round(ranked * UNITS)))
 
 
 def order_text(order: int) -> bytes:

@@ -33,7 +33,7 @@ from sitemapcrawl.model.due import (
     parse_entry,
     parse_ready,
 )
-from sitemapcrawl.model.rank import RANK_FIELDS, rank_order
+from sitemapcrawl.model.rank import RANK_FIELDS, order_of, unjittered_rank
 from sitemapcrawl.model.webpage import (
     DUE_TABLE,
     WEBPAGE_TABLE,
@@ -105,13 +105,23 @@ def due_state(row_key: bytes, cells: Mapping[bytes, bytes]) -> DueState:
     kind = kind_of(cells.get(_SM) == b"1", cells.get(_IN) == b"1")
     if next_fetch is None:
         return DueState(None, kind, None)
-    order: int | None = None
-    try:
-        ranked = decode(WebPage, "", {column: value for column, value in cells.items() if column in _RANK_SET})
-        order = rank_order(ranked, row_key)
-    except CellDecodeError:
-        pass
-    return DueState(next_fetch, kind, order)
+    rank_cells = tuple([(column, value) for column, value in cells.items() if column in _RANK_SET])
+    known = _UNJITTERED.get(rank_cells)
+    if known is None:
+        try:
+            unjittered: float | None = unjittered_rank(decode(WebPage, "", dict(rank_cells)))
+        except CellDecodeError:
+            unjittered = None
+        if len(_UNJITTERED) >= _RANKS_HELD:
+            _UNJITTERED.clear()
+        known = _UNJITTERED[rank_cells] = (unjittered,)
+    return DueState(next_fetch, kind, None if known[0] is None else order_of(known[0], row_key))
+
+
+_UNJITTERED: dict[tuple[tuple[bytes, bytes], ...], tuple[float | None]] = {}
+"""Rank cells -> their `unjittered_rank` (None: a cell does not decode): rows of equal rank cells (an
+inventory's million listed rows have a few thousand sets) are decoded and ranked once. At most `_RANKS_HELD`."""
+_RANKS_HELD = 8192
 
 
 def _due_cells(page: WebPage | None) -> dict[bytes, bytes]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+from dataclasses import replace
 from datetime import UTC, datetime
 
 import pytest
@@ -30,7 +31,7 @@ from sitemapcrawl.model.rank import ORDER_DIGITS, order_of_text, order_text, ran
 from sitemapcrawl.model.splits import WHOLE, bucket_label, bucket_of
 from sitemapcrawl.model.webpage import DUE_TABLE, WEBPAGE_TABLE, WebPage
 from sitemapcrawl.modes import CrawlMode
-from sitemapcrawl.storage.dueindex import DUE_FIELDS, DUE_GROUP, entry_rows, held_entries, write_pages
+from sitemapcrawl.storage.dueindex import DUE_FIELDS, DUE_GROUP, due_state, entry_rows, held_entries, write_pages
 
 T1 = datetime(2025, 3, 1, 12, 0, 5, tzinfo=UTC)
 T2 = datetime(2025, 3, 2, 0, 0, 0, tzinfo=UTC)
@@ -228,6 +229,24 @@ def test_rank_orders_are_held_within_the_key_digits() -> None:
 
 def ready_keys(store: MemoryStore) -> set[bytes]:
     return {key for key in store.keys(DUE_TABLE) if parse_ready(key) is not None}
+
+
+_RANK_ROWS = st.builds(WebPage, st.just("u"), score=st.none() | st.sampled_from([0.0, 0.25, 3.0]),
+                       priority=st.none() | st.sampled_from([0.1, 0.5, 0.9]),
+                       weighted_priority=st.none() | st.sampled_from([0.05, 0.7]), depth=st.none() | st.integers(-1, 3),
+                       new_in_sitemap=st.none() | st.just("b1"),
+                       fetch_time=st.none() | st.just(datetime(2026, 1, 1, tzinfo=UTC)))
+
+
+@given(st.lists(st.tuples(_RANK_ROWS, st.binary(min_size=1, max_size=12)), min_size=1, max_size=30))
+def test_due_states_of_rows_ranked_alike_order_them_as_their_own_ranks_do(rows: list[tuple[WebPage, bytes]]) -> None:
+    """`due_state` ranks the rank cells of alike rows once; each row still gets its own `rank_order` (its key's
+    jitter), and a rank cell that does not decode gives no order."""
+    for row, key in rows:
+        cells = encode(replace(row, next_fetch=datetime(2026, 1, 2, tzinfo=UTC)))
+        assert due_state(key, cells).order == rank_order(row, key)
+    broken = {**encode(WebPage("u", next_fetch=datetime(2026, 1, 2, tzinfo=UTC))), b"m:sc": b"not a number"}
+    assert due_state(KEY, broken).order is None
 
 
 def test_a_row_due_when_written_goes_to_its_ready_queue_and_moves_with_its_rank() -> None:
