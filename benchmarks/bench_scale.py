@@ -17,11 +17,12 @@ Figures (one run, ratios: the machine is noisy and shared):
    50,000 URLs shaped like real ones (slugs of 2-6 words in folders, 90
    distinct lastmods, priorities 0.1-0.9, changefreqs). The whole command
    `python -m sitemapcrawl ... crawl SEED --mode sitemap-only
-   --sitemaps-only-docs --delay 0` runs in a subprocess (`counted_crawl`,
-   which counts the store's writes per table): seconds from process start
-   to exit, its peak memory (ru_maxrss of the child), its CPU and, with
-   `--hbase-dir`, the HBase JVMs' CPU; cells and bytes written per URL by
-   table (figure 1b). The floor: plain happybase batch puts of the same row
+   --sitemaps-only-docs --delay 0` runs in a subprocess: seconds from
+   process start to exit, its peak memory (ru_maxrss of the child), its CPU
+   and, with `--hbase-dir`, the HBase JVMs' CPU. After the floor, the same
+   crawl runs again into tables of its own through `counted_crawl` (which
+   counts the store's writes per table, in the crawl's process: not timed):
+   cells and bytes written per URL by table (figure 1b). The floor: plain happybase batch puts of the same row
    keys, each with the 8 cells a listed URL needs (status, next fetch,
    score, depth, radius, priority, changefreq, lastmod), into a fresh table
    of the same HBase, `hbase_batch_size` (1,000) rows a call; run twice, the
