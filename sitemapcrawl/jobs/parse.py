@@ -70,9 +70,6 @@ from sitemapcrawl.web.rules import UrlRules
 
 log = logging.getLogger(__name__)
 
-KINDS_HELD = 8192
-"""Kinds of entries (hint sets) a sitemap's parse keeps made (`_SitemapParse._hinted`), then forgets them all."""
-
 _READ_FIELDS = [
     "status", "is_sitemap", "sitemap_source", "content_type", "blacklisted", "cross_submitters",
     "vouched_by", "depth", "radius", "parse_mark", "fetch_mark",
@@ -143,6 +140,42 @@ class ParseCounts:
         )
 
 
+class EntryInlinks:
+    """The inlink cell value and history hints of a sitemap's entries, made once per kind of entry.
+
+    Why: a sitemap's entries share a few thousand hint sets (lastmods times
+    changefreqs times priorities) for up to 50,000 entries; an entry's cell
+    is a function of its depth, radius and hints alone (the batch and the
+    vouchers an index passes on are the parse's). Memory: at most `HELD`
+    kinds, then forgotten.
+    """
+
+    HELD = 8192
+
+    def __init__(self, batch_id: str, passed_on: tuple[tuple[str, int], ...]) -> None:
+        self.batch_id, self.passed_on = batch_id, passed_on
+        self._kinds: dict[tuple[object, ...], tuple[bytes, Hints]] = {}
+
+    def of(self, entry: PageEntry | SitemapRef, depth: int, radius: int) -> tuple[bytes, Hints]:
+        """The entry's inlink cell value (an `index` inlink for a child sitemap) and its `Hints`."""
+        if isinstance(entry, SitemapRef):
+            kind: tuple[object, ...] = (depth, radius, entry.lastmod)
+        else:
+            kind = (depth, radius, entry.lastmod, entry.changefreq, entry.priority)
+        known = self._kinds.get(kind)
+        if known is None:
+            if isinstance(entry, SitemapRef):
+                link = Inlink(InlinkKind.INDEX, depth, radius, self.batch_id, lastmod=entry.lastmod,
+                              vouched_by=self.passed_on)
+            else:
+                link = Inlink(InlinkKind.SITEMAP, depth, radius, self.batch_id, priority=entry.priority,
+                              changefreq=entry.changefreq, lastmod=entry.lastmod)
+            if len(self._kinds) >= self.HELD:
+                self._kinds.clear()
+            known = self._kinds[kind] = (format_inlink(link).encode("utf-8"), entry_hints(entry))
+        return known
+
+
 class _SitemapParse:
     """Parse one stored sitemap and stream its entries to their target rows."""
 
@@ -151,7 +184,7 @@ class _SitemapParse:
         settings = rules.settings
         self.row = row
         # What each child of an index inherits (nothing past max_index_depth).
-        self.passed_on = tuple(sorted(inherited_vouchers(vouchers or {}, settings.max_index_depth).items()))
+        passed_on = tuple(sorted(inherited_vouchers(vouchers or {}, settings.max_index_depth).items()))
         self.batch_id = batch_id
         # The entry's inlink says `b=<batch>`: updatedb finds it through the listed records without a `k:dsc`
         # (one cell fewer per entry); a batch without records is found by scanning for `k:dsc`.
@@ -170,8 +203,7 @@ class _SitemapParse:
         """`scheme://host:port/` of the sitemap's URL ("" when it has no path), once worked out."""
         self.listed: dict[str, Hints] = {}
         """Target URL -> hints of every entry written: what `record_parse` compares."""
-        self._kinds: dict[tuple[object, ...], tuple[bytes, Hints]] = {}
-        """Hints of entries -> their inlink cell value and `Hints` (`_hinted`), at most `KINDS_HELD`."""
+        self.inlinks = EntryInlinks(batch_id, passed_on)
 
     def _target(self, loc: str) -> tuple[str, int, int] | None:
         """Canonical target URL and its grant, or None (counted) when it is not kept."""
@@ -228,28 +260,8 @@ class _SitemapParse:
                 self.invalid += 1
                 continue
             self.written += 1
-            inlink, self.listed[target] = self._hinted(entry, depth, radius)
+            inlink, self.listed[target] = self.inlinks.of(entry, depth, radius)
             yield key, {self.inlink_column: inlink, **self.entry_marks}
-
-    def _hinted(self, entry: PageEntry | SitemapRef, depth: int, radius: int) -> tuple[bytes, Hints]:
-        """An entry's inlink cell value and its hints as history compares them, made once per kind of entry
-        (a sitemap's entries share a few thousand hint sets: lastmods times changefreqs times priorities)."""
-        if isinstance(entry, SitemapRef):
-            kind: tuple[object, ...] = (depth, radius, entry.lastmod)
-        else:
-            kind = (depth, radius, entry.lastmod, entry.changefreq, entry.priority)
-        known = self._kinds.get(kind)
-        if known is None:
-            if isinstance(entry, SitemapRef):
-                link = Inlink(InlinkKind.INDEX, depth, radius, self.batch_id, lastmod=entry.lastmod,
-                              vouched_by=self.passed_on)
-            else:
-                link = Inlink(InlinkKind.SITEMAP, depth, radius, self.batch_id, priority=entry.priority,
-                              changefreq=entry.changefreq, lastmod=entry.lastmod)
-            if len(self._kinds) >= KINDS_HELD:
-                self._kinds.clear()
-            known = self._kinds[kind] = (format_inlink(link).encode("utf-8"), entry_hints(entry))
-        return known
 
     def problems(self) -> list[tuple[ProblemKind, int, str]]:
         """Our own problems, added to the engine's: (kind, count, sentence)."""

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from memory_store import MemoryStore
 
 from sitemapcrawl.config import Settings
-from sitemapcrawl.jobs.parse import ParseCounts, _SitemapParse, sitemap_vouchers, vouchers_through_redirects
+from sitemapcrawl.jobs.parse import EntryInlinks, sitemap_vouchers, vouchers_through_redirects
 from sitemapcrawl.model.cells import encode
 from sitemapcrawl.model.changes import entry_hints
 from sitemapcrawl.model.linkvalues import Inlink, InlinkKind, format_inlink, parse_inlink
@@ -17,7 +17,6 @@ from sitemapcrawl.model.webpage import ChangeFreq, WebPage
 from sitemapcrawl.sitemaps.model import PageEntry, SitemapRef
 from sitemapcrawl.sitemaps.normalize import parse_priority
 from sitemapcrawl.storage.tables import Unreadable
-from sitemapcrawl.web.rules import UrlRules
 
 URL = "http://b.test/maps/child.xml"
 
@@ -97,12 +96,12 @@ def test_an_entrys_inlink_and_hints_made_once_per_kind_are_those_made_for_it_alo
         entries: list[tuple[PageEntry | SitemapRef, int, int]]) -> None:
     """parse makes an entry's inlink cell and history hints once per kind of entry: each entry, in any order,
     gets what it would alone (equal lastmods in other zones, `-0` and `0` priorities included)."""
-    work = _SitemapParse(WebPage(URL), "b1", UrlRules.from_settings(Settings()), ParseCounts(),
-                         {"b.test": 0})
+    vouchers = (("b.test", 1),)
+    inlinks = EntryInlinks("b1", vouchers)
     for entry, depth, radius in entries:
         if isinstance(entry, SitemapRef):
-            link = Inlink(InlinkKind.INDEX, depth, radius, "b1", lastmod=entry.lastmod, vouched_by=work.passed_on)
+            link = Inlink(InlinkKind.INDEX, depth, radius, "b1", lastmod=entry.lastmod, vouched_by=vouchers)
         else:
             link = Inlink(InlinkKind.SITEMAP, depth, radius, "b1", priority=entry.priority,
                           changefreq=entry.changefreq, lastmod=entry.lastmod)
-        assert work._hinted(entry, depth, radius) == (format_inlink(link).encode(), entry_hints(entry))
+        assert inlinks.of(entry, depth, radius) == (format_inlink(link).encode(), entry_hints(entry))
