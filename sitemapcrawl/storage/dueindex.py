@@ -12,6 +12,7 @@ reads by key range.
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
@@ -105,23 +106,18 @@ def due_state(row_key: bytes, cells: Mapping[bytes, bytes]) -> DueState:
     kind = kind_of(cells.get(_SM) == b"1", cells.get(_IN) == b"1")
     if next_fetch is None:
         return DueState(None, kind, None)
-    rank_cells = tuple([(column, value) for column, value in cells.items() if column in _RANK_SET])
-    known = _UNJITTERED.get(rank_cells)
-    if known is None:
-        try:
-            unjittered: float | None = unjittered_rank(decode(WebPage, "", dict(rank_cells)))
-        except CellDecodeError:
-            unjittered = None
-        if len(_UNJITTERED) >= _RANKS_HELD:
-            _UNJITTERED.clear()
-        known = _UNJITTERED[rank_cells] = (unjittered,)
-    return DueState(next_fetch, kind, None if known[0] is None else order_of(known[0], row_key))
+    unjittered = _unjittered(tuple([(column, value) for column, value in cells.items() if column in _RANK_SET]))
+    return DueState(next_fetch, kind, None if unjittered is None else order_of(unjittered, row_key))
 
 
-_UNJITTERED: dict[tuple[tuple[bytes, bytes], ...], tuple[float | None]] = {}
-"""Rank cells -> their `unjittered_rank` (None: a cell does not decode): rows of equal rank cells (an
-inventory's million listed rows have a few thousand sets) are decoded and ranked once. At most `_RANKS_HELD`."""
-_RANKS_HELD = 8192
+@functools.lru_cache(maxsize=8192)
+def _unjittered(rank_cells: tuple[tuple[bytes, bytes], ...]) -> float | None:
+    """The `unjittered_rank` of a row's rank cells (None: a cell does not decode). Remembered: an
+    inventory's million listed rows have a few thousand sets, each decoded and ranked once."""
+    try:
+        return unjittered_rank(decode(WebPage, "", dict(rank_cells)))
+    except CellDecodeError:
+        return None
 
 
 def _due_cells(page: WebPage | None) -> dict[bytes, bytes]:
