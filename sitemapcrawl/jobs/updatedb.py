@@ -26,7 +26,7 @@ from typing import Any
 
 from sitemapcrawl.batch import registry
 from sitemapcrawl.errors import InvalidUrlError
-from sitemapcrawl.model.cells import column_names, encode, fields_set, overlaid, with_fields
+from sitemapcrawl.model.cells import column_names, encode, fields_held, fields_set, overlaid, with_fields
 from sitemapcrawl.model.linkvalues import (
     Inlink,
     InlinkKind,
@@ -357,8 +357,7 @@ def _only_inlink(row: WebPage) -> str | None:
     inlinks = row.inlinks
     if inlinks is None or len(inlinks) != 1:
         return None
-    values = list(row.__dict__.values())
-    return next(iter(inlinks.values())) if len(values) - values.count(None) == 2 else None  # the URL, the inlinks
+    return next(iter(inlinks.values())) if fields_held(row) == 2 else None  # the URL and the inlinks
 
 
 def _merge_chunk(rows: list[tuple[bytes, WebPage]], batch_id: str, mode: CrawlMode, policy: SchedulePolicy,
