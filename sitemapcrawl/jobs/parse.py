@@ -185,7 +185,6 @@ class _SitemapParse:
         self.row = row
         # What each child of an index inherits (nothing past max_index_depth).
         passed_on = tuple(sorted(inherited_vouchers(vouchers or {}, settings.max_index_depth).items()))
-        self.batch_id = batch_id
         # The entry's inlink says `b=<batch>`: updatedb finds it through the listed records without a `k:dsc`
         # (one cell fewer per entry); a batch without records is found by scanning for `k:dsc`.
         discover_mark = batch_id if mark_entries else None

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+from memory_store import MemoryStore
+
 from sitemapcrawl.model.webpage import FetchStatus, QualityState, WebPage
 from sitemapcrawl.report.text import Report, SitemapSummary, add_row
 from sitemapcrawl.scoring import evidence, rowcounts
@@ -11,7 +13,6 @@ from sitemapcrawl.scoring.count_step import CountStep
 from sitemapcrawl.scoring.evidence import Base, Tally, judge
 from sitemapcrawl.sitemaps.model import ChangeFreq
 from sitemapcrawl.storage.tables import Unreadable
-from tests.memory_store import MemoryStore
 
 T = datetime(2026, 5, 3, tzinfo=UTC)
 B1, B2 = "20260101000000-aaaa", "20260102000000-bbbb"
