@@ -222,7 +222,7 @@ def test_listed_records_are_one_cell_each_and_records_of_older_versions_are_stil
     is logged and skipped."""
     settings = crawl_settings(settings)
     rules = UrlRules.from_settings(settings)
-    depth_column = column_names(WebPage, ["depth"])[0]  # every merge writes it; no row had it before
+    depth_column = column_names(WebPage, ["depth"])[0]  # every merge writes it (k:mrg only some)
     keys_column = column_names(BatchRecord, ["listed_keys"])[0]
     with CountingStore(settings) as store:
         batch_id = seeded_batch(store, rules, web)
@@ -245,7 +245,7 @@ def test_listed_records_are_one_cell_each_and_records_of_older_versions_are_stil
         counts = updatedb(store, rules, batch_id)
         assert "listed record" in caplog.text and "junk" in caplog.text
         assert counts.merged == len(touched) >= 18 and counts.already_merged == 0
-        assert len(unmerged) >= 18 and touched & rows_with(store, depth_column) == touched
+        assert len(unmerged) >= 18 and touched <= rows_with(store, depth_column)
 
 
 def test_a_parse_killed_half_way_reruns_from_the_records(settings: Settings, web: TestWebServer) -> None:
@@ -331,7 +331,7 @@ def test_a_host_with_many_entries_has_its_listed_rows_read_by_a_scan_of_its_rang
     monkeypatch.setattr(batchrecords, "HOST_SCAN_MIN", 1)  # the bulk web's hosts list 6 pages each
     settings = dataclasses.replace(crawl_settings(settings), hbase_batch_size=batch_size)
     rules = UrlRules.from_settings(settings)
-    depth_column = column_names(WebPage, ["depth"])[0]  # every merge writes it; no row had it before
+    depth_column = column_names(WebPage, ["depth"])[0]  # every merge writes it (k:mrg only some)
     with CountingStore(settings) as store:
         batch_id = seeded_batch(store, rules, web)
         home = web.truth.seeds()[0].rstrip("/")
