@@ -148,7 +148,8 @@ def _fetch_claimed(store: Store, client: SingleRequestClient, rules: UrlRules, o
     worker.expect_robots(list(feed.robots_needed))
     pacing.start(feed.known_delays)
     queue_all(feed, queues.add)
-    threads = [threading.Thread(target=worker.work, name=f"fetch-{i}", daemon=True)
+    ended = threading.Event()
+    threads = [threading.Thread(target=_work_then_tell, args=(worker, ended), name=f"fetch-{i}", daemon=True)
                for i in range(min(options.threads, max(1, queues.pending)))]
     monitor = _Monitor(options, started)
     last_write = time.monotonic()
@@ -159,7 +160,10 @@ def _fetch_claimed(store: Store, client: SingleRequestClient, rules: UrlRules, o
         for thread in threads:
             thread.start()
         while any(t.is_alive() for t in threads):
-            threads[0].join(0.2)
+            # Not Thread.join: in CPython 3.11 a Ctrl-C inside join(timeout) marks the live thread as
+            # ended (bpo-45274's handler), and the wind-down would not wait for its request.
+            ended.wait(0.2)
+            ended.clear()
             tick = time.monotonic()
             if writer.waiting >= settings.hbase_batch_size or tick - last_write >= 1.0:
                 writer.try_flush()
@@ -198,6 +202,14 @@ def _fetch_claimed(store: Store, client: SingleRequestClient, rules: UrlRules, o
     on_progress(_progress(counts, queues, counts.seconds))
     log.info("fetch: %s", counts.summary())
     return counts
+
+
+def _work_then_tell(worker: Worker, ended: threading.Event) -> None:
+    """One worker thread's life; `ended` wakes the job's loop as it ends."""
+    try:
+        worker.work()
+    finally:
+        ended.set()
 
 
 def _retry_write(writer: Writer) -> None:
