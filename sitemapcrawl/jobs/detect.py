@@ -192,9 +192,10 @@ class _Pace:
             yield
         except BaseException:
             self.gate.stop()
+            pool.shutdown(wait=False, cancel_futures=True)
             while True:
                 try:
-                    pool.shutdown(wait=True, cancel_futures=True)
+                    self.gate.wait_idle()
                     break
                 except KeyboardInterrupt:
                     log.warning("detect: still waiting for the robots.txt requests in flight (each ends by its "

@@ -213,13 +213,15 @@ def slow_site() -> Iterator[str]:
 
 def _interrupt_during_the_slow_request(store: Store, polite: Settings, env: dict[str, str], base: str,
                                        command: list[str] | None = None, answer_after: float | None = None,
+                                       presses: int = 1,
                                        ) -> tuple[subprocess.CompletedProcess[str], datetime, datetime]:
     """Fetch `base`/slow.html in a process (or run `command`), Ctrl-C it while the slow path is answering;
     (run, Ctrl-C, exit) wall times.
 
     With `answer_after`, the slow path answers that many seconds after the
-    Ctrl-C (not `hold` after the request began), so a loaded machine that is
-    slow to start the process or to deliver the signal cannot eat the grace.
+    (last) Ctrl-C (not `hold` after the request began), so a loaded machine
+    that is slow to start the process or to deliver the signal cannot eat the
+    grace. `presses`: Ctrl-C that many times, 0.2 s apart.
     """
     if command is None:
         add_rows(store, due(base + "/slow.html"))
@@ -231,6 +233,9 @@ def _interrupt_during_the_slow_request(store: Store, polite: Settings, env: dict
         time.sleep(0.1)  # the request is surely in flight, well before its answer
         interrupted = datetime.now(UTC)
         process.send_signal(signal.SIGINT)
+        for _ in range(presses - 1):
+            time.sleep(0.2)
+            process.send_signal(signal.SIGINT)
         if answer_after is not None:
             time.sleep(answer_after)
             _SlowPage.release.set()
@@ -291,12 +296,14 @@ def test_a_time_limit_abandoning_a_request_records_it_until_its_deadline(slow_si
     assert read(store, slow_site + "/slow.html").fetch_mark is None
 
 
+@pytest.mark.parametrize("presses", [1, 2])
 def test_ctrl_c_during_detect_waits_for_its_request_and_records_it(slow_site: str, store: Store, polite: Settings,
-                                                                    cli_env: dict[str, str]) -> None:
+                                                                    cli_env: dict[str, str], presses: int) -> None:
+    # A second Ctrl-C does not end the wait either: the next run must know when the request ended.
     _SlowPage.slow_path, _SlowPage.hold = "/robots.txt", 30.0
     command = [sys.executable, "-m", "sitemapcrawl", "-q", "detect", "--host", slow_site]
     run, _interrupted, _exited = _interrupt_during_the_slow_request(store, polite, cli_env, slow_site, command,
-                                                                    answer_after=0.3)
+                                                                    answer_after=0.3, presses=presses)
     assert run.returncode == 130, run.stderr
     assert len(_SlowPage.ended) == 1
     assert _SlowPage.ended[0] <= _stored_end(store, "127.0.0.6") < _SlowPage.ended[0] + timedelta(seconds=10)

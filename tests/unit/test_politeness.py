@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 import threading
 import time
 from datetime import UTC, datetime, timedelta
@@ -245,6 +246,33 @@ def test_a_stopped_key_gate_refuses_turns_and_wakes_one_waiting() -> None:
     with gate.turn("free", delay=0.0) as go:
         assert not go
     assert set(gate.taken()) == {"free"}  # the keys that made requests: what a stopped detect writes
+
+
+def test_wait_idle_waits_for_the_turn_under_way_and_a_ctrl_c_does_not_end_it() -> None:
+    if threading.current_thread() is not threading.main_thread():
+        pytest.skip("a Ctrl-C reaches the main thread only")
+    gate = KeyGate({})
+    entered, release = threading.Event(), threading.Event()
+
+    def request() -> None:
+        with gate.turn("slow", delay=0.0) as go:
+            assert go
+            entered.set()
+            release.wait(30)
+
+    running = threading.Thread(target=request)
+    running.start()
+    assert entered.wait(30)
+    gate.stop()
+    # A real Ctrl-C while the main thread waits (a Thread.join here would then count the thread as ended).
+    threading.Timer(0.2, signal.pthread_kill, (threading.main_thread().ident, signal.SIGINT)).start()
+    with pytest.raises(KeyboardInterrupt):
+        gate.wait_idle()
+    assert set(gate.taken()) == set()  # still running: not recorded yet
+    threading.Timer(0.2, release.set).start()
+    gate.wait_idle()  # waits again, for as long as the turn runs
+    assert set(gate.taken()) == {"slow"}
+    running.join(30)
 
 
 def test_politeness_rows_sort_after_every_origin_row() -> None:
