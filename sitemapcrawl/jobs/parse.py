@@ -17,6 +17,7 @@ stream and one write batch.
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -27,7 +28,7 @@ from sitemapcrawl.batch import registry
 from sitemapcrawl.config import Settings
 from sitemapcrawl.errors import InvalidUrlError, SitemapError
 from sitemapcrawl.model.cells import encode, map_column
-from sitemapcrawl.model.changes import Hints, entry_hints
+from sitemapcrawl.model.changes import Hints, hints_of
 from sitemapcrawl.model.linkvalues import (
     Inlink,
     InlinkKind,
@@ -45,6 +46,7 @@ from sitemapcrawl.modes import CrawlMode, crawl_mode
 from sitemapcrawl.sitemaps.document import parse_sitemap
 from sitemapcrawl.sitemaps.limits import SitemapLimits
 from sitemapcrawl.sitemaps.model import (
+    ChangeFreq,
     PageEntry,
     ProblemKind,
     SitemapRef,
@@ -146,34 +148,30 @@ class EntryInlinks:
     Why: a sitemap's entries share a few thousand hint sets (lastmods times
     changefreqs times priorities) for up to 50,000 entries; an entry's cell
     is a function of its depth, radius and hints alone (the batch and the
-    vouchers an index passes on are the parse's). Memory: at most `HELD`
-    kinds, then forgotten.
+    vouchers an index passes on are the parse's). Memory: the last `HELD`
+    kinds (`functools.lru_cache`).
     """
 
     HELD = 8192
 
     def __init__(self, batch_id: str, passed_on: tuple[tuple[str, int], ...]) -> None:
         self.batch_id, self.passed_on = batch_id, passed_on
-        self._kinds: dict[tuple[object, ...], tuple[bytes, Hints]] = {}
+        self._made = functools.lru_cache(maxsize=self.HELD)(self._make)
 
     def of(self, entry: PageEntry | SitemapRef, depth: int, radius: int) -> tuple[bytes, Hints]:
         """The entry's inlink cell value (an `index` inlink for a child sitemap) and its `Hints`."""
         if isinstance(entry, SitemapRef):
-            kind: tuple[object, ...] = (depth, radius, entry.lastmod)
+            return self._made(depth, radius, entry.lastmod, None, None, index=True)
+        return self._made(depth, radius, entry.lastmod, entry.changefreq, entry.priority)
+
+    def _make(self, depth: int, radius: int, lastmod: datetime | None, changefreq: ChangeFreq | None,
+              priority: float | None, index: bool = False) -> tuple[bytes, Hints]:
+        if index:
+            link = Inlink(InlinkKind.INDEX, depth, radius, self.batch_id, lastmod=lastmod, vouched_by=self.passed_on)
         else:
-            kind = (depth, radius, entry.lastmod, entry.changefreq, entry.priority)
-        known = self._kinds.get(kind)
-        if known is None:
-            if isinstance(entry, SitemapRef):
-                link = Inlink(InlinkKind.INDEX, depth, radius, self.batch_id, lastmod=entry.lastmod,
-                              vouched_by=self.passed_on)
-            else:
-                link = Inlink(InlinkKind.SITEMAP, depth, radius, self.batch_id, priority=entry.priority,
-                              changefreq=entry.changefreq, lastmod=entry.lastmod)
-            if len(self._kinds) >= self.HELD:
-                self._kinds.clear()
-            known = self._kinds[kind] = (format_inlink(link).encode("utf-8"), entry_hints(entry))
-        return known
+            link = Inlink(InlinkKind.SITEMAP, depth, radius, self.batch_id, priority=priority,
+                          changefreq=changefreq, lastmod=lastmod)
+        return format_inlink(link).encode("utf-8"), hints_of(lastmod, changefreq, priority)
 
 
 class _SitemapParse:

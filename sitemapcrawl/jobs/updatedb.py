@@ -17,6 +17,7 @@ chunks at a time). Memory: a dozen chunks, a record per touched sitemap, origin 
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -326,14 +327,14 @@ class FirstListings:
     a function of the inlink's text alone (its hints, depth, radius and
     batch; the URL only names the row), of which a sitemap has a few thousand
     (priorities times changefreqs times lastmods). Other rows are merged one
-    by one. Memory: at most `HELD` texts, then forgotten.
+    by one. Memory: the last `HELD` texts (`functools.lru_cache`).
     """
 
     HELD = 8192
 
     def __init__(self, batch_id: str, mode: CrawlMode, policy: SchedulePolicy, now: datetime) -> None:
         self.batch_id, self.mode, self.policy, self.now = batch_id, mode, policy, now
-        self._merges: dict[str, tuple[dict[bytes, bytes], dict[str, Any]]] = {}
+        self._merged = functools.lru_cache(maxsize=self.HELD)(self._merge_text)
 
     def merge(self, row: WebPage) -> tuple[WebPage, dict[bytes, bytes], str | None]:
         """The row as `merge_row` leaves it (`overlaid`), the cells of the merge (the caller's to change),
@@ -343,13 +344,13 @@ class FirstListings:
         if text is None:
             update = merge_row(row, self.batch_id, self.mode, self.policy, self.now)
             return overlaid(row, update), encode(update), None
-        known = self._merges.get(text)
-        if known is None:
-            if len(self._merges) >= self.HELD:
-                self._merges.clear()
-            update = merge_row(row, self.batch_id, self.mode, self.policy, self.now)
-            known = self._merges[text] = (encode(update), fields_set(update))
-        return with_fields(row, known[1]), dict(known[0]), text
+        cells, fields = self._merged(text)
+        return with_fields(row, fields), dict(cells), text
+
+    def _merge_text(self, text: str) -> tuple[dict[bytes, bytes], dict[str, Any]]:
+        """The cells and fields (`fields_set`) of the merge of a row holding `text` as its one inlink."""
+        update = merge_row(WebPage("", inlinks={"": text}), self.batch_id, self.mode, self.policy, self.now)
+        return encode(update), fields_set(update)
 
 
 def _only_inlink(row: WebPage) -> str | None:

@@ -24,10 +24,11 @@ import functools
 import zlib
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from datetime import datetime
 from typing import NamedTuple
 
 from sitemapcrawl.model.codec import format_time
-from sitemapcrawl.sitemaps.model import PageEntry, SitemapRef
+from sitemapcrawl.sitemaps.model import ChangeFreq, PageEntry, SitemapRef
 
 #: Most lines in one cell of a snapshot or a change list.
 CHUNK_LINES = 5_000
@@ -74,11 +75,16 @@ class Change:
 
 def entry_hints(entry: PageEntry | SitemapRef) -> Hints:
     """The text form of an entry's hints (an index child has a lastmod only)."""
-    lastmod = format_time(entry.lastmod) if entry.lastmod is not None else ""
     if isinstance(entry, SitemapRef):
-        return Hints(lastmod)
-    return Hints(lastmod, entry.changefreq.value if entry.changefreq is not None else "",
-                 f"{entry.priority:g}" if entry.priority is not None else "")
+        return hints_of(entry.lastmod)
+    return hints_of(entry.lastmod, entry.changefreq, entry.priority)
+
+
+def hints_of(lastmod: datetime | None, changefreq: ChangeFreq | None = None, priority: float | None = None) -> Hints:
+    """`entry_hints` from the hints themselves (for a caller that makes them once per set of hints)."""
+    return Hints(format_time(lastmod) if lastmod is not None else "",
+                 changefreq.value if changefreq is not None else "",
+                 f"{priority:g}" if priority is not None else "")
 
 
 def diff(old: Mapping[str, Hints], new: Mapping[str, Hints]) -> list[Change]:
