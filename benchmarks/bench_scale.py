@@ -22,9 +22,10 @@ Figures (one run, ratios: the machine is noisy and shared):
    and, with `--hbase-dir`, the HBase JVMs' CPU. After the floor, the same
    crawl runs again into tables of its own through `counted_crawl` (which
    counts the store's writes per table, in the crawl's process: not timed):
-   cells and bytes written per URL by table (figure 1b). The floor: plain happybase batch puts of the same row
-   keys, each with the 8 cells a listed URL needs (status, next fetch,
-   score, depth, radius, priority, changefreq, lastmod), into a fresh table
+   cells and bytes written per URL by table (figure 1b). The floor: plain
+   happybase batch puts of the same row keys, each with the 8 cells a
+   listed URL needs (status, next fetch, score, depth, radius, priority,
+   changefreq, lastmod), into a fresh table
    of the same HBase, `hbase_batch_size` (1,000) rows a call; run twice, the
    faster kept (`other floor s`: the other). Targets: at most 2x the floor
    at 1,000,000 URLs; peak memory under 150 MB and flat. `--crawl-workers W`
