@@ -309,6 +309,8 @@ def _merge(store: Store, batch_id: str, mode: CrawlMode, policy: SchedulePolicy,
     with WriteBehind(workers=2) as later:
         for rows in read_ahead(batch_rows(store, Mark.DISCOVER, batch_id, fields, chunk, "updatedb",
                                           counts.unreadable, split)):
+            if counting is not None:
+                rows = counting.held(rows)
             puts.extend(_merge_chunk(rows, batch_id, mode, policy, counts, now, counting, alike))
             before.update(rows)  # the rows as read: their old index entries
             if len(puts) >= span:
@@ -410,7 +412,8 @@ def _schedule_batch(store: Store, batch_id: str, policy: SchedulePolicy, counts:
         unscheduled: list[tuple[bytes, list[bytes]]] = []
         # Fetched rows the merge pass did not count (not touched: no `k:dsc` and no entry inlink of the batch);
         # what this pass writes changes no count.
-        _add_cells(puts, counting.take([(key, row) for key, row in rows if not touched(row, batch_id)])
+        _add_cells(puts, counting.take(counting.held([(key, row) for key, row in rows
+                                                      if not touched(row, batch_id)]))
                    if counting is not None else [])
         for key, row in rows:
             done += 1

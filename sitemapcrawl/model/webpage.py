@@ -210,6 +210,10 @@ class WebPage:
     quality_contributions: tuple[str, ...] | None = col(
         "s", "qc", LINES, "what this listed row gives each sitemap: SITEMAP TAB BATCH TAB now TAB before",
         "updatedb")
+    first_listing: str | None = col(
+        "s", "fl", TEXT, "the batch that first listed this row and its sitemap: BATCH TAB SITEMAP; stands for "
+        "the m:hc and s:qc lines of a row listed once and not fetched since, where those cells are absent "
+        "(sitemapcrawl/scoring/firstlisting.py)", "updatedb")
     # m: crawl metadata
     score: float | None = col("m", "sc", FLOAT, "link/seed score", "inject, updatedb")
     depth: int | None = col("m", "dp", HOPS, "hops still allowed within the site", "inject, updatedb")

@@ -3,7 +3,8 @@
 `BatchCounting` (every updatedb) takes the batch's touched rows from
 updatedb's merge and schedule passes and feeds them to the quality step and
 to `CountStep`, which judges each row again against what it last added
-(`m:hc`), writes each origin's deltas as one cell `n:c.<batch>.<bucket>`
+(`m:hc`; on a row as its first listing left it, what `s:fl` stands for:
+`scoring.firstlisting`), writes each origin's deltas as one cell `n:c.<batch>.<bucket>`
 (overwritten by a rerun), folds earlier batches into `n:c`, keeps the audit
 samples `n:a.<list>` and writes the summary `n:s.<url>` of each sitemap the
 batch fetched or rescored. `recount` rebuilds it all from one full scan (the
@@ -26,7 +27,7 @@ from sitemapcrawl.errors import CellDecodeError
 from sitemapcrawl.model.cells import column_names, decode, encode, field_encoder
 from sitemapcrawl.model.splits import WHOLE, Split, bucket_of
 from sitemapcrawl.model.webpage import BATCH_TABLE, HOST_TABLE, WEBPAGE_TABLE, BatchRow, HostRow, WebPage
-from sitemapcrawl.scoring import evidence, rowcounts
+from sitemapcrawl.scoring import evidence, firstlisting, rowcounts
 from sitemapcrawl.scoring.evidence import Base, Contribution, Groups, Tally
 from sitemapcrawl.scoring.quality_step import QualityCounts, QualityStep
 from sitemapcrawl.storage.store import Store
@@ -206,20 +207,27 @@ class BatchCounting:
     errors.
     """
 
-    FIELDS = list(dict.fromkeys([*QualityStep.FIELDS, *CountStep.FIELDS]))
+    FIELDS = list(dict.fromkeys([*QualityStep.FIELDS, *CountStep.FIELDS, *firstlisting.FIELDS]))
 
     def __init__(self, store: Store, rules: UrlRules, batch_id: str, now: datetime, *, quality: bool,
                  split: Split = WHOLE, unreadable: Unreadable | None = None) -> None:
         unreadable = unreadable if unreadable is not None else Unreadable()
         self.quality_step = QualityStep(store, rules, batch_id, now, unreadable, split) if quality else None
         self.count_step = CountStep(store, batch_id, unreadable)
+        self.first_listing = firstlisting.FirstListing(batch_id, quality=quality)
+
+    def held(self, rows: list[tuple[bytes, WebPage]]) -> list[tuple[bytes, WebPage]]:
+        """`rows` as read, with the ledger lines their `s:fl` stands for (`scoring.firstlisting`): call it on
+        every row before it is merged, and give each to `take`."""
+        return self.first_listing.held(rows)
 
     def take(self, rows: list[tuple[bytes, WebPage]],
              alike: Mapping[bytes, Hashable] | None = None) -> list[tuple[bytes, dict[bytes, bytes]]]:
-        """Judge one chunk of touched rows; the cells (`s:qc`, `m:hc`) to put on them. `alike`: row key ->
-        a value equal for rows whose fields but the URL and the inlink sources are equal (see `CountStep.take`)."""
+        """Judge one chunk of touched rows (`held` when read); the cells (`s:qc`, `m:hc` or `s:fl`) to put on
+        them, one put per row. `alike`: row key -> a value equal for rows whose fields but the URL and the
+        inlink sources are equal (see `CountStep.take`)."""
         puts = self.quality_step.take(rows) if self.quality_step is not None else []
-        return puts + self.count_step.take(rows, alike)
+        return self.first_listing.settle(rows, puts + self.count_step.take(rows, alike))
 
     def finish(self) -> tuple[QualityCounts | None, CountCounts]:
         """Write the evidence and count cells, rescore the touched sitemaps, write the summaries."""

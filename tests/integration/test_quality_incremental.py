@@ -16,6 +16,7 @@ from sitemapcrawl.config import Settings
 from sitemapcrawl.jobs.crawl import CrawlOptions, crawl
 from sitemapcrawl.jobs.fetch import FetchOptions, fetch
 from sitemapcrawl.jobs.generate import CrawlMode, GenerateOptions, generate
+from sitemapcrawl.jobs.inject import inject
 from sitemapcrawl.jobs.parse import parse_batch
 from sitemapcrawl.jobs.updatedb import updatedb
 from sitemapcrawl.model.cells import decode, encode
@@ -330,4 +331,71 @@ def test_a_table_crawled_before_the_counters_gets_them_from_one_full_count(
     make_due(store, sitemaps_only=False)
     again = round_by_hand(store, fast, [Split()])
     assert again
+    check(store, fast)
+
+
+def listed_web(version: int) -> Web:
+    """Host A, pages listed and never fetched. v1: s1 lists /p/0-5. v2: /p/0 has another lastmod (another
+    month), /p/1 another changefreq, /p/2 is no longer listed, a new s2 lists /p/3 too, /p/4 is unchanged."""
+    entries = {i: Entry(f"/p/{i}.html", lastmod=_day(3 + i), changefreq="weekly", priority="0.5") for i in range(6)}
+    if version == 2:
+        entries[0] = dataclasses.replace(entries[0], lastmod=_day(45))
+        entries[1] = dataclasses.replace(entries[1], changefreq="monthly")
+        del entries[2]
+    second = (Sitemap("/s2.xml", entries=(entries[3],)),) if version == 2 else ()
+    return Web((Site(A, name="a", ranges=(PageRange("/p/", 6, links=False),),
+                     sitemaps=(Sitemap("/s1.xml", entries=tuple(entries.values())), *second)),), name="listed")
+
+
+def test_rows_as_first_listed_store_s_fl_for_their_ledgers_and_count_as_a_full_count_later(
+        store: Store, fast: Settings, make_testweb) -> None:  # type: ignore[no-untyped-def]
+    server = make_testweb(listed_web(1))
+    rules = UrlRules.from_settings(fast)
+    client = PoliteHttpClient.from_settings(fast)
+    try:
+        crawl(store, client, rules, [f"{server.url(A, '/s1.xml')}\tsitemap=true\n"],
+              CrawlOptions(mode=CrawlMode.SITEMAP_ONLY, rounds=2, documents_only=True))
+    finally:
+        client.close()
+    pages = [server.url(A, f"/p/{i}.html") for i in range(6)]
+    raw = {url: store.row(WEBPAGE_TABLE, rowkeys.row_key(url).encode()) or {} for url in pages}
+    for url, cells in raw.items():  # listed once, unfetched: s:fl stands for both ledgers
+        assert b"s:fl" in cells and b"m:hc" not in cells and b"s:qc" not in cells, (url, sorted(cells))
+        batch, _tab, sitemap = cells[b"s:fl"].decode().partition("\t")
+        assert sitemap == server.url(A, "/s1.xml") and batch
+    table = check(store, fast)
+    assert all(table[url].status.value == "unfetched" for url in pages)  # type: ignore[union-attr]
+
+    # v2 re-lists them with other hints, drops one, lists one twice: each judged row writes its ledgers.
+    server.change_web(listed_web(2))
+    inject(store, [f"{server.url(A, '/s2.xml')}\tsitemap=true\n"], rules)
+    make_due(store, sitemaps_only=True)
+    batch = phases_by_hand(store, fast)
+    # updatedb killed after its rows were written, before its count cells; then run again, rerun, split.
+    with DyingStore(fast, table=HOST_TABLE, column_prefix=b"n:c.") as dying, pytest.raises(Killed):
+        updatedb(dying, rules, batch, mode=CrawlMode.SITEMAP_ONLY)
+    updatedb(store, rules, batch, mode=CrawlMode.SITEMAP_ONLY)
+    table = check(store, fast)
+    cells = {url: store.row(WEBPAGE_TABLE, rowkeys.row_key(url).encode()) or {} for url in pages}
+    assert b"m:hc" in cells[pages[0]] and b"s:qc" in cells[pages[0]]  # another month, another date
+    assert b"m:hc" in cells[pages[3]]  # listed twice now
+    assert table[pages[3]].sitemaps_listing == 2
+    updatedb(store, rules, batch, mode=CrawlMode.SITEMAP_ONLY)
+    check(store, fast)
+    with Store(fast) as first, Store(fast) as second, ThreadPoolExecutor(2) as pool:
+        list(pool.map(lambda half, on: updatedb(on, rules, batch, mode=CrawlMode.SITEMAP_ONLY, split=half),
+                      [Split(0, 2), Split(1, 2)], (first, second)))
+    check(store, fast)
+
+    # A row first listed in v1 and untouched since (/p/5) becomes a seed: its count moves from sitemap to
+    # seed at the next judging; then every page is fetched.
+    inject(store, [pages[5] + "\n"], rules)
+    make_due(store, sitemaps_only=False)
+    round_by_hand(store, fast, [Split()])
+    table = check(store, fast)
+    assert table[pages[5]].status.value in ("fetched", "not_modified")  # type: ignore[union-attr]
+    assert table[pages[5]].seed
+    # The full repairs agree with what the increments left.
+    count_step.recount(store)
+    score_sitemaps(store, rules, datetime.now(UTC).replace(microsecond=0))
     check(store, fast)
