@@ -24,8 +24,9 @@ too), and timed with the HBase JVMs' CPU:
   write it today, one shape after the other into one table: parse's `il:`
   cells, updatedb's scan of those rows (its merge columns), then its put of
   the rest of the row;
-- `row without ledgers`: one put, without `m:hc` and `s:qc` (what the row
-  counts and quality evidence store per row);
+- `row without ledgers`: one put, without what the row counts and quality
+  evidence store per row (`s:fl`, which stands for the ledger cells `m:hc`
+  and `s:qc` on a row as first listed; those cells where a row holds them);
 - `ready, a row each` / `ready, 64 a row`: the due queue's entries, as
   `write_pages` writes them today, and grouped 64 to a row.
 
@@ -69,8 +70,8 @@ TEMPLATE_URLS = 1_000
 ROWS_PER_CALL = 1_000
 #: Ready entries a grouped due row holds.
 GROUPED = 64
-#: The row's ledger fields (`m:hc`, `s:qc`): what it added to the row counts and quality evidence.
-LEDGERS = ["counted", "quality_contributions"]
+#: The row's ledger fields (`m:hc`, `s:qc`, or `s:fl` for both): what it added to the row counts and quality evidence.
+LEDGERS = ["counted", "quality_contributions", "first_listing"]
 #: HBase is idle (its compactions done) below this share of a core over SETTLE_STEP seconds.
 SETTLED_CPU = 0.1
 SETTLE_STEP = 3.0
@@ -248,7 +249,7 @@ def main() -> None:
               lambda: _puts(two, ((key, inlink) for key in keys)), "two")
         shape("read between (updatedb's scan)", (0, 0), read_between, "two")
         shape("the rest (updatedb's put)", size(with_cells(rest)()), lambda: _puts(two, with_cells(rest)()), "two")
-        shape("row without ledgers (m:hc, s:qc)", size(with_cells(unledgered)()),
+        shape("row without ledgers (s:fl)", size(with_cells(unledgered)()),
               put("bare", with_cells(unledgered)), "bare")
         shape("ready, a row each", size(iter(ready)), put("due1", lambda: iter(ready), fams=due), "due1")
         shape(f"ready, {GROUPED} a row", size(iter(grouped)),
