@@ -32,6 +32,7 @@ from sitemapcrawl.scoring.evidence import Base, Contribution, Groups, Tally
 from sitemapcrawl.scoring.quality_step import QualityCounts, QualityStep
 from sitemapcrawl.storage.store import Store
 from sitemapcrawl.storage.tables import Unreadable, pages
+from sitemapcrawl.web.rowkeys import origin_of_key
 from sitemapcrawl.web.rules import UrlRules
 
 log = logging.getLogger(__name__)
@@ -61,11 +62,6 @@ class CountCounts:
         """One line for the end of the step."""
         return (f"row counts: {self.rows} rows judged, {self.changed} changed, {self.origins} origins, "
                 f"{self.folded} cells folded, {self.sitemaps} sitemap summaries")
-
-
-def origin_of_key(key: bytes) -> bytes:
-    """The `host` table key of a `webpage` row key's origin (the key up to its path)."""
-    return key.partition(b"/")[0]
 
 
 def _counted(origin: str, tally: Tally) -> dict[str, tuple[str, Tally]]:

@@ -3,10 +3,11 @@
 Why: an inventory's rows are listed once and not yet fetched, and what
 each gives its origin's row counts (`m:hc`) and its sitemap's quality
 evidence (`s:qc`) follows from four things: the batch that first judged
-it, the sitemap that listed it, its lastmod and its changefreq. Two ledger
-cells of about 280 bytes cost HBase a fifth of the 8-cell put floor per
-listed URL (issue 24, bench_write_shapes); `s:fl` (BATCH TAB SITEMAP,
-about 60 bytes) holds what they would.
+it, the sitemap that listed it, its lastmod and its changefreq. `s:fl`
+(BATCH TAB SITEMAP, about 60 bytes) holds what the two cells (about 280
+bytes) would: a 1,000,000-URL inventory costs HBase 1.61x the CPU of the
+8-cell put floor with it, 1.79x without (issue 24; bench_scale, in
+benchmarks/results/2026-12-03-inventory-first-listing.md).
 
 The rule: a ledger cell, when present, is what the row holds. When it is
 absent and `s:fl` is set, the row holds the lines `lines_of` derives from
@@ -32,12 +33,14 @@ import functools
 import logging
 from collections.abc import Iterable
 from datetime import UTC, datetime
+from typing import NamedTuple
 
 from sitemapcrawl.model.cells import field_encoder, with_fields
 from sitemapcrawl.model.webpage import FetchStatus, WebPage
 from sitemapcrawl.scoring import evidence, rowcounts
 from sitemapcrawl.scoring.evidence import Contribution
 from sitemapcrawl.sitemaps.model import ChangeFreq
+from sitemapcrawl.web.rowkeys import origin_of_key
 
 log = logging.getLogger(__name__)
 
@@ -49,6 +52,15 @@ _NEVER = datetime(9000, 1, 1, tzinfo=UTC)
 #: Fields `held` and `settle` read, beside the ledgers.
 FIELDS = ["first_listing", "counted", "quality_contributions", "lastmod", "changefreq", "inlinks"]
 Cells = dict[bytes, bytes]
+
+
+class _Held(NamedTuple):
+    """What `held` filled on a row: the listing its `s:fl` names, and which ledgers it derived."""
+
+    batch_id: str
+    sitemap: str
+    counted: bool
+    given: bool
 
 
 def first_listing(batch_id: str, sitemap: str) -> str:
@@ -92,8 +104,8 @@ class FirstListing:
 
     def __init__(self, batch_id: str, *, quality: bool) -> None:
         self.batch_id, self.quality = batch_id, quality
-        self._derived: dict[bytes, tuple[bool, bool]] = {}
-        """Rows `held` filled: key -> (`m:hc` derived, `s:qc` derived), until `settle` meets them."""
+        self._derived: dict[bytes, _Held] = {}
+        """Rows `held` filled, until `settle` meets them."""
 
     def held(self, rows: Iterable[tuple[bytes, WebPage]]) -> list[tuple[bytes, WebPage]]:
         """`rows` (as read, with `FIELDS`) with the ledger lines their `s:fl` stands for where a ledger cell is
@@ -113,7 +125,7 @@ class FirstListing:
             return row
         counted, given = lines_of(_origin(key), batch_id, sitemap, row.lastmod, row.changefreq)
         fill_counted, fill_given = row.counted is None, row.quality_contributions is None and bool(given)
-        self._derived[key] = (fill_counted, fill_given)
+        self._derived[key] = _Held(batch_id, sitemap, fill_counted, fill_given)
         return with_fields(row, {"counted": counted if fill_counted else row.counted,
                                  "quality_contributions": given if fill_given else row.quality_contributions})
 
@@ -133,19 +145,14 @@ class FirstListing:
                 self._compact(key, row, by_key)
         return list(by_key.items())
 
-    def _keep(self, key: bytes, row: WebPage, derived: tuple[bool, bool], by_key: dict[bytes, Cells]) -> None:
+    def _keep(self, key: bytes, row: WebPage, derived: _Held, by_key: dict[bytes, Cells]) -> None:
         """Write the derived ledgers of `row` the batch did not rewrite, if the row as written derives others."""
         cells = by_key.get(key, {})
-        fill_counted, fill_given = derived
-        try:
-            batch_id, sitemap = read_first_listing(row.first_listing or "")
-            counted, given = lines_of(_origin(key), batch_id, sitemap, row.lastmod, row.changefreq)
-        except ValueError:
-            counted, given = (), ()
-        if fill_counted and _HC not in cells and counted != row.counted:
-            by_key.setdefault(key, {})[_HC] = _encode_hc(tuple(row.counted or ()))
-        if fill_given and _QC not in cells and given != row.quality_contributions:
-            by_key.setdefault(key, {})[_QC] = _encode_qc(tuple(row.quality_contributions or ()) or ("",))
+        counted, given = lines_of(_origin(key), derived.batch_id, derived.sitemap, row.lastmod, row.changefreq)
+        if derived.counted and _HC not in cells and counted != row.counted:
+            by_key.setdefault(key, {})[_HC] = _encode_hc(row.counted or ())
+        if derived.given and _QC not in cells and given != row.quality_contributions:
+            by_key.setdefault(key, {})[_QC] = _encode_qc(row.quality_contributions or ())
 
     def _compact(self, key: bytes, row: WebPage, by_key: dict[bytes, Cells]) -> None:
         """Replace a first-judged row's ledger cells by `s:fl` when the row as written derives them."""
@@ -165,11 +172,6 @@ class FirstListing:
         cells[_FL] = _encode_fl(first_listing(self.batch_id, sitemap))
 
 
-@functools.lru_cache(maxsize=1024)
-def _origin_text(origin: bytes) -> str:
-    return origin.decode("utf-8")
-
-
 def _origin(key: bytes) -> str:
-    """The origin part of a `webpage` row key (what `count_step.origin_of_key` gives), as text."""
-    return _origin_text(key.partition(b"/")[0])
+    """The origin of a `webpage` row key as text: the first field of its `m:hc` line."""
+    return origin_of_key(key).decode("utf-8")

@@ -102,6 +102,12 @@ def url_from_row_key(key: str) -> str:
     return f"{scheme}://{_reverse_host(host)}{port_part}{rest}"
 
 
+def origin_of_key(key: bytes) -> bytes:
+    """The origin part of a `webpage` row key (`host:scheme[:port]`, the key up to its path): the key of the
+    origin's `host` row. No check: a key that holds no `/` is returned whole."""
+    return key.partition(b"/")[0]
+
+
 def host_row_prefix(host_or_url: str, rules: CanonicalRules = DEFAULT_RULES) -> str:
     """The row-key prefix of every row of one host, all schemes and ports: `com.example.www:`.
 
