@@ -8,12 +8,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sitemapcrawl.jobs.generate import CrawlMode
 from sitemapcrawl.jobs.updatedb import merge_row
 from sitemapcrawl.model.cells import decode, encode, field_encoder, overlaid
 from sitemapcrawl.model.linkvalues import Inlink, InlinkKind, format_inlink, parse_inlink
 from sitemapcrawl.model.schedule import SchedulePolicy
 from sitemapcrawl.model.webpage import FetchStatus, WebPage
+from sitemapcrawl.modes import CrawlMode
 from sitemapcrawl.scoring import evidence, rowcounts
 from sitemapcrawl.scoring.firstlisting import FIELDS, FirstListing, lines_of, read_first_listing
 from sitemapcrawl.sitemaps.model import ChangeFreq
