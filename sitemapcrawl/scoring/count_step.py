@@ -22,14 +22,16 @@ import logging
 from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
+from typing import NamedTuple
 
 from sitemapcrawl.errors import CellDecodeError
 from sitemapcrawl.model.cells import column_names, decode, encode, field_encoder
+from sitemapcrawl.model.linkvalues import parse_inlink
 from sitemapcrawl.model.splits import WHOLE, Split, bucket_of
 from sitemapcrawl.model.webpage import BATCH_TABLE, HOST_TABLE, WEBPAGE_TABLE, BatchRow, HostRow, WebPage
 from sitemapcrawl.scoring import evidence, firstlisting, rowcounts
 from sitemapcrawl.scoring.evidence import Base, Contribution, Groups, Tally
-from sitemapcrawl.scoring.quality_step import QualityCounts, QualityStep
+from sitemapcrawl.scoring.quality_step import FirstJudged, QualityCounts, QualityStep
 from sitemapcrawl.storage.store import Store
 from sitemapcrawl.storage.tables import Unreadable, pages
 from sitemapcrawl.web.rowkeys import origin_of_key
@@ -40,8 +42,6 @@ log = logging.getLogger(__name__)
 _FIELDS = [*rowcounts.TALLY_FIELDS, "counted"]
 _HC, _encode_hc = field_encoder(WebPage, "counted")
 _HOST_FIELDS = ["counts", "count_cells", "audit_samples"]
-TALLIES_HELD = 8192
-"""Kinds of alike rows whose tally `CountStep` keeps (then forgets them all): a sitemap's few thousand texts."""
 Changes = dict[bytes, rowcounts.SampleChanges]
 """Origin -> its audit-list changes (bounded: what can change its samples)."""
 
@@ -86,6 +86,19 @@ def write_summaries(store: Store, keys: Iterable[bytes], unreadable: Unreadable)
     return store.write(HOST_TABLE, puts).rows
 
 
+class FirstCounted(NamedTuple):
+    """How `CountStep.take_first` judged a row: what `take_alike` counts again for each row alike to it."""
+
+    origin: bytes
+    name: str
+    tally: Tally
+    kind: int
+    """The number of its ledger kind (its tally's key)."""
+    is_sitemap: bool
+    on_lists: bool
+    """Whether its lines put it on an audit list (`_note_lists` has a URL to note)."""
+
+
 class CountStep:
     """The row counts of the batch's touched rows (see the module docstring): `take` chunks, then `finish`."""
 
@@ -99,59 +112,64 @@ class CountStep:
         self.summarise: set[bytes] = set()
         self.ledger: evidence.Ledger[bytes] = evidence.Ledger(batch_id, _encode_hc, self._add_deltas, step="counts",
                                                               column=_HC.decode())
-        self._tallies: dict[Hashable, tuple[Tally, tuple[object, ...]]] = {}
-        """The tally (and its key) of each kind of row `take` was told are alike; at most `TALLIES_HELD`."""
-        self._tally_by_key: dict[tuple[object, ...], tuple[Tally, tuple[object, ...]]] = {}
-        """Each of those tallies once (thousands of kinds have a few dozen tallies)."""
+        self._first_kinds = evidence.KindNumbers()
+        """The ledger kinds `take_first` gives (numbers: each row alike looks its kind up)."""
 
-    def take(self, rows: list[tuple[bytes, WebPage]],
-             alike: Mapping[bytes, Hashable] | None = None) -> list[tuple[bytes, dict[bytes, bytes]]]:
+    def take(self, rows: list[tuple[bytes, WebPage]]) -> list[tuple[bytes, dict[bytes, bytes]]]:
         """Judge one chunk of touched rows again; the `m:hc` puts of those that changed, for the caller
-        to write with its own puts of the rows.
-
-        `alike`: row key -> a value equal for rows whose fields but the URL and the inlink sources are
-        equal, and which hold no canonical URL (updatedb's new rows merged from one inlink text): the
-        tally of such a row judged for the first time is worked out once per value (a tally reads the
-        inlinks not at all, the URL only to compare it with a canonical URL).
-        """
+        to write with its own puts of the rows."""
         puts: list[tuple[bytes, dict[bytes, bytes]]] = []
         names: dict[bytes, str] = {}  # origin key -> its name (a chunk's rows share a few origins)
-        kinds = alike or {}
         self.counts.rows += len(rows)
         for key, row in rows:
-            if row.is_sitemap:
-                self.summarise.add(key)
             origin = origin_of_key(key)
             name = names.get(origin)
             if name is None:
                 name = names[origin] = origin.decode("utf-8")
-            kind = kinds.get(key)
-            if kind is not None and not row.counted:
-                known = self._tallies.get(kind)
-                if known is None:
-                    if len(self._tallies) >= TALLIES_HELD:
-                        self._tallies.clear()
-                        self._tally_by_key.clear()
-                    tally = rowcounts.row_tally(row)
-                    tally_key = tally.key()
-                    known = self._tallies[kind] = self._tally_by_key.setdefault(tally_key, (tally, tally_key))
-                tally, tally_key = known
-            else:
-                tally = rowcounts.row_tally(row)
-                tally_key = None
-            if not row.counted:  # judged for the first time (every new row): once per origin and tally
-                lines, cell = self.ledger.lines(origin, tally.key() if tally_key is None else tally_key, _counted,
-                                                name, tally)
-                _note_lists(self._changes_of(origin), row.url, lines)
-                self.counts.changed += 1
+            _lines, cell = self._judge(key, row, origin, name, rowcounts.row_tally(row))
+            if cell is not None:
                 puts.append((key, {_HC: cell}))
-                continue
-            lines, changed = self.ledger.again(origin, row.url, row.counted, _counted(name, tally))
-            _note_lists(self._changes_of(origin), row.url, lines)
-            if changed is not None:
-                self.counts.changed += 1
-                puts.append((key, {_HC: changed}))
         return puts
+
+    def _judge(self, key: bytes, row: WebPage, origin: bytes, name: str, tally: Tally,
+               kind: Hashable = None) -> tuple[list[Contribution], bytes | None]:
+        """Judge one row again; its lines, and its `m:hc` cell when it changed (None: unchanged). `kind`: its
+        ledger kind when judged for the first time (default: its tally's key)."""
+        if row.is_sitemap:
+            self.summarise.add(key)
+        if not row.counted:  # judged for the first time (every new row): once per origin and tally
+            lines, cell = self.ledger.lines(origin, tally.key() if kind is None else kind, _counted, name, tally)
+            _note_lists(self._changes_of(origin), row.url, lines)
+            self.counts.changed += 1
+            return lines, cell
+        lines, changed = self.ledger.again(origin, row.url, row.counted, _counted(name, tally))
+        _note_lists(self._changes_of(origin), row.url, lines)
+        if changed is not None:
+            self.counts.changed += 1
+        return lines, changed
+
+    def take_first(self, key: bytes, row: WebPage) -> tuple[dict[bytes, bytes], FirstCounted]:
+        """`take` of one row judged for the first time (no `m:hc`): its cells, and what `take_alike` needs
+        to count a row alike to it."""
+        origin = origin_of_key(key)
+        name, tally = origin.decode("utf-8"), rowcounts.row_tally(row)
+        self.counts.rows += 1
+        kind = self._first_kinds.of(tally.key())
+        lines, cell = self._judge(key, row, origin, name, tally, kind)
+        return ({_HC: cell} if cell is not None else {}), FirstCounted(origin, name, tally, kind,
+                                                                       bool(row.is_sitemap), _on_lists(lines))
+
+    def take_alike(self, key: bytes, url: str, judged: FirstCounted) -> None:
+        """Count row `key` (of `url`) as `take` would: a row judged for the first time whose fields but the
+        URL are those of `judged`'s row, of the same origin, holding no canonical URL (a tally reads the
+        URL only to compare it with one). Its cell is the one `take_first` gave that row."""
+        self.counts.rows += 1
+        self.counts.changed += 1
+        if judged.is_sitemap:
+            self.summarise.add(key)
+        lines, _cell = self.ledger.lines(judged.origin, judged.kind, _counted, judged.name, judged.tally)
+        if judged.on_lists:
+            _note_lists(self._changes_of(judged.origin), url, lines)
 
     def _add_deltas(self, origin: bytes, _name: str, groups: Groups) -> None:
         """Add one row's (or one kind of rows') deltas to its origin's."""
@@ -204,6 +222,10 @@ class BatchCounting:
     """
 
     FIELDS = list(dict.fromkeys([*QualityStep.FIELDS, *CountStep.FIELDS, *firstlisting.FIELDS]))
+    HELD = 16384
+    """Kinds of alike rows whose judging `take` keeps: in an inventory, lastmods times changefreqs per sitemap
+    (about 600 in 50,000 entries of the shape `benchmarks/inventory_writes.py` writes) times its sitemaps
+    (interleaved: rows come in key order)."""
 
     def __init__(self, store: Store, rules: UrlRules, batch_id: str, now: datetime, *, quality: bool,
                  split: Split = WHOLE, unreadable: Unreadable | None = None) -> None:
@@ -211,6 +233,12 @@ class BatchCounting:
         self.quality_step = QualityStep(store, rules, batch_id, now, unreadable, split) if quality else None
         self.count_step = CountStep(store, batch_id, unreadable)
         self.first_listing = firstlisting.FirstListing(batch_id, quality=quality)
+        self._kinds: dict[str, int] = {}
+        """Inlink text -> the number of the counted kind of the rows merged from it alone (`_counted_kind`)."""
+        self._counted_kinds = evidence.KindNumbers(self.HELD)
+        self._judged: dict[tuple[int, str, bytes], _FirstJudged] = {}
+        """(counted kind, sitemap, origin) -> how its first row was judged. Each dict holds at most `HELD`,
+        then forgets all."""
 
     def held(self, rows: list[tuple[bytes, WebPage]]) -> list[tuple[bytes, WebPage]]:
         """`rows` as read, with the ledger lines their `s:fl` stands for (`scoring.firstlisting`): call it on
@@ -218,12 +246,60 @@ class BatchCounting:
         return self.first_listing.held(rows)
 
     def take(self, rows: list[tuple[bytes, WebPage]],
-             alike: Mapping[bytes, Hashable] | None = None) -> list[tuple[bytes, dict[bytes, bytes]]]:
-        """Judge one chunk of touched rows (`held` when read); the cells (`s:qc`, `m:hc` or `s:fl`) to put on
-        them, one put per row. `alike`: row key -> a value equal for rows whose fields but the URL and the
-        inlink sources are equal (see `CountStep.take`)."""
+             alike: Mapping[bytes, str] | None = None) -> list[tuple[bytes, dict[bytes, bytes]]]:
+        """Judge one chunk of touched rows (`held` when read); the cells (`s:qc`, `m:hc`, `s:fl`, `s:wp`) to
+        put on them, one put per row.
+
+        `alike`: row key -> the one inlink text of a row merged from that
+        alone (updatedb's new rows: `jobs.updatedb.FirstListings`). Such a
+        row, whose counted fields (`FIELDS` but its priority) and inlink's
+        sitemap and origin are those of one judged before, is counted as that
+        one was and gets its cells, without judging it again (`take_alike` of
+        each step): an inventory's million new rows are a few thousand kinds.
+        """
+        kinds = alike or {}
+        each = [(key, row) for key, row in rows if key not in kinds] if kinds else rows
+        puts = self._take_each(each) if each else []
+        for key, row in rows:
+            text = kinds.get(key)
+            if text is not None:
+                cells = self._take_alike(key, row, text)
+                if cells:
+                    puts.append((key, cells))
+        return puts
+
+    def _take_each(self, rows: list[tuple[bytes, WebPage]]) -> list[tuple[bytes, dict[bytes, bytes]]]:
+        """Judge every row of `rows` by itself; the cells to put on them, one put per row."""
         puts = self.quality_step.take(rows) if self.quality_step is not None else []
-        return self.first_listing.settle(rows, puts + self.count_step.take(rows, alike))
+        return self.first_listing.settle(rows, puts + self.count_step.take(rows))
+
+    def _take_alike(self, key: bytes, row: WebPage, text: str) -> dict[bytes, bytes]:
+        """The cells of a row merged from its one inlink `text` (see `take`): judged by each step when its
+        kind, sitemap and origin are new here, else counted as the first such row was."""
+        source = next(iter(row.inlinks or {}), "")
+        kind = self._kinds.get(text)
+        if kind is None:
+            if len(self._kinds) >= self.HELD:
+                self._kinds.clear()
+            kind = self._kinds[text] = self._counted_kinds.of(_counted_kind(row, text))
+        judged_key = (kind, source, origin_of_key(key))
+        judged = self._judged.get(judged_key)
+        quality = self.quality_step
+        if judged is None:
+            if len(self._judged) >= self.HELD:
+                self._judged.clear()
+            cells, first = quality.take_first(key, row) if quality is not None else ({}, None)
+            counted_cells, counted = self.count_step.take_first(key, row)
+            settled = self.first_listing.settle([(key, row)], [(key, {**cells, **counted_cells})])
+            judged = self._judged[judged_key] = _FirstJudged(settled[0][1] if settled else {}, first, counted)
+        else:
+            if quality is not None and judged.quality is not None:
+                quality.take_alike(key, judged.quality)
+            self.count_step.take_alike(key, row.url, judged.counted)
+        if quality is None or judged.quality is None:
+            return judged.cells
+        weighted = quality.weighted(row, source, judged.quality)
+        return {**judged.cells, **weighted} if weighted else judged.cells
 
     def finish(self) -> tuple[QualityCounts | None, CountCounts]:
         """Write the evidence and count cells, rescore the touched sitemaps, write the summaries."""
@@ -232,7 +308,33 @@ class BatchCounting:
         return quality_counts, self.count_step.finish(scored)
 
 
+_COUNTED_FIELDS = [name for name in BatchCounting.FIELDS if name not in ("inlinks", "priority")]
+
+
+def _counted_kind(row: WebPage, text: str) -> Hashable:
+    """What the counting of a row merged from its one inlink `text` reads but the URL, the inlink's sitemap
+    and the priority: its counted fields and the inlink's kind, parse and lastmod. (Such a row holds no
+    canonical URL, so no tally reads the URL; `QualityStep.weighted` reads the priority row by row.)"""
+    link = parse_inlink(text)
+    return (tuple([getattr(row, name) for name in _COUNTED_FIELDS]),
+            None if link is None else (link.kind, link.batch, link.lastmod))
+
+
+class _FirstJudged(NamedTuple):
+    """How the first row of a kind was judged: its cells, and what each step counts for a row alike to it."""
+
+    cells: dict[bytes, bytes]
+    quality: FirstJudged | None
+    counted: FirstCounted
+
+
 _AUDIT_WORDS = tuple((name, f"a.{name}") for name in rowcounts.AUDIT_NAMES)
+
+
+def _on_lists(lines: list[Contribution]) -> bool:
+    """Do `lines` put their row on an audit list, or take it off one?"""
+    return any(word in tallied.counts for line in lines for tallied in (line.tally, line.before) if tallied
+               for _name, word in _AUDIT_WORDS)
 
 
 def _note_lists(changes: rowcounts.SampleChanges, url: str, lines: list[Contribution]) -> None:

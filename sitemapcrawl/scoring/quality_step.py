@@ -20,9 +20,10 @@ from __future__ import annotations
 import functools
 import logging
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import NamedTuple
 
 from sitemapcrawl.errors import CellDecodeError, InvalidUrlError, UsageError
 from sitemapcrawl.model.cells import column_names, encode, equals_filter, field_encoder, map_families_of
@@ -185,6 +186,24 @@ def _current(row: WebPage, links: list[tuple[str, Inlink]], now: datetime) -> di
     return {source: (link.batch, evidence.contribution(link.lastmod, row.status, row.fetch_time,
                                                         row.prev_fetch_time, row.content_changed, now))
             for source, link in links}
+
+
+def _first_kind(row: WebPage, links: list[tuple[str, Inlink]]) -> Hashable:
+    """What the evidence of a row judged for the first time depends on: its listings' sitemaps, parses and
+    lastmods, and its fetch facts (rows equal in it give the same `_current`)."""
+    return (tuple([(source, link.batch, link.lastmod) for source, link in links]), row.status, row.fetch_time,
+            row.prev_fetch_time, row.content_changed)
+
+
+class FirstJudged(NamedTuple):
+    """How `QualityStep.take_first` judged a row, for `take_alike`: its host bucket, the number of its ledger
+    kind there, what it gives its sitemaps now (None: none lists it), whether a sitemap lists it, is a sitemap."""
+
+    bucket: int
+    kind: int
+    current: Mapping[str, tuple[str, Tally]] | None
+    listed: bool
+    is_sitemap: bool
 
 
 def _verdict_row(url: str, verdict: Assessment, now: datetime) -> WebPage:
@@ -374,6 +393,7 @@ class QualityStep:
         """Sitemap URL -> the weight `take` writes its touched rows' `s:wp` with: assumed for the
         sitemaps parsed in the batch (`assumed`), as stored for the others (read as met)."""
         self.assumed: dict[str, float] = {}
+        self._first_kinds = evidence.KindNumbers()  # numbered: each row alike looks its kind up
         self.ledger: evidence.Ledger[int] = evidence.Ledger(
             batch_id, lambda text: _encode_qc(text or ("",)), self._add_deltas, step="quality", column=_QC.decode())
 
@@ -397,19 +417,24 @@ class QualityStep:
             self.assumed[row.url] = assess(sitemap_facts(row), tally.stats(), self.policy, self.pins, now).weight
         return dict(self.assumed)
 
-    def _weigh(self, chunk: list[tuple[bytes, WebPage, list[tuple[str, Inlink]]]]) -> list[
-            tuple[bytes, dict[bytes, bytes]]]:
-        """The `s:wp` puts of the rows of a chunk whose weighted priority changed (weights as `weights`)."""
+    def _resolve(self, sources: Iterable[str]) -> dict[str, float]:
+        """The weights, with those of `sources` not known yet read (one multi-get; an unread one weighs 1)."""
         if self.weights is None:
             self.weights = self._assume_weights()
         weights = self.weights
-        unknown = {source for _key, _row, links in chunk for source, link in links
-                   if link.kind is InlinkKind.SITEMAP and source not in weights}
+        unknown = {source for source in sources if source not in weights}
         if unknown:
             keyed = [rk for source in unknown if (rk := key_of_url(source)) is not None]
             for row in _read_sitemaps(self.store, keyed, _WEIGHT_FIELDS, self.unreadable).values():
                 weights[row.url] = weight_of(row.quality_state, row.quality, self.policy)
             weights.update({source: 1.0 for source in unknown if source not in weights})  # unread: unweighted
+        return weights
+
+    def _weigh(self, chunk: list[tuple[bytes, WebPage, list[tuple[str, Inlink]]]]) -> list[
+            tuple[bytes, dict[bytes, bytes]]]:
+        """The `s:wp` puts of the rows of a chunk whose weighted priority changed (weights as `weights`)."""
+        weights = self._resolve({source for _key, _row, links in chunk for source, link in links
+                                 if link.kind is InlinkKind.SITEMAP})
         puts: list[tuple[bytes, dict[bytes, bytes]]] = []
         for key, row, links in chunk:
             _reweigh_row(key, row, links, weights, puts)
@@ -429,10 +454,8 @@ class QualityStep:
             if not row.quality_contributions:  # judged for the first time (every new row)
                 if links:
                     listed.append((key, row, links))
-                    # Once per kind of row and host bucket: the same entry facts give the same evidence.
-                    alike = (tuple([(source, link.batch, link.lastmod) for source, link in links]), row.status,
-                             row.fetch_time, row.prev_fetch_time, row.content_changed)
-                    lines, cell = self.ledger.lines(bucket_of(key), alike, _current, row, links, self.now)
+                    kind = _first_kind(row, links)  # once per kind and host bucket: the same facts, the same evidence
+                    lines, cell = self.ledger.lines(bucket_of(key), kind, _current, row, links, self.now)
                     if lines:
                         puts.append((key, {_QC: cell}))
                 continue
@@ -442,6 +465,35 @@ class QualityStep:
             if changed is not None:
                 puts.append((key, {_QC: changed}))
         return puts + self._weigh(listed)
+
+    def take_first(self, key: bytes, row: WebPage) -> tuple[dict[bytes, bytes], FirstJudged]:
+        """`take` of a row judged for the first time but its `s:wp` (`weighted`); what `take_alike` reuses."""
+        links = _links(row)
+        if links:  # as `take` weighs it
+            self._resolve({source for source, link in links if link.kind is InlinkKind.SITEMAP})
+        judged = FirstJudged(bucket_of(key), self._first_kinds.of(_first_kind(row, links)),
+                             _current(row, links, self.now) if links else None,
+                             any(link.kind is InlinkKind.SITEMAP for _source, link in links), bool(row.is_sitemap))
+        return self.take_alike(key, judged), judged
+
+    def take_alike(self, key: bytes, judged: FirstJudged) -> dict[bytes, bytes]:
+        """`take` of row `key` but its `s:wp` (`weighted`): a row judged for the first time, its fields but URL
+        and priority those of `judged`'s, listed by the same one sitemap in the same host bucket. A lookup."""
+        self.counts.listed_rows += 1
+        if judged.is_sitemap:
+            self.touched_sitemaps.add(key)
+        if judged.current is None:
+            return {}
+        lines, cell = self.ledger.lines(judged.bucket, judged.kind, dict, judged.current)
+        return {_QC: cell} if lines else {}
+
+    def weighted(self, row: WebPage, source: str, judged: FirstJudged) -> dict[bytes, bytes]:
+        """The `s:wp` cell `take` gives a row `source` alone lists, judged as `judged`: none if it ranks as is."""
+        value, cell = _weighted_cell(((row.priority, (self.weights or {}).get(source, 1.0)),))
+        if not judged.listed or value == sitemap_priority(row):
+            return {}
+        self.counts.reweighted += 1
+        return {_WP: cell}
 
     def _add_deltas(self, bucket: int, source: str, groups: Groups) -> None:
         """Add one row's (or one kind of rows') deltas to a sitemap's sums of its host bucket."""

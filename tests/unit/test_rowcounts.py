@@ -4,15 +4,11 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from memory_store import MemoryStore
-
 from sitemapcrawl.model.webpage import FetchStatus, QualityState, WebPage
 from sitemapcrawl.report.text import Report, SitemapSummary, add_row
 from sitemapcrawl.scoring import evidence, rowcounts
-from sitemapcrawl.scoring.count_step import CountStep
 from sitemapcrawl.scoring.evidence import Base, Tally, judge
 from sitemapcrawl.sitemaps.model import ChangeFreq
-from sitemapcrawl.storage.tables import Unreadable
 
 T = datetime(2026, 5, 3, tzinfo=UTC)
 B1, B2 = "20260101000000-aaaa", "20260102000000-bbbb"
@@ -111,22 +107,3 @@ def test_sample_changes_hold_a_bounded_set_and_give_what_all_changes_give() -> N
     assert rowcounts.apply_samples(stored, bounded.changes) == rowcounts.apply_samples(stored, every)
     assert len(rowcounts.apply_samples(stored, every)["orphans"]) == rowcounts.SAMPLE_CAP
 
-
-def test_rows_said_alike_count_as_the_same_rows_judged_one_by_one() -> None:
-    """updatedb tells the count step which new rows were merged alike (one inlink text): their tally is
-    worked out once per kind, and the step's puts and sums are what judging each row alone gives."""
-    def listed(number: int, month: int) -> tuple[bytes, WebPage]:
-        return f"{ORIGIN}/p/{number}".encode(), page(f"/p/{number}", in_sitemap=True, status=FetchStatus.UNFETCHED,
-                                                      changefreq=ChangeFreq.DAILY,
-                                                      lastmod=datetime(2026, month, 1, tzinfo=UTC))
-
-    rows = [listed(number, 1 + number % 3) for number in range(30)]
-    kinds = {key: f"text {1 + number % 3}" for number, (key, _row) in enumerate(rows)}
-    one_by_one, alike = (CountStep(MemoryStore(), B1, Unreadable()) for _ in range(2))  # type: ignore[arg-type]
-    assert alike.take(rows[:15], kinds) + alike.take(rows[15:], kinds) == one_by_one.take(rows[:15]) + \
-        one_by_one.take(rows[15:])
-    for step in (one_by_one, alike):
-        step.ledger.flush()
-    assert {o: {g: t.key() for g, t in groups.items()} for o, groups in alike.deltas.items()} == \
-        {o: {g: t.key() for g, t in groups.items()} for o, groups in one_by_one.deltas.items()}
-    assert alike.deltas and alike.counts == one_by_one.counts

@@ -1,0 +1,88 @@
+"""updatedb's counting of rows merged alike: each kind judged once, the rest counted as it was."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from memory_store import MemoryStore
+
+from sitemapcrawl.config import Settings
+from sitemapcrawl.jobs.updatedb import MERGE_FIELDS, FirstListings
+from sitemapcrawl.model.cells import decode, encode
+from sitemapcrawl.model.linkvalues import Inlink, InlinkKind, format_inlink
+from sitemapcrawl.model.schedule import SchedulePolicy
+from sitemapcrawl.model.webpage import ChangeFreq, QualityState, WebPage
+from sitemapcrawl.modes import CrawlMode
+from sitemapcrawl.scoring.count_step import BatchCounting
+from sitemapcrawl.web import rowkeys
+from sitemapcrawl.web.rules import UrlRules
+
+NOW = datetime(2026, 6, 1, tzinfo=UTC)
+BATCH = "20260601000000-aaaa"
+RULES = UrlRules.from_settings(Settings())
+TRUSTED = "http://127.0.0.2:8000/sitemap-a.xml"
+DEMOTED = "https://127.0.0.2/b/sitemap.xml"
+"""A sitemap scored low before: its rows get a weighted priority (`s:wp`)."""
+ORIGINS = ("http://127.0.0.2:8000", "https://127.0.0.2", "http://127.0.0.3")
+TEXTS = [format_inlink(Inlink(InlinkKind.SITEMAP, 1, 0, BATCH, priority=priority, changefreq=freq,
+                              lastmod=datetime(2026, month, 1, tzinfo=UTC)))
+         for priority in (None, 0.3, 0.75) for freq in (None, ChangeFreq.DAILY) for month in (1, 5, 12)]
+FIELDS = list(dict.fromkeys([*MERGE_FIELDS, *BatchCounting.FIELDS]))
+"""What updatedb's merge pass reads of a row when it counts."""
+TEXTS.append(format_inlink(Inlink(InlinkKind.INDEX, 1, 0, BATCH, lastmod=datetime(2026, 2, 1, tzinfo=UTC))))
+
+
+def counted(rows: list[tuple[str, str, str]], quality: bool, alike: bool) -> dict[str, object]:
+    """Merge rows as read (one inlink each: text, sitemap, URL) as updatedb does, 7 to a chunk, and count
+    them with or without telling the counting which were merged alike; what the counting did."""
+    store = MemoryStore()
+    store.put_page(DEMOTED, encode(WebPage(DEMOTED, is_sitemap=True, quality=0.2,
+                                           quality_state=QualityState.DEMOTED)))
+    counting = BatchCounting(store, RULES, BATCH, NOW, quality=quality)  # type: ignore[arg-type]
+    counting.HELD = 3  # kinds forgotten and judged anew, as past a sitemap's few thousand
+    if counting.quality_step is not None:
+        counting.quality_step.weights = {}  # no listed records here to assume weights for: each sitemap read
+    merger = FirstListings(BATCH, CrawlMode.SITEMAP_ONLY, SchedulePolicy(), NOW)
+    puts: dict[bytes, dict[bytes, bytes]] = {}
+    for start in range(0, len(rows), 7):
+        merged, kinds = [], {}
+        for text, sitemap, url in rows[start:start + 7]:
+            key = rowkeys.row_key(url).encode()
+            after, _cells, kind = merger.merge(decode(WebPage, url, {b"il:" + sitemap.encode(): text.encode()},
+                                                      FIELDS))
+            merged.append((key, after))
+            if kind is not None:
+                kinds[key] = kind
+        for key, cells in counting.take(merged, kinds if alike else None):
+            assert key not in puts  # one put per row
+            puts[key] = dict(cells)
+    steps = [counting.count_step, *([counting.quality_step] if counting.quality_step is not None else [])]
+    for step in steps:
+        step.ledger.flush()  # type: ignore[attr-defined]
+    step = counting.count_step
+    done: dict[str, object] = {
+        "puts": puts, "counts": step.counts, "summarise": step.summarise,
+        "deltas": {o: {g: t.key() for g, t in groups.items()} for o, groups in step.deltas.items()},
+        "samples": {o: changes.changes for o, changes in step.changes.items()}}
+    if counting.quality_step is not None:
+        q = counting.quality_step
+        done |= {"quality": q.counts, "touched": q.touched_sitemaps,
+                 "evidence": {s: {b: {p: t.key() for p, t in groups.items()} for b, groups in by_bucket.items()}
+                              for s, by_bucket in q.deltas.items()}}
+    return done
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(TEXTS), st.sampled_from([TRUSTED, DEMOTED]), st.sampled_from(ORIGINS)),
+                min_size=1, max_size=40),
+       st.booleans())
+def test_rows_merged_alike_count_as_the_same_rows_judged_one_by_one(
+        listed: list[tuple[str, str, str]], quality: bool) -> None:
+    """Cells, evidence, row counts, audit samples and summaries are what judging every row alone gives,
+    whatever the mix of kinds, sitemaps, origins (http and https) and chunks, and when kinds are forgotten."""
+    rows = [(text, sitemap, f"{origin}/p/{number}.html") for number, (text, sitemap, origin) in enumerate(listed)]
+    one_by_one = counted(rows, quality, alike=False)
+    assert counted(rows, quality, alike=True) == one_by_one
+    assert len(one_by_one["puts"]) == len(rows)  # type: ignore[arg-type]
