@@ -7,13 +7,16 @@ to `CountStep`, which judges each row again against what it last added
 `scoring.firstlisting`), writes each origin's deltas as one cell `n:c.<batch>.<bucket>`
 (overwritten by a rerun), folds earlier batches into `n:c`, keeps the audit
 samples `n:a.<list>` and writes the summary `n:s.<url>` of each sitemap the
-batch fetched or rescored. `recount` rebuilds it all from one full scan (the
+batch fetched or rescored. New rows merged alike (one inlink each) are
+judged once per kind, sitemap and origin and counted as that one was
+(`BatchCounting.take`). `recount` rebuilds it all from one full scan (the
 repair, `updatedb --rescore`, and the tests' oracle). See docs/quality.md.
 
 Cost of `CountStep`: no read or put of its own for the touched rows; per
 origin touched one cell put and two host row gets; one multi-get of the
 sitemaps to summarise. Memory per origin: its deltas and at most
-2 x `rowcounts.SAMPLE_CAP` URLs per audit list. `recount`: a scan of `webpage` and of `host`.
+2 x `rowcounts.SAMPLE_CAP` URLs per audit list; `BatchCounting.HELD` kinds
+of rows judged alike. `recount`: a scan of `webpage` and of `host`.
 """
 
 from __future__ import annotations
