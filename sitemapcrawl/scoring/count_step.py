@@ -117,6 +117,7 @@ class CountStep:
                                                               column=_HC.decode())
         self._first_kinds = evidence.KindNumbers()
         """The ledger kinds `take_first` gives (numbers: each row alike looks its kind up)."""
+        self._judged: dict[tuple[bytes, int, bool], FirstCounted] = {}
 
     def take(self, rows: list[tuple[bytes, WebPage]]) -> list[tuple[bytes, dict[bytes, bytes]]]:
         """Judge one chunk of touched rows again; the `m:hc` puts of those that changed, for the caller
@@ -159,8 +160,14 @@ class CountStep:
         self.counts.rows += 1
         kind = self._first_kinds.of(tally.key())
         lines, cell = self._judge(key, row, origin, name, tally, kind)
-        return ({_HC: cell} if cell is not None else {}), FirstCounted(origin, name, tally, kind,
-                                                                       bool(row.is_sitemap), _on_lists(lines))
+        shape = (origin, kind, bool(row.is_sitemap))
+        judged = self._judged.get(shape)  # shared by the rows of a kind and origin: memory, not time
+        if judged is None:
+            if len(self._judged) >= evidence.KIND_NUMBERS_HELD:
+                self._judged.clear()
+            judged = self._judged[shape] = FirstCounted(origin, name, tally, kind, bool(row.is_sitemap),
+                                                        _on_lists(lines))
+        return ({_HC: cell} if cell is not None else {}), judged
 
     def take_alike(self, key: bytes, url: str, judged: FirstCounted) -> None:
         """Count row `key` (of `url`) as `take` would: a row judged for the first time whose fields but the
@@ -225,7 +232,7 @@ class BatchCounting:
     """
 
     FIELDS = list(dict.fromkeys([*QualityStep.FIELDS, *CountStep.FIELDS, *firstlisting.FIELDS]))
-    HELD = 16384
+    HELD = evidence.KIND_NUMBERS_HELD
     """Kinds of alike rows whose judging `take` keeps: in an inventory, lastmods times changefreqs per sitemap
     (about 600 in 50,000 entries of the shape `benchmarks/inventory_writes.py` writes) times its sitemaps
     (interleaved: rows come in key order)."""
@@ -240,6 +247,7 @@ class BatchCounting:
         """Inlink text -> the number of the counted kind of the rows merged from it alone (`_counted_kind`)."""
         self._counted_kinds = evidence.KindNumbers(self.HELD)
         self._judged: dict[tuple[int, str, bytes], _FirstJudged] = {}
+        self._puts: dict[tuple[tuple[bytes, bytes], ...], dict[bytes, bytes]] = {}
         """(counted kind, sitemap, origin) -> how its first row was judged. Each dict holds at most `HELD`,
         then forgets all."""
 
@@ -291,10 +299,13 @@ class BatchCounting:
         if judged is None:
             if len(self._judged) >= self.HELD:
                 self._judged.clear()
+                self._puts.clear()
             cells, first = quality.take_first(key, row) if quality is not None else ({}, None)
             counted_cells, counted = self.count_step.take_first(key, row)
             settled = self.first_listing.settle([(key, row)], [(key, {**cells, **counted_cells})])
-            judged = self._judged[judged_key] = _FirstJudged(settled[0][1] if settled else {}, first, counted)
+            put = settled[0][1] if settled else {}
+            put = self._puts.setdefault(tuple(sorted(put.items())), put)  # shared: a few per sitemap
+            judged = self._judged[judged_key] = _FirstJudged(put, first, counted)
         else:
             if quality is not None and judged.quality is not None:
                 quality.take_alike(key, judged.quality)

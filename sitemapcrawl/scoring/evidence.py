@@ -509,6 +509,10 @@ class Ledger(Generic[SlotT]):
         self._kinds.clear()
 
 
+KIND_NUMBERS_HELD = 16384
+"""Kinds a `KindNumbers` holds (and a step holds what it made of each kind) before forgetting them all."""
+
+
 class KindNumbers:
     """A number for each kind of row met (a hashable value), never given to another kind.
 
@@ -519,7 +523,7 @@ class KindNumbers:
     rows are then counted under two kinds, which sum the same).
     """
 
-    def __init__(self, held: int = 16384) -> None:
+    def __init__(self, held: int = KIND_NUMBERS_HELD) -> None:
         self._held = held
         self._numbers: dict[Hashable, int] = {}
         self._next = itertools.count()

@@ -24,7 +24,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from sitemapcrawl.model.webpage import FetchStatus, QualityState, WebPage
-from sitemapcrawl.sitemaps.model import ProblemKind
+from sitemapcrawl.sitemaps.model import ProblemKind, read_problem_lines
 
 #: Tolerance of the lastmod tests: sitemaps often give a day, not a time.
 LASTMOD_SLACK = timedelta(days=1)
@@ -196,6 +196,23 @@ def legacy_problem_counts(messages: Iterable[str]) -> dict[ProblemKind, int]:
         if any(word in message for word in _LEGACY_BROKEN):
             add(ProblemKind.BROKEN, 1)
     return counts
+
+
+def sitemap_facts(row: WebPage) -> SitemapFacts:
+    """What a sitemap row (read with its quality fields) tells `assess`. No I/O.
+
+    Its parse problems by kind (`problem_kinds`); a row parsed by a version
+    that stored only the messages (no `problem_kinds` cell) is read as that
+    version scored it (`legacy_problem_counts`) until it is parsed again.
+    """
+    if row.problem_kinds is not None:
+        problems = read_problem_lines(row.problem_kinds)
+    else:
+        problems = legacy_problem_counts(row.sitemap_problems or ())
+    return SitemapFacts(
+        row.url, status=row.status, truncated=bool(row.truncated), kind=row.sitemap_type,
+        parsed=row.parse_time is not None, entries=row.sitemap_entries or 0, dropped_scope=row.dropped_scope or 0,
+        dropped_limit=row.dropped_limit or 0, problems=problems, lastmod=row.lastmod, blacklisted=row.blacklisted)
 
 
 def _share(good: int, seen: int) -> float:

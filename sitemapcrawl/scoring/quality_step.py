@@ -37,15 +37,13 @@ from sitemapcrawl.scoring.quality import (
     Assessment,
     Pins,
     QualityPolicy,
-    SitemapFacts,
     assess,
     is_quality_reason,
-    legacy_problem_counts,
     signal_values,
+    sitemap_facts,
     weight_of,
     weighted_priority,
 )
-from sitemapcrawl.sitemaps.model import read_problem_lines
 from sitemapcrawl.storage.batchrecords import key_of_url, listed_sitemaps
 from sitemapcrawl.storage.dueindex import write_pages
 from sitemapcrawl.storage.history import record_statuses, snapshot_lastmods, snapshot_urls
@@ -130,23 +128,6 @@ def policy_from_settings(rules: UrlRules) -> QualityPolicy:
         raise UsageError("settings: sitemap_demote_factor must be in [0, 1] and sitemap_stale_days at least 1")
     return QualityPolicy(s.sitemap_demote_below, s.sitemap_blacklist_below, s.sitemap_demote_factor,
                          s.sitemap_stale_days)
-
-
-def sitemap_facts(row: WebPage) -> SitemapFacts:
-    """What a sitemap row (read with its quality fields) tells `quality.assess`. No I/O.
-
-    Its parse problems by kind (`problem_kinds`); a row parsed by a version
-    that stored only the messages (no `problem_kinds` cell) is read as that
-    version scored it (`quality.legacy_problem_counts`) until it is parsed again.
-    """
-    if row.problem_kinds is not None:
-        problems = read_problem_lines(row.problem_kinds)
-    else:
-        problems = legacy_problem_counts(row.sitemap_problems or ())
-    return SitemapFacts(
-        row.url, status=row.status, truncated=bool(row.truncated), kind=row.sitemap_type,
-        parsed=row.parse_time is not None, entries=row.sitemap_entries or 0, dropped_scope=row.dropped_scope or 0,
-        dropped_limit=row.dropped_limit or 0, problems=problems, lastmod=row.lastmod, blacklisted=row.blacklisted)
 
 
 def _columns(fields: list[str]) -> list[bytes]:
@@ -394,6 +375,7 @@ class QualityStep:
         sitemaps parsed in the batch (`assumed`), as stored for the others (read as met)."""
         self.assumed: dict[str, float] = {}
         self._first_kinds = evidence.KindNumbers()  # numbered: each row alike looks its kind up
+        self._judged: dict[tuple[int, int, bool, bool], FirstJudged] = {}
         self.ledger: evidence.Ledger[int] = evidence.Ledger(
             batch_id, lambda text: _encode_qc(text or ("",)), self._add_deltas, step="quality", column=_QC.decode())
 
@@ -471,9 +453,15 @@ class QualityStep:
         links = _links(row)
         if links:  # as `take` weighs it
             self._resolve({source for source, link in links if link.kind is InlinkKind.SITEMAP})
-        judged = FirstJudged(bucket_of(key), self._first_kinds.of(_first_kind(row, links)),
-                             _current(row, links, self.now) if links else None,
-                             any(link.kind is InlinkKind.SITEMAP for _source, link in links), bool(row.is_sitemap))
+        shape = (bucket_of(key), self._first_kinds.of(_first_kind(row, links)),
+                 any(link.kind is InlinkKind.SITEMAP for _source, link in links), bool(row.is_sitemap))
+        judged = self._judged.get(shape)  # shared by the rows of a kind and bucket: memory, not time
+        if judged is None:
+            if len(self._judged) >= evidence.KIND_NUMBERS_HELD:
+                self._judged.clear()
+            bucket, kind, listed, is_sitemap = shape
+            judged = self._judged[shape] = FirstJudged(bucket, kind, _current(row, links, self.now) if links else None,
+                                                       listed, is_sitemap)
         return self.take_alike(key, judged), judged
 
     def take_alike(self, key: bytes, judged: FirstJudged) -> dict[bytes, bytes]:

@@ -27,8 +27,8 @@ from sitemapcrawl.model.webpage import HOST_TABLE, WEBPAGE_TABLE, HostRow, WebPa
 from sitemapcrawl.report.panels import PANELS, panel_data, take_counted_snapshot, take_snapshot
 from sitemapcrawl.scoring import count_step
 from sitemapcrawl.scoring.evidence import Tally, contribution
-from sitemapcrawl.scoring.quality import Pins, assess, weighted_priority
-from sitemapcrawl.scoring.quality_step import policy_from_settings, score_sitemaps, sitemap_facts
+from sitemapcrawl.scoring.quality import Pins, assess, sitemap_facts, weighted_priority
+from sitemapcrawl.scoring.quality_step import policy_from_settings, score_sitemaps
 from sitemapcrawl.storage import dueindex
 from sitemapcrawl.storage.store import Store
 from sitemapcrawl.testweb import (
