@@ -44,6 +44,7 @@ from sitemapcrawl.model.splits import WHOLE, Split
 from sitemapcrawl.model.webpage import BATCHROW_TABLE, WEBPAGE_TABLE, FetchStatus, SitemapSource, WebPage
 from sitemapcrawl.modes import CrawlMode, crawl_mode
 from sitemapcrawl.scoring.count_step import (
+    AlikeRows,
     BatchCounting,
     CountCounts,
     counters_built,
@@ -338,16 +339,20 @@ class FirstListings:
         self.batch_id, self.mode, self.policy, self.now = batch_id, mode, policy, now
         self._merged = functools.lru_cache(maxsize=self.HELD)(self._merge_text)
 
-    def merge(self, row: WebPage) -> tuple[WebPage, dict[bytes, bytes], str | None]:
+    def merge(self, row: WebPage) -> tuple[WebPage | None, dict[bytes, bytes], str | None]:
         """The row as `merge_row` leaves it (`overlaid`), the cells of the merge (the caller's to change),
-        and the inlink text when the row was merged as one of its kind (rows of one text leave the merge
-        with the same fields but URL and inlink source: the counting judges them alike), else None."""
+        and None; or, for a row merged as one of its kind, None (`merged` makes it), the cells, and its
+        inlink text (rows of one text leave the merge with the same fields but URL and inlink source: the
+        counting judges them alike)."""
         text = _only_inlink(row)
         if text is None:
             update = merge_row(row, self.batch_id, self.mode, self.policy, self.now)
             return overlaid(row, update), encode(update), None
-        cells, fields = self._merged(text)
-        return with_fields(row, fields), dict(cells), text
+        return None, dict(self._merged(text)[0]), text
+
+    def merged(self, row: WebPage, text: str) -> WebPage:
+        """A row as read, holding inlink `text` alone, as `merge` leaves it."""
+        return with_fields(row, self._merged(text)[1])
 
     def _merge_text(self, text: str) -> tuple[dict[bytes, bytes], dict[str, Any]]:
         """The cells and fields (`fields_set`) of the merge of a row holding `text` as its one inlink."""
@@ -369,7 +374,7 @@ def _merge_chunk(rows: list[tuple[bytes, WebPage]], batch_id: str, mode: CrawlMo
     """The puts that merge one chunk of touched rows, with the counting's cells of each row in its put."""
     puts: dict[bytes, dict[bytes, bytes]] = {}
     merged: list[tuple[bytes, WebPage]] = []  # the rows as this pass leaves them, for the counting
-    kinds: dict[bytes, str] = {}  # rows merged alike: row key -> their inlink text
+    kinds: dict[bytes, str] = {}  # rows merged alike, given as read: row key -> their inlink text
     for key, row in rows:
         if Mark.MERGE.done(row, batch_id):
             counts.already_merged += 1
@@ -380,8 +385,8 @@ def _merge_chunk(rows: list[tuple[bytes, WebPage]], batch_id: str, mode: CrawlMo
         after, puts[key], kind = alike.merge(row)
         if kind is not None:
             kinds[key] = kind
-        merged.append((key, after))
-    _add_cells(puts, counting.take(merged, kinds) if counting is not None else [])
+        merged.append((key, row if after is None else after))
+    _add_cells(puts, counting.take(merged, AlikeRows(kinds, alike.merged)) if counting is not None else [])
     return list(puts.items())
 
 

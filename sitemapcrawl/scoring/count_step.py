@@ -22,7 +22,7 @@ of rows judged alike. `recount`: a scan of `webpage` and of `host`.
 from __future__ import annotations
 
 import logging
-from collections.abc import Hashable, Iterable, Mapping
+from collections.abc import Callable, Hashable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import NamedTuple
@@ -30,6 +30,7 @@ from typing import NamedTuple
 from sitemapcrawl.errors import CellDecodeError
 from sitemapcrawl.model.cells import column_names, decode, encode, field_encoder
 from sitemapcrawl.model.linkvalues import parse_inlink
+from sitemapcrawl.model.rank import sitemap_priority
 from sitemapcrawl.model.splits import WHOLE, Split, bucket_of
 from sitemapcrawl.model.webpage import BATCH_TABLE, HOST_TABLE, WEBPAGE_TABLE, BatchRow, HostRow, WebPage
 from sitemapcrawl.scoring import evidence, firstlisting, rowcounts
@@ -98,8 +99,8 @@ class FirstCounted(NamedTuple):
     kind: int
     """The number of its ledger kind (its tally's key)."""
     is_sitemap: bool
-    on_lists: bool
-    """Whether its lines put it on an audit list (`_note_lists` has a URL to note)."""
+    notes: tuple[tuple[str, bool], ...]
+    """The audit lists its lines put it on (True) or take it off (False): what `_note_lists` notes."""
 
 
 class CountStep:
@@ -166,7 +167,7 @@ class CountStep:
             if len(self._judged) >= evidence.KIND_NUMBERS_HELD:
                 self._judged.clear()
             judged = self._judged[shape] = FirstCounted(origin, name, tally, kind, bool(row.is_sitemap),
-                                                        _on_lists(lines))
+                                                        _lists_noted(lines))
         return ({_HC: cell} if cell is not None else {}), judged
 
     def take_alike(self, key: bytes, url: str, judged: FirstCounted) -> None:
@@ -177,9 +178,11 @@ class CountStep:
         self.counts.changed += 1
         if judged.is_sitemap:
             self.summarise.add(key)
-        lines, _cell = self.ledger.lines(judged.origin, judged.kind, _counted, judged.name, judged.tally)
-        if judged.on_lists:
-            _note_lists(self._changes_of(judged.origin), url, lines)
+        self.ledger.lines(judged.origin, judged.kind, _counted, judged.name, judged.tally)
+        if judged.notes:
+            changes = self._changes_of(judged.origin)
+            for name, on in judged.notes:
+                changes.note(name, url, on)
 
     def _add_deltas(self, origin: bytes, _name: str, groups: Groups) -> None:
         """Add one row's (or one kind of rows') deltas to its origin's."""
@@ -243,8 +246,8 @@ class BatchCounting:
         self.quality_step = QualityStep(store, rules, batch_id, now, unreadable, split) if quality else None
         self.count_step = CountStep(store, batch_id, unreadable)
         self.first_listing = firstlisting.FirstListing(batch_id, quality=quality)
-        self._kinds: dict[str, int] = {}
-        """Inlink text -> the number of the counted kind of the rows merged from it alone (`_counted_kind`)."""
+        self._kinds: dict[str, _TextKind] = {}
+        """Inlink text -> the counted kind of the rows merged from it alone (`_counted_kind`), numbered."""
         self._counted_kinds = evidence.KindNumbers(self.HELD)
         self._judged: dict[tuple[int, str, bytes], _FirstJudged] = {}
         self._puts: dict[tuple[tuple[bytes, bytes], ...], dict[bytes, bytes]] = {}
@@ -257,26 +260,28 @@ class BatchCounting:
         return self.first_listing.held(rows)
 
     def take(self, rows: list[tuple[bytes, WebPage]],
-             alike: Mapping[bytes, str] | None = None) -> list[tuple[bytes, dict[bytes, bytes]]]:
+             alike: AlikeRows | None = None) -> list[tuple[bytes, dict[bytes, bytes]]]:
         """Judge one chunk of touched rows (`held` when read); the cells (`s:qc`, `m:hc`, `s:fl`, `s:wp`) to
         put on them, one put per row.
 
-        `alike`: row key -> the one inlink text of a row merged from that
-        alone (updatedb's new rows: `jobs.updatedb.FirstListings`). Such a
-        row, whose counted fields (`FIELDS` but its priority) and inlink's
-        sitemap and origin are those of one judged before, is counted as that
-        one was and gets its cells, without judging it again (`take_alike` of
-        each step): an inventory's million new rows are a few thousand kinds.
+        `alike`: the rows among `rows` given as read, holding one inlink
+        and nothing else, which updatedb merged from that alone (its new rows:
+        `jobs.updatedb.FirstListings`). Such a row, whose counted fields
+        (`FIELDS` but its priority) and inlink's sitemap and origin are those
+        of one judged before, is counted as that one was and gets its cells,
+        without judging it again (`take_alike` of each step), nor making it
+        as merged: an inventory's million new rows are a few thousand kinds.
         """
-        kinds = alike or {}
-        each = [(key, row) for key, row in rows if key not in kinds] if kinds else rows
+        texts = alike.texts if alike is not None else {}
+        each = [(key, row) for key, row in rows if key not in texts] if texts else rows
         puts = self._take_each(each) if each else []
-        for key, row in rows:
-            text = kinds.get(key)
-            if text is not None:
-                cells = self._take_alike(key, row, text)
-                if cells:
-                    puts.append((key, cells))
+        if alike is not None:
+            for key, row in rows:
+                text = texts.get(key)
+                if text is not None:
+                    cells = self._take_alike(key, row, text, alike.merged)
+                    if cells:
+                        puts.append((key, cells))
         return puts
 
     def _take_each(self, rows: list[tuple[bytes, WebPage]]) -> list[tuple[bytes, dict[bytes, bytes]]]:
@@ -284,25 +289,29 @@ class BatchCounting:
         puts = self.quality_step.take(rows) if self.quality_step is not None else []
         return self.first_listing.settle(rows, puts + self.count_step.take(rows))
 
-    def _take_alike(self, key: bytes, row: WebPage, text: str) -> dict[bytes, bytes]:
-        """The cells of a row merged from its one inlink `text` (see `take`): judged by each step when its
-        kind, sitemap and origin are new here, else counted as the first such row was."""
+    def _take_alike(self, key: bytes, row: WebPage, text: str,
+                    merged: Callable[[WebPage, str], WebPage]) -> dict[bytes, bytes]:
+        """The cells of a row as read, merged from its one inlink `text` (see `take`): judged by each step
+        when its kind, sitemap and origin are new here, else counted as the first such row was."""
         source = next(iter(row.inlinks or {}), "")
         kind = self._kinds.get(text)
         if kind is None:
             if len(self._kinds) >= self.HELD:
                 self._kinds.clear()
-            kind = self._kinds[text] = self._counted_kinds.of(_counted_kind(row, text))
-        judged_key = (kind, source, origin_of_key(key))
+            after = merged(row, text)
+            kind = self._kinds[text] = _TextKind(self._counted_kinds.of(_counted_kind(after, text)), after.priority,
+                                                 sitemap_priority(after))
+        judged_key = (kind.number, source, origin_of_key(key))
         judged = self._judged.get(judged_key)
         quality = self.quality_step
         if judged is None:
             if len(self._judged) >= self.HELD:
                 self._judged.clear()
                 self._puts.clear()
-            cells, first = quality.take_first(key, row) if quality is not None else ({}, None)
-            counted_cells, counted = self.count_step.take_first(key, row)
-            settled = self.first_listing.settle([(key, row)], [(key, {**cells, **counted_cells})])
+            after = merged(row, text)
+            cells, first = quality.take_first(key, after) if quality is not None else ({}, None)
+            counted_cells, counted = self.count_step.take_first(key, after)
+            settled = self.first_listing.settle([(key, after)], [(key, {**cells, **counted_cells})])
             put = settled[0][1] if settled else {}
             put = self._puts.setdefault(tuple(sorted(put.items())), put)  # shared: a few per sitemap
             judged = self._judged[judged_key] = _FirstJudged(put, first, counted)
@@ -312,7 +321,7 @@ class BatchCounting:
             self.count_step.take_alike(key, row.url, judged.counted)
         if quality is None or judged.quality is None:
             return judged.cells
-        weighted = quality.weighted(row, source, judged.quality)
+        weighted = quality.weighted(kind.priority, kind.ranked_by, source, judged.quality)
         return {**judged.cells, **weighted} if weighted else judged.cells
 
     def finish(self) -> tuple[QualityCounts | None, CountCounts]:
@@ -334,6 +343,24 @@ def _counted_kind(row: WebPage, text: str) -> Hashable:
             None if link is None else (link.kind, link.batch, link.lastmod))
 
 
+class AlikeRows(NamedTuple):
+    """Rows of a chunk given to `BatchCounting.take` as read, each merged from its one inlink alone."""
+
+    texts: Mapping[bytes, str]
+    """Row key -> the text of its one inlink."""
+    merged: Callable[[WebPage, str], WebPage]
+    """A row as read, with its inlink text -> the row as the merge left it."""
+
+
+class _TextKind(NamedTuple):
+    """What `BatchCounting` keeps of the rows merged from one inlink text: the number of their counted kind,
+    their priority (`s:pr`) and what they rank by as they are (`rank.sitemap_priority`)."""
+
+    number: int
+    priority: float | None
+    ranked_by: float
+
+
 class _FirstJudged(NamedTuple):
     """How the first row of a kind was judged: its cells, and what each step counts for a row alike to it."""
 
@@ -345,20 +372,20 @@ class _FirstJudged(NamedTuple):
 _AUDIT_WORDS = tuple((name, f"a.{name}") for name in rowcounts.AUDIT_NAMES)
 
 
-def _on_lists(lines: list[Contribution]) -> bool:
-    """Do `lines` put their row on an audit list, or take it off one?"""
-    return any(word in tallied.counts for line in lines for tallied in (line.tally, line.before) if tallied
-               for _name, word in _AUDIT_WORDS)
-
-
-def _note_lists(changes: rowcounts.SampleChanges, url: str, lines: list[Contribution]) -> None:
-    """The audit lists a row is on now, or was on before this batch: for the origin's samples."""
+def _lists_noted(lines: list[Contribution]) -> tuple[tuple[str, bool], ...]:
+    """The audit lists a row of these lines is on now (True), or was on before this batch (False)."""
+    noted: list[tuple[str, bool]] = []
     for line in lines:
         now = line.tally.counts if line.tally else {}
         was = line.before.counts if line.before else {}
-        for name, word in _AUDIT_WORDS:
-            if word in now or word in was:
-                changes.note(name, url, word in now)
+        noted.extend((name, word in now) for name, word in _AUDIT_WORDS if word in now or word in was)
+    return tuple(noted)
+
+
+def _note_lists(changes: rowcounts.SampleChanges, url: str, lines: list[Contribution]) -> None:
+    """Note the audit lists a row is on now, or was on before this batch: for the origin's samples."""
+    for name, on in _lists_noted(lines):
+        changes.note(name, url, on)
 
 
 def _finish_origins(store: Store, origins: list[bytes], batch_id: str, changes: Changes) -> int:

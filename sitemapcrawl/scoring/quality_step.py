@@ -475,10 +475,12 @@ class QualityStep:
         lines, cell = self.ledger.lines(judged.bucket, judged.kind, dict, judged.current)
         return {_QC: cell} if lines else {}
 
-    def weighted(self, row: WebPage, source: str, judged: FirstJudged) -> dict[bytes, bytes]:
-        """The `s:wp` cell `take` gives a row `source` alone lists, judged as `judged`: none if it ranks as is."""
-        value, cell = _weighted_cell(((row.priority, (self.weights or {}).get(source, 1.0)),))
-        if not judged.listed or value == sitemap_priority(row):
+    def weighted(self, priority: float | None, ranked_by: float, source: str,
+                 judged: FirstJudged) -> dict[bytes, bytes]:
+        """The `s:wp` cell `take` gives a row `source` alone lists, judged as `judged`, of this `s:pr`, ranked
+        by `ranked_by` (`rank.sitemap_priority`) as it is: none if that stays."""
+        value, cell = _weighted_cell(((priority, (self.weights or {}).get(source, 1.0)),))
+        if not judged.listed or value == ranked_by:
             return {}
         self.counts.reweighted += 1
         return {_WP: cell}

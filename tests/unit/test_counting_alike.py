@@ -15,7 +15,7 @@ from sitemapcrawl.model.linkvalues import Inlink, InlinkKind, format_inlink
 from sitemapcrawl.model.schedule import SchedulePolicy
 from sitemapcrawl.model.webpage import ChangeFreq, QualityState, WebPage
 from sitemapcrawl.modes import CrawlMode
-from sitemapcrawl.scoring.count_step import BatchCounting
+from sitemapcrawl.scoring.count_step import AlikeRows, BatchCounting
 from sitemapcrawl.web import rowkeys
 from sitemapcrawl.web.rules import UrlRules
 
@@ -36,7 +36,7 @@ TEXTS.append(format_inlink(Inlink(InlinkKind.INDEX, 1, 0, BATCH, lastmod=datetim
 
 def counted(rows: list[tuple[str, str, str]], quality: bool, alike: bool) -> dict[str, object]:
     """Merge rows as read (one inlink each: text, sitemap, URL) as updatedb does, 7 to a chunk, and count
-    them with or without telling the counting which were merged alike; what the counting did."""
+    them as read, said to be merged alike, or as merged, judged one by one; what the counting did."""
     store = MemoryStore()
     store.put_page(DEMOTED, encode(WebPage(DEMOTED, is_sitemap=True, quality=0.2,
                                            quality_state=QualityState.DEMOTED)))
@@ -50,12 +50,15 @@ def counted(rows: list[tuple[str, str, str]], quality: bool, alike: bool) -> dic
         merged, kinds = [], {}
         for text, sitemap, url in rows[start:start + 7]:
             key = rowkeys.row_key(url).encode()
-            after, _cells, kind = merger.merge(decode(WebPage, url, {b"il:" + sitemap.encode(): text.encode()},
-                                                      FIELDS))
-            merged.append((key, after))
-            if kind is not None:
+            read = decode(WebPage, url, {b"il:" + sitemap.encode(): text.encode()}, FIELDS)
+            after, _cells, kind = merger.merge(read)
+            assert after is None and kind == text
+            if alike:
+                merged.append((key, read))  # as read: the counting makes it as merged when it judges it
                 kinds[key] = kind
-        for key, cells in counting.take(merged, kinds if alike else None):
+            else:
+                merged.append((key, merger.merged(read, kind)))
+        for key, cells in counting.take(merged, AlikeRows(kinds, merger.merged) if alike else None):
             assert key not in puts  # one put per row
             puts[key] = dict(cells)
     steps = [counting.count_step, *([counting.quality_step] if counting.quality_step is not None else [])]
