@@ -235,6 +235,8 @@ class BatchCounting:
     """
 
     FIELDS = list(dict.fromkeys([*QualityStep.FIELDS, *CountStep.FIELDS, *firstlisting.FIELDS]))
+    REPEATS_SEEN = 5000
+    """Alike rows `take` counts before it judges whether their texts repeat (`_repeating`)."""
     HELD = evidence.KIND_NUMBERS_HELD
     """Kinds of alike rows whose judging `take` keeps: in an inventory, lastmods times changefreqs per sitemap
     (about 600 in 50,000 entries of the shape `benchmarks/inventory_writes.py` writes) times its sitemaps
@@ -251,6 +253,8 @@ class BatchCounting:
         self._counted_kinds = evidence.KindNumbers(self.HELD)
         self._judged: dict[tuple[int, str, bytes], _FirstJudged] = {}
         self._puts: dict[tuple[tuple[bytes, bytes], ...], dict[bytes, bytes]] = {}
+        self._texts_seen: set[str] = set()
+        self._texts_counted = self._texts_repeated = 0
         """(counted kind, sitemap, origin) -> how its first row was judged. Each dict holds at most `HELD`,
         then forgets all."""
 
@@ -271,11 +275,16 @@ class BatchCounting:
         of one judged before, is counted as that one was and gets its cells,
         without judging it again (`take_alike` of each step), nor making it
         as merged: an inventory's million new rows are a few thousand kinds.
+        Where the texts do not repeat (every entry its own lastmod), kinds do
+        not either, and the rows are judged each by itself (`_repeating`).
         """
         texts = alike.texts if alike is not None else {}
+        if alike is not None and texts and not self._repeating(texts.values()):
+            rows = [(key, alike.merged(row, texts[key]) if key in texts else row) for key, row in rows]
+            texts = {}
         each = [(key, row) for key, row in rows if key not in texts] if texts else rows
         puts = self._take_each(each) if each else []
-        if alike is not None:
+        if alike is not None and texts:
             for key, row in rows:
                 text = texts.get(key)
                 if text is not None:
@@ -283,6 +292,29 @@ class BatchCounting:
                     if cells:
                         puts.append((key, cells))
         return puts
+
+    def _repeating(self, texts: Iterable[str]) -> bool:
+        """Do the inlink texts of alike rows repeat enough for judging them by kind to pay? Counts this chunk's.
+
+        A kind judged for the first time costs about twice a row judged by
+        itself; a kind met again a fifth of it. Yes while fewer than
+        `REPEATS_SEEN` rows were seen or a quarter of them repeat a text seen
+        before (the counts halve past that, so a batch whose sitemaps change
+        shape is followed). Cost: a set lookup per row.
+        """
+        seen = self._texts_seen
+        for text in texts:
+            self._texts_counted += 1
+            if text in seen:
+                self._texts_repeated += 1
+            else:
+                if len(seen) >= self.HELD:
+                    seen.clear()
+                seen.add(text)
+        counted, repeated = self._texts_counted, self._texts_repeated
+        if counted >= 4 * self.REPEATS_SEEN:
+            self._texts_counted, self._texts_repeated = counted // 2, repeated // 2
+        return counted < self.REPEATS_SEEN or 4 * repeated >= counted
 
     def _take_each(self, rows: list[tuple[bytes, WebPage]]) -> list[tuple[bytes, dict[bytes, bytes]]]:
         """Judge every row of `rows` by itself; the cells to put on them, one put per row."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -34,7 +35,11 @@ FIELDS = list(dict.fromkeys([*MERGE_FIELDS, *BatchCounting.FIELDS]))
 TEXTS.append(format_inlink(Inlink(InlinkKind.INDEX, 1, 0, BATCH, lastmod=datetime(2026, 2, 1, tzinfo=UTC))))
 
 
-def counted(rows: list[tuple[str, str, str]], quality: bool, alike: bool) -> dict[str, object]:
+judged_alike = [0]
+"""How many rows the last `counted` judged by kind (a test's view of a private choice)."""
+
+
+def counted(rows: list[tuple[str, str, str]], quality: bool, alike: bool, repeats_seen: int = 5) -> dict[str, object]:
     """Merge rows as read (one inlink each: text, sitemap, URL) as updatedb does, 7 to a chunk, and count
     them as read, said to be merged alike, or as merged, judged one by one; what the counting did."""
     store = MemoryStore()
@@ -42,6 +47,15 @@ def counted(rows: list[tuple[str, str, str]], quality: bool, alike: bool) -> dic
                                            quality_state=QualityState.DEMOTED)))
     counting = BatchCounting(store, RULES, BATCH, NOW, quality=quality)  # type: ignore[arg-type]
     counting.HELD = 3  # kinds forgotten and judged anew, as past a sitemap's few thousand
+    counting.REPEATS_SEEN = repeats_seen  # whether texts repeat is judged after this many rows
+    judged_alike[0] = 0
+    by_kind = counting._take_alike
+
+    def take_alike(*args: Any) -> dict[bytes, bytes]:
+        judged_alike[0] += 1
+        return by_kind(*args)
+
+    counting._take_alike = take_alike  # type: ignore[method-assign]
     if counting.quality_step is not None:
         counting.quality_step.weights = {}  # no listed records here to assume weights for: each sitemap read
     merger = FirstListings(BATCH, CrawlMode.SITEMAP_ONLY, SchedulePolicy(), NOW)
@@ -89,3 +103,18 @@ def test_rows_merged_alike_count_as_the_same_rows_judged_one_by_one(
     one_by_one = counted(rows, quality, alike=False)
     assert counted(rows, quality, alike=True) == one_by_one
     assert len(one_by_one["puts"]) == len(rows)  # type: ignore[arg-type]
+
+
+def test_rows_whose_texts_do_not_repeat_are_judged_each_by_itself() -> None:
+    """An inventory whose every entry has its own lastmod has no kinds to share: past `REPEATS_SEEN` rows
+    the counting judges them one by one again, and counts what judging each alone gives."""
+    unique = [(format_inlink(Inlink(InlinkKind.SITEMAP, 1, 0, BATCH, priority=0.3,
+                                    lastmod=datetime(2026, 1, 1, 0, minute % 60, minute // 60, tzinfo=UTC))),
+               DEMOTED, f"https://127.0.0.2/p/{minute}.html") for minute in range(60)]
+    one_by_one = counted(unique, quality=True, alike=False)
+    assert counted(unique, quality=True, alike=True, repeats_seen=10) == one_by_one
+    assert judged_alike[0] == 7  # the first chunk (7 rows seen: too few to tell), then none
+    repeating = [(unique[n % 3][0], DEMOTED, f"https://127.0.0.2/q/{n}.html") for n in range(60)]
+    one_by_one = counted(repeating, quality=True, alike=False)
+    assert counted(repeating, quality=True, alike=True, repeats_seen=10) == one_by_one
+    assert judged_alike[0] == 60
