@@ -19,15 +19,17 @@ Figures (one run, ratios: the machine is noisy and shared):
    `python -m sitemapcrawl ... crawl SEED --mode sitemap-only
    --sitemaps-only-docs --delay 0` runs in a subprocess: seconds from
    process start to exit, its peak memory (ru_maxrss of the child), its CPU
-   and, with `--hbase-dir`, the HBase JVMs' CPU. After the floor, the same
-   crawl runs again into tables of its own through `counted_crawl` (which
-   counts the store's writes per table, in the crawl's process: not timed):
-   cells and bytes written per URL by table (figure 1b). The floor: plain
+   and, with `--hbase-dir`, the HBase JVMs' CPU. The floor: plain
    happybase batch puts of the same row keys, each with the 8 cells a
    listed URL needs (status, next fetch, score, depth, radius, priority,
    changefreq, lastmod), into a fresh table
-   of the same HBase, `hbase_batch_size` (1,000) rows a call; run twice, the
-   faster kept (`other floor s`: the other). Targets: at most 2x the floor
+   of the same HBase, `hbase_batch_size` (1,000) rows a call. Crawl and
+   floor run twice, in turn (crawl, floor, crawl, floor, each into fresh
+   tables), the faster of each kept (`other crawl s`, `other floor s`: the
+   others; peak memory the higher of the crawls'). Then the same crawl runs
+   again into tables of its own through `counted_crawl` (which counts the
+   store's writes per table, in the crawl's process: not timed): cells and
+   bytes written per URL by table (figure 1b). Targets: at most 2x the floor
    at 1,000,000 URLs; peak memory under 150 MB and flat. `--crawl-workers W`
    runs the same crawl with `--workers W` (an info line, not the target;
    figure 1b is left out: the worker processes' writes are not counted).
