@@ -340,10 +340,10 @@ class FirstListings:
         self._merged = functools.lru_cache(maxsize=self.HELD)(self._merge_text)
 
     def merge(self, row: WebPage) -> tuple[WebPage | None, dict[bytes, bytes], str | None]:
-        """The row as `merge_row` leaves it (`overlaid`), the cells of the merge (the caller's to change),
-        and None; or, for a row merged as one of its kind, None (`merged` makes it), the cells, and its
-        inlink text (rows of one text leave the merge with the same fields but URL and inlink source: the
-        counting judges them alike)."""
+        """(row as merged, cells of the merge, None), or for a row merged as one of its kind (rows of one
+        inlink text leave the merge with the same fields but URL and inlink source: the counting judges them
+        alike) (None, cells, that text), the row as merged left to `merged`. The cells are the caller's to
+        change."""
         text = _only_inlink(row)
         if text is None:
             update = merge_row(row, self.batch_id, self.mode, self.policy, self.now)
@@ -373,7 +373,7 @@ def _merge_chunk(rows: list[tuple[bytes, WebPage]], batch_id: str, mode: CrawlMo
                  alike: FirstListings) -> list[tuple[bytes, dict[bytes, bytes]]]:
     """The puts that merge one chunk of touched rows, with the counting's cells of each row in its put."""
     puts: dict[bytes, dict[bytes, bytes]] = {}
-    merged: list[tuple[bytes, WebPage]] = []  # the rows as this pass leaves them, for the counting
+    merged: list[tuple[bytes, WebPage]] = []  # the rows as this pass leaves them (alike ones as read): counting
     kinds: dict[bytes, str] = {}  # rows merged alike, given as read: row key -> their inlink text
     for key, row in rows:
         if Mark.MERGE.done(row, batch_id):

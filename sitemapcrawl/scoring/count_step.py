@@ -118,7 +118,7 @@ class CountStep:
                                                               column=_HC.decode())
         self._first_kinds = evidence.KindNumbers()
         """The ledger kinds `take_first` gives (numbers: each row alike looks its kind up)."""
-        self._judged: dict[tuple[bytes, int, bool], FirstCounted] = {}
+        self._judged: evidence.Forgetful[tuple[bytes, int, bool], FirstCounted] = evidence.Forgetful()
 
     def take(self, rows: list[tuple[bytes, WebPage]]) -> list[tuple[bytes, dict[bytes, bytes]]]:
         """Judge one chunk of touched rows again; the `m:hc` puts of those that changed, for the caller
@@ -137,7 +137,7 @@ class CountStep:
         return puts
 
     def _judge(self, key: bytes, row: WebPage, origin: bytes, name: str, tally: Tally,
-               kind: Hashable = None) -> tuple[list[Contribution], bytes | None]:
+               kind: Hashable | None = None) -> tuple[list[Contribution], bytes | None]:
         """Judge one row again; its lines, and its `m:hc` cell when it changed (None: unchanged). `kind`: its
         ledger kind when judged for the first time (default: its tally's key)."""
         if row.is_sitemap:
@@ -164,10 +164,8 @@ class CountStep:
         shape = (origin, kind, bool(row.is_sitemap))
         judged = self._judged.get(shape)  # shared by the rows of a kind and origin: memory, not time
         if judged is None:
-            if len(self._judged) >= evidence.KIND_NUMBERS_HELD:
-                self._judged.clear()
-            judged = self._judged[shape] = FirstCounted(origin, name, tally, kind, bool(row.is_sitemap),
-                                                        _lists_noted(lines))
+            judged = self._judged.keep(shape, FirstCounted(origin, name, tally, kind, bool(row.is_sitemap),
+                                                           _lists_noted(lines)))
         return ({_HC: cell} if cell is not None else {}), judged
 
     def take_alike(self, key: bytes, url: str, judged: FirstCounted) -> None:
@@ -248,15 +246,17 @@ class BatchCounting:
         self.quality_step = QualityStep(store, rules, batch_id, now, unreadable, split) if quality else None
         self.count_step = CountStep(store, batch_id, unreadable)
         self.first_listing = firstlisting.FirstListing(batch_id, quality=quality)
-        self._kinds: dict[str, _TextKind] = {}
+        self._kinds: evidence.Forgetful[str, _TextKind] = evidence.Forgetful(self.HELD)
         """Inlink text -> the counted kind of the rows merged from it alone (`_counted_kind`), numbered."""
         self._counted_kinds = evidence.KindNumbers(self.HELD)
-        self._judged: dict[tuple[int, str, bytes], _FirstJudged] = {}
-        self._puts: dict[tuple[tuple[bytes, bytes], ...], dict[bytes, bytes]] = {}
-        self._texts_seen: set[str] = set()
+        self._judged: evidence.Forgetful[tuple[int, str, bytes], _FirstJudged] = evidence.Forgetful(self.HELD)
+        """(counted kind, sitemap, origin) -> how its first row was judged."""
+        self._puts: evidence.Forgetful[tuple[tuple[bytes, bytes], ...], dict[bytes, bytes]] = evidence.Forgetful(
+            self.HELD)
+        """The puts of kinds judged, each once (many kinds give the same `s:fl`)."""
+        self._texts_seen: evidence.Forgetful[str, bool] = evidence.Forgetful(self.HELD)
         self._texts_counted = self._texts_repeated = 0
-        """(counted kind, sitemap, origin) -> how its first row was judged. Each dict holds at most `HELD`,
-        then forgets all."""
+        """Alike rows counted by `_repeating`, and those of them whose text it had seen."""
 
     def held(self, rows: list[tuple[bytes, WebPage]]) -> list[tuple[bytes, WebPage]]:
         """`rows` as read, with the ledger lines their `s:fl` stands for (`scoring.firstlisting`): call it on
@@ -296,8 +296,10 @@ class BatchCounting:
     def _repeating(self, texts: Iterable[str]) -> bool:
         """Do the inlink texts of alike rows repeat enough for judging them by kind to pay? Counts this chunk's.
 
-        A kind judged for the first time costs about twice a row judged by
-        itself; a kind met again a fifth of it. Yes while fewer than
+        A kind judged for the first time costs about 1.5 times a row judged
+        by itself, a kind met again a quarter of it (in-process timings of
+        30,000 rows; benchmarks/results/2026-12-03-inventory-counting-alike.md).
+        Yes while fewer than
         `REPEATS_SEEN` rows were seen or a quarter of them repeat a text seen
         before (the counts halve past that, so a batch whose sitemaps change
         shape is followed). Cost: a set lookup per row.
@@ -308,9 +310,7 @@ class BatchCounting:
             if text in seen:
                 self._texts_repeated += 1
             else:
-                if len(seen) >= self.HELD:
-                    seen.clear()
-                seen.add(text)
+                seen.keep(text, True)
         counted, repeated = self._texts_counted, self._texts_repeated
         if counted >= 4 * self.REPEATS_SEEN:
             self._texts_counted, self._texts_repeated = counted // 2, repeated // 2
@@ -326,27 +326,24 @@ class BatchCounting:
         """The cells of a row as read, merged from its one inlink `text` (see `take`): judged by each step
         when its kind, sitemap and origin are new here, else counted as the first such row was."""
         source = next(iter(row.inlinks or {}), "")
+        after = None  # the row as merged: made only for a text or kind met for the first time
         kind = self._kinds.get(text)
         if kind is None:
-            if len(self._kinds) >= self.HELD:
-                self._kinds.clear()
             after = merged(row, text)
-            kind = self._kinds[text] = _TextKind(self._counted_kinds.of(_counted_kind(after, text)), after.priority,
-                                                 sitemap_priority(after))
+            kind = self._kinds.keep(text, _TextKind(self._counted_kinds.of(_counted_kind(after, text)),
+                                                    after.priority, sitemap_priority(after)))
         judged_key = (kind.number, source, origin_of_key(key))
         judged = self._judged.get(judged_key)
         quality = self.quality_step
         if judged is None:
-            if len(self._judged) >= self.HELD:
-                self._judged.clear()
-                self._puts.clear()
-            after = merged(row, text)
+            after = after or merged(row, text)
             cells, first = quality.take_first(key, after) if quality is not None else ({}, None)
             counted_cells, counted = self.count_step.take_first(key, after)
             settled = self.first_listing.settle([(key, after)], [(key, {**cells, **counted_cells})])
             put = settled[0][1] if settled else {}
-            put = self._puts.setdefault(tuple(sorted(put.items())), put)  # shared: a few per sitemap
-            judged = self._judged[judged_key] = _FirstJudged(put, first, counted)
+            cells_key = tuple(sorted(put.items()))
+            put = self._puts.get(cells_key) or self._puts.keep(cells_key, put)  # one dict for equal puts
+            judged = self._judged.keep(judged_key, _FirstJudged(put, first, counted))
         else:
             if quality is not None and judged.quality is not None:
                 quality.take_alike(key, judged.quality)

@@ -47,6 +47,35 @@ _DATES = ("lo", "hi", "new")
 _SAME_DATES = "d"
 
 
+KIND_NUMBERS_HELD = 16384
+"""Kinds a step remembers (`Forgetful`, `KindNumbers`) before forgetting them all."""
+
+KeyT = TypeVar("KeyT", bound=Hashable)
+ValueT = TypeVar("ValueT")
+
+
+class Forgetful(dict[KeyT, ValueT]):
+    """A memo of at most `held` entries that forgets them all when full: `get` as a dict's, `keep` to add.
+
+    Why: updatedb's steps remember what they made of each kind of row (an
+    inventory's few thousand), and a batch whose rows are each of its own
+    kind must not hold a million. Forgetting costs making an entry again,
+    never a wrong one, as long as an entry is a function of its key. A dict
+    itself, so a hit costs a dict lookup (once per row on the hot path).
+    """
+
+    def __init__(self, held: int = KIND_NUMBERS_HELD) -> None:
+        super().__init__()
+        self.held = held
+
+    def keep(self, key: KeyT, value: ValueT) -> ValueT:
+        """Remember `value` for `key` (forgetting all first when full); `value`."""
+        if len(self) >= self.held:
+            self.clear()
+        self[key] = value
+        return value
+
+
 @dataclass
 class Tally:
     """Counters (`listed`, `ok`..., `st.<status>`) and the lastmod range of some listed rows."""
@@ -120,10 +149,7 @@ class Tally:
             else:
                 words += [f"{name}={format_time(d)}" for name, d in zip(_DATES, (self.lo, self.hi, self.new),
                                                                           strict=True) if d is not None]
-            text = " ".join(words)
-            if len(_TEXTS) >= _TEXTS_KEPT:
-                _TEXTS.clear()
-            _TEXTS[key] = text
+            text = _TEXTS.keep(key, " ".join(words))
         return text
 
     @classmethod
@@ -144,9 +170,8 @@ class Tally:
 
 
 _RANK = {name: rank for rank, name in enumerate(COUNTS)}
-_TEXTS: dict[tuple[object, ...], str] = {}
-"""`Tally.text` of recent tallies (cleared when full)."""
-_TEXTS_KEPT = 4096
+_TEXTS: Forgetful[tuple[object, ...], str] = Forgetful(4096)
+"""`Tally.text` of recent tallies."""
 
 
 def _order(item: tuple[str, int]) -> tuple[int, str]:
@@ -509,10 +534,6 @@ class Ledger(Generic[SlotT]):
         self._kinds.clear()
 
 
-KIND_NUMBERS_HELD = 16384
-"""Kinds a `KindNumbers` holds (and a step holds what it made of each kind) before forgetting them all."""
-
-
 class KindNumbers:
     """A number for each kind of row met (a hashable value), never given to another kind.
 
@@ -524,18 +545,13 @@ class KindNumbers:
     """
 
     def __init__(self, held: int = KIND_NUMBERS_HELD) -> None:
-        self._held = held
-        self._numbers: dict[Hashable, int] = {}
+        self._numbers: Forgetful[Hashable, int] = Forgetful(held)
         self._next = itertools.count()
 
     def of(self, kind: Hashable) -> int:
         """The number of `kind`."""
         number = self._numbers.get(kind)
-        if number is None:
-            if len(self._numbers) >= self._held:
-                self._numbers.clear()
-            number = self._numbers[kind] = next(self._next)
-        return number
+        return self._numbers.keep(kind, next(self._next)) if number is None else number
 
 
 @dataclass

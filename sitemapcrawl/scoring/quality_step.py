@@ -250,13 +250,18 @@ def _reweigh_row(key: bytes, row: WebPage, links: list[tuple[str, Inlink]], weig
                  puts: list[tuple[bytes, dict[bytes, bytes]]]) -> None:
     listings = tuple([(link.priority, weights.get(source, 1.0)) for source, link in links
                       if link.kind is InlinkKind.SITEMAP])
-    if not listings:
-        return
-    value, cell = _weighted_cell(listings)
-    # Only where it changes what generate ranks by: a URL whose sitemaps all weigh 1 (every URL of a first
-    # inventory) ranks by its `s:pr` as it is, so it needs no `s:wp` (a cell fewer per listed URL).
-    if value != sitemap_priority(row):
+    cell = _weighted_put(listings, sitemap_priority(row)) if listings else None
+    if cell is not None:
         puts.append((key, {_WP: cell}))
+
+
+def _weighted_put(listings: tuple[tuple[float | None, float], ...], ranked_by: float) -> bytes | None:
+    """The `s:wp` cell of a row of these listings (priority, sitemap weight) that ranks by `ranked_by` as it
+    is (`rank.sitemap_priority`), or None. Only where it changes what generate ranks by: a URL whose
+    sitemaps all weigh 1 (every URL of a first inventory) ranks by its `s:pr` as it is, so it needs no
+    `s:wp` (a cell fewer per listed URL)."""
+    value, cell = _weighted_cell(listings)
+    return None if value == ranked_by else cell
 
 
 @functools.lru_cache(maxsize=4096)
@@ -375,7 +380,7 @@ class QualityStep:
         sitemaps parsed in the batch (`assumed`), as stored for the others (read as met)."""
         self.assumed: dict[str, float] = {}
         self._first_kinds = evidence.KindNumbers()  # numbered: each row alike looks its kind up
-        self._judged: dict[tuple[int, int, bool, bool], FirstJudged] = {}
+        self._judged: evidence.Forgetful[tuple[int, int, bool, bool], FirstJudged] = evidence.Forgetful()
         self.ledger: evidence.Ledger[int] = evidence.Ledger(
             batch_id, lambda text: _encode_qc(text or ("",)), self._add_deltas, step="quality", column=_QC.decode())
 
@@ -457,11 +462,9 @@ class QualityStep:
                  any(link.kind is InlinkKind.SITEMAP for _source, link in links), bool(row.is_sitemap))
         judged = self._judged.get(shape)  # shared by the rows of a kind and bucket: memory, not time
         if judged is None:
-            if len(self._judged) >= evidence.KIND_NUMBERS_HELD:
-                self._judged.clear()
             bucket, kind, listed, is_sitemap = shape
-            judged = self._judged[shape] = FirstJudged(bucket, kind, _current(row, links, self.now) if links else None,
-                                                       listed, is_sitemap)
+            judged = self._judged.keep(shape, FirstJudged(bucket, kind, _current(row, links, self.now) if links
+                                                          else None, listed, is_sitemap))
         return self.take_alike(key, judged), judged
 
     def take_alike(self, key: bytes, judged: FirstJudged) -> dict[bytes, bytes]:
@@ -472,6 +475,7 @@ class QualityStep:
             self.touched_sitemaps.add(key)
         if judged.current is None:
             return {}
+        # `dict` makes the kind's `current` again if the ledger forgot the kind.
         lines, cell = self.ledger.lines(judged.bucket, judged.kind, dict, judged.current)
         return {_QC: cell} if lines else {}
 
@@ -479,8 +483,8 @@ class QualityStep:
                  judged: FirstJudged) -> dict[bytes, bytes]:
         """The `s:wp` cell `take` gives a row `source` alone lists, judged as `judged`, of this `s:pr`, ranked
         by `ranked_by` (`rank.sitemap_priority`) as it is: none if that stays."""
-        value, cell = _weighted_cell(((priority, (self.weights or {}).get(source, 1.0)),))
-        if not judged.listed or value == ranked_by:
+        cell = _weighted_put(((priority, (self.weights or {}).get(source, 1.0)),), ranked_by) if judged.listed else None
+        if cell is None:
             return {}
         self.counts.reweighted += 1
         return {_WP: cell}

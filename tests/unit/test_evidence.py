@@ -305,3 +305,13 @@ def test_a_tally_times_n_adds_as_n_tallies() -> None:
     at_once.add(one.times(5))
     assert at_once == by_hand and at_once.counts["listed"] == 5 and at_once.lo == one.lo
     assert one.key() == contribution(one.lo, FetchStatus.FETCHED, None, None, None, NOW).key()
+
+
+def test_a_forgetful_memo_forgets_all_when_full_and_kind_numbers_are_never_given_twice() -> None:
+    memo: evidence.Forgetful[str, int] = evidence.Forgetful(2)
+    assert memo.keep("a", 1) == 1 and memo.keep("b", 2) == 2 and memo.get("a") == 1
+    assert memo.keep("c", 3) == 3 and dict(memo) == {"c": 3}  # full: all forgotten, then kept
+    numbers = evidence.KindNumbers(2)
+    first = [numbers.of(kind) for kind in ("x", "y", "x")]
+    assert first == [0, 1, 0]
+    assert numbers.of("z") == 2 and numbers.of("x") == 3  # forgotten kinds get new numbers, never old ones
