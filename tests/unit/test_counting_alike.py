@@ -35,24 +35,23 @@ FIELDS = list(dict.fromkeys([*MERGE_FIELDS, *BatchCounting.FIELDS]))
 TEXTS.append(format_inlink(Inlink(InlinkKind.INDEX, 1, 0, BATCH, lastmod=datetime(2026, 2, 1, tzinfo=UTC))))
 
 
-judged_alike = [0]
-"""How many rows the last `counted` judged by kind (a test's view of a private choice)."""
-
-
-def counted(rows: list[tuple[str, str, str]], quality: bool, alike: bool, repeats_seen: int = 5) -> dict[str, object]:
+def counted(rows: list[tuple[str, str, str]], quality: bool, alike: bool,
+            repeats_seen: int = 5) -> tuple[dict[str, object], int]:
     """Merge rows as read (one inlink each: text, sitemap, URL) as updatedb does, 7 to a chunk, and count
-    them as read, said to be merged alike, or as merged, judged one by one; what the counting did."""
+    them as read, said to be merged alike, or as merged, judged one by one; what the counting did, and how
+    many rows it took by kind (its private `_take_alike`, watched: the choice is the counting's own)."""
     store = MemoryStore()
     store.put_page(DEMOTED, encode(WebPage(DEMOTED, is_sitemap=True, quality=0.2,
                                            quality_state=QualityState.DEMOTED)))
     counting = BatchCounting(store, RULES, BATCH, NOW, quality=quality)  # type: ignore[arg-type]
     counting.HELD = 3  # kinds forgotten and judged anew, as past a sitemap's few thousand
     counting.REPEATS_SEEN = repeats_seen  # whether texts repeat is judged after this many rows
-    judged_alike[0] = 0
     by_kind = counting._take_alike
+    taken_by_kind = 0
 
     def take_alike(*args: Any) -> dict[bytes, bytes]:
-        judged_alike[0] += 1
+        nonlocal taken_by_kind
+        taken_by_kind += 1
         return by_kind(*args)
 
     counting._take_alike = take_alike  # type: ignore[method-assign]
@@ -88,7 +87,7 @@ def counted(rows: list[tuple[str, str, str]], quality: bool, alike: bool, repeat
         done |= {"quality": q.counts, "touched": q.touched_sitemaps,
                  "evidence": {s: {b: {p: t.key() for p, t in groups.items()} for b, groups in by_bucket.items()}
                               for s, by_bucket in q.deltas.items()}}
-    return done
+    return done, taken_by_kind
 
 
 @settings(max_examples=150, deadline=None)
@@ -100,8 +99,8 @@ def test_rows_merged_alike_count_as_the_same_rows_judged_one_by_one(
     """Cells, evidence, row counts, audit samples and summaries are what judging every row alone gives,
     whatever the mix of kinds, sitemaps, origins (http and https) and chunks, and when kinds are forgotten."""
     rows = [(text, sitemap, f"{origin}/p/{number}.html") for number, (text, sitemap, origin) in enumerate(listed)]
-    one_by_one = counted(rows, quality, alike=False)
-    assert counted(rows, quality, alike=True) == one_by_one
+    one_by_one, _none = counted(rows, quality, alike=False)
+    assert counted(rows, quality, alike=True)[0] == one_by_one
     assert len(one_by_one["puts"]) == len(rows)  # type: ignore[arg-type]
 
 
@@ -111,10 +110,12 @@ def test_rows_whose_texts_do_not_repeat_are_judged_each_by_itself() -> None:
     unique = [(format_inlink(Inlink(InlinkKind.SITEMAP, 1, 0, BATCH, priority=0.3,
                                     lastmod=datetime(2026, 1, 1, 0, minute % 60, minute // 60, tzinfo=UTC))),
                DEMOTED, f"https://127.0.0.2/p/{minute}.html") for minute in range(60)]
-    one_by_one = counted(unique, quality=True, alike=False)
-    assert counted(unique, quality=True, alike=True, repeats_seen=10) == one_by_one
-    assert judged_alike[0] == 7  # the first chunk (7 rows seen: too few to tell), then none
+    one_by_one, _none = counted(unique, quality=True, alike=False)
+    done, by_kind = counted(unique, quality=True, alike=True, repeats_seen=10)
+    assert done == one_by_one
+    assert by_kind == 7  # the first chunk (7 rows seen: too few to tell), then none
     repeating = [(unique[n % 3][0], DEMOTED, f"https://127.0.0.2/q/{n}.html") for n in range(60)]
-    one_by_one = counted(repeating, quality=True, alike=False)
-    assert counted(repeating, quality=True, alike=True, repeats_seen=10) == one_by_one
-    assert judged_alike[0] == 60
+    one_by_one, _none = counted(repeating, quality=True, alike=False)
+    done, by_kind = counted(repeating, quality=True, alike=True, repeats_seen=10)
+    assert done == one_by_one
+    assert by_kind == 60
