@@ -29,7 +29,10 @@ Figures (one run, ratios: the machine is noisy and shared):
    others; peak memory the higher of the crawls'). Then the same crawl runs
    again into tables of its own through `counted_crawl` (which counts the
    store's writes per table, in the crawl's process: not timed): cells and
-   bytes written per URL by table (figure 1b). Targets: at most 2x the floor
+   bytes written per URL by table (figure 1b). With `--hbase-dir`, figure 1c
+   splits the HBase CPU of the kept crawl and floor by what the JVM threads
+   do (compactions, flushes, WAL, RPC, JIT, GC, the Thrift gateway; names
+   from `jcmd Thread.print`). Targets: at most 2x the floor
    at 1,000,000 URLs; peak memory under 150 MB and flat. `--crawl-workers W`
    runs the same crawl with `--workers W` (an info line, not the target;
    figure 1b is left out: the worker processes' writes are not counted).

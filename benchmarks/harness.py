@@ -19,7 +19,9 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import resource
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -204,8 +206,6 @@ class Cluster:
             raise SystemExit(f"{self.name}: the cluster did not start:\n{done.stderr[-3000:]}")
 
     def stop(self) -> None:
-        import shutil
-
         self.local("stop", "--wipe")
         shutil.rmtree(self.home, ignore_errors=True)
 
@@ -235,6 +235,71 @@ def hbase_cpu_seconds(home: Path) -> float:
             continue
         total += (int(fields[11]) + int(fields[12])) / tick
     return total
+
+
+#: What an HBase JVM thread does, by its name (first match; the Thrift JVM's own threads are "thrift").
+HBASE_ACTIVITIES = (
+    ("compactions", re.compile(r"Compactions")),
+    ("flushes", re.compile(r"MemStoreFlusher")),
+    ("WAL", re.compile(r"append-pool|^sync\.|AsyncFSWAL|WAL")),
+    ("RPC", re.compile(r"RpcServer|RS-EventLoopGroup")),
+    ("JIT", re.compile(r"Compiler")),
+    ("GC", re.compile(r"GC Thread|G1 |VM Thread")),
+)
+
+
+def _thread_names(pid: int) -> dict[int, str]:
+    """Thread id -> Java thread name of a JVM, from `jcmd PID Thread.print` (its `nid=0x...`); empty when jcmd
+    is not there or fails (the kernel's 15-character names are used then)."""
+    jcmd = shutil.which("jcmd") or str(Path(os.path.realpath(shutil.which("java") or "java")).with_name("jcmd"))
+    try:
+        text = subprocess.run([jcmd, str(pid), "Thread.print"], capture_output=True, text=True, timeout=30).stdout
+    except (OSError, subprocess.SubprocessError):
+        return {}
+    return {int(nid, 16): name for name, nid in re.findall(r'^"([^"]*)".*? nid=0x([0-9a-f]+) ', text, re.M)}
+
+
+def hbase_cpu_by_thread(home: Path) -> dict[tuple[str, int], tuple[str, float]]:
+    """(process, thread id) -> (thread name, utime + stime so far) of every live thread of the HBase JVMs in
+    `home` (run/*.pid); the process's total under (process, 0), named "", so a difference of two of these
+    counts the CPU of threads that ended between them too (`hbase_cpu_by_activity`)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    found: dict[tuple[str, int], tuple[str, float]] = {}
+    for path in (home / "run").glob("*.pid"):
+        pid = int(path.read_text().strip())
+        names = _thread_names(pid)
+        try:
+            tasks = list(Path(f"/proc/{pid}/task").iterdir())
+            stat = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        found[path.stem, 0] = ("", (int(stat[11]) + int(stat[12])) / tick)
+        for task in tasks:
+            try:
+                fields = (task / "stat").read_text().rsplit(")", 1)[1].split()
+                name = names.get(int(task.name)) or (task / "comm").read_text().strip()
+            except OSError:
+                continue
+            found[path.stem, int(task.name)] = (name, (int(fields[11]) + int(fields[12])) / tick)
+    return found
+
+
+def hbase_cpu_by_activity(before: dict[tuple[str, int], tuple[str, float]],
+                          after: dict[tuple[str, int], tuple[str, float]]) -> dict[str, float]:
+    """CPU seconds of the HBase JVMs between two `hbase_cpu_by_thread` snapshots, by `HBASE_ACTIVITIES`; the
+    Thrift JVM's other threads are "thrift", the rest (threads that ended between, others) "other"."""
+    spent: dict[str, float] = {name: 0.0 for name, _ in HBASE_ACTIVITIES}
+    spent["thrift"] = spent["other"] = 0.0
+    for (process, tid), (name, seconds) in after.items():
+        if tid == 0:
+            continue
+        used = seconds - before.get((process, tid), (name, 0.0))[1]
+        activity = next((label for label, pattern in HBASE_ACTIVITIES if pattern.search(name)),
+                        "thrift" if process == "thrift" else "other")
+        spent[activity] += used
+    total = sum(after[key][1] - before.get(key, ("", 0.0))[1] for key in after if key[1] == 0)
+    spent["other"] += total - sum(spent.values())
+    return spent
 
 
 # --------------------------------------------------------------- processes --

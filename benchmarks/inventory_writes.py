@@ -32,7 +32,17 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from harness import AGENT, Run, connect, hbase_cpu_seconds, plain_puts, run_timed, target_line, with_retries
+from harness import (
+    AGENT,
+    Run,
+    connect,
+    hbase_cpu_by_activity,
+    hbase_cpu_by_thread,
+    plain_puts,
+    run_timed,
+    target_line,
+    with_retries,
+)
 
 URLS_PER_SITEMAP = 50_000
 #: The distinct lastmods (days) the entries spread over.
@@ -180,10 +190,13 @@ class Inventory:
     """The counted crawl's time, its writes counted (None: not run, with `--workers`)."""
     slower_seconds: float = 0.0
     """The other of the two timed crawls (`run` is the faster)."""
+    hbase_activity: dict[str, float] | None = None
+    """HBase CPU seconds of the kept crawl by what its threads do (`harness.hbase_cpu_by_activity`)."""
+    floor_hbase_activity: dict[str, float] | None = None
 
 
-def _hbase_cpu(home: Path | None) -> float:
-    return hbase_cpu_seconds(home) if home is not None else 0.0
+def _hbase_threads(home: Path | None) -> dict[tuple[str, int], tuple[str, float]]:
+    return hbase_cpu_by_thread(home) if home is not None else {}
 
 
 def put_floor(hbase: str, model: str, name: str, rows: tuple[list[bytes], list[int], list[dict[bytes, bytes]]],
@@ -232,18 +245,18 @@ def inventory(base_prefix: str, hbase: str, n_urls: int, timeout: float, hbase_d
 
         floor = floor_rows(base, n_urls, datetime.now(UTC).replace(microsecond=0))
         model = settings.table_prefix + WEBPAGE_TABLE
-        runs: list[tuple[float, Run, float]] = []
-        floors = []
+        runs: list[tuple[float, Run, dict[str, float]]] = []
+        floors: list[tuple[float, dict[str, float]]] = []
         for turn, prefix in (("a", settings.table_prefix), ("b", f"{base_prefix}inv{n_urls}b_")):
-            cpu_before = _hbase_cpu(hbase_dir)
+            threads = _hbase_threads(hbase_dir)
             run = run_timed([sys.executable, "-m", "sitemapcrawl", *crawl(prefix)], timeout=timeout)
-            runs.append((run.seconds, run, _hbase_cpu(hbase_dir) - cpu_before))
+            runs.append((run.seconds, run, hbase_cpu_by_activity(threads, _hbase_threads(hbase_dir))))
             name = f"{base_prefix}floor{n_urls}{turn}"
-            cpu_before = _hbase_cpu(hbase_dir)
+            threads = _hbase_threads(hbase_dir)
             seconds = with_retries("put floor", lambda name=name: put_floor(hbase, model, name, floor,
                                                                               settings.hbase_batch_size))
-            floors.append((seconds, _hbase_cpu(hbase_dir) - cpu_before))
-        (_seconds, run, hbase_cpu), (slower_seconds, slower, _slower_cpu) = sorted(runs, key=lambda r: r[0])
+            floors.append((seconds, hbase_cpu_by_activity(threads, _hbase_threads(hbase_dir))))
+        (_seconds, run, activity), (slower_seconds, slower, _slower) = sorted(runs, key=lambda r: r[0])
         run = run._replace(peak_mb=max(run.peak_mb, slower.peak_mb))  # the memory target holds for both
         writes: dict[str, dict[str, int]] = {}
         counted_seconds = None
@@ -263,10 +276,11 @@ def inventory(base_prefix: str, hbase: str, n_urls: int, timeout: float, hbase_d
     keys, which, cells = floor
     floor_bytes = sum(len(key) for key in keys) * FLOOR_CELLS + sum(
         sum(map(len, cells[k])) + sum(map(len, cells[k].values())) for k in which)
-    (fast, fast_cpu), (slow, _slow_cpu) = sorted(floors)
+    (fast, floor_activity), (slow, _slow) = sorted(floors, key=lambda f: f[0])
     return Inventory(n_urls, run, stages, settings.hbase_batch_size, fast, slow, floor_bytes, entries, merged,
-                     writes, hbase_cpu if hbase_dir else None, fast_cpu if hbase_dir else None, workers,
-                     counted_seconds, slower_seconds)
+                     writes, sum(activity.values()) if hbase_dir else None,
+                     sum(floor_activity.values()) if hbase_dir else None, workers, counted_seconds, slower_seconds,
+                     activity if hbase_dir else None, floor_activity if hbase_dir else None)
 
 
 def report_inventory(results: list[Inventory]) -> list[str]:
@@ -317,7 +331,25 @@ def report_inventory(results: list[Inventory]) -> list[str]:
         out.append(_per_url_line("floor", {"put_rows": r.urls, "put_cells": r.urls * FLOOR_CELLS,
                                            "put_bytes": r.floor_bytes,
                                            "put_calls": -(-r.urls // r.rows)}, r.urls))
+    for r in results:
+        if r.hbase_activity is not None and r.floor_hbase_activity is not None:
+            out += ["", *_activity_lines(r.urls, r.hbase_activity, r.floor_hbase_activity)]
     return out
+
+
+def _activity_lines(urls: int, crawl: dict[str, float], floor: dict[str, float]) -> list[str]:
+    """Figure 1c: the HBase CPU of the kept crawl and the kept floor by what the threads do."""
+    lines = [f"figure 1c: HBase CPU by what its threads do, N={urls:,}, the kept crawl against the kept floor "
+             "(compactions and flushes follow the bytes stored, RPC and WAL the calls and cells, JIT is the JVMs "
+             "compiling code paths met for the first time, thrift the gateway's own threads, other the rest and "
+             "threads that ended)",
+             f"{'activity':<12} {'crawl s':>8} {'floor s':>8} {'x floor':>7}"]
+    for name in [*crawl, "all"]:
+        mine = sum(crawl.values()) if name == "all" else crawl[name]
+        theirs = sum(floor.values()) if name == "all" else floor.get(name, 0.0)
+        ratio = f"{mine / theirs:>7.2f}" if theirs >= 0.5 else f"{'-':>7}"
+        lines.append(f"{name:<12} {mine:>8.1f} {theirs:>8.1f} {ratio}")
+    return lines
 
 
 def _per_url_line(table: str, figures: dict[str, int], urls: int) -> str:
