@@ -23,7 +23,8 @@ Figures (one run, ratios: the machine is noisy and shared):
    happybase batch puts of the same row keys, each with the 8 cells a
    listed URL needs (status, next fetch, score, depth, radius, priority,
    changefreq, lastmod), into a fresh table
-   of the same HBase, `hbase_batch_size` (1,000) rows a call. Crawl and
+   of the same HBase, `hbase_batch_size` (1,000) rows a call (its client's
+   CPU and HBase's printed beside the crawl's). Crawl and
    floor run twice, in turn (crawl, floor, crawl, floor, each into fresh
    tables), the faster of each kept (`other crawl s`, `other floor s`: the
    others; peak memory the higher of the crawls'). Then the same crawl runs

@@ -193,6 +193,8 @@ class Inventory:
     hbase_activity: dict[str, float] | None = None
     """HBase CPU seconds of the kept crawl by what its threads do (`harness.hbase_cpu_by_activity`)."""
     floor_hbase_activity: dict[str, float] | None = None
+    floor_client_cpu: float = 0.0
+    """CPU seconds of the kept floor's client (happybase, in this process)."""
 
 
 def _hbase_threads(home: Path | None) -> dict[tuple[str, int], tuple[str, float]]:
@@ -200,18 +202,19 @@ def _hbase_threads(home: Path | None) -> dict[tuple[str, int], tuple[str, float]
 
 
 def put_floor(hbase: str, model: str, name: str, rows: tuple[list[bytes], list[int], list[dict[bytes, bytes]]],
-              batch_rows: int) -> float:
+              batch_rows: int) -> tuple[float, float]:
     """Plain happybase batch puts of the floor's rows into a fresh table `name` with `model`'s families,
-    `batch_rows` rows a call; returns the seconds of the puts."""
+    `batch_rows` rows a call; returns the seconds of the puts and this process's CPU seconds in them (the
+    floor's client, to set beside the crawler's)."""
     keys, which, cells = rows
     connection = connect(hbase)
     try:
         if name.encode() not in connection.tables():
             connection.create_table(name, {family.decode(): {} for family in connection.table(model).families()})
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.process_time()
         plain_puts(connection.table(name), ((keys[i], cells[which[i]]) for i in range(len(keys))),
                    batch_rows * FLOOR_CELLS)
-        return time.perf_counter() - started
+        return time.perf_counter() - started, time.process_time() - cpu
     finally:
         connection.close()
 
@@ -253,9 +256,9 @@ def inventory(base_prefix: str, hbase: str, n_urls: int, timeout: float, hbase_d
             runs.append((run.seconds, run, hbase_cpu_by_activity(threads, _hbase_threads(hbase_dir))))
             name = f"{base_prefix}floor{n_urls}{turn}"
             threads = _hbase_threads(hbase_dir)
-            seconds = with_retries("put floor", lambda name=name: put_floor(hbase, model, name, floor,
-                                                                              settings.hbase_batch_size))
-            floors.append((seconds, hbase_cpu_by_activity(threads, _hbase_threads(hbase_dir))))
+            seconds, client_cpu = with_retries("put floor", lambda name=name: put_floor(
+                hbase, model, name, floor, settings.hbase_batch_size))
+            floors.append((seconds, client_cpu, hbase_cpu_by_activity(threads, _hbase_threads(hbase_dir))))
         (_seconds, run, activity), (slower_seconds, slower, _slower) = sorted(runs, key=lambda r: r[0])
         run = run._replace(peak_mb=max(run.peak_mb, slower.peak_mb))  # the memory target holds for both
         writes: dict[str, dict[str, int]] = {}
@@ -276,11 +279,11 @@ def inventory(base_prefix: str, hbase: str, n_urls: int, timeout: float, hbase_d
     keys, which, cells = floor
     floor_bytes = sum(len(key) for key in keys) * FLOOR_CELLS + sum(
         sum(map(len, cells[k])) + sum(map(len, cells[k].values())) for k in which)
-    (fast, floor_activity), (slow, _slow) = sorted(floors, key=lambda f: f[0])
+    (fast, floor_cpu, floor_activity), (slow, _slow_cpu, _slow) = sorted(floors, key=lambda f: f[0])
     return Inventory(n_urls, run, stages, settings.hbase_batch_size, fast, slow, floor_bytes, entries, merged,
                      writes, sum(activity.values()) if hbase_dir else None,
                      sum(floor_activity.values()) if hbase_dir else None, workers, counted_seconds, slower_seconds,
-                     activity if hbase_dir else None, floor_activity if hbase_dir else None)
+                     activity if hbase_dir else None, floor_activity if hbase_dir else None, floor_cpu)
 
 
 def report_inventory(results: list[Inventory]) -> list[str]:
@@ -289,7 +292,8 @@ def report_inventory(results: list[Inventory]) -> list[str]:
            " (whole process) against plain happybase puts of the 8 cells of each URL, same row keys",
            f"{'URLs':>10} {'crawl s':>8} {'floor s':>8} {'x floor':>7} {'other crawl s':>13} {'other floor s':>13} "
            f"{'peak MB':>8} "
-           f"{'crawler CPU s':>13} {'HBase CPU s':>11} {'floor HBase CPU s':>17}  per stage (s)"]
+           f"{'crawler CPU s':>13} {'HBase CPU s':>11} {'floor client CPU s':>18} {'floor HBase CPU s':>17}"
+           "  per stage (s)"]
     for r in results:
         stages = ", ".join(f"{k} {v:.1f}" for k, v in r.stages.items())
         hbase = f"{r.hbase_cpu:>11.0f}" if r.hbase_cpu is not None else f"{'-':>11}"
@@ -297,7 +301,7 @@ def report_inventory(results: list[Inventory]) -> list[str]:
         out.append(f"{r.urls:>10,} {r.run.seconds:>8.1f} {r.floor_seconds:>8.1f} "
                    f"{r.run.seconds / r.floor_seconds:>7.2f} {r.slower_seconds:>13.1f} {r.slower_floor_seconds:>13.1f} "
                    f"{r.run.peak_mb:>8.1f} "
-                   f"{r.run.cpu_seconds:>13.0f} {hbase} {floor_hbase}  {stages}")
+                   f"{r.run.cpu_seconds:>13.0f} {hbase} {r.floor_client_cpu:>18.0f} {floor_hbase}  {stages}")
     for r in results:
         ratio = r.run.seconds / r.floor_seconds
         if r.workers > 1:  # the issue's target is for the command without --workers
