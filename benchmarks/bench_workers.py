@@ -63,6 +63,7 @@ from harness import (
     load_average,
     run_timed,
     source_env,
+    stat_cpu_seconds,
     table_prefix,
     target_line,
 )
@@ -116,14 +117,12 @@ class Run:
 
 def proc_cpu(pids: list[int]) -> float:
     """CPU seconds of these process trees so far: utime + stime + cutime + cstime (/proc/PID/stat)."""
-    tick = os.sysconf("SC_CLK_TCK")
     total = 0.0
     for pid in pids:
         try:
-            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            total += stat_cpu_seconds(Path(f"/proc/{pid}/stat"), children=True)
         except OSError:
             continue
-        total += sum(int(value) for value in fields[11:15]) / tick
     return total
 
 

@@ -223,17 +223,25 @@ class Cluster:
         return hbase_cpu_seconds(self.home)
 
 
+_TICK = os.sysconf("SC_CLK_TCK")
+
+
+def stat_cpu_seconds(stat: Path, children: bool = False) -> float:
+    """utime + stime so far of the process or thread whose /proc `stat` file this is (with `children`, also
+    those of its waited-for children: cutime + cstime). OSError when it is gone."""
+    fields = stat.read_text().rsplit(")", 1)[1].split()  # after the command name, which may hold spaces
+    return sum(int(value) for value in fields[11:15 if children else 13]) / _TICK
+
+
 def hbase_cpu_seconds(home: Path) -> float:
     """utime + stime so far of every process of the `scripts/hbase-local` HBase whose HBASE_LOCAL_DIR is
     `home` (its run/*.pid files, read in /proc/PID/stat); 0 for a folder without live processes."""
-    tick = os.sysconf("SC_CLK_TCK")
     total = 0.0
     for path in (home / "run").glob("*.pid"):
         try:
-            fields = Path(f"/proc/{path.read_text().strip()}/stat").read_text().rsplit(")", 1)[1].split()
+            total += stat_cpu_seconds(Path(f"/proc/{path.read_text().strip()}/stat"))
         except OSError:
             continue
-        total += (int(fields[11]) + int(fields[12])) / tick
     return total
 
 
@@ -263,24 +271,22 @@ def hbase_cpu_by_thread(home: Path) -> dict[tuple[str, int], tuple[str, float]]:
     """(process, thread id) -> (thread name, utime + stime so far) of every live thread of the HBase JVMs in
     `home` (run/*.pid); the process's total under (process, 0), named "", so a difference of two of these
     counts the CPU of threads that ended between them too (`hbase_cpu_by_activity`)."""
-    tick = os.sysconf("SC_CLK_TCK")
     found: dict[tuple[str, int], tuple[str, float]] = {}
     for path in (home / "run").glob("*.pid"):
         pid = int(path.read_text().strip())
         names = _thread_names(pid)
         try:
             tasks = list(Path(f"/proc/{pid}/task").iterdir())
-            stat = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            found[path.stem, 0] = ("", stat_cpu_seconds(Path(f"/proc/{pid}/stat")))
         except OSError:
             continue
-        found[path.stem, 0] = ("", (int(stat[11]) + int(stat[12])) / tick)
         for task in tasks:
             try:
-                fields = (task / "stat").read_text().rsplit(")", 1)[1].split()
+                used = stat_cpu_seconds(task / "stat")
                 name = names.get(int(task.name)) or (task / "comm").read_text().strip()
             except OSError:
                 continue
-            found[path.stem, int(task.name)] = (name, (int(fields[11]) + int(fields[12])) / tick)
+            found[path.stem, int(task.name)] = (name, used)
     return found
 
 
@@ -288,8 +294,7 @@ def hbase_cpu_by_activity(before: dict[tuple[str, int], tuple[str, float]],
                           after: dict[tuple[str, int], tuple[str, float]]) -> dict[str, float]:
     """CPU seconds of the HBase JVMs between two `hbase_cpu_by_thread` snapshots, by `HBASE_ACTIVITIES`; the
     Thrift JVM's other threads are "thrift", the rest (threads that ended between, others) "other"."""
-    spent: dict[str, float] = {name: 0.0 for name, _ in HBASE_ACTIVITIES}
-    spent["thrift"] = spent["other"] = 0.0
+    spent = dict.fromkeys([*(name for name, _ in HBASE_ACTIVITIES), "thrift", "other"], 0.0)
     for (process, tid), (name, seconds) in after.items():
         if tid == 0:
             continue

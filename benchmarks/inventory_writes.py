@@ -181,9 +181,6 @@ class Inventory:
     merged: int
     writes: dict[str, dict[str, int]]
     """Base table -> put_rows, put_cells, put_bytes, put_calls, delete_rows, delete_cells (counted_crawl)."""
-    hbase_cpu: float | None
-    """CPU seconds of the HBase JVMs during the crawl (None: their folder not given)."""
-    floor_hbase_cpu: float | None
     workers: int = 1
     """The crawl's `--workers` (1: none given, the command the issue measures)."""
     counted_seconds: float | None = None
@@ -191,10 +188,20 @@ class Inventory:
     slower_seconds: float = 0.0
     """The other of the two timed crawls (`run` is the faster)."""
     hbase_activity: dict[str, float] | None = None
-    """HBase CPU seconds of the kept crawl by what its threads do (`harness.hbase_cpu_by_activity`)."""
+    """HBase CPU seconds of the kept crawl by what its threads do (`harness.hbase_cpu_by_activity`; None:
+    the HBase folder not given)."""
     floor_hbase_activity: dict[str, float] | None = None
     floor_client_cpu: float = 0.0
     """CPU seconds of the kept floor's client (happybase, in this process)."""
+
+    @property
+    def hbase_cpu(self) -> float | None:
+        """CPU seconds of the HBase JVMs during the kept crawl."""
+        return sum(self.hbase_activity.values()) if self.hbase_activity is not None else None
+
+    @property
+    def floor_hbase_cpu(self) -> float | None:
+        return sum(self.floor_hbase_activity.values()) if self.floor_hbase_activity is not None else None
 
 
 def _hbase_threads(home: Path | None) -> dict[tuple[str, int], tuple[str, float]]:
@@ -281,9 +288,9 @@ def inventory(base_prefix: str, hbase: str, n_urls: int, timeout: float, hbase_d
         sum(map(len, cells[k])) + sum(map(len, cells[k].values())) for k in which)
     (fast, floor_cpu, floor_activity), (slow, _slow_cpu, _slow) = sorted(floors, key=lambda f: f[0])
     return Inventory(n_urls, run, stages, settings.hbase_batch_size, fast, slow, floor_bytes, entries, merged,
-                     writes, sum(activity.values()) if hbase_dir else None,
-                     sum(floor_activity.values()) if hbase_dir else None, workers, counted_seconds, slower_seconds,
-                     activity if hbase_dir else None, floor_activity if hbase_dir else None, floor_cpu)
+                     writes, workers, counted_seconds, slower_seconds,
+                     hbase_activity=activity if hbase_dir else None,
+                     floor_hbase_activity=floor_activity if hbase_dir else None, floor_client_cpu=floor_cpu)
 
 
 def report_inventory(results: list[Inventory]) -> list[str]:

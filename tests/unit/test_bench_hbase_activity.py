@@ -18,29 +18,29 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 
 from harness import hbase_cpu_by_activity  # noqa: E402
 
+#: (process, thread id, name, CPU seconds at the first snapshot (None: not yet born), at the second (None:
+#: ended)); thread id 0 is the process's total.
+THREADS = [
+    ("master", 0, "", 100.0, 160.0),
+    ("master", 11, "RS:0;127.0.0.1:33217-shortCompactions-0", 10.0, 25.0),
+    ("master", 12, "MemStoreFlusher.0", 5.0, 9.0),
+    ("master", 13, "RpcServer.default.FPBQ.Fifo.handler=19,queue=1,port=33217", 20.0, 50.0),
+    ("master", 14, "short-lived", 1.0, None),
+    ("master", 15, "RS:0;127.0.0.1:33217.append-pool-0", None, 2.0),
+    ("thrift", 0, "", 30.0, 45.0),
+    ("thrift", 21, "thrift-worker-1", 4.0, 12.0),
+    ("thrift", 22, "C2 CompilerThread0", 6.0, 9.0),
+    ("thrift", 23, "RPCClient-NioEventLoopGroup-1-1", None, 3.0),
+]
+
+
+def _snapshot(at: int) -> dict[tuple[str, int], tuple[str, float]]:
+    return {(process, tid): (name, seconds[at]) for process, tid, name, *seconds in THREADS
+            if seconds[at] is not None}
+
 
 def test_threads_are_split_by_activity_and_ended_threads_count_as_other() -> None:
-    before = {
-        ("master", 0): ("", 100.0),
-        ("master", 11): ("RS:0;127.0.0.1:33217-shortCompactions-0", 10.0),
-        ("master", 12): ("MemStoreFlusher.0", 5.0),
-        ("master", 13): ("RpcServer.default.FPBQ.Fifo.handler=19,queue=1,port=33217", 20.0),
-        ("master", 14): ("short-lived", 1.0),
-        ("thrift", 0): ("", 30.0),
-        ("thrift", 21): ("thrift-worker-1", 4.0),
-        ("thrift", 22): ("C2 CompilerThread0", 6.0),
-    }
-    after = {
-        ("master", 0): ("", 160.0),
-        ("master", 11): ("RS:0;127.0.0.1:33217-shortCompactions-0", 25.0),
-        ("master", 12): ("MemStoreFlusher.0", 9.0),
-        ("master", 13): ("RpcServer.default.FPBQ.Fifo.handler=19,queue=1,port=33217", 50.0),
-        ("master", 15): ("RS:0;127.0.0.1:33217.append-pool-0", 2.0),
-        ("thrift", 0): ("", 45.0),
-        ("thrift", 21): ("thrift-worker-1", 12.0),
-        ("thrift", 22): ("C2 CompilerThread0", 9.0),
-        ("thrift", 23): ("RPCClient-NioEventLoopGroup-1-1", 3.0),
-    }
+    before, after = _snapshot(0), _snapshot(1)
 
     spent = hbase_cpu_by_activity(before, after)
 
