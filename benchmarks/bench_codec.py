@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
 import sys
 import tempfile
 import time
@@ -43,6 +42,7 @@ from typing import Any
 from harness import (
     REPO,
     add_hbase_option,
+    baseline_tree,
     bench_parser,
     connect,
     dropped_at_end,
@@ -147,14 +147,6 @@ def run_child(source: Path, sizes: list[int]) -> dict[str, dict[str, float]]:
     """The codec steps timed in a fresh process that imports the package from `source`."""
     return run_json([sys.executable, __file__, "--child", ",".join(map(str, sizes))],  # type: ignore[return-value]
                     env=source_env(source), cwd=source)
-
-
-def baseline_tree(ref: str, into: Path) -> Path:
-    """The package as it was at `ref`, extracted into `into`."""
-    archive = subprocess.run(["git", "-C", str(REPO), "archive", ref, "sitemapcrawl"], capture_output=True,
-                             check=True).stdout
-    subprocess.run(["tar", "-x", "-C", str(into)], input=archive, check=True)
-    return into
 
 
 # ------------------------------------------------------------------- HBase --

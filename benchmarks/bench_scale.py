@@ -7,6 +7,7 @@ Run with the local HBase up (Thrift on 127.0.0.1:9090), from the repository root
     .venv/bin/python benchmarks/bench_scale.py --inventory 100000 1000000
     .venv/bin/python benchmarks/bench_scale.py --figures 2 3 --tables 10000 1000000
     .venv/bin/python benchmarks/bench_scale.py --figures 1 --urls 50000         # a quick look
+    .venv/bin/python benchmarks/bench_scale.py --figures 1 --urls 1000000 --against main --hbase-dir DIR ...
     .venv/bin/python benchmarks/bench_scale.py --figures 1 --urls 1000000 --hbase 127.0.0.1:9471 \
         --hbase-dir /work/hbase-NAME     # an HBase of its own: its JVMs' CPU is read too
 
@@ -37,6 +38,12 @@ Figures (one run, ratios: the machine is noisy and shared):
    at 1,000,000 URLs; peak memory under 150 MB and flat. `--crawl-workers W`
    runs the same crawl with `--workers W` (an info line, not the target;
    figure 1b is left out: the worker processes' writes are not counted).
+   With `--against REF` (and `--figures 1`), figure 1d replaces it: the
+   same crawl by this checkout and by commit REF's package (extracted with
+   `git archive`), in turn, `--pairs` (3) times each, the baseline first:
+   crawl, parse and updatedb seconds, crawler and HBase CPU (`--hbase-dir`)
+   and peak memory of each, the means and the ratio of the mean crawl
+   times. For a change under test: commit it, or run from a worktree.
 2. Round cost against the table size. For each size in `--tables`: a fresh
    table filled by direct batch puts with rows shaped as a crawl leaves them
    (fetched pages listed by sitemaps, next fetch in 30 days: not due; one
@@ -88,7 +95,7 @@ from harness import (
     target_line,
     with_retries,
 )
-from inventory_writes import PHASES, Inventory, inventory, report_inventory
+from inventory_writes import PHASES, Inventory, inventory, inventory_pairs, report_inventory, report_pairs
 from thriftpy2.thrift import TException
 
 from sitemapcrawl.config import Settings
@@ -358,11 +365,17 @@ def main() -> None:
     parser.add_argument("--due", type=int, default=100, help="due URLs in the round of figure 2 [default: 100]")
     parser.add_argument("--crawl-workers", type=int, default=1, metavar="W",
                         help="figure 1's crawl with --workers W (an info line: the target is for W=1) [default: 1]")
+    parser.add_argument("--against", metavar="REF", default=None,
+                        help="figure 1d instead of 1: the inventory crawl of this checkout against commit REF's, "
+                             "in turn [default: none]")
+    parser.add_argument("--pairs", type=int, default=3, help="crawls of each version in figure 1d [default: 3]")
     parser.add_argument("--timeout", type=float, default=5_400, help="seconds any one command may take")
     add_hbase_option(parser)
     args = parser.parse_args()
     if not args.hbase.startswith(("127.", "localhost:")):
         parser.error("--hbase must be a loopback address")
+    if args.against is not None and (args.figures != [1] or args.crawl_workers != 1 or args.pairs < 1):
+        parser.error("--against runs figure 1d alone: give --figures 1, no --crawl-workers, --pairs of 1 or more")
     if min(args.inventory) < 1 or min(args.tables) <= args.due or args.due < 2:
         parser.error("sizes must be positive, tables larger than --due, --due at least 2")
     require_hbase(args.hbase)
@@ -373,7 +386,15 @@ def main() -> None:
     inventories: list[Inventory] = []
     costs: list[RoundCost] = []
     try:
-        if 1 in args.figures or 3 in args.figures:
+        if args.against is not None:
+            for n in sorted(args.inventory):
+                print(f"[pairs N={n:,}] load {load_average()}", file=sys.stderr, flush=True)
+                pairs = inventory_pairs(prefix, args.hbase, n, args.timeout, args.hbase_dir, args.against,
+                                        args.pairs)
+                report = report_pairs(pairs, n)
+                print("\n".join(report), file=sys.stderr, flush=True)
+                lines += ["", *report]
+        elif 1 in args.figures or 3 in args.figures:
             for n in sorted(args.inventory):
                 print(f"[inventory N={n:,}] load {load_average()}", file=sys.stderr, flush=True)
                 inventories.append(inventory(prefix, args.hbase, n, args.timeout, args.hbase_dir,

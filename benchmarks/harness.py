@@ -405,6 +405,14 @@ def source_env(source: Path = REPO, base: Mapping[str, str] | None = None) -> di
     return dict(base if base is not None else os.environ, PYTHONPATH=str(source))
 
 
+def baseline_tree(ref: str, into: Path) -> Path:
+    """The package as it was at `ref`, extracted into `into` (`git archive`): a tree `source_env` can run."""
+    archive = subprocess.run(["git", "-C", str(REPO), "archive", ref, "sitemapcrawl"], capture_output=True,
+                             check=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(into)], input=archive, check=True)
+    return into
+
+
 def high_water_mb() -> float:
     """This process's peak resident memory in MB (VmHWM: unlike ru_maxrss, not inherited across fork and exec)."""
     for line in Path("/proc/self/status").read_text().splitlines():

@@ -34,10 +34,12 @@ from pathlib import Path
 
 from harness import (
     AGENT,
+    REPO,
     Run,
     connect,
     hbase_cpu_by_activity,
     hbase_cpu_by_thread,
+    hbase_cpu_seconds,
     plain_puts,
     run_timed,
     target_line,
@@ -208,6 +210,13 @@ def _hbase_threads(home: Path | None) -> dict[tuple[str, int], tuple[str, float]
     return hbase_cpu_by_thread(home) if home is not None else {}
 
 
+def crawl_arguments(hbase: str, prefix: str, seeds: Path, workers: int = 1) -> list[str]:
+    """The `sitemapcrawl` arguments of the inventory crawl the issue measures (`--workers` when above 1)."""
+    return ["--hbase", hbase, "--table-prefix", prefix, "--user-agent", AGENT, "crawl", str(seeds),
+            "--mode", "sitemap-only", "--sitemaps-only-docs", "--delay", "0", "--rounds", "6",
+            *(["--workers", str(workers)] if workers > 1 else [])]
+
+
 def put_floor(hbase: str, model: str, name: str, rows: tuple[list[bytes], list[int], list[dict[bytes, bytes]]],
               batch_rows: int) -> tuple[float, float]:
     """Plain happybase batch puts of the floor's rows into a fresh table `name` with `model`'s families,
@@ -249,9 +258,7 @@ def inventory(base_prefix: str, hbase: str, n_urls: int, timeout: float, hbase_d
         seeds.write_text(base + "/\n")
 
         def crawl(prefix: str) -> list[str]:
-            return ["--hbase", hbase, "--table-prefix", prefix, "--user-agent", AGENT, "crawl", str(seeds),
-                    "--mode", "sitemap-only", "--sitemaps-only-docs", "--delay", "0", "--rounds", "6",
-                    *(["--workers", str(workers)] if workers > 1 else [])]
+            return crawl_arguments(hbase, prefix, seeds, workers)
 
         floor = floor_rows(base, n_urls, datetime.now(UTC).replace(microsecond=0))
         model = settings.table_prefix + WEBPAGE_TABLE
@@ -275,12 +282,10 @@ def inventory(base_prefix: str, hbase: str, n_urls: int, timeout: float, hbase_d
             counted = run_timed([sys.executable, str(Path(__file__).with_name("counted_crawl.py")), str(counts),
                                  "--", *crawl(f"{base_prefix}inv{n_urls}c_")], timeout=timeout)
             writes, counted_seconds = json.loads(counts.read_text()), counted.seconds
-    stages: dict[str, float] = dict.fromkeys(PHASES, 0.0)
+    stages = stage_times(run)
     entries = merged = 0
     for line in run.stderr.splitlines():
         if ROUND_LINE.match(line):
-            for stage, took in STAGE.findall(line):
-                stages[stage] += float(took)
             entries += int(re.search(r"entries (\d+)", line).group(1))  # type: ignore[union-attr]
             merged += int(re.search(r"rows merged (\d+)", line).group(1))  # type: ignore[union-attr]
     keys, which, cells = floor
@@ -291,6 +296,82 @@ def inventory(base_prefix: str, hbase: str, n_urls: int, timeout: float, hbase_d
                      writes, workers, counted_seconds, slower_seconds,
                      hbase_activity=activity if hbase_dir else None,
                      floor_hbase_activity=floor_activity if hbase_dir else None, floor_client_cpu=floor_cpu)
+
+
+def stage_times(run: Run) -> dict[str, float]:
+    """Seconds per phase over the crawl's rounds, as its own round lines print them."""
+    stages: dict[str, float] = dict.fromkeys(PHASES, 0.0)
+    for line in run.stderr.splitlines():
+        if ROUND_LINE.match(line):
+            for stage, took in STAGE.findall(line):
+                stages[stage] += float(took)
+    return stages
+
+
+@dataclass
+class PairRun:
+    """One crawl of figure 1d: which code ran it, when, and what it cost."""
+
+    code: str
+    at: str
+    run: Run
+    stages: dict[str, float]
+    hbase_cpu: float | None
+
+
+def inventory_pairs(base_prefix: str, hbase: str, n_urls: int, timeout: float, hbase_dir: Path | None,
+                    against: str, pairs: int) -> list[PairRun]:
+    """Figure 1d: figure 1's crawl of this checkout and of commit `against` (its package extracted with
+    `git archive`), in turn, `pairs` times each, the baseline first, each into fresh tables dropped after it.
+
+    Why in turn: the machine and HBase drift by a third within an hour; the two versions meet the same
+    spells only when they alternate. No floor: the versions are compared with each other."""
+    from harness import baseline_tree, drop_prefix, serve_folder, source_env
+
+    runs: list[PairRun] = []
+    with tempfile.TemporaryDirectory() as folder, serve_folder(Path(folder)) as base, \
+            tempfile.TemporaryDirectory() as tree:
+        write_site(Path(folder), base, n_urls)
+        seeds = Path(folder) / "seeds.txt"
+        seeds.write_text(base + "/\n")
+        sources = ((against, baseline_tree(against, Path(tree))), ("this checkout", REPO))
+        for turn in range(pairs):
+            for code, source in sources:
+                prefix = f"{base_prefix}pair{turn}{'b' if source == REPO else 'a'}_"
+                before = hbase_cpu_seconds(hbase_dir) if hbase_dir else None
+                run = run_timed([sys.executable, "-m", "sitemapcrawl", *crawl_arguments(hbase, prefix, seeds)],
+                                env=source_env(source), cwd=source, timeout=timeout)
+                used = hbase_cpu_seconds(hbase_dir) - before if hbase_dir and before is not None else None
+                runs.append(PairRun(code, datetime.now(UTC).strftime("%H:%M"), run, stage_times(run), used))
+                drop_prefix(hbase, prefix)
+    return runs
+
+
+def report_pairs(runs: list[PairRun], n_urls: int) -> list[str]:
+    """Figure 1d's lines: every crawl in the order run, then each version's means and their ratio."""
+    out = [f"figure 1d: the inventory crawl of N={n_urls:,} by this checkout and by {runs[0].code}, in turn "
+           "(whole process, each into fresh tables; HBase CPU: its JVMs' from the crawl's start to its exit)",
+           f"{'done UTC':<9} {'code':<14} {'crawl s':>8} {'parse s':>8} {'updatedb s':>10} {'crawler CPU s':>13} "
+           f"{'HBase CPU s':>11} {'peak MB':>8}"]
+    for r in runs:
+        hbase = f"{r.hbase_cpu:>11.0f}" if r.hbase_cpu is not None else f"{'-':>11}"
+        out.append(f"{r.at:<9} {r.code:<14} {r.run.seconds:>8.1f} {r.stages['parse']:>8.1f} "
+                   f"{r.stages['updatedb']:>10.1f} {r.run.cpu_seconds:>13.0f} {hbase} {r.run.peak_mb:>8.1f}")
+    means: dict[str, float] = {}
+    for code in dict.fromkeys(r.code for r in runs):
+        mine = [r for r in runs if r.code == code]
+        means[code] = sum(r.run.seconds for r in mine) / len(mine)
+        cpu = [r.hbase_cpu for r in mine if r.hbase_cpu is not None]
+        out.append(f"mean {code}: crawl {means[code]:.1f} s, parse "
+                   f"{sum(r.stages['parse'] for r in mine) / len(mine):.1f} s, updatedb "
+                   f"{sum(r.stages['updatedb'] for r in mine) / len(mine):.1f} s"
+                   + (f", HBase CPU {sum(cpu) / len(cpu):.0f} s" if cpu else ""))
+    baseline, checkout = means.values()
+    slower = sum(1 for before, after in zip(runs[::2], runs[1::2], strict=True)
+                 if after.run.seconds > before.run.seconds)
+    out.append(f"this checkout / {runs[0].code}: {checkout / baseline:.2f}x the crawl time "
+               f"(slower in {slower} of {len(runs) // 2} pairs)")
+    return out
 
 
 def report_inventory(results: list[Inventory]) -> list[str]:
