@@ -203,6 +203,7 @@ class Inventory:
 
     @property
     def floor_hbase_cpu(self) -> float | None:
+        """CPU seconds of the HBase JVMs during the kept floor."""
         return sum(self.floor_hbase_activity.values()) if self.floor_hbase_activity is not None else None
 
 
