@@ -36,12 +36,16 @@ from harness import (
     AGENT,
     REPO,
     Run,
+    baseline_tree,
     connect,
+    drop_prefix,
     hbase_cpu_by_activity,
     hbase_cpu_by_thread,
     hbase_cpu_seconds,
     plain_puts,
     run_timed,
+    serve_folder,
+    source_env,
     target_line,
     with_retries,
 )
@@ -247,7 +251,6 @@ def inventory(base_prefix: str, hbase: str, n_urls: int, timeout: float, hbase_d
     which slows whichever comes next, and the shared machine slows either at any time; both get the same
     chances. Why a counted crawl: counting is a pass over every row the crawl writes, in the crawl's own
     process (its CPU, against it); the timed crawls are the command alone."""
-    from harness import serve_folder
 
     from sitemapcrawl.config import Settings
     from sitemapcrawl.model.webpage import WEBPAGE_TABLE
@@ -316,8 +319,12 @@ class PairRun:
     code: str
     at: str
     run: Run
-    stages: dict[str, float]
     hbase_cpu: float | None
+
+    @property
+    def stages(self) -> dict[str, float]:
+        """Seconds per phase, from the crawl's own round lines."""
+        return stage_times(self.run)
 
 
 def inventory_pairs(base_prefix: str, hbase: str, n_urls: int, timeout: float, hbase_dir: Path | None,
@@ -327,8 +334,6 @@ def inventory_pairs(base_prefix: str, hbase: str, n_urls: int, timeout: float, h
 
     Why in turn: the machine and HBase drift by a third within an hour; the two versions meet the same
     spells only when they alternate. No floor: the versions are compared with each other."""
-    from harness import baseline_tree, drop_prefix, serve_folder, source_env
-
     runs: list[PairRun] = []
     with tempfile.TemporaryDirectory() as folder, serve_folder(Path(folder)) as base, \
             tempfile.TemporaryDirectory() as tree:
@@ -343,7 +348,7 @@ def inventory_pairs(base_prefix: str, hbase: str, n_urls: int, timeout: float, h
                 run = run_timed([sys.executable, "-m", "sitemapcrawl", *crawl_arguments(hbase, prefix, seeds)],
                                 env=source_env(source), cwd=source, timeout=timeout)
                 used = hbase_cpu_seconds(hbase_dir) - before if hbase_dir and before is not None else None
-                runs.append(PairRun(code, datetime.now(UTC).strftime("%H:%M"), run, stage_times(run), used))
+                runs.append(PairRun(code, datetime.now(UTC).strftime("%H:%M"), run, used))
                 drop_prefix(hbase, prefix)
     return runs
 
