@@ -28,7 +28,10 @@ too), and timed with the HBase JVMs' CPU:
   evidence store per row (`s:fl`, which stands for the ledger cells `m:hc`
   and `s:qc` on a row as first listed; those cells where a row holds them);
 - `ready, a row each` / `ready, 64 a row`: the due queue's entries, as
-  `write_pages` writes them today, and grouped 64 to a row.
+  `write_pages` writes them today, and grouped 64 to a row;
+- `ready, a row each, 10x rows a call`: the same entries in a tenth of the
+  round trips: what a call costs HBase beside the cells it carries (the
+  crawl makes several times the floor's calls, bench_scale's figure 1b).
 
 Printed: cells and bytes (key + column + value) per URL, seconds of the puts,
 and HBase CPU, each as a ratio to the floor. The HBase CPU of a shape is its
@@ -70,6 +73,8 @@ TEMPLATE_URLS = 1_000
 ROWS_PER_CALL = 1_000
 #: Ready entries a grouped due row holds.
 GROUPED = 64
+#: How many times `ROWS_PER_CALL` the wide-call shape puts a round trip.
+CALL_RATIO = 10
 #: The row's ledger fields (`m:hc`, `s:qc`, or `s:fl` for both): what it added to the row counts and quality evidence.
 LEDGERS = ["counted", "quality_contributions", "first_listing"]
 #: HBase is idle (its compactions done) below this share of a core over SETTLE_STEP seconds.
@@ -254,6 +259,8 @@ def main() -> None:
         shape("ready, a row each", size(iter(ready)), put("due1", lambda: iter(ready), fams=due), "due1")
         shape(f"ready, {GROUPED} a row", size(iter(grouped)),
               put("due64", lambda: iter(grouped), rows_per_call=ROWS_PER_CALL // GROUPED, fams=due), "due64")
+        shape(f"ready, a row each, {CALL_RATIO}x rows a call", size(iter(ready)),
+              put("due1w", lambda: iter(ready), rows_per_call=ROWS_PER_CALL * CALL_RATIO, fams=due), "due1w")
         connection.close()
     base_cells, base_bytes = shapes[0][1]
     base_s, base_cpu = shapes[0][2]
