@@ -1,4 +1,4 @@
-"""`scripts/peak-rss` reports the command's own peak memory, not its parent's.
+"""`scripts/peak-rss` reports the command's own peak memory, not its parent's, with its children's.
 
 Tests and benchmarks hold memory ceilings on commands (issue 27's 200 MB);
 a child forked straight from a large test worker inherits the worker's
@@ -36,3 +36,16 @@ def test_the_command_s_exit_status_and_a_missing_command(tmp_path: Path) -> None
                              capture_output=True, text=True, check=False)
     assert missing.returncode == 127
     assert missing.stderr.strip() == "peak-rss: cannot run no-such-command-here: No such file or directory"
+
+
+def test_a_command_s_children_count_with_it(tmp_path: Path) -> None:
+    # The command holds 64 MB while a child it started holds 96 MB: their sum is the command's memory.
+    holds = "import time; ballast = b'\\x01' * ({mb} * 1024 * 1024); time.sleep({seconds})"
+    command = [sys.executable, "-c",
+               "import subprocess, sys\n"
+               f"child = subprocess.Popen([sys.executable, '-c', {holds.format(mb=96, seconds=1.5)!r}])\n"
+               f"{holds.format(mb=64, seconds=1.0)}\n"
+               "child.wait()"]
+    report = tmp_path / "peak.kb"
+    assert subprocess.run([sys.executable, str(PEAK_RSS), str(report), *command], check=False).returncode == 0
+    assert int(report.read_text()) > (64 + 96) * 1024
