@@ -19,7 +19,8 @@ Figures (one run, ratios: the machine is noisy and shared):
    distinct lastmods, priorities 0.1-0.9, changefreqs). The whole command
    `python -m sitemapcrawl ... crawl SEED --mode sitemap-only
    --sitemaps-only-docs --delay 0` runs in a subprocess: seconds from
-   process start to exit, its peak memory (ru_maxrss of the child), its CPU
+   process start to exit, its peak memory (`scripts/peak-rss`: with
+   `--crawl-workers`, its worker processes' too), its CPU
    and, with `--hbase-dir`, the HBase JVMs' CPU. The floor: plain
    happybase batch puts of the same row keys, each with the 8 cells a
    listed URL needs (status, next fetch, score, depth, radius, priority,
