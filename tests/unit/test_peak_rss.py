@@ -14,6 +14,10 @@ from pathlib import Path
 
 PEAK_RSS = Path(__file__).resolve().parents[2] / "scripts" / "peak-rss"
 SMALL_CHILD = [sys.executable, "-c", "pass"]
+#: peak-rss samples a command's process tree this often (its SAMPLE_SECONDS).
+SAMPLE_SECONDS = 0.1
+#: Samples a test's processes stay at their peak for (one would do on a quiet machine).
+HOLD_SAMPLES = 5
 
 
 def test_a_small_command_from_a_large_parent_reports_its_own_peak(tmp_path: Path) -> None:
@@ -39,13 +43,19 @@ def test_the_command_s_exit_status_and_a_missing_command(tmp_path: Path) -> None
 
 
 def test_a_command_s_children_count_with_it(tmp_path: Path) -> None:
-    # The command holds 64 MB while a child it started holds 96 MB: their sum is the command's memory.
-    holds = "import time; ballast = b'\\x01' * ({mb} * 1024 * 1024); time.sleep({seconds})"
+    # The command holds 64 MB while a child it started holds 96 MB: their sum is the command's memory. The
+    # child says when it holds its share and keeps it until its stdin closes; both hold theirs for
+    # HOLD_SAMPLES of peak-rss's samples.
+    child = ("import sys; ballast = b'\\x01' * (96 * 1024 * 1024); print('held', flush=True); "
+             "sys.stdin.read()")
     command = [sys.executable, "-c",
-               "import subprocess, sys\n"
-               f"child = subprocess.Popen([sys.executable, '-c', {holds.format(mb=96, seconds=1.5)!r}])\n"
-               f"{holds.format(mb=64, seconds=1.0)}\n"
-               "child.wait()"]
+               "import subprocess, sys, time\n"
+               f"child = subprocess.Popen([sys.executable, '-c', {child!r}], stdin=subprocess.PIPE,"
+               " stdout=subprocess.PIPE, text=True)\n"
+               "ballast = b'\\x01' * (64 * 1024 * 1024)\n"
+               "assert child.stdout.readline() == 'held\\n'\n"
+               f"time.sleep({HOLD_SAMPLES} * {SAMPLE_SECONDS})\n"
+               "child.communicate('')"]
     report = tmp_path / "peak.kb"
     assert subprocess.run([sys.executable, str(PEAK_RSS), str(report), *command], check=False).returncode == 0
     assert int(report.read_text()) > (64 + 96) * 1024
