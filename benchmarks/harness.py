@@ -327,8 +327,9 @@ def run_timed(command: list[str], *, env: Mapping[str, str] | None = None, cwd: 
 
     The CPU is the process's own and its waited-for children's (`os.wait4`),
     so other children of this process never count; the peak memory is the
-    process's own, measured by `scripts/peak-rss` (a child of this process
-    would otherwise inherit this process's high-water mark). Its stdout goes
+    process's and its descendants' together, measured by `scripts/peak-rss`
+    (a child of this process would otherwise inherit this process's
+    high-water mark). Its stdout goes
     to `stdout_path` when given (then `Run.stdout` is empty).
     """
     killed = threading.Event()
