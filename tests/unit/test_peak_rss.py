@@ -8,14 +8,15 @@ high-water mark, which once failed those ceilings for a 40 MB command.
 from __future__ import annotations
 
 import os
+import runpy
 import subprocess
 import sys
 from pathlib import Path
 
 PEAK_RSS = Path(__file__).resolve().parents[2] / "scripts" / "peak-rss"
 SMALL_CHILD = [sys.executable, "-c", "pass"]
-#: peak-rss samples a command's process tree this often (its SAMPLE_SECONDS).
-SAMPLE_SECONDS = 0.1
+#: How often peak-rss samples a command's process tree (the script's own constant: it runs nothing on load).
+SAMPLE_SECONDS = runpy.run_path(str(PEAK_RSS))["SAMPLE_SECONDS"]
 #: Samples a test's processes stay at their peak for (one would do on a quiet machine).
 HOLD_SAMPLES = 5
 
