@@ -35,7 +35,11 @@ Figures (one run, ratios: the machine is noisy and shared):
    bytes written per URL by table (figure 1b). With `--hbase-dir`, figure 1c
    splits the HBase CPU of the kept crawl and floor by what the JVM threads
    do (compactions, flushes, WAL, RPC, JIT, GC, the Thrift gateway; names
-   from `jcmd Thread.print`). Targets: at most 2x the floor
+   from `jcmd Thread.print`), and `others CPU s` says how much CPU the
+   machine spent on work not ours (its busy time in /proc/stat, steal
+   included, less the crawl's, HBase's and this process's) during the kept
+   crawl and floor: the crawl needs both cores where the floor needs about
+   one, so such work moves the ratio. Targets: at most 2x the floor
    at 1,000,000 URLs; peak memory under 150 MB and flat. `--crawl-workers W`
    runs the same crawl with `--workers W` (an info line, not the target;
    figure 1b is left out: the worker processes' writes are not counted).

@@ -233,6 +233,27 @@ def stat_cpu_seconds(stat: Path, children: bool = False) -> float:
     return sum(int(value) for value in fields[11:15 if children else 13]) / _TICK
 
 
+#: The /proc/stat `cpu` fields that are busy time: user, nice, system, irq, softirq, steal (guest time is
+#: inside user and nice already; idle and iowait are not busy).
+_BUSY_FIELDS = (0, 1, 2, 5, 6, 7)
+
+
+def busy_cpu_seconds(proc_stat: str) -> float:
+    """CPU seconds the whole machine has been busy since boot, from the text of /proc/stat (its aggregate
+    `cpu` line), steal included: the time the host gave our virtual CPUs to someone else."""
+    for line in proc_stat.splitlines():
+        if line.startswith("cpu "):
+            fields = line.split()[1:]
+            return sum(int(fields[i]) for i in _BUSY_FIELDS if i < len(fields)) / _TICK
+    raise ValueError("no aggregate cpu line in /proc/stat")
+
+
+def machine_busy_seconds() -> float:
+    """`busy_cpu_seconds` of this machine now; two readings around a run, minus what our processes used,
+    give the CPU that other work took meanwhile (figure 1's "others' CPU")."""
+    return busy_cpu_seconds(Path("/proc/stat").read_text())
+
+
 def hbase_cpu_seconds(home: Path) -> float:
     """utime + stime so far of every process of the `scripts/hbase-local` HBase whose HBASE_LOCAL_DIR is
     `home` (its run/*.pid files, read in /proc/PID/stat); 0 for a folder without live processes."""

@@ -28,6 +28,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -42,6 +43,7 @@ from harness import (
     hbase_cpu_by_activity,
     hbase_cpu_by_thread,
     hbase_cpu_seconds,
+    machine_busy_seconds,
     plain_puts,
     run_timed,
     serve_folder,
@@ -199,6 +201,10 @@ class Inventory:
     floor_hbase_activity: dict[str, float] | None = None
     floor_client_cpu: float = 0.0
     """CPU seconds of the kept floor's client (happybase, in this process)."""
+    others_cpu: float | None = None
+    """CPU seconds the machine spent on work not ours during the kept crawl (None: unknown; `_others_cpu`)."""
+    floor_others_cpu: float | None = None
+    """The same during the kept floor."""
 
     @property
     def hbase_cpu(self) -> float | None:
@@ -266,18 +272,20 @@ def inventory(base_prefix: str, hbase: str, n_urls: int, timeout: float, hbase_d
 
         floor = floor_rows(base, n_urls, datetime.now(UTC).replace(microsecond=0))
         model = settings.table_prefix + WEBPAGE_TABLE
-        runs: list[tuple[float, Run, dict[str, float]]] = []
-        floors: list[tuple[float, dict[str, float]]] = []
+        runs: list[tuple[float, Run, dict[str, float], float | None]] = []
+        floors: list[tuple[float, float, dict[str, float], float | None]] = []
         for turn, prefix in (("a", settings.table_prefix), ("b", f"{base_prefix}inv{n_urls}b_")):
-            threads = _hbase_threads(hbase_dir)
-            run = run_timed([sys.executable, "-m", "sitemapcrawl", *crawl(prefix)], timeout=timeout)
-            runs.append((run.seconds, run, hbase_cpu_by_activity(threads, _hbase_threads(hbase_dir))))
+            with _others_cpu(hbase_dir) as crawl_cpu:
+                run = run_timed([sys.executable, "-m", "sitemapcrawl", *crawl(prefix)], timeout=timeout)
+                crawl_cpu.ours += run.cpu_seconds
+            runs.append((run.seconds, run, crawl_cpu.activity, crawl_cpu.others))
             name = f"{base_prefix}floor{n_urls}{turn}"
-            threads = _hbase_threads(hbase_dir)
-            seconds, client_cpu = with_retries("put floor", lambda name=name: put_floor(
-                hbase, model, name, floor, settings.hbase_batch_size))
-            floors.append((seconds, client_cpu, hbase_cpu_by_activity(threads, _hbase_threads(hbase_dir))))
-        (_seconds, run, activity), (slower_seconds, slower, _slower) = sorted(runs, key=lambda r: r[0])
+            with _others_cpu(hbase_dir) as floor_cpu:  # the client is this process: counted as ours
+                seconds, client_cpu = with_retries("put floor", lambda name=name: put_floor(
+                    hbase, model, name, floor, settings.hbase_batch_size))
+            floors.append((seconds, client_cpu, floor_cpu.activity, floor_cpu.others))
+        (_seconds, run, activity, others), (slower_seconds, slower, _slower, _others) = sorted(
+            runs, key=lambda r: r[0])
         run = run._replace(peak_mb=max(run.peak_mb, slower.peak_mb))  # the memory target holds for both
         writes: dict[str, dict[str, int]] = {}
         counted_seconds = None
@@ -295,11 +303,39 @@ def inventory(base_prefix: str, hbase: str, n_urls: int, timeout: float, hbase_d
     keys, which, cells = floor
     floor_bytes = sum(len(key) for key in keys) * FLOOR_CELLS + sum(
         sum(map(len, cells[k])) + sum(map(len, cells[k].values())) for k in which)
-    (fast, floor_cpu, floor_activity), (slow, _slow_cpu, _slow) = sorted(floors, key=lambda f: f[0])
+    (fast, floor_cpu, floor_activity, floor_others), (slow, *_slow) = sorted(floors, key=lambda f: f[0])
     return Inventory(n_urls, run, stages, settings.hbase_batch_size, fast, slow, floor_bytes, entries, merged,
                      writes, workers, counted_seconds, slower_seconds,
                      hbase_activity=activity if hbase_dir else None,
-                     floor_hbase_activity=floor_activity if hbase_dir else None, floor_client_cpu=floor_cpu)
+                     floor_hbase_activity=floor_activity if hbase_dir else None, floor_client_cpu=floor_cpu,
+                     others_cpu=others, floor_others_cpu=floor_others)
+
+
+@dataclass
+class _CpuShares:
+    """What `_others_cpu` measured: HBase's CPU by activity, and the CPU of work not ours (None: unknown)."""
+
+    ours: float = 0.0
+    """CPU seconds of our processes that are neither HBase nor this one (the caller adds the crawl's)."""
+    activity: dict[str, float] | None = None
+    others: float | None = None
+
+
+@contextmanager
+def _others_cpu(hbase_dir: Path | None) -> Iterator[_CpuShares]:
+    """Measure the block: HBase's CPU by activity (figure 1c) and the machine's busy CPU less ours (HBase's,
+    this process's, and what the block adds to `ours`): the work of the machine's other tenants, and the steal
+    of its host, during the block. Why: a crawl needs both cores where the floor needs about one, so other
+    work on the machine slows the crawl more than the floor, and the ratio with it; this says how much there
+    was. Unknown (None) without the HBase folder. The jcmd calls of the thread snapshots lie outside."""
+    threads = _hbase_threads(hbase_dir)
+    shares = _CpuShares()
+    busy, mine = machine_busy_seconds(), time.process_time()
+    yield shares
+    busy, mine = machine_busy_seconds() - busy, time.process_time() - mine
+    shares.activity = hbase_cpu_by_activity(threads, _hbase_threads(hbase_dir))
+    if hbase_dir is not None:
+        shares.others = max(0.0, busy - mine - shares.ours - sum(shares.activity.values()))
 
 
 def stage_times(run: Run) -> dict[str, float]:
@@ -386,16 +422,19 @@ def report_inventory(results: list[Inventory]) -> list[str]:
            " (whole process) against plain happybase puts of the 8 cells of each URL, same row keys",
            f"{'URLs':>10} {'crawl s':>8} {'floor s':>8} {'x floor':>7} {'other crawl s':>13} {'other floor s':>13} "
            f"{'peak MB':>8} "
-           f"{'crawler CPU s':>13} {'HBase CPU s':>11} {'floor client CPU s':>18} {'floor HBase CPU s':>17}"
-           "  per stage (s)"]
+           f"{'crawler CPU s':>13} {'HBase CPU s':>11} {'floor client CPU s':>18} {'floor HBase CPU s':>17} "
+           f"{'others CPU s':>12} {'floor others CPU s':>18}  per stage (s)"]
     for r in results:
         stages = ", ".join(f"{k} {v:.1f}" for k, v in r.stages.items())
         hbase = f"{r.hbase_cpu:>11.0f}" if r.hbase_cpu is not None else f"{'-':>11}"
         floor_hbase = f"{r.floor_hbase_cpu:>17.0f}" if r.floor_hbase_cpu is not None else f"{'-':>17}"
+        others = f"{r.others_cpu:>12.1f}" if r.others_cpu is not None else f"{'-':>12}"
+        floor_others = f"{r.floor_others_cpu:>18.1f}" if r.floor_others_cpu is not None else f"{'-':>18}"
         out.append(f"{r.urls:>10,} {r.run.seconds:>8.1f} {r.floor_seconds:>8.1f} "
                    f"{r.run.seconds / r.floor_seconds:>7.2f} {r.slower_seconds:>13.1f} {r.slower_floor_seconds:>13.1f} "
                    f"{r.run.peak_mb:>8.1f} "
-                   f"{r.run.cpu_seconds:>13.0f} {hbase} {r.floor_client_cpu:>18.0f} {floor_hbase}  {stages}")
+                   f"{r.run.cpu_seconds:>13.0f} {hbase} {r.floor_client_cpu:>18.0f} {floor_hbase} "
+                   f"{others} {floor_others}  {stages}")
     for r in results:
         ratio = r.run.seconds / r.floor_seconds
         if r.workers > 1:  # the issue's target is for the command without --workers
