@@ -202,7 +202,7 @@ class Inventory:
     floor_client_cpu: float = 0.0
     """CPU seconds of the kept floor's client (happybase, in this process)."""
     others_cpu: float | None = None
-    """CPU seconds the machine spent on work not ours during the kept crawl (None: unknown; `_others_cpu`)."""
+    """CPU seconds the machine spent on work not ours during the kept crawl (None: unknown; `_cpu_shares`)."""
     floor_others_cpu: float | None = None
     """The same during the kept floor."""
 
@@ -275,12 +275,12 @@ def inventory(base_prefix: str, hbase: str, n_urls: int, timeout: float, hbase_d
         runs: list[tuple[float, Run, dict[str, float], float | None]] = []
         floors: list[tuple[float, float, dict[str, float], float | None]] = []
         for turn, prefix in (("a", settings.table_prefix), ("b", f"{base_prefix}inv{n_urls}b_")):
-            with _others_cpu(hbase_dir) as crawl_cpu:
+            with _cpu_shares(hbase_dir) as crawl_cpu:
                 run = run_timed([sys.executable, "-m", "sitemapcrawl", *crawl(prefix)], timeout=timeout)
                 crawl_cpu.ours += run.cpu_seconds
             runs.append((run.seconds, run, crawl_cpu.activity, crawl_cpu.others))
             name = f"{base_prefix}floor{n_urls}{turn}"
-            with _others_cpu(hbase_dir) as floor_cpu:  # the client is this process: counted as ours
+            with _cpu_shares(hbase_dir) as floor_cpu:  # the client is this process: counted as ours
                 seconds, client_cpu = with_retries("put floor", lambda name=name: put_floor(
                     hbase, model, name, floor, settings.hbase_batch_size))
             floors.append((seconds, client_cpu, floor_cpu.activity, floor_cpu.others))
@@ -313,7 +313,7 @@ def inventory(base_prefix: str, hbase: str, n_urls: int, timeout: float, hbase_d
 
 @dataclass
 class _CpuShares:
-    """What `_others_cpu` measured: HBase's CPU by activity, and the CPU of work not ours (None: unknown)."""
+    """What `_cpu_shares` measured: HBase's CPU by activity, and the CPU of work not ours (None: unknown)."""
 
     ours: float = 0.0
     """CPU seconds of our processes that are neither HBase nor this one (the caller adds the crawl's)."""
@@ -322,20 +322,23 @@ class _CpuShares:
 
 
 @contextmanager
-def _others_cpu(hbase_dir: Path | None) -> Iterator[_CpuShares]:
+def _cpu_shares(hbase_dir: Path | None) -> Iterator[_CpuShares]:
     """Measure the block: HBase's CPU by activity (figure 1c) and the machine's busy CPU less ours (HBase's,
     this process's, and what the block adds to `ours`): the work of the machine's other tenants, and the steal
     of its host, during the block. Why: a crawl needs both cores where the floor needs about one, so other
     work on the machine slows the crawl more than the floor, and the ratio with it; this says how much there
-    was. Unknown (None) without the HBase folder. The jcmd calls of the thread snapshots lie outside."""
+    was. Unknown (None) without the HBase folder. HBase's CPU set against the machine's is read beside the
+    machine's (/proc counters only); the thread snapshots, whose jcmd dumps cost the JVMs CPU, lie outside."""
     threads = _hbase_threads(hbase_dir)
     shares = _CpuShares()
+    hbase = hbase_cpu_seconds(hbase_dir) if hbase_dir is not None else 0.0
     busy, mine = machine_busy_seconds(), time.process_time()
     yield shares
     busy, mine = machine_busy_seconds() - busy, time.process_time() - mine
-    shares.activity = hbase_cpu_by_activity(threads, _hbase_threads(hbase_dir))
     if hbase_dir is not None:
-        shares.others = max(0.0, busy - mine - shares.ours - sum(shares.activity.values()))
+        hbase = hbase_cpu_seconds(hbase_dir) - hbase
+        shares.others = max(0.0, busy - mine - shares.ours - hbase)
+    shares.activity = hbase_cpu_by_activity(threads, _hbase_threads(hbase_dir))
 
 
 def stage_times(run: Run) -> dict[str, float]:

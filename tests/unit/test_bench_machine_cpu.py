@@ -42,5 +42,4 @@ def test_text_without_the_aggregate_line_is_an_error() -> None:
 
 def test_this_machine_reads_and_does_not_go_backwards() -> None:
     first = machine_busy_seconds()
-    sum(range(200_000))  # some CPU between the two readings
     assert machine_busy_seconds() >= first > 0
