@@ -34,10 +34,9 @@ import random
 import re
 import sys
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
-from bench_scale import fill_rows, run_cli
+from bench_scale import fill_rows
 from harness import (
     Run,
     add_hbase_option,
@@ -46,11 +45,13 @@ from harness import (
     drop_prefix,
     load_average,
     require_hbase,
+    run_cli,
     size_list,
     table_prefix,
     target_line,
     with_retries,
 )
+from one_round import READ_LINE, RoundCost, report_rounds, run_rounds
 
 from sitemapcrawl.config import Settings
 from sitemapcrawl.model.cells import encode
@@ -62,13 +63,8 @@ from sitemapcrawl.storage.store import Store
 from sitemapcrawl.testweb import PageRange, Robots, RobotsGroup, Site, TestWebServer, Web
 from sitemapcrawl.web import rowkeys
 
-BATCH = 100
 #: Figure 2's other hosts, beside the one holding 90% of what is due.
 SMALL_HOSTS = 1000
-#: Rounds per table, each on the next best 100 URLs, the sizes taking turns; each phase's fastest is kept
-#: (the first may meet HBase still flushing the fill) and the most generate read of any round.
-ROUNDS = 3
-READ_LINE = re.compile(r"selected (\d+).*read (\d+) queue entries and (\d+) rows")
 SKIPPED_CAP = re.compile(r"(\d+) over max per host")
 CHANGEFREQS = [ChangeFreq.DAILY, ChangeFreq.WEEKLY, ChangeFreq.MONTHLY]
 _ENTRY = encode(DueRow("", entry=True))
@@ -118,16 +114,6 @@ def fill(settings: Settings, rows: Iterator[tuple[bytes, dict[bytes, bytes]]]) -
     return seconds
 
 
-@dataclass
-class RoundCost:
-    due: int
-    fill_seconds: float
-    phases: dict[str, Run] = field(default_factory=dict)
-    selected: int = 0
-    entries_read: int = 0
-    rows_read: int = 0
-
-
 def fill_round_table(base_prefix: str, hbase: str, due: int, web: TestWebServer) -> RoundCost:
     """Figure 1's table of `due` listed pages of the web's one site, filled."""
     settings = Settings(hbase=hbase, table_prefix=f"{base_prefix}d{due}_")
@@ -135,30 +121,7 @@ def fill_round_table(base_prefix: str, hbase: str, due: int, web: TestWebServer)
     sitemap_url = web.url(site, "/sitemap.xml")
     urls = (web.url(site, site.ranges[0].path(i)) for i in range(due))
     now = datetime.now(UTC).replace(microsecond=0) - timedelta(seconds=1)
-    return RoundCost(due, fill(settings, listed_rows(urls, sitemap_url, now, seed=due)))
-
-
-def run_round(cost: RoundCost, base_prefix: str, hbase: str, number: int, timeout: float) -> None:
-    """One 100-URL round on figure 1's table of `cost.due` rows; each phase's fastest so far is kept."""
-    settings = Settings(hbase=hbase, table_prefix=f"{base_prefix}d{cost.due}_")
-    batch = f"{datetime.now(UTC):%Y%m%d%H%M%S}-f{cost.due % 4096:03x}{number}"
-    commands = {
-        "generate": ["generate", "--topN", str(BATCH), "--mode", "sitemap-only", "--batch-id", batch],
-        "fetch": ["fetch", "--batch", batch, "--delay", "0"],
-        "parse": ["parse", "--batch", batch, "--mode", "sitemap-only"],
-        "updatedb": ["updatedb", "--batch", batch, "--mode", "sitemap-only"],
-    }
-    for phase, args in commands.items():
-        run = run_cli(settings, args, timeout)
-        if phase not in cost.phases or run.seconds < cost.phases[phase].seconds:
-            cost.phases[phase] = run
-        if phase == "generate":
-            found = READ_LINE.search(run.stderr + run.stdout)
-            if found is None:
-                raise SystemExit(f"generate printed no read counts: {run.stderr[-400:]}")
-            selected, entries, rows = (int(n) for n in found.groups())
-            cost.selected, cost.entries_read = max(cost.selected, selected), max(cost.entries_read, entries)
-            cost.rows_read = max(cost.rows_read, rows)
+    return RoundCost(due, settings.table_prefix, fill(settings, listed_rows(urls, sitemap_url, now, seed=due)))
 
 
 def fairness(base_prefix: str, hbase: str, total: int, timeout: float) -> tuple[Run, int, int, int, int]:
@@ -174,7 +137,8 @@ def fairness(base_prefix: str, hbase: str, total: int, timeout: float) -> tuple[
             yield from (f"https://www.small{k}.example/p/{i}.html" for i in range(per_small))
 
     fill(settings, listed_rows(urls(), "https://www.big.example/sitemap.xml", now, seed=total))
-    run = run_cli(settings, ["generate", "--max-per-host", "10", "--mode", "sitemap-only"], timeout)
+    run = run_cli(hbase, settings.table_prefix, ["generate", "--max-per-host", "10", "--mode", "sitemap-only"],
+                  timeout)
     text = run.stderr + run.stdout
     found = READ_LINE.search(text)
     if found is None:
@@ -191,24 +155,7 @@ def round_web(pages: int) -> Web:
 
 
 def report(costs: list[RoundCost], fair: tuple[Run, int, int, int, int] | None, fair_total: int) -> list[str]:
-    small = costs[0]
-    lines = ["| due | fill s | generate s | fetch s | parse s | updatedb s | round s | round / smallest "
-             "| entries read | rows read | selected | reads / batch |",
-             "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
-    for cost in costs:
-        seconds = {phase: run.seconds for phase, run in cost.phases.items()}
-        total = sum(seconds.values())
-        ratio = total / sum(run.seconds for run in small.phases.values())
-        reads = (cost.entries_read + cost.rows_read) / max(1, cost.selected)
-        lines.append(f"| {cost.due:,} | {cost.fill_seconds:.1f} | {seconds['generate']:.2f} | {seconds['fetch']:.2f} "
-                     f"| {seconds['parse']:.2f} | {seconds['updatedb']:.2f} | {total:.2f} | {ratio:.2f}x "
-                     f"| {cost.entries_read:,} | {cost.rows_read:,} | {cost.selected:,} | {reads:.2f}x |")
-    big = costs[-1]
-    lines.append("")
-    lines.append(target_line(f"round at {big.due:,} due / {small.due:,}", sum(r.seconds for r in big.phases.values())
-                             / sum(r.seconds for r in small.phases.values()), 1.5))
-    lines.append(target_line(f"generate's reads at {big.due:,} due / batch",
-                             (big.entries_read + big.rows_read) / max(1, big.selected), 3.0))
+    lines = report_rounds(costs)
     if fair is not None:
         run, selected, entries, rows, capped = fair
         lines += ["", "| due | hosts | generate s | selected | entries read | rows read | skipped by cap "
@@ -236,10 +183,7 @@ def main() -> None:
             for due in args.due:
                 costs.append(fill_round_table(prefix, args.hbase, due, web))
                 print(f"[due {due:,}: filled in {costs[-1].fill_seconds:.0f} s]", file=sys.stderr, flush=True)
-            for number in range(ROUNDS):  # the sizes take turns, so the machine's load falls on each alike
-                for cost in costs:
-                    run_round(cost, prefix, args.hbase, number, args.timeout)
-                    print(f"[due {cost.due:,}: round {number + 1} done]", file=sys.stderr, flush=True)
+            run_rounds(costs, args.hbase, args.timeout)
         fair = fairness(prefix, args.hbase, args.fair, args.timeout) if args.fair else None
         print("\n".join(report(costs, fair, args.fair)))
     finally:

@@ -29,7 +29,7 @@ import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
 
-from bench_scale import count_rows, inventory_web, render_all, run_cli
+from bench_scale import count_rows, inventory_web, render_all
 from harness import (
     Cluster,
     Run,
@@ -39,6 +39,7 @@ from harness import (
     drop_prefix,
     load_average,
     require_hbase,
+    run_cli,
     table_prefix,
     target_line,
 )
@@ -54,8 +55,8 @@ RATIO_LIMIT = 1.2
 def one_inventory(hbase: str, prefix: str, seeds: Path, timeout: float) -> tuple[Run, int]:
     """One CLI inventory into fresh tables under `prefix`; (the run, rows of its webpage table)."""
     settings = Settings(hbase=hbase, table_prefix=prefix)
-    run = run_cli(settings, ["crawl", str(seeds), "--mode", "sitemap-only", "--sitemaps-only-docs",
-                             "--delay", "0", "--rounds", "6"], timeout)
+    run = run_cli(hbase, prefix, ["crawl", str(seeds), "--mode", "sitemap-only", "--sitemaps-only-docs",
+                                  "--delay", "0", "--rounds", "6"], timeout)
     return run, count_rows(settings, prefix + WEBPAGE_TABLE)
 
 

@@ -26,7 +26,10 @@ Figures (one run, ratios: the machine is noisy and shared):
    listed URL needs (status, next fetch, score, depth, radius, priority,
    changefreq, lastmod), into a fresh table
    of the same HBase, `hbase_batch_size` (1,000) rows a call (its client's
-   CPU and HBase's printed beside the crawl's). Crawl and
+   CPU and HBase's printed beside the crawl's). First, untimed, a warm-up
+   (`--warm-up`, 100,000 URLs of the same shape crawled and put, tables
+   dropped): a just-started HBase compiles its paths and sizes its heap in
+   its first minutes, a cost that would fall on whichever side ran first. Crawl and
    floor run twice, in turn (crawl, floor, crawl, floor, each into fresh
    tables), the faster of each kept (`other crawl s`, `other floor s`: the
    others; peak memory the higher of the crawls'). Then the same crawl runs
@@ -65,6 +68,15 @@ Figures (one run, ratios: the machine is noisy and shared):
    the host table's counters, no `webpage` row) on each table of figure 2,
    beside the full-scan snapshot `report --html` takes. Target: serve's
    flat (large at most 1.5x small).
+4. The round after an inventory (issue 24). Figure 1's realistic site (its
+   listed pages served too) inventoried by the same crawl command into
+   tables of their own, at 1,000 URLs and at each `--inventory` size, so
+   everything listed is due; then 100-URL rounds (`one_round`: `generate
+   --topN 100 --mode sitemap-only`, `fetch`, `parse`, `updatedb`, CLI
+   processes start to exit, the tables taking turns, 3 rounds, each phase's
+   fastest kept) and the queue entries and rows generate read. Targets: the
+   round after the largest inventory at most 1.5x the round after 1,000
+   URLs; generate's reads at most 3x the batch.
 
 Every table has a unique prefix (`bench_scale_<hex>_...`) and is dropped at
 the end, also on error or Ctrl-C. Only loopback addresses are used.
@@ -95,12 +107,26 @@ from harness import (
     drop_prefix,
     load_average,
     require_hbase,
+    run_cli,
     run_timed,
+    serve_folder,
     table_prefix,
     target_line,
     with_retries,
 )
-from inventory_writes import PHASES, Inventory, inventory, inventory_pairs, report_inventory, report_pairs
+from inventory_writes import (
+    PHASES,
+    Inventory,
+    crawl_arguments,
+    inventory,
+    inventory_pairs,
+    report_inventory,
+    report_pairs,
+    write_site,
+)
+from one_round import RoundCost as InventoryRound
+from one_round import report_rounds as report_inventory_rounds
+from one_round import run_rounds
 from thriftpy2.thrift import TException
 
 from sitemapcrawl.config import Settings
@@ -130,12 +156,6 @@ URLS_PER_SITEMAP = 50_000
 
 
 # ----------------------------------------------------------------- helpers --
-
-
-def run_cli(settings: Settings, args: list[str], timeout: float) -> Run:
-    """`python -m sitemapcrawl` with the settings' HBase and prefix, timed spawn to exit; raise on failure."""
-    return run_timed([sys.executable, "-m", "sitemapcrawl", "--hbase", settings.hbase, "--table-prefix",
-                      settings.table_prefix, "--user-agent", AGENT, *args], timeout=timeout)
 
 
 def count_rows(settings: Settings, table: str) -> int:
@@ -291,7 +311,7 @@ def round_cost(base_prefix: str, hbase: str, rows: int, due: int, web: TestWebSe
             per_host = [web.url(site, site.ranges[0].path(i)) for site in web.web.sites
                         for i in range(due // len(web.web.sites))]
             seeds.write_text("".join(url + "\n" for url in per_host[:due]))
-            run_cli(settings, ["inject", str(seeds)], timeout)
+            run_cli(settings.hbase, settings.table_prefix, ["inject", str(seeds)], timeout)
         batch = f"{now.strftime('%Y%m%d%H%M%S')}-b{rows % 65536:04x}"
         commands = {
             "generate": ["generate", "--mode", "mixed", "--batch-id", batch],
@@ -300,7 +320,7 @@ def round_cost(base_prefix: str, hbase: str, rows: int, due: int, web: TestWebSe
             "updatedb": ["updatedb", "--batch", batch, "--mode", "mixed"],
         }
         for phase, args in commands.items():
-            run = run_cli(settings, args, timeout)
+            run = run_cli(settings.hbase, settings.table_prefix, args, timeout)
             cost.phases[phase] = run
             lines = [x for x in (run.stdout + run.stderr).splitlines() if x.strip()]
             cost.summaries[phase] = lines[-1][:160] if lines else ""
@@ -316,6 +336,33 @@ def round_cost(base_prefix: str, hbase: str, rows: int, due: int, web: TestWebSe
         cost.snapshot_seconds = with_retries("snapshot", timed(take_counted_snapshot))
         cost.report_seconds = with_retries("report snapshot", timed(take_snapshot))
     return cost
+
+
+# ------------------------------------------------ figure 4 the round after an inventory --
+
+#: Figure 4's small table: the issue's "same round on a 1,000-URL table".
+ROUND_BASE_URLS = 1_000
+
+
+def inventory_rounds(base_prefix: str, hbase: str, sizes: list[int], timeout: float) -> list[InventoryRound]:
+    """Figure 4: for 1,000 URLs and each of `sizes`, the realistic site of figure 1 (its listed pages served
+    too) inventoried by the CLI crawl into tables of its own (everything listed is then due), then 100-URL
+    rounds on each, the tables taking turns (`one_round`)."""
+    with ExitStack() as stack:
+        tables = []
+        for n in sorted({ROUND_BASE_URLS, *sizes}):
+            folder = Path(stack.enter_context(tempfile.TemporaryDirectory()))
+            base = stack.enter_context(serve_folder(folder, pages=True))
+            write_site(folder, base, n)
+            seeds = folder / "seeds.txt"
+            seeds.write_text(base + "/\n")
+            prefix = f"{base_prefix}r{n}_"
+            print(f"[round after inventory: N={n:,}] load {load_average()}", file=sys.stderr, flush=True)
+            crawl = run_timed([sys.executable, "-m", "sitemapcrawl", *crawl_arguments(hbase, prefix, seeds)],
+                              timeout=timeout)
+            tables.append(InventoryRound(n, prefix, crawl.seconds))
+        run_rounds(tables, hbase, timeout, say="inventory")
+    return tables
 
 
 # ------------------------------------------------------------------- report --
@@ -359,7 +406,7 @@ def report_rounds(costs: list[RoundCost], due: int) -> list[str]:
 
 def main() -> None:
     parser = bench_parser(__doc__)
-    parser.add_argument("--figures", nargs="+", type=int, choices=(1, 2, 3), default=[1, 2, 3],
+    parser.add_argument("--figures", nargs="+", type=int, choices=(1, 2, 3, 4), default=[1, 2, 3, 4],
                         help="which figures to run (3 needs 1 for rows/s and 2 for the snapshot)")
     parser.add_argument("--inventory", "--urls", nargs="+", type=int, default=[100_000], metavar="N",
                         help="sitemap URLs of the inventory runs (figure 1) [default: 100000]")
@@ -368,6 +415,9 @@ def main() -> None:
     parser.add_argument("--tables", nargs=2, type=int, default=[10_000, 1_000_000], metavar=("SMALL", "LARGE"),
                         help="table sizes of figure 2 [default: 10000 1000000]")
     parser.add_argument("--due", type=int, default=100, help="due URLs in the round of figure 2 [default: 100]")
+    parser.add_argument("--warm-up", type=int, default=100_000, metavar="N",
+                        help="figure 1: crawl and put N URLs of the same shape first, untimed, so that crawl and "
+                             "floor meet a warm HBase (0: no warm-up) [default: 100000]")
     parser.add_argument("--crawl-workers", type=int, default=1, metavar="W",
                         help="figure 1's crawl with --workers W (an info line: the target is for W=1) [default: 1]")
     parser.add_argument("--against", metavar="REF", default=None,
@@ -390,6 +440,7 @@ def main() -> None:
              f"{load_average()}; prefix {prefix}"]
     inventories: list[Inventory] = []
     costs: list[RoundCost] = []
+    after_inventory: list[InventoryRound] = []
     try:
         if args.against is not None:
             for n in sorted(args.inventory):
@@ -403,7 +454,7 @@ def main() -> None:
             for n in sorted(args.inventory):
                 print(f"[inventory N={n:,}] load {load_average()}", file=sys.stderr, flush=True)
                 inventories.append(inventory(prefix, args.hbase, n, args.timeout, args.hbase_dir,
-                                             args.crawl_workers))
+                                             args.crawl_workers, warm_up=min(n, args.warm_up)))
                 print("\n".join(report_inventory(inventories[-1:])), file=sys.stderr, flush=True)
                 drop_prefix(args.hbase, prefix)
         if 2 in args.figures or 3 in args.figures:
@@ -414,6 +465,10 @@ def main() -> None:
                     costs.append(round_cost(prefix, args.hbase, rows, args.due, web, args.timeout))
                     print("\n".join(report_rounds(costs[-1:], args.due)), file=sys.stderr, flush=True)
                     drop_prefix(args.hbase, prefix)
+        if 4 in args.figures and args.against is None:
+            after_inventory = inventory_rounds(prefix, args.hbase, args.inventory, args.timeout)
+            print("\n".join(report_inventory_rounds(after_inventory, setup="inventory s")), file=sys.stderr,
+                  flush=True)
     finally:
         drop_prefix(args.hbase, prefix)
     lines.append(f"load average at end {load_average()}; bench process peak "
@@ -422,6 +477,10 @@ def main() -> None:
         lines += ["", *report_inventory(inventories), "", *report_throughput(inventories)]
     if costs:
         lines += ["", *report_rounds(costs, args.due)]
+    if after_inventory:
+        lines += ["", "figure 4: a 100-URL round after an inventory (generate --topN 100 --mode sitemap-only, "
+                  "fetch, parse, updatedb: CLI processes, each phase's fastest of 3)",
+                  *report_inventory_rounds(after_inventory, setup="inventory s")]
     print("\n".join(lines))
 
 

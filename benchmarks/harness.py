@@ -375,6 +375,13 @@ def run_timed(command: list[str], *, env: Mapping[str, str] | None = None, cwd: 
     return run
 
 
+def run_cli(hbase: str, prefix: str, args: list[str], timeout: float) -> Run:
+    """`python -m sitemapcrawl ARGS` on HBase `hbase`'s tables of `prefix`, timed spawn to exit (`run_timed`);
+    raise RuntimeError on failure."""
+    return run_timed([sys.executable, "-m", "sitemapcrawl", "--hbase", hbase, "--table-prefix", prefix,
+                      "--user-agent", AGENT, *args], timeout=timeout)
+
+
 def _peak_mb(report: str) -> float:
     """The KB figure `scripts/peak-rss` wrote, in MB (0 when it was killed before writing)."""
     return int(report) / 1024 if report.strip() else 0.0
@@ -458,13 +465,28 @@ def best_of(commands: Mapping[str, tuple[list[str], Path | None]], repeat: int,
 
 
 @contextmanager
-def serve_folder(folder: Path) -> Iterator[str]:
-    """Serve `folder`'s files over HTTP on 127.0.0.1 (an ephemeral port) in this process; yield the base URL."""
+def serve_folder(folder: Path, pages: bool = False) -> Iterator[str]:
+    """Serve `folder`'s files over HTTP on 127.0.0.1 (an ephemeral port) in this process; yield the base URL.
+    With `pages`, a path that names no file answers 200 with a small HTML page of its own (so the URLs a
+    generated sitemap lists can be fetched without a file each)."""
+    import html
+    import io
     from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 
     class Quiet(SimpleHTTPRequestHandler):
         def log_message(self, format: str, *args: object) -> None:  # noqa: A002 (the base class's name)
             return
+
+        def send_head(self) -> io.BytesIO | object | None:
+            if not pages or Path(self.translate_path(self.path)).exists():
+                return super().send_head()
+            title = html.escape(self.path)
+            body = f"<html><head><title>{title}</title></head><body><h1>{title}</h1></body></html>\n".encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html; charset=utf-8")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            return io.BytesIO(body)
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), lambda *a, **k: Quiet(*a, directory=str(folder), **k))
     threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True).start()
