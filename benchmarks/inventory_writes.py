@@ -505,6 +505,12 @@ def report_inventory(results: list[Inventory]) -> list[str]:
         out.append(_per_url_line("floor", {"put_rows": r.urls, "put_cells": r.urls * FLOOR_CELLS,
                                            "put_bytes": r.floor_bytes,
                                            "put_calls": -(-r.urls // r.rows)}, r.urls))
+        if r.hbase_cpu is not None and r.floor_hbase_cpu is not None:
+            out.append(f"CPU per listed URL (the kept crawl and floor): HBase {r.hbase_cpu / r.urls * 1e6:.0f} µs "
+                       f"against the floor's {r.floor_hbase_cpu / r.urls * 1e6:.0f} µs "
+                       f"({r.hbase_cpu / max(r.floor_hbase_cpu, 1e-9):.2f}x); the crawler "
+                       f"{r.run.cpu_seconds / r.urls * 1e6:.0f} µs against the floor client's "
+                       f"{r.floor_client_cpu / r.urls * 1e6:.0f} µs")
     for r in results:
         if r.hbase_activity is not None and r.floor_hbase_activity is not None:
             out += ["", *_activity_lines(r.urls, r.hbase_activity, r.floor_hbase_activity)]
