@@ -182,7 +182,7 @@ def main() -> None:
             costs = []
             for due in args.due:
                 costs.append(fill_round_table(prefix, args.hbase, due, web))
-                print(f"[due {due:,}: filled in {costs[-1].fill_seconds:.0f} s]", file=sys.stderr, flush=True)
+                print(f"[due {due:,}: filled in {costs[-1].setup_seconds:.0f} s]", file=sys.stderr, flush=True)
             run_rounds(costs, args.hbase, args.timeout)
         fair = fairness(prefix, args.hbase, args.fair, args.timeout) if args.fair else None
         print("\n".join(report(costs, fair, args.fair)))
