@@ -133,7 +133,7 @@ from sitemapcrawl.config import Settings
 from sitemapcrawl.model.cells import column_names, encode
 from sitemapcrawl.model.due import entry_of
 from sitemapcrawl.model.linkvalues import Inlink, InlinkKind, format_inlink
-from sitemapcrawl.model.webpage import DUE_TABLE, WEBPAGE_TABLE, DueRow, FetchStatus, SitemapSource, WebPage
+from sitemapcrawl.model.webpage import DUE_TABLE, WEBPAGE_TABLE, FetchStatus, SitemapSource, WebPage
 from sitemapcrawl.sitemaps.model import ChangeFreq
 from sitemapcrawl.storage import dueindex
 from sitemapcrawl.storage.store import Store
@@ -274,13 +274,13 @@ def filler_rows(count: int, now: datetime) -> Iterator[tuple[bytes, dict[bytes, 
 
 
 def due_entries(rows: Iterator[tuple[bytes, dict[bytes, bytes]]]) -> Iterator[tuple[bytes, dict[bytes, bytes]]]:
-    """The due index entries the crawl's writers (`dueindex.write_pages`) leave for `rows`."""
-    nft, is_sitemap, in_sitemap = column_names(WebPage, dueindex.DUE_FIELDS)
-    cells = encode(DueRow("", entry=True))
-    for key, data in rows:
-        entry = entry_of(key, data.get(nft), data.get(is_sitemap) == b"1", data.get(in_sitemap) == b"1")
-        if entry is not None:
-            yield entry.key(), cells
+    """The due index rows the crawl's writers (`dueindex.write_pages`) leave for `rows`: waiting entries (the
+    rows are due later), grouped as `dueindex.entry_rows` groups one write's, a chunk of rows at a time."""
+    nft, is_sitemap, in_sitemap = column_names(WebPage, ["next_fetch", "is_sitemap", "in_sitemap"])
+    while chunk := list(islice(rows, 10_000)):
+        entries = [entry_of(key, data.get(nft), data.get(is_sitemap) == b"1", data.get(in_sitemap) == b"1")
+                   for key, data in chunk]
+        yield from dueindex.entry_rows(entry for entry in entries if entry is not None)
 
 
 @dataclass
