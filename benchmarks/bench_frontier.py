@@ -51,7 +51,7 @@ from harness import (
     target_line,
     with_retries,
 )
-from one_round import READ_LINE, RoundCost, report_rounds, run_rounds
+from one_round import READ_LINE, TableRounds, report_table_rounds, run_rounds
 
 from sitemapcrawl.config import Settings
 from sitemapcrawl.model.cells import encode
@@ -114,14 +114,14 @@ def fill(settings: Settings, rows: Iterator[tuple[bytes, dict[bytes, bytes]]]) -
     return seconds
 
 
-def fill_round_table(base_prefix: str, hbase: str, due: int, web: TestWebServer) -> RoundCost:
+def fill_round_table(base_prefix: str, hbase: str, due: int, web: TestWebServer) -> TableRounds:
     """Figure 1's table of `due` listed pages of the web's one site, filled."""
     settings = Settings(hbase=hbase, table_prefix=f"{base_prefix}d{due}_")
     site = web.web.sites[0]
     sitemap_url = web.url(site, "/sitemap.xml")
     urls = (web.url(site, site.ranges[0].path(i)) for i in range(due))
     now = datetime.now(UTC).replace(microsecond=0) - timedelta(seconds=1)
-    return RoundCost(due, settings.table_prefix, fill(settings, listed_rows(urls, sitemap_url, now, seed=due)))
+    return TableRounds(due, settings.table_prefix, fill(settings, listed_rows(urls, sitemap_url, now, seed=due)))
 
 
 def fairness(base_prefix: str, hbase: str, total: int, timeout: float) -> tuple[Run, int, int, int, int]:
@@ -154,8 +154,8 @@ def round_web(pages: int) -> Web:
                      robots=Robots(groups=(RobotsGroup(("*",)),))),), "frontier")
 
 
-def report(costs: list[RoundCost], fair: tuple[Run, int, int, int, int] | None, fair_total: int) -> list[str]:
-    lines = report_rounds(costs)
+def report(costs: list[TableRounds], fair: tuple[Run, int, int, int, int] | None, fair_total: int) -> list[str]:
+    lines = report_table_rounds(costs)
     if fair is not None:
         run, selected, entries, rows, capped = fair
         lines += ["", "| due | hosts | generate s | selected | entries read | rows read | skipped by cap "

@@ -27,8 +27,8 @@ Figures (one run, ratios: the machine is noisy and shared):
    changefreq, lastmod), into a fresh table
    of the same HBase, `hbase_batch_size` (1,000) rows a call (its client's
    CPU and HBase's printed beside the crawl's). First, untimed, a warm-up
-   (`--warm-up`, 100,000 URLs of the same shape crawled and put, tables
-   dropped): a just-started HBase compiles its paths and sizes its heap in
+   before the first size (`--warm-up`, 100,000 URLs of the same shape
+   crawled and put, tables dropped): a just-started HBase compiles its paths and sizes its heap in
    its first minutes, a cost that would fall on whichever side ran first. Crawl and
    floor run twice, in turn (crawl, floor, crawl, floor, each into fresh
    tables), the faster of each kept (`other crawl s`, `other floor s`: the
@@ -108,8 +108,6 @@ from harness import (
     load_average,
     require_hbase,
     run_cli,
-    run_timed,
-    serve_folder,
     table_prefix,
     target_line,
     with_retries,
@@ -117,16 +115,14 @@ from harness import (
 from inventory_writes import (
     PHASES,
     Inventory,
-    crawl_arguments,
     inventory,
+    inventory_crawl,
     inventory_pairs,
     report_inventory,
     report_pairs,
-    write_site,
+    served_site,
 )
-from one_round import RoundCost as InventoryRound
-from one_round import report_rounds as report_inventory_rounds
-from one_round import run_rounds
+from one_round import TableRounds, report_table_rounds, run_rounds
 from thriftpy2.thrift import TException
 
 from sitemapcrawl.config import Settings
@@ -322,8 +318,7 @@ def round_cost(base_prefix: str, hbase: str, rows: int, due: int, web: TestWebSe
         for phase, args in commands.items():
             run = run_cli(settings.hbase, settings.table_prefix, args, timeout)
             cost.phases[phase] = run
-            lines = [x for x in (run.stdout + run.stderr).splitlines() if x.strip()]
-            cost.summaries[phase] = lines[-1][:160] if lines else ""
+            cost.summaries[phase] = run.last_line(160)
         from sitemapcrawl.report.panels import take_counted_snapshot, take_snapshot
 
         def timed(take: Callable[[Store, datetime], object]) -> Callable[[], float]:
@@ -344,23 +339,17 @@ def round_cost(base_prefix: str, hbase: str, rows: int, due: int, web: TestWebSe
 ROUND_BASE_URLS = 1_000
 
 
-def inventory_rounds(base_prefix: str, hbase: str, sizes: list[int], timeout: float) -> list[InventoryRound]:
+def inventory_rounds(base_prefix: str, hbase: str, sizes: list[int], timeout: float) -> list[TableRounds]:
     """Figure 4: for 1,000 URLs and each of `sizes`, the realistic site of figure 1 (its listed pages served
     too) inventoried by the CLI crawl into tables of its own (everything listed is then due), then 100-URL
     rounds on each, the tables taking turns (`one_round`)."""
     with ExitStack() as stack:
         tables = []
         for n in sorted({ROUND_BASE_URLS, *sizes}):
-            folder = Path(stack.enter_context(tempfile.TemporaryDirectory()))
-            base = stack.enter_context(serve_folder(folder, pages=True))
-            write_site(folder, base, n)
-            seeds = folder / "seeds.txt"
-            seeds.write_text(base + "/\n")
+            _base, seeds = stack.enter_context(served_site(n, pages=True))
             prefix = f"{base_prefix}r{n}_"
             print(f"[round after inventory: N={n:,}] load {load_average()}", file=sys.stderr, flush=True)
-            crawl = run_timed([sys.executable, "-m", "sitemapcrawl", *crawl_arguments(hbase, prefix, seeds)],
-                              timeout=timeout)
-            tables.append(InventoryRound(n, prefix, crawl.seconds))
+            tables.append(TableRounds(n, prefix, inventory_crawl(hbase, prefix, seeds, timeout).seconds))
         run_rounds(tables, hbase, timeout, say="inventory")
     return tables
 
@@ -431,6 +420,9 @@ def main() -> None:
         parser.error("--hbase must be a loopback address")
     if args.against is not None and (args.figures != [1] or args.crawl_workers != 1 or args.pairs < 1):
         parser.error("--against runs figure 1d alone: give --figures 1, no --crawl-workers, --pairs of 1 or more")
+    if 4 in args.figures and args.against is None and max(args.inventory) <= ROUND_BASE_URLS:
+        parser.error(f"figure 4 sets the round after an inventory against one of {ROUND_BASE_URLS:,} URLs: give "
+                     f"--urls larger than that, or leave figure 4 out")
     if min(args.inventory) < 1 or min(args.tables) <= args.due or args.due < 2:
         parser.error("sizes must be positive, tables larger than --due, --due at least 2")
     require_hbase(args.hbase)
@@ -440,7 +432,7 @@ def main() -> None:
              f"{load_average()}; prefix {prefix}"]
     inventories: list[Inventory] = []
     costs: list[RoundCost] = []
-    after_inventory: list[InventoryRound] = []
+    after_inventory: list[TableRounds] = []
     try:
         if args.against is not None:
             for n in sorted(args.inventory):
@@ -454,7 +446,7 @@ def main() -> None:
             for n in sorted(args.inventory):
                 print(f"[inventory N={n:,}] load {load_average()}", file=sys.stderr, flush=True)
                 inventories.append(inventory(prefix, args.hbase, n, args.timeout, args.hbase_dir,
-                                             args.crawl_workers, warm_up=min(n, args.warm_up)))
+                                             args.crawl_workers, warm_up=0 if inventories else min(n, args.warm_up)))
                 print("\n".join(report_inventory(inventories[-1:])), file=sys.stderr, flush=True)
                 drop_prefix(args.hbase, prefix)
         if 2 in args.figures or 3 in args.figures:
@@ -467,7 +459,7 @@ def main() -> None:
                     drop_prefix(args.hbase, prefix)
         if 4 in args.figures and args.against is None:
             after_inventory = inventory_rounds(prefix, args.hbase, args.inventory, args.timeout)
-            print("\n".join(report_inventory_rounds(after_inventory, setup="inventory s")), file=sys.stderr,
+            print("\n".join(report_table_rounds(after_inventory, setup="inventory s")), file=sys.stderr,
                   flush=True)
     finally:
         drop_prefix(args.hbase, prefix)
@@ -480,7 +472,7 @@ def main() -> None:
     if after_inventory:
         lines += ["", "figure 4: a 100-URL round after an inventory (generate --topN 100 --mode sitemap-only, "
                   "fetch, parse, updatedb: CLI processes, each phase's fastest of 3)",
-                  *report_inventory_rounds(after_inventory, setup="inventory s")]
+                  *report_table_rounds(after_inventory, setup="inventory s")]
     print("\n".join(lines))
 
 

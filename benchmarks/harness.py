@@ -31,7 +31,7 @@ import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager, nullcontext
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple, TypeVar
+from typing import TYPE_CHECKING, BinaryIO, NamedTuple, TypeVar
 
 if TYPE_CHECKING:
     import happybase
@@ -341,6 +341,11 @@ class Run(NamedTuple):
     stdout: str
     stderr: str
 
+    def last_line(self, width: int = 200) -> str:
+        """The last non-blank line of the output (a command's summary), cut to `width` characters."""
+        said = [line for line in (self.stdout + self.stderr).splitlines() if line.strip()]
+        return said[-1][:width] if said else ""
+
 
 def run_timed(command: list[str], *, env: Mapping[str, str] | None = None, cwd: Path | str | None = None,
               stdout_path: Path | None = None, timeout: float | None = None) -> Run:
@@ -477,7 +482,7 @@ def serve_folder(folder: Path, pages: bool = False) -> Iterator[str]:
         def log_message(self, format: str, *args: object) -> None:  # noqa: A002 (the base class's name)
             return
 
-        def send_head(self) -> io.BytesIO | object | None:
+        def send_head(self) -> BinaryIO | None:
             if not pages or Path(self.translate_path(self.path)).exists():
                 return super().send_head()
             title = html.escape(self.path)

@@ -219,15 +219,30 @@ class Inventory:
         return sum(self.floor_hbase_activity.values()) if self.floor_hbase_activity is not None else None
 
 
-def _hbase_threads(home: Path | None) -> dict[tuple[str, int], tuple[str, float]]:
-    return hbase_cpu_by_thread(home) if home is not None else {}
-
-
 def crawl_arguments(hbase: str, prefix: str, seeds: Path, workers: int = 1) -> list[str]:
     """The `sitemapcrawl` arguments of the inventory crawl the issue measures (`--workers` when above 1)."""
     return ["--hbase", hbase, "--table-prefix", prefix, "--user-agent", AGENT, "crawl", str(seeds),
             "--mode", "sitemap-only", "--sitemaps-only-docs", "--delay", "0", "--rounds", "6",
             *(["--workers", str(workers)] if workers > 1 else [])]
+
+
+@contextmanager
+def served_site(n_urls: int, pages: bool = False) -> Iterator[tuple[str, Path]]:
+    """The realistic site of `n_urls` URLs (`write_site`) in a temporary folder served on loopback (with
+    `pages`, its listed pages answered too); yields (its base URL, a seeds file naming its home page)."""
+    with tempfile.TemporaryDirectory() as folder, serve_folder(Path(folder), pages=pages) as base:
+        write_site(Path(folder), base, n_urls)
+        seeds = Path(folder) / "seeds.txt"
+        seeds.write_text(base + "/\n")
+        yield base, seeds
+
+
+def inventory_crawl(hbase: str, prefix: str, seeds: Path, timeout: float, workers: int = 1,
+                    source: Path | None = None) -> Run:
+    """The inventory crawl (`crawl_arguments`) as a user runs it, timed spawn to exit (`run_timed`); with
+    `source`, the package of that source tree instead of this one's."""
+    return run_timed([sys.executable, "-m", "sitemapcrawl", *crawl_arguments(hbase, prefix, seeds, workers)],
+                     env=source_env(source) if source else None, cwd=source, timeout=timeout)
 
 
 def put_floor(hbase: str, model: str, name: str, rows: tuple[list[bytes], list[int], list[dict[bytes, bytes]]],
@@ -248,9 +263,10 @@ def put_floor(hbase: str, model: str, name: str, rows: tuple[list[bytes], list[i
         connection.close()
 
 
-def warm_up_hbase(base_prefix: str, hbase: str, n_urls: int, timeout: float) -> tuple[int, float, float]:
-    """Crawl a site of `n_urls` URLs of the same shape, and put its floor, into tables dropped after; untimed
-    by the figure. Returns (URLs, crawl seconds, floor seconds).
+def warm_up_hbase(base_prefix: str, hbase: str, n_urls: int, timeout: float,
+                  batch_rows: int) -> tuple[int, float, float]:
+    """Crawl a site of `n_urls` URLs of the same shape, and put its floor (`batch_rows` a call), into tables
+    dropped after; untimed by the figure. Returns (URLs, crawl seconds, floor seconds).
 
     Why: a just-started HBase compiles its write and read paths and sizes its heap's generations in its
     first minutes (2026-12-03: 108 s of HBase CPU for a crawl that takes 85-89 s on a warm one, its GC
@@ -260,15 +276,11 @@ def warm_up_hbase(base_prefix: str, hbase: str, n_urls: int, timeout: float) -> 
 
     prefix = f"{base_prefix}warm_"
     try:
-        with tempfile.TemporaryDirectory() as folder, serve_folder(Path(folder)) as base:
-            write_site(Path(folder), base, n_urls)
-            seeds = Path(folder) / "seeds.txt"
-            seeds.write_text(base + "/\n")
-            crawl = run_timed([sys.executable, "-m", "sitemapcrawl", *crawl_arguments(hbase, prefix, seeds)],
-                              timeout=timeout)
+        with served_site(n_urls) as (base, seeds):
+            crawl = inventory_crawl(hbase, prefix, seeds, timeout)
             floor, _cpu = with_retries("warm-up floor", lambda: put_floor(
                 hbase, prefix + WEBPAGE_TABLE, f"{prefix}floor", floor_rows(base, n_urls, datetime.now(UTC)),
-                1_000))
+                batch_rows))
     finally:
         drop_prefix(hbase, prefix)
     return n_urls, crawl.seconds, floor
@@ -291,22 +303,15 @@ def inventory(base_prefix: str, hbase: str, n_urls: int, timeout: float, hbase_d
     from sitemapcrawl.model.webpage import WEBPAGE_TABLE
 
     settings = Settings(hbase=hbase, table_prefix=f"{base_prefix}inv{n_urls}_", user_agent=AGENT)
-    warmed = warm_up_hbase(base_prefix, hbase, warm_up, timeout) if warm_up else None
-    with tempfile.TemporaryDirectory() as folder, serve_folder(Path(folder)) as base:
-        write_site(Path(folder), base, n_urls)
-        seeds = Path(folder) / "seeds.txt"
-        seeds.write_text(base + "/\n")
-
-        def crawl(prefix: str) -> list[str]:
-            return crawl_arguments(hbase, prefix, seeds, workers)
-
+    warmed = warm_up_hbase(base_prefix, hbase, warm_up, timeout, settings.hbase_batch_size) if warm_up else None
+    with served_site(n_urls) as (base, seeds):
         floor = floor_rows(base, n_urls, datetime.now(UTC).replace(microsecond=0))
         model = settings.table_prefix + WEBPAGE_TABLE
         runs: list[tuple[float, Run, dict[str, float], float | None]] = []
         floors: list[tuple[float, float, dict[str, float], float | None]] = []
         for turn, prefix in (("a", settings.table_prefix), ("b", f"{base_prefix}inv{n_urls}b_")):
             with _cpu_shares(hbase_dir) as crawl_cpu:
-                run = run_timed([sys.executable, "-m", "sitemapcrawl", *crawl(prefix)], timeout=timeout)
+                run = inventory_crawl(hbase, prefix, seeds, timeout, workers)
                 crawl_cpu.ours += run.cpu_seconds
             runs.append((run.seconds, run, crawl_cpu.activity, crawl_cpu.others))
             name = f"{base_prefix}floor{n_urls}{turn}"
@@ -320,9 +325,10 @@ def inventory(base_prefix: str, hbase: str, n_urls: int, timeout: float, hbase_d
         writes: dict[str, dict[str, int]] = {}
         counted_seconds = None
         if workers == 1:  # counted_crawl counts its own process; workers would write uncounted
-            counts = Path(folder) / "writes.json"
+            counts = seeds.with_name("writes.json")
             counted = run_timed([sys.executable, str(Path(__file__).with_name("counted_crawl.py")), str(counts),
-                                 "--", *crawl(f"{base_prefix}inv{n_urls}c_")], timeout=timeout)
+                                 "--", *crawl_arguments(hbase, f"{base_prefix}inv{n_urls}c_", seeds)],
+                                timeout=timeout)
             writes, counted_seconds = json.loads(counts.read_text()), counted.seconds
     stages = stage_times(run)
     entries = merged = 0
@@ -336,8 +342,7 @@ def inventory(base_prefix: str, hbase: str, n_urls: int, timeout: float, hbase_d
     (fast, floor_cpu, floor_activity, floor_others), (slow, *_slow) = sorted(floors, key=lambda f: f[0])
     return Inventory(n_urls, run, stages, settings.hbase_batch_size, fast, slow, floor_bytes, entries, merged,
                      writes, workers, counted_seconds, slower_seconds,
-                     hbase_activity=activity if hbase_dir else None,
-                     floor_hbase_activity=floor_activity if hbase_dir else None, floor_client_cpu=floor_cpu,
+                     hbase_activity=activity, floor_hbase_activity=floor_activity, floor_client_cpu=floor_cpu,
                      others_cpu=others, floor_others_cpu=floor_others, warm_up=warmed)
 
 
@@ -359,16 +364,18 @@ def _cpu_shares(hbase_dir: Path | None) -> Iterator[_CpuShares]:
     work on the machine slows the crawl more than the floor, and the ratio with it; this says how much there
     was. Unknown (None) without the HBase folder. HBase's CPU set against the machine's is read beside the
     machine's (/proc counters only); the thread snapshots, whose jcmd dumps cost the JVMs CPU, lie outside."""
-    threads = _hbase_threads(hbase_dir)
     shares = _CpuShares()
-    hbase = hbase_cpu_seconds(hbase_dir) if hbase_dir is not None else 0.0
+    if hbase_dir is None:
+        yield shares
+        return
+    threads = hbase_cpu_by_thread(hbase_dir)
+    hbase = hbase_cpu_seconds(hbase_dir)
     busy, mine = machine_busy_seconds(), time.process_time()
     yield shares
     busy, mine = machine_busy_seconds() - busy, time.process_time() - mine
-    if hbase_dir is not None:
-        hbase = hbase_cpu_seconds(hbase_dir) - hbase
-        shares.others = max(0.0, busy - mine - shares.ours - hbase)
-    shares.activity = hbase_cpu_by_activity(threads, _hbase_threads(hbase_dir))
+    hbase = hbase_cpu_seconds(hbase_dir) - hbase
+    shares.others = max(0.0, busy - mine - shares.ours - hbase)
+    shares.activity = hbase_cpu_by_activity(threads, hbase_cpu_by_thread(hbase_dir))
 
 
 def stage_times(run: Run) -> dict[str, float]:
@@ -404,18 +411,13 @@ def inventory_pairs(base_prefix: str, hbase: str, n_urls: int, timeout: float, h
     Why in turn: the machine and HBase drift by a third within an hour; the two versions meet the same
     spells only when they alternate. No floor: the versions are compared with each other."""
     runs: list[PairRun] = []
-    with tempfile.TemporaryDirectory() as folder, serve_folder(Path(folder)) as base, \
-            tempfile.TemporaryDirectory() as tree:
-        write_site(Path(folder), base, n_urls)
-        seeds = Path(folder) / "seeds.txt"
-        seeds.write_text(base + "/\n")
+    with served_site(n_urls) as (_base, seeds), tempfile.TemporaryDirectory() as tree:
         sources = ((against, baseline_tree(against, Path(tree))), ("this checkout", REPO))
         for turn in range(pairs):
             for code, source in sources:
                 prefix = f"{base_prefix}pair{turn}{'b' if source == REPO else 'a'}_"
                 before = hbase_cpu_seconds(hbase_dir) if hbase_dir else None
-                run = run_timed([sys.executable, "-m", "sitemapcrawl", *crawl_arguments(hbase, prefix, seeds)],
-                                env=source_env(source), cwd=source, timeout=timeout)
+                run = inventory_crawl(hbase, prefix, seeds, timeout, source=source)
                 used = hbase_cpu_seconds(hbase_dir) - before if hbase_dir and before is not None else None
                 runs.append(PairRun(code, datetime.now(UTC).strftime("%H:%M"), run, used))
                 drop_prefix(hbase, prefix)

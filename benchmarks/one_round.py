@@ -32,7 +32,7 @@ READS_LIMIT = 3.0
 
 
 @dataclass
-class RoundCost:
+class TableRounds:
     """The rounds run on one set of tables (`prefix`) holding `due` due URLs."""
 
     due: int
@@ -55,7 +55,7 @@ class RoundCost:
         return (self.entries_read + self.rows_read) / max(1, self.selected)
 
 
-def run_round(cost: RoundCost, hbase: str, number: int, timeout: float) -> None:
+def run_round(cost: TableRounds, hbase: str, number: int, timeout: float) -> None:
     """One 100-URL round on `cost`'s tables, keeping each phase's fastest run so far; raise SystemExit when
     generate prints no read counts."""
     batch = f"{datetime.now(UTC):%Y%m%d%H%M%S}-r{cost.due % 4096:03x}{number}"
@@ -69,8 +69,7 @@ def run_round(cost: RoundCost, hbase: str, number: int, timeout: float) -> None:
         run = run_cli(hbase, cost.prefix, args, timeout)
         if phase not in cost.phases or run.seconds < cost.phases[phase].seconds:
             cost.phases[phase] = run
-            said = [line for line in (run.stdout + run.stderr).splitlines() if line.strip()]
-            cost.summaries[phase] = said[-1][:200] if said else ""
+            cost.summaries[phase] = run.last_line()
         if phase == "generate":
             found = READ_LINE.search(run.stderr + run.stdout)
             if found is None:
@@ -80,7 +79,7 @@ def run_round(cost: RoundCost, hbase: str, number: int, timeout: float) -> None:
             cost.rows_read = max(cost.rows_read, rows)
 
 
-def run_rounds(costs: list[RoundCost], hbase: str, timeout: float, say: str = "due") -> None:
+def run_rounds(costs: list[TableRounds], hbase: str, timeout: float, say: str = "due") -> None:
     """`ROUNDS` rounds on each of `costs`, the tables taking turns (so the machine's spells fall on each)."""
     for number in range(ROUNDS):
         for cost in costs:
@@ -88,7 +87,7 @@ def run_rounds(costs: list[RoundCost], hbase: str, timeout: float, say: str = "d
             print(f"[{say} {cost.due:,}: round {number + 1} done]", file=sys.stderr, flush=True)
 
 
-def report_rounds(costs: list[RoundCost], setup: str = "fill s") -> list[str]:
+def report_table_rounds(costs: list[TableRounds], setup: str = "fill s") -> list[str]:
     """The rounds' table (each phase's fastest, the round, its ratio to the first size, generate's reads) and
     the two target lines for the last size against the first; `setup` heads the column of `setup_seconds`."""
     small, big = costs[0], costs[-1]

@@ -17,7 +17,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 
 from harness import Run, serve_folder  # noqa: E402
-from one_round import READ_LINE, RoundCost, report_rounds  # noqa: E402
+from one_round import READ_LINE, TableRounds, report_table_rounds  # noqa: E402
 
 from sitemapcrawl.jobs.generate import GenerateCounts  # noqa: E402
 
@@ -54,28 +54,20 @@ def run(seconds: float) -> Run:
 
 
 def test_the_report_sets_the_large_round_against_the_small_and_reads_against_the_batch() -> None:
-    small = RoundCost(1_000, "p1_", 2.0, {p: run(0.5) for p in ("generate", "fetch", "parse", "updatedb")},
+    small = TableRounds(1_000, "p1_", 2.0, {p: run(0.5) for p in ("generate", "fetch", "parse", "updatedb")},
                       selected=100, entries_read=128, rows_read=100)
-    large = RoundCost(1_000_000, "p2_", 90.0, {p: run(0.6) for p in ("generate", "fetch", "parse", "updatedb")},
+    large = TableRounds(1_000_000, "p2_", 90.0, {p: run(0.6) for p in ("generate", "fetch", "parse", "updatedb")},
                       selected=100, entries_read=400, rows_read=100)
-    lines = report_rounds([small, large], setup="inventory s")
+    lines = report_table_rounds([small, large], setup="inventory s")
     assert lines[0].startswith("| due | inventory s |")
     assert "| 1,000,000 | 90.0 | 0.60 | 0.60 | 0.60 | 0.60 | 2.40 | 1.20x | 400 | 100 | 100 | 5.00x |" in lines
     assert any("round at 1,000,000 due / 1,000: 1.20x" in line and line.endswith("-> met") for line in lines)
     assert any("generate's reads at 1,000,000 due / batch: 5.00x" in line and "MISSED" in line for line in lines)
 
 
-def test_figure_1_prints_cpu_per_listed_url_and_the_warm_up() -> None:
-    from inventory_writes import Inventory, report_inventory
 
-    activity = {"RPC": 60.0, "compactions": 30.0}
-    floor_activity = {"RPC": 40.0, "compactions": 20.0}
-    result = Inventory(1_000_000, run(90.0), {"parse": 20.0, "updatedb": 67.0}, 1_000, 50.0, 52.0, 560_000_000,
-                       1_000_000, 1_000_000, {"webpage": {"put_rows": 1_000_000, "put_cells": 11_000_000}},
-                       counted_seconds=95.0, slower_seconds=93.0, hbase_activity=activity,
-                       floor_hbase_activity=floor_activity, floor_client_cpu=15.0, warm_up=(100_000, 9.5, 5.0))
-    lines = report_inventory([result])
-    assert ("CPU per listed URL (the kept crawl and floor): HBase 90 µs against the floor's 60 µs (1.50x); "
-            "the crawler 90 µs against the floor client's 15 µs") in lines
-    assert any(line.endswith("100,000 URLs of the same shape crawled in 9.5 s and put in 5.0 s") for line in lines)
-    assert any(line.startswith("target: N=1,000,000 time vs put floor: 1.80x") for line in lines)
+def test_a_phase_summary_is_its_last_non_blank_line_cut_to_width() -> None:
+    finished = Run(1.0, 50.0, 1.0, "", "fetch: created table x\nfetch: batch b: 100 of 100 done\n\n")
+    assert finished.last_line() == "fetch: batch b: 100 of 100 done"
+    assert finished.last_line(12) == "fetch: batch"
+    assert Run(1.0, 50.0, 1.0, "", "").last_line() == ""
