@@ -301,15 +301,16 @@ def demo_web() -> Web:
 
 
 def bulk_web(hosts: int, pages_per_host: int, sitemap_listed: bool = True, links: bool = True,
-             first_host: str = "127.0.1.1") -> Web:
+             first_host: str = "127.0.1.1", crawl_delay: float | None = None) -> Web:
     """A big web for benchmarks: `hosts` sites from `first_host` on, each
     with a home page and `pages_per_host` lazily built pages ``/p/{i}.html``.
 
     With `sitemap_listed`, robots.txt names ``/sitemap.xml`` listing every
     page (one sitemap, so over 50,000 pages it is over the limit); with
     `links`, the home page links to page 0, pages form a binary tree (plus a
-    next link) and each page links to its twin on the next host. Cost: a few
-    objects per host; pages and sitemap bodies are built on request.
+    next link) and each page links to its twin on the next host; `crawl_delay`
+    goes into robots.txt. Cost: a few objects per host; pages and sitemap
+    bodies are built on request.
     """
     if hosts < 1 or pages_per_host < 0:
         raise ValueError(f"bulk_web needs hosts >= 1 and pages_per_host >= 0: "
@@ -323,7 +324,7 @@ def bulk_web(hosts: int, pages_per_host: int, sitemap_listed: bool = True, links
         home = Page("/", f"Host {n}", (Link("/p/0.html", "Start"),) if links else ())
         sites.append(Site(
             host, f"bulk-{n}", (home,), ranges=(pages,),
-            robots=Robots(groups=(RobotsGroup(("*",), disallow=("/no-such-area/",)),),
+            robots=Robots(groups=(RobotsGroup(("*",), disallow=("/no-such-area/",), crawl_delay=crawl_delay),),
                           sitemaps=("/sitemap.xml",) if sitemap_listed else ()),
             sitemaps=(Sitemap("/sitemap.xml", ranges=(pages,)),) if sitemap_listed else (),
         ))

@@ -89,6 +89,49 @@ class _Body:
         return make(), sum(len(c) for c in make())
 
 
+def site_body(site: Site, target: str, port: int, hosts: frozenset[str], revision: int) -> _Body | None:
+    """The document `site` serves at path+query `target` when nothing misbehaves; None: a 404."""
+    if target == ROBOTS_PATH:
+        robots = site.robots
+        if robots is None:
+            return None
+        return _Body(TEXT_TYPE, lambda: iter((render_robots(robots, port, hosts, revision),)))
+    found = site.lookup(target)
+    if isinstance(found, Page):
+        page = found
+        return _Body(HTML_TYPE, lambda: iter((render_page(page, port, hosts, revision),)))
+    if isinstance(found, Sitemap):
+        sm = found
+        here = f"http://{site.host}:{port}{target}"
+        content_type, encoding = SITEMAP_HEADERS[sm.format]
+        return _Body(content_type, lambda: sitemap_chunks(sm, here, port, hosts, revision),
+                     encoding, gzip=sm.format in GZIPPED,
+                     stream=sm.entry_count() > _STREAM_ABOVE)
+    return None
+
+
+def validators(host: str, target: str, revision: int) -> list[tuple[str, str]]:
+    """The ETag and Last-Modified headers of a document at a revision."""
+    etag = f'"{zlib.crc32(f"{host}{target}".encode()):08x}-{revision}"'
+    return [("ETag", etag), ("Last-Modified", format_datetime(EPOCH + timedelta(hours=revision), usegmt=True))]
+
+
+def not_modified(if_none_match: str | None, if_modified_since: str | None, etag: str, revision: int) -> bool:
+    """Do a request's validators match the document's (a 304 then)?"""
+    if if_none_match is not None:
+        tags = {t.strip().removeprefix("W/") for t in if_none_match.split(",")}
+        return "*" in tags or etag in tags
+    if if_modified_since is None:
+        return False
+    try:
+        since = parsedate_to_datetime(if_modified_since)
+    except (TypeError, ValueError):
+        return False
+    if since.tzinfo is None:
+        since = since.replace(tzinfo=UTC)
+    return EPOCH + timedelta(hours=revision) <= since
+
+
 class _SiteServer(ThreadingHTTPServer):
     """The server of one site IP. Tracks its connections and handler threads
     so `close` can end them within a bound."""
@@ -218,14 +261,13 @@ class _Handler(BaseHTTPRequestHandler):
                                                     ("Content-Length", "0")], None)
 
         revision = app.revision(site.host, target)
-        body = self._normal_body(site, target, revision)
+        body = site_body(site, target, self.server.server_port, app.web.hosts, revision)
         if body is None and kind is not Fault.OVERSIZED:
             return self._send_error(404, head)
-        etag = f'"{zlib.crc32(f"{site.host}{target}".encode()):08x}-{revision}"'
-        modified = format_datetime(EPOCH + timedelta(hours=revision), usegmt=True)
-        validators = [("ETag", etag), ("Last-Modified", modified)]
-        if body is not None and self._not_modified(etag, revision):
-            return self._send(304, validators, None)
+        tags = validators(site.host, target, revision)
+        if body is not None and not_modified(self.headers.get("If-None-Match"),
+                                             self.headers.get("If-Modified-Since"), tags[0][1], revision):
+            return self._send(304, tags, None)
         if fault and kind is Fault.OVERSIZED:
             body = self._oversized(body, fault)
         assert body is not None
@@ -238,7 +280,7 @@ class _Handler(BaseHTTPRequestHandler):
         chunks = None if head else wire
         if chunks is not None and fault and kind is Fault.TRICKLE:
             chunks = self._trickled(chunks, fault)
-        self._send(200, headers + validators, chunks)
+        self._send(200, headers + tags, chunks)
 
     def _send(self, status: int, headers: list[tuple[str, str]],
               chunks: Iterator[bytes] | None) -> None:
@@ -273,26 +315,6 @@ class _Handler(BaseHTTPRequestHandler):
                 first = False
                 yield chunk[i:i + fault.chunk_size]
 
-    def _normal_body(self, site: Site, target: str, revision: int) -> _Body | None:
-        port, hosts = self.server.server_port, self.server.app.web.hosts
-        if target == ROBOTS_PATH:
-            robots = site.robots
-            if robots is None:
-                return None
-            return _Body(TEXT_TYPE, lambda: iter((render_robots(robots, port, hosts, revision),)))
-        found = site.lookup(target)
-        if isinstance(found, Page):
-            page = found
-            return _Body(HTML_TYPE, lambda: iter((render_page(page, port, hosts, revision),)))
-        if isinstance(found, Sitemap):
-            sm = found
-            here = f"http://{site.host}:{port}{target}"
-            content_type, encoding = SITEMAP_HEADERS[sm.format]
-            return _Body(content_type, lambda: sitemap_chunks(sm, here, port, hosts, revision),
-                         encoding, gzip=sm.format in GZIPPED,
-                         stream=sm.entry_count() > _STREAM_ABOVE)
-        return None
-
     @staticmethod
     def _oversized(body: _Body | None, fault: FaultSpec) -> _Body:
         """`body` (or an empty HTML one) padded with filler to `fault.size`
@@ -306,22 +328,6 @@ class _Handler(BaseHTTPRequestHandler):
             yield from filler_chunks(body.content_type, pad)
 
         return _Body(body.content_type, padded, body.encoding, body.gzip, stream=True)
-
-    def _not_modified(self, etag: str, revision: int) -> bool:
-        inm = self.headers.get("If-None-Match")
-        if inm is not None:
-            tags = {t.strip().removeprefix("W/") for t in inm.split(",")}
-            return "*" in tags or etag in tags
-        ims = self.headers.get("If-Modified-Since")
-        if ims is None:
-            return False
-        try:
-            since = parsedate_to_datetime(ims)
-        except (TypeError, ValueError):
-            return False
-        if since.tzinfo is None:
-            since = since.replace(tzinfo=UTC)
-        return EPOCH + timedelta(hours=revision) <= since
 
     def _send_error(self, status: int, head: bool) -> None:
         body = error_page(status, self.responses.get(status, ("Error",))[0])
