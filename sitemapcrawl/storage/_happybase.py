@@ -32,7 +32,8 @@ from sitemapcrawl.storage.gateways import Gateway, Gateways
 # Loaded by `import happybase` (thriftpy2.load registers it as a module): the Thrift types of HBase's API.
 from Hbase_thrift import BatchMutation, Mutation  # isort: skip
 
-__all__ = ["TRANSPORT_BUFFER", "BatchMutation", "Mutation", "Pool", "check_and_put", "connect", "mutate_rows"]
+__all__ = ["TRANSPORT_BUFFER", "BatchMutation", "Mutation", "Pool", "check_and_put", "connect", "discard",
+           "mutate_rows"]
 
 #: The buffers of the `buffered` transport: 256 KiB each way, not thriftpy2's 4 KiB, so a 1,000-row put
 #: (~700 KB) leaves in three socket writes instead of 175. Each socket call lets go of the GIL, and
@@ -130,6 +131,17 @@ class _Pooled:
 
     gateway: Gateway
     connection: happybase.Connection
+
+
+def discard(connection: happybase.Connection) -> None:
+    """Close a connection whose call was cut short and give it new transport objects.
+
+    A reply may be on the way, or half read into the transport's buffer: the
+    buffered transport keeps what it read across `close` and `open`, so only
+    fresh objects (as the pool makes after a Thrift error) are sure to start clean.
+    """
+    connection.close()
+    connection._refresh_thrift_client()
 
 
 def mutate_rows(connection: happybase.Connection, table: bytes, rows: Sequence[BatchMutation]) -> None:

@@ -44,7 +44,7 @@ from sitemapcrawl.model.webpage import (
     WEBPAGE_FAMILIES,
     WEBPAGE_TABLE,
 )
-from sitemapcrawl.storage._happybase import BatchMutation, Mutation, Pool, check_and_put, mutate_rows
+from sitemapcrawl.storage._happybase import BatchMutation, Mutation, Pool, check_and_put, discard, mutate_rows
 from sitemapcrawl.storage.failures import (
     WIRE_ERRORS,
     as_text,
@@ -530,17 +530,16 @@ def _row_bytes(row: tuple[bytes, Mapping[bytes, bytes]]) -> int:
 
 
 def _drop_if_interrupted(connection: happybase.Connection, error: BaseException) -> None:
-    """Close a pooled connection whose call was cut short by Ctrl-C (KeyboardInterrupt, SystemExit...).
+    """Discard a pooled connection whose call was cut short by Ctrl-C (KeyboardInterrupt, SystemExit...).
 
-    Its request may have gone out with the reply still on the way: the next
-    call on that socket would read it as its own. The pool replaces
-    connections only on wire errors; a closed one fails its next call with
-    one, and is replaced then (our retry makes that call again). A scan its
-    reader stopped early (GeneratorExit) closed its scanner: nothing is
-    on the way.
+    Its request may have gone out with the reply still on the way, or half
+    read: the next call on that socket would read it as its own. It is
+    closed and given fresh transport objects (`_happybase.discard`); the
+    pool opens it again for the next call. A scan its reader stopped early
+    (GeneratorExit) closed its scanner: nothing is on the way.
     """
     if not isinstance(error, Exception | GeneratorExit):
-        connection.close()
+        discard(connection)
 
 
 def _drop(connection: happybase.Connection, name: str) -> None:

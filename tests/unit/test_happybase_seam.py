@@ -87,3 +87,32 @@ def test_the_thrift_types_and_calls_are_the_ones_the_store_sends() -> None:
     assert field_names(thrift.Hbase.checkAndPut_args) == ["tableName", "row", "column", "value", "mput", "attributes"]
     assert {"mutateRows", "checkAndPut"} <= set(thrift.Hbase.thrift_services)
     assert hasattr(connect("buffered"), "client")
+
+
+def test_a_closed_buffered_transport_keeps_what_it_read_so_a_cut_call_needs_new_objects() -> None:
+    # Why `discard` (a call cut short by Ctrl-C) refreshes the client and does not only close it: the
+    # buffered transport keeps the bytes it read past the caller's request across close(), and the next
+    # call on the reopened socket would read that half reply as its own ("Missing result").
+    import socket
+
+    from thriftpy2.transport import TSocket
+
+    server, peer = socket.socketpair()
+    later, later_peer = socket.socketpair()
+    try:
+        wire = TSocket()
+        wire.sock = server
+        transport = TCyBufferedTransport(wire, buf_size=WIDE)
+        peer.sendall(b"half a reply, then the rest")
+        assert transport.read(4) == b"half"
+        transport.close()
+        wire.sock = later  # reopened
+        later_peer.sendall(b"the next reply")
+        assert transport.read(8) == b" a reply"  # the old bytes, not the new
+    finally:
+        for end in (server, peer, later, later_peer):
+            end.close()
+    connection = connect("buffered")
+    old = (connection.transport, connection.client)
+    connection._refresh_thrift_client()
+    assert connection.transport is not old[0] and connection.client is not old[1]
