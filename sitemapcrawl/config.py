@@ -32,6 +32,8 @@ from sitemapcrawl.errors import UsageError
 from sitemapcrawl.modes import CrawlMode, QueueBy, ThriftProtocol, ThriftTransport
 
 ENV_PREFIX = "SITEMAPCRAWL_"
+#: Settings known by an older name: the old name in a file or the environment sets the new one.
+RENAMED = {"threads": "max_connections"}
 
 #: Session-id parameter names stripped from paths and queries by default.
 DEFAULT_SESSION_ID_NAMES = (
@@ -101,8 +103,9 @@ class Settings:
     """Proxy URL for https:// requests (tunnelled with CONNECT); empty: none."""
     robots_retry_interval: int = 3_600
     """Seconds before a robots.txt that failed (5xx, timeout) is tried again."""
-    threads: int = 8
-    """Worker threads for jobs that talk to many hosts (one host per thread at a time)."""
+    max_connections: int = 1_000
+    """fetch, detect: requests in flight at once over all hosts (each host keeps its own pace); the hosts
+    ready to be asked decide how many are, up to this. Kept-alive connections are reused per host."""
     threads_per_host: int = 1
     """fetch: requests in flight at once per queue (host, or IP with queue_by = "ip")."""
     queue_by: str = "host"
@@ -167,6 +170,11 @@ class Settings:
     """Uncompressed bytes read per sitemap document; also caps decompression."""
     max_index_depth: int = 5
     """How deep sitemap indexes are followed (and how far a host's vouching passes down them)."""
+    tree_max_documents: int = 10_000
+    """The usp drop-in (`sitemap_tree_for_homepage`): most documents one tree reads (robots.txt's `Sitemap:`
+    lines and index children included); the rest become InvalidSitemap."""
+    tree_max_seconds: float = 600.0
+    """The usp drop-in: seconds one tree may take; sitemaps not read by then become InvalidSitemap."""
     strict_scope: bool = True
     """Drop sitemap entries outside the sitemap's scope: the hosts that vouch for it, else its folder."""
     probe_known_paths: bool = False
@@ -309,7 +317,7 @@ RULES: dict[str, Rule] = {
     "max_robots_bytes": Rule(1),
     "max_redirects": Rule(0, 100),
     "robots_retry_interval": Rule(0, TEN_YEARS),
-    "threads": Rule(1, 1_000),
+    "max_connections": Rule(1, 100_000),
     "threads_per_host": Rule(1, 100),
     "queue_by": Rule(choices=QueueBy),
     "max_crawl_delay": Rule(0, _DAY),
@@ -334,6 +342,8 @@ RULES: dict[str, Rule] = {
     "max_sitemap_urls": Rule(0),
     "max_sitemap_bytes": Rule(1),
     "max_index_depth": Rule(0, 100),
+    "tree_max_documents": Rule(1, 100_000_000),
+    "tree_max_seconds": Rule(0, TEN_YEARS, above=True),
     "history_keep": Rule(1, 10_000),
     "sitemap_demote_below": Rule(0, 1),
     "sitemap_blacklist_below": Rule(0, 1),
@@ -520,13 +530,19 @@ def load_settings(
     sources: dict[str, str] = {}
     extra: dict[str, Any] = {}
     if config_file is not None:
-        for key, value in _read_toml(config_file).items():
+        for given, value in _read_toml(config_file).items():
+            key = RENAMED.get(given, given)
             if key in types_by_name:
                 source = f"file {config_file}"
                 values[key] = _setting(key, value, types_by_name[key], source)
                 sources[key] = source
             else:
                 extra[key] = value
+    for old, new in RENAMED.items():
+        if ENV_PREFIX + old.upper() in environ and ENV_PREFIX + new.upper() not in environ:
+            values[new] = _setting(new, environ[ENV_PREFIX + old.upper()], types_by_name[new],
+                                   f"environment ${ENV_PREFIX}{old.upper()}")
+            sources[new] = f"environment ${ENV_PREFIX}{old.upper()}"
     for name, target in types_by_name.items():
         env_name = ENV_PREFIX + name.upper()
         if env_name in environ:

@@ -31,7 +31,7 @@ AGENT = "sitemapcrawl-test/1.0"
 
 def crawl_settings(settings: Settings, **changes: object) -> Settings:
     """Fast settings for loopback crawls."""
-    return dataclasses.replace(settings, user_agent=AGENT, delay=0.0, threads=4, **changes)  # type: ignore[arg-type]
+    return dataclasses.replace(settings, user_agent=AGENT, delay=0.0, max_connections=4, **changes)  # type: ignore[arg-type]
 
 
 def run_crawl(store: Store, settings: Settings, server: TestWebServer, rounds: int = 5,

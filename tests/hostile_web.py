@@ -48,6 +48,8 @@ class Hit:
 
     path: str
     complete: bool
+    at: float = 0.0
+    """`time.monotonic()` when the request had been read."""
 
 
 @dataclass
@@ -113,13 +115,14 @@ class HostileServer:
                 except OSError:
                     return
                 path = request.split(b" ", 2)[1].decode("latin-1") if request.count(b" ") >= 2 else "/"
+                at = time.monotonic()
                 route = self.routes.get(path, Route(status=404, body=b"not here"))
                 try:
                     complete = self._answer(conn, route)
                 except OSError:
                     complete = False
                 with self._lock:
-                    self.hits.append(Hit(path, complete))
+                    self.hits.append(Hit(path, complete, at))
                 if not complete or route.behaviour in ("broken", "reset"):
                     return
 

@@ -15,6 +15,7 @@ that write, SIGINT reaches the main thread at its next bytecode. Prints
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
 import sys
@@ -22,8 +23,8 @@ import threading
 from typing import Any
 
 from sitemapcrawl.cli import app
+from sitemapcrawl.fetcher.engine import Engine
 from sitemapcrawl.fetcher.pacing import Pacing
-from sitemapcrawl.fetcher.work import Worker
 from sitemapcrawl.jobs import crawl
 from sitemapcrawl.model.webpage import WEBPAGE_TABLE
 from sitemapcrawl.storage.store import Store
@@ -75,24 +76,24 @@ def main() -> None:
     # signal has stopped the fetch: it refuses them then. Only page fetches count: each writes one
     # outcome row; a robots.txt request (a host first seen in this round) writes none, and counting
     # it would hold back a page whose outcome the signal waits for.
-    original_fetch_page, original_stop = Worker.fetch_page, Pacing.stop
+    original_fetch_page, original_stop = Engine.fetch_page, Pacing.stop
     stopped = threading.Event()
 
-    def fetch_page(self: Worker, *a: Any, **k: Any) -> None:
+    async def fetch_page(self: Engine, *a: Any, **k: Any) -> None:
         if phase == "fetch" and armed():
             with lock:
                 state["requests"] += 1
                 over = state["requests"] > fetched
-            if over:
-                stopped.wait()  # held back until the signal stops the fetch
-        original_fetch_page(self, *a, **k)
+            while over and not stopped.is_set():  # held back until the signal stops the fetch
+                await asyncio.sleep(0.01)
+        await original_fetch_page(self, *a, **k)
 
     def stop(self: Pacing) -> None:
         original_stop(self)
         if state["fired"]:  # every fetch stops (also the rounds before): only the signalled one lets go
             stopped.set()
 
-    Worker.fetch_page = fetch_page  # type: ignore[method-assign]
+    Engine.fetch_page = fetch_page  # type: ignore[method-assign]
     Pacing.stop = stop  # type: ignore[method-assign]
     sys.argv = ["sitemapcrawl", *args]
     app.main()

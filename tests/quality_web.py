@@ -49,7 +49,7 @@ def quality_web() -> Web:
 
 def quality_settings(settings: Settings, **changes: object) -> Settings:
     """Fast, polite-enough settings for the loopback crawl, with the small URL limit."""
-    return dataclasses.replace(settings, user_agent=AGENT, delay=0.0, threads=4,  # type: ignore[arg-type]
+    return dataclasses.replace(settings, user_agent=AGENT, delay=0.0, max_connections=4,  # type: ignore[arg-type]
                                max_sitemap_urls=URL_LIMIT, **changes)
 
 

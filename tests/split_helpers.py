@@ -26,7 +26,7 @@ FIELDS = ("status", "http_code", "depth", "radius", "in_sitemap", "is_sitemap", 
 
 
 def split_settings(settings: Settings) -> Settings:
-    return dataclasses.replace(settings, user_agent=AGENT, delay=0.0, threads=4, hbase_batch_size=5,
+    return dataclasses.replace(settings, user_agent=AGENT, delay=0.0, max_connections=4, hbase_batch_size=5,
                                lease_seconds=3.0)
 
 

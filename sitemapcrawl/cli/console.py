@@ -98,7 +98,7 @@ def setup_logging(messages: Messages, verbose: int, quiet: bool, log_file: Path 
     """Install the log handlers: time-stamped lines on stderr, and in `log_file` if given.
 
     -v shows our INFO messages, -vv our DEBUG ones, -vvv also the libraries'
-    (happybase, urllib3, ...). Without -v only warnings and errors are shown;
+    (happybase, aiohttp, ...). Without -v only warnings and errors are shown;
     --quiet leaves errors only on stderr (the log file keeps what -v chose).
     Raises UsageError when the log file cannot be opened. (logging is imported
     here, not at start-up: `--help` and `--version` never need it.)

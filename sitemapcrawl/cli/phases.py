@@ -18,6 +18,7 @@ import typer
 from sitemapcrawl.cli.shared import (
     SPLIT_HELP,
     DaskOption,
+    MaxConnectionsOption,
     ModeOption,
     SplitsOption,
     State,
@@ -137,6 +138,7 @@ def detect_command(
     warc: Annotated[str | None, typer.Option("--warc", metavar="DIR", show_default=False,
                                              help=f"Also write every request and response as WARC files in DIR. "
                                                   f"{setting('warc_dir')}")] = None,
+    max_connections: MaxConnectionsOption = None,
 ) -> None:
     """Read each host's robots.txt; record rules and crawl delay; inject its sitemaps.
 
@@ -147,7 +149,7 @@ def detect_command(
     from sitemapcrawl.web.robots_txt import HostReport
     from sitemapcrawl.web.rules import UrlRules
 
-    settings = with_flags(State.settings, {"warc_dir": warc})
+    settings = with_flags(State.settings, {"warc_dir": warc, "max_connections": max_connections})
     rules = UrlRules.from_settings(settings)
 
     def report(host_report: HostReport) -> None:
@@ -251,8 +253,7 @@ def fetch_command(
     batch: Annotated[str, typer.Option("--batch", metavar="ID", help="The batch id generate printed.")],
     partition: Annotated[str | None, typer.Option(metavar="K/N", show_default=False,
                                                   help="Fetch partition K (0-based) of N only [default: all].")] = None,
-    threads: Annotated[int | None, typer.Option(min=1, metavar="N", show_default=False,
-                                                help=f"Worker threads. {setting('threads')}")] = None,
+    max_connections: MaxConnectionsOption = None,
     threads_per_host: Annotated[
         int | None, typer.Option(min=1, metavar="N", show_default=False,
                                  help=f"Requests in flight per host. {setting('threads_per_host')}")
@@ -294,7 +295,7 @@ def fetch_command(
     from sitemapcrawl.jobs.fetch import FetchOptions, FetchProgress, fetch, parse_partition
     from sitemapcrawl.web.rules import UrlRules
 
-    settings = with_flags(State.settings, {"threads": threads, "threads_per_host": threads_per_host,
+    settings = with_flags(State.settings, {"max_connections": max_connections, "threads_per_host": threads_per_host,
                                            "delay": delay, "queue_by": queue_by, "store_content": store_content,
                                            "warc_dir": warc})
     options = FetchOptions.from_settings(
@@ -437,8 +438,7 @@ def crawl_command(
                                                           "[default: no limit].")] = None,
     partitions: Annotated[int, typer.Option(min=1, max=MAX_PARTITIONS, metavar="N",
                                             help="Fetch partitions (host hash).")] = 1,
-    threads: Annotated[int | None, typer.Option(min=1, metavar="N", show_default=False,
-                                                help=f"Worker threads. {setting('threads')}")] = None,
+    max_connections: MaxConnectionsOption = None,
     threads_per_host: Annotated[int | None, typer.Option(
         min=1, metavar="N", show_default=False,
         help=f"Requests in flight per host. {setting('threads_per_host')}")] = None,
@@ -492,7 +492,7 @@ def crawl_command(
     from sitemapcrawl.report.text import sitemap_outcomes
     from sitemapcrawl.web.rules import UrlRules
 
-    settings = with_flags(State.settings, {"threads": threads, "threads_per_host": threads_per_host,
+    settings = with_flags(State.settings, {"max_connections": max_connections, "threads_per_host": threads_per_host,
                                            "delay": delay, "warc_dir": warc})
     rules = UrlRules.from_settings(settings)
     default_mode = "sitemap-only" if sitemaps_only_docs else settings.crawl_mode

@@ -195,3 +195,7 @@ SplitsOption = Annotated[int | None, typer.Option(min=1, max=256, metavar="N", s
                                                   help=SPLITS_HELP)]
 WorkersOption = Annotated[int, typer.Option(min=1, max=256, metavar="N", help=WORKERS_HELP)]
 DaskOption = Annotated[str | None, typer.Option(metavar="ADDRESS", show_default=False, help=DASK_HELP)]
+MaxConnectionsOption = Annotated[int | None, typer.Option(
+    "--max-connections", "--threads", min=1, max=100_000, metavar="N", show_default=False,
+    help="Requests in flight at once over all hosts; each host keeps its own pace, so the hosts ready "
+         f"decide how many are (--threads is the old name). {setting('max_connections')}")]

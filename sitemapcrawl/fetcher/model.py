@@ -1,7 +1,7 @@
 """The values of a fetch run: its options, the items its queues hold, its counts.
 
-No I/O. `jobs/fetch.py` runs the job; `fetch_feed` fills the queues,
-`fetch_work` makes the requests, `fetch_write` writes the outcomes.
+No I/O. `jobs/fetch.py` runs the job; `fetcher.feed` fills the queues,
+`fetcher.engine` makes the requests, `fetcher.write` writes the outcomes.
 """
 
 from __future__ import annotations
@@ -34,7 +34,8 @@ class FetchOptions:
 
     batch_id: str
     partition: tuple[int, int] | None = None
-    threads: int = 8
+    connections: int = 1000
+    """Requests in flight at once, over all hosts (`max_connections`)."""
     threads_per_host: int = 1
     delay: float = 1.0
     queue_by: QueueBy = QueueBy.HOST
@@ -56,7 +57,7 @@ class FetchOptions:
         except ValueError:
             raise UsageError(f"queue_by {settings.queue_by!r}: choose host or ip") from None
         values: dict[str, object] = {
-            "threads": settings.threads, "threads_per_host": settings.threads_per_host,
+            "connections": settings.max_connections, "threads_per_host": settings.threads_per_host,
             "delay": settings.delay, "queue_by": queue_by, "store_content": settings.store_content,
         }
         values.update({k: v for k, v in given.items() if v is not None})
@@ -68,8 +69,8 @@ class FetchOptions:
         """Raise UsageError naming the first bad option."""
         if not self.batch_id:
             raise UsageError("--batch is required")
-        if self.threads < 1 or self.threads_per_host < 1:
-            raise UsageError("--threads and --threads-per-host must be at least 1")
+        if self.connections < 1 or self.threads_per_host < 1:
+            raise UsageError("--max-connections and --threads-per-host must be at least 1")
         if self.delay < 0:
             raise UsageError(f"--delay must not be negative, not {self.delay}")
         for name, value in (("--time-limit", self.time_limit), ("--min-throughput", self.min_throughput)):

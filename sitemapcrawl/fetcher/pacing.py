@@ -1,24 +1,29 @@
-"""The delays of a fetch run's queues, and the politeness state they leave behind.
+"""The delays of a fetch run's queues, their reservations, and the politeness state they leave behind.
 
 Each queue key's delay is the largest of the setting (`delay`), its
 robots.txt Crawl-delay (within `max_crawl_delay`) and the extra delay 429
 and 503 answers raised (`storage.politeness`); a Retry-After holds the whole
-queue. Each request's end is noted with a version per key, and the writer
-puts the keys whose version it has not written yet (`snapshot`), so an
-interrupted write is simply redone. Requests in flight are counted (`begin`,
-`answered`): `stop` lets none start, and `settle` counts each one still
-running as ending at the latest it can, so a run that stops leaves nothing
-unrecorded. For a key with a delay, `begin` first has the writer `reserve`
-the key in HBase (a refusal makes it say False). Thread-safe; no I/O.
+queue. A key that waits between requests (*paced*) starts a request only
+inside a *window* whose reservation is in HBase: the stored
+`reserved_until` (the window's end plus a request's deadline) tells any
+other run, and a rerun after a SIGKILL, how long a request of this run may
+still be in flight. Reservations and states are not written per request: a
+key whose state changed is *dirty*, and the writer takes every dirty key a
+few times a second (`take_dirty`), then `confirm`s the windows it wrote; a
+key whose window has run out is parked in the queues until then. Each
+request's end renews its key's window, so a key keeps going without waiting
+for a write; a key with nothing left releases its reservation.
 
-Cost: none of its own; the writer's two one-row puts per request of a key with a delay.
+Not thread-safe: the fetch engine's loop is its only user. Cost: O(1) per
+request and per key written; no I/O.
 """
 
 from __future__ import annotations
 
-import threading
+import dataclasses
 import time
 from collections.abc import Callable, Hashable, Mapping
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -33,167 +38,216 @@ from sitemapcrawl.storage.politeness import (
     wall_now,
 )
 
+#: Seconds a reservation lets a key start requests before it must be renewed (each request's end renews it).
+WINDOW = 5.0
+
+
+@dataclass(frozen=True)
+class StateWrite:
+    """One key's state to write, with the reservation window it carries (None: none, or released)."""
+
+    key: Hashable
+    state: KeyState
+    window_until: float | None
+    """The clock time (`time.monotonic`) until which the written reservation lets requests start."""
+
+
+@dataclass
+class _Key:
+    base: float
+    state: KeyState = field(default_factory=KeyState)
+    in_flight: list[datetime] = field(default_factory=list)
+    """The latest end of each of its requests in flight, oldest request first."""
+    window_until: float = 0.0
+    """Confirmed: requests may start until this clock time."""
+    dirty: bool = False
+    parked: bool = False
+    released: bool = False
+    touched: bool = False
+    """A request of this run started (its state must be written at the end)."""
+
 
 class Pacing:
-    """Per-queue delays, slow-downs and pauses over a `FetchQueues` (see the module docstring)."""
+    """Per-key delays, slow-downs, pauses and reservations over a `FetchQueues` (see the module docstring)."""
 
-    def __init__(self, queues: FetchQueues[Any], delay: float, cap: float,
-                 states: Mapping[Hashable, KeyState]) -> None:
+    def __init__(self, queues: FetchQueues[Any], delay: float, cap: float, states: Mapping[Hashable, KeyState],
+                 deadline: float, clock: Callable[[], float] = time.monotonic) -> None:
         self._queues = queues
         self._delay = delay
         self._cap = cap
-        self._lock = threading.Lock()
-        self._base: dict[Hashable, float] = {}
-        self._states: dict[Hashable, KeyState] = dict(states)
-        self._versions: dict[Hashable, int] = {}
-        """Key -> how many times its state changed in this run (only keys that made requests)."""
-        self._in_flight: dict[Hashable, list[datetime]] = {}
-        """Key -> the latest end of each of its requests in flight, oldest request first."""
-        self._idle = threading.Condition(self._lock)
+        self._deadline = deadline
+        self._clock = clock
+        self._keys: dict[Hashable, _Key] = {}
+        for key, state in states.items():
+            self._key(key).state = state
+        self._dirty: list[Hashable] = []
         self._stopped = False
-        self.reserve: Callable[[Hashable], bool] = lambda key: True
-        """Records a key's state (see `snapshot`) before its request starts; False: it could not."""
+        self.asking = False
+        """A key is parked for a reservation: the writer should write at once."""
+
+    def _key(self, key: Hashable) -> _Key:
+        found = self._keys.get(key)
+        if found is None:
+            found = self._keys[key] = _Key(self._delay)
+        return found
 
     def start(self, known_delays: Mapping[Hashable, float]) -> None:
         """Before the first request: each queue waits out what its stored state and delays still ask."""
-        now, clock = wall_now(), time.monotonic()
+        now, clock = wall_now(), self._clock()
         for key, crawl_delay in known_delays.items():
             self.raise_delay(key, crawl_delay)
-        with self._lock:
-            keys = list(self._states)
-        for key in keys:
-            state = self._states[key]
-            self._apply(key)
-            wait = state.wait(self.base_delay(key), now)
+        for key, entry in self._keys.items():
+            self._apply(key, entry)
+            wait = entry.state.wait(entry.base, now)
             if wait > 0:
                 self._queues.hold(key, clock + wait)
 
     def base_delay(self, key: Hashable) -> float:
         """The key's delay before any slow-down: the setting or its Crawl-delay."""
-        with self._lock:
-            return self._base.get(key, self._delay)
+        entry = self._keys.get(key)
+        return self._delay if entry is None else entry.base
 
     def raise_delay(self, key: Hashable, crawl_delay: float) -> None:
         """A robots.txt Crawl-delay (within the cap) for this key: its delay is at least that."""
-        with self._lock:
-            if crawl_delay > self._base.get(key, self._delay):
-                self._base[key] = crawl_delay
-        self._apply(key)
+        entry = self._key(key)
+        if crawl_delay > entry.base:
+            entry.base = crawl_delay
+        self._apply(key, entry)
 
-    def _apply(self, key: Hashable) -> None:
-        with self._lock:
-            delay = max(self._base.get(key, self._delay), self._states.get(key, KeyState()).slow_delay)
-        self._queues.set_delay(key, delay)
+    def _apply(self, key: Hashable, entry: _Key) -> None:
+        self._queues.set_delay(key, max(entry.base, entry.state.slow_delay))
+
+    def paced(self, key: Hashable) -> bool:
+        """Does the key wait between requests? Then a request needs a reservation first."""
+        entry = self._keys.get(key)
+        return self._delay > 0 if entry is None else self._paced(entry)
+
+    @staticmethod
+    def _paced(entry: _Key) -> bool:
+        return entry.base > 0 or entry.state.slow_delay > 0 or entry.state.not_before is not None
+
+    def admit(self, key: Hashable) -> bool:
+        """May a request of this key start now? A paced key needs a confirmed window; without one it asks
+        for a reservation (the key is dirty) and says no (the queues park it until `confirm`)."""
+        if self._stopped:
+            return False
+        entry = self._key(key)
+        if not self._paced(entry) or self._clock() < entry.window_until:
+            return True
+        entry.parked = self.asking = True
+        self._mark(key, entry)
+        return False
 
     def begin(self, key: Hashable, longest: float) -> bool:
         """A request of this key that may take up to `longest` seconds starts now; False after `stop`: make none.
 
         Call right before the request, and `answered` after it.
         """
-        with self._lock:
-            if self._stopped:
-                return False
-            latest = wall_now() + timedelta(seconds=longest)
-            self._in_flight.setdefault(key, []).append(latest)
-            self._versions[key] = self._versions.get(key, 0) + 1
-            paced = self._paced(key)
-        if not paced or self.reserve(key):
-            return True
-        with self._lock:  # not recorded: the request is not made
-            ends = self._in_flight.get(key, [])
-            if latest in ends:
-                ends.remove(latest)
-            if not ends:
-                self._in_flight.pop(key, None)
-                self._idle.notify_all()
-        return False
+        if self._stopped:
+            return False
+        entry = self._key(key)
+        entry.in_flight.append(wall_now() + timedelta(seconds=longest))
+        entry.touched = True
+        if longest > self._deadline:
+            # Longer than the reservation allows for (robots.txt with its redirects): the next write covers it.
+            self._mark(key, entry)
+        return True
 
-    def answered(self, key: Hashable, code: int | None, retry_after: str | None) -> None:
-        """A request of this key ended (call before releasing its slot): note it, slow down or recover."""
-        now, clock = request_end(), time.monotonic()
-        base = self.base_delay(key)
-        pause = 0.0
-        with self._lock:
-            ends = self._in_flight.get(key)
-            if ends:
-                ends.pop(0)  # the oldest: the latest ends kept can only be later than the true ones
-                if not ends:
-                    del self._in_flight[key]
-                    self._idle.notify_all()
-            state = self._states.get(key, KeyState())
-            slow, not_before = state.slow_delay, state.not_before
-            if code in SLOW_DOWN_CODES:
-                slow = slowed(slow, base, self._cap)
-                asked = retry_after_seconds(retry_after, now)
-                if asked:
-                    pause = min(asked, self._cap)
-                    not_before = now + timedelta(seconds=pause)
-            elif code is not None and slow:
-                slow = recovered(slow, base)
-            # Never back: a stored end may be the latest end of a request another run abandoned.
-            last = now if state.last_request is None else max(now, state.last_request)
-            self._states[key] = KeyState(last, not_before, slow)
-            self._versions[key] = self._versions.get(key, 0) + 1
-            paced = self._paced(key)
-        if paced:
-            self.reserve(key)  # the true end, at once (a refusal stops the next `begin`)
-        self._apply(key)
-        if pause > 0:
-            self._queues.hold(key, clock + pause)
+    def answered(self, key: Hashable, code: int | None, retry_after: str | None) -> float:
+        """A request of this key ended: note it, slow down or recover; return the pause a Retry-After asks
+        (the caller holds the queue that long)."""
+        now = request_end()
+        entry = self._key(key)
+        if entry.in_flight:
+            entry.in_flight.pop(0)  # the oldest: the latest ends kept can only be later than the true ones
+        state = entry.state
+        slow, not_before, pause = state.slow_delay, state.not_before, 0.0
+        if code in SLOW_DOWN_CODES:
+            slow = slowed(slow, entry.base, self._cap)
+            asked = retry_after_seconds(retry_after, now)
+            if asked:
+                pause = min(asked, self._cap)
+                not_before = now + timedelta(seconds=pause)
+        elif code is not None and slow:
+            slow = recovered(slow, entry.base)
+        # Never back: a stored end may be the latest end of a request another run abandoned.
+        last = now if state.last_request is None else max(now, state.last_request)
+        entry.state = dataclasses.replace(state, last_request=last, not_before=not_before, slow_delay=slow)
+        entry.released = False
+        self._apply(key, entry)
+        self._mark(key, entry)
+        return pause
 
-    def paced(self, key: Hashable) -> bool:
-        """Does the key wait between requests? Then its state and outcomes are written at once."""
-        with self._lock:
-            return self._paced(key)
+    def idle(self, key: Hashable) -> None:
+        """The key has nothing left to fetch in this run: its reservation is released with the next write."""
+        entry = self._keys.get(key)
+        if entry is not None and entry.touched and not entry.in_flight and not entry.released:
+            entry.released = True
+            self._mark(key, entry)
 
-    def _paced(self, key: Hashable) -> bool:
-        """Does the key wait between requests (so its state must be in HBase before each one)? Under the lock."""
-        state = self._states.get(key, KeyState())
-        return self._base.get(key, self._delay) > 0 or state.slow_delay > 0 or state.not_before is not None
+    def _mark(self, key: Hashable, entry: _Key) -> None:
+        if not entry.dirty:
+            entry.dirty = True
+            self._dirty.append(key)
+
+    def take_dirty(self) -> list[StateWrite]:
+        """The state of every dirty key, reservations renewed (or released), for the writer. O(dirty)."""
+        now, clock = wall_now(), self._clock()
+        writes = []
+        for key in self._dirty:
+            entry = self._keys[key]
+            entry.dirty = False
+            latest = max(entry.in_flight) if entry.in_flight else None
+            if entry.released or self._stopped or not self._paced(entry):
+                reserved = _latest(entry.state.last_request, latest)
+                writes.append(StateWrite(key, dataclasses.replace(entry.state, reserved_until=reserved), None))
+                continue
+            window = now + timedelta(seconds=WINDOW)
+            reserved = _latest(window + timedelta(seconds=self._deadline), latest)
+            writes.append(StateWrite(key, dataclasses.replace(entry.state, reserved_until=reserved), clock + WINDOW))
+        self._dirty = []
+        self.asking = False
+        return writes
+
+    def confirm(self, written: list[StateWrite]) -> list[Hashable]:
+        """These writes are in HBase: their windows hold. Returns the keys parked for one, now free to go."""
+        freed = []
+        for write in written:
+            if write.window_until is None:
+                continue
+            entry = self._keys[write.key]
+            entry.window_until = max(entry.window_until, write.window_until)
+            if entry.parked:
+                entry.parked = False
+                freed.append(write.key)
+        return freed
 
     def stop(self) -> None:
-        """No request starts from now on: `begin` says False."""
-        with self._lock:
-            self._stopped = True
+        """No request starts from now on: `admit` and `begin` say False."""
+        self._stopped = True
 
-    def settle(self, grace: float) -> int:
-        """Wait up to `grace` seconds for the requests in flight to end; return how many did not.
+    def final_states(self) -> dict[Hashable, KeyState]:
+        """What the run leaves for every key it made requests to: a request still in flight counts as
+        ending at its latest, and the reservation is released to the latest end."""
+        states = {}
+        for key, entry in self._keys.items():
+            if not entry.touched:
+                continue
+            latest = _latest(entry.state.last_request, max(entry.in_flight) if entry.in_flight else None)
+            states[key] = dataclasses.replace(entry.state, last_request=latest, reserved_until=latest)
+        return states
 
-        Each one still running counts as ending at the latest it can, so the
-        state written next covers it (call after `stop`). A KeyboardInterrupt
-        ends the wait early and still records them.
-        """
-        give_up = time.monotonic() + grace
-        with self._lock:
-            try:
-                while self._in_flight and (left := give_up - time.monotonic()) > 0:
-                    self._idle.wait(left)
-            finally:
-                for key, ends in self._in_flight.items():
-                    state = self._states.get(key, KeyState())
-                    latest = max(ends)
-                    if state.last_request is None or latest > state.last_request:
-                        self._states[key] = KeyState(latest, state.not_before, state.slow_delay)
-                        self._versions[key] = self._versions.get(key, 0) + 1
-            return sum(len(ends) for ends in self._in_flight.values())
-
-    def snapshot(self) -> dict[Hashable, tuple[int, KeyState]]:
-        """Key -> (version, state) for every key this run made requests to (for the writer).
-
-        A request in flight counts as ending at its deadline (what a kill
-        leaves behind must cover it); once it ends, the true end is given.
-        """
-        with self._lock:
-            return {key: (version, self._recorded(key)) for key, version in self._versions.items()}
-
-    def _recorded(self, key: Hashable) -> KeyState:
-        state = self._states.get(key, KeyState())
-        ends = self._in_flight.get(key)
-        if ends and (state.last_request is None or max(ends) > state.last_request):
-            return KeyState(max(ends), state.not_before, state.slow_delay)
-        return state
+    def in_flight(self) -> int:
+        """Requests begun and not answered (costs one pass over the keys)."""
+        return sum(len(entry.in_flight) for entry in self._keys.values())
 
     def state(self, key: Hashable) -> KeyState:
         """What this run knows of a key."""
-        with self._lock:
-            return self._states.get(key, KeyState())
+        entry = self._keys.get(key)
+        return KeyState() if entry is None else entry.state
+
+
+def _latest(a: datetime | None, b: datetime | None) -> datetime | None:
+    if a is None:
+        return b
+    return a if b is None else max(a, b)

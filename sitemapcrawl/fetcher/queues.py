@@ -1,16 +1,19 @@
-"""Politeness queues for the fetcher: one FIFO per key (host or IP), shared by worker threads.
+"""Politeness queues for the fetcher: one FIFO per key (host or IP), worked from one event loop.
 
-The design of Nutch's fetcher queues: a worker `take`s an item only from a
+The design of Nutch's fetcher queues: `take` hands out an item only from a
 queue that is *ready*, with a free slot (fewer than `slots_per_queue` items
-in flight) whose time has come. A slot the worker `release`s frees `delay`
-seconds after the end of its request (or at once, at its old time, when no
-request was made: a robots.txt denial, a deferral), so no two requests of
-one queue are closer than the delay, end to start; with more than one slot,
-each slot keeps the delay on its own. `hold` (a server's Retry-After) keeps
-every slot of a queue shut until a time, taken or not.
+in flight) whose time has come. A slot `release`d frees `delay` seconds
+after the end of its request (or at once, at its old time, when no request
+was made: a robots.txt denial, a deferral), so no two requests of one queue
+are closer than the delay, end to start; with more than one slot, each slot
+keeps the delay on its own. `hold` (a server's Retry-After) keeps every slot
+of a queue shut until a time. A queue that is ready but may not start yet
+(`take`'s `admit` says no: its politeness reservation is not in HBase yet)
+is *parked* until `unpark`.
 
-Cost: `take` is O(log queues) through a heap keyed by when the next slot
-frees, however many hosts. No I/O; thread-safe; `clock` is injectable for tests.
+Not thread-safe: the fetch engine's loop is its only user. Cost: `take` is
+O(log queues) through a heap keyed by when the next slot frees, however many
+hosts; `next_ready` is O(1). No I/O; `clock` is injectable for tests.
 """
 
 from __future__ import annotations
@@ -18,7 +21,6 @@ from __future__ import annotations
 import heapq
 import itertools
 import math
-import threading
 import time
 from collections import deque
 from collections.abc import Callable, Hashable
@@ -49,6 +51,8 @@ class _Queue(Generic[T]):
     """The time of this queue's live entry in the ready heap (inf: none)."""
     hold_until: float = 0.0
     """No slot of this queue frees before this time (a pause the server asked for)."""
+    parked: bool = False
+    """Ready, but `admit` said not yet: out of the heap until `unpark`."""
 
 
 class FetchQueues(Generic[T]):
@@ -61,7 +65,6 @@ class FetchQueues(Generic[T]):
         self._delay = delay
         self._slots = slots_per_queue
         self._clock = clock
-        self._cond = threading.Condition()
         self._queues: dict[Hashable, _Queue[T]] = {}
         self._ready: list[tuple[float, int, Hashable]] = []
         self._seq = itertools.count()
@@ -78,103 +81,104 @@ class FetchQueues(Generic[T]):
         return queue
 
     def _schedule(self, key: Hashable, queue: _Queue[T]) -> None:
-        """Put the queue in the ready heap if it has work and a free slot (caller holds the lock)."""
-        if queue.items and queue.slots:
+        """Put the queue in the ready heap if it has work and a free slot, and is not parked."""
+        if queue.items and queue.slots and not queue.parked:
             ready = queue.slots[0]
             if ready < queue.heap_time:
                 queue.heap_time = ready
                 heapq.heappush(self._ready, (ready, next(self._seq), key))
-                self._cond.notify()
 
     def add(self, key: Hashable, item: T, front: bool = False) -> None:
         """Queue `item` under `key` (at the head with `front`, e.g. a redirect hop)."""
-        with self._cond:
-            queue = self._queue(key)
-            if front:
-                queue.items.appendleft(item)
-            else:
-                queue.items.append(item)
-            self._pending += 1
-            self._schedule(key, queue)
+        queue = self._queue(key)
+        if front:
+            queue.items.appendleft(item)
+        else:
+            queue.items.append(item)
+        self._pending += 1
+        self._schedule(key, queue)
 
     def set_delay(self, key: Hashable, delay: float) -> None:
         """Use `delay` for this queue from its next release on (a robots.txt Crawl-delay)."""
-        with self._cond:
-            self._queue(key).delay = delay
+        self._queue(key).delay = delay
 
     def hold(self, key: Hashable, until: float) -> None:
         """No request of this queue starts before `until` (clock time), in flight or not (Retry-After)."""
-        with self._cond:
-            queue = self._queue(key)
-            queue.hold_until = max(queue.hold_until, until)
-            queue.slots = [max(slot, until) for slot in queue.slots]
-            heapq.heapify(queue.slots)
-            self._schedule(key, queue)
+        queue = self._queue(key)
+        queue.hold_until = max(queue.hold_until, until)
+        queue.slots = [max(slot, until) for slot in queue.slots]
+        heapq.heapify(queue.slots)
+        queue.heap_time = math.inf  # the live entry may be earlier than the hold: schedule anew
+        self._schedule(key, queue)
 
     def delay(self, key: Hashable) -> float:
         """The delay of a queue (the default one for a queue never seen)."""
-        with self._cond:
-            queue = self._queues.get(key)
-            return self._delay if queue is None else queue.delay
+        queue = self._queues.get(key)
+        return self._delay if queue is None else queue.delay
 
     def remove(self, key: Hashable, predicate: Callable[[T], bool]) -> list[T]:
         """Take out and return the waiting items of `key` that match (not those in flight)."""
-        with self._cond:
-            queue = self._queues.get(key)
-            if queue is None:
-                return []
-            kept: deque[T] = deque()
-            removed: list[T] = []
-            for item in queue.items:
-                (removed if predicate(item) else kept).append(item)
-            queue.items = kept
-            self._pending -= len(removed)
-            self._cond.notify_all()
-            return removed
+        queue = self._queues.get(key)
+        if queue is None:
+            return []
+        kept: deque[T] = deque()
+        removed: list[T] = []
+        for item in queue.items:
+            (removed if predicate(item) else kept).append(item)
+        queue.items = kept
+        self._pending -= len(removed)
+        return removed
+
+    def unpark(self, key: Hashable) -> None:
+        """A parked queue may be taken from again."""
+        queue = self._queues.get(key)
+        if queue is not None and queue.parked:
+            queue.parked = False
+            self._schedule(key, queue)
 
     def close(self) -> None:
-        """Hand out nothing more; waiting `take`s return None. Items in flight may still be released."""
-        with self._cond:
-            self._closed = True
-            self._cond.notify_all()
+        """Hand out nothing more. Items in flight may still be released."""
+        self._closed = True
 
     # ----------------------------------------------------------- working --
 
-    def take(self, timeout: float) -> Lease[T] | None:
-        """The next item of a ready queue, waiting up to `timeout` seconds.
+    def take(self, admit: Callable[[Hashable], bool] = lambda key: True) -> Lease[T] | None:
+        """The next item of a ready queue whose key `admit`s it now, or None (nothing ready, or closed).
 
-        None when the time ran out, when the queues are closed, or when they
-        are finished (nothing waiting and nothing in flight).
+        A ready queue whose key is not admitted is parked (see the module docstring).
         """
-        deadline = self._clock() + timeout
-        with self._cond:
-            while True:
-                if self._closed or (self._pending == 0 and self._in_flight == 0):
-                    return None
-                now = self._clock()
-                if not self._ready or self._ready[0][0] > now:
-                    if now >= deadline:
-                        return None
-                    wake = deadline if not self._ready else min(deadline, self._ready[0][0])
-                    self._cond.wait(max(0.0, wake - now))
-                    continue
-                ready, _, key = heapq.heappop(self._ready)
-                queue = self._queues[key]
-                if ready != queue.heap_time:
-                    continue  # a stale entry: the queue was rescheduled earlier
-                queue.heap_time = math.inf
-                if not queue.items or not queue.slots:
-                    continue
-                if queue.slots[0] > now:
-                    self._schedule(key, queue)
-                    continue
-                slot_time = heapq.heappop(queue.slots)
-                item = queue.items.popleft()
-                queue.in_flight += 1
-                self._pending -= 1
-                self._in_flight += 1
+        if self._closed:
+            return None
+        now = self._clock()
+        while self._ready and self._ready[0][0] <= now:
+            ready, _, key = heapq.heappop(self._ready)
+            queue = self._queues[key]
+            if ready != queue.heap_time:
+                continue  # a stale entry: the queue was rescheduled earlier
+            queue.heap_time = math.inf
+            if not queue.items or not queue.slots:
+                continue
+            if queue.slots[0] > now:
                 self._schedule(key, queue)
-                return Lease(key, item, slot_time)
+                continue
+            if not admit(key):
+                queue.parked = True
+                continue
+            slot_time = heapq.heappop(queue.slots)
+            item = queue.items.popleft()
+            queue.in_flight += 1
+            self._pending -= 1
+            self._in_flight += 1
+            self._schedule(key, queue)
+            return Lease(key, item, slot_time)
+        return None
+
+    def next_ready(self) -> float | None:
+        """When the earliest queue in the heap may hand out an item (None: none is waiting for a slot).
+
+        May be early (a stale entry): `take` then finds nothing and the caller asks again.
+        """
+        return self._ready[0][0] if self._ready and not self._closed else None
 
     def release(self, lease: Lease[T], ended: float | None = None, pause: float = 0.0) -> None:
         """Give back the slot of `lease`.
@@ -183,43 +187,46 @@ class FetchQueues(Generic[T]):
         seconds later. None: no request was made; the slot frees at its old
         time, or `pause` seconds from now if later.
         """
-        with self._cond:
-            queue = self._queues[lease.key]
-            queue.in_flight -= 1
-            self._in_flight -= 1
-            no_request = max(lease.slot_time, self._clock() + pause)
-            freed = no_request if ended is None else ended + queue.delay
-            heapq.heappush(queue.slots, max(freed, queue.hold_until))
-            self._schedule(lease.key, queue)
-            self._cond.notify_all()
+        queue = self._queues[lease.key]
+        queue.in_flight -= 1
+        self._in_flight -= 1
+        no_request = max(lease.slot_time, self._clock() + pause)
+        freed = no_request if ended is None else ended + queue.delay
+        heapq.heappush(queue.slots, max(freed, queue.hold_until))
+        self._schedule(lease.key, queue)
 
     # ------------------------------------------------------------ status --
 
     @property
     def pending(self) -> int:
         """Items waiting in all queues."""
-        with self._cond:
-            return self._pending
+        return self._pending
 
     @property
     def in_flight(self) -> int:
         """Items taken and not yet released."""
-        with self._cond:
-            return self._in_flight
+        return self._in_flight
 
     @property
     def closed(self) -> bool:
         """`close` was called: nothing more is handed out."""
-        with self._cond:
-            return self._closed
+        return self._closed
 
     @property
     def finished(self) -> bool:
         """Nothing waiting and nothing in flight."""
-        with self._cond:
-            return self._pending == 0 and self._in_flight == 0
+        return self._pending == 0 and self._in_flight == 0
+
+    def has_waiting(self, key: Hashable) -> bool:
+        """Does a queue hold items not yet taken?"""
+        queue = self._queues.get(key)
+        return queue is not None and bool(queue.items)
+
+    def waiting(self, key: Hashable) -> int:
+        """Items of one queue waiting or in flight."""
+        queue = self._queues.get(key)
+        return 0 if queue is None else len(queue.items) + queue.in_flight
 
     def active_queues(self) -> int:
         """Queues with items waiting or in flight (costs one pass over the queues)."""
-        with self._cond:
-            return sum(1 for q in self._queues.values() if q.items or q.in_flight)
+        return sum(1 for q in self._queues.values() if q.items or q.in_flight)

@@ -1,37 +1,39 @@
-"""Writing a fetch: finished outcomes, refreshed robots.txt rows and politeness state go to HBase.
+"""Writing a fetch: outcomes, refreshed robots.txt rows and politeness states go to HBase behind the requests.
 
-Workers hand outcomes to a `Writer`; the job's thread calls `flush` (every
-`hbase_batch_size` outcomes or once a second, and at the end), which also
-writes the politeness state of the keys changed since their last write
-(`fetcher.pacing.Pacing.snapshot` versions). Taken outcomes stay until written, so an
-interrupted write is redone by the next flush (puts are idempotent); while
-a write is retried, `ready` says no and no request starts. For a key with a
-delay, `reserve` writes its state before each request and the worker writes
-the outcome at once, so a SIGKILL loses no answer it had time to write; a
-reservation HBase refuses stops the job. Each write of outcomes is fenced by
-the lease (`batch.leases`): once the batch was released, they are dropped.
+The engine's loop puts what it learns in an `Outbox` and never waits for
+HBase; the job's thread (`Writer.flush`, a few times a second) writes it: the
+politeness states and reservations first (`fetcher.pacing.StateWrite`), then
+the robots.txt rows, then the outcomes, each table in one batched put. Only
+once a reservation is written is its window confirmed to the engine, so no
+request of a paced key starts before HBase knows of it. What a write could
+not take stays for the next one (puts are idempotent); while a write is
+retried or has taken over `STALLED_AFTER` seconds, `ready` says no and no
+request starts, and the outbox's backlog bounds what piles up meanwhile
+(`Outbox.full`). Each write of outcomes is fenced by the lease
+(`batch.leases`): once the batch was released, they are dropped.
 
-Cost per flush: a multi-get for possibly new rows (redirect hops and targets), one
-batched put per table, a check-and-put per lease share; per request of a delayed key, one put.
+Cost per flush: a multi-get for possibly new rows (redirect hops and
+targets), one batched put per table, a check-and-put per lease share.
 """
 
 from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Hashable
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from sitemapcrawl.errors import SitemapCrawlError
+from sitemapcrawl.fetcher.pacing import StateWrite
 from sitemapcrawl.model.cells import column_names, encode
 from sitemapcrawl.model.webpage import HOST_TABLE, WEBPAGE_TABLE, HostRow, WebPage
 from sitemapcrawl.storage.batchrecords import record_members
 from sitemapcrawl.storage.dueindex import write_pages
 from sitemapcrawl.storage.hosts import origin_key
-from sitemapcrawl.storage.politeness import KeyState, QueueBy, state_rows
+from sitemapcrawl.storage.politeness import QueueBy, state_rows
 from sitemapcrawl.storage.store import Store
 
-#: Seconds a write may take before workers stop starting requests until it ends (`Writer.ready`).
+#: Seconds a write may take before the engine stops starting requests until it ends (`Writer.ready`).
 STALLED_AFTER = 2.0
 
 
@@ -44,42 +46,93 @@ class Outcome:
     if_new: WebPage | None = None
 
 
-class Writer:
-    """Buffers what workers finished and writes it from the job's thread (see the module docstring)."""
+class Outbox:
+    """What the engine hands to the writer: thread-safe, and the writer's thread waits on it.
 
-    def __init__(self, store: Store, queue_by: QueueBy,
-                 states: Callable[[], dict[Hashable, tuple[int, KeyState]]],
+    `full` (more than `limit` outcomes waiting) is the engine's back-pressure:
+    no request starts while HBase is behind.
+    """
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self._lock = threading.Condition()
+        self._outcomes: list[Outcome] = []
+        self._host_rows: list[HostRow] = []
+        self._states: list[StateWrite] = []
+        self._urgent = False
+
+    def add(self, outcome: Outcome) -> None:
+        with self._lock:
+            self._outcomes.append(outcome)
+            if len(self._outcomes) == self.limit // 2:
+                self._lock.notify()
+
+    def add_host_row(self, row: HostRow) -> None:
+        with self._lock:
+            self._host_rows.append(row)
+
+    def add_states(self, states: list[StateWrite], urgent: bool) -> None:
+        """Politeness states to write; `urgent`: a key waits for its reservation, write now."""
+        with self._lock:
+            self._states.extend(states)
+            if urgent:
+                self._urgent = True
+                self._lock.notify()
+
+    def wake(self) -> None:
+        """Wake the writer's thread now (the engine ended, or a stop)."""
+        with self._lock:
+            self._urgent = True
+            self._lock.notify()
+
+    def wait(self, timeout: float) -> None:
+        """The writer's thread: wait until something is urgent, the backlog is half full, or `timeout`."""
+        with self._lock:
+            if not self._urgent and len(self._outcomes) < self.limit // 2:
+                self._lock.wait(timeout)
+            self._urgent = False
+
+    def take(self) -> tuple[list[Outcome], list[HostRow], list[StateWrite]]:
+        with self._lock:
+            taken = self._outcomes, self._host_rows, self._states
+            self._outcomes, self._host_rows, self._states = [], [], []
+            return taken
+
+    @property
+    def full(self) -> bool:
+        """Too many outcomes wait for HBase: start no request."""
+        return len(self._outcomes) >= self.limit
+
+    @property
+    def backlog(self) -> int:
+        """Outcomes not yet taken by the writer."""
+        with self._lock:
+            return len(self._outcomes)
+
+
+class Writer:
+    """Writes what the outbox holds, from the job's thread (see the module docstring)."""
+
+    def __init__(self, store: Store, queue_by: QueueBy, outbox: Outbox,
+                 on_confirmed: Callable[[list[StateWrite]], None],
                  fence: Callable[[], bool] = lambda: True) -> None:
         self._store = store
         self._queue_by = queue_by
-        self._states = states
+        self.outbox = outbox
+        self._on_confirmed = on_confirmed
         self._fence = fence
-        self._lock = threading.Lock()
         self._flush_lock = threading.Lock()
-        self._state_lock = threading.Lock()
-        """One write of politeness states at a time, each from a snapshot taken under it (never an older
-        state over a newer one)."""
         self.failure: SitemapCrawlError | None = None
-        """The store error that made a reservation fail: no request may start any more."""
+        """The store error that stopped the writes: no request may start any more."""
         self.dropped = 0
         """Outcomes not written because the batch was no longer ours (released)."""
         self._flushing_since: float | None = None
         self._retries_before = 0
         self._outcomes: list[Outcome] = []
         self._host_rows: list[HostRow] = []
-        self._unwritten: list[Outcome] = []
-        self._unwritten_hosts: list[HostRow] = []
-        self._written: dict[Hashable, int] = {}
-        """Key -> the version of its politeness state last written."""
+        self._states: list[StateWrite] = []
         self.new_rows = 0
         """Rows this run created (redirect hops and targets)."""
-
-    def add(self, outcome: Outcome, at_once: bool = False) -> None:
-        """Queue one row's cells (thread-safe); `at_once`: and write what waits now (`try_flush`)."""
-        with self._lock:
-            self._outcomes.append(outcome)
-        if at_once:
-            self.try_flush()
 
     def try_flush(self) -> bool:
         """`flush`, with a store failure kept in `failure` (no request starts after it) instead of raised."""
@@ -92,47 +145,11 @@ class Writer:
             return False
         return True
 
-    def add_host_row(self, row: HostRow) -> None:
-        """Queue a refreshed robots.txt row (thread-safe)."""
-        with self._lock:
-            self._host_rows.append(row)
-
-    def reserve(self, key: Hashable) -> bool:
-        """Before a request to `key` starts: write the key's state, the request in flight included; False
-        (and `failure` set) when the store cannot take it, so the request is not made."""
-        if self.failure is not None:
-            return False
-        try:
-            with self._state_lock:
-                version, state = self._states()[key]
-                self._store.write(HOST_TABLE, state_rows({key: state}, self._queue_by))
-                self._written[key] = max(version, self._written.get(key, 0))
-        except SitemapCrawlError as exc:
-            self.failure = self.failure or exc
-            return False
-        return True
-
     @property
     def unwritten(self) -> int:
-        """Outcomes handed over whose write is not confirmed: not sent yet, or in a write that failed (HBase
+        """Outcomes handed over whose write is not confirmed: not taken yet, or in a write that failed (HBase
         may have stored some of those before the error reached us: not confirmed either way)."""
-        with self._lock:
-            return len(self._outcomes) + len(self._unwritten)
-
-    @property
-    def waiting(self) -> int:
-        """Outcomes not yet flushed."""
-        with self._lock:
-            return len(self._outcomes)
-
-    def flush(self) -> None:
-        """Write what finished and the politeness state that changed (one flush at a time)."""
-        with self._flush_lock:
-            self._retries_before, self._flushing_since = self._store.retries, time.monotonic()
-            try:
-                self._flush()
-            finally:
-                self._flushing_since = None
+        return self.outbox.backlog + len(self._outcomes)
 
     def ready(self) -> bool:
         """May a request start? Not after a store failure, nor while a write is retried or has taken over
@@ -143,26 +160,33 @@ class Writer:
         return since is None or (self._store.retries == self._retries_before
                                  and time.monotonic() - since < STALLED_AFTER)
 
+    def flush(self, final: list[StateWrite] | None = None) -> None:
+        """Write what the outbox holds (and `final` states after it); one flush at a time."""
+        with self._flush_lock:
+            outcomes, host_rows, states = self.outbox.take()
+            self._outcomes.extend(outcomes)
+            self._host_rows.extend(host_rows)
+            self._states.extend(states)
+            self._states.extend(final or [])
+            self._retries_before, self._flushing_since = self._store.retries, time.monotonic()
+            try:
+                self._flush()
+            finally:
+                self._flushing_since = None
+
     def _flush(self) -> None:
-        with self._lock:
-            self._unwritten.extend(self._outcomes)
-            self._unwritten_hosts.extend(self._host_rows)
-            self._outcomes, self._host_rows = [], []
-        with self._state_lock:
-            fresh = {key: (version, state) for key, (version, state) in self._states().items()
-                     if version > self._written.get(key, 0)}
-            if self._unwritten_hosts or fresh:
-                puts = [(origin_key(r.origin), encode(r)) for r in self._unwritten_hosts]
-                puts += state_rows({key: state for key, (_, state) in fresh.items()}, self._queue_by)
-                self._store.write(HOST_TABLE, puts)
-                self._unwritten_hosts = []
-                self._written.update({key: version for key, (version, _) in fresh.items()})
-        if self._unwritten and not self._fence():
-            self.dropped += len(self._unwritten)
-            self._unwritten = []
+        if self._states or self._host_rows:
+            puts = state_rows({write.key: write.state for write in self._states}, self._queue_by)
+            puts += [(origin_key(row.origin), encode(row)) for row in self._host_rows]
+            self._store.write(HOST_TABLE, puts)
+            written, self._states, self._host_rows = self._states, [], []
+            self._on_confirmed(written)
+        if self._outcomes and not self._fence():
+            self.dropped += len(self._outcomes)
+            self._outcomes = []
             return
-        self._write(self._unwritten)
-        self._unwritten = []
+        self._write(self._outcomes)
+        self._outcomes = []
 
     def _write(self, outcomes: list[Outcome]) -> None:
         if not outcomes:
@@ -175,7 +199,8 @@ class Writer:
         for batch, members in hops.items():
             record_members(self._store, batch, members)
         maybe_new = [o.key for o in outcomes if o.if_new is not None]
-        existing = set(self._store.rows(WEBPAGE_TABLE, maybe_new, columns=column_names(WebPage, ["status"])))
+        existing = set(self._store.rows(WEBPAGE_TABLE, maybe_new, columns=column_names(WebPage, ["status"]))
+                       if maybe_new else ())
         puts = []
         for outcome in outcomes:
             cells = {}

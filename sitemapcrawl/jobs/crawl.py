@@ -453,7 +453,7 @@ def updatedb_workers(runner: Runner, settings: Settings, batch: str, mode: Crawl
 def fetch_workers(runner: Runner, options: FetchOptions, settings: Settings,
                   partitions: int) -> tuple[FetchCounts, WorkerResults]:
     """Run fetch as one task per partition of the batch (`fetch --partition K/N`)."""
-    common = (["--batch", options.batch_id, "--threads", str(settings.threads), "--threads-per-host",
+    common = (["--batch", options.batch_id, "--max-connections", str(options.connections), "--threads-per-host",
                str(settings.threads_per_host), "--delay", str(settings.delay),
                "--store-content" if options.store_content else "--no-store-content"]
               + _opt("--time-limit", options.time_limit) + _opt("--wait", options.wait)

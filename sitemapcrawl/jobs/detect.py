@@ -3,11 +3,14 @@
 For every origin in the table (or the ones asked for), robots.txt is fetched
 politely and summarised on the `host` row (fetch time, outcome, crawl delay,
 `Sitemap:` URLs, the capped text), so later jobs check allow/deny without
-refetching. Its sitemaps are found by `web.discover.discover_sitemaps`, the
-path `sitemap tree` takes too, and become sitemap rows vouched for by the
-robots.txt's host. The politeness state of each key is read before its first
-request and written back with the host row, also when stopped early. The
-rules in full: docs/commands.md (detect), docs/sitemaps.md, docs/politeness.md.
+refetching. Its sitemaps are found by `web.discover.discover_sitemaps_async`
+(the steps `sitemap tree` takes too) and become sitemap rows vouched for by
+the robots.txt's host. The origins are checked at once on the HTTP client's
+event loop, up to `max_connections` requests in flight, one at a time per
+politeness key; this job's thread records each as it comes. The politeness
+state of each key is read before its first request and written back with the
+host row, also when stopped early. The rules in full: docs/commands.md
+(detect), docs/sitemaps.md, docs/politeness.md.
 
 Cost: a skip scan of `webpage`, one round trip per origin
 (`storage.hosts`), one robots.txt request per origin (plus probes with
@@ -16,12 +19,13 @@ Cost: a skip scan of `webpage`, one round trip per origin
 
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
 import dataclasses
 import logging
+import queue
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from urllib.parse import urlsplit
@@ -46,8 +50,8 @@ from sitemapcrawl.storage.store import Store
 from sitemapcrawl.storage.tables import Unreadable, read_pages, scan_pages
 from sitemapcrawl.storage.tables import hosts as host_rows
 from sitemapcrawl.web import rowkeys, urls
-from sitemapcrawl.web.http import HttpClient
-from sitemapcrawl.web.robots_txt import HostReport, check_origin, robots_host_row
+from sitemapcrawl.web.http import AsyncHttpClient, PoliteHttpClient
+from sitemapcrawl.web.robots_txt import HostReport, check_origin_async, robots_host_row
 from sitemapcrawl.web.rules import UrlRules
 
 log = logging.getLogger(__name__)
@@ -179,29 +183,27 @@ class _Pace:
                 self.delays[key] = max(self.delays[key], delay)
         self.gate = KeyGate(load_states(store, set(self.keys.values()), self.by))
 
-    def check(self, origin: str, client: HttpClient, probe_known_paths: bool) -> HostReport | None:
-        """`check_origin` in the origin's politeness turn; None once stopped (no request made)."""
-        key = self.keys[origin]
-        with self.gate.turn(key, self.delays[key]) as go:
-            return check_origin(origin, client, self.rules, probe_known_paths) if go else None
+    async def check_all(self, origins: list[str], client: AsyncHttpClient, probe_known_paths: bool,
+                        connections: int, found: Callable[[HostReport], None]) -> None:
+        """Check every origin at once (on the client's loop), each in its key's turn, at most `connections`
+        at a time; hand each report to `found` as it comes."""
+        room = asyncio.Semaphore(max(1, connections))
 
-    @contextmanager
-    def stopping(self, pool: ThreadPoolExecutor, store: Store) -> Iterator[None]:
-        """Run the block; if it stops early, start no request, wait for those in flight, write every key's state."""
-        try:
-            yield
-        except BaseException:
-            self.gate.stop()
-            pool.shutdown(wait=False, cancel_futures=True)
-            while True:
-                try:
-                    self.gate.wait_idle()
-                    break
-                except KeyboardInterrupt:
-                    log.warning("detect: still waiting for the robots.txt requests in flight (each ends by its "
-                                "deadline) to record them")
-            store.write(HOST_TABLE, state_rows(self.gate.taken(), self.by))
-            raise
+        async def check(origin: str) -> None:
+            key = self.keys[origin]
+            async with self.gate.turn(key, self.delays[key]) as go:
+                if not go:
+                    return
+                async with room:
+                    try:
+                        report = await check_origin_async(origin, client, self.rules, probe_known_paths)
+                    except Exception as exc:  # a bug must not end detect: this origin fails, the rest go on
+                        log.exception("detect: unexpected error on %s", origin)
+                        report = HostReport(origin, RobotsStatus.ERROR, None,
+                                            error=f"unexpected error: {type(exc).__name__}")
+            found(report)
+
+        await asyncio.gather(*(check(origin) for origin in origins))
 
     def state_rows(self, origin: str) -> list[tuple[bytes, dict[bytes, bytes]]]:
         """The put recording the politeness state of the origin's key."""
@@ -237,7 +239,7 @@ def _origins_from_hosts(store: Store, hosts: Iterable[str], rules: UrlRules) -> 
 
 def detect(
     store: Store,
-    client: HttpClient,
+    client: PoliteHttpClient,
     rules: UrlRules,
     *,
     hosts: Iterable[str] = (),
@@ -249,19 +251,25 @@ def detect(
 
     `on_host` hears of each host as it is recorded. Per-host failures are data
     on the host row; only the store's errors (StoreUnavailableError,
-    TableMissingError) and a bad `hosts` entry (UsageError) raise.
+    TableMissingError) and a bad `hosts` entry (UsageError) raise. Stopped
+    early (Ctrl-C, a store error), it starts no request, waits for those in
+    flight (each ends by its deadline) and writes the politeness state of
+    every key it asked.
     """
     store.require_tables(WEBPAGE_TABLE, HOST_TABLE)
     now = (now or datetime.now(UTC)).replace(microsecond=0)
     counts = DetectCounts()
     origins = (_origins_from_hosts(store, hosts, rules) if hosts
                else list(origins_in_table(store, unreadable=counts.unreadable)))
+    if not origins:
+        log.info("detect: %s", counts.summary())
+        return counts
     pace = _Pace(store, rules, origins, counts.unreadable)
-    with ThreadPoolExecutor(max_workers=max(1, rules.settings.threads)) as pool, pace.stopping(pool, store):
-        reports = pool.map(lambda o: pace.check(o, client, probe_known_paths), origins)
-        for report in reports:
-            if report is None:
-                continue  # refused after a stop: never while this loop runs
+    reports: queue.SimpleQueue[HostReport] = queue.SimpleQueue()
+    running = client.submit(pace.check_all(origins, client.aio, probe_known_paths, rules.settings.max_connections,
+                                           reports.put))
+    try:
+        for report in _as_they_come(reports, running):
             _record(store, report, rules, now, counts.unreadable)
             store.write(HOST_TABLE, pace.state_rows(report.origin))
             counts.hosts += 1
@@ -272,5 +280,41 @@ def detect(
             counts.disallowed += sum(1 for s in report.sitemaps if s.disallowed)
             counts.errors += 1 if report.robots_status is RobotsStatus.ERROR else 0
             on_host(report)
+    except BaseException:
+        client.submit(_stop(pace.gate))
+        _wait_for(running)
+        store.write(HOST_TABLE, state_rows(pace.gate.taken(), pace.by))
+        raise
     log.info("detect: %s", counts.summary())
     return counts
+
+
+def _as_they_come(reports: queue.SimpleQueue[HostReport],
+                  running: concurrent.futures.Future[None]) -> Iterator[HostReport]:
+    """The reports in the order they come, until the checks are over (their error, if any, raised)."""
+    while True:
+        try:
+            yield reports.get(timeout=0.2)
+        except queue.Empty:
+            if running.done():
+                running.result()
+                while not reports.empty():
+                    yield reports.get_nowait()
+                return
+
+
+async def _stop(gate: KeyGate) -> None:
+    gate.stop()
+
+
+def _wait_for(running: concurrent.futures.Future[None]) -> None:
+    """Wait for the checks under way to end (each by its deadline); a Ctrl-C does not cut the wait short."""
+    while True:
+        try:
+            running.exception()
+            return
+        except KeyboardInterrupt:
+            log.warning("detect: still waiting for the robots.txt requests in flight (each ends by its "
+                        "deadline) to record them")
+        except concurrent.futures.CancelledError:
+            return

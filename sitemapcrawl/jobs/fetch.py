@@ -1,24 +1,27 @@
-"""`fetch`: fetch one generated batch politely, with queues per host and a pool of threads.
+"""`fetch`: fetch one generated batch politely, every ready host at once, from one event loop.
 
-Nutch's queue-based fetcher over HBase rows. Its parts are in
-`sitemapcrawl.fetcher` (feed, queues, pacing, work, write); this module is the
-job loop and the one place that decides to stop: `time_limit`,
-`min_throughput` after a `warmup`, Ctrl-C, or HBase failing (a politeness
-state or a write that cannot be recorded after the store's retries). It then
-hands out no URL, abandons requests still in flight `ABANDON_AFTER` seconds
-later, writes what was fetched (StoreUnavailableError says how many writes
-are not confirmed) and leaves what was not as it was, so the batch can be fetched again. It
-holds the lease of its partition (`sitemapcrawl.batch.leases`). In full:
+Nutch's queue-based fetcher over HBase rows, event-driven. Its parts are in
+`sitemapcrawl.fetcher` (feed, queues, pacing, engine, outcomes, write): the
+engine runs on the HTTP client's loop and never waits for HBase; this job's
+thread writes what it hands over a few times a second and is the one place
+that decides to stop: `time_limit`, `min_throughput` after a `warmup`,
+Ctrl-C, the lease lost, or HBase failing (a write that cannot be recorded
+after the store's retries). It then lets no request start, abandons those
+still in flight `ABANDON_AFTER` seconds later, writes what was fetched
+(StoreUnavailableError says how many writes are not confirmed) and leaves
+what was not as it was, so the batch can be fetched again. It holds the
+lease of its partition (`sitemapcrawl.batch.leases`). In full:
 docs/commands.md (fetch) and docs/reliability.md.
 
 Cost: a read of the batch's member records and rows of its partition, one
-request per URL, batched writes of the outcomes (see `sitemapcrawl.fetcher`).
+request per URL, batched writes of the outcomes and politeness states (see
+`sitemapcrawl.fetcher`).
 """
 
 from __future__ import annotations
 
+import concurrent.futures
 import logging
-import threading
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -26,6 +29,7 @@ from datetime import UTC, datetime
 from sitemapcrawl.batch import registry
 from sitemapcrawl.batch.leases import Lease
 from sitemapcrawl.errors import LeaseHeldError, StoreUnavailableError, UsageError
+from sitemapcrawl.fetcher.engine import Engine, host_budget
 from sitemapcrawl.fetcher.feed import queue_all, read_feed, stored_rule
 from sitemapcrawl.fetcher.model import (
     FetchCounts,
@@ -37,14 +41,14 @@ from sitemapcrawl.fetcher.model import (
     RobotsRule,
     parse_partition,
 )
-from sitemapcrawl.fetcher.pacing import Pacing
+from sitemapcrawl.fetcher.outcomes import outcome_row, retry_or_gone
+from sitemapcrawl.fetcher.pacing import Pacing, StateWrite
 from sitemapcrawl.fetcher.queues import FetchQueues
-from sitemapcrawl.fetcher.work import Worker, outcome_row, retry_or_gone
-from sitemapcrawl.fetcher.write import Writer
+from sitemapcrawl.fetcher.write import Outbox, Writer
 from sitemapcrawl.model.webpage import BATCHROW_TABLE, HOST_TABLE, WEBPAGE_TABLE
 from sitemapcrawl.storage.politeness import Resolver, load_states
 from sitemapcrawl.storage.store import Store
-from sitemapcrawl.web.http import SingleRequestClient
+from sitemapcrawl.web.http import PoliteHttpClient
 from sitemapcrawl.web.rules import UrlRules
 
 __all__ = ["FetchCounts", "FetchItem", "FetchOptions", "FetchProgress", "QueueBy", "RobotsItem", "RobotsRule",
@@ -54,6 +58,8 @@ log = logging.getLogger(__name__)
 
 #: Seconds after a stop (time limit, throughput) that requests still in flight are abandoned.
 ABANDON_AFTER = 2.0
+#: Seconds between two writes at most (sooner when a reservation is asked for or the backlog grows).
+_WRITE_EVERY = 0.25
 
 
 class _Monitor:
@@ -81,7 +87,7 @@ class _Monitor:
 
 def fetch(
     store: Store,
-    client: SingleRequestClient,
+    client: PoliteHttpClient,
     rules: UrlRules,
     options: FetchOptions,
     *,
@@ -127,7 +133,7 @@ def fetch(
     return counts
 
 
-def _fetch_claimed(store: Store, client: SingleRequestClient, rules: UrlRules, options: FetchOptions,
+def _fetch_claimed(store: Store, client: PoliteHttpClient, rules: UrlRules, options: FetchOptions,
                    on_progress: Callable[[FetchProgress], None], clock: Callable[[], datetime],
                    lease: Lease) -> FetchCounts:
     settings = rules.settings
@@ -139,56 +145,34 @@ def _fetch_claimed(store: Store, client: SingleRequestClient, rules: UrlRules, o
         return counts
     queues: FetchQueues[FetchItem | RobotsItem] = FetchQueues(options.delay, options.threads_per_host)
     keys = {item.queue for item in feed.items}
-    pacing = Pacing(queues, options.delay, settings.max_crawl_delay, load_states(store, keys, options.queue_by))
-    writer = Writer(store, options.queue_by, pacing.snapshot, fence=lease.confirm)
-    pacing.reserve = writer.reserve
-    worker = Worker(client, rules, options, queues, pacing, writer, counts, feed.seen, clock)
+    pacing = Pacing(queues, options.delay, settings.max_crawl_delay, load_states(store, keys, options.queue_by),
+                    settings.http_deadline)
+    outbox = Outbox(limit=4 * settings.hbase_batch_size)
+    writer: Writer | None = None
+    engine = Engine(client.aio, rules, options, queues, pacing, outbox, lambda: writer is not None and writer.ready(),
+                    counts, feed.seen, clock, connections=options.connections,
+                    hosts_at_once=host_budget(options.threads_per_host))
+    writer = Writer(store, options.queue_by, outbox, engine.confirmed, fence=lease.confirm)
     for origin, rule in feed.rules.items():
-        worker.adopt(origin, feed.queues[origin], rule)
-    worker.expect_robots(list(feed.robots_needed))
+        engine.adopt(origin, feed.queues[origin], rule)
+    engine.expect_robots(list(feed.robots_needed))
     pacing.start(feed.known_delays)
     queue_all(feed, queues.add)
-    ended = threading.Event()
-    threads = [threading.Thread(target=_work_then_tell, args=(worker, ended), name=f"fetch-{i}", daemon=True)
-               for i in range(min(options.threads, max(1, queues.pending)))]
     monitor = _Monitor(options, started)
-    last_write = time.monotonic()
-    abandon_at: float | None = None
+    running = client.submit(engine.run(ABANDON_AFTER))
+    running.add_done_callback(lambda _: outbox.wake())
     try:
-        # Started inside the try: a Ctrl-C at any moment after the first
-        # request still reaches the final flush (outcomes and politeness state).
-        for thread in threads:
-            thread.start()
-        while any(t.is_alive() for t in threads):
-            # Not Thread.join: in CPython 3.11 a Ctrl-C inside join(timeout) marks the live thread as
-            # ended (bpo-45274's handler), and the wind-down would not wait for its request.
-            ended.wait(0.2)
-            ended.clear()
-            tick = time.monotonic()
-            if writer.waiting >= settings.hbase_batch_size or tick - last_write >= 1.0:
-                writer.try_flush()
-                last_write = tick
-            reason = counts.stopped or monitor.reason_to_stop(tick, counts.done) or (
-                "lease lost to another worker" if lease.lost.is_set() else None) or (
-                "HBase failed" if writer.failure is not None else None)
-            if reason and not counts.stopped:
-                counts.stopped = reason
-                queues.close()
-                abandon_at = tick + ABANDON_AFTER
-            on_progress(_progress(counts, queues, tick - started))
-            if abandon_at is not None and tick >= abandon_at:
-                log.warning("fetch: abandoning the requests still in flight; their rows stay due")
-                break
+        _watch(running, engine, writer, outbox, monitor, lease, counts, on_progress, started)
     except KeyboardInterrupt:
         counts.stopped = "interrupted"
+        engine.stop()
     finally:
-        # After a stop (time limit, throughput, lease) its ABANDON_AFTER seconds may be used up already.
-        left = ABANDON_AFTER if abandon_at is None else max(0.0, abandon_at - time.monotonic())
-        _wind_down(queues, pacing, threads, counts, left)
+        _wind_down(running, engine, counts)
+        final = [StateWrite(key, state, None) for key, state in pacing.final_states().items()]
         if writer.failure is None:
-            writer.flush()
+            writer.flush(final)
         else:
-            _retry_write(writer)
+            _retry_write(writer, final)
         counts.new_rows = writer.new_rows
         counts.dropped = writer.dropped
         counts.seconds = time.monotonic() - started
@@ -199,51 +183,55 @@ def _fetch_claimed(store: Store, client: SingleRequestClient, rules: UrlRules, o
             "not confirmed (the rerun fetches again those that did not land, and what was never fetched); no "
             "request since; read the logs of its Thrift gateway and RegionServer (local HBase: .hbase-local/logs/). "
             f"Cause: {writer.failure}")
-    on_progress(_progress(counts, queues, counts.seconds))
+    on_progress(_progress(counts, 0, counts.seconds))
     log.info("fetch: %s", counts.summary())
     return counts
 
 
-def _work_then_tell(worker: Worker, ended: threading.Event) -> None:
-    """One worker thread's life; `ended` wakes the job's loop as it ends."""
+def _watch(running: concurrent.futures.Future[None], engine: Engine, writer: Writer, outbox: Outbox,
+           monitor: _Monitor, lease: Lease, counts: FetchCounts, on_progress: Callable[[FetchProgress], None],
+           started: float) -> None:
+    """The job's thread while the engine runs: write what it hands over, decide when to stop, show progress."""
+    while not running.done():
+        outbox.wait(_WRITE_EVERY)
+        writer.try_flush()
+        tick = time.monotonic()
+        reason = counts.stopped or monitor.reason_to_stop(tick, counts.done) or (
+            "lease lost to another worker" if lease.lost.is_set() else None) or (
+            "HBase failed" if writer.failure is not None else None)
+        if reason and not counts.stopped:
+            counts.stopped = reason
+            engine.stop()
+        on_progress(_progress(counts, engine.active_hosts, tick - started))
+
+
+def _wind_down(running: concurrent.futures.Future[None], engine: Engine, counts: FetchCounts) -> None:
+    """Before the final write: the engine lets no request start and has those in flight end or abandoned.
+
+    A Ctrl-C here ends the wait, not the write that follows.
+    """
+    engine.stop()
     try:
-        worker.work()
-    finally:
-        ended.set()
+        running.result(timeout=ABANDON_AFTER + 5.0)
+    except KeyboardInterrupt:
+        counts.stopped = "interrupted"
+    except concurrent.futures.TimeoutError:
+        log.warning("fetch: the engine did not end in time; its requests in flight count as abandoned")
+    if engine.abandoned:
+        log.warning("fetch: %d request(s) still in flight; each counts as ending at its deadline", engine.abandoned)
 
 
-def _retry_write(writer: Writer) -> None:
+def _retry_write(writer: Writer, final: list[StateWrite]) -> None:
     """After a store failure: one more try of what was fetched (the store's retries wait for HBase)."""
     failure, writer.failure = writer.failure, None
-    if not writer.try_flush():
-        log.info("fetch: the write was tried again and failed too (%s)", writer.failure)
+    try:
+        writer.flush(final)
+    except StoreUnavailableError as exc:
+        log.info("fetch: the write was tried again and failed too (%s)", exc)
+        writer.failure = exc
     writer.failure = writer.failure or failure
 
 
-def _wind_down(queues: FetchQueues[FetchItem | RobotsItem], pacing: Pacing, threads: list[threading.Thread],
-               counts: FetchCounts, grace: float) -> None:
-    """Before the final write: no request starts any more; those in flight get `grace` s, then count as abandoned.
-
-    So the politeness state written next covers every request this run
-    started (`Pacing.settle`), and the outcome of each that ended in time is
-    handed to the writer (its thread is joined). A Ctrl-C here ends the
-    wait, not the write.
-    """
-    give_up = time.monotonic() + grace
-    queues.close()
-    pacing.stop()
-    try:
-        abandoned = pacing.settle(grace)
-        for thread in threads:
-            if thread.is_alive():  # not one that a Ctrl-C kept from starting
-                thread.join(max(0.0, give_up - time.monotonic()))
-    except KeyboardInterrupt:
-        counts.stopped = "interrupted"
-        abandoned = pacing.settle(0.0)
-    if abandoned:
-        log.warning("fetch: %d request(s) still in flight; each counts as ending at its deadline", abandoned)
-
-
-def _progress(counts: FetchCounts, queues: FetchQueues[FetchItem | RobotsItem], elapsed: float) -> FetchProgress:
+def _progress(counts: FetchCounts, active_hosts: int, elapsed: float) -> FetchProgress:
     return FetchProgress(counts.done, counts.total, counts.done / elapsed if elapsed > 0 else 0.0,
-                         counts.bytes, counts.errors, queues.active_queues())
+                         counts.bytes, counts.errors, active_hosts)

@@ -287,13 +287,16 @@ class HostRow:
         "updatedb")
     sitemap_summaries: Mapping[str, str] | None = mapcol(
         "n", "sitemap URL -> its summary and quality as JSON, for serve's sitemaps panel", "updatedb", "url", "s.")
-    # n: politeness state, on the rows of politeness keys (`jobs/politeness.py`), not on origin rows
+    # n: politeness state, on the rows of politeness keys (`storage/politeness.py`), not on origin rows
     last_request: datetime | None = col(
         "n", "lr", PRECISE_TIME, "politeness: end of the last request to this queue key", "fetch, detect")
     not_before: datetime | None = col(
         "n", "nb", PRECISE_TIME, "politeness: no request before this time (Retry-After)", "fetch")
     slow_delay: float | None = col(
         "n", "sd", FLOAT, "politeness: delay raised by 429/503 answers, seconds (0: none)", "fetch")
+    reserved_until: datetime | None = col(
+        "n", "rv", PRECISE_TIME, "politeness: a running fetch may have a request to this key in flight until "
+        "this time (its window to start requests, plus their deadline); released when it ends", "fetch")
 
 
 # ------------------------------------------------------------------ batch ---

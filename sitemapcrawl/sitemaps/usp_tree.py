@@ -12,15 +12,23 @@ one temporary file per tree as they stream (`usp_pages`). Differences: docs/usp.
 
 The network stays outside: `web_client` is a usp `AbstractWebClient`
 (adapted by `UspWebClientFetcher`) or None, which asks the package root for
-the default (`sitemapcrawl.default_sitemap_fetcher`: our polite HTTP client).
-Cost: one request for robots.txt, one per well-known path, one per sitemap.
+the default (`sitemapcrawl.default_sitemap_fetcher`: our polite HTTP client,
+one request at a time per host, with no pause between them unless robots.txt
+asks for a Crawl-delay or the caller for a `delay`, as usp's users expect).
+A tree reads each URL once (a sitemap listed twice is the same object twice)
+and within a budget (`TreeBudget`: documents and seconds, the settings
+`tree_max_documents` and `tree_max_seconds`); what is left when it is spent
+becomes InvalidSitemap.
+Cost: one request for robots.txt, one per well-known path, one per distinct sitemap.
 """
 
 from __future__ import annotations
 
 import http
+import os
 import re
 import tempfile
+import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import BinaryIO, Protocol, runtime_checkable
@@ -40,6 +48,7 @@ from usp.web_client.abstract_client import (
 )
 
 import sitemapcrawl
+from sitemapcrawl.config import load_settings
 from sitemapcrawl.errors import SitemapError
 from sitemapcrawl.sitemaps.discovery import WELL_KNOWN_SITEMAP_PATHS
 from sitemapcrawl.sitemaps.document import parse_sitemap
@@ -63,6 +72,21 @@ class SpoolingFetcher(Protocol):
     """A fetcher that can also write a body to a file instead of memory (`PoliteHttpClient.get_into`)."""
 
     def get_into(self, url: str, sink: BinaryIO, max_bytes: int | None = None) -> Fetched: ...
+
+
+@runtime_checkable
+class RobotsAwareFetcher(Protocol):
+    """A fetcher that paces a host by what its robots.txt says (our client: its Crawl-delay)."""
+
+    def honour_robots(self, robots_url: str, text: str) -> None: ...
+
+
+@dataclass(frozen=True)
+class TreeBudget:
+    """How much one tree may read: documents and seconds (the settings `tree_max_documents`, `tree_max_seconds`)."""
+
+    documents: int = 10_000
+    seconds: float = 600.0
 
 
 @dataclass(frozen=True)
@@ -122,7 +146,8 @@ class UspTreeReader:
 
     def __init__(self, fetcher: Fetcher, limits: SitemapLimits, body_file: BinaryIO,
                  recurse_callback: RecurseCallback | None = None,
-                 recurse_list_callback: RecurseListCallback | None = None) -> None:
+                 recurse_list_callback: RecurseListCallback | None = None,
+                 budget: TreeBudget | None = None) -> None:
         self.fetcher = fetcher
         self.limits = limits
         self.body_file = body_file
@@ -130,6 +155,23 @@ class UspTreeReader:
         self.follow = recurse_callback or _yes
         self.follow_list = recurse_list_callback or _all
         self.spool = PageSpool()
+        self.budget = budget or TreeBudget()
+        self.documents = 0
+        """Documents fetched so far (robots.txt included)."""
+        self.give_up_at = time.monotonic() + self.budget.seconds
+        self.read: dict[str, AbstractSitemap] = {}
+        """URL -> the object read for it: a sitemap listed again is not fetched again."""
+
+    def spent(self, url: str) -> InvalidSitemap | None:
+        """InvalidSitemap for `url` once the budget is spent (else None, and one document counted)."""
+        if self.documents >= self.budget.documents:
+            return InvalidSitemap(url, f"Not fetched: the tree read its {self.budget.documents} documents "
+                                       "(tree_max_documents).")
+        if time.monotonic() >= self.give_up_at:
+            return InvalidSitemap(url, f"Not fetched: the tree took its {self.budget.seconds:g} s "
+                                       "(tree_max_seconds).")
+        self.documents += 1
+        return None
 
     def fetch(self, url: str) -> tuple[Fetched, bytes | BinaryIO]:
         """`url` fetched, and its body: in `body_file` when the fetcher can write there, else in memory."""
@@ -142,10 +184,14 @@ class UspTreeReader:
 
     def robots(self, url: str) -> AbstractSitemap:
         """robots.txt as usp's `IndexRobotsTxtSitemap` (its sitemaps read), or InvalidSitemap."""
+        if (spent := self.spent(url)) is not None:
+            return spent
         response = self.fetcher.get(url, max_bytes=self.limits.max_bytes)
         if response.error is not None or response.status != 200:
             return InvalidSitemap(url, fetch_failure(url, response))
         text = response.body.decode("utf-8", errors="replace").lstrip("\ufeff")
+        if isinstance(self.fetcher, RobotsAwareFetcher):
+            self.fetcher.honour_robots(url, text)
         listed = dict.fromkeys(match.group(1) for match in _SITEMAP_LINE.finditer(text))
         wanted = [item for item in listed if urlsplit(item).scheme.lower() in ("http", "https")]
         host = vouch_host(url)
@@ -167,6 +213,14 @@ class UspTreeReader:
             return InvalidSitemap(url, f"Recursion detected in URL {url} with parent URLs {parents}.")
         if level > self.limits.max_depth + 1:
             return InvalidSitemap(url, f"Recursion level exceeded {self.limits.max_depth + 1} for URL {url}.")
+        if url in self.read:
+            return self.read[url]
+        if (spent := self.spent(url)) is not None:
+            return spent
+        self.read[url] = read = self._sitemap(url, level, parents, vouchers)
+        return read
+
+    def _sitemap(self, url: str, level: int, parents: set[str], vouchers: dict[str, int]) -> AbstractSitemap:
         response, body = self.fetch(url)
         if response.error is not None or response.status != 200:
             return InvalidSitemap(url, fetch_failure(url, response))
@@ -204,6 +258,7 @@ def usp_tree(
     recurse_callback: RecurseCallback | None = None,
     recurse_list_callback: RecurseListCallback | None = None,
     normalize_homepage_url: bool = True,
+    budget: TreeBudget | None = None,
 ) -> IndexWebsiteSitemap:
     """The usp tree of the site at `homepage_url`, fetched through `fetcher` (see the module docstring).
 
@@ -220,7 +275,7 @@ def usp_tree(
     in_robots: set[str] = set()
     with tempfile.TemporaryFile(prefix="sitemapcrawl-usp-body-") as body_file:
         reader = UspTreeReader(fetcher, limits or SitemapLimits(), body_file, recurse_callback,
-                               recurse_list_callback)
+                               recurse_list_callback, budget)
         if use_robots:
             robots = reader.robots(homepage_url + "robots.txt")
             if not isinstance(robots, InvalidSitemap):
@@ -247,15 +302,26 @@ def sitemap_tree_for_homepage(
     recurse_callback: RecurseCallback | None = None,
     recurse_list_callback: RecurseListCallback | None = None,
     normalize_homepage_url: bool = True,
+    *,
+    delay: float | None = None,
 ) -> AbstractSitemap:
     """usp's `sitemap_tree_for_homepage`, read by sitemapcrawl's engine (a drop-in; docs/usp.md).
 
     Without `web_client`, our polite HTTP client fetches (settings from the
-    environment, e.g. `SITEMAPCRAWL_DELAY`); a usp web client is used as given.
+    environment, e.g. `SITEMAPCRAWL_USER_AGENT`): one request at a time per
+    host, `delay` seconds apart (or `SITEMAPCRAWL_DELAY`, else none), longer
+    where robots.txt asks for a Crawl-delay; a usp web client is used as given.
+    The tree's budget and document limits come from the settings too.
     """
-    fetcher: Fetcher = (sitemapcrawl.default_sitemap_fetcher() if web_client is None
-                        else UspWebClientFetcher(web_client))
-    return usp_tree(homepage_url, fetcher, use_robots=use_robots, use_known_paths=use_known_paths,
-                    extra_known_paths=extra_known_paths, recurse_callback=recurse_callback,
-                    recurse_list_callback=recurse_list_callback,
-                    normalize_homepage_url=normalize_homepage_url)
+    settings = load_settings(environ=os.environ)
+    owned = sitemapcrawl.default_sitemap_fetcher(settings, delay) if web_client is None else None
+    fetcher: Fetcher = owned if owned is not None else UspWebClientFetcher(web_client)  # type: ignore[arg-type]
+    try:
+        return usp_tree(homepage_url, fetcher, limits=SitemapLimits.from_settings(settings), use_robots=use_robots,
+                        use_known_paths=use_known_paths, extra_known_paths=extra_known_paths,
+                        recurse_callback=recurse_callback, recurse_list_callback=recurse_list_callback,
+                        normalize_homepage_url=normalize_homepage_url,
+                        budget=TreeBudget(settings.tree_max_documents, settings.tree_max_seconds))
+    finally:
+        if owned is not None:
+            owned.close()

@@ -3,24 +3,29 @@
 A politeness key is what one fetch queue stands for (the host, or its IP
 with `queue_by = "ip"`); its row (`~host:NAME`, `~ip:ADDRESS`, after every
 origin row) holds the end of its last request (`n:lr`), a Retry-After pause
-(`n:nb`) and the extra delay 429/503 answers raised (`n:sd`). Every job that
-fetches reads these rows before its first request and writes them back as
-it goes, so the delay holds across rounds, processes, restarts and workers;
-a 429 or 503 slows the key down (`slowed`), other answers bring it back
-(`recovered`), within `max_crawl_delay`. When fetch and detect write, and
-what a stop or a SIGKILL leaves: docs/politeness.md, docs/reliability.md.
+(`n:nb`), the extra delay 429/503 answers raised (`n:sd`) and a running
+fetch's reservation (`n:rv`: it may have a request in flight until then).
+Every job that fetches reads these rows before its first request and writes
+them back as it goes, so the delay holds across rounds, processes, restarts
+and workers; a reservation not released (a run killed) is waited out like a
+request that ended then. A 429 or 503 slows the key down (`slowed`), other
+answers bring it back (`recovered`), within `max_crawl_delay`. When fetch and
+detect write, and what a stop or a SIGKILL leaves: docs/politeness.md,
+docs/reliability.md.
 
-Cost: one small put per active key per write (at most one a second), and
-two per request of a key with a delay.
+Cost: one small put per key per write of a batch of them (fetch writes a few
+batches a second, detect one per origin).
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import dataclasses
 import logging
 import socket
 import threading
-from collections.abc import Hashable, Iterable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Hashable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from email.utils import parsedate_to_datetime
@@ -39,13 +44,15 @@ log = logging.getLogger(__name__)
 
 #: Every politeness row key starts with this; origin rows sort before it.
 POLITENESS_KEYS_START = b"~"
+#: The longest pause a Retry-After is taken to ask for (a year): a larger number is read as this.
+MAX_RETRY_AFTER = 365 * 24 * 3600
 #: Answers that ask us to slow down.
 SLOW_DOWN_CODES = frozenset({429, 503})
 #: The extra delay a first slow-down answer sets, at least (seconds).
 MIN_SLOW_DELAY = 1.0
 #: What each answer that is not a slow-down keeps of the extra delay.
 RECOVERY = 0.75
-_STATE_FIELDS = ["last_request", "not_before", "slow_delay"]
+_STATE_FIELDS = ["last_request", "not_before", "slow_delay", "reserved_until"]
 
 
 class Resolver:
@@ -86,12 +93,24 @@ class KeyState:
     last_request: datetime | None = None
     not_before: datetime | None = None
     slow_delay: float = 0.0
+    reserved_until: datetime | None = None
+    """A run may have a request in flight until then (None: no reservation)."""
+
+    @property
+    def latest_end(self) -> datetime | None:
+        """The latest a request to this key may have ended: its last request, or a reservation still held."""
+        if self.reserved_until is None:
+            return self.last_request
+        if self.last_request is None:
+            return self.reserved_until
+        return max(self.last_request, self.reserved_until)
 
     def wait(self, delay: float, now: datetime) -> float:
         """Seconds from `now` before the next request may start, with `delay` the key's normal delay."""
         ready = 0.0
-        if self.last_request is not None:
-            ready = (self.last_request - now).total_seconds() + max(delay, self.slow_delay)
+        latest = self.latest_end
+        if latest is not None:
+            ready = (latest - now).total_seconds() + max(delay, self.slow_delay)
         if self.not_before is not None:
             ready = max(ready, (self.not_before - now).total_seconds())
         return max(0.0, ready)
@@ -114,7 +133,7 @@ def load_states(store: Store, keys: Iterable[Hashable], by: QueueBy) -> dict[Has
         except CellDecodeError as exc:
             log.warning("politeness: state of %s unreadable (%s); treated as unknown", key, exc)
             continue
-        states[key] = KeyState(row.last_request, row.not_before, row.slow_delay or 0.0)
+        states[key] = KeyState(row.last_request, row.not_before, row.slow_delay or 0.0, row.reserved_until)
     return states
 
 
@@ -123,25 +142,26 @@ def state_rows(states: Mapping[Hashable, KeyState], by: QueueBy) -> list[tuple[b
     puts = []
     for key, state in states.items():
         row = HostRow(str(key), last_request=state.last_request, not_before=state.not_before,
-                      slow_delay=state.slow_delay)
+                      slow_delay=state.slow_delay, reserved_until=state.reserved_until)
         puts.append((state_key(key, by), encode(row)))
     return puts
 
 
 def retry_after_seconds(value: str | None, now: datetime) -> float | None:
-    """Seconds a `Retry-After` header asks for (delta-seconds or an HTTP date); None if absent or unreadable."""
+    """Seconds a `Retry-After` header asks for (delta-seconds or an HTTP date), at most `MAX_RETRY_AFTER`;
+    None if absent or unreadable. A server's number is bounded here, where it enters."""
     if not value:
         return None
     text = value.strip()
-    if text.isdigit():
-        return float(text)
+    if text.isascii() and text.isdigit():
+        return float(min(int(text[:12]), MAX_RETRY_AFTER)) if len(text) <= 12 else float(MAX_RETRY_AFTER)
     try:
         when = parsedate_to_datetime(text)
-    except (TypeError, ValueError, IndexError):
+    except (TypeError, ValueError, IndexError, OverflowError):
         return None
     if when.tzinfo is None:
         when = when.replace(tzinfo=UTC)
-    return max(0.0, (when - now).total_seconds())
+    return min(max(0.0, (when - now).total_seconds()), float(MAX_RETRY_AFTER))
 
 
 def slowed(slow_delay: float, delay: float, cap: float) -> float:
@@ -169,79 +189,52 @@ def request_end() -> datetime:
 class KeyGate:
     """One request at a time per politeness key, each waiting out the key's stored delay (for detect).
 
-    Thread-safe. `states` is what `load_states` read; `turn` sleeps as long
-    as needed, then records the end of the work it wraps. After `stop` no
-    turn starts (one waiting wakes and is refused), and `wait_idle` waits for
-    those under way. No I/O of its own.
+    For one event loop. `states` is what `load_states` read; `turn` waits as
+    long as needed, then records the end of the work it wraps. After `stop`
+    (called on the loop) no turn starts: one waiting wakes and is refused.
+    No I/O of its own.
     """
 
     def __init__(self, states: Mapping[Hashable, KeyState]) -> None:
         self._states = dict(states)
-        self._lock = threading.Lock()
-        self._idle = threading.Condition(self._lock)
-        self._running = 0
-        """Turns whose block runs now (their request may be in flight)."""
-        self._locks: dict[Hashable, threading.Lock] = {}
+        self._locks: dict[Hashable, asyncio.Lock] = {}
         self._taken: set[Hashable] = set()
-        self._stopped = threading.Event()
+        self._stopped = asyncio.Event()
 
-    @contextmanager
-    def turn(self, key: Hashable, delay: float) -> Iterator[bool]:
+    @contextlib.asynccontextmanager
+    async def turn(self, key: Hashable, delay: float) -> AsyncIterator[bool]:
         """Wait for `key`'s turn (its last request plus `delay`, or its Retry-After), then run the block.
 
         The block gets True; False once the gate is stopped: it must make no
         request then (and nothing is recorded).
         """
-        with self._lock:
-            lock = self._locks.setdefault(key, threading.Lock())
-        with lock:
-            with self._lock:
-                state = self._states.get(key, KeyState())
+        lock = self._locks.setdefault(key, asyncio.Lock())
+        async with lock:
+            state = self._states.get(key, KeyState())
             pause = state.wait(delay, wall_now())
-            if pause > 0:
-                self._stopped.wait(pause)
-            with self._lock:  # refused, or counted as running before `stop` can return
-                go = not self._stopped.is_set()
-                if go:
-                    self._running += 1
-            if not go:
+            if pause > 0 and not self._stopped.is_set():
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._stopped.wait(), pause)
+            if self._stopped.is_set():
                 yield False
                 return
             try:
                 yield True
             finally:
-                with self._lock:
-                    self._states[key] = KeyState(request_end(), state.not_before, state.slow_delay)
-                    self._taken.add(key)
-                    self._running -= 1
-                    self._idle.notify_all()
+                self._states[key] = dataclasses.replace(self._states.get(key, state), last_request=request_end())
+                self._taken.add(key)
 
     def stop(self) -> None:
-        """No turn starts from now on."""
-        with self._lock:
-            self._stopped.set()
-
-    def wait_idle(self) -> None:
-        """After `stop`: wait until no turn runs, so `taken` covers every request made.
-
-        A Condition wait, not a thread join: in CPython 3.11 a Ctrl-C inside
-        `Thread.join` marks the live thread as ended (bpo-45274's handler),
-        so a second wait would not wait. A KeyboardInterrupt here leaves the
-        gate as it was: call again to go on waiting.
-        """
-        with self._idle:
-            while self._running:
-                self._idle.wait()
+        """No turn starts from now on (call on the gate's loop)."""
+        self._stopped.set()
 
     def state(self, key: Hashable) -> KeyState:
         """The key's state as this gate knows it."""
-        with self._lock:
-            return self._states.get(key, KeyState())
+        return self._states.get(key, KeyState())
 
     def taken(self) -> dict[Hashable, KeyState]:
         """The state of every key that had a turn (what a stopped job still has to write)."""
-        with self._lock:
-            return {key: self._states[key] for key in self._taken}
+        return {key: self._states[key] for key in list(self._taken)}
 
 
 def host_of_origin(origin: str) -> str | None:

@@ -9,13 +9,16 @@ lists none and `probe_known_paths` asks for it, it tries the well-known paths
 sitemap with an entry, with their response, so the caller need not fetch
 them again. A failing robots.txt means nothing is probed. robots.txt's
 sitemaps are vouched for by its host (`sitemaps.scope`); probed ones are
-not. The rules: docs/sitemaps.md, Discovery. No HBase; pacing is the client's.
+not. `discover_sitemaps_async` takes the same steps on an event loop (the
+steps between the requests are the same functions). The rules:
+docs/sitemaps.md, Discovery. No HBase; pacing is the client's.
 
 Cost: one request for robots.txt, plus one per well-known path when probing.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -28,7 +31,7 @@ from sitemapcrawl.sitemaps.limits import SitemapLimits
 from sitemapcrawl.sitemaps.scope import vouch_host
 from sitemapcrawl.sitemaps.tree import EntrySink, Start, TreeNode, walk_tree
 from sitemapcrawl.web import urls
-from sitemapcrawl.web.http import HttpClient, HttpResponse
+from sitemapcrawl.web.http import AsyncHttpClient, HttpClient, HttpResponse
 from sitemapcrawl.web.robots import RobotsPolicy, status_for_http
 from sitemapcrawl.web.urlfilters import SitemapBlacklist
 from sitemapcrawl.web.urls import CanonicalRules
@@ -87,15 +90,69 @@ def discover_sitemaps(
     Never raises for what the network or the site does: failures are in the
     result (`robots_status`, `error`).
     """
-    robots_url = origin + "/robots.txt"
-    response = client.get(robots_url, max_bytes=settings.max_robots_bytes)
+    site = read_robots(origin, client.get(robots_url(origin), max_bytes=settings.max_robots_bytes), settings,
+                       canonical)
+    if not _probing(site, probe):
+        return site
+    limits = SitemapLimits.from_settings(settings)
+    found = [proof for candidate in probe_candidates(site, blacklist)
+             if (proof := probed(candidate, client.get(candidate, max_bytes=settings.max_sitemap_bytes), canonical,
+                                 limits)) is not None]
+    return dataclasses.replace(site, sitemaps=tuple(found))
+
+
+async def discover_sitemaps_async(origin: str, client: AsyncHttpClient, settings: Settings, *,
+                                  canonical: CanonicalRules, blacklist: SitemapBlacklist,
+                                  probe: bool) -> SiteSitemaps:
+    """`discover_sitemaps` on the event loop of an `AsyncHttpClient` (detect), the same steps."""
+    site = read_robots(origin, await client.get(robots_url(origin), max_bytes=settings.max_robots_bytes), settings,
+                       canonical)
+    if not _probing(site, probe):
+        return site
+    limits = SitemapLimits.from_settings(settings)
+    found = [proof for candidate in probe_candidates(site, blacklist)
+             if (proof := probed(candidate, await client.get(candidate, max_bytes=settings.max_sitemap_bytes),
+                                 canonical, limits)) is not None]
+    return dataclasses.replace(site, sitemaps=tuple(found))
+
+
+def _probing(site: SiteSitemaps, probe: bool) -> bool:
+    """Are the well-known paths tried? Only when asked, when robots.txt lists none and does not fail."""
+    return probe and not site.sitemaps and site.robots_status is not RobotsStatus.ERROR
+
+
+def probe_candidates(site: SiteSitemaps, blacklist: SitemapBlacklist) -> list[str]:
+    """The well-known sitemap URLs of a site that its robots.txt allows and the blacklist does not name."""
+    return [candidate for candidate in well_known_sitemap_urls(site.origin + "/")
+            if site.policy.allowed(candidate) and not blacklist.match(candidate)]
+
+
+def probed(candidate: str, response: HttpResponse, canonical: CanonicalRules,
+           limits: SitemapLimits) -> Discovered | None:
+    """A probed URL that answered with a sitemap of at least one entry, with its response; else None."""
+    if response.status == 200 and not response.error and is_real_sitemap(response.body, response.url, limits):
+        return Discovered(urls.canonicalize(candidate, canonical), SitemapSource.PROBE, response)
+    return None
+
+
+def robots_url(origin: str) -> str:
+    """Where an origin's robots.txt is."""
+    return origin + "/robots.txt"
+
+
+def read_robots(origin: str, response: HttpResponse, settings: Settings, canonical: CanonicalRules) -> SiteSitemaps:
+    """What one answer for robots.txt (redirects followed) says: its rules and its `Sitemap:` lines. No I/O.
+
+    The part of discovery that needs no request beyond robots.txt: the fetch
+    job fetches robots.txt on its own event loop and reads it here.
+    """
     status = RobotsStatus.ERROR if response.error else status_for_http(response.status)
     text = response.body.decode("utf-8", errors="replace").lstrip("\ufeff") if status is RobotsStatus.OK else None
     policy = RobotsPolicy.from_text(status, text, settings.user_agent or "")
     error = response.error
     if status is RobotsStatus.ERROR and error is None:
         error = f"HTTP {response.status}"
-    final_robots = response.url or robots_url
+    final_robots = response.url or robots_url(origin)
     invalid = policy.malformed_sitemap_lines
     found: list[Discovered] = []
     for raw in policy.sitemaps(final_robots):
@@ -106,22 +163,8 @@ def discover_sitemaps(
     first: dict[str, Discovered] = {}
     for item in found:
         first.setdefault(item.url, item)  # canonical forms may meet: the first of each, in order
-    found = list(first.values())
-    if not found and probe and status is not RobotsStatus.ERROR:
-        found = list(_probe(origin, client, settings, policy, blacklist, canonical))
     return SiteSitemaps(origin, final_robots, status, response.status, error, text,
-                        response.truncated and status is RobotsStatus.OK, policy, tuple(found), invalid)
-
-
-def _probe(origin: str, client: HttpClient, settings: Settings, policy: RobotsPolicy,
-           blacklist: SitemapBlacklist, canonical: CanonicalRules) -> Iterator[Discovered]:
-    limits = SitemapLimits.from_settings(settings)
-    for candidate in well_known_sitemap_urls(origin + "/"):
-        if not policy.allowed(candidate) or blacklist.match(candidate):
-            continue
-        response = client.get(candidate, max_bytes=settings.max_sitemap_bytes)
-        if response.status == 200 and not response.error and is_real_sitemap(response.body, response.url, limits):
-            yield Discovered(urls.canonicalize(candidate, canonical), SitemapSource.PROBE, response)
+                        response.truncated and status is RobotsStatus.OK, policy, tuple(first.values()), invalid)
 
 
 def site_tree(

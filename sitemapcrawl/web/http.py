@@ -1,52 +1,62 @@
-"""The plain, polite HTTP client (the only module that imports `requests`).
+"""The polite HTTP client: one implementation over aiohttp, for coroutines and for plain calls.
 
-`PoliteHttpClient.get` makes one request at a time per host, `delay` seconds
-from the end of one to the start of the next; it follows redirects itself
-(each hop paced), stops the body at `max_bytes` (`truncated=True`) and never
-raises for network trouble: the failure is in `HttpResponse.error`. Only the
-proxies the settings name are used. Every request ends by `http_deadline`
-(connect, headers and body together): the read timeout alone cannot bound
-it, since each byte that arrives resets it, so a watchdog thread shuts the
-socket of a request past its deadline. robots.txt, `sitemap parse` and
-`sitemap tree` use the same client. With a `WarcRecorder` (`web.warc`) each
-exchange is also kept as sent and received. `fetch_document` is what
-`sitemap parse` reads for a URL.
+`AsyncHttpClient` makes every request the package makes (the only code that
+imports aiohttp). `get` follows redirects itself, one request at a time per
+host, `delay` seconds from the end of one to the start of the next;
+`fetch_one` makes one bare request for callers that pace and redirect
+themselves (the fetch job). Every request ends by `deadline` (connect,
+headers and body together), its body stops at `max_bytes` after undoing the
+Content-Encoding (`decoding.BodyDecoder`: the cap holds for a bomb in any
+coding chain, with or without WARC), and it never raises for what the
+network or the server does: the failure is in `HttpResponse.error`. Only
+the proxies the settings name are used (no environment, no netrc, no
+cookies). Keep-alive connections are kept per host for as many hosts as are
+busy, up to `connections` at once. With a `WarcRecorder` (`web.warc`) each
+exchange is also kept as sent and received.
 
-Cost: one request per call and per redirect hop; one watchdog thread per process.
+`PoliteHttpClient` is the same client for code that is not a coroutine
+(detect's workers, `sitemap parse`, `sitemap tree`, the usp drop-in): it
+runs an `AsyncHttpClient` on an event loop in a thread of its own, and the
+fetch job runs its whole engine on that loop (`submit`).
+
+Cost: one request per call and per redirect hop; one thread per `PoliteHttpClient`.
 """
 
 from __future__ import annotations
 
-import contextlib
-import heapq
-import itertools
+import asyncio
+import concurrent.futures
 import logging
-import socket
 import threading
 import time
-import zlib
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Coroutine, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from types import MappingProxyType
-from typing import BinaryIO, Protocol
+from typing import Any, BinaryIO, Protocol, TypeVar
 from urllib.parse import urljoin, urlsplit
 
-import requests
-import urllib3
-from requests.adapters import HTTPAdapter
-from urllib3.connection import HTTPConnection, HTTPSConnection
-from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
-from urllib3.response import BaseHTTPResponse, ContentDecoder, MultiDecoder
+import aiohttp
 
 from sitemapcrawl.config import Settings
 from sitemapcrawl.errors import SitemapError, UsageError
+from sitemapcrawl.model.webpage import RobotsStatus
+from sitemapcrawl.web.decoding import ACCEPT_ENCODING, BodyDecoder, DecodeError
+from sitemapcrawl.web.robots import RobotsPolicy
 from sitemapcrawl.web.warc import Capture, Exchange, WarcRecorder
+
+__all__ = ["AsyncHttpClient", "HttpClient", "HttpResponse", "PoliteHttpClient", "SingleRequestClient",
+           "conditional_headers", "fetch_document"]
 
 log = logging.getLogger(__name__)
 
-_CHUNK = 64 * 1024
-_REDIRECTS = {301, 302, 303, 307, 308}
+T = TypeVar("T")
+
+_REDIRECTS = frozenset({301, 302, 303, 307, 308})
+#: Seconds an idle kept-alive connection stays open (servers commonly close theirs after 5-75 s).
+_KEEPALIVE = 30.0
+#: Header lines as long as http.client takes them (aiohttp's default, 8,190, refuses real sites' long CSPs).
+_MAX_LINE = 65536
 
 
 @dataclass(frozen=True)
@@ -58,7 +68,7 @@ class HttpResponse:
     status: int | None
     """HTTP status of the final response; None when no response came."""
     headers: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
-    """Response headers, keys in lower case."""
+    """Response headers, keys in lower case; a header sent several times is joined with ", "."""
     body: bytes = b""
     truncated: bool = False
     """The body was cut at `max_bytes`."""
@@ -104,168 +114,22 @@ def conditional_headers(etag: str | None, last_modified: str | None) -> dict[str
     return headers
 
 
-class Deadline:
-    """One request's deadline and the socket it reads from (set as soon as there is one).
-
-    The watchdog `expire`s it at `at`, which shuts the socket so a read that
-    waits for a dripping server ends at once; `finish` first leaves the socket
-    (kept alive in the pool) alone.
-    """
-
-    def __init__(self, at: float) -> None:
-        self.at = at
-        self.expired = False
-        self.done = False
-        self.peer: str | None = None
-        """The IP address of the server the socket talks to."""
-        self._sock: socket.socket | None = None
-        self._lock = threading.Lock()
-
-    def attach(self, sock: socket.socket | None) -> None:
-        """The socket this request uses now; shut at once if the deadline already passed."""
-        with self._lock:
-            self._sock = sock
-            with contextlib.suppress(OSError, TypeError, IndexError):  # not connected, or not an IP socket
-                self.peer = str(sock.getpeername()[0]) if sock is not None else None
-            if self.expired and not self.done:
-                _shut(sock)
-
-    def expire(self) -> None:
-        """The deadline passed: end whatever read is blocked on the socket."""
-        with self._lock:
-            if self.done:
-                return
-            self.expired = True
-            _shut(self._sock)
-
-    def finish(self) -> None:
-        """The request is over: its socket (back in the pool) must not be shut later."""
-        with self._lock:
-            self.done = True
-            self._sock = None
+def check_proxies(settings: Settings) -> dict[str, str]:
+    """The proxies the settings name, by URL scheme; UsageError for one that is not an http(s) URL."""
+    proxies = {}
+    for scheme, name, proxy in (("http", "http_proxy", settings.http_proxy),
+                                ("https", "https_proxy", settings.https_proxy)):
+        if not proxy:
+            continue
+        parts = urlsplit(proxy)
+        if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
+            raise UsageError(f"{name} {proxy!r}: give a proxy URL such as http://proxy.example:3128")
+        proxies[scheme] = proxy
+    return proxies
 
 
-def _shut(sock: socket.socket | None) -> None:
-    if sock is None:
-        return
-    with contextlib.suppress(OSError):  # already closed: nothing left to stop
-        sock.shutdown(socket.SHUT_RDWR)
-
-
-class _Watchdog:
-    """One daemon thread that expires request deadlines in time order."""
-
-    def __init__(self) -> None:
-        self._heap: list[tuple[float, int, Deadline]] = []
-        self._order = itertools.count()
-        self._wake = threading.Condition()
-        self._thread: threading.Thread | None = None
-
-    def watch(self, deadline: Deadline) -> None:
-        with self._wake:
-            heapq.heappush(self._heap, (deadline.at, next(self._order), deadline))
-            if self._thread is None or not self._thread.is_alive():
-                self._thread = threading.Thread(target=self._run, name="http-deadlines", daemon=True)
-                self._thread.start()
-            self._wake.notify()
-
-    def _run(self) -> None:
-        while True:
-            with self._wake:
-                while self._heap and self._heap[0][2].done:
-                    heapq.heappop(self._heap)
-                if not self._heap:
-                    self._wake.wait()
-                    continue
-                at, _, deadline = self._heap[0]
-                pause = at - time.monotonic()
-                if pause > 0:
-                    self._wake.wait(pause)
-                    continue
-                heapq.heappop(self._heap)
-            deadline.expire()
-
-
-_WATCHDOG = _Watchdog()
-_current = threading.local()
-"""`_current.deadline`: the deadline of the request this thread is making, if any."""
-
-
-def _attach_current(sock: socket.socket | None) -> None:
-    deadline = getattr(_current, "deadline", None)
-    if deadline is not None:
-        deadline.attach(sock)
-
-
-class _WatchedHTTPConnection(HTTPConnection):
-    """An urllib3 connection that hands its socket to the running request's deadline."""
-
-    def connect(self) -> None:
-        super().connect()
-        _attach_current(self.sock)
-
-    def request(self, *args: object, **kwargs: object) -> None:  # type: ignore[override]
-        if self.sock is not None:  # a kept-alive connection: no connect() this time
-            _attach_current(self.sock)
-        super().request(*args, **kwargs)  # type: ignore[arg-type]
-
-
-class _WatchedHTTPSConnection(HTTPSConnection):
-    """The https twin of `_WatchedHTTPConnection`."""
-
-    def connect(self) -> None:
-        super().connect()
-        _attach_current(self.sock)
-
-    def request(self, *args: object, **kwargs: object) -> None:  # type: ignore[override]
-        if self.sock is not None:
-            _attach_current(self.sock)
-        super().request(*args, **kwargs)  # type: ignore[arg-type]
-
-
-class _WatchedHTTPPool(HTTPConnectionPool):
-    ConnectionCls = _WatchedHTTPConnection
-
-
-class _WatchedHTTPSPool(HTTPSConnectionPool):
-    ConnectionCls = _WatchedHTTPSConnection
-
-
-class _DeadlineAdapter(HTTPAdapter):
-    """requests' adapter with connections whose sockets the deadline watchdog can shut."""
-
-    def init_poolmanager(self, *args: object, **kwargs: object) -> None:
-        super().init_poolmanager(*args, **kwargs)  # type: ignore[arg-type]
-        manager: urllib3.PoolManager = self.poolmanager
-        manager.pool_classes_by_scheme = {"http": _WatchedHTTPPool, "https": _WatchedHTTPSPool}
-
-    def proxy_manager_for(self, proxy: str, **proxy_kwargs: object) -> urllib3.PoolManager:
-        manager: urllib3.PoolManager = super().proxy_manager_for(proxy, **proxy_kwargs)
-        if not proxy.lower().startswith("socks"):  # SOCKS managers bring their own connection classes
-            manager.pool_classes_by_scheme = {"http": _WatchedHTTPPool, "https": _WatchedHTTPSPool}
-        return manager
-
-
-class _HostGate:
-    """One request at a time per host, `delay` seconds apart (end to start)."""
-
-    def __init__(self, delay: float) -> None:
-        self._delay = delay
-        self._lock = threading.Lock()
-        self._hosts: dict[str, tuple[threading.Lock, list[float]]] = {}
-
-    def slot(self, host: str) -> tuple[threading.Lock, list[float]]:
-        with self._lock:
-            return self._hosts.setdefault(host, (threading.Lock(), [0.0]))
-
-    def wait(self, last_end: list[float]) -> None:
-        pause = last_end[0] + self._delay - time.monotonic()
-        if last_end[0] and pause > 0:
-            time.sleep(pause)
-
-
-class PoliteHttpClient:
-    """A polite `HttpClient` over one `requests.Session` (see the module docstring)."""
+class AsyncHttpClient:
+    """The polite client for coroutines (see the module docstring); use it on one event loop only."""
 
     def __init__(
         self,
@@ -275,7 +139,7 @@ class PoliteHttpClient:
         read_timeout: float = 30.0,
         max_bytes: int = 10_000_000,
         max_redirects: int = 5,
-        pool_size: int = 10,
+        connections: int = 1000,
         proxies: Mapping[str, str] | None = None,
         deadline: float = 60.0,
         recorder: WarcRecorder | None = None,
@@ -283,37 +147,256 @@ class PoliteHttpClient:
         if not user_agent or not user_agent.strip():
             raise UsageError("a user agent is required to fetch")
         self.user_agent = user_agent
+        self.delay = delay
         self.max_bytes = max_bytes
         self.max_redirects = max_redirects
-        self._timeouts = (connect_timeout, read_timeout)
+        self.connections = max(1, connections)
+        """The most requests in flight at once (beyond it, a request waits for a connection)."""
         self.deadline = deadline
         """Seconds one request may take in all (connect, headers, body)."""
         self.recorder = recorder
         """Where every exchange is also written as WARC records; None: nowhere."""
-        self._gate = _HostGate(delay)
-        self._session = requests.Session()
-        self._session.headers["User-Agent"] = user_agent
-        self._session.trust_env = False  # no proxies or netrc from the environment
-        # Only the proxies the settings name (http_proxy / https_proxy), by URL scheme.
-        self._session.proxies = {scheme: url for scheme, url in (proxies or {}).items() if url}
-        # Keep-alive connections for many hosts at once (requests keeps 10 by default).
-        adapter = _DeadlineAdapter(pool_connections=max(10, pool_size),
-                              pool_maxsize=max(10, pool_size))
-        self._session.mount("http://", adapter)
-        self._session.mount("https://", adapter)
+        self._proxies = {scheme: url for scheme, url in (proxies or {}).items() if url}
+        self._timeout = aiohttp.ClientTimeout(total=None, sock_connect=min(connect_timeout, deadline),
+                                              sock_read=min(read_timeout, deadline))
+        self._session: aiohttp.ClientSession | None = None
+        self._gates: dict[str, tuple[asyncio.Lock, list[float]]] = {}
+        self._host_delays: dict[str, float] = {}
+
+    def set_host_delay(self, host: str, seconds: float) -> None:
+        """Pace `get`'s requests to `host` (`name[:port]`, as in the URL) `seconds` apart instead of `delay`."""
+        self._host_delays[host.lower()] = seconds
+
+    def _open(self) -> aiohttp.ClientSession:
+        if self._session is None:
+            # Made on first use: a session belongs to the loop that runs it.
+            connector = aiohttp.TCPConnector(limit=self.connections, limit_per_host=0, ttl_dns_cache=300,
+                                             keepalive_timeout=_KEEPALIVE)
+            self._session = aiohttp.ClientSession(
+                connector=connector, timeout=self._timeout, auto_decompress=False, trust_env=False,
+                cookie_jar=aiohttp.DummyCookieJar(), max_line_size=_MAX_LINE, max_field_size=_MAX_LINE,
+                headers={"User-Agent": self.user_agent, "Accept": "*/*", "Accept-Encoding": ACCEPT_ENCODING},
+            )
+        return self._session
+
+    async def close(self) -> None:
+        """Close the pooled connections (the recorder is its owner's to close)."""
+        if self._session is not None:
+            await self._session.close()
+            self._session = None
+
+    async def get(self, url: str, headers: Mapping[str, str] | None = None, max_bytes: int | None = None,
+                  sink: BinaryIO | None = None) -> HttpResponse:
+        """GET `url`, following redirects, each hop in its host's turn; never raises for network errors.
+
+        With `sink`, the final body is written there (emptied first) instead
+        of `body` (left empty): memory holds one chunk of it, not the body.
+        """
+        limit = self.max_bytes if max_bytes is None else max_bytes
+        started = time.monotonic()
+        redirects: list[str] = []
+        current = url
+        while True:
+            response = await self._paced(current, headers, limit, started, tuple(redirects), sink)
+            location = response.headers.get("location")
+            if response.status not in _REDIRECTS or not location or response.error:
+                return response
+            redirects.append(current)
+            if len(redirects) > self.max_redirects:
+                return _failure(current, f"more than {self.max_redirects} redirects", started, tuple(redirects))
+            current = urljoin(current, location.strip())
+            if urlsplit(current).scheme.lower() not in ("http", "https"):
+                return _failure(current, f"redirect to a non-http(s) URL: {current}", started, tuple(redirects))
+
+    async def fetch_one(self, url: str, headers: Mapping[str, str] | None = None, max_bytes: int | None = None,
+                        *, refers: Capture | None = None) -> HttpResponse:
+        """One GET of `url` as it is: no redirect followed, no pacing; never raises.
+
+        For callers that keep their own politeness (the fetcher's queues) and
+        record redirects themselves: a 3xx comes back as it is, with its
+        `location` header. `refers`: the URL's earlier WARC capture, which the
+        revisit record of a 304 points to.
+        """
+        limit = self.max_bytes if max_bytes is None else max_bytes
+        return await self._fetch(url, headers, limit, time.monotonic(), (), refers)
+
+    async def _paced(self, url: str, headers: Mapping[str, str] | None, limit: int, started: float,
+                     redirects: tuple[str, ...], sink: BinaryIO | None) -> HttpResponse:
+        try:
+            host = (urlsplit(url).netloc or "").lower()
+        except ValueError as exc:
+            return _failure(url, f"bad URL: {exc}", started, redirects)
+        lock, last_end = self._gates.setdefault(host, (asyncio.Lock(), [0.0]))
+        async with lock:
+            pause = last_end[0] + self._host_delays.get(host, self.delay) - time.monotonic()
+            if last_end[0] and pause > 0:
+                await asyncio.sleep(pause)
+            try:
+                return await self._fetch(url, headers, limit, started, redirects, sink=sink)
+            finally:
+                last_end[0] = time.monotonic()
+
+    async def _fetch(self, url: str, headers: Mapping[str, str] | None, limit: int, started: float,
+                     redirects: tuple[str, ...], refers: Capture | None = None,
+                     sink: BinaryIO | None = None) -> HttpResponse:
+        log.debug("GET %s", url)
+        sent_at = datetime.now(UTC)
+        session = self._open()
+        scheme = urlsplit(url).scheme.lower() if "://" in url else ""
+        try:
+            async with asyncio.timeout(self.deadline) as window:
+                try:
+                    async with session.get(url, headers=dict(headers or {}), allow_redirects=False,
+                                           proxy=self._proxies.get(scheme)) as response:
+                        peer = _peer(response)
+                        body, raw, truncated = await _read_body(response, limit, sink,
+                                                                keep_raw=self.recorder is not None)
+                except TimeoutError:
+                    if window.expired():
+                        raise
+                    log.debug("GET %s: timed out", url)
+                    return _failure(url, "timed out", started, redirects)
+        except TimeoutError:
+            log.debug("GET %s: deadline passed", url)
+            return _failure(url, f"no complete answer within the deadline of {self.deadline:g} s", started,
+                            redirects)
+        except (aiohttp.ClientError, OSError, ValueError, UnicodeError, DecodeError) as exc:
+            log.debug("GET %s failed: %s", url, exc)
+            return _failure(url, _reason(exc), started, redirects)
+        capture = None
+        if self.recorder is not None:
+            exchange = _exchange(url, sent_at, response, raw, truncated, peer)
+            try:
+                capture = self.recorder.record(exchange, refers)
+            except OSError as exc:
+                return _failure(url, f"WARC record not written: {exc}", started, redirects)
+        return HttpResponse(url=url, status=response.status, headers=_headers(response), body=body,
+                            truncated=truncated, elapsed=time.monotonic() - started, redirects=redirects,
+                            capture=capture)
+
+
+async def _read_body(response: aiohttp.ClientResponse, limit: int, sink: BinaryIO | None,
+                     keep_raw: bool) -> tuple[bytes, bytes, bool]:
+    """The decoded body up to `limit` bytes (or b"" with `sink`, which gets it), the bytes as received
+    (with `keep_raw`, for the archive) and whether the body was cut.
+
+    The bytes received are capped too: a body that decodes to little from
+    much (or a server that never ends) stops at `limit` bytes on the wire.
+    """
+    decoder = BodyDecoder(response.headers.get("Content-Encoding", ""), limit)
+    chunks: list[bytes] = []
+    raw: list[bytes] = []
+    received = 0
+    if sink is not None:
+        sink.seek(0)
+        sink.truncate()
+    while True:
+        chunk = await response.content.readany()
+        if not chunk:
+            return _joined(chunks), b"".join(raw), False
+        received += len(chunk)
+        if keep_raw:
+            raw.append(chunk)
+        decoded = decoder.feed(chunk)
+        if decoded:
+            if sink is not None:
+                sink.write(decoded)
+            else:
+                chunks.append(decoded)
+        if decoder.truncated or received > limit:
+            response.close()  # the rest is never read: this connection is not reused
+            return _joined(chunks), b"".join(raw), True
+
+
+def _joined(chunks: list[bytes]) -> bytes:
+    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+
+
+def _headers(response: aiohttp.ClientResponse) -> Mapping[str, str]:
+    headers: dict[str, str] = {}
+    for name, value in response.headers.items():
+        key = name.lower()
+        headers[key] = f"{headers[key]}, {value}" if key in headers else value
+    return MappingProxyType(headers)
+
+
+def _peer(response: aiohttp.ClientResponse) -> str | None:
+    """The IP address of the server the response came from, while its connection is open."""
+    connection = response.connection
+    transport = connection.transport if connection is not None else None
+    peername = transport.get_extra_info("peername") if transport is not None else None
+    return str(peername[0]) if peername else None
+
+
+def _exchange(url: str, sent_at: datetime, response: aiohttp.ClientResponse, body: bytes, truncated: bool,
+              peer: str | None) -> Exchange:
+    """The exchange as sent and received: the request's headers (Host first) and the raw response headers."""
+    sent = response.request_info.headers
+    request_headers = [("Host", sent.get("Host", urlsplit(url).netloc.rpartition("@")[2]))]
+    request_headers += [(str(k), str(v)) for k, v in sent.items() if k.lower() != "host"]
+    version = f"HTTP/{response.version.major}.{response.version.minor}" if response.version else "HTTP/1.1"
+    parts = urlsplit(url)
+    target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+    return Exchange(
+        url=url, started=sent_at, request_line=f"GET {target} HTTP/1.1",
+        request_headers=tuple(request_headers), protocol=version,
+        status_line=f"{response.status} {response.reason or ''}".strip(),
+        response_headers=tuple((k.decode("latin-1"), v.decode("latin-1")) for k, v in response.raw_headers),
+        body=body, truncated=truncated, peer=peer)
+
+
+def _failure(url: str, error: str, started: float, redirects: tuple[str, ...]) -> HttpResponse:
+    return HttpResponse(url=url, status=None, error=error, elapsed=time.monotonic() - started, redirects=redirects)
+
+
+def _reason(exc: BaseException) -> str:
+    if isinstance(exc, (aiohttp.ClientConnectionError, ConnectionError)):
+        return f"connection failed: {exc.__class__.__name__}"
+    if isinstance(exc, aiohttp.ClientPayloadError):
+        return f"body cut off: {exc}"
+    return f"{exc.__class__.__name__}: {exc}"
+
+
+class PoliteHttpClient:
+    """`AsyncHttpClient` for plain calls: its own event loop in a daemon thread (see the module docstring).
+
+    Thread-safe: calls from several threads share the loop, the connections
+    and the per-host pacing. `close` ends the thread.
+    """
+
+    def __init__(
+        self,
+        user_agent: str,
+        delay: float = 1.0,
+        connect_timeout: float = 10.0,
+        read_timeout: float = 30.0,
+        max_bytes: int = 10_000_000,
+        max_redirects: int = 5,
+        connections: int = 1000,
+        proxies: Mapping[str, str] | None = None,
+        deadline: float = 60.0,
+        recorder: WarcRecorder | None = None,
+        max_crawl_delay: float = 30.0,
+    ) -> None:
+        self.aio = AsyncHttpClient(user_agent, delay, connect_timeout, read_timeout, max_bytes, max_redirects,
+                                   connections, proxies, deadline, recorder)
+        self.max_crawl_delay = max_crawl_delay
+        """The longest Crawl-delay `honour_robots` takes from a robots.txt."""
+        """The client itself: for coroutines run on this client's loop (`submit`)."""
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, name="http-loop", daemon=True)
+        self._thread.start()
 
     @classmethod
     def from_settings(cls, settings: Settings, max_bytes: int | None = None,
                       recorder: WarcRecorder | None = None) -> PoliteHttpClient:
-        """A client for the settings (recording to `recorder`, if given); UsageError if no user agent is set."""
+        """A client for the settings (recording to `recorder`, if given); UsageError if no user agent is set
+        or a proxy is not an http(s) URL."""
         if not settings.user_agent:
             raise UsageError(
                 "a user agent is required to fetch: pass --user-agent, set "
                 "SITEMAPCRAWL_USER_AGENT, or set user_agent in the config file"
             )
-        for name, proxy in (("http_proxy", settings.http_proxy), ("https_proxy", settings.https_proxy)):
-            if proxy and (urlsplit(proxy).scheme.lower() not in ("http", "https") or not urlsplit(proxy).hostname):
-                raise UsageError(f"{name} {proxy!r}: give a proxy URL such as http://proxy.example:3128")
         return cls(
             settings.user_agent,
             delay=settings.delay,
@@ -321,224 +404,78 @@ class PoliteHttpClient:
             read_timeout=settings.http_read_timeout,
             max_bytes=settings.max_content_bytes if max_bytes is None else max_bytes,
             max_redirects=settings.max_redirects,
-            pool_size=settings.threads,
-            proxies={"http": settings.http_proxy, "https": settings.https_proxy},
+            connections=settings.max_connections,
+            proxies=check_proxies(settings),
             deadline=settings.http_deadline,
             recorder=recorder,
+            max_crawl_delay=settings.max_crawl_delay,
         )
 
-    def close(self) -> None:
-        """Close the pooled connections (and the recorder's open file)."""
-        self._session.close()
-        if self.recorder is not None:
-            self.recorder.close()
+    @property
+    def user_agent(self) -> str:
+        return self.aio.user_agent
 
-    def get(
-        self, url: str, headers: Mapping[str, str] | None = None, max_bytes: int | None = None
-    ) -> HttpResponse:
+    @property
+    def max_bytes(self) -> int:
+        return self.aio.max_bytes
+
+    @property
+    def deadline(self) -> float:
+        return self.aio.deadline
+
+    @property
+    def recorder(self) -> WarcRecorder | None:
+        return self.aio.recorder
+
+    def submit(self, work: Coroutine[Any, Any, T]) -> concurrent.futures.Future[T]:
+        """Run a coroutine on this client's loop (where `aio` may be used); its future, at once."""
+        return asyncio.run_coroutine_threadsafe(work, self._loop)
+
+    def _call(self, work: Coroutine[Any, Any, T]) -> T:
+        future = self.submit(work)
+        try:
+            return future.result()
+        except KeyboardInterrupt:
+            future.cancel()
+            raise
+
+    def close(self) -> None:
+        """Close the pooled connections, end the loop's thread, and close the recorder's open file."""
+        if self._thread.is_alive():
+            self._call(self.aio.close())
+            self._loop.call_soon_threadsafe(self._loop.stop)
+            self._thread.join(timeout=10)
+            self._loop.close()
+        if self.aio.recorder is not None:
+            self.aio.recorder.close()
+
+    def honour_robots(self, robots_url: str, text: str) -> None:
+        """Pace the host of `robots_url` by the Crawl-delay its robots.txt `text` gives our user agent
+        (at most `max_crawl_delay`), where that is longer than `delay` (the usp drop-in reads robots.txt)."""
+        policy = RobotsPolicy.from_text(RobotsStatus.OK, text, self.user_agent)
+        wanted = policy.crawl_delay
+        if wanted is not None and wanted > self.aio.delay:
+            host = urlsplit(robots_url).netloc
+            self.submit(_call_soon(self.aio.set_host_delay, host, min(wanted, self.max_crawl_delay))).result()
+
+    def get(self, url: str, headers: Mapping[str, str] | None = None,
+            max_bytes: int | None = None) -> HttpResponse:
         """GET `url`, following redirects; never raises for network errors."""
-        return self._get(url, headers, max_bytes, None)
+        return self._call(self.aio.get(url, headers, max_bytes))
 
     def get_into(self, url: str, sink: BinaryIO, max_bytes: int | None = None) -> HttpResponse:
-        """`get`, with the final body written to `sink` (from its start) instead of `body` (left empty).
+        """`get`, with the final body written to `sink` (from its start) instead of `body` (left empty)."""
+        return self._call(self.aio.get(url, None, max_bytes, sink))
 
-        For a large document read as a stream: memory holds one chunk of it, not the body.
-        """
-        return self._get(url, None, max_bytes, sink)
-
-    def _get(self, url: str, headers: Mapping[str, str] | None, max_bytes: int | None,
-             sink: BinaryIO | None) -> HttpResponse:
-        limit = self.max_bytes if max_bytes is None else max_bytes
-        started = time.monotonic()
-        redirects: list[str] = []
-        current = url
-        while True:
-            response = self._one(current, headers, limit, started, tuple(redirects), sink)
-            location = response.headers.get("location")
-            if response.status not in _REDIRECTS or not location or response.error:
-                return response
-            redirects.append(current)
-            if len(redirects) > self.max_redirects:
-                return _failure(current, f"more than {self.max_redirects} redirects", started,
-                                tuple(redirects))
-            current = urljoin(current, location.strip())
-            if urlsplit(current).scheme.lower() not in ("http", "https"):
-                return _failure(current, f"redirect to a non-http(s) URL: {current}", started,
-                                tuple(redirects))
-
-    def fetch_one(
-        self, url: str, headers: Mapping[str, str] | None = None, max_bytes: int | None = None,
-        *, refers: Capture | None = None,
-    ) -> HttpResponse:
-        """One GET of `url` as it is: no redirect followed, no per-host pacing; never raises.
-
-        For callers that keep their own politeness (the fetcher's queues) and
-        record redirects themselves: a 3xx comes back as it is, with its
-        `location` header. The body stops at `max_bytes` (`truncated=True`).
-        `refers`: the URL's earlier WARC capture, which the revisit record of a 304 points to.
-        """
-        limit = self.max_bytes if max_bytes is None else max_bytes
-        return self._fetch(url, headers, limit, time.monotonic(), (), refers)
-
-    def _one(
-        self,
-        url: str,
-        headers: Mapping[str, str] | None,
-        limit: int,
-        started: float,
-        redirects: tuple[str, ...],
-        sink: BinaryIO | None = None,
-    ) -> HttpResponse:
-        try:
-            host = (urlsplit(url).netloc or "").lower()
-        except ValueError as exc:
-            return _failure(url, f"bad URL: {exc}", started, redirects)
-        lock, last_end = self._gate.slot(host)
-        with lock:
-            self._gate.wait(last_end)
-            try:
-                return self._fetch(url, headers, limit, started, redirects, sink=sink)
-            finally:
-                last_end[0] = time.monotonic()
-
-    def _fetch(
-        self,
-        url: str,
-        headers: Mapping[str, str] | None,
-        limit: int,
-        started: float,
-        redirects: tuple[str, ...],
-        refers: Capture | None = None,
-        sink: BinaryIO | None = None,
-    ) -> HttpResponse:
-        log.debug("GET %s", url)
-        sent_at = datetime.now(UTC)
-        deadline = Deadline(time.monotonic() + self.deadline)
-        _current.deadline = deadline
-        _WATCHDOG.watch(deadline)
-        try:
-            with self._session.get(
-                url,
-                headers=dict(headers or {}),
-                timeout=(min(self._timeouts[0], self.deadline), min(self._timeouts[1], self.deadline)),
-                stream=True,
-                allow_redirects=False,
-            ) as response:
-                raw: list[bytes] | None = None if self.recorder is None else []
-                body, truncated = _read_body(response, limit, deadline, raw, sink)
-                if deadline.expired:
-                    return _failure(url, self._late(), started, redirects)
-                capture = None
-                if self.recorder is not None and raw is not None:
-                    exchange = _exchange(url, sent_at, response, b"".join(raw), truncated, deadline.peer)
-                    capture = self.recorder.record(exchange, refers)
-                return HttpResponse(
-                    url=url,
-                    status=response.status_code,
-                    headers=MappingProxyType({k.lower(): v for k, v in response.headers.items()}),
-                    body=body,
-                    truncated=truncated,
-                    elapsed=time.monotonic() - started,
-                    redirects=redirects,
-                    capture=capture,
-                )
-        except (requests.RequestException, OSError, ValueError, UnicodeError, urllib3.exceptions.HTTPError) as exc:
-            # The socket's own timeout (capped at the deadline) may fire just before the watchdog does.
-            if deadline.expired or time.monotonic() >= deadline.at:
-                log.debug("GET %s: deadline passed (%s)", url, exc)
-                return _failure(url, self._late(), started, redirects)
-            log.debug("GET %s failed: %s", url, exc)
-            return _failure(url, _reason(exc), started, redirects)
-        finally:
-            deadline.finish()
-            _current.deadline = None
-
-    def _late(self) -> str:
-        return f"no complete answer within the deadline of {self.deadline:g} s"
+    def fetch_one(self, url: str, headers: Mapping[str, str] | None = None, max_bytes: int | None = None,
+                  *, refers: Capture | None = None) -> HttpResponse:
+        """One bare GET (`AsyncHttpClient.fetch_one`)."""
+        return self._call(self.aio.fetch_one(url, headers, max_bytes, refers=refers))
 
 
-def _read_body(response: requests.Response, limit: int, deadline: Deadline,
-               raw: list[bytes] | None, sink: BinaryIO | None = None) -> tuple[bytes, bool]:
-    """The decoded body up to `limit` bytes, and whether it was cut; the bytes as received go to `raw`.
-
-    Without `raw`, requests decodes the Content-Encoding; with it, the body is
-    read as it came and decoded here (`_decoded`), so the archive keeps what
-    the server sent and the caller gets what requests would have given.
-    With `sink`, the body is written there (emptied first) and b"" returned.
-    """
-    chunks: list[bytes] = []
-    keep: Callable[[bytes], object] = chunks.append
-    if sink is not None:
-        sink.seek(0)
-        sink.truncate()
-        keep = sink.write
-    size = 0
-    pieces: Iterator[bytes] = (response.iter_content(_CHUNK) if raw is None
-                               else _decoded(response.raw.stream(_CHUNK, decode_content=False),
-                                             response.headers.get("content-encoding", ""), raw))
-    for chunk in pieces:
-        if deadline.expired:
-            break
-        if size + len(chunk) > limit:
-            keep(chunk[: limit - size])
-            return b"".join(chunks), True
-        keep(chunk)
-        size += len(chunk)
-    return b"".join(chunks), False
-
-
-def content_decoder(content_encoding: str) -> ContentDecoder | None:
-    """urllib3's decoder for a Content-Encoding it knows (gzip, deflate, br, zstd when installed), else None.
-
-    The same choice requests makes: an unknown coding is passed on as it is.
-    """
-    codings = [c.strip().lower() for c in content_encoding.split(",") if c.strip()]
-    if not codings or any(c not in BaseHTTPResponse.CONTENT_DECODERS for c in codings):
-        return None
-    return MultiDecoder(",".join(codings))
-
-
-def _decoded(stream: Iterator[bytes], content_encoding: str, raw: list[bytes]) -> Iterator[bytes]:
-    """Decode the chunks of `stream` (kept in `raw` as they came)."""
-    decoder = content_decoder(content_encoding)
-    try:
-        for chunk in stream:
-            raw.append(chunk)
-            yield decoder.decompress(chunk) if decoder is not None else chunk
-        if decoder is not None:
-            yield decoder.flush()
-    except zlib.error as exc:
-        raise urllib3.exceptions.DecodeError(f"cannot decode {content_encoding} body: {exc}") from exc
-
-
-def _exchange(url: str, sent_at: datetime, response: requests.Response, body: bytes, truncated: bool,
-              peer: str | None) -> Exchange:
-    """The exchange as sent and received: requests' prepared headers plus the Host header http.client adds."""
-    request = response.request
-    parts = urlsplit(url)
-    host = parts.netloc.rpartition("@")[2]
-    sent = [("Host", host)] + [(k, v) for k, v in request.headers.items() if k.lower() != "host"]
-    version = {10: "HTTP/1.0", 11: "HTTP/1.1"}.get(response.raw.version, "HTTP/1.1")
-    return Exchange(
-        url=url, started=sent_at, request_line=f"{request.method} {request.path_url} HTTP/1.1",
-        request_headers=tuple((str(k), str(v)) for k, v in sent), protocol=version,
-        status_line=f"{response.status_code} {response.reason or ''}".strip(),
-        response_headers=tuple((str(k), str(v)) for k, v in response.raw.headers.items()),
-        body=body, truncated=truncated, peer=peer)
-
-
-def _failure(url: str, error: str, started: float, redirects: tuple[str, ...]) -> HttpResponse:
-    return HttpResponse(
-        url=url, status=None, error=error, elapsed=time.monotonic() - started, redirects=redirects
-    )
-
-
-def _reason(exc: Exception) -> str:
-    if isinstance(exc, requests.Timeout):
-        return "timed out"
-    if isinstance(exc, requests.ConnectionError):
-        return f"connection failed: {exc.__class__.__name__}"
-    return f"{exc.__class__.__name__}: {exc}"
+async def _call_soon(function: Any, *args: Any) -> None:
+    """`function(*args)` on the loop that runs this coroutine."""
+    function(*args)
 
 
 def fetch_document(url: str, settings: Settings, max_bytes: int) -> tuple[str, bytes]:

@@ -15,8 +15,8 @@ from datetime import datetime, timedelta
 
 from sitemapcrawl.model.webpage import HostRow, RobotsStatus, SitemapSource
 from sitemapcrawl.web import urls
-from sitemapcrawl.web.discover import discover_sitemaps
-from sitemapcrawl.web.http import HttpClient
+from sitemapcrawl.web.discover import SiteSitemaps, discover_sitemaps, discover_sitemaps_async
+from sitemapcrawl.web.http import AsyncHttpClient, HttpClient
 from sitemapcrawl.web.rules import UrlRules
 
 
@@ -59,6 +59,20 @@ def check_origin(origin: str, client: HttpClient, rules: UrlRules, probe_known_p
     """
     site = discover_sitemaps(origin, client, rules.settings, canonical=rules.canonical,
                              blacklist=rules.blacklist, probe=probe_known_paths)
+    return host_report(site, rules)
+
+
+async def check_origin_async(origin: str, client: AsyncHttpClient, rules: UrlRules,
+                             probe_known_paths: bool) -> HostReport:
+    """`check_origin` on the event loop of an `AsyncHttpClient` (detect)."""
+    site = await discover_sitemaps_async(origin, client, rules.settings, canonical=rules.canonical,
+                                         blacklist=rules.blacklist, probe=probe_known_paths)
+    return host_report(site, rules)
+
+
+def host_report(site: SiteSitemaps, rules: UrlRules) -> HostReport:
+    """What discovery found on one origin, judged by the crawl's rules (blacklist, robots.txt). No I/O."""
+    origin = site.origin
     report = HostReport(origin, site.robots_status, site.http_code, error=site.error,
                         crawl_delay=site.policy.crawl_delay, robots_text=site.robots_text,
                         robots_truncated=site.robots_truncated,

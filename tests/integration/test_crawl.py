@@ -34,7 +34,7 @@ WEB = demo_web()  # served by the shared `web` fixture
 
 
 def crawl_settings(settings: Settings, **changes: object) -> Settings:
-    return dataclasses.replace(settings, user_agent=AGENT, delay=0.0, threads=4, **changes)  # type: ignore[arg-type]
+    return dataclasses.replace(settings, user_agent=AGENT, delay=0.0, max_connections=4, **changes)  # type: ignore[arg-type]
 
 
 def run(store: Store, settings: Settings, seeds: list[str], mode: CrawlMode, rounds: int = 6) -> CrawlResult:

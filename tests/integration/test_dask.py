@@ -108,7 +108,7 @@ def dask_cluster(tmp_path: Path) -> Iterator[DaskCluster]:
 
 def _crawl(settings: Settings, seeds: Path, *extra: str) -> subprocess.Popen[str]:
     command = ["--hbase", settings.hbase, "--table-prefix", settings.table_prefix, "--user-agent", AGENT,
-               "crawl", str(seeds), "--rounds", "4", "--delay", "0", "--threads", "4", *extra]
+               "crawl", str(seeds), "--rounds", "4", "--delay", "0", "--max-connections", "4", *extra]
     return subprocess.Popen([sys.executable, "-m", "sitemapcrawl", *command], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True,
                             env=dict(ENV, SITEMAPCRAWL_LEASE_SECONDS="3", SITEMAPCRAWL_HBASE_BATCH_SIZE="3"))

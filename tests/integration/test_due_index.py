@@ -105,7 +105,7 @@ def run(store: Store, settings: Settings, options: GenerateOptions, now: datetim
 def test_generate_through_the_index_selects_what_a_full_scan_selects(  # type: ignore[no-untyped-def]
         store: Store, settings: Settings, make_testweb) -> None:
     web = make_testweb(demo_web())
-    settings = dataclasses.replace(settings, user_agent="sitemapcrawl-test/1.0", delay=0.0, threads=4)
+    settings = dataclasses.replace(settings, user_agent="sitemapcrawl-test/1.0", delay=0.0, max_connections=4)
     client = PoliteHttpClient.from_settings(settings)
     try:  # inject, detect, then two rounds of generate, fetch, parse and updatedb: every writer of f:nft ran
         crawl(store, client, UrlRules.from_settings(settings), [s + "\n" for s in web.truth.seeds()],

@@ -169,7 +169,7 @@ def test_threads_per_host(site: TestWebServer, store: Store, fetch_settings: Set
         site.set_fault(pages[i], FaultSpec(Fault.SLOW, delay=0.4))
     add_rows(store, *(due(u) for u in pages))
     batch(store, fetch_settings, "tph")
-    run_fetch(store, fetch_settings, "tph", threads=6, threads_per_host=2)
+    run_fetch(store, fetch_settings, "tph", connections=6, threads_per_host=2)
     assert site.log.max_concurrency("127.0.0.2") == 2
     assert all(read(store, u).status is FetchStatus.FETCHED for u in pages)
 

@@ -25,6 +25,7 @@ from hbase_fixtures import REPO, hbase_local, side_gateway
 from sitemapcrawl.config import Settings
 from sitemapcrawl.model.cells import column_names, decode
 from sitemapcrawl.model.webpage import HOST_TABLE, WEBPAGE_TABLE, HostRow, WebPage
+from sitemapcrawl.storage.politeness import KeyState
 from sitemapcrawl.storage.store import Store
 from sitemapcrawl.testweb import TestWebServer, bulk_web
 from sitemapcrawl.testweb.accesslog import Access
@@ -101,7 +102,7 @@ def no_traceback(text: str) -> None:
 def test_release_refuses_a_batch_a_live_fetch_holds_and_nothing_is_fetched_twice(
         web: TestWebServer, settings: Settings, tmp_path: Path) -> None:
     prepare(settings, web, tmp_path, "b4")
-    fetch = start(settings, "fetch", "--batch", "b4", "--delay", "1.0", "--threads", "2")
+    fetch = start(settings, "fetch", "--batch", "b4", "--delay", "1.0", "--max-connections", "2")
     wait_for(lambda: len(page_requests(web)) >= 3)
 
     refused = run(settings, "batches", "--release", "b4")
@@ -123,7 +124,7 @@ def test_a_forced_release_stops_the_old_holder_and_refuses_its_late_writes(
     prepare(settings, web, tmp_path, "b4f")
     # 2 s between a host's requests: 16 pages take ~14 s, so the release (a CLI process of its own, slow on
     # a loaded machine) lands mid-fetch; at 1 s the fetch once ended before it did.
-    fetch = start(settings, "fetch", "--batch", "b4f", "--delay", "2.0", "--threads", "2")
+    fetch = start(settings, "fetch", "--batch", "b4f", "--delay", "2.0", "--max-connections", "2")
     wait_for(lambda: len(page_requests(web)) >= 3)
 
     released = run(settings, "batches", "--release", "b4f", "--force")
@@ -149,7 +150,7 @@ def test_a_store_gone_mid_fetch_stops_the_requests_and_the_rerun_fetches_only_wh
     prepare(settings, web, tmp_path, "b5")
     with side_gateway(hbase_address) as port:
         side = Settings(hbase=f"127.0.0.1:{port}", table_prefix=settings.table_prefix)
-        fetch = start(side, "fetch", "--batch", "b5", "--delay", "0.4", "--threads", "2",
+        fetch = start(side, "fetch", "--batch", "b5", "--delay", "0.4", "--max-connections", "2",
                       SITEMAPCRAWL_HBASE_RETRIES="3")
         wait_for(lambda: len(page_requests(web)) >= 4)
         stopped = hbase_local("stop-thrift", str(port), timeout=120)
@@ -181,7 +182,7 @@ def test_a_store_back_within_the_retry_budget_loses_nothing(
     prepare(settings, web, tmp_path, "b5b")
     with side_gateway(hbase_address) as port:
         side = Settings(hbase=f"127.0.0.1:{port}", table_prefix=settings.table_prefix)
-        fetch = start(side, "fetch", "--batch", "b5b", "--delay", "0.4", "--threads", "2",
+        fetch = start(side, "fetch", "--batch", "b5b", "--delay", "0.4", "--max-connections", "2",
                       SITEMAPCRAWL_HBASE_RETRIES="14")
         wait_for(lambda: len(page_requests(web)) >= 4)
         assert hbase_local("stop-thrift", str(port), timeout=120).returncode == 0
@@ -209,18 +210,26 @@ def stored_pages(settings: Settings) -> set[str]:
 
 
 def stored_last_requests(settings: Settings) -> dict[str, datetime]:
-    """Politeness key -> the end of its last request, as the `host` table holds it."""
-    fields = ["last_request"]
+    """Politeness key -> the latest a request to it may have ended, as the `host` table holds it: the end of
+    its last request, or a reservation not released (what a rerun waits out)."""
+    fields = ["last_request", "reserved_until"]
     with Store(settings) as store:
         rows = store.scan(HOST_TABLE, prefix=b"~", columns=column_names(HostRow, fields))
-        return {key.decode().partition(":")[2]: row.last_request
-                for key, row in ((key, decode(HostRow, "", cells, fields)) for key, cells in rows)
-                if row.last_request is not None}
+        found = {}
+        for key, cells in rows:
+            row = decode(HostRow, "", cells, fields)
+            latest = KeyState(row.last_request, reserved_until=row.reserved_until).latest_end
+            if latest is not None:
+                found[key.decode().partition(":")[2]] = latest
+        return found
 
 
 def test_politeness_survives_sigkill(web: TestWebServer, settings: Settings, tmp_path: Path) -> None:
     prepare(settings, web, tmp_path, "b6")
-    killed = start(settings, "fetch", "--batch", "b6", "--delay", "1.5", "--threads", "2")
+    # A killed run's reservations are waited out (a request may have started just before the kill and run to
+    # its deadline): a short deadline keeps the rerun's wait short.
+    killed = start(settings, "fetch", "--batch", "b6", "--delay", "1.5", "--max-connections", "2",
+                   SITEMAPCRAWL_HTTP_DEADLINE="4")
     wait_for(lambda: len(page_requests(web)) >= 3)
     # Killed within the delay once every answer so far is stored: "a SIGKILL loses no answer it had time to
     # write" (a fixed sleep was too short for the write on a loaded machine).
@@ -240,7 +249,8 @@ def test_politeness_survives_sigkill(web: TestWebServer, settings: Settings, tmp
         recorded = [when for key, when in stored.items() if key.startswith(host)]
         assert recorded and recorded[0].timestamp() >= wall + last - 0.005, (host, stored)
 
-    rerun = run(settings, "fetch", "--batch", "b6", "--delay", "1.5", "--threads", "2")
+    rerun = run(settings, "fetch", "--batch", "b6", "--delay", "1.5", "--max-connections", "2",
+                SITEMAPCRAWL_HTTP_DEADLINE="4")
 
     assert rerun.returncode == 0, rerun.stderr
     later = web.log.records()[len(by_killed):]

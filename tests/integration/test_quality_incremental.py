@@ -208,7 +208,7 @@ def first_crawl(store: Store, settings: Settings, server: TestWebServer) -> None
 
 @pytest.fixture
 def fast(settings: Settings) -> Settings:
-    return dataclasses.replace(settings, user_agent=AGENT, delay=0.0, threads=4)
+    return dataclasses.replace(settings, user_agent=AGENT, delay=0.0, max_connections=4)
 
 
 def test_incremental_quality_equals_a_full_count_over_rounds_reruns_and_splits(

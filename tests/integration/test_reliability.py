@@ -117,7 +117,7 @@ def test_fetch_retries_drips_and_readdb_escapes_what_servers_sent(hostile: Hosti
     pages = [hostile.url(p) for p in ("/ok", "/drip", "/drip-head", "/stall", "/broken", "/escape")]
     add_due(store, *pages)
     make_batch(store, fetch_settings, "hb")
-    counts = run_fetch(store, fetch_settings, "hb", threads=8)
+    counts = run_fetch(store, fetch_settings, "hb", connections=8)
     assert counts.done == len(pages) and not counts.stopped
     for path in ("/drip", "/drip-head", "/stall"):
         row = read(store, hostile.url(path))
@@ -142,7 +142,7 @@ def test_time_limit_abandons_requests_in_flight(hostile: HostileServer, store: S
     add_due(store, hostile.url("/ok"), *stalls)
     make_batch(store, settings, "tl")
     started = time.monotonic()
-    counts = run_fetch(store, settings, "tl", threads=4, threads_per_host=4, time_limit=1.0)
+    counts = run_fetch(store, settings, "tl", connections=4, threads_per_host=4, time_limit=1.0)
     took = time.monotonic() - started
     assert counts.stopped == "time limit of 1 s"
     assert took < 1.0 + 2.0 + 3.0  # the limit, ABANDON_AFTER, slack for a loaded machine; not the 60 s deadline

@@ -48,7 +48,7 @@ def seeds(web: TestWebServer, tmp_path_factory: pytest.TempPathFactory) -> Path:
 def crawl_command(hbase: str, prefix: str, seeds: Path, quiet: bool = True) -> list[str]:
     return ["--hbase", hbase, "--table-prefix", prefix, "--user-agent", AGENT, *(["-q"] if quiet else []),
             "crawl", str(seeds),
-            "--rounds", "10", "--delay", "0", "--threads", "4"]
+            "--rounds", "10", "--delay", "0", "--max-connections", "4"]
 
 
 def environment() -> dict[str, str]:

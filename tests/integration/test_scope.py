@@ -57,7 +57,7 @@ def test_a_crawl_keeps_what_each_host_vouches_for(settings: Settings, store: Sto
     u = web.url
     seeds = [f"{u(VOUCHED, '/')}\tradius=1", u(LINKED, "/"), f"{u(INJECTED, '/feeds/sitemap.xml')}\tsitemap=true",
              f"{u(MOVED, '/')}\tradius=1"]
-    crawl_settings = dataclasses.replace(settings, user_agent=AGENT, delay=0.0, threads=4)
+    crawl_settings = dataclasses.replace(settings, user_agent=AGENT, delay=0.0, max_connections=4)
     client = PoliteHttpClient.from_settings(crawl_settings)
     try:
         crawl(store, client, UrlRules.from_settings(crawl_settings), [s + "\n" for s in seeds],

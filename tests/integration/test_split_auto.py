@@ -40,7 +40,7 @@ def test_two_array_tasks_with_split_auto_share_the_hosts(web: TestWebServer, sto
     }
     running = [subprocess.Popen(
         cli_command(settings, "--user-agent", f"sitemapcrawl-test-{split.index}/1.0", "crawl", str(seeds),
-                    "--split", "auto", "--rounds", "4", "--delay", "0", "--threads", "4"),
+                    "--split", "auto", "--rounds", "4", "--delay", "0", "--max-connections", "4"),
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env={**os.environ, **NO_SCHEDULER, **env})
         for split, env in tasks.items()]
     errors = [process.communicate(timeout=600)[1] for process in running]

@@ -172,7 +172,7 @@ def test_a_fetch_killed_mid_file_loses_no_finished_record(
     seeds = tmp_path / "seeds.txt"
     seeds.write_text("".join(f"{url}\n" for url in web.base_urls()), encoding="utf-8")
     command = cli_command(settings, "--user-agent", AGENT, "-q", "crawl", str(seeds), "--rounds", "3",
-                          "--delay", "0", "--threads", "4", "--warc", str(folder))[3:]
+                          "--delay", "0", "--max-connections", "4", "--warc", str(folder))[3:]
     env = dict(os.environ, PYTHONPATH=str(REPO), SITEMAPCRAWL_HBASE_BATCH_SIZE="4")
     killed = subprocess.run([sys.executable, str(REPO / "tests" / "killpoint.py"), "fetch", "KILL", "2", "5", "--",
                              *command], env=env, capture_output=True, text=True, timeout=600)

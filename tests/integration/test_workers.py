@@ -229,7 +229,7 @@ def test_workers_merge_their_summaries_and_a_failed_worker_is_named(
 
 
 def _crawl(settings: Settings, seeds: str, *extra: str) -> subprocess.Popen[str]:
-    return _cli(settings, "crawl", seeds, "--rounds", "4", "--delay", "0", "--threads", "4", *extra)
+    return _cli(settings, "crawl", seeds, "--rounds", "4", "--delay", "0", "--max-connections", "4", *extra)
 
 
 def test_crawl_with_workers_leaves_the_same_table_as_one_process(

@@ -2,20 +2,20 @@
 
 from __future__ import annotations
 
-import signal
-import threading
+import asyncio
 import time
 from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from sitemapcrawl.fetcher.pacing import Pacing
+from sitemapcrawl.fetcher.pacing import WINDOW, Pacing
 from sitemapcrawl.fetcher.queues import FetchQueues
 from sitemapcrawl.model.cells import decode
 from sitemapcrawl.model.codec import format_precise_time, parse_precise_time
 from sitemapcrawl.model.webpage import HostRow
 from sitemapcrawl.storage.hosts import origin_key
 from sitemapcrawl.storage.politeness import (
+    MAX_RETRY_AFTER,
     POLITENESS_KEYS_START,
     KeyGate,
     KeyState,
@@ -36,8 +36,11 @@ def test_retry_after_in_seconds_or_as_an_http_date() -> None:
     assert retry_after_seconds(" 0 ", NOW) == 0.0
     assert retry_after_seconds("Sat, 01 Mar 2025 12:30:00 GMT", NOW) == 1800.0
     assert retry_after_seconds("Sat, 01 Mar 2025 11:00:00 GMT", NOW) == 0.0  # in the past: no pause
-    for bad in (None, "", "soon", "-5", "1.5e3", "Sat, 99 Foo 2025"):
+    for bad in (None, "", "soon", "-5", "1.5e3", "Sat, 99 Foo 2025", "\u00b2", "\u0663"):
         assert retry_after_seconds(bad, NOW) is None, bad
+    # a server's huge number is bounded where it enters: a year at most
+    for huge in ("99999999999999999999", "9" * 5000, "31536001", "Fri, 31 Dec 9999 23:59:59 GMT"):
+        assert retry_after_seconds(huge, NOW) == MAX_RETRY_AFTER, huge[:30]
 
 
 def test_slow_down_doubles_up_to_the_cap_and_recovers_by_quarters() -> None:
@@ -83,196 +86,182 @@ class Clock:
         return self.now
 
 
-def test_hold_keeps_every_slot_of_a_queue_waiting() -> None:
-    clock = Clock()
-    queues: FetchQueues[str] = FetchQueues(delay=1.0, slots_per_queue=2, clock=clock)
-    for item in ("a1", "a2", "a3"):
-        queues.add("a", item)
-    first = queues.take(timeout=0)
-    assert first is not None
-    queues.hold("a", 110.0)
-    assert queues.take(timeout=0) is None  # the free slot is held
-    queues.release(first, ended=100.5)  # in flight while held: it frees at the hold, not at 101.5
-    clock.now = 109.9
-    assert queues.take(timeout=0) is None
-    clock.now = 110.0
-    assert queues.take(timeout=0) is not None and queues.take(timeout=0) is not None
+def paced(states: dict[object, KeyState] | None = None, delay: float = 1.0,
+          clock: Clock | None = None) -> tuple[Pacing, FetchQueues[str]]:
+    clock = clock or Clock()
+    queues: FetchQueues[str] = FetchQueues(delay=delay, clock=clock)
+    return Pacing(queues, delay=delay, cap=10.0, states=states or {}, deadline=60.0, clock=clock), queues
 
 
 def test_pacing_starts_queues_where_the_stored_state_says() -> None:
-    queues: FetchQueues[str] = FetchQueues(delay=0.1)
+    clock = Clock()
     recent = KeyState(datetime.now(UTC), None, 0.0)
-    pacing = Pacing(queues, delay=0.1, cap=30.0, states={"busy": recent})
+    reserved = KeyState(None, None, 0.0, reserved_until=datetime.now(UTC) + timedelta(seconds=30))
+    pacing, queues = paced({"busy": recent, "reserved": reserved}, delay=0.1, clock=clock)
     pacing.start({"busy": 5.0, "other": 99.0})  # Crawl-delays from host rows; 99 is over the cap upstream
     assert pacing.base_delay("busy") == 5.0 and queues.delay("busy") == 5.0
-    queues.add("busy", "x")
-    queues.add("fresh", "y")
-    lease = queues.take(timeout=0)
-    assert lease is not None and lease.key == "fresh"  # "busy" waits about 5 s after its last request
-    assert queues.take(timeout=0) is None
+    for key in ("busy", "reserved", "fresh"):
+        queues.add(key, key)
+    lease = queues.take()
+    assert lease is not None and lease.key == "fresh" and queues.take() is None
+    # "busy" waits about 5 s after its last request ...
+    assert queues.next_ready() == pytest.approx(105.0, abs=0.5)
+    clock.now = 105.5
+    lease = queues.take()
+    assert lease is not None and lease.key == "busy"
+    # ... and "reserved" out another run's reservation, as if a request ended then (30 s, plus its delay)
+    assert queues.next_ready() == pytest.approx(130.1, abs=0.5)
 
 
 def test_pacing_slows_a_key_on_503_and_holds_it_for_retry_after() -> None:
-    queues: FetchQueues[str] = FetchQueues(delay=0.1)
-    pacing = Pacing(queues, delay=0.1, cap=10.0, states={})
-    pacing.answered("h", 503, "60")
+    pacing, queues = paced(delay=0.1)
+    assert pacing.answered("h", 503, "60") == 10.0  # the pause asked, capped
     state = pacing.state("h")
     assert state.slow_delay == 1.0 and queues.delay("h") == 1.0
     assert state.not_before is not None and state.last_request is not None
-    assert (state.not_before - state.last_request).total_seconds() == pytest.approx(10.0)  # capped
-    queues.add("h", "x")
-    assert queues.take(timeout=0) is None
-    pacing.answered("h", 200, None)
+    assert (state.not_before - state.last_request).total_seconds() == pytest.approx(10.0)
+    assert pacing.answered("h", 200, None) == 0.0
     assert pacing.state("h").slow_delay == 0.75 and queues.delay("h") == 0.75
-    assert pacing.snapshot() == {"h": (2, pacing.state("h"))}
     pacing.answered("h", None, None)  # no answer: neither slower nor faster
-    assert pacing.state("h").slow_delay == 0.75 and pacing.snapshot()["h"][0] == 3
+    assert pacing.state("h").slow_delay == 0.75
+    assert pacing.answered("h", 429, "99999999999999999999") == 10.0  # a huge number is bounded where it enters
+
+
+def test_a_paced_key_starts_only_inside_a_reservation_the_writer_confirmed() -> None:
+    clock = Clock()
+    pacing, _ = paced(clock=clock)
+    assert not pacing.admit("h") and pacing.asking  # no reservation yet: parked, and the writer is asked
+    [write] = pacing.take_dirty()
+    assert not pacing.asking and write.key == "h" and write.window_until == clock.now + WINDOW
+    assert write.state.reserved_until is not None
+    # the reservation covers a request started at the window's very end, for its whole deadline
+    left = (write.state.reserved_until - datetime.now(UTC)).total_seconds()
+    assert WINDOW + 60.0 - 1 < left <= WINDOW + 60.0
+    assert not pacing.admit("h")  # asked, not confirmed
+    assert pacing.confirm([write]) == ["h"]  # the parked key is free to go
+    assert pacing.admit("h")
+    clock.now += WINDOW
+    assert not pacing.admit("h")  # the window ran out
+
+
+def test_each_answer_renews_the_window_with_the_next_write_and_idle_releases_it() -> None:
+    clock = Clock()
+    pacing, _ = paced(clock=clock)
+    pacing.confirm(pacing.take_dirty())
+    assert pacing.begin("h", longest=60.0)
+    pacing.answered("h", 200, None)
+    clock.now += 1.0
+    [renewed] = pacing.take_dirty()
+    assert renewed.window_until == clock.now + WINDOW and renewed.state.last_request is not None
+    assert pacing.take_dirty() == []  # nothing changed since
+    pacing.idle("h")
+    [released] = pacing.take_dirty()
+    assert released.window_until is None and released.state.reserved_until == released.state.last_request
+
+
+def test_an_unpaced_key_needs_no_reservation() -> None:
+    pacing, _ = paced(delay=0.0)
+    assert pacing.admit("k") and not pacing.asking and pacing.take_dirty() == []
 
 
 def test_pacing_lets_no_request_start_after_stop() -> None:
-    pacing = Pacing(FetchQueues(delay=0.1), delay=0.1, cap=10.0, states={})
+    pacing, _ = paced()
     assert pacing.begin("h", longest=60.0)
     pacing.answered("h", 200, None)
     pacing.stop()
-    assert not pacing.begin("h", longest=60.0)
-    assert pacing.settle(0.0) == 0  # nothing in flight: nothing to wait for or to record
-    assert pacing.snapshot()["h"][0] == 2  # the begun request, then its end; the refused one is nothing
+    assert not pacing.begin("h", longest=60.0) and not pacing.admit("h")
+    assert pacing.in_flight() == 0
 
 
-def test_pacing_counts_a_request_still_in_flight_as_ending_at_its_latest() -> None:
+def test_a_request_still_in_flight_counts_as_ending_at_its_latest() -> None:
     earlier = KeyState(datetime.now(UTC) - timedelta(seconds=5), None, 0.0)
-    pacing = Pacing(FetchQueues(delay=0.1), delay=0.1, cap=10.0, states={"h": earlier, "idle": earlier})
+    pacing, _ = paced({"h": earlier, "idle": earlier})
     before = datetime.now(UTC)
     assert pacing.begin("h", longest=60.0)
     after = datetime.now(UTC)
-    # A request that started is recorded as ending at its latest (what a kill must leave behind) ...
-    version, state = pacing.snapshot()["h"]
-    assert version == 1 and state.last_request is not None
+    pacing.stop()
+    final = pacing.final_states()
+    assert "idle" not in final  # no request: its stored state is not written again
+    state = final["h"]
+    assert state.last_request is not None and state.reserved_until == state.last_request
     assert before + timedelta(seconds=60) <= state.last_request <= after + timedelta(seconds=60)
-    pacing.stop()
-    assert pacing.settle(0.0) == 1
-    version, state = pacing.snapshot()["h"]
-    assert version == 2 and before + timedelta(seconds=60) <= state.last_request <= after + timedelta(seconds=60)
-    assert "idle" not in pacing.snapshot()  # no request: its stored state is not written again
-    # the request does end after all (before the final write): the stored end does not move back
+    # the request does end after all (before the final write): its true end is what is left
     pacing.answered("h", 200, None)
-    assert pacing.state("h").last_request == state.last_request
-    assert pacing.snapshot()["h"][0] == 3
+    ended = pacing.final_states()["h"].last_request
+    assert ended is not None and before <= ended < before + timedelta(seconds=5)
 
 
-def test_pacing_reserves_each_request_of_a_delayed_key_before_it_starts_and_refuses_one_not_recorded() -> None:
-    pacing = Pacing(FetchQueues(delay=0.5), delay=0.5, cap=10.0, states={})
-    asked: list[object] = []
-    answer = [True]
-
-    def reserve(key: object) -> bool:
-        asked.append((key, pacing.snapshot()[key][1].last_request))
-        return answer[0]
-
-    pacing.reserve = reserve
+def test_a_long_request_widens_the_next_reservation() -> None:
+    pacing, _ = paced()
+    pacing.confirm(pacing.take_dirty())
     before = datetime.now(UTC)
-    assert pacing.begin("h", longest=30.0)
-    assert len(asked) == 1 and asked[0][1] >= before + timedelta(seconds=30)  # in flight until its deadline
-    pacing.answered("h", 200, None)
-    assert len(asked) == 2 and asked[1][1] < before + timedelta(seconds=30)  # then its true end, at once
-    answer[0] = False
-    assert not pacing.begin("h", longest=30.0)  # not recorded: not made
-    assert pacing.settle(0.0) == 0
-    unpaced = Pacing(FetchQueues(delay=0.0), delay=0.0, cap=10.0, states={})
-    unpaced.reserve = reserve
-    assert unpaced.begin("k", longest=30.0) and len(asked) == 3  # no delay: no write per request
-
-
-def test_pacing_settle_waits_for_requests_in_flight_and_keeps_the_latest_of_two() -> None:
-    pacing = Pacing(FetchQueues(delay=0.1, slots_per_queue=2), delay=0.1, cap=10.0, states={})
-    assert pacing.begin("h", longest=1.0) and pacing.begin("h", longest=600.0)
-    pacing.answered("h", 200, None)  # one ends: the one left may be the longer one
-    pacing.stop()
-    assert pacing.settle(0.0) == 1
-    left = pacing.state("h").last_request
-    assert left is not None and left - datetime.now(UTC) > timedelta(seconds=60)
-
-    waiting = Pacing(FetchQueues(delay=0.1), delay=0.1, cap=10.0, states={})
-    assert waiting.begin("k", longest=600.0)
-    waiting.stop()
-    ender = threading.Timer(0.05, waiting.answered, ("k", 200, None))
-    ender.start()
-    assert waiting.settle(30.0) == 0  # returns once the request ended, with its real end
-    ender.join()
-    end = waiting.state("k").last_request
-    assert end is not None and end - datetime.now(UTC) < timedelta(seconds=60)
+    assert pacing.begin("h", longest=600.0)  # robots.txt with its redirects may take this long
+    [write] = pacing.take_dirty()
+    assert write.state.reserved_until is not None
+    assert write.state.reserved_until >= before + timedelta(seconds=600)
 
 
 def test_key_gate_serialises_a_key_and_records_the_end() -> None:
     gate = KeyGate({"k": KeyState(NOW - timedelta(days=1))})
     inside: list[int] = []
     most = [0]
-    lock = threading.Lock()
 
-    def visit() -> None:
-        with gate.turn("k", delay=0.0):
-            with lock:
-                inside.append(1)
-                most[0] = max(most[0], len(inside))
-            time.sleep(0.01)  # room for another thread to come in, were the gate not there
-            with lock:
-                inside.pop()
+    async def visit() -> None:
+        async with gate.turn("k", delay=0.0) as go:
+            assert go
+            inside.append(1)
+            most[0] = max(most[0], len(inside))
+            await asyncio.sleep(0.01)  # room for another visit to come in, were the gate not there
+            inside.pop()
 
-    threads = [threading.Thread(target=visit) for _ in range(4)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    async def visits() -> None:
+        await asyncio.gather(*(visit() for _ in range(4)))
+
+    asyncio.run(visits())
     assert most[0] == 1
     last = gate.state("k").last_request
     assert last is not None and last > NOW
 
 
+def test_a_key_gate_waits_out_the_stored_delay_and_a_reservation() -> None:
+    soon = datetime.now(UTC) + timedelta(seconds=0.3)
+    gate = KeyGate({"k": KeyState(datetime.now(UTC)), "r": KeyState(None, reserved_until=soon)})
+
+    async def timed(key: str) -> float:
+        started = time.monotonic()
+        async with gate.turn(key, delay=0.2):
+            return time.monotonic() - started
+
+    async def both() -> list[float]:
+        return await asyncio.gather(timed("k"), timed("r"))
+
+    waited_k, waited_r = asyncio.run(both())
+    assert 0.15 < waited_k < 1.5 and 0.4 < waited_r < 2.0
+    assert gate.state("r").reserved_until == soon  # another run's reservation is kept as it was
+
+
 def test_a_stopped_key_gate_refuses_turns_and_wakes_one_waiting() -> None:
     gate = KeyGate({"busy": KeyState(datetime.now(UTC))})
-    with gate.turn("free", delay=0.0) as go:
-        assert go
     got: list[bool] = []
 
-    def wait_for_busy() -> None:
-        with gate.turn("busy", delay=3600.0) as go:  # an hour to wait, unless stopped
-            got.append(go)
-
-    waiting = threading.Thread(target=wait_for_busy)
-    waiting.start()
-    gate.stop()
-    waiting.join(30)
-    assert not waiting.is_alive() and got == [False]
-    with gate.turn("free", delay=0.0) as go:
-        assert not go
-    assert set(gate.taken()) == {"free"}  # the keys that made requests: what a stopped detect writes
-
-
-def test_wait_idle_waits_for_the_turn_under_way_and_a_ctrl_c_does_not_end_it() -> None:
-    if threading.current_thread() is not threading.main_thread():
-        pytest.skip("a Ctrl-C reaches the main thread only")
-    gate = KeyGate({})
-    entered, release = threading.Event(), threading.Event()
-
-    def request() -> None:
-        with gate.turn("slow", delay=0.0) as go:
+    async def run() -> None:
+        async with gate.turn("free", delay=0.0) as go:
             assert go
-            entered.set()
-            release.wait(30)
 
-    running = threading.Thread(target=request)
-    running.start()
-    assert entered.wait(30)
-    gate.stop()
-    # A real Ctrl-C while the main thread waits (a Thread.join here would then count the thread as ended).
-    threading.Timer(0.2, signal.pthread_kill, (threading.main_thread().ident, signal.SIGINT)).start()
-    with pytest.raises(KeyboardInterrupt):
-        gate.wait_idle()
-    assert set(gate.taken()) == set()  # still running: not recorded yet
-    threading.Timer(0.2, release.set).start()
-    gate.wait_idle()  # waits again, for as long as the turn runs
-    assert set(gate.taken()) == {"slow"}
-    running.join(30)
+        async def wait_for_busy() -> None:
+            async with gate.turn("busy", delay=3600.0) as go:  # an hour to wait, unless stopped
+                got.append(go)
+
+        waiting = asyncio.ensure_future(wait_for_busy())
+        await asyncio.sleep(0.05)
+        gate.stop()
+        await asyncio.wait_for(waiting, 30)
+        async with gate.turn("free", delay=0.0) as go:
+            assert not go
+
+    asyncio.run(run())
+    assert got == [False]
+    assert set(gate.taken()) == {"free"}  # the keys that made requests: what a stopped detect writes
 
 
 def test_politeness_rows_sort_after_every_origin_row() -> None:

@@ -38,11 +38,11 @@ def refused(tmp_path: Path, text: str | bytes, environ: dict[str, str] | None = 
 
 
 @pytest.mark.parametrize(("toml", "expected"), [
-    ("threads = 0", "setting threads from file {path}: 0: out of range (allowed: 1..1_000)"),
-    ("threads = 1e999", "setting threads from file {path}: inf: expected a whole number"),
-    ("threads = 2.5", "setting threads from file {path}: 2.5: expected a whole number"),
-    ("threads = true", "setting threads from file {path}: True: expected a whole number"),
-    ("threads = \"8x\"", "setting threads from file {path}: '8x': expected a whole number"),
+    ("max_connections = 0", "setting max_connections from file {path}: 0: out of range (allowed: 1..100_000)"),
+    ("max_connections = 1e999", "setting max_connections from file {path}: inf: expected a whole number"),
+    ("max_connections = 2.5", "setting max_connections from file {path}: 2.5: expected a whole number"),
+    ("max_connections = true", "setting max_connections from file {path}: True: expected a whole number"),
+    ("max_connections = \"8x\"", "setting max_connections from file {path}: '8x': expected a whole number"),
     ("delay = -5", "setting delay from file {path}: -5: out of range (allowed: 0..86_400)"),
     ("delay = inf", "setting delay from file {path}: inf: expected a finite number"),
     ("delay = nan", "setting delay from file {path}: nan: expected a finite number"),
@@ -97,34 +97,38 @@ def test_a_huge_bad_value_is_shown_shortened(tmp_path: Path) -> None:
 
 
 def test_environment_values_are_converted_and_checked() -> None:
-    settings = load_settings(environ={f"{ENV}THREADS": " 4 ", f"{ENV}DELAY": "0.5", f"{ENV}STRICT_SCOPE": "off",
+    settings = load_settings(environ={f"{ENV}MAX_CONNECTIONS": " 4 ", f"{ENV}DELAY": "0.5", f"{ENV}STRICT_SCOPE": "off",
                                       f"{ENV}SITEMAP_TRUSTED": "http://a/s.xml, http://b/s.xml",
                                       f"{ENV}USER_AGENT": "Bot/1", f"{ENV}URL_FILTER": ""})
-    assert settings.threads == 4 and settings.delay == 0.5 and settings.strict_scope is False
+    assert settings.max_connections == 4 and settings.delay == 0.5 and settings.strict_scope is False
     assert settings.sitemap_trusted == ("http://a/s.xml", "http://b/s.xml") and settings.url_filter is None
-    assert settings.sources == {"threads": f"environment ${ENV}THREADS", "delay": f"environment ${ENV}DELAY",
+    assert settings.sources == {"max_connections": f"environment ${ENV}MAX_CONNECTIONS",
+                                "delay": f"environment ${ENV}DELAY",
                                 "strict_scope": f"environment ${ENV}STRICT_SCOPE",
                                 "sitemap_trusted": f"environment ${ENV}SITEMAP_TRUSTED",
                                 "user_agent": f"environment ${ENV}USER_AGENT",
                                 "url_filter": f"environment ${ENV}URL_FILTER"}
-    with pytest.raises(UsageError, match=rf"^setting threads from environment \${ENV}THREADS: '1e999': expected"):
-        load_settings(environ={f"{ENV}THREADS": "1e999"})
+    with pytest.raises(UsageError,
+                       match=rf"^setting max_connections from environment \${ENV}THREADS: '1e999': expected"):
+        load_settings(environ={f"{ENV}THREADS": "1e999"})  # the old name of the setting
     with pytest.raises(UsageError, match=rf"^setting delay from environment \${ENV}DELAY: 'inf': expected a finite"):
         load_settings(environ={f"{ENV}DELAY": "inf"})
 
 
 def test_flags_override_and_are_checked_with_their_name(tmp_path: Path) -> None:
     path = tmp_path / "ok.toml"
-    path.write_text('threads = 2\nuser-agent = "File/1"\n')
-    settings = load_settings(path, environ={f"{ENV}THREADS": "3"}, flags={"user_agent": "Flag/1", "hbase": None})
-    assert settings.threads == 3 and settings.user_agent == "Flag/1"
-    assert settings.sources["threads"] == f"environment ${ENV}THREADS"
+    path.write_text('max_connections = 2\nuser-agent = "File/1"\n')
+    settings = load_settings(path, environ={f"{ENV}MAX_CONNECTIONS": "3"},
+                             flags={"user_agent": "Flag/1", "hbase": None})
+    assert settings.max_connections == 3 and settings.user_agent == "Flag/1"
+    assert settings.sources["max_connections"] == f"environment ${ENV}MAX_CONNECTIONS"
     assert settings.sources["user_agent"] == "flag --user-agent"
-    tuned = with_flags(settings, {"delay": 0.0, "threads": None})
-    assert tuned.delay == 0.0 and tuned.threads == 3 and tuned.sources["delay"] == "flag --delay"
+    tuned = with_flags(settings, {"delay": 0.0, "max_connections": None})
+    assert tuned.delay == 0.0 and tuned.max_connections == 3 and tuned.sources["delay"] == "flag --delay"
     for flags, message in [({"delay": math.inf}, "setting delay from flag --delay: inf: expected a finite number"),
                            ({"delay": 1e300}, "setting delay from flag --delay: 1e+300: out of range"),
-                           ({"threads": 5000}, "setting threads from flag --threads: 5000: out of range")]:
+                           ({"max_connections": 500_000},
+                            "setting max_connections from flag --max-connections: 500000: out of range")]:
         with pytest.raises(UsageError) as caught:
             with_flags(settings, flags)
         assert str(caught.value).startswith(message)
@@ -189,14 +193,14 @@ def test_every_list_setting_takes_a_toml_array_or_commas(name: str, tmp_path: Pa
 
 def test_config_show_prints_every_setting_and_its_source(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     path = tmp_path / "crawl.toml"
-    path.write_text('delay = 2.0\nthreads = 2\nsomething_else = 1\n')
-    monkeypatch.setenv(f"{ENV}THREADS", "4")
+    path.write_text('delay = 2.0\nmax_connections = 2\nsomething_else = 1\n')
+    monkeypatch.setenv(f"{ENV}MAX_CONNECTIONS", "4")
     result = runner.invoke(app, ["--config", str(path), "--user-agent", "Bot/1", "config", "show", "--json"])
     assert result.exit_code == 0, result.output
     shown = json.loads(result.stdout)
     assert list(shown) == list(field_types())
     assert shown["delay"] == {"value": 2.0, "source": f"file {path}"}
-    assert shown["threads"] == {"value": 4, "source": f"environment ${ENV}THREADS"}
+    assert shown["max_connections"] == {"value": 4, "source": f"environment ${ENV}MAX_CONNECTIONS"}
     assert shown["user_agent"] == {"value": "Bot/1", "source": "flag --user-agent"}
     assert shown["hbase"] == {"value": "127.0.0.1:9090", "source": "default"}
     assert shown["session_id_names"]["value"][0] == "jsessionid"
@@ -215,7 +219,8 @@ def test_config_show_prints_every_setting_and_its_source(tmp_path: Path, monkeyp
 
 @pytest.mark.parametrize(("args", "env", "message"), [
     (["fetch", "--batch", "b", "--delay", "1e300"], {}, "setting delay from flag --delay: 1e+300: out of range"),
-    (["config", "show"], {f"{ENV}THREADS": "0"}, f"setting threads from environment ${ENV}THREADS: '0': out of"),
+    (["config", "show"], {f"{ENV}MAX_CONNECTIONS": "0"},
+     f"setting max_connections from environment ${ENV}MAX_CONNECTIONS: '0': out of"),
     (["config", "show"], {f"{ENV}MAX_REDIRECTS": "-2"}, "setting max_redirects from environment"),
 ])
 def test_the_command_line_exits_2_with_one_line(args: list[str], env: dict[str, str], message: str,
@@ -233,3 +238,14 @@ def test_hbase_names_one_gateway_or_several() -> None:
     several = load_settings(environ={f"{ENV}HBASE": "rs1:9090, [::1]:9091,rs3:19090"})
     assert several.hbase == "rs1:9090, [::1]:9091,rs3:19090"  # shown as given (config show, error lines)
     assert several.hbase_gateways == (("rs1", 9090), ("::1", 9091), ("rs3", 19090))
+
+
+def test_the_old_name_of_a_renamed_setting_still_sets_it(tmp_path: Path) -> None:
+    path = tmp_path / "old.toml"
+    path.write_text("threads = 16\n")
+    settings = load_settings(path, environ={})
+    assert settings.max_connections == 16 and settings.sources["max_connections"] == f"file {path}"
+    assert load_settings(environ={f"{ENV}THREADS": "7"}).max_connections == 7
+    # the new name wins where both are given
+    both = load_settings(environ={f"{ENV}THREADS": "7", f"{ENV}MAX_CONNECTIONS": "9"})
+    assert both.max_connections == 9

@@ -27,7 +27,7 @@ def test_every_setting_has_a_row_with_its_meaning() -> None:
 
 def test_known_rows() -> None:
     table = settings_table()
-    assert "| `threads` | 8 | 1..1_000, whole | `SITEMAPCRAWL_THREADS` |" in table
+    assert "| `max_connections` | 1000 | 1..100_000, whole | `SITEMAPCRAWL_MAX_CONNECTIONS` |" in table
     assert "| `queue_by` | \"host\" | host, ip | `SITEMAPCRAWL_QUEUE_BY` |" in table
     assert "| `http_read_timeout` | 30.0 | > 0, <= 86_400 | `SITEMAPCRAWL_HTTP_READ_TIMEOUT` |" in table
     assert "| `hbase` | \"127.0.0.1:9090\" | HOST:PORT[,HOST:PORT...] |" in table

@@ -24,7 +24,7 @@ from sitemapcrawl.jobs.generate import GenerateOptions
 from sitemapcrawl.model.splits import Split
 from sitemapcrawl.modes import CrawlMode
 
-SETTINGS = Settings(hbase="127.0.0.1:1", table_prefix="t_", user_agent="test/1.0", threads=3)
+SETTINGS = Settings(hbase="127.0.0.1:1", table_prefix="t_", user_agent="test/1.0", max_connections=3)
 
 
 class Recorder:
@@ -72,7 +72,7 @@ def test_fetch_tasks_are_partitions_that_take_a_lease_over() -> None:
     assert [t.argv[:3] for t in tasks] == [["fetch", "--partition", "0/2"], ["fetch", "--partition", "1/2"]]
     options = call_of(tasks[1]).args[2]
     assert isinstance(options, FetchOptions)
-    assert options.partition == (1, 2) and options.wait and options.threads == 3
+    assert options.partition == (1, 2) and options.wait and options.connections == 3
 
 
 def test_dask_without_distributed_says_what_to_install(tmp_path: Path) -> None:

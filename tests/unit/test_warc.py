@@ -15,7 +15,6 @@ from warcio.archiveiterator import ArchiveIterator
 
 from sitemapcrawl.config import Settings
 from sitemapcrawl.errors import UsageError
-from sitemapcrawl.web.http import content_decoder
 from sitemapcrawl.web.warc import Exchange, WarcRecorder, open_recorder, warcinfo
 
 BODY = gzip.compress(b"<html>hello</html>" * 50)
@@ -143,14 +142,3 @@ def test_fetch_with_an_unusable_folder_says_so_in_one_line_before_any_work(tmp_p
     assert result.exit_code == 2
     assert len(result.stderr.strip().splitlines()) == 1 and "WARC folder" in result.stderr
     assert "Traceback" not in result.stderr
-
-
-def test_urllib3_decoders_give_what_requests_would() -> None:
-    # We read bodies raw for the archive and decode them with urllib3's decoders: pin what we rely on.
-    plain = b"<urlset/>" * 1000
-    decoder = content_decoder("gzip")
-    assert decoder is not None
-    assert decoder.decompress(gzip.compress(plain)) + decoder.flush() == plain
-    assert content_decoder("identity") is None
-    assert content_decoder("") is None
-    assert content_decoder("x-unknown") is None
