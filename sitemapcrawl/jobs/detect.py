@@ -25,20 +25,23 @@ import dataclasses
 import logging
 import queue
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Hashable, Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from urllib.parse import urlsplit
 
+from sitemapcrawl.config import Settings
 from sitemapcrawl.errors import InvalidUrlError, UsageError
 from sitemapcrawl.model.cells import column_names, encode, equals_filter
 from sitemapcrawl.model.newrows import new_page
 from sitemapcrawl.model.webpage import HOST_TABLE, WEBPAGE_TABLE, HostRow, RobotsStatus, SitemapSource, WebPage
 from sitemapcrawl.sitemaps.scope import format_vouchers, merge_vouchers, parse_vouchers, vouch_host
-from sitemapcrawl.storage.dueindex import write_pages
+from sitemapcrawl.storage.dueindex import chunks, write_pages
 from sitemapcrawl.storage.hosts import origin_key, origins_in_table, origins_of_host
 from sitemapcrawl.storage.politeness import (
     KeyGate,
+    KeyState,
     QueueBy,
     Resolver,
     host_of_origin,
@@ -55,6 +58,11 @@ from sitemapcrawl.web.robots_txt import HostReport, check_origin_async, robots_h
 from sitemapcrawl.web.rules import UrlRules
 
 log = logging.getLogger(__name__)
+
+#: Seed scans of a batch of hosts run this many at a time (each waits on its own round trip).
+SIDE_BY_SIDE = 4
+#: Origins listed (and their host rows and states read) before their checks start.
+LIST_CHUNK = 100
 
 
 @dataclass
@@ -104,21 +112,39 @@ def _seed_allowance(store: Store, origin: str, unreadable: Unreadable) -> tuple[
     return depth, radius
 
 
-def _record(store: Store, report: HostReport, rules: UrlRules, now: datetime, unreadable: Unreadable) -> None:
-    """Write the sitemap rows of one host, then its host row.
+def _record(store: Store, reports: list[HostReport], rules: UrlRules, now: datetime, unreadable: Unreadable,
+            pace: _Pace, side: ThreadPoolExecutor) -> None:
+    """Write the sitemap rows of some hosts, then their host rows and politeness states, in few round trips.
 
-    A stored sitemap row that does not decode is counted in `unreadable` and
+    The seed scans of the hosts run side by side (`side`); then one multi-get
+    of their sitemaps' rows, one write of those rows, one of the host rows. A
+    stored sitemap row that does not decode is counted in `unreadable` and
     taken as absent: it gets the cells of a new row, which repairs it.
     """
     settings = rules.settings
-    depth, radius = _seed_allowance(store, report.origin, unreadable)
-    keys = [rowkeys.row_key(s.url).encode("utf-8") for s in report.sitemaps]
+    scans = [(Unreadable(), report.origin) for report in reports]
+    allowances = list(side.map(lambda scan: _seed_allowance(store, scan[1], scan[0]), scans))
+    unreadable.rows += sum(counted.rows for counted, _ in scans)
+    keys = list(dict.fromkeys(rowkeys.row_key(s.url).encode("utf-8") for r in reports for s in r.sitemaps))
     wanted = ["status", "is_sitemap", "sitemap_source", "cross_submitters", "vouched_by"]
-    existing = read_pages(store, keys, wanted, "detect", unreadable)
+    existing: dict[bytes, WebPage] = read_pages(store, keys, wanted, "detect", unreadable) if keys else {}
+    puts = []
+    for report, (depth, radius) in zip(reports, allowances, strict=True):
+        puts.extend(_sitemap_puts(report, existing, depth, radius, settings, now))
+    write_pages(store, puts, now=now)  # new sitemaps are due now: their due index entries too
+    hosts = [(origin_key(r.origin), encode(_host_row(r, now, settings.robots_retry_interval))) for r in reports]
+    store.write(HOST_TABLE, hosts + [put for r in reports for put in pace.state_rows(r.origin)])
+
+
+def _sitemap_puts(report: HostReport, existing: dict[bytes, WebPage], depth: int | None, radius: int | None,
+                  settings: Settings, now: datetime) -> list[tuple[bytes, dict[bytes, bytes]]]:
+    """The puts for one host's sitemaps; `existing` is updated with what they write (another host of the same
+    batch may list the same sitemap)."""
     puts = []
     robots_url = report.origin + "/robots.txt"
     voucher = vouch_host(robots_url)
-    for key, found in zip(keys, report.sitemaps, strict=True):
+    for found in report.sitemaps:
+        key = rowkeys.row_key(found.url).encode("utf-8")
         old = existing.get(key)
         if found.blacklisted is not None:
             if old is not None:
@@ -144,6 +170,7 @@ def _record(store: Store, report: HostReport, rules: UrlRules, now: datetime, un
                 also=WebPage(found.url, is_sitemap=True, sitemap_source=found.source, cross_submitters=submitters,
                              vouched_by=vouched),
             )
+            existing[key] = row
         else:
             row = WebPage(
                 found.url,
@@ -152,25 +179,40 @@ def _record(store: Store, report: HostReport, rules: UrlRules, now: datetime, un
                 cross_submitters=submitters,
                 vouched_by=vouched,
             )
+            existing[key] = dataclasses.replace(
+                old, is_sitemap=True, sitemap_source=old.sitemap_source or found.source,
+                cross_submitters=submitters or old.cross_submitters, vouched_by=vouched or old.vouched_by)
         puts.append((key, encode(row)))
-    write_pages(store, puts, now=now)  # new sitemaps are due now: their due index entries too
-    store.write(HOST_TABLE, [(origin_key(report.origin),
-                              encode(_host_row(report, now, settings.robots_retry_interval)))])
+    return puts
 
 
 class _Pace:
-    """Politeness across jobs for detect: one turn per politeness key, after its stored delay."""
+    """Politeness across jobs for detect: one turn per politeness key, after its stored delay.
 
-    def __init__(self, store: Store, rules: UrlRules, origins: list[str], unreadable: Unreadable) -> None:
+    `learn` reads what the table knows of some origins (their keys, Crawl-delays and stored states) on the
+    job's thread; `check_all` checks them on the HTTP client's loop.
+    """
+
+    def __init__(self, rules: UrlRules) -> None:
         settings = rules.settings
         try:
             self.by = QueueBy(settings.queue_by)
         except ValueError:
             raise UsageError(f"queue_by {settings.queue_by!r}: choose host or ip") from None
         self.rules = rules
-        resolve = Resolver()
-        self.keys = {origin: queue_key(host_of_origin(origin) or origin, self.by, resolve) for origin in origins}
-        self.delays: dict[str, float] = {key: settings.delay for key in self.keys.values()}
+        self._resolve = Resolver()
+        self.keys: dict[str, Hashable] = {}
+        self.delays: dict[Hashable, float] = {}
+        self.gate = KeyGate({})
+        self._room: asyncio.Semaphore | None = None
+
+    def learn(self, store: Store, origins: list[str], unreadable: Unreadable) -> dict[Hashable, KeyState]:
+        """Key and delay of each origin (two multi-gets); returns the stored states of their keys."""
+        settings = self.rules.settings
+        for origin in origins:
+            name = queue_key(host_of_origin(origin) or origin, self.by, self._resolve)
+            self.keys[origin] = name
+            self.delays.setdefault(name, settings.delay)
         stored = store.rows(HOST_TABLE, [origin_key(o) for o in origins],
                             columns=column_names(HostRow, ["crawl_delay"]))
         known = dict(host_rows(((key, cells) for key, cells in stored.items() if cells), "detect", unreadable,
@@ -179,15 +221,18 @@ class _Pace:
             host_row = known.get(origin_key(origin))
             delay = host_row.crawl_delay if host_row is not None else None
             if delay is not None and delay <= settings.max_crawl_delay:
-                key = self.keys[origin]
-                self.delays[key] = max(self.delays[key], delay)
-        self.gate = KeyGate(load_states(store, set(self.keys.values()), self.by))
+                politeness_key = self.keys[origin]
+                self.delays[politeness_key] = max(self.delays[politeness_key], delay)
+        return load_states(store, {self.keys[o] for o in origins}, self.by)
 
-    async def check_all(self, origins: list[str], client: AsyncHttpClient, probe_known_paths: bool,
-                        connections: int, found: Callable[[HostReport], None]) -> None:
-        """Check every origin at once (on the client's loop), each in its key's turn, at most `connections`
-        at a time; hand each report to `found` as it comes."""
-        room = asyncio.Semaphore(max(1, connections))
+    async def check_all(self, origins: list[str], states: dict[Hashable, KeyState], client: AsyncHttpClient,
+                        probe_known_paths: bool, connections: int, found: Callable[[HostReport], None]) -> None:
+        """Check these origins at once (on the client's loop), each in its key's turn, at most `connections`
+        requests at a time over every call; hand each report to `found` as it comes."""
+        self.gate.learn(states)
+        if self._room is None:
+            self._room = asyncio.Semaphore(max(1, connections))
+        room = self._room
 
         async def check(origin: str) -> None:
             key = self.keys[origin]
@@ -259,48 +304,68 @@ def detect(
     store.require_tables(WEBPAGE_TABLE, HOST_TABLE)
     now = (now or datetime.now(UTC)).replace(microsecond=0)
     counts = DetectCounts()
-    origins = (_origins_from_hosts(store, hosts, rules) if hosts
-               else list(origins_in_table(store, unreadable=counts.unreadable)))
-    if not origins:
-        log.info("detect: %s", counts.summary())
-        return counts
-    pace = _Pace(store, rules, origins, counts.unreadable)
+    origins: Iterable[str] = (_origins_from_hosts(store, hosts, rules) if hosts
+                              else origins_in_table(store, unreadable=counts.unreadable))
+    pace = _Pace(rules)
     reports: queue.SimpleQueue[HostReport] = queue.SimpleQueue()
-    running = client.submit(pace.check_all(origins, client.aio, probe_known_paths, rules.settings.max_connections,
-                                           reports.put))
+    running: list[concurrent.futures.Future[None]] = []
+    settings = rules.settings
     try:
-        for report in _as_they_come(reports, running):
-            _record(store, report, rules, now, counts.unreadable)
-            store.write(HOST_TABLE, pace.state_rows(report.origin))
-            counts.hosts += 1
-            counts.robots[report.robots_status.value] += 1
-            counts.sitemaps_found += len(report.usable_sitemaps)
-            counts.sitemaps_new += report.new_sitemaps
-            counts.blacklisted += sum(1 for s in report.sitemaps if s.blacklisted)
-            counts.disallowed += sum(1 for s in report.sitemaps if s.disallowed)
-            counts.errors += 1 if report.robots_status is RobotsStatus.ERROR else 0
-            on_host(report)
+        with ThreadPoolExecutor(max_workers=SIDE_BY_SIDE, thread_name_prefix="detect-seeds") as side:
+            # The origins are listed a chunk at a time (a round trip each), and each chunk is checked while
+            # the next is listed and what came back is recorded.
+            for chunk in chunks(origins, LIST_CHUNK):
+                states = pace.learn(store, chunk, counts.unreadable)
+                running.append(client.submit(pace.check_all(chunk, states, client.aio, probe_known_paths,
+                                                            settings.max_connections, reports.put)))
+                for came in _as_they_come(reports, running, settings.hbase_batch_size, wait=False):
+                    _note(store, came, rules, now, counts, pace, side, on_host)
+            for came in _as_they_come(reports, running, settings.hbase_batch_size, wait=True):
+                _note(store, came, rules, now, counts, pace, side, on_host)
     except BaseException:
-        client.submit(_stop(pace.gate))
-        _wait_for(running)
+        for future in running:
+            client.submit(_stop(pace.gate))
+            _wait_for(future)
         store.write(HOST_TABLE, state_rows(pace.gate.taken(), pace.by))
         raise
     log.info("detect: %s", counts.summary())
     return counts
 
 
-def _as_they_come(reports: queue.SimpleQueue[HostReport],
-                  running: concurrent.futures.Future[None]) -> Iterator[HostReport]:
-    """The reports in the order they come, until the checks are over (their error, if any, raised)."""
+def _note(store: Store, came: list[HostReport], rules: UrlRules, now: datetime, counts: DetectCounts, pace: _Pace,
+          side: ThreadPoolExecutor, on_host: Callable[[HostReport], None]) -> None:
+    """Record reports that came, count them, tell `on_host` of each."""
+    _record(store, came, rules, now, counts.unreadable, pace, side)
+    for report in came:
+        counts.hosts += 1
+        counts.robots[report.robots_status.value] += 1
+        counts.sitemaps_found += len(report.usable_sitemaps)
+        counts.sitemaps_new += report.new_sitemaps
+        counts.blacklisted += sum(1 for s in report.sitemaps if s.blacklisted)
+        counts.disallowed += sum(1 for s in report.sitemaps if s.disallowed)
+        counts.errors += 1 if report.robots_status is RobotsStatus.ERROR else 0
+        on_host(report)
+
+
+def _as_they_come(reports: queue.SimpleQueue[HostReport], running: list[concurrent.futures.Future[None]],
+                  most: int, wait: bool) -> Iterator[list[HostReport]]:
+    """The reports in the order they come, in lists of those that came meanwhile (at most `most` a list):
+    with `wait`, until every check is over (their error, if any, raised); else only those here now."""
     while True:
         try:
-            yield reports.get(timeout=0.2)
+            came = [reports.get(timeout=0.2) if wait else reports.get_nowait()]
         except queue.Empty:
-            if running.done():
-                running.result()
-                while not reports.empty():
-                    yield reports.get_nowait()
+            if not wait:
                 return
+            if all(future.done() for future in running):
+                for future in running:
+                    future.result()
+                if reports.empty():
+                    return
+            continue
+        while len(came) < most and not reports.empty():
+            came.append(reports.get_nowait())
+        yield came
 
 
 async def _stop(gate: KeyGate) -> None:

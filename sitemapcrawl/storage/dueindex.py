@@ -18,7 +18,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from itertools import islice
-from typing import NamedTuple
+from typing import NamedTuple, TypeVar
 
 from sitemapcrawl.errors import CellDecodeError
 from sitemapcrawl.model.cells import column_names, compare_filter_of, decode, encode, field_encoder, map_column
@@ -66,8 +66,10 @@ _MEMBER_PREFIX = map_column(DueRow, "members")
 #: stays small.
 DUE_GROUP = 64
 
+T = TypeVar("T")
 
-def chunks(items: Iterable[tuple[bytes, Cells]], size: int) -> Iterator[list[tuple[bytes, Cells]]]:
+
+def chunks(items: Iterable[T], size: int) -> Iterator[list[T]]:
     """`items` in lists of `size` (the last one shorter), read lazily."""
     iterator = iter(items)
     while chunk := list(islice(iterator, size)):

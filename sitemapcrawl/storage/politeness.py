@@ -224,6 +224,11 @@ class KeyGate:
                 self._states[key] = dataclasses.replace(self._states.get(key, state), last_request=request_end())
                 self._taken.add(key)
 
+    def learn(self, states: Mapping[Hashable, KeyState]) -> None:
+        """Stored states of more keys (keys this gate already knows keep what it knows)."""
+        for key, state in states.items():
+            self._states.setdefault(key, state)
+
     def stop(self) -> None:
         """No turn starts from now on (call on the gate's loop)."""
         self._stopped.set()

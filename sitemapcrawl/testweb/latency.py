@@ -188,7 +188,7 @@ class LatencyWebServer:
 
     def start(self) -> LatencyWebServer:
         """Bind every site on one port and serve from a daemon thread."""
-        _raise_open_files(len(self.web.sites) * 3 + 256)
+        _raise_open_files(len(self.web.sites) * 4 + 1024)
         self._thread = threading.Thread(target=self.loop.run_forever, name="latency-web", daemon=True)
         self._thread.start()
         asyncio.run_coroutine_threadsafe(self._bind_all(), self.loop).result()
@@ -249,9 +249,15 @@ class LatencyWebServer:
 
 
 def _raise_open_files(needed: int) -> None:
-    """Raise this process's soft open-file limit toward `needed` (up to the hard limit)."""
+    """Raise this process's open-file limit to `needed`: the soft one up to the hard one, and the hard one
+    too where the process may (root); a socket per site and one per connection must fit."""
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    if soft != resource.RLIM_INFINITY and soft < needed:
-        target = needed if hard == resource.RLIM_INFINITY else min(needed, hard)
+    if soft == resource.RLIM_INFINITY or soft >= needed:
+        return
+    if hard != resource.RLIM_INFINITY and hard < needed:
         with contextlib.suppress(ValueError, OSError):
-            resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+            resource.setrlimit(resource.RLIMIT_NOFILE, (needed, needed))
+            return
+    target = needed if hard == resource.RLIM_INFINITY else min(needed, hard)
+    with contextlib.suppress(ValueError, OSError):
+        resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
