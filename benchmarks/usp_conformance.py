@@ -5,8 +5,12 @@ Run: .venv/bin/python benchmarks/usp_conformance.py --usp-tests DIR
 DIR is a checkout of usp's repository (tag 1.8.1) holding `tests/tree/`, e.g.
 `git -C USP_REPO archive 1.8.1 tests | tar x -C DIR`. Needs `requests_mock`
 in the venv (`pip install requests_mock`): usp's tests mock their sites with
-it, and it intercepts our HTTP client (which uses requests) the same way; `test_opts.py`
-needs `pytest-mock` too.
+it; `test_opts.py` needs `pytest-mock` too. Our client does not use requests,
+so the plugin starts a loopback HTTP proxy that asks requests (which the
+test's mock answers) for each URL our client sends it, and points our client
+at it (`SITEMAPCRAWL_HTTP_PROXY`): our client, pacing and engine run whole.
+The driver also runs the same tests with usp's own function and prints both
+wall times: ours may take at most 5x usp's (issue 45).
 Not part of CI (CI is offline, and usp's tests are not in its sdist); this
 project holds no copy of usp's tests.
 
@@ -27,10 +31,11 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
-from harness import bench_parser
+from harness import bench_parser, target_line
 
 #: Tests whose failure is a documented difference (docs/usp.md), with the difference.
 _OPTS = "tests/tree/test_opts.py::TestTreeOpts::"
@@ -64,12 +69,51 @@ _RESULTS_ENV = "USP_CONFORMANCE_RESULTS"
 
 
 def pytest_configure(config: Any) -> None:
-    """Put ours in the place of usp's before any test module imports it."""
+    """Put ours in the place of usp's before any test module imports it, and our client behind the proxy."""
     import usp.tree
 
     from sitemapcrawl.sitemaps import sitemap_tree_for_homepage
 
     usp.tree.sitemap_tree_for_homepage = sitemap_tree_for_homepage  # type: ignore[assignment]
+    os.environ["SITEMAPCRAWL_HTTP_PROXY"] = f"http://127.0.0.1:{_start_mock_proxy()}"
+
+
+def _start_mock_proxy() -> int:
+    """A loopback HTTP proxy (a daemon thread) that fetches each URL through requests, which the running
+    test's `requests_mock` answers; a URL the mock does not know gets the connection closed (no answer),
+    as a site that is not there. Returns its port."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    import requests
+
+    class Forward(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+        disable_nagle_algorithm = True  # headers and body go out as two writes: no 40 ms delayed-ACK stall
+
+        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+            """Quiet."""
+
+        def do_GET(self) -> None:  # noqa: N802
+            asked = {k: v for k, v in self.headers.items() if k.lower() not in ("host", "proxy-connection")}
+            try:
+                answer = requests.get(self.path, headers=asked, allow_redirects=False, timeout=30)
+            except Exception:  # noqa: BLE001 - the mock's "no such address" and friends: no answer at all
+                self.close_connection = True
+                return
+            body = answer.content
+            self.send_response(answer.status_code, answer.reason)
+            for name, value in answer.headers.items():
+                if name.lower() not in ("content-length", "content-encoding", "transfer-encoding", "connection"):
+                    self.send_header(name, value)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Forward)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return int(server.server_address[1])
 
 
 def pytest_runtest_setup(item: Any) -> None:
@@ -100,12 +144,20 @@ def run(usp_tests: Path) -> int:
     with tempfile.TemporaryDirectory(prefix="usp_conformance_") as tmp:
         results = Path(tmp) / "results.jsonl"
         results.touch()
-        env = {**os.environ, _RESULTS_ENV: str(results), "SITEMAPCRAWL_DELAY": "0",
+        env = {**os.environ, _RESULTS_ENV: str(results),
                "PYTHONPATH": os.pathsep.join([str(Path(__file__).parent), str(usp_tests)])}
-        subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "usp_conformance",
-                        "-o", "addopts=", "--rootdir", str(usp_tests), "tests/tree"],
-                       cwd=usp_tests, env=env, stdout=subprocess.DEVNULL, check=False)
+        env.pop("SITEMAPCRAWL_DELAY", None)  # our drop-in's own pacing, as a user gets it
+        command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-o", "addopts=",
+                   "--rootdir", str(usp_tests), "tests/tree"]
+        started = time.perf_counter()
+        subprocess.run([*command, "-p", "usp_conformance"], cwd=usp_tests, env=env, stdout=subprocess.DEVNULL,
+                       check=False)
+        ours_seconds = time.perf_counter() - started
         outcomes = [json.loads(line) for line in results.read_text(encoding="utf-8").splitlines()]
+        started = time.perf_counter()
+        theirs = subprocess.run(command, cwd=usp_tests, env={k: v for k, v in env.items() if k != _RESULTS_ENV},
+                                capture_output=True, text=True, check=False)
+        usp_seconds = time.perf_counter() - started
     unexpected = 0
     for item in outcomes:
         name = item["test"]
@@ -120,6 +172,9 @@ def run(usp_tests: Path) -> int:
     documented = sum(item["outcome"] != "passed" and item["test"] in EXPECTED for item in outcomes)
     print(f"\n{len(outcomes)} tests: {passed} passed, {documented} failed as documented, "
           f"{unexpected} failed otherwise (expected: documented differences, docs/usp.md)")
+    said = (theirs.stdout.strip().splitlines() or ["?"])[-1]
+    print(f"wall time, pytest start to exit: ours {ours_seconds:.1f} s, usp's own {usp_seconds:.1f} s ({said})")
+    print(target_line("ours over usp's own", ours_seconds / usp_seconds, 5.0))
     return 1 if unexpected or not outcomes else 0
 
 
