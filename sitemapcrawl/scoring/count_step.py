@@ -189,20 +189,34 @@ class CountStep:
             deltas = self.deltas[origin] = {}
         evidence.add_groups(deltas, groups)
 
+    def read_samples(self, keys: Iterable[bytes]) -> None:
+        """Read the stored audit samples of the origins of these row keys not seen yet (one multi-get), so
+        `_changes_of` has them: a chunk of rows over many hosts costs one round trip, not one per host."""
+        unseen = list(dict.fromkeys(origin for origin in map(origin_of_key, keys) if origin not in self.changes))
+        if unseen:
+            found = self.store.rows(HOST_TABLE, unseen, columns=_host_columns(["audit_samples"]))
+            for origin in unseen:
+                self.changes[origin] = self._samples(origin, found.get(origin) or {})
+
     def _changes_of(self, origin: bytes) -> rowcounts.SampleChanges:
-        """The origin's sample changes, its stored samples read on first sight (one get per origin)."""
+        """The origin's sample changes, its stored samples read on first sight (`read_samples` reads a chunk's
+        at once; else one get per origin)."""
         changes = self.changes.get(origin)
         if changes is None:
             cells = self.store.row(HOST_TABLE, origin, _host_columns(["audit_samples"])) or {}
-            try:
-                row = decode(HostRow, origin.decode("utf-8"), cells, ["audit_samples"])
-                stored = {name: tuple(line for line in text.split("\n") if line)
-                          for name, text in (row.audit_samples or {}).items()}
-            except (ValueError, CellDecodeError) as exc:
-                log.warning("counts: %r: unreadable audit samples taken as none: %s", origin[:200], exc)
-                stored = {}
-            changes = self.changes[origin] = rowcounts.SampleChanges(stored)
+            changes = self.changes[origin] = self._samples(origin, cells)
         return changes
+
+    @staticmethod
+    def _samples(origin: bytes, cells: Mapping[bytes, bytes]) -> rowcounts.SampleChanges:
+        try:
+            row = decode(HostRow, origin.decode("utf-8"), cells, ["audit_samples"])
+            stored = {name: tuple(line for line in text.split("\n") if line)
+                      for name, text in (row.audit_samples or {}).items()}
+        except (ValueError, CellDecodeError) as exc:
+            log.warning("counts: %r: unreadable audit samples taken as none: %s", origin[:200], exc)
+            stored = {}
+        return rowcounts.SampleChanges(stored)
 
     def finish(self, sitemaps: Iterable[bytes] = ()) -> CountCounts:
         """Write the count cells, fold, update the samples, summarise the sitemaps (and `sitemaps`)."""
@@ -278,6 +292,7 @@ class BatchCounting:
         Where the texts do not repeat (every entry its own lastmod), kinds do
         not either, and the rows are judged each by itself (`_repeating`).
         """
+        self.count_step.read_samples(key for key, _ in rows)
         texts = alike.texts if alike is not None else {}
         if alike is not None and texts and not self._repeating(texts.values()):
             rows = [(key, alike.merged(row, texts[key]) if key in texts else row) for key, row in rows]

@@ -484,17 +484,32 @@ def _touched_recorded_rows(store: Store, mark: str, batch_id: str, fields: list[
                                           covered)
     # Every host scanned to its end (an inventory): no listed record is left to read.
     rest = any(covered.get(host) != _host_range(host)[1] for host in hosts)
+    # Small sitemaps' keys are gathered up to a chunk, so a thousand sitemaps of twenty entries are read in
+    # twenty round trips, not a thousand. Each row comes from the record of the sitemap `listing_owner` names.
+    gathered: dict[bytes, set[bytes]] = {}
+    """Key -> the sitemaps of the gathered records that list it."""
     for sitemap, keys in _listed_keys(store, batch_id, split) if rest else ():
         if covered:
             keys = [key for key in keys if key >= covered.get(_host_of(key), b"")]
-        # A sitemap's rows of one bucket in key order: neighbouring keys come as one range scan.
-        for at in range(0, len(keys), chunk):
-            # No mark to test: the entry inlink's `b=` is the batch's (`listing_owner` reads it).
-            rows = _marked_rows(store, keys[at:at + chunk], None, batch_id, fields, job, unreadable)
-            yield [(key, row) for key, row in rows if listing_owner(row, batch_id, listed) == sitemap]
+        for key in keys:
+            gathered.setdefault(key, set()).add(sitemap)
+            if len(gathered) >= chunk:
+                yield _owned_rows(store, gathered, batch_id, fields, job, unreadable, listed)
+                gathered = {}
+    if gathered:
+        yield _owned_rows(store, gathered, batch_id, fields, job, unreadable, listed)
     for keys in recorded_keys(store, batch_id, TOUCHED, split, chunk):
         rows = _marked_rows(store, keys, mark, batch_id, fields, job, unreadable)
         yield [(key, row) for key, row in rows if not listed or listing_owner(row, batch_id, listed) is None]
+
+
+def _owned_rows(store: Store, gathered: dict[bytes, set[bytes]], batch_id: str, fields: list[str], job: str,
+                unreadable: Unreadable, listed: frozenset[bytes]) -> list[tuple[bytes, WebPage]]:
+    """The gathered rows whose owning sitemap (`listing_owner`) is one of the records that named them here;
+    in key order, so neighbouring keys come as one range scan (`Store.rows`)."""
+    # No mark to test: the entry inlink's `b=` is the batch's (`listing_owner` reads it).
+    rows = _marked_rows(store, sorted(gathered), None, batch_id, fields, job, unreadable)
+    return [(key, row) for key, row in rows if listing_owner(row, batch_id, listed) in gathered[key]]
 
 
 def _scanned_rows(store: Store, field_name: str, batch_id: str, fields: list[str], chunk: int,

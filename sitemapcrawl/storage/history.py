@@ -196,7 +196,8 @@ def record_parse(store: Store, sitemap_key: bytes, sitemap_url: str, listed: Map
     store.write(HISTORY_TABLE, [*spread(parse_row.key.encode("utf-8"), encode(parse_row), store.max_row_bytes),
                                 *snapshot_rows])
     _clean_up(store, old_layout, snapshot_rows)
-    _prune(store, key_text, keep)
+    if previous is not None:  # a first parse (no snapshot yet) has no older parse rows to prune
+        _prune(store, key_text, keep)
     if previous is not None:
         _act_on_rows(store, sitemap_url, changes, batch_id, now)
     return ParseChanges(previous is None, parse_row.key, counts)

@@ -2,7 +2,8 @@
 
 Each host's ready entries of one kind are one key range, best first
 (`sitemapcrawl.model.due`). `ReadyQueues` lists the hosts of a split's
-buckets with a skip scan (one scan per host, its first few entries), merges
+buckets with a skip scan (one scan per host, its first few entries; with no
+cap and no topN, a batch of entries a scan, which lists small hosts whole), merges
 their queues by order, and hands out entries in that global order with their
 rows read and checked (`take`): the caller stops when it has enough, and
 drops a host's queue when its cap is full, so what is read follows what is
@@ -58,7 +59,9 @@ class ReadyQueues:
                  job: str, unreadable: Unreadable, read: DueRead, want: int) -> None:
         self._store, self._now, self._job = store, now, job
         self._unreadable, self._read = unreadable, read
-        self._want = max(1, min(want, FIRST_READ, store.batch_size))
+        # With no cap and no topN (`want` over the batch size) every due entry is taken: read them a batch at
+        # a time, so a scan lists many small hosts whole (one round trip, not one or two per host).
+        self._want = store.batch_size if want > store.batch_size else max(1, min(want, FIRST_READ))
         self._fields = with_due_fields(fields)
         self._columns = column_names(WebPage, self._fields)
         self._next_fetch = column_names(WebPage, ["next_fetch"])[0]
