@@ -40,9 +40,7 @@ import aiohttp
 
 from sitemapcrawl.config import Settings
 from sitemapcrawl.errors import SitemapError, UsageError
-from sitemapcrawl.model.webpage import RobotsStatus
 from sitemapcrawl.web.decoding import ACCEPT_ENCODING, BodyDecoder, DecodeError
-from sitemapcrawl.web.robots import RobotsPolicy
 from sitemapcrawl.web.warc import Capture, Exchange, WarcRecorder
 
 __all__ = ["AsyncHttpClient", "HttpClient", "HttpResponse", "PoliteHttpClient", "SingleRequestClient",
@@ -452,6 +450,10 @@ class PoliteHttpClient:
     def honour_robots(self, robots_url: str, text: str) -> None:
         """Pace the host of `robots_url` by the Crawl-delay its robots.txt `text` gives our user agent
         (at most `max_crawl_delay`), where that is longer than `delay` (the usp drop-in reads robots.txt)."""
+        # Imported here: `sitemap parse URL` loads this module and never reads a robots.txt.
+        from sitemapcrawl.model.webpage import RobotsStatus
+        from sitemapcrawl.web.robots import RobotsPolicy
+
         policy = RobotsPolicy.from_text(RobotsStatus.OK, text, self.user_agent)
         wanted = policy.crawl_delay
         if wanted is not None and wanted > self.aio.delay:
