@@ -43,7 +43,7 @@ def main() -> None:
     with dropped_at_end(args.hbase, table_prefix("crawl")) as prefix, \
             TestWebServer(bulk_web(args.hosts, args.pages, links=False)) as web:
         settings = Settings(hbase=args.hbase, table_prefix=prefix, user_agent=AGENT,
-                            delay=0.0, threads=args.threads, threads_per_host=1)
+                            delay=0.0, max_connections=args.threads, threads_per_host=1)
         with Store(settings) as store, closing(PoliteHttpClient.from_settings(settings)) as client:
             store.create_tables()
             started = time.perf_counter()

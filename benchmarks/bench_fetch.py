@@ -85,7 +85,7 @@ from sitemapcrawl.model.cells import encode
 from sitemapcrawl.model.webpage import WEBPAGE_TABLE, FetchStatus, WebPage
 hbase, prefix = sys.argv[3], sys.argv[4]
 settings = Settings(hbase=hbase, table_prefix=prefix, user_agent="BenchBot/1.0", delay=0.0,
-                    threads=threads, threads_per_host=1)
+                    max_connections=threads, threads_per_host=1)
 past = datetime.now(UTC) - timedelta(hours=1)
 with Store(settings) as store:
     store.create_tables()

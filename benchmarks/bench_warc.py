@@ -47,7 +47,7 @@ from sitemapcrawl.model.webpage import WEBPAGE_TABLE, FetchStatus, WebPage
 urls = json.load(open(sys.argv[1]))
 threads, hbase, prefix, warc_dir = int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5]
 settings = Settings(hbase=hbase, table_prefix=prefix, user_agent="BenchBot/1.0", delay=0.0,
-                    threads=threads, threads_per_host=1, warc_dir=warc_dir)
+                    max_connections=threads, threads_per_host=1, warc_dir=warc_dir)
 past = datetime.now(UTC) - timedelta(hours=1)
 with Store(settings) as store:
     store.create_tables()

@@ -19,7 +19,7 @@ What it does:
    (so drift hits every configuration alike): for each local W of
    `--workers` and each Dask W of `--dask-workers`, fresh tables pre-split
    into `--regions` regions (`init --split-from-seeds`), then one whole
-   `crawl SEEDS --mode mixed --rounds 3 --delay 0 --threads 8 --workers W`
+   `crawl SEEDS --mode mixed --rounds 3 --delay 0 --max-connections 8 --workers W`
    (W=1 local: one process), with Dask also `--dask ADDRESS` on a real
    `dask scheduler` and W `dask worker` processes (one thread, no nanny) on
    loopback, started before the clock (a user's cluster is already up).
@@ -191,7 +191,7 @@ def crawl_once(cluster: Cluster, web: TestWebServer, seeds: Path, workers: int, 
         engine = ["--dask", dask.address] if dask else []
         hbase_before, dask_before, web_before = hbase_cpu(cluster), dask.cpu() if dask else {}, time.process_time()
         done = run_timed([*base, "crawl", str(seeds), "--mode", "mixed", "--rounds", "3", "--delay", "0",
-                          "--threads", "8", "--workers", str(workers), *engine], env=env)
+                          "--max-connections", "8", "--workers", str(workers), *engine], env=env)
         run.seconds, run.crawl_cpu = done.seconds, done.cpu_seconds
         run.hbase_cpu = {role: took - hbase_before[role] for role, took in hbase_cpu(cluster).items()}
         run.web_cpu = time.process_time() - web_before
