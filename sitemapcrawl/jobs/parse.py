@@ -329,12 +329,15 @@ def vouchers_through_redirects(store: Store, row: WebPage, settings: Settings, u
 
 
 def parse_sitemap_row(store: Store, key: bytes, row: WebPage, body: bytes, batch_id: str,
-                      rules: UrlRules, counts: ParseCounts, now: datetime) -> SitemapOutcome:
+                      rules: UrlRules, counts: ParseCounts, now: datetime,
+                      mark_entries: bool | None = None) -> SitemapOutcome:
     """Parse one stored sitemap body, write its entries and its own row; return the outcome.
 
     `row` carries the sitemap's `s:vb`, `s:cs` and `il:` cells (who vouches
     for it). A body that is not a sitemap is recorded as a problem (and a
     link-found candidate becomes a page again). Never raises for bad content.
+    `mark_entries`: give entries the `k:dsc` mark (the batch has no records);
+    None: ask the registry (one get; `parse_batch` asks once per batch).
     """
     settings = rules.settings
     vouchers = vouchers_through_redirects(store, row, settings, counts.unreadable)
@@ -351,7 +354,9 @@ def parse_sitemap_row(store: Store, key: bytes, row: WebPage, body: bytes, batch
             sitemap_warnings=(), parse_time=now, sitemap_entries=0,
             is_sitemap=False if demote else None, vouched_by=vouched, parse_mark=batch_id)))], now=now)
         return SitemapOutcome(row.url, None, 0, (problem,))
-    work = _SitemapParse(row, batch_id, rules, counts, vouchers, mark_entries=not has_records(store, batch_id))
+    if mark_entries is None:
+        mark_entries = not has_records(store, batch_id)
+    work = _SitemapParse(row, batch_id, rules, counts, vouchers, mark_entries=mark_entries)
     write_listed(store, batch_id, row.url, work.cells(iter(document)), max(1, settings.hbase_batch_size))
     report = document.report
     own = work.problems()
@@ -369,26 +374,27 @@ def parse_sitemap_row(store: Store, key: bytes, row: WebPage, body: bytes, batch
     counts.dropped_limit += report.over_limit
     counts.dropped_depth += work.past_depth
     counts.invalid += report.invalid + work.invalid
-    store.write(WEBPAGE_TABLE, [(key, encode(WebPage(
+    history_key = record_history(store, key, row.url, work.listed, batch_id, now, settings.history_keep, counts)
+    store.write(WEBPAGE_TABLE, [(key, encode(WebPage(  # one put of the sitemap's own row, its history's key in it
         row.url, sitemap_type=document.kind.value, sitemap_entries=work.written,
         dropped_scope=report.dropped_scope, dropped_filter=work.filtered, dropped_limit=report.over_limit,
         sitemap_problems=problems, problem_kinds=problem_lines(kinds), sitemap_warnings=report.warnings,
-        vouched_by=vouched,
+        vouched_by=vouched, history_key=history_key,
         parse_time=now, parse_mark=batch_id)))])
-    record_history(store, key, row.url, work.listed, batch_id, now, settings.history_keep, counts)
     log.debug("parse: %s: %s, %d entries written", row.url, document.kind.value, work.written)
     return SitemapOutcome(row.url, document.kind.value, work.written, problems, report.warnings)
 
 
 def record_history(store: Store, key: bytes, url: str, listed: dict[str, Hints], batch_id: str, now: datetime,
-                   keep: int, counts: ParseCounts) -> None:
-    """Compare this parse with the sitemap's previous one and record the changes (`storage.history`)."""
+                   keep: int, counts: ParseCounts) -> str:
+    """Compare this parse with the sitemap's previous one and record the changes (`storage.history`); return
+    the key of the parse's history row, for the sitemap's row (`s:hk`)."""
     found = record_parse(store, key, url, listed, batch_id, now, keep)
-    store.write(WEBPAGE_TABLE, [(key, encode(WebPage(url, history_key=found.key)))])
     if found.baseline:
         counts.baselines += 1
     else:
         counts.changes.update({kind.value: n for kind, n in found.counts.items() if n})
+    return found.key
 
 
 def _is_html(content_type: str | None) -> bool:
@@ -452,12 +458,12 @@ def _sitemap_body(store: Store, key: bytes, row: WebPage, unreadable: Unreadable
 
 
 def _parse_row(store: Store, key: bytes, row: WebPage, batch_id: str, rules: UrlRules, mode: CrawlMode,
-               counts: ParseCounts, now: datetime) -> tuple[WebPage | None, SitemapOutcome | None]:
+               counts: ParseCounts, now: datetime, mark_entries: bool) -> tuple[WebPage | None, SitemapOutcome | None]:
     """Do one row's work; returns (cells still to put on the row, or None; the sitemap outcome).
 
     Rows with nothing to parse get just the parse mark, counted by why.
     """
-    why, outcome = _skip_or_sitemap(store, key, row, batch_id, rules, mode, counts, now)
+    why, outcome = _skip_or_sitemap(store, key, row, batch_id, rules, mode, counts, now, mark_entries)
     if why is not None:
         counts.not_parsed[why] += 1
         return WebPage(row.url, parse_mark=batch_id), outcome
@@ -471,8 +477,8 @@ def _parse_row(store: Store, key: bytes, row: WebPage, batch_id: str, rules: Url
 
 
 def _skip_or_sitemap(store: Store, key: bytes, row: WebPage, batch_id: str, rules: UrlRules,
-                     mode: CrawlMode, counts: ParseCounts,
-                     now: datetime) -> tuple[str | None, SitemapOutcome | None]:
+                     mode: CrawlMode, counts: ParseCounts, now: datetime,
+                     mark_entries: bool) -> tuple[str | None, SitemapOutcome | None]:
     """Parse a sitemap row, or say why a row has nothing to parse (None: an HTML page to parse)."""
     if row.is_sitemap:
         why = row.blacklisted or rules.blacklist.match(row.url)
@@ -485,7 +491,7 @@ def _skip_or_sitemap(store: Store, key: bytes, row: WebPage, batch_id: str, rule
         body, row = _sitemap_body(store, key, row, counts.unreadable)
         if body is None:
             return "no body stored", None
-        outcome = parse_sitemap_row(store, key, row, body, batch_id, rules, counts, now)
+        outcome = parse_sitemap_row(store, key, row, body, batch_id, rules, counts, now, mark_entries)
         if outcome.kind is not None or row.sitemap_source is not SitemapSource.LINK:
             return None, outcome
         # A link-found candidate that is no sitemap is a page after all.
@@ -525,6 +531,7 @@ def parse_batch(
     counts = ParseCounts(batch_id=batch_id)
     chunk = max(1, rules.settings.hbase_batch_size)
     with registry.working_on(store, batch_id, registry.PARSE, rules.settings, wait=wait, split=split):
+        mark_entries = not has_records(store, batch_id)  # the same for every sitemap of the batch
         for rows in batch_rows(store, Mark.FETCH, batch_id, _READ_FIELDS, chunk, "parse",
                                counts.unreadable, split):
             puts = []
@@ -534,7 +541,7 @@ def parse_batch(
                 if Mark.PARSE.done(row, batch_id):
                     counts.already_parsed += 1
                     continue
-                cells, outcome = _parse_row(store, key, row, batch_id, rules, mode, counts, now)
+                cells, outcome = _parse_row(store, key, row, batch_id, rules, mode, counts, now, mark_entries)
                 if outcome is not None:
                     on_sitemap(outcome)
                 if cells is not None:
