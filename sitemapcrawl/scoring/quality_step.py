@@ -392,15 +392,14 @@ class QualityStep:
         scores it the same and its rows' `s:wp`, written with their merge,
         need no second pass. When it scores otherwise, `finish` reweighs
         its rows as for any sitemap whose weight changed. Cost: one
-        multi-get of the sitemap rows, one snapshot get per sitemap.
+        multi-get of the sitemap rows, about two of snapshots per 64 sitemaps.
         """
         store, now = self.store, self.now
         keys = listed_sitemaps(store, self.batch_id, self.split)
-        for key, row in _read_sitemaps(store, keys, _SITEMAP_FIELDS, self.unreadable).items():
-            lastmods = snapshot_lastmods(store, key)
-            if lastmods is None:
-                continue
+        rows = _read_sitemaps(store, keys, _SITEMAP_FIELDS, self.unreadable)
+        for key, lastmods in snapshot_lastmods(store, list(rows)):
             tally = evidence.unfetched_entries(lastmods, now)
+            row = rows[key]
             self.assumed[row.url] = assess(sitemap_facts(row), tally.stats(), self.policy, self.pins, now).weight
         return dict(self.assumed)
 
