@@ -362,22 +362,13 @@ class PoliteHttpClient:
     and the per-host pacing. `close` ends the thread.
     """
 
-    def __init__(
-        self,
-        user_agent: str,
-        delay: float = 1.0,
-        connect_timeout: float = 10.0,
-        read_timeout: float = 30.0,
-        max_bytes: int = 10_000_000,
-        max_redirects: int = 5,
-        connections: int = 1000,
-        proxies: Mapping[str, str] | None = None,
-        deadline: float = 60.0,
-        recorder: WarcRecorder | None = None,
-        max_crawl_delay: float = 30.0,
-    ) -> None:
-        self.aio = AsyncHttpClient(user_agent, delay, connect_timeout, read_timeout, max_bytes, max_redirects,
-                                   connections, proxies, deadline, recorder)
+    def __init__(self, user_agent: str, *, max_crawl_delay: float = 30.0, **options: Any) -> None:
+        """`options`: those of `AsyncHttpClient` (delay, timeouts, caps, connections, proxies, recorder)."""
+        self.aio = AsyncHttpClient(user_agent, **options)
+        """The client itself: for coroutines run on this client's loop (`submit`)."""
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, name="http-loop", daemon=True)
+        self._thread.start()
         self.max_crawl_delay = max_crawl_delay
         """The longest Crawl-delay `honour_robots` takes from a robots.txt."""
         """The client itself: for coroutines run on this client's loop (`submit`)."""
