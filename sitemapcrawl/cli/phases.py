@@ -22,6 +22,7 @@ from sitemapcrawl.cli.shared import (
     ModeOption,
     SplitsOption,
     State,
+    WarcOption,
     WorkersOption,
     chosen_split,
     dask_address,
@@ -135,9 +136,7 @@ def detect_command(
                                   help="Probe well-known sitemap paths when robots.txt lists none. "
                                        f"{setting('probe_known_paths')}")
     ] = None,
-    warc: Annotated[str | None, typer.Option("--warc", metavar="DIR", show_default=False,
-                                             help=f"Also write every request and response as WARC files in DIR. "
-                                                  f"{setting('warc_dir')}")] = None,
+    warc: WarcOption = None,
     max_connections: MaxConnectionsOption = None,
 ) -> None:
     """Read each host's robots.txt; record rules and crawl delay; inject its sitemaps.
@@ -279,9 +278,7 @@ def fetch_command(
                                           help="Seconds before --min-throughput is checked.")] = 30.0,
     wait: Annotated[bool, typer.Option("--wait", help="If another worker holds this share, take it over "
                                                       "when its lease expires.")] = False,
-    warc: Annotated[str | None, typer.Option("--warc", metavar="DIR", show_default=False,
-                                             help=f"Also write every request and response as WARC files in DIR. "
-                                                  f"{setting('warc_dir')}")] = None,
+    warc: WarcOption = None,
 ) -> None:
     """Fetch a generated batch politely: one queue per host, robots.txt, crawl delay, conditional GET.
 
@@ -463,9 +460,7 @@ def crawl_command(
                                                    "Job, Slurm array, AWS Batch array, Cloud Run job) "
                                                    "[default: all].")] = None,
     splits: SplitsOption = None,
-    warc: Annotated[str | None, typer.Option("--warc", metavar="DIR", show_default=False,
-                                             help=f"Also write every request and response as WARC files in DIR. "
-                                                  f"{setting('warc_dir')}")] = None,
+    warc: WarcOption = None,
 ) -> None:
     """Crawl: inject SEEDS, detect sitemaps, then rounds of generate, fetch, parse and updatedb.
 
@@ -507,10 +502,13 @@ def crawl_command(
         from sitemapcrawl.batch.workers import sub_splits
 
         sub_splits(options.split, workers)  # UsageError before anything is done, for too many splits
-    with contextlib.ExitStack() as stack, open_store() as store:
+    with contextlib.ExitStack() as stack:
+        # The inputs first (seed file, user agent, WARC folder): one that fails leaves no table behind.
+        lines = seed_lines(seeds, stack)
+        client = stack.enter_context(http_client(settings, record=True))
+        store = stack.enter_context(open_store())
         for name in init_tables(store).created:
             echo_err(f"crawl: created table {name} (it did not exist)")
-        client = stack.enter_context(http_client(settings, record=True))
         update = stack.enter_context(stage_progress())
         phases = None
         if workers > 1 or split is not None or engine:
@@ -518,7 +516,7 @@ def crawl_command(
 
             runner = stack.enter_context(split_runner(update, engine, quiet=True))
             phases = WorkerPhases(runner, settings, split_count(runner, workers), options.split)
-        result = crawl(store, client, rules, seed_lines(seeds, stack), options,
+        result = crawl(store, client, rules, lines, options,
                        on_stage=update, on_round=lambda r: echo_err(r.line()),
                        on_reject=lambda r: echo_err(f"line {r.line}: {r.reason}: {r.detail}"),
                        on_resume=lambda line: echo_err(f"crawl: {line}"), phases=phases)

@@ -195,6 +195,19 @@ SplitsOption = Annotated[int | None, typer.Option(min=1, max=256, metavar="N", s
                                                   help=SPLITS_HELP)]
 WorkersOption = Annotated[int, typer.Option(min=1, max=256, metavar="N", help=WORKERS_HELP)]
 DaskOption = Annotated[str | None, typer.Option(metavar="ADDRESS", show_default=False, help=DASK_HELP)]
+
+
+def _warc_folder(value: str | None) -> str | None:
+    """`--warc DIR` as given; an empty or blank DIR is refused: `--warc "$DIR"` with DIR unset would
+    otherwise record nothing, without a word."""
+    if value is not None and not value.strip():
+        raise typer.BadParameter("an empty folder name (an unset variable?): give a folder, or leave --warc out")
+    return value
+
+
+WarcOption = Annotated[str | None, typer.Option(
+    "--warc", metavar="DIR", show_default=False, callback=_warc_folder,
+    help=f"Also write every request and response as WARC files in DIR. {setting('warc_dir')}")]
 MaxConnectionsOption = Annotated[int | None, typer.Option(
     "--max-connections", "--threads", min=1, max=100_000, metavar="N", show_default=False,
     help="Requests in flight at once over all hosts; each host keeps its own pace, so the hosts ready "

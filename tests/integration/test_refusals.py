@@ -1,0 +1,45 @@
+"""Bad values the checks let through before issue 47 (item 7 and 9): one line and exit 2.
+
+Through the command line against the real HBase: `--warc ''` is refused (an
+unset `$DIR` must not lose the archive silently); a crawl whose seed file is
+missing creates no table.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from cli_helpers import cli
+
+from sitemapcrawl.config import Settings
+from sitemapcrawl.storage.store import Store
+
+AGENT = "Bot/1.0 (+https://example.org/bot)"
+
+
+def one_error_line(stderr: str) -> str:
+    """The single stderr line of a refusal (no traceback, nothing else)."""
+    lines = stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in stderr, stderr
+    return lines[0]
+
+
+@pytest.mark.parametrize("command", [["crawl"], ["fetch", "--batch", "b1"], ["detect"]])
+def test_an_empty_warc_folder_is_refused(settings: Settings, command: list[str]) -> None:
+    done = cli(settings, *command, "--warc", "", user_agent=AGENT)
+    assert done.exit_code == 2
+    line = one_error_line(done.stderr)
+    assert "--warc" in line and "an empty folder name (an unset variable?)" in line
+
+
+def test_a_crawl_whose_seed_file_is_missing_creates_no_table(settings: Settings, tmp_path: Path) -> None:
+    done = cli(settings, "crawl", str(tmp_path / "missing.txt"), user_agent=AGENT)
+    assert done.exit_code == 2
+    assert one_error_line(done.stderr).startswith("sitemapcrawl: error: cannot read seeds")
+    with Store(settings) as store:
+        assert store.existing_tables() == []
+    no_agent = cli(settings, "crawl")
+    assert no_agent.exit_code == 2 and "a user agent is required" in one_error_line(no_agent.stderr)
+    with Store(settings) as store:
+        assert store.existing_tables() == []
