@@ -16,6 +16,7 @@ Cost: one task per split; a progress event per task per quarter second.
 
 from __future__ import annotations
 
+import re
 import secrets
 import threading
 import time
@@ -42,16 +43,52 @@ THREADS_WAIT = 60.0
 INSTALL_HINT = "--dask needs the Dask client: pip install 'sitemapcrawl[dask]'"
 
 
+SCHEMES = ("tcp", "tls", "ws", "wss", "ucx")
+"""The address schemes of a Dask scheduler in another process (`inproc://` lives inside one process)."""
+
+_PORT = re.compile(r"[0-9]{1,5}")
+_HOST = re.compile(r"[A-Za-z0-9._~%-]+")
+
+
+def check_address(address: str) -> str:
+    """`address` stripped when it is a Dask scheduler address `[SCHEME://]HOST[:PORT]` (SCHEMES; IPv6 in
+    brackets; no port: Dask's 8786); UsageError, one line, otherwise. No network, no import of Dask: a
+    bad address is answered at once, not after a connection timeout."""
+    text = address.strip()
+    shown = repr(text if len(text) <= 80 else text[:77] + "...")
+    scheme, sep, rest = text.partition("://")
+    if not sep:
+        scheme, rest = "tcp", text
+    if scheme.lower() not in SCHEMES:
+        raise UsageError(f"--dask {shown}: unknown scheme {scheme[:20]!r}: a Dask scheduler address is "
+                         f"tcp://HOST:PORT (or {', '.join(s + '://' for s in SCHEMES[1:])})")
+    if rest.startswith("["):  # [IPv6]:PORT
+        host, closed, after = rest[1:].partition("]")
+        ok = bool(closed) and bool(host) and all(c in "0123456789abcdefABCDEF:." for c in host)
+    else:
+        host, colon, port = rest.partition(":")
+        after = colon + port
+        ok = bool(_HOST.fullmatch(host))
+    if after:  # a port: ':' and 1..65535
+        port = after[1:]
+        ok = ok and after.startswith(":") and bool(_PORT.fullmatch(port)) and 0 < int(port) < 65_536
+    if not ok:
+        raise UsageError(f"--dask {shown}: expected {scheme}://HOST:PORT (an IPv6 host in brackets: "
+                         f"{scheme}://[::1]:8786)")
+    return text
+
+
 def connect(address: str) -> Client:
-    """A client of the Dask scheduler at `address`; UsageError (one line) when `distributed` is not
-    installed or the scheduler does not answer within 10 s."""
+    """A client of the Dask scheduler at `address`; UsageError (one line) for an address that is not one
+    (`check_address`), when `distributed` is not installed, or when the scheduler does not answer within 10 s."""
+    address = check_address(address)
     try:
         from distributed import Client
     except ImportError:
         raise UsageError(INSTALL_HINT) from None
     try:
         return Client(address, timeout=10, set_as_default=False)
-    except (OSError, TimeoutError) as exc:
+    except (OSError, TimeoutError, ValueError) as exc:
         raise UsageError(f"--dask {address}: no Dask scheduler answers ({exc})") from None
 
 

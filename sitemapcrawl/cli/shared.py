@@ -92,8 +92,14 @@ def to_parent(counts: object) -> None:
 
 
 def dask_address(flag: str | None) -> str | None:
-    """The Dask scheduler to run splits on: `--dask`, else the `dask_scheduler` setting (None: local)."""
-    return flag or State.settings.dask_scheduler or None
+    """The Dask scheduler to run splits on: `--dask`, else the `dask_scheduler` setting (None: local);
+    UsageError, one line, for one that is no Dask address (checked before anything is done)."""
+    address = flag or State.settings.dask_scheduler or None
+    if address is None:
+        return None
+    from sitemapcrawl.batch.dask_runner import check_address
+
+    return check_address(address)
 
 
 @contextlib.contextmanager
