@@ -77,3 +77,7 @@ class SplitWaitError(SitemapCrawlError):
 
 class WorkerFailedError(SitemapCrawlError):
     """A worker process of `--workers N` failed (its own error line was printed above)."""
+
+
+class ArchiveError(SitemapCrawlError):
+    """The WARC files cannot be written (a full disk, a file-size limit): the fetch stopped; exit code 1."""
