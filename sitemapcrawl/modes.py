@@ -44,6 +44,15 @@ class QueueBy(enum.StrEnum):
     IP = "ip"
 
 
+class UpdateStep(enum.StrEnum):
+    """What part of updatedb a run does: all of it, or one of its two steps, spread then merge (an engine's
+    tasks run them as two phases, so no task waits for another)."""
+
+    ALL = "all"
+    SPREAD = "spread"
+    MERGE = "merge"
+
+
 class ExportFormat(enum.StrEnum):
     """What `export` writes."""
 

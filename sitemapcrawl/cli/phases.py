@@ -38,7 +38,7 @@ from sitemapcrawl.cli.shared import (
 )
 from sitemapcrawl.config import MAX_NUMBER, MAX_PARTITIONS, TEN_YEARS, with_flags
 from sitemapcrawl.errors import UsageError
-from sitemapcrawl.modes import Compression, CountMode, QueueBy, crawl_mode
+from sitemapcrawl.modes import Compression, CountMode, QueueBy, UpdateStep, crawl_mode
 
 
 def init(
@@ -381,16 +381,23 @@ def updatedb_command(
     rescore: Annotated[bool, typer.Option("--rescore", help="Score every sitemap from scratch (a repair: "
                                                             "after changing pins or thresholds) instead of "
                                                             "the sitemaps the batch touched.")] = False,
+    step: Annotated[UpdateStep, typer.Option(help="Only spread this split's links, or only merge (once every "
+                                                  "split spread): two phases, no split waiting for another.")
+                    ] = UpdateStep.ALL,
 ) -> None:
     """Merge a parsed batch: new rows for found URLs, merged hints, depth/radius, next fetch times.
 
     Existing rows are merged, never clobbered. Rerunning changes nothing more.
     One worker per batch, or per split (--split K/N): splits merge once every
-    split has spread its links, and the last one runs the quality step.
+    split has spread its links (a split waits for the others, or run every
+    split's --step spread, then every split's --step merge), and the last one
+    runs the quality step.
 
     \b
     Example: sitemapcrawl updatedb --batch 20250101120000-1a2b
     Example: sitemapcrawl updatedb --batch 20250101120000-1a2b --split 1/2
+    Example: sitemapcrawl updatedb --batch 20250101120000-1a2b --split 1/2 \\
+                 --step spread
     Example: sitemapcrawl updatedb --batch 20250101120000-1a2b --rescore
     """
     from sitemapcrawl.jobs.updatedb import updatedb
@@ -402,6 +409,8 @@ def updatedb_command(
     if workers > 1 or engine:
         if rescore:
             raise UsageError("--rescore runs in one process: leave out --workers and --dask")
+        if step is not UpdateStep.ALL:
+            raise UsageError("--step is one split's: leave out --workers and --dask (their tasks run both steps)")
         from sitemapcrawl.batch.workers import raise_failed
         from sitemapcrawl.jobs.crawl import updatedb_workers
 
@@ -415,7 +424,7 @@ def updatedb_command(
     with open_store() as store, stage_progress() as update:
         counts = updatedb(store, rules, batch, mode=crawl_mode_value,
                           on_progress=lambda done: update("rows merged", done), wait=wait, split=part,
-                          rescore=rescore)
+                          rescore=rescore, step=step)
     to_parent(counts)
     echo_err(f"updatedb: {counts.summary()}")
     if counts.scheduled == 0 and counts.merged == 0:

@@ -49,7 +49,7 @@ from sitemapcrawl.jobs.updatedb import UpdateCounts, updatedb
 from sitemapcrawl.model.codec import format_time
 from sitemapcrawl.model.splits import WHOLE, Split
 from sitemapcrawl.model.webpage import BATCH_TABLE, DUE_TABLE, HOST_TABLE, WEBPAGE_TABLE
-from sitemapcrawl.modes import CountMode, CrawlMode
+from sitemapcrawl.modes import CountMode, CrawlMode, UpdateStep
 from sitemapcrawl.storage.hosts import origins_in_table
 from sitemapcrawl.storage.store import Store
 from sitemapcrawl.web import rowkeys
@@ -368,11 +368,12 @@ def _opt(name: str, value: object) -> list[str]:
 
 @dataclass(frozen=True)
 class BatchSplit:
-    """What a parse or updatedb task needs: the batch, its mode, the split (picklable)."""
+    """What a parse or updatedb task needs: the batch, its mode, the split, updatedb's step (picklable)."""
 
     batch: str
     mode: CrawlMode
     split: Split
+    step: UpdateStep = UpdateStep.ALL
 
 
 def run_split(settings: Settings, phase: str, options: GenerateOptions | FetchOptions | BatchSplit,
@@ -401,7 +402,7 @@ def run_split(settings: Settings, phase: str, options: GenerateOptions | FetchOp
                                  on_progress=lambda done: progress("parse", done, None, 0))
         else:
             counts = updatedb(store, rules, options.batch, mode=options.mode, split=options.split, wait=True,
-                              on_progress=lambda done: progress("updatedb", done, None, 0))
+                              step=options.step, on_progress=lambda done: progress("updatedb", done, None, 0))
     return as_dict(counts)
 
 
@@ -443,11 +444,23 @@ def parse_workers(runner: Runner, settings: Settings, batch: str, mode: CrawlMod
 
 def updatedb_workers(runner: Runner, settings: Settings, batch: str, mode: CrawlMode, split: Split, workers: int,
                      wait: bool = False) -> tuple[UpdateCounts, WorkerResults]:
-    """Run updatedb as `workers` tasks over `split` (they meet at a barrier: all must run side by side)."""
-    results = run_splits(runner, "updatedb", batch, split, workers, lambda s: SplitTask(
-        s.text(), ["updatedb", "--batch", batch, "--split", s.text(), "--mode", mode.value, *_opt("--wait", wait)],
-        functools.partial(run_split, settings, "updatedb", BatchSplit(batch, mode, s))))
-    return results.merged(UpdateCounts), results
+    """Run updatedb as `workers` tasks over `split`, in two phases: every split spreads its links, then
+    (once all have, and none failed) every split merges. No task waits for another: the barrier between
+    the steps is here, so any number of workers (one is enough) runs them, and a lost task is simply run
+    again."""
+    def task(s: Split, step: UpdateStep) -> SplitTask:
+        return SplitTask(s.text(), ["updatedb", "--batch", batch, "--split", s.text(), "--mode", mode.value,
+                                    "--step", step.value, *_opt("--wait", wait)],
+                         functools.partial(run_split, settings, "updatedb", BatchSplit(batch, mode, s, step)))
+
+    results = []
+    for step in (UpdateStep.SPREAD, UpdateStep.MERGE):
+        results.append(run_splits(runner, f"updatedb-{step.value}", batch, split, workers,
+                                  functools.partial(task, step=step)))
+        if results[-1].failed:
+            break
+    both = WorkerResults([c for r in results for c in r.counts], [f for r in results for f in r.failed])
+    return both.merged(UpdateCounts), both
 
 
 def fetch_workers(runner: Runner, options: FetchOptions, settings: Settings,
@@ -469,7 +482,9 @@ class WorkerPhases:
     """A crawl round's phases, each as split tasks (`crawl --workers M [--split K/N]`, `--dask`).
 
     Fetch runs one worker per partition: generate is told `partitions` = M.
-    A failed worker stops the crawl with WorkerFailedError after its phase.
+    updatedb runs as two phases (spread, then merge): no task waits for
+    another, the crawl holds the barrier between them. A failed worker stops
+    the crawl with WorkerFailedError after its phase.
     """
 
     def __init__(self, runner: Runner, settings: Settings, workers: int, split: Split = WHOLE) -> None:
