@@ -140,6 +140,9 @@ class Settings:
     dask_scheduler: str | None = None
     """`tcp://HOST:PORT` of a Dask scheduler: the phases' splits run as its tasks (`--dask`; needs the
     `dask` extra), not as local processes."""
+    dask_reconnect_wait: float = 120.0
+    """Seconds a run on Dask waits for a scheduler that went away to answer again (its lost tasks are then
+    submitted again); after that it stops with one line saying what to do, and the next crawl finishes the batch."""
 
     # --- seeds ---------------------------------------------------------------
     seed_score: float = 1.0
@@ -331,6 +334,7 @@ RULES: dict[str, Rule] = {
     "lease_seconds": Rule(1, _DAY),
     "splits": Rule(1, 256),
     "batch_max_age": Rule(1, TEN_YEARS),
+    "dask_reconnect_wait": Rule(0, _DAY),
     "seed_score": Rule(-MAX_NUMBER),
     "seed_depth": Rule(0, MAX_HOPS),
     "seed_radius": Rule(0, MAX_HOPS),

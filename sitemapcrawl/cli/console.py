@@ -92,6 +92,8 @@ def _ignore(stage: str, done: int, total: int | None = None, errors: int = 0) ->
 
 
 _INSTALLED = "_sitemapcrawl_handler"
+_VERBOSITY = [0]
+"""The -v count `setup_logging` was given (for `adopt_library_logs`)."""
 
 
 def setup_logging(messages: Messages, verbose: int, quiet: bool, log_file: Path | None) -> None:
@@ -104,6 +106,8 @@ def setup_logging(messages: Messages, verbose: int, quiet: bool, log_file: Path 
     here, not at start-up: `--help` and `--version` never need it.)
     """
     import logging
+
+    _VERBOSITY[0] = verbose
 
     class MessageHandler(logging.Handler):
         """Log records to stderr through `Messages`, so they stay above a live display."""
@@ -133,3 +137,19 @@ def setup_logging(messages: Messages, verbose: int, quiet: bool, log_file: Path 
         handler.setFormatter(formatter)
         setattr(handler, _INSTALLED, True)
         root.addHandler(handler)
+
+
+def adopt_library_logs(name: str) -> None:
+    """Take the logger `name` of a library that installs its own stderr handler (Dask's `distributed` does,
+    when imported) under ours: its handlers removed, its records passed up to the ones `setup_logging`
+    installed; shown with -v (warnings) and -vvv (everything), never at the default, where a command's own
+    lines say what went wrong. Call after importing the library."""
+    import logging
+
+    level = (logging.CRITICAL + 1, logging.WARNING, logging.WARNING, logging.DEBUG)[min(_VERBOSITY[0], 3)]
+    for logger_name in [name] + [other for other in logging.root.manager.loggerDict if other.startswith(name + ".")]:
+        logger = logging.getLogger(logger_name)
+        for handler in list(logger.handlers):
+            logger.removeHandler(handler)
+        logger.propagate = True
+        logger.setLevel(logging.NOTSET if logger_name != name else level)

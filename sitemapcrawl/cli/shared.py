@@ -111,9 +111,17 @@ def split_runner(update: StageUpdate, dask: str | None = None, quiet: bool = Fal
 
         yield Pool(State.global_args + (["-q"] if quiet else []), on_stage=update, on_line=echo_err)
         return
-    from sitemapcrawl.batch.dask_runner import DaskRunner, connect
+    from sitemapcrawl.batch.dask_runner import INSTALL_HINT, DaskRunner, connect
+    from sitemapcrawl.cli.console import adopt_library_logs
 
-    runner = DaskRunner(connect(dask), on_stage=update)
+    try:
+        import distributed  # noqa: F401 -- imported first: it installs its own log handlers, taken under ours
+    except ImportError:
+        raise UsageError(INSTALL_HINT) from None
+    for library in ("distributed", "tornado", "bokeh"):
+        adopt_library_logs(library)
+    runner = DaskRunner(connect(dask), on_stage=update, address=dask,
+                        reconnect_wait=State.settings.dask_reconnect_wait)
     try:
         yield runner
     finally:

@@ -494,10 +494,19 @@ class WorkerPhases:
         self.split = split
 
     def generate(self, options: GenerateOptions) -> GenerateCounts:
-        """Run generate's workers for the crawl's split."""
-        counts, results = generate_workers(self.runner, self.settings, _with(options, self.split, self.workers),
-                                           self.workers)
+        """Run generate's workers for the crawl's split.
+
+        A task run again (its worker or scheduler lost) finds its rows held by the batch already and selects
+        none; the registry then says the batch exists, and its count. Cost, when none were selected: one get.
+        """
+        mine = _with(options, self.split, self.workers)
+        counts, results = generate_workers(self.runner, self.settings, mine, self.workers)
         raise_failed(results)
+        if counts.batch_id is None and mine.batch_id is not None:
+            with Store(self.settings) as store:
+                state = registry.read_batch(store, mine.batch_id)
+            if state is not None and state.generated is not None and not state.finished:
+                counts.batch_id, counts.selected = mine.batch_id, state.selected or 0
         return counts
 
     def fetch(self, options: FetchOptions) -> FetchCounts:
