@@ -53,6 +53,13 @@ class UpdateStep(enum.StrEnum):
     MERGE = "merge"
 
 
+class LogFormat(enum.StrEnum):
+    """How log lines and messages are written on stderr and in `--log-file`."""
+
+    TEXT = "text"
+    JSON = "json"
+
+
 class ExportFormat(enum.StrEnum):
     """What `export` writes."""
 

@@ -15,6 +15,7 @@ from typing import Annotated
 
 import typer
 
+from sitemapcrawl import logfields
 from sitemapcrawl.cli.shared import (
     SPLIT_HELP,
     DaskOption,
@@ -212,6 +213,7 @@ def generate_command(
     from sitemapcrawl.web.rules import UrlRules
 
     part = chosen_split(split, splits)
+    logfields.note(batch=batch_id, split=None if part.whole else part.text())
     options = GenerateOptions(top_n=top_n, max_per_host=max_per_host, count_mode=count_mode,
                               partitions=partitions, mode=crawl_mode(mode or State.settings.crawl_mode),
                               batch_id=batch_id, queue_by=queue_by, split=part, documents_only=sitemaps_only_docs,
@@ -292,6 +294,7 @@ def fetch_command(
     from sitemapcrawl.jobs.fetch import FetchOptions, FetchProgress, fetch, parse_partition
     from sitemapcrawl.web.rules import UrlRules
 
+    logfields.note(batch=batch, split=partition)
     settings = with_flags(State.settings, {"max_connections": max_connections, "threads_per_host": threads_per_host,
                                            "delay": delay, "queue_by": queue_by, "store_content": store_content,
                                            "warc_dir": warc})
@@ -339,6 +342,7 @@ def parse_command(
     from sitemapcrawl.web.rules import UrlRules
 
     part = chosen_split(split, splits)
+    logfields.note(batch=batch, split=None if part.whole else part.text())
     crawl_mode_value = crawl_mode(mode or State.settings.crawl_mode)
     engine = dask_address(dask)
     if workers > 1 or engine:
@@ -404,6 +408,7 @@ def updatedb_command(
     from sitemapcrawl.web.rules import UrlRules
 
     part = chosen_split(split, splits)
+    logfields.note(batch=batch, split=None if part.whole else part.text())
     crawl_mode_value = crawl_mode(mode or State.settings.crawl_mode)
     engine = dask_address(dask)
     if workers > 1 or engine:
@@ -506,6 +511,7 @@ def crawl_command(
                            else probe_known_paths,
                            documents_only=sitemaps_only_docs,
                            split=chosen_split(split, splits))
+    logfields.note(split=None if options.split.whole else options.split.text())
     engine = dask_address(dask)
     if workers > 1 or split is not None:
         from sitemapcrawl.batch.workers import sub_splits

@@ -59,6 +59,26 @@ def echo_err(message: str) -> None:
     State.messages.echo(message)
 
 
+def worker_line(split: str, line: str) -> None:
+    """A line a worker process wrote on its stderr, relayed: `[K/N] line`, or with `--log-format json` its
+    JSON object with `split` added (a line that is none is wrapped in one)."""
+    if not State.messages.json:
+        echo_err(f"[{split}] {line}")
+        return
+    import json
+
+    try:
+        record = json.loads(line)
+    except ValueError:
+        record = None
+    if isinstance(record, dict):
+        State.messages.write(json.dumps({**record, "split": record.get("split") or split}))
+    else:
+        from sitemapcrawl.cli.console import CLI_LOGGER, json_line
+
+        State.messages.write(json_line("INFO", CLI_LOGGER, line, split=split))
+
+
 def open_store() -> "Store":
     """The store for the configured HBase address and table prefix."""
     from sitemapcrawl.storage.store import Store
@@ -109,7 +129,7 @@ def split_runner(update: StageUpdate, dask: str | None = None, quiet: bool = Fal
     if dask is None:
         from sitemapcrawl.batch.workers import Pool
 
-        yield Pool(State.global_args + (["-q"] if quiet else []), on_stage=update, on_line=echo_err)
+        yield Pool(State.global_args + (["-q"] if quiet else []), on_stage=update, on_line=worker_line)
         return
     from sitemapcrawl.batch.dask_runner import INSTALL_HINT, DaskRunner, connect
     from sitemapcrawl.cli.console import adopt_library_logs

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
+from sitemapcrawl import logfields
 from sitemapcrawl.batch import registry
 from sitemapcrawl.batch.registry import BatchState
 from sitemapcrawl.batch.workers import (
@@ -239,7 +240,9 @@ def resume_unfinished(
                       f"batch_max_age ({rules.settings.batch_max_age} s), so it will not be finished")
             continue
         on_resume(f"batch {batch}: resuming, left unfinished by an earlier run ({state.phase()})")
+        logfields.note(batch=batch)
         finished = finish_batch(store, client, rules, state, options, on_stage=on_stage, now=now)
+        logfields.note(batch=None)
         result.resumed.append(finished)
         on_round(finished)
         if finished.fetch.stopped == "interrupted":
@@ -314,6 +317,7 @@ def crawl(
             result.stopped = "nothing due"
             break
         batch = generated.batch_id
+        logfields.note(batch=batch)  # what the round's log lines are about
 
         def fetched_so_far(progress: FetchProgress) -> None:
             on_stage("fetch", progress.done, progress.total, progress.errors)
@@ -350,6 +354,7 @@ def crawl(
             break
     else:
         result.stopped = "rounds done"
+    logfields.note(batch=None)
     return result
 
 
