@@ -124,13 +124,11 @@ class TaskProgress:
 class DaskRunner:
     """The `Runner` that submits a phase's splits to a Dask cluster (see the module docstring)."""
 
-    def __init__(self, client: Client, on_stage: StageUpdate, address: str = "", reconnect_wait: float = 120.0,
-                 connect_client: Callable[[str], Client] = connect) -> None:
+    def __init__(self, client: Client, on_stage: StageUpdate, address: str = "", reconnect_wait: float = 120.0) -> None:
         self.client = client
         self.on_stage = on_stage
         self.address = address or str(client.scheduler.address if client.scheduler is not None else "")
         self.reconnect_wait = reconnect_wait
-        self._connect = connect_client
         self._lock = threading.Lock()
 
     def threads(self) -> int:
@@ -203,7 +201,7 @@ class DaskRunner:
         while self.client.status != "running":
             if self.client.status in ("closing", "closed", "failed"):
                 with contextlib.suppress(EngineUnavailableError):
-                    self.client = self._connect(self.address)
+                    self.client = connect(self.address)
                     continue
             if time.monotonic() > deadline:
                 then = "" if phase == "generate" else f": it finishes batch {batch} first"
