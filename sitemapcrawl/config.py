@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from sitemapcrawl.errors import UsageError
-from sitemapcrawl.modes import CrawlMode, QueueBy, ThriftProtocol, ThriftTransport
+from sitemapcrawl.modes import CrawlMode, LogFormat, QueueBy, ThriftProtocol, ThriftTransport
 
 ENV_PREFIX = "SITEMAPCRAWL_"
 #: Settings known by an older name: the old name in a file or the environment sets the new one.
@@ -140,6 +140,14 @@ class Settings:
     dask_scheduler: str | None = None
     """`tcp://HOST:PORT` of a Dask scheduler: the phases' splits run as its tasks (`--dask`; needs the
     `dask` extra), not as local processes."""
+    dask_reconnect_wait: float = 120.0
+    """Seconds a run on Dask waits for a scheduler that went away to answer again (its lost tasks are then
+    submitted again); after that it stops with one line saying what to do, and the next crawl finishes the batch."""
+
+    log_format: str = "text"
+    """How stderr and `--log-file` are written: `text` (lines for a person), or `json` (one JSON object a
+    line, with time, level, logger, message, and the command, batch and split where known, for a log shipper;
+    no live progress display)."""
 
     # --- seeds ---------------------------------------------------------------
     seed_score: float = 1.0
@@ -331,6 +339,8 @@ RULES: dict[str, Rule] = {
     "lease_seconds": Rule(1, _DAY),
     "splits": Rule(1, 256),
     "batch_max_age": Rule(1, TEN_YEARS),
+    "dask_reconnect_wait": Rule(0, _DAY),
+    "log_format": Rule(choices=LogFormat),
     "seed_score": Rule(-MAX_NUMBER),
     "seed_depth": Rule(0, MAX_HOPS),
     "seed_radius": Rule(0, MAX_HOPS),

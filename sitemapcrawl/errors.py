@@ -61,6 +61,12 @@ class SitemapError(SitemapCrawlError):
     """A document could not be read as a sitemap at all (not one, empty, HTTP error)."""
 
 
+class EngineUnavailableError(SitemapCrawlError):
+    """The compute engine (a Dask scheduler) cannot be reached, or went away and did not come back; exit code 2."""
+
+    exit_code = 2
+
+
 class StoreRejectedError(SitemapCrawlError):
     """HBase refused a request in a way no retry can cure (invalid name, key too long, access denied)."""
 
@@ -77,3 +83,7 @@ class SplitWaitError(SitemapCrawlError):
 
 class WorkerFailedError(SitemapCrawlError):
     """A worker process of `--workers N` failed (its own error line was printed above)."""
+
+
+class ArchiveError(SitemapCrawlError):
+    """The WARC files cannot be written (a full disk, a file-size limit): the fetch stopped; exit code 1."""

@@ -44,6 +44,22 @@ class QueueBy(enum.StrEnum):
     IP = "ip"
 
 
+class UpdateStep(enum.StrEnum):
+    """What part of updatedb a run does: all of it, or one of its two steps, spread then merge (an engine's
+    tasks run them as two phases, so no task waits for another)."""
+
+    ALL = "all"
+    SPREAD = "spread"
+    MERGE = "merge"
+
+
+class LogFormat(enum.StrEnum):
+    """How log lines and messages are written on stderr and in `--log-file`."""
+
+    TEXT = "text"
+    JSON = "json"
+
+
 class ExportFormat(enum.StrEnum):
     """What `export` writes."""
 

@@ -40,6 +40,8 @@ class Route:
     content_type: str = "text/html; charset=utf-8"
     interval: float = 1.0
     status: int = 200
+    headers: tuple[tuple[str, str], ...] = ()
+    """More header lines, sent as given (`Retry-After`, `Content-Encoding`...)."""
 
 
 @dataclass(frozen=True)
@@ -148,7 +150,8 @@ class HostileServer:
             while not self._stop.is_set():
                 conn.sendall(b"%x\r\n%s\r\n" % (len(chunk), chunk))
             return False
-        head = (f"HTTP/1.1 {route.status} X\r\nContent-Type: {content_type}\r\n"
+        more = "".join(f"{name}: {value}\r\n" for name, value in route.headers)
+        head = (f"HTTP/1.1 {route.status} X\r\nContent-Type: {content_type}\r\n{more}"
                 f"Content-Length: {len(body)}\r\n\r\n").encode("latin-1")
         if kind == "drip_head":
             return self._drip(conn, head + body, route.interval)

@@ -310,6 +310,22 @@ def lease_value_column(share: str) -> bytes:
 
 
 @contextlib.contextmanager
+def holding(store: Store, batch_id: str, phase: str, settings: Settings, wait: bool = False,
+            split: Split = WHOLE) -> Iterator[Lease]:
+    """Hold the lease of a phase's share of a batch (`update.K/N`) while the body runs; mark nothing.
+
+    For a step of a phase that is not the end of it (updatedb's spread step). Raises LeaseHeldError
+    when another worker holds the share (with `wait`: waits for it, see `batch.leases`).
+    """
+    lease = Lease(store, batch_id, [split_share(phase, split)], settings.lease_seconds)
+    lease.claim(wait=wait, on_wait=log.warning)
+    try:
+        yield lease
+    finally:
+        lease.release()
+
+
+@contextlib.contextmanager
 def working_on(store: Store, batch_id: str, phase: str, settings: Settings, wait: bool = False,
                split: Split = WHOLE, on_last: Callable[[], None] | None = None) -> Iterator[Lease]:
     """Hold the lease of a phase (`parse`, `update`) of a batch, or of one split of it, while the body runs.

@@ -5,8 +5,8 @@ its command line (for a process) and a plain picklable call (for an engine).
 A `Runner` submits them all, gathers their counts (`WorkerResults`) and, on
 Ctrl-C, cancels them. Two back ends: `Pool` (local processes, each in its
 own session, writing progress and counts as JSON lines on the pipe that
-`SITEMAPCRAWL_WORKER_FD` names; their stderr relayed, prefixed with the
-split) and `batch.dask_runner.DaskRunner`. `merge_counts` makes one count of
+`SITEMAPCRAWL_WORKER_FD` names; their stderr relayed line by line with its
+split, `on_line(split, line)`) and `batch.dask_runner.DaskRunner`. `merge_counts` makes one count of
 many. The protocol, and why processes rather than a Dask `LocalCluster`:
 docs/cluster.md, One runner, two back ends.
 
@@ -221,7 +221,7 @@ class Pool:
     """Runs one phase as N worker processes (see the module docstring)."""
 
     def __init__(self, global_args: Sequence[str], on_stage: StageUpdate,
-                 on_line: Callable[[str], None], python: str = sys.executable) -> None:
+                 on_line: Callable[[str, str], None], python: str = sys.executable) -> None:
         self.global_args = list(global_args)
         self.on_stage = on_stage
         self.on_line = on_line
@@ -246,7 +246,7 @@ class Pool:
             line = line.rstrip("\n")
             if line.strip():
                 worker.last_line = line
-                self.on_line(f"[{worker.label}] {line}")
+                self.on_line(worker.label, line)
 
     def _read_pipe(self, worker: _Worker, everyone: list[_Worker]) -> None:
         for line in worker.reader:

@@ -29,6 +29,8 @@ from sitemapcrawl.cli.console import setup_logging
 from sitemapcrawl.cli.core import HELP_OPTION_NAMES, CommandGroup, HelpGroup
 from sitemapcrawl.cli.shared import State, setting
 from sitemapcrawl.config import load_settings
+from sitemapcrawl.logfields import note
+from sitemapcrawl.modes import LogFormat
 
 # Job modules, the store (happybase), the HTTP client (requests), rich and the
 # sitemap engine are imported inside the commands that use them: `--help`,
@@ -70,6 +72,7 @@ def _version(value: bool) -> None:
 
 @app.callback()
 def global_options(
+    ctx: typer.Context,
     hbase: Annotated[
         str | None,
         typer.Option(metavar="HOST:PORT", show_default=False,
@@ -108,6 +111,11 @@ def global_options(
                                   help="Also append the log, time-stamped, to FILE, at the level -v chose "
                                        "[default: none].")
     ] = None,
+    log_format: Annotated[
+        LogFormat | None, typer.Option(show_default=False,
+                                       help="json: every line on stderr and in --log-file one JSON object "
+                                            f"(for a log shipper). {setting('log_format')}")
+    ] = None,
     version: Annotated[
         bool,
         typer.Option("--version", callback=_version, is_eager=True, help="Print the version."),
@@ -122,15 +130,18 @@ def global_options(
     Example: sitemapcrawl --hbase 127.0.0.1:9090 init
     """
     State.messages.quiet = quiet
-    setup_logging(State.messages, verbose, quiet, log_file)
+    State.messages.json = log_format is LogFormat.JSON  # a bad setting below is said in the format asked for
+    note(command=ctx.invoked_subcommand)
     flags: dict[str, Any] = {
         "hbase": hbase,
         "table_prefix": table_prefix,
         "user_agent": user_agent,
         "url_filter": url_filter,
         "sitemap_blacklist": sitemap_blacklist,
+        "log_format": log_format.value if log_format is not None else None,
     }
     State.settings = load_settings(config_file=config, flags=flags)
+    setup_logging(State.messages, verbose, quiet, log_file, as_json=State.settings.log_format == LogFormat.JSON)
     State.global_args = _global_args({**flags, "config": config, "log_file": log_file}, verbose, quiet)
     if State.settings.extra:
         import logging

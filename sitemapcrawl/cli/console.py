@@ -1,26 +1,43 @@
-"""What a person sees on stderr: messages, the live progress display, the log.
+"""What a person (or a log shipper) sees on stderr: messages, the live progress display, the log.
 
 Only the command line uses this module. On a terminal each running stage has
 one live line (name, bar, done/total, rate, ETA, errors); messages and log
 records are printed above it, so a summary is never erased by the next
 redraw. When stderr is not a terminal (or with --quiet) there is no live
 display, only the plain message lines. rich is imported only when a live
-display is shown, so commands start fast.
+display is shown, so commands start fast. With `--log-format json` every
+line on stderr and in `--log-file` is one JSON object (`json_line`: time,
+level, logger, message, and the command, batch and split `logfields` knows),
+messages and errors included, and there is no live display.
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Protocol
 
+from sitemapcrawl import logfields
 from sitemapcrawl.errors import UsageError
 from sitemapcrawl.safetext import printable
 
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 LOG_DATE_FORMAT = "%Y-%m-%dT%H:%M:%S"
+#: The logger name a message of the command line carries in JSON lines.
+CLI_LOGGER = "sitemapcrawl.cli"
+
+
+def json_line(level: str, logger: str, message: str, at: float | None = None, **more: str) -> str:
+    """One log line as a JSON object: `time` (UTC, milliseconds), `level`, `logger`, `message`, the fields
+    `logfields` knows (`command`, `batch`, `split`) and `more`. ASCII only: what servers sent is escaped."""
+    moment = time.time() if at is None else at
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(moment)) + f".{int(moment % 1 * 1000):03d}Z"
+    return json.dumps({"time": stamp, "level": level, "logger": logger, "message": message,
+                       **logfields.current(), **more})
 
 
 class StageUpdate(Protocol):
@@ -34,12 +51,18 @@ class Messages:
 
     def __init__(self) -> None:
         self.quiet = False
+        self.json = False
+        """`--log-format json`: every line a JSON object, no live display."""
         self._live: Any = None  # the rich Progress while a live display runs
 
     def echo(self, message: str) -> None:
         """Print a message for a person on stderr (never data); nothing with --quiet."""
         if not self.quiet:
-            self.write(message)
+            self.say(message)
+
+    def say(self, message: str, level: str = "INFO") -> None:
+        """A line of the command line itself: as it is, or in JSON mode as a record of `level`."""
+        self.write(json_line(level, CLI_LOGGER, message) if self.json else message)
 
     def write(self, message: str) -> None:
         """Print a line on stderr, above the live display if one runs; control characters escaped."""
@@ -62,7 +85,7 @@ class Messages:
         `console` (a rich Console) is for tests; by default the display is
         shown only when stderr is a terminal and --quiet was not given.
         """
-        if console is None and (self.quiet or not sys.stderr.isatty()):
+        if console is None and (self.quiet or self.json or not sys.stderr.isatty()):
             yield _ignore
             return
         from sitemapcrawl.cli.console_live import live_progress
@@ -92,18 +115,34 @@ def _ignore(stage: str, done: int, total: int | None = None, errors: int = 0) ->
 
 
 _INSTALLED = "_sitemapcrawl_handler"
+_VERBOSITY = [0]
+"""The -v count `setup_logging` was given (for `adopt_library_logs`)."""
 
 
-def setup_logging(messages: Messages, verbose: int, quiet: bool, log_file: Path | None) -> None:
+def setup_logging(messages: Messages, verbose: int, quiet: bool, log_file: Path | None, as_json: bool = False) -> None:
     """Install the log handlers: time-stamped lines on stderr, and in `log_file` if given.
 
     -v shows our INFO messages, -vv our DEBUG ones, -vvv also the libraries'
     (happybase, aiohttp, ...). Without -v only warnings and errors are shown;
     --quiet leaves errors only on stderr (the log file keeps what -v chose).
-    Raises UsageError when the log file cannot be opened. (logging is imported
-    here, not at start-up: `--help` and `--version` never need it.)
+    `as_json`: every record (and every message of `messages`) one JSON object
+    a line (`json_line`). Raises UsageError when the log file cannot be
+    opened. (logging is imported here, not at start-up: `--help` and
+    `--version` never need it.)
     """
     import logging
+
+    messages.json = as_json
+    logging.captureWarnings(as_json)  # Python's warnings too become JSON lines, not raw text on stderr
+
+    _VERBOSITY[0] = verbose
+
+    class JsonFormatter(logging.Formatter):
+        """A record as one JSON line (`json_line`); an exception's traceback goes in `exception`."""
+
+        def format(self, record: logging.LogRecord) -> str:
+            more = {"exception": self.formatException(record.exc_info)} if record.exc_info else {}
+            return json_line(record.levelname, record.name, record.getMessage(), record.created, **more)
 
     class MessageHandler(logging.Handler):
         """Log records to stderr through `Messages`, so they stay above a live display."""
@@ -121,7 +160,7 @@ def setup_logging(messages: Messages, verbose: int, quiet: bool, log_file: Path 
     ours = (logging.WARNING, logging.INFO, logging.DEBUG, logging.DEBUG)[min(verbose, 3)]
     logging.getLogger("sitemapcrawl").setLevel(ours)
     root.setLevel(logging.DEBUG if verbose >= 3 else logging.WARNING)
-    formatter = logging.Formatter(LOG_FORMAT, LOG_DATE_FORMAT)
+    formatter = JsonFormatter() if as_json else logging.Formatter(LOG_FORMAT, LOG_DATE_FORMAT)
     handlers: list[logging.Handler] = [MessageHandler()]
     handlers[0].setLevel(logging.ERROR if quiet else logging.NOTSET)
     if log_file is not None:
@@ -133,3 +172,20 @@ def setup_logging(messages: Messages, verbose: int, quiet: bool, log_file: Path 
         handler.setFormatter(formatter)
         setattr(handler, _INSTALLED, True)
         root.addHandler(handler)
+
+
+def adopt_library_logs(name: str) -> None:
+    """Take the logger `name` of a library that installs its own stderr handler (Dask's `distributed` does,
+    when imported) under ours: its handlers removed, its records passed up to the ones `setup_logging`
+    installed; shown with -v (warnings) and -vvv (everything), never at the default, where a command's own
+    lines say what went wrong. Call after importing the library."""
+    import logging
+
+    level = (logging.CRITICAL + 1, logging.WARNING, logging.WARNING, logging.DEBUG)[min(_VERBOSITY[0], 3)]
+    for logger_name in [name] + [other for other in logging.root.manager.loggerDict if other.startswith(name + ".")]:
+        logger = logging.getLogger(logger_name)
+        for handler in list(logger.handlers):
+            logger.removeHandler(handler)
+        logger.propagate = True
+        logger.setLevel(logging.NOTSET if logger_name != name else level)
+

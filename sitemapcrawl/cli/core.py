@@ -75,14 +75,21 @@ class CommandGroup(HelpGroup):
             # One line, as every other refusal (click would print usage, a hint and the error on three),
             # with the value cut short: a 5,000-digit number is not repeated back in full.
             where = exc.ctx.command_path if exc.ctx is not None else PROG
-            typer.echo(f"{where}: error: {printable(exc.format_message(), limit=300)} (see {where} -h)", err=True)
+            _error(f"{where}: error: {printable(exc.format_message(), limit=300)} (see {where} -h)")
             raise typer.Exit(exc.exit_code) from None
         except SitemapCrawlError as exc:
-            typer.echo(f"{PROG}: error: {printable(str(exc), limit=500)}", err=True)
+            _error(f"{PROG}: error: {printable(str(exc), limit=500)}")
             raise typer.Exit(exc.exit_code) from None
         except KeyboardInterrupt:
-            typer.echo(f"{PROG}: interrupted", err=True)
+            _error(f"{PROG}: interrupted")
             raise typer.Exit(130) from None
+
+
+def _error(line: str) -> None:
+    """The one error line on stderr (a JSON object with `--log-format json`)."""
+    from sitemapcrawl.cli.shared import State
+
+    State.messages.say(line, level="ERROR")
 
 
 def global_option_hint(root: Any, option: str) -> str | None:

@@ -15,6 +15,7 @@ from typing import Annotated
 
 import typer
 
+from sitemapcrawl import logfields
 from sitemapcrawl.cli.shared import (
     SPLIT_HELP,
     DaskOption,
@@ -22,6 +23,7 @@ from sitemapcrawl.cli.shared import (
     ModeOption,
     SplitsOption,
     State,
+    WarcOption,
     WorkersOption,
     chosen_split,
     dask_address,
@@ -37,7 +39,7 @@ from sitemapcrawl.cli.shared import (
 )
 from sitemapcrawl.config import MAX_NUMBER, MAX_PARTITIONS, TEN_YEARS, with_flags
 from sitemapcrawl.errors import UsageError
-from sitemapcrawl.modes import Compression, CountMode, QueueBy, crawl_mode
+from sitemapcrawl.modes import Compression, CountMode, QueueBy, UpdateStep, crawl_mode
 
 
 def init(
@@ -135,9 +137,7 @@ def detect_command(
                                   help="Probe well-known sitemap paths when robots.txt lists none. "
                                        f"{setting('probe_known_paths')}")
     ] = None,
-    warc: Annotated[str | None, typer.Option("--warc", metavar="DIR", show_default=False,
-                                             help=f"Also write every request and response as WARC files in DIR. "
-                                                  f"{setting('warc_dir')}")] = None,
+    warc: WarcOption = None,
     max_connections: MaxConnectionsOption = None,
 ) -> None:
     """Read each host's robots.txt; record rules and crawl delay; inject its sitemaps.
@@ -213,6 +213,7 @@ def generate_command(
     from sitemapcrawl.web.rules import UrlRules
 
     part = chosen_split(split, splits)
+    logfields.note(batch=batch_id, split=None if part.whole else part.text())
     options = GenerateOptions(top_n=top_n, max_per_host=max_per_host, count_mode=count_mode,
                               partitions=partitions, mode=crawl_mode(mode or State.settings.crawl_mode),
                               batch_id=batch_id, queue_by=queue_by, split=part, documents_only=sitemaps_only_docs,
@@ -279,9 +280,7 @@ def fetch_command(
                                           help="Seconds before --min-throughput is checked.")] = 30.0,
     wait: Annotated[bool, typer.Option("--wait", help="If another worker holds this share, take it over "
                                                       "when its lease expires.")] = False,
-    warc: Annotated[str | None, typer.Option("--warc", metavar="DIR", show_default=False,
-                                             help=f"Also write every request and response as WARC files in DIR. "
-                                                  f"{setting('warc_dir')}")] = None,
+    warc: WarcOption = None,
 ) -> None:
     """Fetch a generated batch politely: one queue per host, robots.txt, crawl delay, conditional GET.
 
@@ -295,6 +294,7 @@ def fetch_command(
     from sitemapcrawl.jobs.fetch import FetchOptions, FetchProgress, fetch, parse_partition
     from sitemapcrawl.web.rules import UrlRules
 
+    logfields.note(batch=batch, split=partition)
     settings = with_flags(State.settings, {"max_connections": max_connections, "threads_per_host": threads_per_host,
                                            "delay": delay, "queue_by": queue_by, "store_content": store_content,
                                            "warc_dir": warc})
@@ -342,6 +342,7 @@ def parse_command(
     from sitemapcrawl.web.rules import UrlRules
 
     part = chosen_split(split, splits)
+    logfields.note(batch=batch, split=None if part.whole else part.text())
     crawl_mode_value = crawl_mode(mode or State.settings.crawl_mode)
     engine = dask_address(dask)
     if workers > 1 or engine:
@@ -384,27 +385,37 @@ def updatedb_command(
     rescore: Annotated[bool, typer.Option("--rescore", help="Score every sitemap from scratch (a repair: "
                                                             "after changing pins or thresholds) instead of "
                                                             "the sitemaps the batch touched.")] = False,
+    step: Annotated[UpdateStep, typer.Option(help="Only spread this split's links, or only merge (once every "
+                                                  "split spread): two phases, no split waiting for another.")
+                    ] = UpdateStep.ALL,
 ) -> None:
     """Merge a parsed batch: new rows for found URLs, merged hints, depth/radius, next fetch times.
 
     Existing rows are merged, never clobbered. Rerunning changes nothing more.
     One worker per batch, or per split (--split K/N): splits merge once every
-    split has spread its links, and the last one runs the quality step.
+    split has spread its links (a split waits for the others, or run every
+    split's --step spread, then every split's --step merge), and the last one
+    runs the quality step.
 
     \b
     Example: sitemapcrawl updatedb --batch 20250101120000-1a2b
     Example: sitemapcrawl updatedb --batch 20250101120000-1a2b --split 1/2
+    Example: sitemapcrawl updatedb --batch 20250101120000-1a2b --split 1/2 \\
+                 --step spread
     Example: sitemapcrawl updatedb --batch 20250101120000-1a2b --rescore
     """
     from sitemapcrawl.jobs.updatedb import updatedb
     from sitemapcrawl.web.rules import UrlRules
 
     part = chosen_split(split, splits)
+    logfields.note(batch=batch, split=None if part.whole else part.text())
     crawl_mode_value = crawl_mode(mode or State.settings.crawl_mode)
     engine = dask_address(dask)
     if workers > 1 or engine:
         if rescore:
             raise UsageError("--rescore runs in one process: leave out --workers and --dask")
+        if step is not UpdateStep.ALL:
+            raise UsageError("--step is one split's: leave out --workers and --dask (their tasks run both steps)")
         from sitemapcrawl.batch.workers import raise_failed
         from sitemapcrawl.jobs.crawl import updatedb_workers
 
@@ -418,7 +429,7 @@ def updatedb_command(
     with open_store() as store, stage_progress() as update:
         counts = updatedb(store, rules, batch, mode=crawl_mode_value,
                           on_progress=lambda done: update("rows merged", done), wait=wait, split=part,
-                          rescore=rescore)
+                          rescore=rescore, step=step)
     to_parent(counts)
     echo_err(f"updatedb: {counts.summary()}")
     if counts.scheduled == 0 and counts.merged == 0:
@@ -463,9 +474,7 @@ def crawl_command(
                                                    "Job, Slurm array, AWS Batch array, Cloud Run job) "
                                                    "[default: all].")] = None,
     splits: SplitsOption = None,
-    warc: Annotated[str | None, typer.Option("--warc", metavar="DIR", show_default=False,
-                                             help=f"Also write every request and response as WARC files in DIR. "
-                                                  f"{setting('warc_dir')}")] = None,
+    warc: WarcOption = None,
 ) -> None:
     """Crawl: inject SEEDS, detect sitemaps, then rounds of generate, fetch, parse and updatedb.
 
@@ -502,15 +511,19 @@ def crawl_command(
                            else probe_known_paths,
                            documents_only=sitemaps_only_docs,
                            split=chosen_split(split, splits))
+    logfields.note(split=None if options.split.whole else options.split.text())
     engine = dask_address(dask)
     if workers > 1 or split is not None:
         from sitemapcrawl.batch.workers import sub_splits
 
         sub_splits(options.split, workers)  # UsageError before anything is done, for too many splits
-    with contextlib.ExitStack() as stack, open_store() as store:
+    with contextlib.ExitStack() as stack:
+        # The inputs first (seed file, user agent, WARC folder): one that fails leaves no table behind.
+        lines = seed_lines(seeds, stack)
+        client = stack.enter_context(http_client(settings, record=True))
+        store = stack.enter_context(open_store())
         for name in init_tables(store).created:
             echo_err(f"crawl: created table {name} (it did not exist)")
-        client = stack.enter_context(http_client(settings, record=True))
         update = stack.enter_context(stage_progress())
         phases = None
         if workers > 1 or split is not None or engine:
@@ -518,7 +531,7 @@ def crawl_command(
 
             runner = stack.enter_context(split_runner(update, engine, quiet=True))
             phases = WorkerPhases(runner, settings, split_count(runner, workers), options.split)
-        result = crawl(store, client, rules, seed_lines(seeds, stack), options,
+        result = crawl(store, client, rules, lines, options,
                        on_stage=update, on_round=lambda r: echo_err(r.line()),
                        on_reject=lambda r: echo_err(f"line {r.line}: {r.reason}: {r.detail}"),
                        on_resume=lambda line: echo_err(f"crawl: {line}"), phases=phases)

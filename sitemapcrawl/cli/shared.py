@@ -59,6 +59,26 @@ def echo_err(message: str) -> None:
     State.messages.echo(message)
 
 
+def worker_line(split: str, line: str) -> None:
+    """A line a worker process wrote on its stderr, relayed: `[K/N] line`, or with `--log-format json` its
+    JSON object with `split` added (a line that is none is wrapped in one)."""
+    if not State.messages.json:
+        echo_err(f"[{split}] {line}")
+        return
+    import json
+
+    try:
+        record = json.loads(line)
+    except ValueError:
+        record = None
+    if isinstance(record, dict):
+        State.messages.write(json.dumps({**record, "split": record.get("split") or split}))
+    else:
+        from sitemapcrawl.cli.console import CLI_LOGGER, json_line
+
+        State.messages.write(json_line("INFO", CLI_LOGGER, line, split=split))
+
+
 def open_store() -> "Store":
     """The store for the configured HBase address and table prefix."""
     from sitemapcrawl.storage.store import Store
@@ -92,8 +112,14 @@ def to_parent(counts: object) -> None:
 
 
 def dask_address(flag: str | None) -> str | None:
-    """The Dask scheduler to run splits on: `--dask`, else the `dask_scheduler` setting (None: local)."""
-    return flag or State.settings.dask_scheduler or None
+    """The Dask scheduler to run splits on: `--dask`, else the `dask_scheduler` setting (None: local);
+    UsageError, one line, for one that is no Dask address (checked before anything is done)."""
+    address = flag or State.settings.dask_scheduler or None
+    if address is None:
+        return None
+    from sitemapcrawl.batch.dask_runner import check_address
+
+    return check_address(address)
 
 
 @contextlib.contextmanager
@@ -103,11 +129,19 @@ def split_runner(update: StageUpdate, dask: str | None = None, quiet: bool = Fal
     if dask is None:
         from sitemapcrawl.batch.workers import Pool
 
-        yield Pool(State.global_args + (["-q"] if quiet else []), on_stage=update, on_line=echo_err)
+        yield Pool(State.global_args + (["-q"] if quiet else []), on_stage=update, on_line=worker_line)
         return
-    from sitemapcrawl.batch.dask_runner import DaskRunner, connect
+    from sitemapcrawl.batch.dask_runner import INSTALL_HINT, DaskRunner, connect
+    from sitemapcrawl.cli.console import adopt_library_logs
 
-    runner = DaskRunner(connect(dask), on_stage=update)
+    try:
+        import distributed  # noqa: F401 -- imported first: it installs its own log handlers, taken under ours
+    except ImportError:
+        raise UsageError(INSTALL_HINT) from None
+    for library in ("distributed", "tornado", "bokeh"):
+        adopt_library_logs(library)
+    runner = DaskRunner(connect(dask), on_stage=update, address=dask,
+                        reconnect_wait=State.settings.dask_reconnect_wait)
     try:
         yield runner
     finally:
@@ -195,6 +229,19 @@ SplitsOption = Annotated[int | None, typer.Option(min=1, max=256, metavar="N", s
                                                   help=SPLITS_HELP)]
 WorkersOption = Annotated[int, typer.Option(min=1, max=256, metavar="N", help=WORKERS_HELP)]
 DaskOption = Annotated[str | None, typer.Option(metavar="ADDRESS", show_default=False, help=DASK_HELP)]
+
+
+def _warc_folder(value: str | None) -> str | None:
+    """`--warc DIR` as given; an empty or blank DIR is refused: `--warc "$DIR"` with DIR unset would
+    otherwise record nothing, without a word."""
+    if value is not None and not value.strip():
+        raise typer.BadParameter("an empty folder name (an unset variable?): give a folder, or leave --warc out")
+    return value
+
+
+WarcOption = Annotated[str | None, typer.Option(
+    "--warc", metavar="DIR", show_default=False, callback=_warc_folder,
+    help=f"Also write every request and response as WARC files in DIR. {setting('warc_dir')}")]
 MaxConnectionsOption = Annotated[int | None, typer.Option(
     "--max-connections", "--threads", min=1, max=100_000, metavar="N", show_default=False,
     help="Requests in flight at once over all hosts; each host keeps its own pace, so the hosts ready "

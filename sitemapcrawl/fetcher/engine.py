@@ -47,6 +47,7 @@ from sitemapcrawl.web.http import AsyncHttpClient, HttpResponse, conditional_hea
 from sitemapcrawl.web.robots import RobotsPolicy
 from sitemapcrawl.web.robots_txt import host_report, robots_host_row
 from sitemapcrawl.web.rules import UrlRules
+from sitemapcrawl.web.warc import Unrecorded
 
 log = logging.getLogger(__name__)
 
@@ -345,7 +346,7 @@ class Engine:
         self.counts.bytes += len(response.body)
         if row.status is FetchStatus.REDIRECT and row.redirect_to:
             row = self.redirect(key, item, row, now)
-        self.record(item, row)
+        self.record(item, row, response.unrecorded)
 
     async def request(self, item: FetchItem, last: bool = False) -> HttpResponse:
         """The one place a page request is made: its size cap and conditional headers; `last`: the host's
@@ -354,7 +355,9 @@ class Engine:
         headers = conditional_headers(item.etag, item.last_modified) if item.conditional else {}
         if last:
             headers["Connection"] = "close"
-        return await self.client.fetch_one(item.url, headers=headers, max_bytes=max_bytes, refers=item.earlier)
+        # Its WARC record is written with its outcome (`fetcher.write`), not here: never one without the other.
+        return await self.client.fetch_one(item.url, headers=headers, max_bytes=max_bytes, refers=item.earlier,
+                                           record_later=True)
 
     def defer_origin(self, queue: Hashable, item: FetchItem, delay: float, now: datetime) -> None:
         """Crawl-delay over the cap: this URL and the origin's waiting ones are deferred."""
@@ -401,8 +404,8 @@ class Engine:
         self.queues.add(queue, hop, front=True)
         return row
 
-    def record(self, item: FetchItem, row: WebPage) -> None:
-        """Hand a finished URL's facts (with the batch marks) to the writer."""
+    def record(self, item: FetchItem, row: WebPage, unrecorded: Unrecorded | None = None) -> None:
+        """Hand a finished URL's facts (with the batch marks, and the exchange to archive) to the writer."""
         batch = self.options.batch_id
         marks: dict[str, object] = {"fetch_mark": batch}
         if_new = None
@@ -421,7 +424,7 @@ class Engine:
                 if_new = with_fields(if_new, sitemap_source=SitemapSource.REDIRECT)
         row = with_fields(row, **marks)
         status = row.status.value if row.status else "unknown"
-        self.outbox.add(Outcome(item.key, row, if_new))
+        self.outbox.add(Outcome(item.key, row, if_new, unrecorded))
         self.counts.done += 1
         self.counts.by_status[status] += 1
         self.counts.by_host.setdefault(item.host, Counter())[status] += 1

@@ -20,8 +20,9 @@ from sitemapcrawl.model.schedule import SchedulePolicy, after_failure
 from sitemapcrawl.model.webpage import FetchStatus, WebPage
 from sitemapcrawl.storage.politeness import SLOW_DOWN_CODES, retry_after_seconds
 from sitemapcrawl.web.http import HttpResponse
+from sitemapcrawl.web.warc import Capture
 
-__all__ = ["outcome_row", "retry_or_gone", "with_fields"]
+__all__ = ["capture_fields", "outcome_row", "retry_or_gone", "with_fields"]
 
 _REDIRECT_CODES = frozenset({301, 302, 303, 307, 308})
 _RETRY_CODES = frozenset({408, 429})
@@ -69,7 +70,7 @@ def outcome_row(item: FetchItem, response: HttpResponse, now: datetime, settings
     code = response.status
     fields: dict[str, object] = dict(common)
     if response.capture is not None:
-        fields.update(_capture_fields(response))
+        fields.update(capture_fields(response.capture))
     if code is None:
         fields.update(retry_or_gone(item, settings, response.error or "no answer"))
         return WebPage(item.url, **fields)  # type: ignore[arg-type]
@@ -92,10 +93,8 @@ def outcome_row(item: FetchItem, response: HttpResponse, now: datetime, settings
     return WebPage(item.url, **fields)  # type: ignore[arg-type]
 
 
-def _capture_fields(response: HttpResponse) -> dict[str, object]:
+def capture_fields(capture: Capture) -> dict[str, object]:
     """Where the answer's WARC record is; a response record (not a revisit) is also what later revisits refer to."""
-    capture = response.capture
-    assert capture is not None
     fields: dict[str, object] = {"warc_file": capture.file, "warc_offset": capture.offset}
     if not capture.revisit:
         fields.update(warc_record=capture.record_id, warc_date=capture.date)

@@ -9,11 +9,20 @@ request of a paced key starts before HBase knows of it. What a write could
 not take stays for the next one (puts are idempotent); while a write is
 retried or has taken over `STALLED_AFTER` seconds, `ready` says no and no
 request starts, and the outbox's backlog bounds what piles up meanwhile
-(`Outbox.full`). Each write of outcomes is fenced by the lease
-(`batch.leases`): once the batch was released, they are dropped.
+(`Outbox.full`: outcomes, and bytes of exchanges to archive). Each write of
+outcomes is fenced by the lease (`batch.leases`): once the batch was
+released, they are dropped.
+
+With `--warc`, an outcome's exchange is archived here, just before the put
+of its row (`store.batch_size` outcomes at a time), so a killed run leaves
+no record whose outcome HBase lacks but those of the put under way: its
+rerun fetches again only what was in flight. A WARC file that cannot be
+written (a full disk) is `ArchiveError`: the outcomes whose record failed
+are not written (their rows stay due) and the fetch stops.
 
 Cost per flush: a multi-get for possibly new rows (redirect hops and
-targets), one batched put per table, a check-and-put per lease share.
+targets), one batched put per table, a check-and-put per lease share; with
+`--warc`, one file write per exchange.
 """
 
 from __future__ import annotations
@@ -23,7 +32,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from sitemapcrawl.errors import SitemapCrawlError
+from sitemapcrawl.errors import ArchiveError, SitemapCrawlError
+from sitemapcrawl.fetcher.outcomes import capture_fields, with_fields
 from sitemapcrawl.fetcher.pacing import StateWrite
 from sitemapcrawl.model.cells import column_names, encode
 from sitemapcrawl.model.webpage import HOST_TABLE, WEBPAGE_TABLE, HostRow, WebPage
@@ -32,31 +42,37 @@ from sitemapcrawl.storage.dueindex import write_pages
 from sitemapcrawl.storage.hosts import origin_key
 from sitemapcrawl.storage.politeness import QueueBy, state_rows
 from sitemapcrawl.storage.store import Store
+from sitemapcrawl.web.warc import Unrecorded, WarcRecorder
 
 #: Seconds a write may take before the engine stops starting requests until it ends (`Writer.ready`).
 STALLED_AFTER = 2.0
+#: Bytes of exchanges waiting to be archived past which no request starts (`Outbox.full`).
+ARCHIVE_BACKLOG = 64 * 1024 * 1024
 
 
 @dataclass(frozen=True)
 class Outcome:
-    """Cells for one row, and the cells to add when the row does not exist yet."""
+    """Cells for one row, the cells to add when the row does not exist yet, and the exchange to archive."""
 
     key: bytes
     row: WebPage
     if_new: WebPage | None = None
+    unrecorded: Unrecorded | None = None
 
 
 class Outbox:
     """What the engine hands to the writer: thread-safe, and the writer's thread waits on it.
 
-    `full` (more than `limit` outcomes waiting) is the engine's back-pressure:
-    no request starts while HBase is behind.
+    `full` (more than `limit` outcomes, or `max_bytes` of exchanges to archive,
+    waiting) is the engine's back-pressure: no request starts while HBase is behind.
     """
 
-    def __init__(self, limit: int) -> None:
+    def __init__(self, limit: int, max_bytes: int = ARCHIVE_BACKLOG) -> None:
         self.limit = limit
+        self.max_bytes = max_bytes
         self._lock = threading.Condition()
         self._outcomes: list[Outcome] = []
+        self._bytes = 0
         self._host_rows: list[HostRow] = []
         self._states: list[StateWrite] = []
         self._urgent = False
@@ -64,7 +80,9 @@ class Outbox:
     def add(self, outcome: Outcome) -> None:
         with self._lock:
             self._outcomes.append(outcome)
-            if len(self._outcomes) == self.limit // 2:
+            if outcome.unrecorded is not None:
+                self._bytes += len(outcome.unrecorded.exchange.body)
+            if len(self._outcomes) == self.limit // 2 or self._bytes >= self.max_bytes // 2:
                 self._lock.notify()
 
     def add_host_row(self, row: HostRow) -> None:
@@ -88,20 +106,20 @@ class Outbox:
     def wait(self, timeout: float) -> None:
         """The writer's thread: wait until something is urgent, the backlog is half full, or `timeout`."""
         with self._lock:
-            if not self._urgent and len(self._outcomes) < self.limit // 2:
+            if not self._urgent and len(self._outcomes) < self.limit // 2 and self._bytes < self.max_bytes // 2:
                 self._lock.wait(timeout)
             self._urgent = False
 
     def take(self) -> tuple[list[Outcome], list[HostRow], list[StateWrite]]:
         with self._lock:
             taken = self._outcomes, self._host_rows, self._states
-            self._outcomes, self._host_rows, self._states = [], [], []
+            self._outcomes, self._host_rows, self._states, self._bytes = [], [], [], 0
             return taken
 
     @property
     def full(self) -> bool:
-        """Too many outcomes wait for HBase: start no request."""
-        return len(self._outcomes) >= self.limit
+        """Too many outcomes (or bytes to archive) wait for HBase: start no request."""
+        return len(self._outcomes) >= self.limit or self._bytes >= self.max_bytes
 
     @property
     def backlog(self) -> int:
@@ -115,8 +133,9 @@ class Writer:
 
     def __init__(self, store: Store, queue_by: QueueBy, outbox: Outbox,
                  on_confirmed: Callable[[list[StateWrite]], None],
-                 fence: Callable[[], bool] = lambda: True) -> None:
+                 fence: Callable[[], bool] = lambda: True, recorder: WarcRecorder | None = None) -> None:
         self._store = store
+        self._recorder = recorder
         self._queue_by = queue_by
         self.outbox = outbox
         self._on_confirmed = on_confirmed
@@ -133,6 +152,9 @@ class Writer:
         self._states: list[StateWrite] = []
         self.new_rows = 0
         """Rows this run created (redirect hops and targets)."""
+        self.unarchived = 0
+        """Outcomes not written because their WARC record could not be (their rows stay due)."""
+        self._archive_failure: OSError | None = None
 
     def try_flush(self) -> bool:
         """`flush`, with a store failure kept in `failure` (no request starts after it) instead of raised."""
@@ -185,8 +207,38 @@ class Writer:
             self.dropped += len(self._outcomes)
             self._outcomes = []
             return
-        self._write(self._outcomes)
-        self._outcomes = []
+        # With a WARC: a chunk's records, then its put; a kill between them leaves only that chunk's
+        # records without their outcome. What is taken off `_outcomes` is written or counted.
+        chunk = max(1, self._store.batch_size)
+        while self._outcomes:
+            outcomes = self._archived(self._outcomes[:chunk])
+            self._write(outcomes)
+            del self._outcomes[:chunk]
+        if self._archive_failure is not None:
+            failure = self._archive_failure
+            raise ArchiveError(f"the WARC file cannot be written: {failure.strerror or failure}")
+
+    def _archived(self, outcomes: list[Outcome]) -> list[Outcome]:
+        """The outcomes, their exchanges written to the WARC and their rows pointing at the records. After
+        a WARC write failed, those with an exchange are left out (counted in `unarchived`)."""
+        if self._recorder is None:
+            return outcomes
+        kept = []
+        for outcome in outcomes:
+            if outcome.unrecorded is None:
+                kept.append(outcome)
+                continue
+            if self._archive_failure is None:
+                try:
+                    capture = self._recorder.record(outcome.unrecorded.exchange, outcome.unrecorded.refers)
+                except OSError as exc:
+                    self._archive_failure = exc
+                else:
+                    kept.append(Outcome(outcome.key, with_fields(outcome.row, **capture_fields(capture)),
+                                        outcome.if_new))
+                    continue
+            self.unarchived += 1
+        return kept
 
     def _write(self, outcomes: list[Outcome]) -> None:
         if not outcomes:

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
+from sitemapcrawl import logfields
 from sitemapcrawl.batch import registry
 from sitemapcrawl.batch.registry import BatchState
 from sitemapcrawl.batch.workers import (
@@ -49,7 +50,7 @@ from sitemapcrawl.jobs.updatedb import UpdateCounts, updatedb
 from sitemapcrawl.model.codec import format_time
 from sitemapcrawl.model.splits import WHOLE, Split
 from sitemapcrawl.model.webpage import BATCH_TABLE, DUE_TABLE, HOST_TABLE, WEBPAGE_TABLE
-from sitemapcrawl.modes import CountMode, CrawlMode
+from sitemapcrawl.modes import CountMode, CrawlMode, UpdateStep
 from sitemapcrawl.storage.hosts import origins_in_table
 from sitemapcrawl.storage.store import Store
 from sitemapcrawl.web import rowkeys
@@ -239,7 +240,9 @@ def resume_unfinished(
                       f"batch_max_age ({rules.settings.batch_max_age} s), so it will not be finished")
             continue
         on_resume(f"batch {batch}: resuming, left unfinished by an earlier run ({state.phase()})")
+        logfields.note(batch=batch)
         finished = finish_batch(store, client, rules, state, options, on_stage=on_stage, now=now)
+        logfields.note(batch=None)
         result.resumed.append(finished)
         on_round(finished)
         if finished.fetch.stopped == "interrupted":
@@ -314,6 +317,7 @@ def crawl(
             result.stopped = "nothing due"
             break
         batch = generated.batch_id
+        logfields.note(batch=batch)  # what the round's log lines are about
 
         def fetched_so_far(progress: FetchProgress) -> None:
             on_stage("fetch", progress.done, progress.total, progress.errors)
@@ -350,6 +354,7 @@ def crawl(
             break
     else:
         result.stopped = "rounds done"
+    logfields.note(batch=None)
     return result
 
 
@@ -368,11 +373,12 @@ def _opt(name: str, value: object) -> list[str]:
 
 @dataclass(frozen=True)
 class BatchSplit:
-    """What a parse or updatedb task needs: the batch, its mode, the split (picklable)."""
+    """What a parse or updatedb task needs: the batch, its mode, the split, updatedb's step (picklable)."""
 
     batch: str
     mode: CrawlMode
     split: Split
+    step: UpdateStep = UpdateStep.ALL
 
 
 def run_split(settings: Settings, phase: str, options: GenerateOptions | FetchOptions | BatchSplit,
@@ -401,7 +407,7 @@ def run_split(settings: Settings, phase: str, options: GenerateOptions | FetchOp
                                  on_progress=lambda done: progress("parse", done, None, 0))
         else:
             counts = updatedb(store, rules, options.batch, mode=options.mode, split=options.split, wait=True,
-                              on_progress=lambda done: progress("updatedb", done, None, 0))
+                              step=options.step, on_progress=lambda done: progress("updatedb", done, None, 0))
     return as_dict(counts)
 
 
@@ -443,11 +449,23 @@ def parse_workers(runner: Runner, settings: Settings, batch: str, mode: CrawlMod
 
 def updatedb_workers(runner: Runner, settings: Settings, batch: str, mode: CrawlMode, split: Split, workers: int,
                      wait: bool = False) -> tuple[UpdateCounts, WorkerResults]:
-    """Run updatedb as `workers` tasks over `split` (they meet at a barrier: all must run side by side)."""
-    results = run_splits(runner, "updatedb", batch, split, workers, lambda s: SplitTask(
-        s.text(), ["updatedb", "--batch", batch, "--split", s.text(), "--mode", mode.value, *_opt("--wait", wait)],
-        functools.partial(run_split, settings, "updatedb", BatchSplit(batch, mode, s))))
-    return results.merged(UpdateCounts), results
+    """Run updatedb as `workers` tasks over `split`, in two phases: every split spreads its links, then
+    (once all have, and none failed) every split merges. No task waits for another: the barrier between
+    the steps is here, so any number of workers (one is enough) runs them, and a lost task is simply run
+    again."""
+    def task(s: Split, step: UpdateStep) -> SplitTask:
+        return SplitTask(s.text(), ["updatedb", "--batch", batch, "--split", s.text(), "--mode", mode.value,
+                                    "--step", step.value, *_opt("--wait", wait)],
+                         functools.partial(run_split, settings, "updatedb", BatchSplit(batch, mode, s, step)))
+
+    results = []
+    for step in (UpdateStep.SPREAD, UpdateStep.MERGE):
+        results.append(run_splits(runner, f"updatedb-{step.value}", batch, split, workers,
+                                  functools.partial(task, step=step)))
+        if results[-1].failed:
+            break
+    both = WorkerResults([c for r in results for c in r.counts], [f for r in results for f in r.failed])
+    return both.merged(UpdateCounts), both
 
 
 def fetch_workers(runner: Runner, options: FetchOptions, settings: Settings,
@@ -469,7 +487,9 @@ class WorkerPhases:
     """A crawl round's phases, each as split tasks (`crawl --workers M [--split K/N]`, `--dask`).
 
     Fetch runs one worker per partition: generate is told `partitions` = M.
-    A failed worker stops the crawl with WorkerFailedError after its phase.
+    updatedb runs as two phases (spread, then merge): no task waits for
+    another, the crawl holds the barrier between them. A failed worker stops
+    the crawl with WorkerFailedError after its phase.
     """
 
     def __init__(self, runner: Runner, settings: Settings, workers: int, split: Split = WHOLE) -> None:
@@ -479,10 +499,19 @@ class WorkerPhases:
         self.split = split
 
     def generate(self, options: GenerateOptions) -> GenerateCounts:
-        """Run generate's workers for the crawl's split."""
-        counts, results = generate_workers(self.runner, self.settings, _with(options, self.split, self.workers),
-                                           self.workers)
+        """Run generate's workers for the crawl's split.
+
+        A task run again (its worker or scheduler lost) finds its rows held by the batch already and selects
+        none; the registry then says the batch exists, and its count. Cost, when none were selected: one get.
+        """
+        mine = _with(options, self.split, self.workers)
+        counts, results = generate_workers(self.runner, self.settings, mine, self.workers)
         raise_failed(results)
+        if counts.batch_id is None and mine.batch_id is not None:
+            with Store(self.settings) as store:
+                state = registry.read_batch(store, mine.batch_id)
+            if state is not None and state.generated is not None and not state.finished:
+                counts.batch_id, counts.selected = mine.batch_id, state.selected or 0
         return counts
 
     def fetch(self, options: FetchOptions) -> FetchCounts:

@@ -5,9 +5,10 @@ Nutch's queue-based fetcher over HBase rows, event-driven. Its parts are in
 engine runs on the HTTP client's loop and never waits for HBase; this job's
 thread writes what it hands over a few times a second and is the one place
 that decides to stop: `time_limit`, `min_throughput` after a `warmup`,
-Ctrl-C, the lease lost, or HBase failing (a write that cannot be recorded
-after the store's retries). It then lets no request start, abandons those
-still in flight `ABANDON_AFTER` seconds later, writes what was fetched
+Ctrl-C, the lease lost, HBase failing (a write that cannot be recorded
+after the store's retries), or the WARC files failing (ArchiveError). It
+then lets no request start, abandons those still in flight
+`ABANDON_AFTER` seconds later, writes what was fetched
 (StoreUnavailableError says how many writes are not confirmed) and leaves
 what was not as it was, so the batch can be fetched again. It holds the
 lease of its partition (`sitemapcrawl.batch.leases`). In full:
@@ -28,7 +29,7 @@ from datetime import UTC, datetime
 
 from sitemapcrawl.batch import registry
 from sitemapcrawl.batch.leases import Lease
-from sitemapcrawl.errors import LeaseHeldError, StoreUnavailableError, UsageError
+from sitemapcrawl.errors import ArchiveError, LeaseHeldError, SitemapCrawlError, StoreUnavailableError, UsageError
 from sitemapcrawl.fetcher.engine import Engine, host_budget
 from sitemapcrawl.fetcher.feed import queue_all, read_feed, stored_rule
 from sitemapcrawl.fetcher.model import (
@@ -152,7 +153,7 @@ def _fetch_claimed(store: Store, client: PoliteHttpClient, rules: UrlRules, opti
     engine = Engine(client.aio, rules, options, queues, pacing, outbox, lambda: writer is not None and writer.ready(),
                     counts, feed.seen, clock, connections=options.connections,
                     hosts_at_once=host_budget(options.threads_per_host))
-    writer = Writer(store, options.queue_by, outbox, engine.confirmed, fence=lease.confirm)
+    writer = Writer(store, options.queue_by, outbox, engine.confirmed, fence=lease.confirm, recorder=client.recorder)
     for origin, rule in feed.rules.items():
         engine.adopt(origin, feed.queues[origin], rule)
     engine.expect_robots(list(feed.robots_needed))
@@ -170,12 +171,18 @@ def _fetch_claimed(store: Store, client: PoliteHttpClient, rules: UrlRules, opti
         _wind_down(running, engine, counts)
         final = [StateWrite(key, state, None) for key, state in pacing.final_states().items()]
         if writer.failure is None:
-            writer.flush(final)
+            try:
+                writer.flush(final)
+            except ArchiveError as exc:  # said below, with what was not written
+                writer.failure = exc
         else:
             _retry_write(writer, final)
         counts.new_rows = writer.new_rows
         counts.dropped = writer.dropped
         counts.seconds = time.monotonic() - started
+    if isinstance(writer.failure, ArchiveError):
+        raise ArchiveError(f"fetch stopped: {writer.failure}; {writer.unarchived} fetched outcomes not written "
+                           "(their rows stay due: the rerun fetches them again)")
     if writer.failure is not None:
         unconfirmed = writer.unwritten
         raise StoreUnavailableError(
@@ -196,9 +203,10 @@ def _watch(running: concurrent.futures.Future[None], engine: Engine, writer: Wri
         outbox.wait(_WRITE_EVERY)
         writer.try_flush()
         tick = time.monotonic()
+        failed = "WARC failed" if isinstance(writer.failure, ArchiveError) else "HBase failed"
         reason = counts.stopped or monitor.reason_to_stop(tick, counts.done) or (
             "lease lost to another worker" if lease.lost.is_set() else None) or (
-            "HBase failed" if writer.failure is not None else None)
+            failed if writer.failure is not None else None)
         if reason and not counts.stopped:
             counts.stopped = reason
             engine.stop()
@@ -226,7 +234,7 @@ def _retry_write(writer: Writer, final: list[StateWrite]) -> None:
     failure, writer.failure = writer.failure, None
     try:
         writer.flush(final)
-    except StoreUnavailableError as exc:
+    except SitemapCrawlError as exc:
         log.info("fetch: the write was tried again and failed too (%s)", exc)
         writer.failure = exc
     writer.failure = writer.failure or failure

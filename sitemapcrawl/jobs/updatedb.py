@@ -6,8 +6,11 @@ touched row's inlink cells merged into its hints, depth, radius and score,
 new rows created; `k:mrg` where a rerun must not repeat it), schedule (the next fetch time from
 `sitemapcrawl.model.schedule`; `k:upd` frees the rows). Then the quality and
 row-count steps (`sitemapcrawl.scoring`) count what the passes hand them,
-and a wholly parsed batch's records are deleted. In full: docs/commands.md
-(updatedb), docs/quality.md.
+and a wholly parsed batch's records are deleted. A split merges links that
+every split spread, so its run waits for the others between the two; or it
+runs as two steps (`UpdateStep`: spread, then merge once every split's
+spread is done), which an engine's tasks run as two phases, none waiting
+for another. In full: docs/commands.md (updatedb), docs/quality.md.
 
 Cost: proportional to the batch and the rows it touched, not the table: each
 member and touched row read once, one put per link target, merged and fetched
@@ -26,7 +29,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from sitemapcrawl.batch import registry
-from sitemapcrawl.errors import InvalidUrlError
+from sitemapcrawl.errors import InvalidUrlError, SplitWaitError
 from sitemapcrawl.model.cells import column_names, encode, fields_held, fields_set, overlaid, with_fields
 from sitemapcrawl.model.linkvalues import (
     Inlink,
@@ -42,7 +45,7 @@ from sitemapcrawl.model.newrows import new_page
 from sitemapcrawl.model.schedule import SchedulePolicy, eagerest, schedule
 from sitemapcrawl.model.splits import WHOLE, Split
 from sitemapcrawl.model.webpage import BATCHROW_TABLE, WEBPAGE_TABLE, FetchStatus, SitemapSource, WebPage
-from sitemapcrawl.modes import CrawlMode, crawl_mode
+from sitemapcrawl.modes import CrawlMode, UpdateStep, crawl_mode
 from sitemapcrawl.scoring.count_step import (
     AlikeRows,
     BatchCounting,
@@ -450,6 +453,7 @@ def updatedb(
     wait: bool = False,
     split: Split = WHOLE,
     rescore: bool = False,
+    step: UpdateStep = UpdateStep.ALL,
 ) -> UpdateCounts:
     """Merge a parsed batch into the table (see the module docstring); return the counts.
 
@@ -464,7 +468,9 @@ def updatedb(
     not running: see `registry.barrier`); updatedb's counting (quality evidence,
     row counts) runs in every split, for its own rows. `rescore`: score every
     sitemap from scratch (`scoring.quality_step.score_sitemaps`) instead of the batch's
-    touched ones, once (in the split that finishes last).
+    touched ones, once (in the split that finishes last). `step`: SPREAD runs pass 1 alone and marks
+    `spread.K/N` (a rerun of a split already spread does nothing); MERGE runs the rest, and first
+    raises SplitWaitError, one line naming them, when a split of the batch has not spread its links.
     """
     mode = mode or crawl_mode(rules.settings.crawl_mode)
     store.require_tables(WEBPAGE_TABLE, BATCHROW_TABLE)
@@ -474,6 +480,10 @@ def updatedb(
     chunk = max(1, rules.settings.hbase_batch_size)
     before = registry.require_batch(store, batch_id)  # a typo is answered now, before any lease or wait
     finishes = registry.PARSE in before.done
+    if step is UpdateStep.SPREAD:
+        return _spread_step(store, rules, batch_id, mode, counts, chunk, split, before, wait, on_progress, now)
+    if step is UpdateStep.MERGE:
+        _check_spread(before, batch_id, split)
 
     # A table crawled before the counters existed gets them built from a full count, once.
     build = not counters_built(store)
@@ -491,9 +501,10 @@ def updatedb(
 
     with registry.working_on(store, batch_id, registry.UPDATE, rules.settings, wait=wait, split=split,
                             on_last=None if split.whole else batch_level):
-        _spread(store, batch_id, rules, mode, counts, chunk, split, on_progress)
-        if not split.whole:  # links into this split's rows come from every split: all spread first
-            registry.barrier(store, batch_id, SPREAD, registry.UPDATE, split, rules.settings, wait=wait)
+        if step is UpdateStep.ALL:
+            _spread(store, batch_id, rules, mode, counts, chunk, split, on_progress)
+            if not split.whole:  # links into this split's rows come from every split: all spread first
+                registry.barrier(store, batch_id, SPREAD, registry.UPDATE, split, rules.settings, wait=wait)
         # Every split counts its own rows (each host bucket's cells are its own); a full rescore counts all.
         counting = None if rescore else BatchCounting(store, rules, batch_id, now, quality=quality, split=split,
                                                       unreadable=counts.unreadable)
@@ -508,3 +519,27 @@ def updatedb(
             counts.records_dropped = drop_records(store, batch_id, split, chunk)
     log.info("updatedb: %s", counts.summary())
     return counts
+
+
+def _spread_step(store: Store, rules: UrlRules, batch_id: str, mode: CrawlMode, counts: UpdateCounts, chunk: int,
+                 split: Split, before: registry.BatchState, wait: bool, on_progress: Callable[[int], None],
+                 now: datetime) -> UpdateCounts:
+    """updatedb's first step alone: spread this split's links under its lease, then mark `spread.K/N`."""
+    share = registry.split_share(SPREAD, split)
+    if share in before.done:
+        log.info("updatedb: batch %s split %s spread its links already", batch_id, split.text())
+        return counts
+    with registry.holding(store, batch_id, registry.UPDATE, rules.settings, wait=wait, split=split):
+        _spread(store, batch_id, rules, mode, counts, chunk, split, on_progress)
+    registry.record_done(store, batch_id, [share], now)
+    log.info("updatedb: %s (spread step)", counts.summary())
+    return counts
+
+
+def _check_spread(state: registry.BatchState, batch_id: str, split: Split) -> None:
+    """SplitWaitError naming the splits of the batch that have not spread their links (merge needs them all)."""
+    missing = registry.missing_splits(state, SPREAD, split.count)
+    if missing:
+        names = ", ".join(s.text() for s in missing[:8]) + (" ..." if len(missing) > 8 else "")
+        raise SplitWaitError(f"batch {batch_id}: split(s) {names} have not spread their links: run `updatedb "
+                             f"--step spread --split {missing[0].text()}` (each of them) before the merge step")

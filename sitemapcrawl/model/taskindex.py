@@ -6,9 +6,10 @@ Kubernetes Indexed Jobs set `JOB_COMPLETION_INDEX` (no count: N is the
 counted from `_MIN` in steps of `_STEP`, so `--array=1-8` is 0/8..7/8); AWS
 Batch array jobs `AWS_BATCH_JOB_ARRAY_INDEX` and `_SIZE`; Cloud Run jobs
 `CLOUD_RUN_TASK_INDEX` and `_COUNT`. A scheduler whose count is missing takes
-`splits` too. Missing, non-numeric or inconsistent values (K >= N, `splits`
-disagreeing with the scheduler's count, two schedulers disagreeing) are one
-UsageError line naming the variables. Pure: the environment is handed in.
+`splits` too. Values are ASCII digits, at most `MAX_DIGITS` of them. Missing,
+non-numeric or inconsistent values (K >= N, `splits` disagreeing with the
+scheduler's count, two schedulers disagreeing) are one UsageError line naming
+the variables. Pure: the environment is handed in.
 """
 
 from __future__ import annotations
@@ -46,10 +47,18 @@ SCHEDULERS = (
 _SPLITS = "--splits (or SITEMAPCRAWL_SPLITS)"
 
 
+#: Most digits a scheduler variable may have: more than any index or count, few enough to show in one line.
+MAX_DIGITS = 9
+
+
 def _number(environ: Mapping[str, str], name: str, smallest: int) -> int:
+    """The value of variable `name` as a whole number >= `smallest`: ASCII digits only, at most MAX_DIGITS
+    (`str.isdigit` also takes `²` and `٣`); UsageError, one line with the value cut short, otherwise."""
     text = environ[name].strip()
-    if not text.isdigit() or int(text) < smallest:
-        raise UsageError(f"--split auto: {name}={environ[name]!r}: expected a whole number >= {smallest}")
+    if not (0 < len(text) <= MAX_DIGITS and text.isascii() and text.isdigit()) or int(text) < smallest:
+        shown = repr(text if len(text) <= 40 else text[:37] + "...")
+        raise UsageError(f"--split auto: {name}={shown}: expected a whole number >= {smallest} "
+                         f"(ASCII digits, at most {MAX_DIGITS})")
     return int(text)
 
 

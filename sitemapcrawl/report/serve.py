@@ -10,14 +10,20 @@ The tables are read at most once per `refresh` seconds whatever the number
 of clients (one snapshot shared under a lock, `snapshot_cache`), and never
 the `webpage` table: the panels come from the counters updatedb keeps in the
 `host` table (`panels.take_counted_snapshot`). Binds 127.0.0.1 unless told.
+A client holds at most one of `max_handlers` threads, for at most
+`request_timeout` seconds while it sends its request: a half-sent request
+is closed, and a connection beyond the threads is answered 503 at once.
 
 Cost per refresh: one scan of the `host` origin rows, one of the `history`
 summaries and, for /metrics, one of the `batch` table (one small row per batch).
+Threads: one per request under way (at most `max_handlers`), one watchdog.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import socket
 import sys
 import threading
 import time
@@ -48,13 +54,18 @@ MAX_REFRESH = 3600.0
 
 @dataclass(frozen=True)
 class ServeOptions:
-    """Where to listen and how often to read the tables."""
+    """Where to listen, how often to read the tables, and what one client may hold."""
 
     bind: str = "127.0.0.1"
     port: int = 8008
     """0: any free port (tests)."""
     refresh: float = 5.0
     """Seconds between page refreshes, and the longest a snapshot is reused."""
+    request_timeout: float = 10.0
+    """Seconds a connection has to send its request (line and headers), however it trickles them, and the
+    longest any one read or write on it may wait: a half-sent request is closed then."""
+    max_handlers: int = 32
+    """Requests handled at once, one thread each; a connection beyond them is answered `503` at once."""
 
     def check(self) -> None:
         """Raise UsageError naming the first bad option."""
@@ -62,6 +73,8 @@ class ServeOptions:
             raise UsageError(f"--port must be from 0 to 65535, not {self.port}")
         if not 1.0 <= self.refresh <= MAX_REFRESH:
             raise UsageError(f"--refresh must be from 1 to {MAX_REFRESH:g} seconds, not {self.refresh:g}")
+        if not (0 < self.request_timeout <= MAX_REFRESH and 1 <= self.max_handlers <= 10_000):
+            raise UsageError("the request timeout must be from 0 to 3600 seconds and the handlers 1 to 10,000")
 
 
 T = TypeVar("T")
@@ -126,6 +139,20 @@ class _Handler(BaseHTTPRequestHandler):
     server: _Server
     server_version = "sitemapcrawl-serve"
     sys_version = ""
+
+    def setup(self) -> None:
+        super().setup()
+        self.connection.settimeout(self.server.options.request_timeout)  # each read and write on the socket
+        self.server.reading.begin(self.connection)
+
+    def parse_request(self) -> bool:
+        read = super().parse_request()
+        self.server.reading.end(self.connection)  # the request line and headers are in
+        return read
+
+    def finish(self) -> None:
+        self.server.reading.end(self.connection)
+        super().finish()
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base class's name
         log.debug("serve: %s " + format, self.address_string(), *args)
@@ -214,11 +241,59 @@ class _Handler(BaseHTTPRequestHandler):
     do_POST = do_PUT = do_DELETE = do_PATCH = do_HEAD = do_OPTIONS = _refuse  # noqa: N815
 
 
+class Deadlines:
+    """The connections still sending their request, each with its deadline; one watchdog thread shuts down
+    those past it (their handler's read then ends), so a request trickled a byte at a time cannot hold a
+    thread longer than `request_timeout`. Cost: one thread per server, waking twice a second."""
+
+    def __init__(self, seconds: float, every: float = 0.5) -> None:
+        self.seconds = seconds
+        self._every = every
+        self._lock = threading.Lock()
+        self._open: dict[socket.socket, float] = {}
+        self._stopped = threading.Event()
+        self._thread = threading.Thread(target=self._watch, name="serve-deadlines", daemon=True)
+        self._thread.start()
+
+    def begin(self, connection: socket.socket) -> None:
+        with self._lock:
+            self._open[connection] = time.monotonic() + self.seconds
+
+    def end(self, connection: socket.socket) -> None:
+        with self._lock:
+            self._open.pop(connection, None)
+
+    def _watch(self) -> None:
+        while not self._stopped.wait(self._every):
+            now = time.monotonic()
+            with self._lock:
+                late = [connection for connection, deadline in self._open.items() if deadline <= now]
+                for connection in late:
+                    del self._open[connection]
+            for connection in late:
+                log.debug("serve: a request not sent within %g s: closed", self.seconds)
+                with contextlib.suppress(OSError):
+                    connection.shutdown(socket.SHUT_RDWR)
+
+    def stop(self) -> None:
+        self._stopped.set()
+
+
+_BUSY = (b"HTTP/1.0 503 Service Unavailable\r\nContent-Type: text/plain; charset=utf-8\r\nRetry-After: 1\r\n"
+         b"Connection: close\r\nContent-Length: 37\r\n\r\n503 Service Unavailable: busy; retry\n")
+
+
 class _Server(ThreadingHTTPServer):
+    """One thread per request, at most `max_handlers` at once (a connection beyond them is answered 503 at
+    once, from the accepting thread), each request sent within `request_timeout` (`Deadlines`)."""
+
     daemon_threads = True
+    request_queue_size = 128  # connections the kernel completes while the accepting thread is busy
 
     def __init__(self, options: ServeOptions, store: Store) -> None:
         self.options = options
+        self.slots = threading.BoundedSemaphore(options.max_handlers)
+        self.reading = Deadlines(options.request_timeout)
         self.cache = snapshot_cache(store, options.refresh)
         batches = batches_cache(store, options.refresh)
         self.metrics: CollectorRegistry | None
@@ -228,7 +303,36 @@ class _Server(ThreadingHTTPServer):
         except ImportError:
             log.info("serve: %s", INSTALL_HINT)
             self.metrics = None
-        super().__init__((options.bind, options.port), _Handler)
+        try:
+            super().__init__((options.bind, options.port), _Handler)
+        except BaseException:
+            self.reading.stop()
+            raise
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        if not self.slots.acquire(blocking=False):
+            log.debug("serve: %d requests under way: %s answered 503", self.options.max_handlers,
+                      client_address[0])
+            with contextlib.suppress(OSError):
+                request.settimeout(1.0)
+                request.sendall(_BUSY)
+            self.shutdown_request(request)
+            return
+        try:
+            super().process_request(request, client_address)
+        except BaseException:
+            self.slots.release()
+            raise
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self.slots.release()
+
+    def server_close(self) -> None:
+        self.reading.stop()
+        super().server_close()
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         """One log line instead of socketserver's traceback on stderr."""

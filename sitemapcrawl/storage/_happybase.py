@@ -5,7 +5,10 @@ and its `buffered` one has thriftpy2's 4 KiB buffers; the store wants 256 KiB
 (`TRANSPORT_BUFFER`). So `connect` gives each connection the wide transport
 itself, before its first socket, and `Pool` (happybase's pool, which makes its
 connections by name) holds them, each to a gateway `gateways` chooses;
-nothing of happybase's is written to. The
+nothing of happybase's is written to. Every transport reads its socket
+through `_BoundedReads`, so a length a gateway announces is bounded where it
+enters (`MAX_REPLY_READ`), and thriftpy2's errors for a reply that is not
+HBase's are named here (`BAD_REPLIES`). The
 store's own Thrift calls (`mutate_rows`, `check_and_put`) use the connection's
 client and the `Hbase_thrift` types that `import happybase` loads.
 tests/unit/test_happybase_seam.py pins every name used here, so a happybase
@@ -19,11 +22,14 @@ import contextlib
 import functools
 import queue
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 import happybase
+from thriftpy2.protocol.cybin import ProtocolError  # type: ignore[attr-defined]  # a C extension
+from thriftpy2.protocol.exc import TProtocolException
 from thriftpy2.thrift import TException
+from thriftpy2.transport import TSocket, TTransportException
 from thriftpy2.transport.buffered import TCyBufferedTransport
 
 from sitemapcrawl.storage.failures import WIRE_ERRORS, server_message
@@ -32,8 +38,8 @@ from sitemapcrawl.storage.gateways import Gateway, Gateways
 # Loaded by `import happybase` (thriftpy2.load registers it as a module): the Thrift types of HBase's API.
 from Hbase_thrift import BatchMutation, Mutation  # isort: skip
 
-__all__ = ["TRANSPORT_BUFFER", "BatchMutation", "Mutation", "Pool", "check_and_put", "connect", "discard",
-           "mutate_rows"]
+__all__ = ["BAD_REPLIES", "MAX_REPLY_READ", "TRANSPORT_BUFFER", "BatchMutation", "Mutation", "Pool", "ReplyTooLong",
+           "check_and_put", "connect", "discard", "mutate_rows"]
 
 #: The buffers of the `buffered` transport: 256 KiB each way, not thriftpy2's 4 KiB, so a 1,000-row put
 #: (~700 KB) leaves in three socket writes instead of 175. Each socket call lets go of the GIL, and
@@ -42,20 +48,59 @@ __all__ = ["TRANSPORT_BUFFER", "BatchMutation", "Mutation", "Pool", "check_and_p
 TRANSPORT_BUFFER = 256 * 1024
 WIDE_BUFFERED = functools.partial(TCyBufferedTransport, buf_size=TRANSPORT_BUFFER)
 
+#: Most bytes one read of a reply may ask of the socket. thriftpy2's transports grow their buffer to a
+#: length the reply announces (a string's, a frame's) and then read that much: a length beyond this (a
+#: gateway answering garbage, or announcing 2 GiB) is refused there, as a wire error, before any of it is
+#: read. HBase keeps a cell under `hbase.client.keyvalue.maxsize` (10 MB by default).
+MAX_REPLY_READ = 512 * 1024 * 1024
+
+#: What a reply that is not HBase's Thrift raises in thriftpy2's decoders: a bad version or type
+#: (ProtocolError, TProtocolException), a negative length (SystemError from the C decoder), a length its
+#: buffers cannot grow to (MemoryError), nesting past the depth limit (RecursionError). Like a wire error,
+#: the gateway is skipped and the call tried again elsewhere.
+class ReplyTooLong(TTransportException):
+    """A reply announced a length over MAX_REPLY_READ."""
+
+
+BAD_REPLIES: tuple[type[BaseException], ...] = (ReplyTooLong, ProtocolError, TProtocolException, SystemError,
+                                                 MemoryError, RecursionError, OverflowError)
+
+
+class _BoundedReads:
+    """A connection's socket whose reads refuse more than MAX_REPLY_READ bytes at once (see there)."""
+
+    def __init__(self, socket: TSocket) -> None:
+        self._socket = socket
+
+    def read(self, size: int) -> bytes:
+        if size > MAX_REPLY_READ:
+            raise ReplyTooLong(TTransportException.UNKNOWN, f"the reply announced {size:,} bytes, over "
+                                                            f"{MAX_REPLY_READ:,}")
+        return bytes(self._socket.read(size))
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._socket, name)  # open, close, write, flush, is_open, sock...
+
 
 def connect(host: str, port: int, timeout: int | None, transport: str, protocol: str) -> happybase.Connection:
-    """A happybase connection, not yet open; `buffered` gets the wide buffers. No network.
+    """A happybase connection, not yet open; `buffered` gets the wide buffers, and every transport reads
+    through `_BoundedReads`. No network.
 
     happybase checks the transport and protocol names (ValueError for one it
     does not know). Its client is rebuilt from `_transport_class`, also when
-    its pool replaces a tainted connection, so the wide buffers stay.
+    its pool replaces a tainted connection, so both stay.
     """
     connection = happybase.Connection(host=host, port=port, timeout=timeout, autoconnect=False,
                                       transport=transport, protocol=protocol)
-    if transport == "buffered":
-        connection._transport_class = WIDE_BUFFERED
-        connection._refresh_thrift_client()
+    made = WIDE_BUFFERED if transport == "buffered" else connection._transport_class
+    connection._transport_class = functools.partial(_bounded, made)
+    connection._refresh_thrift_client()
     return connection
+
+
+def _bounded(transport_class: Callable[[object], object], socket: TSocket) -> object:
+    """`transport_class` over `socket` read through `_BoundedReads`."""
+    return transport_class(_BoundedReads(socket))
 
 
 class Pool:
@@ -64,9 +109,10 @@ class Pool:
     Each connection is made to the gateway `gateways.choose()` gives (round-robin,
     down ones skipped). A thread takes a connection for the outermost
     `connection()` block and nested blocks get the same one. A wire error
-    inside a block marks that connection's gateway as failed and replaces the
-    connection by one to the next gateway (with one gateway: a fresh client
-    to it); the error goes on, for the store to retry. A Thrift error the
+    inside a block, or a reply that is not HBase's Thrift (`BAD_REPLIES`),
+    marks that connection's gateway as failed and replaces the connection by
+    one to the next gateway (with one gateway: a fresh client to it); the
+    error goes on, for the store to retry. A Thrift error the
     server sent refreshes the client (the socket may hold half a reply).
     No network until the first block opens its connection.
     """
@@ -97,7 +143,7 @@ class Pool:
             yield pooled.connection
             if outermost:
                 self._gateways.answered(pooled.gateway)
-        except WIRE_ERRORS as exc:
+        except WIRE_ERRORS + BAD_REPLIES as exc:
             if not outermost:
                 raise
             # The gateway may be gone: the next call of this slot goes to the next one.

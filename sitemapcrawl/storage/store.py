@@ -44,7 +44,15 @@ from sitemapcrawl.model.webpage import (
     WEBPAGE_FAMILIES,
     WEBPAGE_TABLE,
 )
-from sitemapcrawl.storage._happybase import BatchMutation, Mutation, Pool, check_and_put, discard, mutate_rows
+from sitemapcrawl.storage._happybase import (
+    BAD_REPLIES,
+    BatchMutation,
+    Mutation,
+    Pool,
+    check_and_put,
+    discard,
+    mutate_rows,
+)
 from sitemapcrawl.storage.failures import (
     WIRE_ERRORS,
     as_text,
@@ -105,6 +113,7 @@ class Store:
         self._pool_size = pool_size
         self._pool: Pool | None = None
         self._connected_once = False
+        self._answered_once = False
         self.retries = 0
         """Operations retried after a wire error, since this store was made."""
 
@@ -118,9 +127,12 @@ class Store:
         """Most bytes of one row and of one write call (`max_row_bytes`): what a big value is spread below."""
         return self._max_bytes
 
-    def _attempts_now(self) -> int:
+    def _attempts_now(self, error: BaseException | None = None) -> int:
         # An HBase that never answered is most likely not running: say so
         # quickly. One that answered before is worth waiting for (a restart).
+        # A reply that is not HBase's from one never heard right is a wrong address or protocol.
+        if isinstance(error, BAD_REPLIES) and not self._answered_once:
+            return min(2, self._attempts)
         return self._attempts if self._connected_once else min(2, self._attempts)
 
     # ---------------------------------------------------------- plumbing --
@@ -138,8 +150,8 @@ class Store:
     def _fail_over(self, error: BaseException, hops: int) -> bool:
         """Retry at once on another gateway? Yes for a wire error while another gateway is up (at most one
         hop per gateway per call); the pool has already moved the failed connection to the next gateway."""
-        return (isinstance(error, WIRE_ERRORS) and self._gateways.several and hops < len(self._gateways.all)
-                and self._gateways.any_up())
+        return (isinstance(error, WIRE_ERRORS + BAD_REPLIES) and self._gateways.several
+                and hops < len(self._gateways.all) and self._gateways.any_up())
 
     def _call(self, what: str, operation: Callable[[happybase.Connection], T]) -> T:
         """Run `operation` on a pooled connection, retrying wire errors with backoff (or at once on another
@@ -152,19 +164,21 @@ class Store:
                 with self._get_pool().connection() as connection:
                     self._connected_once = True
                     try:
-                        return operation(connection)
+                        answer = operation(connection)
                     except BaseException as exc:
                         _drop_if_interrupted(connection, exc)
                         raise
-            except WIRE_ERRORS + (TException,) as exc:
-                error: Exception = exc
+                    self._answered_once = True
+                    return answer
+            except WIRE_ERRORS + BAD_REPLIES + (TException,) as exc:
+                error: BaseException = exc
                 self._raise_if_permanent(what, exc)
             if self._fail_over(error, hops):
                 hops += 1
                 self.retries += 1
                 continue
             attempt += 1
-            if attempt >= self._attempts_now() or self._out_of_time(started, pause):
+            if attempt >= self._attempts_now(error) or self._out_of_time(started, pause):
                 raise self._gave_up(what, attempt + hops, started, error) from None
             log.info("HBase %s failed (%s); retry %d in %.2fs", what, server_message(error), attempt, pause)
             self.retries += 1
@@ -177,8 +191,10 @@ class Store:
 
     def _gave_up(self, what: str, attempts: int, started: float, error: BaseException) -> StoreUnavailableError:
         """The one line for an operation that failed every attempt: HBase, what failed, how long, where to look."""
+        answer = ("answered with what is not HBase's Thrift1" if isinstance(error, BAD_REPLIES)
+                  else "did not answer")
         return StoreUnavailableError(
-            f"HBase at {self.address} did not answer ({what} failed {attempts} times in "
+            f"HBase at {self.address} {answer} ({what} failed {attempts} times in "
             f"{time.monotonic() - started:.0f}s: {type(error).__name__}: {server_message(error)}); "
             f"{self._how_to_start}")
 
@@ -498,7 +514,7 @@ class Store:
                         _drop_if_interrupted(connection, exc)
                         raise
                 return
-            except WIRE_ERRORS + (TException,) as exc:
+            except WIRE_ERRORS + BAD_REPLIES + (TException,) as exc:
                 if limit is not None and returned >= limit:
                     # Every row asked for was read; what broke is the closing of the scanner (the server
                     # expires it). Reopening would ask for no row at all.
@@ -515,7 +531,7 @@ class Store:
                 failures += 1
                 if last != last_at_failure:
                     failing_since, last_at_failure = time.monotonic(), last
-                if failures >= self._attempts_now() or self._out_of_time(failing_since, pause):
+                if failures >= self._attempts_now(exc) or self._out_of_time(failing_since, pause):
                     raise self._gave_up(f"scan {name}", failures + hops, failing_since, exc) from None
                 log.info("scan of %s broke (%s); resuming after %r", name, server_message(exc), last)
                 self.retries += 1

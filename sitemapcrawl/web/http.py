@@ -12,7 +12,8 @@ network or the server does: the failure is in `HttpResponse.error`. Only
 the proxies the settings name are used (no environment, no netrc, no
 cookies). Keep-alive connections are kept per host for as many hosts as are
 busy, up to `connections` at once. With a `WarcRecorder` (`web.warc`) each
-exchange is also kept as sent and received.
+exchange is also kept as sent and received, or handed back for the caller
+to keep with its outcome (`fetch_one(record_later=True)`).
 
 `PoliteHttpClient` is the same client for code that is not a coroutine
 (detect's workers, `sitemap parse`, `sitemap tree`, the usp drop-in): it
@@ -41,7 +42,7 @@ import aiohttp
 from sitemapcrawl.config import Settings
 from sitemapcrawl.errors import SitemapError, UsageError
 from sitemapcrawl.web.decoding import ACCEPT_ENCODING, BodyDecoder, DecodeError
-from sitemapcrawl.web.warc import Capture, Exchange, WarcRecorder
+from sitemapcrawl.web.warc import Capture, Exchange, Unrecorded, WarcRecorder
 
 __all__ = ["AsyncHttpClient", "HttpClient", "HttpResponse", "PoliteHttpClient", "SingleRequestClient",
            "conditional_headers", "fetch_document"]
@@ -78,6 +79,8 @@ class HttpResponse:
     """The URLs that answered with a redirect, in order."""
     capture: Capture | None = None
     """Where the WARC record of this answer is (with a recorder only)."""
+    unrecorded: Unrecorded | None = None
+    """The exchange for the caller to record (`fetch_one(..., record_later=True)` with a recorder only)."""
 
 
 class HttpClient(Protocol):
@@ -207,16 +210,19 @@ class AsyncHttpClient:
                 return _failure(current, f"redirect to a non-http(s) URL: {current}", started, tuple(redirects))
 
     async def fetch_one(self, url: str, headers: Mapping[str, str] | None = None, max_bytes: int | None = None,
-                        *, refers: Capture | None = None) -> HttpResponse:
+                        *, refers: Capture | None = None, record_later: bool = False) -> HttpResponse:
         """One GET of `url` as it is: no redirect followed, no pacing; never raises.
 
         For callers that keep their own politeness (the fetcher's queues) and
         record redirects themselves: a 3xx comes back as it is, with its
         `location` header. `refers`: the URL's earlier WARC capture, which the
-        revisit record of a 304 points to.
+        revisit record of a 304 points to. `record_later`: the exchange is not
+        written but handed back (`unrecorded`), for the caller to write with
+        the outcome it gives (the fetch job, so that a killed run leaves no
+        record whose outcome HBase lacks).
         """
         limit = self.max_bytes if max_bytes is None else max_bytes
-        return await self._fetch(url, headers, limit, time.monotonic(), (), refers)
+        return await self._fetch(url, headers, limit, time.monotonic(), (), refers, record_later=record_later)
 
     async def _paced(self, url: str, headers: Mapping[str, str] | None, limit: int, started: float,
                      redirects: tuple[str, ...], sink: BinaryIO | None) -> HttpResponse:
@@ -236,7 +242,7 @@ class AsyncHttpClient:
 
     async def _fetch(self, url: str, headers: Mapping[str, str] | None, limit: int, started: float,
                      redirects: tuple[str, ...], refers: Capture | None = None,
-                     sink: BinaryIO | None = None) -> HttpResponse:
+                     sink: BinaryIO | None = None, record_later: bool = False) -> HttpResponse:
         log.debug("GET %s", url)
         sent_at = datetime.now(UTC)
         session = self._open()
@@ -261,16 +267,17 @@ class AsyncHttpClient:
         except (aiohttp.ClientError, OSError, ValueError, UnicodeError, DecodeError) as exc:
             log.debug("GET %s failed: %s", url, exc)
             return _failure(url, _reason(exc), started, redirects)
-        capture = None
+        capture = unrecorded = None
         if self.recorder is not None:
-            exchange = _exchange(url, sent_at, response, raw, truncated, peer)
-            try:
-                capture = self.recorder.record(exchange, refers)
-            except OSError as exc:
-                return _failure(url, f"WARC record not written: {exc}", started, redirects)
+            unrecorded = Unrecorded(_exchange(url, sent_at, response, raw, truncated, peer), refers)
+            if not record_later:
+                try:
+                    capture, unrecorded = self.recorder.record(unrecorded.exchange, refers), None
+                except OSError as exc:
+                    return _failure(url, f"WARC record not written: {exc}", started, redirects)
         return HttpResponse(url=url, status=response.status, headers=_headers(response), body=body,
                             truncated=truncated, elapsed=time.monotonic() - started, redirects=redirects,
-                            capture=capture)
+                            capture=capture, unrecorded=unrecorded)
 
 
 async def _read_body(response: aiohttp.ClientResponse, limit: int, sink: BinaryIO | None,

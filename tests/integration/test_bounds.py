@@ -4,29 +4,31 @@ Each case runs the command line against the real HBase and loopback
 servers and asserts the outcome: the exit status, one stderr line and no
 traceback for a refusal, the rows in the tables, and for cases 1 and 3 the
 peak memory of the CLI process (a subprocess, measured by `scripts/peak-rss`).
+Issue 47's items 2 and 3 too: a 20-digit `Retry-After` ends the crawl and
+the next one; a 2 GB gzip-in-gzip bomb fetched with `--warc` stays under 300 MB.
 """
 
 from __future__ import annotations
 
 import csv
+import functools
 import io
 import json
-import subprocess
-import sys
-import tempfile
 import time
+import zlib
 from collections.abc import Iterator
-from dataclasses import dataclass
+from datetime import timedelta
 from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
-from cli_helpers import cli, cli_command
+from cli_helpers import cli, measured
 from hostile_web import HostileServer, Route
 
 from sitemapcrawl.config import Settings
-from sitemapcrawl.model.cells import column_names
-from sitemapcrawl.model.webpage import BATCH_TABLE, WEBPAGE_TABLE, BatchRow, WebPage
+from sitemapcrawl.model.cells import column_names, decode
+from sitemapcrawl.model.webpage import BATCH_TABLE, WEBPAGE_TABLE, BatchRow, FetchStatus, WebPage
+from sitemapcrawl.storage.politeness import MAX_RETRY_AFTER
 from sitemapcrawl.storage.store import Store
 from sitemapcrawl.web import rowkeys
 
@@ -34,28 +36,7 @@ AGENT = "Bot/1.0 (+https://example.org/bot)"
 #: The ceiling of the issue's measure for cases 1-3.
 MAX_PEAK_MB = 200
 HUGE = "99999999999999999999"
-PEAK_RSS = Path(__file__).resolve().parents[2] / "scripts" / "peak-rss"
-
-
-@dataclass(frozen=True)
-class Run:
-    """A finished CLI subprocess: exit status, output and peak resident memory."""
-
-    code: int
-    out: str
-    err: str
-    peak_mb: float
-
-
-def run_measured(settings: Settings, *args: str, stdin: str = "") -> Run:
-    """`sitemapcrawl ARGS` in a subprocess; its own peak RSS through `scripts/peak-rss` (not the test's)."""
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err, \
-            tempfile.NamedTemporaryFile("r", suffix=".kb") as peak:
-        command = [sys.executable, str(PEAK_RSS), peak.name, *cli_command(settings, "--user-agent", AGENT, *args)]
-        proc = subprocess.run(command, input=stdin.encode(), stdout=out, stderr=err, check=False)
-        out.seek(0)
-        err.seek(0)
-        return Run(proc.returncode, out.read().decode(), err.read().decode(), int(peak.read()) / 1024)
+run_measured = functools.partial(measured, user_agent=AGENT)
 
 
 def one_line_refusal(err: str, code: int, expected: int = 2) -> str:
@@ -266,3 +247,61 @@ def test_a_batch_nobody_generated_is_answered_at_once(settings: Settings, store:
     assert "nosuchbatch" in line and "1/2" not in line
     assert elapsed < 10
     assert store.row(BATCH_TABLE, b"nosuchbatch") is None  # no phantom registry row, no lease
+
+
+# ------------------------------------------------------- issue 47, items 2, 3 --
+
+def test_a_retry_after_of_twenty_digits_ends_the_crawl_and_the_next(settings: Settings, store: Store,
+                                                                     tmp_path: Path) -> None:
+    # One header hung the fetch (OverflowError in the outcome, every thread waiting) and every later
+    # crawl of the table met the same URL again. The subprocess timeouts are the measure: both end.
+    busy = Route(status=429, body=b"slow down", headers=(("Retry-After", HUGE),))
+    with HostileServer({"/busy": busy, "/ok": Route()}) as server:
+        seeds = tmp_path / "seeds.txt"
+        seeds.write_text(f"{server.url('/busy')}\n{server.url('/ok')}\n", encoding="utf-8")
+        crawl = ("crawl", str(seeds), "--delay", "0", "--rounds", "3")
+        first = run_measured(settings, *crawl, timeout=60)
+        assert first.code == 0 and "Traceback" not in first.err, first.err
+        second = run_measured(settings, *crawl, timeout=60)
+        assert second.code == 0 and "Traceback" not in second.err, second.err
+        assert server.count("/busy") == 1  # asked to wait: not asked again, by either crawl
+    key = rowkeys.row_key(server.url("/busy")).encode()
+    row = decode(WebPage, server.url("/busy"), store.row(WEBPAGE_TABLE, key) or {})
+    assert row.status is FetchStatus.RETRY and row.fetch_time is not None and row.retry_at is not None
+    assert row.retry_at - row.fetch_time == timedelta(seconds=MAX_RETRY_AFTER)  # a year: the bound
+
+
+def gzip_in_gzip(zeros: int) -> bytes:
+    """`zeros` zero bytes, gzipped, then gzipped again, a megabyte at a time (2 GB gives about 3.5 KB)."""
+    inner, outer = zlib.compressobj(9, zlib.DEFLATED, 31), zlib.compressobj(9, zlib.DEFLATED, 31)
+    chunk, parts = bytes(1 << 20), []
+    for _ in range(zeros >> 20):
+        parts.append(outer.compress(inner.compress(chunk)))
+    parts += [outer.compress(inner.flush()), outer.flush()]
+    return b"".join(parts)
+
+
+def test_a_gzip_in_gzip_bomb_stays_under_its_cap_with_warc(settings: Settings, store: Store,
+                                                            tmp_path: Path) -> None:
+    # With --warc the client decoded without a limit: a 2 GB bomb grew the process past 2 GB. Now the
+    # cap holds on decoded bytes on every path; the archive keeps the bytes as sent.
+    bomb = gzip_in_gzip(2 << 30)
+    coded = (("Content-Encoding", "gzip, gzip"),)
+    server = HostileServer({"/bomb": Route(body=bomb, headers=coded),
+                            "/bomb.xml": Route(body=bomb, headers=coded, content_type="application/xml")})
+    server.routes["/robots.txt"] = Route(body=f"Sitemap: {server.url('/bomb.xml')}\n".encode(),
+                                         content_type="text/plain")
+    with server:
+        seeds = tmp_path / "seeds.txt"
+        seeds.write_text(f"{server.url('/bomb')}\n", encoding="utf-8")
+        warc = tmp_path / "warc"
+        run = run_measured(settings, "crawl", str(seeds), "--warc", str(warc), "--delay", "0", "--rounds", "2",
+                           timeout=300)
+        assert run.code == 0 and "Traceback" not in run.err, run.err
+        assert server.count("/bomb") == 1 and server.count("/bomb.xml") == 1
+    assert run.peak_mb < 300
+    for path in ("/bomb", "/bomb.xml"):
+        cells = store.row(WEBPAGE_TABLE, rowkeys.row_key(server.url(path)).encode()) or {}
+        row = decode(WebPage, server.url(path), cells)
+        assert row.truncated and row.warc_file, (path, row.status, row.error)  # cut at the cap, archived
+    assert [name.name for name in warc.iterdir() if name.name.endswith(".open")] == []

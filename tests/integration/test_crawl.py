@@ -188,3 +188,44 @@ def test_crawl_and_report_commands(store: Store, settings: Settings, web: TestWe
     assert totals["rows"] == len(table(store)) and totals["by_status"].get("fetched", 0) > 10
     missing = runner.invoke(app, [*common, "crawl", str(tmp_path / "nope.txt")])
     assert missing.exit_code == 2 and "cannot read seeds" in missing.stderr
+
+
+def test_log_format_json_makes_every_stderr_line_a_json_object(store: Store, settings: Settings,
+                                                                web: TestWebServer, tmp_path: Path) -> None:
+    # Issue 47, logs for log shippers: with -v the crawl says a lot (its own INFO lines, round lines,
+    # the workers' lines relayed): all of it one JSON object a line, on stderr and in --log-file.
+    import subprocess
+
+    from cli_helpers import cli_command
+
+    seeds = tmp_path / "seeds.txt"
+    seeds.write_text("".join(f"{s}\n" for s in web.truth.seeds()), encoding="utf-8")
+    log = tmp_path / "crawl.log"
+    done = subprocess.run(cli_command(settings, "--log-format", "json", "-v", "--log-file", str(log),
+                                      "--user-agent", AGENT, "crawl", str(seeds), "--mode", "sitemap-only",
+                                      "--delay", "0", "--rounds", "3", "--workers", "2"),
+                          capture_output=True, text=True, timeout=600, check=False)
+    assert done.returncode == 0, done.stderr
+    lines = done.stderr.splitlines()
+    records = [json.loads(line) for line in lines]  # every line parses
+    assert len(records) > 5 and all(isinstance(r, dict) and r["level"] and r["message"] for r in records)
+    assert all(r["time"].endswith("Z") and r["logger"] and r["command"] == "crawl" for r in records)
+    rounds = [r for r in records if r["message"].startswith("round 1: batch ")]
+    assert rounds and rounds[0]["logger"] == "sitemapcrawl.cli" and rounds[0]["level"] == "INFO"
+    batch = rounds[0]["message"].split()[3].rstrip(":")
+    assert any(r.get("batch") == batch and r["logger"] == "sitemapcrawl.jobs.crawl" for r in records)
+    assert all(isinstance(json.loads(line), dict) for line in log.read_text(encoding="utf-8").splitlines())
+    # A phase's workers (not quiet here) speak JSON too: relayed with their split, their batch known.
+    parsed = subprocess.run(cli_command(settings, "--log-format", "json", "-v", "--user-agent", AGENT,
+                                        "parse", "--batch", batch, "--workers", "2"),
+                            capture_output=True, text=True, timeout=600, check=False)
+    assert parsed.returncode == 0, parsed.stderr
+    records = [json.loads(line) for line in parsed.stderr.splitlines()]
+    relayed = [r for r in records if r.get("split") in ("0/2", "1/2")]
+    assert {r["split"] for r in relayed} == {"0/2", "1/2"}
+    assert all(r["batch"] == batch and r["command"] == "parse" for r in relayed)
+    failed = subprocess.run(cli_command(settings, "--log-format", "json", "crawl", str(tmp_path / "none.txt")),
+                            capture_output=True, text=True, timeout=120, check=False)
+    (error,) = [json.loads(line) for line in failed.stderr.splitlines()]
+    assert failed.returncode == 2 and error["level"] == "ERROR"
+    assert error["message"].startswith("sitemapcrawl: error: cannot read seeds")

@@ -7,6 +7,11 @@ access log as a one-process crawl (no URL fetched twice). Then one worker
 SIGKILLs itself in the middle of fetch, or of updatedb (`tests/dask_killpoint.py`,
 a worker preload), a replacement worker joins, and the crawl still finishes
 with the same rows: Dask reran the task, which took the dead worker's lease over.
+Issue 47, item 1: one of two workers of two threads is killed and never
+replaced (no phase needs its tasks to run at once: the crawl ends on the one
+left); the scheduler is killed after round 1 and started again (the crawl
+reconnects and runs the lost tasks again), or not (one line saying what to
+do, and the rerun finishes the batch).
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ import functools
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -50,13 +56,30 @@ class DaskCluster:
         self.file = folder / "scheduler.json"
         self.logs = folder
         self.processes: list[subprocess.Popen[bytes]] = []
-        self._start("scheduler", [sys.executable, "-m", "distributed.cli.dask_scheduler", "--host", "127.0.0.1",
-                                  "--port", "0", "--no-dashboard", "--scheduler-file", str(self.file)])
+        self.schedulers: list[subprocess.Popen[bytes]] = []
+        with socket.socket() as probe:  # a port of its own, the same after a restart
+            probe.bind(("127.0.0.1", 0))
+            self.port = probe.getsockname()[1]
+        self.scheduler = self.start_scheduler()
+        self.address = json.loads(self.file.read_text())["address"]
+
+    def start_scheduler(self) -> subprocess.Popen[bytes]:
+        """Start the scheduler (again) on the cluster's port; wait until it wrote its file."""
+        self.file.unlink(missing_ok=True)
+        scheduler = self._start("scheduler", [
+            sys.executable, "-m", "distributed.cli.dask_scheduler", "--host", "127.0.0.1", "--port", str(self.port),
+            "--no-dashboard", "--scheduler-file", str(self.file)])
+        self.schedulers.append(scheduler)
         deadline = time.monotonic() + 60
         while not self.file.exists() or not self.file.read_text():
-            assert time.monotonic() < deadline, "the Dask scheduler did not start"
+            assert scheduler.poll() is None and time.monotonic() < deadline, "the Dask scheduler did not start"
             time.sleep(0.2)
-        self.address = json.loads(self.file.read_text())["address"]
+        return scheduler
+
+    def kill_scheduler(self) -> None:
+        """SIGKILL the scheduler (its workers notice and end)."""
+        self.scheduler.kill()
+        self.scheduler.wait()
 
     def _start(self, name: str, command: list[str], env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
         log = (self.logs / f"{name}-{len(self.processes)}.log").open("wb")
@@ -64,11 +87,11 @@ class DaskCluster:
         self.processes.append(process)
         return process
 
-    def worker(self, env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
-        """Start one worker (one thread, no nanny) and wait until the scheduler knows it."""
+    def worker(self, env: dict[str, str] | None = None, threads: int = 1) -> subprocess.Popen[bytes]:
+        """Start one worker (`threads` threads, no nanny) and wait until the scheduler knows it."""
         before = self.count()
         process = self._start("worker", [sys.executable, "-m", "distributed.cli.dask_worker", "--scheduler-file",
-                                         str(self.file), "--nthreads", "1", "--no-nanny", "--no-dashboard",
+                                         str(self.file), "--nthreads", str(threads), "--no-nanny", "--no-dashboard",
                                          "--host", "127.0.0.1", "--preload", str(KILLPOINT)], env)
         deadline = time.monotonic() + 60
         while self.count() <= before:
@@ -83,18 +106,19 @@ class DaskCluster:
             return len(client.scheduler_info()["workers"])
 
     def stop(self) -> None:
-        """Workers first (SIGKILL: they hold nothing of ours), then the scheduler (SIGTERM)."""
-        scheduler, *workers = self.processes
-        for process in workers:
-            if process.poll() is None:
+        """Workers first (SIGKILL: they hold nothing of ours), then the schedulers (SIGTERM)."""
+        for process in self.processes:
+            if process not in self.schedulers and process.poll() is None:
                 process.kill()
-            process.wait()
-        scheduler.send_signal(signal.SIGTERM)
-        try:
-            scheduler.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            scheduler.kill()
-            scheduler.wait()
+                process.wait()
+        for scheduler in self.schedulers:
+            if scheduler.poll() is None:
+                scheduler.send_signal(signal.SIGTERM)
+            try:
+                scheduler.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                scheduler.kill()
+                scheduler.wait()
 
 
 @pytest.fixture
@@ -185,6 +209,112 @@ def test_a_dask_worker_killed_mid_phase_loses_nothing(
     _run(settings, seeds, dask_cluster, replace_the_killed_worker)
     assert table(store) == rows  # the same rows, statuses and marks: nothing lost
     assert set(fetches(web)) == set(fetched)  # every URL fetched (a request in flight at the kill may repeat)
+
+
+def test_a_worker_killed_mid_crawl_and_never_replaced_only_slows_it(
+        web: TestWebServer, store: Store, settings: Settings, seeds: Path, dask_cluster: DaskCluster,
+        one_process: tuple[dict[str, object], Counter[str]], tmp_path: Path) -> None:
+    # Issue 47, item 1: two workers of two threads, one SIGKILLed in updatedb and not replaced. The crawl
+    # made 4 splits (the cluster's threads); updatedb's splits waited for each other and needed 4 threads
+    # at once: the crawl gave up after 60 s. Now no task waits for another: the one worker left runs them.
+    rows, fetched = one_process
+    # Both are armed: the first to make its second write in updatedb dies, the other goes on alone.
+    armed = {"KILL_PHASE": "updatedb", "KILL_AFTER_WRITES": "2", "KILL_ONCE": str(tmp_path / "killed")}
+    workers = [dask_cluster.worker(armed, threads=2), dask_cluster.worker(armed, threads=2)]
+    web.reset()
+    crawl = _crawl(settings, seeds, "--mode", "mixed", "--rounds", "5", "--dask", dask_cluster.address)
+    try:
+        _out, err = crawl.communicate(timeout=600)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            crawl.kill()
+    # Killed mid-crawl, and never replaced: one worker dead, the other alive.
+    assert sorted(worker.poll() or 0 for worker in workers) == [-signal.SIGKILL, 0]
+    assert crawl.returncode == 0, err
+    assert "Traceback" not in err and "stopped: nothing due" in err
+    assert table(store) == rows  # the same rows and statuses as one process
+    assert set(fetches(web)) == set(fetched)
+
+
+def _crawl_logged(settings: Settings, seeds: Path, log: Path, cluster: DaskCluster,
+                  env: dict[str, str] | None = None) -> subprocess.Popen[str]:
+    """A crawl on the cluster, stderr to `log` (read while it runs)."""
+    command = ["--hbase", settings.hbase, "--table-prefix", settings.table_prefix, "--user-agent", AGENT,
+               "crawl", str(seeds), "--rounds", "5", "--delay", "0", "--max-connections", "4", "--dask",
+               cluster.address, "--workers", "2"]
+    with log.open("w") as stderr:
+        return subprocess.Popen([sys.executable, "-m", "sitemapcrawl", *command], stdout=subprocess.DEVNULL,
+                                stderr=stderr, text=True,
+                                env=dict(ENV, SITEMAPCRAWL_LEASE_SECONDS="3", SITEMAPCRAWL_HBASE_BATCH_SIZE="3",
+                                         **(env or {})))
+
+
+def _restart_after_round_one(cluster: DaskCluster, crawl: subprocess.Popen[str], log: Path,
+                             workers: list[subprocess.Popen[bytes]], come_back: bool) -> None:
+    """Once round 1 is done, kill the scheduler and its workers; start them again if `come_back`."""
+    deadline = time.monotonic() + 300
+    while "round 1:" not in log.read_text():
+        assert crawl.poll() is None and time.monotonic() < deadline, log.read_text()
+        time.sleep(0.1)
+    cluster.kill_scheduler()
+    for worker in workers:
+        worker.kill()
+        worker.wait()
+    if come_back:
+        cluster.scheduler = cluster.start_scheduler()
+        cluster.worker()
+        cluster.worker()
+
+
+def test_a_scheduler_restarted_between_rounds_is_reconnected(
+        web: TestWebServer, store: Store, settings: Settings, seeds: Path, dask_cluster: DaskCluster,
+        one_process: tuple[dict[str, object], Counter[str]], tmp_path: Path) -> None:
+    rows, fetched = one_process
+    workers = [dask_cluster.worker(), dask_cluster.worker()]
+    web.reset()
+    log = tmp_path / "crawl.err"
+    crawl = _crawl_logged(settings, seeds, log, dask_cluster)
+    try:
+        _restart_after_round_one(dask_cluster, crawl, log, workers, come_back=True)
+        crawl.wait(timeout=600)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            crawl.kill()
+    err = log.read_text()
+    assert crawl.returncode == 0, err
+    assert "Traceback" not in err and "stopped: nothing due" in err
+    assert table(store) == rows
+    assert set(fetches(web)) == set(fetched)
+
+
+def test_a_scheduler_that_does_not_come_back_is_one_line_and_the_rerun_finishes(
+        web: TestWebServer, store: Store, settings: Settings, seeds: Path, dask_cluster: DaskCluster,
+        one_process: tuple[dict[str, object], Counter[str]], tmp_path: Path) -> None:
+    rows, fetched = one_process
+    workers = [dask_cluster.worker(), dask_cluster.worker()]
+    web.reset()
+    log = tmp_path / "crawl.err"
+    crawl = _crawl_logged(settings, seeds, log, dask_cluster, env={"SITEMAPCRAWL_DASK_RECONNECT_WAIT": "3"})
+    try:
+        _restart_after_round_one(dask_cluster, crawl, log, workers, come_back=False)
+        crawl.wait(timeout=300)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            crawl.kill()
+    err = log.read_text()
+    assert crawl.returncode == 2, err
+    errors = [line for line in err.splitlines() if "error" in line.lower() or "Traceback" in line]
+    assert len(errors) == 1 and errors[0] == err.strip().splitlines()[-1], err
+    assert errors[0].startswith("sitemapcrawl: error: ")
+    assert (f"the Dask scheduler at {dask_cluster.address} went away and did not answer again within 3 s "
+            "(dask_reconnect_wait); start it and its workers, then run the crawl again") in err
+    dask_cluster.scheduler = dask_cluster.start_scheduler()
+    dask_cluster.worker()
+    dask_cluster.worker()
+    rerun = _crawl_logged(settings, seeds, log, dask_cluster)
+    assert rerun.wait(timeout=600) == 0, log.read_text()
+    assert table(store) == rows
+    assert set(fetches(web)) == set(fetched)
 
 
 def test_dask_needs_a_scheduler_that_answers(settings: Settings, tmp_path: Path) -> None:

@@ -134,6 +134,31 @@ def test_fetch_retries_drips_and_readdb_escapes_what_servers_sent(hostile: Hosti
     assert "\x1b" not in as_json.stdout and "\\u001b]0;pwned" in as_json.stdout
 
 
+def test_an_unexpected_error_on_one_url_is_its_recorded_failure_and_the_fetch_goes_on(
+        hostile: HostileServer, store: Store, fetch_settings: Settings, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Issue 47, item 2's class: an error no code expected (there, an OverflowError from one header) in one
+    # URL's fetch hung the whole fetch. It must end that URL's attempt as a failure on its row, no more.
+    from sitemapcrawl.fetcher import engine
+
+    real = engine.outcome_row
+
+    def outcome_row(item: object, response: object, *args: object) -> object:
+        if getattr(item, "url", "").endswith("/escape"):
+            raise OverflowError("date value out of range")
+        return real(item, response, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(engine, "outcome_row", outcome_row)
+    pages = [hostile.url(p) for p in ("/ok", "/escape", "/broken")]
+    add_due(store, *pages)
+    make_batch(store, fetch_settings, "hu")
+    counts = run_fetch(store, fetch_settings, "hu")
+    assert counts.done == len(pages) and not counts.stopped and counts.left == 0
+    failed = read(store, hostile.url("/escape"))
+    assert failed.status is FetchStatus.RETRY and failed.retries == 1
+    assert failed.error == "unexpected error: OverflowError"
+    assert read(store, hostile.url("/ok")).status is FetchStatus.FETCHED
+
+
 def test_time_limit_abandons_requests_in_flight(hostile: HostileServer, store: Store,
                                                 fetch_settings: Settings) -> None:
     settings = dataclasses.replace(fetch_settings, http_deadline=60.0)

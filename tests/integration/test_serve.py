@@ -164,3 +164,56 @@ def test_serve_binds_loopback_by_default_and_stops_cleanly_on_ctrl_c(store: Stor
     refused = subprocess.run(cli_command(settings, "serve", "--refresh", "0"), capture_output=True, text=True,
                              timeout=60, stdin=subprocess.DEVNULL)
     assert refused.returncode == 2 and "--refresh" in refused.stderr
+
+
+def handler_threads() -> int:
+    """Threads of this process handling a request of a `serve` server (socketserver names them so)."""
+    return sum(1 for thread in threading.enumerate() if "process_request_thread" in thread.name)
+
+
+def test_half_sent_requests_hold_no_thread_for_ever(settings: Settings) -> None:
+    # Issue 47, item 8: 190 half-sent requests each held a thread for ever. Now each has request_timeout
+    # seconds to send its request, whatever it trickles, and at most max_handlers are handled at once.
+    import socket
+
+    options = ServeOptions(port=0, refresh=1.0, request_timeout=2.0, max_handlers=8)
+    with Store(settings) as store:
+        server = make_server(store, options)
+        thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.1}, daemon=True)
+        thread.start()
+        host, port = server.server_address[0], server.server_port
+        clients: list[socket.socket] = []
+        try:
+            for _ in range(190):
+                client = socket.create_connection((str(host), port), timeout=30)
+                client.sendall(b"GET /api HTTP/1.1\r\nHost: 127.0.0.1\r\n")  # no blank line: never finished
+                clients.append(client)
+            assert handler_threads() <= options.max_handlers
+            # Every one of them is closed by the server (EOF, or a 503 first for those beyond the threads).
+            busy = 0
+            for client in clients:
+                answer = b""
+                while chunk := client.recv(4096):  # blocks until the server closes it; the timeout bounds it
+                    answer += chunk
+                assert answer == b"" or answer.startswith(b"HTTP/1.0 503 Service Unavailable"), answer[:80]
+                busy += answer != b""
+            assert busy  # those beyond the threads were answered at once
+            deadline = time.monotonic() + 30
+            while handler_threads() and time.monotonic() < deadline:
+                time.sleep(0.1)
+            assert handler_threads() == 0
+            # A request trickled a byte at a time, faster than any read times out, is closed at the deadline.
+            dripping = socket.create_connection((str(host), port), timeout=30)
+            clients.append(dripping)
+            with pytest.raises(OSError):
+                for byte in b"GET /api HTTP/1.1\r\nX-Slow: " + b"a" * 400:
+                    dripping.sendall(bytes([byte]))
+                    time.sleep(0.05)
+            code, _, body = get(server_url(server) + "api")
+            assert code == 200 and "/api/totals" in body
+        finally:
+            for client in clients:
+                client.close()
+            server.shutdown()
+            server.server_close()
+            thread.join(timeout=30)

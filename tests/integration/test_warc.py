@@ -11,6 +11,8 @@ record twice; a fetch killed by SIGKILL loses no finished record.
 from __future__ import annotations
 
 import base64
+import contextlib
+import functools
 import hashlib
 import json
 import os
@@ -18,9 +20,11 @@ import signal
 import subprocess
 import sys
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import pytest
 from cli_helpers import cli, cli_command
 from hbase_fixtures import REPO
 from warcio.archiveiterator import ArchiveIterator
@@ -166,14 +170,19 @@ def test_two_workers_write_two_series_and_no_record_twice(
     assert len(pages) == len(fetched)
 
 
-def test_a_fetch_killed_mid_file_loses_no_finished_record(
-        settings: Settings, store: Store, web: TestWebServer, tmp_path: Path) -> None:
+@pytest.mark.parametrize("hold", ["1", "0"], ids=["nothing-in-flight", "requests-going-on"])
+def test_a_fetch_killed_mid_file_loses_no_finished_record_and_its_rerun_records_each_url_once(
+        settings: Settings, store: Store, web: TestWebServer, tmp_path: Path, hold: str) -> None:
+    # Killed right after a write of outcomes in round 2: with `hold` 0 the requests go on meanwhile, so some
+    # pages are fetched and not written. Their records are written with their outcomes, never before: the
+    # rerun fetches them again and each URL ends with one response record (issue 47, item 5).
     folder = tmp_path / "warc"
     seeds = tmp_path / "seeds.txt"
     seeds.write_text("".join(f"{url}\n" for url in web.base_urls()), encoding="utf-8")
     command = cli_command(settings, "--user-agent", AGENT, "-q", "crawl", str(seeds), "--rounds", "3",
                           "--delay", "0", "--max-connections", "4", "--warc", str(folder))[3:]
-    env = dict(os.environ, PYTHONPATH=str(REPO), SITEMAPCRAWL_HBASE_BATCH_SIZE="4")
+    env = dict(os.environ, PYTHONPATH=str(REPO), SITEMAPCRAWL_HBASE_BATCH_SIZE="4", KILLPOINT_HOLD=hold)
+    web.reset()
     killed = subprocess.run([sys.executable, str(REPO / "tests" / "killpoint.py"), "fetch", "KILL", "2", "5", "--",
                              *command], env=env, capture_output=True, text=True, timeout=600)
     assert killed.returncode == -signal.SIGKILL, killed.stderr
@@ -189,3 +198,89 @@ def test_a_fetch_killed_mid_file_loses_no_finished_record(
         assert record["url"] == page.url
         if page.status is FetchStatus.FETCHED:
             assert record["md5"] == page.signature
+    rerun = subprocess.run(command_of([arg for arg in command if arg != "-q"]), env=env, capture_output=True,
+                           text=True, timeout=600)
+    assert rerun.returncode == 0, rerun.stderr
+    assert list(folder.glob("*.open")) == []  # the dead run's file was closed by the rerun
+    assert all(f"{path.name}.open was left open by a run that died: closed as {path.name}" in rerun.stderr
+               for path in (Path(p.name.removesuffix(".open")) for p in left_open))
+    checked = subprocess.run([WARCIO, "check", *map(str, folder.iterdir())], capture_output=True, text=True)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    records = {(r["file"], r["offset"]): r for r in all_records(folder)}
+    pages = Counter(r["url"] for r in records.values()
+                    if r["type"] == "response" and not r["url"].endswith("/robots.txt"))
+    fetched = {url for url, n in fetches(web).items() if n}
+    assert set(pages) == {url for url in fetched if not url.endswith("/robots.txt")}
+    assert max(pages.values()) == 1  # every page once: none recorded by the killed run and fetched again
+    for page in rows(store).values():  # every row's pointer names a file that exists, at its own record
+        if page.warc_file is not None:
+            assert records[(page.warc_file, page.warc_offset)]["url"] == page.url
+
+
+def command_of(cli_args: list[str]) -> list[str]:
+    """The CLI arguments (after `python -m sitemapcrawl`) as a command, run without the killpoint."""
+    return [sys.executable, "-m", "sitemapcrawl", *cli_args]
+
+
+def fetches(web: TestWebServer) -> Counter[str]:
+    """How often the loopback web answered each URL."""
+    return Counter(r.url for r in web.log.records() if r.status != 0)
+
+
+def limited_file_size(limit: int) -> None:
+    """In the child before exec: files it writes stop at `limit` bytes (EFBIG; Python ignores SIGXFSZ)."""
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+
+@contextlib.contextmanager
+def nearly_full_disk(folder: Path, free: int) -> Iterator[Path]:
+    """A 4 MB tmpfs mounted on `folder`, filled but for about `free` bytes; skips the test if it cannot mount."""
+    folder.mkdir()
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(folder)], capture_output=True,
+                             check=False)
+    if mounted.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {mounted.stderr.decode().strip()}")
+    try:
+        (folder / "filler").write_bytes(bytes(4 * 1024 * 1024 - free))
+        yield folder / "warc"
+    finally:
+        subprocess.run(["umount", str(folder)], check=True)
+
+
+@pytest.mark.parametrize("full", ["file-size-limit", "tmpfs"])
+def test_a_full_disk_is_one_line_and_leaves_whole_records_and_no_open_file(
+        settings: Settings, store: Store, web: TestWebServer, tmp_path: Path, full: str) -> None:
+    # Issue 47, item 6: close() raised at exit (a traceback) and left a .open file with a torn last record.
+    seeds = tmp_path / "seeds.txt"
+    seeds.write_text("".join(f"{url}\n" for url in web.base_urls()), encoding="utf-8")
+    with contextlib.ExitStack() as stack:
+        if full == "tmpfs":
+            folder, limit = stack.enter_context(nearly_full_disk(tmp_path / "disk", 24 * 1024)), None
+        else:
+            folder, limit = tmp_path / "warc", 20_000
+        command = cli_command(settings, "--user-agent", AGENT, "-q", "crawl", str(seeds), "--rounds", "3",
+                              "--delay", "0", "--warc", str(folder))
+        web.reset()
+        stopped = subprocess.run(command, capture_output=True, text=True, timeout=300, check=False,
+                                 preexec_fn=None if limit is None else functools.partial(limited_file_size, limit))
+        assert stopped.returncode == 1, stopped.stderr
+        lines = stopped.stderr.strip().splitlines()
+        assert len(lines) == 1 and "Traceback" not in stopped.stderr, stopped.stderr
+        assert lines[0].startswith("sitemapcrawl: error: fetch stopped: the WARC file cannot be written: ")
+        assert "fetched outcomes not written (their rows stay due: the rerun fetches them again)" in lines[0]
+        assert list(folder.glob("*.open")) == []
+        checked = subprocess.run([WARCIO, "check", *map(str, folder.iterdir())], capture_output=True, text=True)
+        assert checked.returncode == 0, checked.stdout + checked.stderr  # every file ends on a whole record
+        records = {(r["file"], r["offset"]): r for r in all_records(folder)}
+        for page in rows(store).values():  # what HBase holds points at records that exist
+            if page.warc_file is not None:
+                assert records[(page.warc_file, page.warc_offset)]["url"] == page.url
+        if full == "tmpfs":
+            (folder.parent / "filler").unlink()  # room again: the rerun finishes the batch
+        rerun = subprocess.run(command, capture_output=True, text=True, timeout=300, check=False)
+        assert rerun.returncode == 0, rerun.stderr
+        pages = Counter(r["url"] for r in all_records(folder)
+                        if r["type"] == "response" and not r["url"].endswith("/robots.txt"))
+        assert pages and max(pages.values()) == 1  # what was not archived was fetched again, once

@@ -30,6 +30,7 @@ from split_helpers import AGENT, START, prepare_batch, split_settings, table
 from sitemapcrawl.batch import registry
 from sitemapcrawl.batch.leases import Lease
 from sitemapcrawl.config import Settings
+from sitemapcrawl.errors import SplitWaitError
 from sitemapcrawl.jobs.detect import detect
 from sitemapcrawl.jobs.fetch import FetchOptions, fetch
 from sitemapcrawl.jobs.generate import CrawlMode, GenerateOptions, generate
@@ -38,6 +39,7 @@ from sitemapcrawl.jobs.parse import parse_batch
 from sitemapcrawl.jobs.updatedb import updatedb
 from sitemapcrawl.model.splits import WHOLE, Split
 from sitemapcrawl.model.webpage import BATCH_TABLE
+from sitemapcrawl.modes import UpdateStep
 from sitemapcrawl.storage.store import Store
 from sitemapcrawl.testweb import TestWebServer
 from sitemapcrawl.testweb.generate import bulk_web
@@ -54,8 +56,11 @@ def fetches(web: TestWebServer) -> Counter[str]:
 
 
 def run_rounds(store: Store, settings: Settings, web: TestWebServer, splits: int, rounds: int = 3,
-               update: Callable[[Store, UrlRules, str, Split, datetime], object] | None = None) -> list[int]:
-    """Inject, detect, then `rounds` rounds with every split phase run by `splits` splits; rows selected."""
+               update: Callable[[Store, UrlRules, str, Split, datetime], object] | None = None,
+               steps: bool = False) -> list[int]:
+    """Inject, detect, then `rounds` rounds with every split phase run by `splits` splits; rows selected.
+
+    `steps`: updatedb's splits run one after the other, each its spread step, then each its merge step."""
     rules = UrlRules.from_settings(settings)
     client = PoliteHttpClient.from_settings(settings)
     selected = []
@@ -77,6 +82,13 @@ def run_rounds(store: Store, settings: Settings, web: TestWebServer, splits: int
             fetch(store, client, rules, FetchOptions.from_settings(settings, batch), now=lambda n=now: n)
             for part in parts:
                 parse_batch(store, rules, batch, mode=CrawlMode.MIXED, now=now, split=part)
+            if steps:  # no split waits for another: one at a time, spread first, merge after
+                for step in (UpdateStep.SPREAD, UpdateStep.MERGE):
+                    for part in parts:
+                        updatedb(store, rules, batch, mode=CrawlMode.MIXED, now=now, split=part, step=step)
+                state = registry.read_batch(store, batch)
+                assert state is not None and state.finished and state.selected == chosen
+                continue
             # updatedb's splits wait for each other's spread: they run side by side.
             with ThreadPoolExecutor(len(parts)) as pool:
                 done = [pool.submit(update or _update, Store(settings), rules, batch, part, now) for part in parts]
@@ -119,6 +131,36 @@ def test_split_phases_leave_the_same_table_as_one_run(
     assert run_rounds(store, split_settings(settings), web, splits) == selected
     assert table(store) == rows
     assert fetches(web) == fetched  # no URL fetched twice, none left out
+
+
+def test_updatedb_in_two_steps_leaves_the_same_table_and_merges_only_what_every_split_spread(
+        web: TestWebServer, store: Store, settings: Settings,
+        reference: tuple[dict[str, tuple[object, ...]], list[int], Counter[str]]) -> None:
+    rows, selected, _fetched = reference
+    web.reset()
+    assert run_rounds(store, split_settings(settings), web, 3, steps=True) == selected
+    assert table(store) == rows
+
+
+def test_the_merge_step_refuses_a_batch_not_every_split_spread(web: TestWebServer, store: Store,
+                                                                settings: Settings) -> None:
+    settings = split_settings(settings)
+    web.reset()
+    batch = prepare_batch(store, settings, web)
+    rules = UrlRules.from_settings(settings)
+    first = updatedb(store, rules, batch, split=Split(0, 2), step=UpdateStep.SPREAD)
+    assert first.spread_rows > 0
+    again = updatedb(store, rules, batch, split=Split(0, 2), step=UpdateStep.SPREAD)
+    assert again.spread_rows == 0  # done: a rerun of the step does nothing
+    with pytest.raises(SplitWaitError) as refused:
+        updatedb(store, rules, batch, split=Split(0, 2), step=UpdateStep.MERGE)
+    assert str(refused.value) == (f"batch {batch}: split(s) 1/2 have not spread their links: run `updatedb "
+                                  "--step spread --split 1/2` (each of them) before the merge step")
+    merged = _cli(settings, "updatedb", "--batch", batch, "--split", "1/2", "--step", "merge")
+    _out, err = merged.communicate(timeout=300)
+    assert merged.returncode == 1 and err.strip().splitlines() == [f"sitemapcrawl: error: {refused.value}"]
+    state = registry.read_batch(store, batch)
+    assert state is not None and not state.finished and "update.0/2" not in state.done
 
 
 def _cli(settings: Settings, *args: str, env: dict[str, str] | None = None,

@@ -142,3 +142,50 @@ def test_log_lines_go_above_the_live_display(restore_logging: None) -> None:
 def test_a_message_that_cannot_be_encoded_is_escaped_not_a_traceback(capsys: pytest.CaptureFixture[str]) -> None:
     Messages().echo("line 3: not UTF-8: http://a/\udcff")
     assert capsys.readouterr().err == "line 3: not UTF-8: http://a/\\udcff\n"
+
+
+def test_json_mode_makes_every_record_and_message_one_json_object(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], restore_logging: None) -> None:
+    import json
+
+    from sitemapcrawl import logfields
+    from sitemapcrawl.cli.shared import State, worker_line
+
+    messages = Messages()
+    log_file = tmp_path / "crawl.log"
+    setup_logging(messages, 1, quiet=False, log_file=log_file, as_json=True)
+    logfields.note(command="crawl", batch="b1", split="0/2")
+    try:
+        with messages.stages() as update:  # no live display in JSON mode, even where there would be one
+            update("fetch", 1, 2, 0)
+            logging.getLogger("sitemapcrawl.jobs.fetch").info("fetched %s", "http://a/\x1b]0;x\x07")
+            messages.echo("round 1: batch b1")
+            messages.say("sitemapcrawl: error: gone", level="ERROR")
+            try:
+                raise ValueError("bad")
+            except ValueError:
+                logging.getLogger("sitemapcrawl.jobs.fetch").exception("failed")
+        saved, State.messages = State.messages, messages
+        try:
+            worker_line("1/2", json.dumps({"level": "INFO", "message": "parse: done", "batch": "b1"}))
+            worker_line("1/2", "Traceback (most recent call last):")
+        finally:
+            State.messages = saved
+    finally:
+        logfields.note(command=None, batch=None, split=None)
+    err = capsys.readouterr().err
+    records = [json.loads(line) for line in err.splitlines()]
+    assert [r["message"] for r in records] == ["fetched http://a/\x1b]0;x\x07", "round 1: batch b1",
+                                               "sitemapcrawl: error: gone", "failed", "parse: done",
+                                               "Traceback (most recent call last):"]
+    assert "\x1b" not in err and "\\u001b" in err  # escaped: a terminal shows it, never runs it
+    first, message, error, failure, relayed, wrapped = records
+    assert first["level"] == "INFO" and first["logger"] == "sitemapcrawl.jobs.fetch"
+    assert (first["command"], first["batch"], first["split"]) == ("crawl", "b1", "0/2")
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", first["time"])
+    assert message["logger"] == "sitemapcrawl.cli" and error["level"] == "ERROR"
+    assert "ValueError: bad" in failure["exception"]
+    assert relayed["split"] == "1/2" and relayed["batch"] == "b1"
+    assert wrapped["split"] == "1/2" and wrapped["level"] == "INFO"
+    written = [json.loads(line) for line in log_file.read_text().splitlines()]
+    assert [r["message"] for r in written] == ["fetched http://a/\x1b]0;x\x07", "failed"]  # records, not messages

@@ -116,3 +116,47 @@ def test_a_closed_buffered_transport_keeps_what_it_read_so_a_cut_call_needs_new_
     old = (connection.transport, connection.client)
     connection._refresh_thrift_client()
     assert connection.transport is not old[0] and connection.client is not old[1]
+
+
+
+class _Feed:
+    """A socket that answers with `data` once, then ends; notes the sizes it is asked for."""
+
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+        self.asked: list[int] = []
+
+    def read(self, size: int) -> bytes:
+        self.asked.append(size)
+        if not self.data:
+            raise EOFError
+        data, self.data = self.data, b""
+        return data
+
+
+def test_the_transports_ask_the_socket_for_an_announced_length_in_one_read() -> None:
+    # Why the seam bounds lengths in the socket's `read`: the buffered transport grows its buffer to a
+    # string length the reply announces, the framed one to a frame size, and each asks its socket (a
+    # Python object) for that much at once, before any of it has arrived.
+    import struct
+
+    from thriftpy2.protocol import TBinaryProtocol
+    from thriftpy2.transport import TCyFramedTransport
+
+    name_of_300_mb = _Feed(struct.pack("!ii", -2147418110, 300_000_000))
+    with pytest.raises(EOFError):
+        TBinaryProtocol(TCyBufferedTransport(name_of_300_mb, buf_size=WIDE)).read_message_begin()
+    assert max(name_of_300_mb.asked) >= 300_000_000
+    frame_of_300_mb = _Feed(struct.pack("!i", 300_000_000))
+    with pytest.raises(EOFError):
+        TBinaryProtocol(TCyFramedTransport(frame_of_300_mb)).read_message_begin()
+    assert max(frame_of_300_mb.asked) >= 300_000_000
+
+
+def test_the_decoders_errors_for_garbage_are_importable_where_the_seam_takes_them() -> None:
+    from thriftpy2.protocol.cybin import ProtocolError
+    from thriftpy2.protocol.exc import TProtocolException
+    from thriftpy2.transport import TTransportException
+
+    assert issubclass(ProtocolError, Exception) and issubclass(TProtocolException, Exception)
+    assert TTransportException.UNKNOWN == 0

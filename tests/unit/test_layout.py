@@ -35,6 +35,7 @@ FLOORS: list[set[str]] = [
     {"modes"},
     {"safetext"},
     {"errors"},
+    {"logfields"},
 ]
 FLOOR_OF = {room: number for number, rooms in enumerate(FLOORS) for room in rooms}
 MAX_LINES = 600

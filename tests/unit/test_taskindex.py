@@ -77,6 +77,24 @@ def test_missing_wrong_and_disagreeing_variables_are_one_line(environ: dict[str,
     assert "\n" not in str(caught.value)
 
 
+@pytest.mark.parametrize(("name", "value", "others"), [
+    ("JOB_COMPLETION_INDEX", "\u00b2", {}),  # superscript two: str.isdigit says yes, int() says no
+    ("JOB_COMPLETION_INDEX", "\u0663", {}),  # Arabic-Indic three: int() would take it as 3
+    ("SLURM_ARRAY_TASK_STEP", "\u00b2", {"SLURM_ARRAY_TASK_ID": "2", "SLURM_ARRAY_TASK_COUNT": "4",
+                                         "SLURM_ARRAY_TASK_MIN": "0"}),
+    ("AWS_BATCH_JOB_ARRAY_SIZE", "\u00b3", {"AWS_BATCH_JOB_ARRAY_INDEX": "1"}),
+    ("CLOUD_RUN_TASK_COUNT", "4" * 5_000, {"CLOUD_RUN_TASK_INDEX": "1"}),
+    ("CLOUD_RUN_TASK_INDEX", "0" * 10 + "1", {"CLOUD_RUN_TASK_COUNT": "2"}),  # past the bound, however small
+    ("JOB_COMPLETION_INDEX", "\uff11", {}),  # fullwidth one
+])
+def test_only_a_few_ascii_digits_make_a_number(name: str, value: str, others: dict[str, str]) -> None:
+    with pytest.raises(UsageError) as caught:
+        split_from_scheduler({**others, name: value}, 4)
+    message = str(caught.value)
+    assert message.startswith(f"--split auto: {name}=") and "expected a whole number" in message
+    assert "\n" not in message and len(message) < 200  # a 5,000-digit value is not repeated back
+
+
 @pytest.mark.parametrize(("args", "env", "message"), [
     (["crawl", "--split", "auto"], {}, "--split auto: no batch scheduler's task index is set"),
     (["generate", "--batch-id", "b1", "--split", "auto"],
@@ -89,6 +107,10 @@ def test_missing_wrong_and_disagreeing_variables_are_one_line(environ: dict[str,
      None),
     (["parse", "--batch", "b1", "--split", "0/2", "--splits", "2"], {},
      "--splits N goes with --split auto"),
+    (["crawl", "--split", "auto"], {"JOB_COMPLETION_INDEX": "\u00b2", "SITEMAPCRAWL_SPLITS": "4"},
+     "--split auto: JOB_COMPLETION_INDEX='\u00b2': expected a whole number >= 0"),
+    (["crawl", "--split", "auto"], {"AWS_BATCH_JOB_ARRAY_INDEX": "1", "AWS_BATCH_JOB_ARRAY_SIZE": "9" * 5_000},
+     "--split auto: AWS_BATCH_JOB_ARRAY_SIZE='99999"),
     (["crawl", "--split", "auto"], {"CLOUD_RUN_TASK_INDEX": "0", "CLOUD_RUN_TASK_COUNT": "2",
                                     "SITEMAPCRAWL_SPLITS": "4"},
      "--split auto: --splits (or SITEMAPCRAWL_SPLITS) 4 disagrees with CLOUD_RUN_TASK_COUNT=2"),

@@ -1,13 +1,16 @@
-"""WARC output offline: records, digests, revisits, rotation, file names, and the decoder we borrow from urllib3."""
+"""WARC output offline: records, digests, revisits, rotation, file names, dead runs' files, a full disk."""
 
 from __future__ import annotations
 
 import base64
+import errno
 import gzip
 import hashlib
+import os
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 from cli_helpers import cli
@@ -15,7 +18,7 @@ from warcio.archiveiterator import ArchiveIterator
 
 from sitemapcrawl.config import Settings
 from sitemapcrawl.errors import UsageError
-from sitemapcrawl.web.warc import Exchange, WarcRecorder, open_recorder, warcinfo
+from sitemapcrawl.web.warc import Exchange, WarcRecorder, open_recorder, warcinfo, whole_members
 
 BODY = gzip.compress(b"<html>hello</html>" * 50)
 
@@ -142,3 +145,98 @@ def test_fetch_with_an_unusable_folder_says_so_in_one_line_before_any_work(tmp_p
     assert result.exit_code == 2
     assert len(result.stderr.strip().splitlines()) == 1 and "WARC folder" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def _dead_run(folder: Path, exchanges: int) -> Path:
+    """The `.open` file a recorder left when its process was killed (a child that SIGKILLs itself)."""
+    import pickle
+    import subprocess
+    import textwrap
+
+    script = textwrap.dedent(f"""
+        import os, pickle, signal
+        from pathlib import Path
+        from sitemapcrawl.web.warc import WarcRecorder
+        recorder = WarcRecorder(Path({str(folder)!r}), 10_000_000, {{}})
+        recorder._open()
+        for _ in range({exchanges}):
+            recorder.record(pickle.loads({pickle.dumps(exchange())!r}))
+        os.kill(os.getpid(), signal.SIGKILL)
+    """)
+    subprocess.run([sys.executable, "-c", script], check=False, timeout=60)
+    (left,) = folder.glob("*.warc.gz.open")
+    return left
+
+
+def test_a_dead_runs_open_file_is_cut_after_its_last_whole_record_and_renamed(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    left = _dead_run(tmp_path, 2)
+    whole = left.stat().st_size
+    with left.open("ab") as stream:  # a record torn by the kill: half a gzip member
+        stream.write(gzip.compress(b"WARC/1.1\r\n" + os.urandom(5000))[:300])
+    live = WarcRecorder(tmp_path, 10_000_000, {})  # a recorder made in the folder closes the dead run's file
+    live.record(exchange())  # ...and its own, open and locked, is no dead run's file
+    assert WarcRecorder(tmp_path, 10_000_000, {}).files == []
+    final = left.with_name(left.name.removesuffix(".open"))
+    assert not left.exists() and final.stat().st_size == whole
+    assert [r[1] for r in records(final)] == ["warcinfo", "response", "request", "response", "request"]
+    assert f"{left.name} was left open by a run that died: closed as {final.name} (5 whole records, a torn " \
+           "last record of 300 bytes cut)" in caplog.text
+    assert len(list(tmp_path.glob("*.open"))) == 1  # the live recorder's, still being written
+    live.close()
+    assert list(tmp_path.glob("*.open")) == []
+
+
+def test_a_dead_runs_file_without_a_whole_record_is_removed(tmp_path: Path) -> None:
+    left = _dead_run(tmp_path, 0)  # the warcinfo record alone: whole
+    left.write_bytes(left.read_bytes()[:20])  # torn in its first record
+    WarcRecorder(tmp_path, 10_000_000, {})
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_whole_members_stop_at_the_first_torn_or_bad_one() -> None:
+    import io
+
+    members = [gzip.compress(bytes(n) * 1000) for n in (1, 300, 5)]
+    data = b"".join(members)
+    assert whole_members(io.BytesIO(data), chunk=7) == (len(data), 3)
+    assert whole_members(io.BytesIO(data[:-3]), chunk=64) == (len(data) - len(members[-1]), 2)
+    assert whole_members(io.BytesIO(data + b"not gzip at all"), chunk=64) == (len(data), 3)
+    assert whole_members(io.BytesIO(b"")) == (0, 0)
+
+
+class _FullDisk:
+    """A file whose writes fail after `room` bytes, as a full disk's do (ENOSPC), having written part."""
+
+    def __init__(self, real: Any, room: int) -> None:
+        self.real, self.room = real, room
+
+    def write(self, data: Any) -> int:
+        if len(data) > self.room:
+            written = self.real.write(bytes(data[:self.room]))
+            self.room = 0
+            if written:
+                return int(written)
+            raise OSError(errno.ENOSPC, "No space left on device")
+        self.room -= len(data)
+        return int(self.real.write(data))
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.real, name)
+
+
+def test_a_write_that_fails_cuts_the_file_back_to_a_whole_record_and_close_never_raises(tmp_path: Path) -> None:
+    recorder = WarcRecorder(tmp_path, 10_000_000, {})
+    first = recorder.record(exchange())
+    assert recorder._file is not None
+    recorder._file = _FullDisk(recorder._file, 500)  # type: ignore[assignment]
+    with pytest.raises(OSError, match="No space left"):
+        recorder.record(exchange())
+    recorder.close()  # nothing left to close: no error
+    (closed,) = tmp_path.iterdir()
+    assert closed.name == first.file  # renamed at the failure: no .open file
+    assert [r[1] for r in records(closed)] == ["warcinfo", "response", "request"]  # the torn one is gone
+    second = recorder.record(exchange())  # room again: a new file of the series
+    assert second.file != first.file
+    (tmp_path / f"{second.file}.open").unlink()  # a folder gone from under it: close says so, never raises
+    recorder.close()
