@@ -166,8 +166,9 @@ class Settings:
     # --- sitemaps ------------------------------------------------------------
     max_sitemap_urls: int = 50_000
     """Entries kept per sitemap document (sitemaps.org limit)."""
-    max_sitemap_bytes: int = 10_000_000
-    """Uncompressed bytes read per sitemap document; also caps decompression."""
+    max_sitemap_bytes: int = 52_428_800
+    """Uncompressed bytes read per sitemap document (50 MiB, the protocol's limit since 2016; a document over
+    the old 10 MB is read whole and reported as `over-10mb`); also caps decompression."""
     max_index_depth: int = 5
     """How deep sitemap indexes are followed (and how far a host's vouching passes down them)."""
     tree_max_documents: int = 10_000

@@ -263,6 +263,8 @@ class ProblemKind(StrEnum):
     """Child sitemaps of an index that are blacklisted (parse)."""
     BODY_CUT = "body-cut"
     """The fetcher cut the body at its size cap (the tree walker)."""
+    OVER_10MB = "over-10mb"
+    """The document is over 10 MB uncompressed (`OLD_BYTE_LIMIT`): read whole, but older consumers cut it."""
 
 
 ProblemCounts = tuple[tuple[ProblemKind, int], ...]

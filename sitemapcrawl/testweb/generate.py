@@ -25,7 +25,7 @@ from sitemapcrawl.testweb.model import (
 #: URLs over the sitemaps.org limit of 50,000 per sitemap.
 OVER_URL_LIMIT = 50_001
 #: Bytes over the sitemaps.org limit of 50 MiB would be slow to serve in
-#: tests; 11 MB is over the 10 MB limit crawlers (and this project) use.
+#: tests; 11 MB is over the old 10 MB limit (read whole, reported as `over-10mb`).
 OVERSIZED_BYTES = 11_000_000
 
 
