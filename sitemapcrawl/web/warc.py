@@ -29,10 +29,14 @@ from typing import Any
 from sitemapcrawl.config import Settings
 from sitemapcrawl.errors import UsageError
 
-__all__ = ["Capture", "Exchange", "WarcRecorder", "open_recorder", "warcinfo"]
+__all__ = ["Capture", "Exchange", "WarcRecorder", "open_recorder", "redacted", "warcinfo"]
 
-#: Settings left out of the warcinfo record: a proxy URL may carry a password.
-_PRIVATE_SETTINGS = frozenset({"http_proxy", "https_proxy"})
+#: Settings left out of the warcinfo record: a proxy URL may carry a password, a header a token.
+_PRIVATE_SETTINGS = frozenset({"http_proxy", "https_proxy", "headers"})
+#: Request headers whose values a request record never holds (netrc basic auth, cookies); `open_recorder`
+#: adds the names of the `headers` setting.
+REDACTED_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie"})
+REDACTED = "[redacted]"
 #: The body is recorded without its chunked framing, so this header would misdescribe it.
 _DROPPED_HEADERS = frozenset({"transfer-encoding"})
 _SERVER_NOT_MODIFIED = "http://netpreserve.org/warc/1.1/revisit/server-not-modified"
@@ -82,6 +86,9 @@ def _safe(text: str) -> str:
 
 class WarcRecorder:
     """Writes exchanges as WARC records into a series of rotating files (see the module docstring)."""
+
+    redact: frozenset[str] = REDACTED_HEADERS
+    """Request headers (lower case) whose values the request records hold as `[redacted]`."""
 
     def __init__(self, folder: Path, max_bytes: int, info: dict[str, str], prefix: str = "sitemapcrawl") -> None:
         """A recorder writing into `folder` (made if missing); UsageError without warcio or a writable folder."""
@@ -179,9 +186,16 @@ class WarcRecorder:
                                          length=len(exchange.body), http_headers=http, warc_headers_dict=warc)
 
     def _request(self, writer: Any, exchange: Exchange, date: str, response_id: str) -> Any:
-        http = self._headers_type(exchange.request_line, list(exchange.request_headers), is_http_request=True)
+        http = self._headers_type(exchange.request_line, redacted(exchange.request_headers, self.redact),
+                                  is_http_request=True)
         return writer.create_warc_record(exchange.url, "request", http_headers=http,
                                          warc_headers_dict={"WARC-Date": date, "WARC-Concurrent-To": response_id})
+
+
+def redacted(headers: tuple[tuple[str, str], ...],
+             private: frozenset[str] = REDACTED_HEADERS) -> list[tuple[str, str]]:
+    """Request headers as a record keeps them: the value of each named in `private` (lower case) replaced."""
+    return [(name, REDACTED if name.lower() in private else value) for name, value in headers]
 
 
 def warcinfo(settings: Settings) -> dict[str, str]:
@@ -202,4 +216,7 @@ def open_recorder(settings: Settings) -> WarcRecorder | None:
     """The recorder the settings ask for (`warc_dir`), or None; UsageError without warcio."""
     if not settings.warc_dir:
         return None
-    return WarcRecorder(Path(settings.warc_dir), settings.warc_max_bytes, warcinfo(settings))
+    recorder = WarcRecorder(Path(settings.warc_dir), settings.warc_max_bytes, warcinfo(settings))
+    # The `--header` values may be tokens: recorded as redacted, as the credentials are.
+    recorder.redact = REDACTED_HEADERS | {line.partition(":")[0].strip().lower() for line in settings.headers}
+    return recorder
