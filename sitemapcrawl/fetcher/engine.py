@@ -340,7 +340,7 @@ class Engine:
         pause = self.pacing.answered(key, response.status, response.headers.get("retry-after"))
         release(ended=time.monotonic(), hold=pause)
         now = self.now()
-        row = outcome_row(item, response, now, self.settings, self.options.store_content)
+        row = outcome_row(item, response, now, self.settings, self.options.store_content, self.rules.canonical)
         self.counts.requests += 1
         self.counts.bytes += len(response.body)
         if row.status is FetchStatus.REDIRECT and row.redirect_to:

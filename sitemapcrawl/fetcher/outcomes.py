@@ -1,9 +1,11 @@
 """What one HTTP answer says about a URL: the facts a fetch records on its row. No I/O.
 
 A fetch records facts only (status, HTTP code, validators, signature,
-retries, errors, `retry_at`, the WARC record); the next fetch time is
-`sitemapcrawl.model.schedule`'s, which updatedb runs. What each outcome
-means: docs/commands.md, fetch.
+retries, errors, `retry_at`, the WARC record, and from a page's 2xx answer
+what it says about itself: robots directives, canonical, hreflang, read by
+`web.pagesays` from its head and headers in every mode); the next fetch
+time is `sitemapcrawl.model.schedule`'s, which updatedb runs. What each
+outcome means: docs/commands.md, fetch.
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ from sitemapcrawl.model.schedule import SchedulePolicy, after_failure
 from sitemapcrawl.model.webpage import FetchStatus, WebPage
 from sitemapcrawl.storage.politeness import SLOW_DOWN_CODES, retry_after_seconds
 from sitemapcrawl.web.http import HttpResponse
+from sitemapcrawl.web.pagesays import page_says
+from sitemapcrawl.web.urls import DEFAULT_RULES, CanonicalRules
 
 __all__ = ["outcome_row", "retry_or_gone", "with_fields"]
 
@@ -61,8 +65,11 @@ def _content_fields(item: FetchItem, response: HttpResponse, settings: Settings,
 
 
 def outcome_row(item: FetchItem, response: HttpResponse, now: datetime, settings: Settings,
-                store_content: bool) -> WebPage:
-    """The facts one HTTP answer gives (no marks, no redirect following, no next fetch time)."""
+                store_content: bool, rules: CanonicalRules = DEFAULT_RULES) -> WebPage:
+    """The facts one HTTP answer gives (no marks, no redirect following, no next fetch time).
+
+    `rules` canonicalise the URLs a page names (its canonical, its alternates).
+    """
     common: dict[str, object] = {"fetch_time": now, "error": "", "redirect_to": ""}
     if item.fetch_time is not None:
         common["prev_fetch_time"] = item.fetch_time
@@ -78,6 +85,8 @@ def outcome_row(item: FetchItem, response: HttpResponse, now: datetime, settings
     if 200 <= code < 300:
         fields.update(retries=0, **_validators(response))
         fields.update(_content_fields(item, response, settings, item.is_sitemap or store_content, now))
+        if not item.is_sitemap:
+            fields.update(_self_description(item.url, response, settings, rules))
     elif code == 304:
         fields.update(status=FetchStatus.NOT_MODIFIED, retries=0, **_validators(response, keep=item))
     elif code in _REDIRECT_CODES and location:
@@ -90,6 +99,15 @@ def outcome_row(item: FetchItem, response: HttpResponse, now: datetime, settings
     else:
         fields.update(status=FetchStatus.GONE, retries=0, error=f"HTTP {code}")
     return WebPage(item.url, **fields)  # type: ignore[arg-type]
+
+
+def _self_description(url: str, response: HttpResponse, settings: Settings,
+                      rules: CanonicalRules) -> dict[str, object]:
+    """What the page says about itself (`web.pagesays`), every field written (empty or 0: it says nothing),
+    so what a page stopped saying leaves its row too."""
+    says = page_says(url, response.headers, response.body, user_agent=settings.user_agent or "", rules=rules)
+    return {"noindex": says.noindex, "nofollow": says.nofollow, "canonical": says.canonical,
+            "robots": says.robots, "hreflang": tuple(f"{lang} {href}" for lang, href in says.alternates)}
 
 
 def _capture_fields(response: HttpResponse) -> dict[str, object]:

@@ -6,7 +6,8 @@ by the hosts that vouch for it; each entry becomes one blind, idempotent
 `il:` cell on its target (recorded as listed first; its `b=` is the batch's
 mark, and a batch without records, read by scanning, gets `k:dsc` too),
 which updatedb merges; `storage.history` records what the parse changed. An
-HTML page gets its outlinks (`ol:`), canonical link and meta robots. Why
+HTML page gets its outlinks (`ol:`), unless fetch read nofollow (what a
+page says about itself is fetch's: `web.pagesays`). Why
 blind puts, and the rules in full: docs/commands.md, parse.
 
 Cost: proportional to the batch, not the table: one range scan of member
@@ -68,15 +69,15 @@ from sitemapcrawl.storage.store import Store
 from sitemapcrawl.storage.tables import Unreadable, read_page, read_pages
 from sitemapcrawl.web import rowkeys, urls
 from sitemapcrawl.web.htmllinks import extract_links
+from sitemapcrawl.web.pagesays import is_html
 from sitemapcrawl.web.rules import UrlRules
 
 log = logging.getLogger(__name__)
 
 _READ_FIELDS = [
     "status", "is_sitemap", "sitemap_source", "content_type", "blacklisted", "cross_submitters",
-    "vouched_by", "depth", "radius", "parse_mark", "fetch_mark",
+    "vouched_by", "depth", "radius", "parse_mark", "fetch_mark", "nofollow",
 ]
-_HTML_TYPES = ("text/html", "application/xhtml+xml")
 
 
 @dataclass(frozen=True)
@@ -391,19 +392,15 @@ def record_history(store: Store, key: bytes, url: str, listed: dict[str, Hints],
         counts.changes.update({kind.value: n for kind, n in found.counts.items() if n})
 
 
-def _is_html(content_type: str | None) -> bool:
-    kind = (content_type or "").split(";", 1)[0].strip().lower()
-    return kind in _HTML_TYPES
-
-
 def parse_page_row(row: WebPage, body: bytes, batch_id: str, rules: UrlRules, counts: ParseCounts) -> WebPage:
-    """One HTML page's outlinks and robots directives: the cells to put on its own row.
+    """One HTML page's outlinks: the cells to put on its own row (none when fetch read nofollow, `m:nof`).
 
-    A page parsed before loses the outlinks this parse no longer finds: the
-    caller deletes them (`_delete_stale_outlinks`) before it puts these.
+    What the page says about itself (robots, canonical, hreflang) is fetch's
+    to record. A page parsed before loses the outlinks this parse no longer
+    finds: the caller deletes them (`_delete_stale_outlinks`) before it puts these.
     """
     found = extract_links(body, row.url, rules=rules.canonical, url_filter=rules.url_filter,
-                          max_outlinks=rules.settings.max_outlinks_per_page)
+                          max_outlinks=rules.settings.max_outlinks_per_page, follow=not row.nofollow)
     outlinks = {
         link.url: format_outlink(Outlink(OutlinkKind.SITEMAP if link.sitemap_candidate else OutlinkKind.LINK,
                                          link.anchor))
@@ -411,8 +408,7 @@ def parse_page_row(row: WebPage, body: bytes, batch_id: str, rules: UrlRules, co
     }
     counts.pages += 1
     counts.outlinks += len(outlinks)
-    return WebPage(row.url, outlinks=outlinks, canonical=found.canonical, noindex=found.noindex,
-                   nofollow=found.nofollow, parse_mark=batch_id)
+    return WebPage(row.url, outlinks=outlinks, parse_mark=batch_id)
 
 
 def _delete_stale_outlinks(store: Store, pages: list[tuple[bytes, WebPage]], unreadable: Unreadable) -> None:
@@ -493,7 +489,7 @@ def _skip_or_sitemap(store: Store, key: bytes, row: WebPage, batch_id: str, rule
         return "page (sitemap-only mode)", None
     if row.status is not FetchStatus.FETCHED:
         return f"page {row.status.value if row.status else 'not fetched'}", None
-    if not _is_html(row.content_type):
+    if not is_html(row.content_type):
         return "not HTML", None
     return None, None
 

@@ -224,9 +224,22 @@ class WebPage:
     seed: bool | None = col("m", "sd", FLAG, "injected as a seed", "inject")
     batch_id: str | None = col("m", "b", TEXT, "batch the row was generated into", "generate")
     partition: int | None = col("m", "pa", PARTITION, "fetch partition of the batch", "generate")
-    canonical: str | None = col("m", "can", TEXT, "<link rel=canonical> of the page", "parse")
-    noindex: bool | None = col("m", "noi", FLAG, "<meta name=robots> says noindex", "parse")
-    nofollow: bool | None = col("m", "nof", FLAG, "<meta name=robots> says nofollow", "parse")
+    # m: what the page says about itself (sitemapcrawl/web/pagesays.py), read by fetch from every 2xx answer
+    canonical: str | None = col(
+        "m", "can", TEXT, "canonical URL the page names: <link rel=canonical> in its head, else a Link header's "
+        "rel=canonical (empty: none)", "fetch")
+    noindex: bool | None = col(
+        "m", "noi", FLAG, "the page says noindex to search engines (robots or googlebot; <meta> or X-Robots-Tag)",
+        "fetch")
+    nofollow: bool | None = col(
+        "m", "nof", FLAG, "the page says nofollow to this crawler (robots or its own token; <meta> or "
+        "X-Robots-Tag): parse follows none of its links", "fetch")
+    robots: tuple[str, ...] | None = col(
+        "m", "rob", LINES, "robots directives as read, a line each: `X-Robots-Tag: ...` as sent, `meta NAME: ...`",
+        "fetch")
+    hreflang: tuple[str, ...] | None = col(
+        "m", "hl", LINES, "hreflang alternates the page names (<link rel=alternate hreflang>, Link header): "
+        "`LANG URL` a line", "fetch")
     link_inlinks: int | None = col("m", "nil", INT, "pages linking to this URL (link inlinks; absent: 0)",
                                    "updatedb")
     # k: markers
