@@ -1,7 +1,8 @@
 """What one HTTP answer says about a URL: the facts a fetch records on its row. No I/O.
 
 A fetch records facts only (status, HTTP code, validators, signature,
-retries, errors, `retry_at`, the WARC record, and from a page's 2xx answer
+retries, errors, `retry_at`, the WARC record, the bot defence that answered
+instead of the page (`web.challenge`), and from a page's 2xx answer
 what it says about itself: robots directives, canonical, hreflang, read by
 `web.pagesays` from its head and headers in every mode); the next fetch
 time is `sitemapcrawl.model.schedule`'s, which updatedb runs. What each
@@ -21,6 +22,7 @@ from sitemapcrawl.fetcher.model import FetchItem
 from sitemapcrawl.model.schedule import SchedulePolicy, after_failure
 from sitemapcrawl.model.webpage import FetchStatus, WebPage
 from sitemapcrawl.storage.politeness import SLOW_DOWN_CODES, retry_after_seconds
+from sitemapcrawl.web.challenge import challenge_of
 from sitemapcrawl.web.http import HttpResponse
 from sitemapcrawl.web.pagesays import page_says
 from sitemapcrawl.web.urls import DEFAULT_RULES, CanonicalRules
@@ -82,7 +84,15 @@ def outcome_row(item: FetchItem, response: HttpResponse, now: datetime, settings
         return WebPage(item.url, **fields)  # type: ignore[arg-type]
     fields["http_code"] = code
     location = response.headers.get("location", "").strip()
-    if 200 <= code < 300:
+    defence = challenge_of(code, response.headers, response.body)
+    if defence is not None:
+        # The site is not broken, we are blocked: no failure counted, asked again later (`deferred_interval`).
+        fields.update(status=FetchStatus.DEFERRED, blocked_by=defence,
+                      error=f"HTTP {code}: blocked by the site's bot defence ({defence})")
+        asked = retry_after_seconds(response.headers.get("retry-after"), now)
+        if asked:
+            fields["retry_at"] = now + timedelta(seconds=asked)
+    elif 200 <= code < 300:
         fields.update(retries=0, **_validators(response))
         fields.update(_content_fields(item, response, settings, item.is_sitemap or store_content, now))
         if not item.is_sitemap:

@@ -36,7 +36,7 @@ def problems(row: WebPage) -> list[str]:
         return []
     found = []
     code = row.http_code or 0
-    if code >= 400:
+    if code >= 400 and not blocked_by_site(row):
         found.append("http-error")
     if row.status is FetchStatus.REDIRECT or 300 <= code < 400:
         found.append("redirect")
@@ -47,6 +47,12 @@ def problems(row: WebPage) -> list[str]:
     if row.canonical and row.canonical != row.url:
         found.append("canonical")
     return found
+
+
+def blocked_by_site(row: WebPage) -> bool:
+    """The site's bot defence answered instead of the page (`web.challenge`): we are blocked, it is not broken.
+    `row` needs `status` and `blocked_by`."""
+    return row.status is FetchStatus.DEFERRED and bool(row.blocked_by)
 
 
 def is_orphan(row: WebPage) -> bool:

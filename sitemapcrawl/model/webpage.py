@@ -145,6 +145,9 @@ class WebPage:
     truncated: bool | None = col("f", "tr", FLAG, "the body was cut at the size cap", "fetch")
     retry_at: datetime | None = col(
         "f", "ra", TIME, "earliest retry the server or robots.txt allows (Retry-After, robots.txt retry)", "fetch")
+    blocked_by: str | None = col(
+        "f", "blk", TEXT, "the site's bot defence that answered instead of the page (cloudflare, akamai, aws-waf, "
+        "datadome, perimeterx, sucuri): the status is deferred; empty: another deferral", "fetch")
     warc_file: str | None = col("f", "wf", TEXT, "WARC file of the latest capture (fetch --warc)", "fetch")
     warc_offset: int | None = col("f", "wo", INT, "byte offset of the latest capture's record in that file", "fetch")
     warc_record: str | None = col(

@@ -64,7 +64,7 @@ _EXTRA_FIELDS = [
     "is_sitemap", "changefreq", "lastmod", "next_fetch", "quality", "quality_state", *SIGNAL_FIELDS,
     "quality_notes",
     # the audit (sitemapcrawl/model/audit.py)
-    "in_sitemap", "status", "http_code", "noindex", "canonical", "link_inlinks", "sitemaps_listing",
+    "in_sitemap", "status", "http_code", "noindex", "canonical", "link_inlinks", "sitemaps_listing", "blocked_by",
 ]
 #: URLs kept per audit list (the total is counted in full; `export` gives them all).
 AUDIT_CAP = rowcounts.SAMPLE_CAP

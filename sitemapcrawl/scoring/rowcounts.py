@@ -29,7 +29,7 @@ from sitemapcrawl.scoring.quality import SIGNAL_FIELDS, stored_signals
 GROUP = "rows"
 #: The fields `row_tally` reads.
 TALLY_FIELDS = ("status", "is_sitemap", "seed", "in_sitemap", "lastmod", "fetch_time", "changefreq",
-                "link_inlinks", "http_code", "noindex", "canonical", "sitemaps_listing")
+                "link_inlinks", "http_code", "noindex", "canonical", "sitemaps_listing", "blocked_by")
 #: The audit lists, in the order the page shows them.
 AUDIT_NAMES = ("http-error", "redirect", "blocked", "noindex", "canonical", "orphans", "unlisted", "multi-listed")
 #: URLs kept per audit list and origin (the panel shows at most this many per list).
