@@ -21,15 +21,17 @@ from __future__ import annotations
 import functools
 import logging
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
+from typing import Any
 
 from sitemapcrawl.batch import registry
 from sitemapcrawl.config import Settings
 from sitemapcrawl.errors import InvalidUrlError, SitemapError
 from sitemapcrawl.model.cells import encode, map_column
 from sitemapcrawl.model.changes import Hints, hints_of
+from sitemapcrawl.model.entries import NewsCount, UniformLastmods, extension_fields
 from sitemapcrawl.model.linkvalues import (
     Inlink,
     InlinkKind,
@@ -159,10 +161,17 @@ class EntryInlinks:
         self.batch_id, self.passed_on = batch_id, passed_on
         self._made = functools.lru_cache(maxsize=self.HELD)(self._make)
 
-    def of(self, entry: PageEntry | SitemapRef, depth: int, radius: int) -> tuple[bytes, Hints]:
-        """The entry's inlink cell value (an `index` inlink for a child sitemap) and its `Hints`."""
+    def of(self, entry: PageEntry | SitemapRef, depth: int, radius: int,
+           extras: Mapping[str, Any] | None = None) -> tuple[bytes, Hints]:
+        """The entry's inlink cell value (an `index` inlink for a child sitemap) and its `Hints`; `extras`: more
+        `Inlink` fields (the entry's extensions, `model.entries`; `uniform`), made for this entry alone."""
         if isinstance(entry, SitemapRef):
             return self._made(depth, radius, entry.lastmod, None, None, index=True)
+        if extras:
+            link = Inlink(InlinkKind.SITEMAP, depth, radius, self.batch_id, priority=entry.priority,
+                          changefreq=entry.changefreq, lastmod=entry.lastmod, **extras)
+            return (format_inlink(link).encode("utf-8"),
+                    hints_of(entry.lastmod, entry.changefreq, entry.priority))
         return self._made(depth, radius, entry.lastmod, entry.changefreq, entry.priority)
 
     def _make(self, depth: int, radius: int, lastmod: datetime | None, changefreq: ChangeFreq | None,
@@ -178,10 +187,12 @@ class EntryInlinks:
 class _SitemapParse:
     """Parse one stored sitemap and stream its entries to their target rows."""
 
-    def __init__(self, row: WebPage, batch_id: str, rules: UrlRules, counts: ParseCounts,
+    def __init__(self, row: WebPage, batch_id: str, rules: UrlRules, counts: ParseCounts, now: datetime,
                  vouchers: dict[str, int] | None = None, mark_entries: bool = False) -> None:
         settings = rules.settings
-        self.row = row
+        self.row, self.now = row, now
+        self.news = NewsCount()
+        self.lastmods = UniformLastmods()
         # What each child of an index inherits (nothing past max_index_depth).
         passed_on = tuple(sorted(inherited_vouchers(vouchers or {}, settings.max_index_depth).items()))
         # The entry's inlink says `b=<batch>`: updatedb finds it through the listed records without a `k:dsc`
@@ -258,8 +269,30 @@ class _SitemapParse:
                 self.invalid += 1
                 continue
             self.written += 1
-            inlink, self.listed[target] = self.inlinks.of(entry, depth, radius)
+            if isinstance(entry, SitemapRef):
+                inlink, self.listed[target] = self.inlinks.of(entry, depth, radius)
+            else:
+                extras = extension_fields(entry, self.now, self._canonical, self.news)
+                inlink, self.listed[target] = self.inlinks.of(entry, depth, radius, extras)
+                self.lastmods.add(entry.lastmod, (key, entry, depth, radius, extras))
             yield key, {self.inlink_column: inlink, **self.entry_marks}
+
+    def _canonical(self, url: str) -> str | None:
+        try:
+            return urls.canonicalize(url, self.rules.canonical)
+        except InvalidUrlError:
+            return None
+
+    def uniform_cells(self) -> list[tuple[bytes, dict[bytes, bytes]]]:
+        """When every entry carried one lastmod: their inlink cells again, saying so (`lu=1`), for updatedb's
+        lastmod verdict of each URL (`model.lastmod`); else none."""
+        if not self.lastmods.uniform or self.lastmods.held is None:
+            return []
+        cells = []
+        for key, entry, depth, radius, extras in self.lastmods.held:
+            inlink, _hints = self.inlinks.of(entry, depth, radius, {**(extras or {}), "uniform": True})
+            cells.append((key, {self.inlink_column: inlink}))
+        return cells
 
     def problems(self) -> list[tuple[ProblemKind, int, str]]:
         """Our own problems, added to the engine's: (kind, count, sentence)."""
@@ -275,7 +308,7 @@ class _SitemapParse:
         if self.blacklisted:
             notes.append((ProblemKind.CHILD_BLACKLISTED, self.blacklisted,
                           f"{self.blacklisted:,} child sitemaps blacklisted"))
-        return notes
+        return notes + self.news.problems()
 
 
 def sitemap_vouchers(row: WebPage, max_index_depth: int) -> dict[str, int]:
@@ -352,8 +385,9 @@ def parse_sitemap_row(store: Store, key: bytes, row: WebPage, body: bytes, batch
             sitemap_warnings=(), parse_time=now, sitemap_entries=0,
             is_sitemap=False if demote else None, vouched_by=vouched, parse_mark=batch_id)))], now=now)
         return SitemapOutcome(row.url, None, 0, (problem,))
-    work = _SitemapParse(row, batch_id, rules, counts, vouchers, mark_entries=not has_records(store, batch_id))
+    work = _SitemapParse(row, batch_id, rules, counts, now, vouchers, mark_entries=not has_records(store, batch_id))
     write_listed(store, batch_id, row.url, work.cells(iter(document)), max(1, settings.hbase_batch_size))
+    store.write(WEBPAGE_TABLE, work.uniform_cells())  # the same cells (already listed), now saying lu=1
     report = document.report
     own = work.problems()
     problems = report.problems + tuple(message for _, _, message in own)

@@ -13,7 +13,14 @@ report --html.
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 from sitemapcrawl.model.webpage import FetchStatus, WebPage
+
+#: Google News takes articles of the last two days: an older news entry is stale (when its sitemap is parsed).
+NEWS_MAX_AGE = timedelta(days=2)
+#: News entries Google News reads per sitemap.
+NEWS_MAX_ENTRIES = 1_000
 
 #: The problem kinds of a sitemap-listed URL, in the order the report shows them.
 PROBLEMS = ("http-error", "redirect", "blocked", "noindex", "canonical")

@@ -178,6 +178,20 @@ class WebPage:
         "inject, detect, parse")
     sitemap_warnings: tuple[str, ...] | None = col(
         "s", "wn", LINES, "lenient reads of this sitemap: rules it breaks, with counts", "parse")
+    # s: what the sitemaps' extensions say of a listed URL, merged from their il: cells (issue 46)
+    sitemap_hreflang: tuple[str, ...] | None = col(
+        "s", "hl", LINES, "hreflang alternates its sitemaps give it (xhtml:link): `LANG URL` a line", "updatedb")
+    news_date: str | None = col(
+        "s", "nd", TEXT, "news:publication_date its news sitemap gives, UTC YYYY-MM-DDTHH:MM:SSZ (empty: no news "
+        "sitemap lists it any more)", "updatedb")
+    news_title: str | None = col("s", "nt", TEXT, "news:title its news sitemap gives", "updatedb")
+    news_stale: bool | None = col(
+        "s", "ns", FLAG, "its news entry was older than two days when the sitemap was parsed", "updatedb")
+    images: int | None = col("s", "im", INT, "image:image elements its sitemap entry holds", "updatedb")
+    videos: int | None = col("s", "vd", INT, "video:video elements its sitemap entry holds", "updatedb")
+    lastmod_verdict: str | None = col(
+        "s", "lv", TEXT, "why its lastmod is suspect (sitemapcrawl/model/lastmod.py): uniform, future, "
+        "moved-same-content or stayed-content-changed; absent or empty: not suspect", "updatedb")
     # s: sitemap quality (sitemapcrawl/scoring/quality.py), on sitemap rows; weighted priority on listed rows
     quality: float | None = col("s", "q", FLOAT, "sitemap quality score in [0, 1]", "updatedb")
     quality_state: QualityState | None = col(
