@@ -359,7 +359,7 @@ class FirstListings:
         alike) (None, cells, that text), the row as merged left to `merged`. The cells are the caller's to
         change."""
         text = _only_inlink(row)
-        if text is None:
+        if text is None or _names_alternates(text):  # hreflang is judged row by row (`scoring.hreflang_step`)
             update = merge_row(row, self.batch_id, self.mode, self.policy, self.now)
             return overlaid(row, update), encode(update), None
         return None, dict(self._merged(text)[0]), text
@@ -372,6 +372,12 @@ class FirstListings:
         """The cells and fields (`fields_set`) of the merge of a row holding `text` as its one inlink."""
         update = merge_row(WebPage("", inlinks={"": text}), self.batch_id, self.mode, self.policy, self.now)
         return encode(update), fields_set(update)
+
+
+def _names_alternates(text: str) -> bool:
+    """Does an inlink cell give hreflang alternates (a sitemap entry's `xhtml:link`)?"""
+    link = parse_inlink(text)
+    return link is not None and bool(link.alternates)
 
 
 def _only_inlink(row: WebPage) -> str | None:

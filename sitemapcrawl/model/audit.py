@@ -13,6 +13,7 @@ report --html.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import timedelta
 
 from sitemapcrawl.model.webpage import FetchStatus, WebPage
@@ -60,6 +61,36 @@ def blocked_by_site(row: WebPage) -> bool:
     """The site's bot defence answered instead of the page (`web.challenge`): we are blocked, it is not broken.
     `row` needs `status` and `blocked_by`."""
     return row.status is FetchStatus.DEFERRED and bool(row.blocked_by)
+
+
+def alternates(row: WebPage) -> tuple[tuple[str, str], ...]:
+    """The hreflang alternates a row names, the page's (`m:hl`) then its sitemaps' (`s:hl`), without repeats.
+    `row` needs `hreflang` and `sitemap_hreflang`."""
+    found: dict[tuple[str, str], None] = {}
+    for line in (*(row.hreflang or ()), *(row.sitemap_hreflang or ())):
+        lang, _, url = line.partition(" ")
+        if url:
+            found[(lang, url)] = None
+    return tuple(found)
+
+
+def declared(row: WebPage) -> frozenset[str] | None:
+    """The URLs a row names as its alternates, or None when nothing is known of them (never fetched as a page,
+    and no sitemap gives it alternates): an alternate of unknown mind is not judged."""
+    if row.hreflang is None and not row.sitemap_hreflang:
+        return None
+    return frozenset(url for _lang, url in alternates(row))
+
+
+def missing_returns(url: str, named: tuple[tuple[str, str], ...],
+                    minds: Mapping[str, frozenset[str] | None]) -> tuple[str, ...]:
+    """The alternates of page `url` (`named`, (lang, URL) pairs) that do not name it back: `LANG URL` lines.
+
+    `minds` holds what each alternate names (`declared`); one not in it, or
+    None there, is not known yet and not judged; the page itself is skipped.
+    """
+    return tuple(f"{lang} {other}" for lang, other in named
+                 if other != url and (mind := minds.get(other)) is not None and url not in mind)
 
 
 def is_orphan(row: WebPage) -> bool:

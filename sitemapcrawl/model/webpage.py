@@ -257,6 +257,9 @@ class WebPage:
     hreflang: tuple[str, ...] | None = col(
         "m", "hl", LINES, "hreflang alternates the page names (<link rel=alternate hreflang>, Link header): "
         "`LANG URL` a line", "fetch")
+    hreflang_no_return: tuple[str, ...] | None = col(
+        "m", "hnr", LINES, "hreflang alternates (the page's or its sitemaps') that do not name it back, `LANG URL` "
+        "a line (sitemapcrawl/scoring/hreflang_step.py)", "updatedb")
     link_inlinks: int | None = col("m", "nil", INT, "pages linking to this URL (link inlinks; absent: 0)",
                                    "updatedb")
     # k: markers

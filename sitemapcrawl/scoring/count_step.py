@@ -33,7 +33,7 @@ from sitemapcrawl.model.linkvalues import parse_inlink
 from sitemapcrawl.model.rank import sitemap_priority
 from sitemapcrawl.model.splits import WHOLE, Split, bucket_of
 from sitemapcrawl.model.webpage import BATCH_TABLE, HOST_TABLE, WEBPAGE_TABLE, BatchRow, HostRow, WebPage
-from sitemapcrawl.scoring import evidence, firstlisting, rowcounts
+from sitemapcrawl.scoring import evidence, firstlisting, hreflang_step, rowcounts
 from sitemapcrawl.scoring.evidence import Base, Contribution, Groups, Tally
 from sitemapcrawl.scoring.quality_step import FirstJudged, QualityCounts, QualityStep
 from sitemapcrawl.storage.store import Store
@@ -232,7 +232,8 @@ class BatchCounting:
     errors.
     """
 
-    FIELDS = list(dict.fromkeys([*QualityStep.FIELDS, *CountStep.FIELDS, *firstlisting.FIELDS]))
+    FIELDS = list(dict.fromkeys([*QualityStep.FIELDS, *CountStep.FIELDS, *firstlisting.FIELDS,
+                                 *hreflang_step.FIELDS]))
     REPEATS_SEEN = 5000
     """Alike rows `take` counts before it judges whether their texts repeat (`_repeating`)."""
     HELD = evidence.KIND_NUMBERS_HELD
@@ -245,6 +246,7 @@ class BatchCounting:
         unreadable = unreadable if unreadable is not None else Unreadable()
         self.quality_step = QualityStep(store, rules, batch_id, now, unreadable, split) if quality else None
         self.count_step = CountStep(store, batch_id, unreadable)
+        self.hreflang = hreflang_step.HreflangStep(store, unreadable)
         self.first_listing = firstlisting.FirstListing(batch_id, quality=quality)
         self._kinds: evidence.Forgetful[str, _TextKind] = evidence.Forgetful(self.HELD)
         """Inlink text -> the counted kind of the rows merged from it alone (`_counted_kind`), numbered."""
@@ -317,9 +319,11 @@ class BatchCounting:
         return counted < self.REPEATS_SEEN or 4 * repeated >= counted
 
     def _take_each(self, rows: list[tuple[bytes, WebPage]]) -> list[tuple[bytes, dict[bytes, bytes]]]:
-        """Judge every row of `rows` by itself; the cells to put on them, one put per row."""
+        """Judge every row of `rows` by itself (its hreflang return links first: a fact it is counted by); the
+        cells to put on them, one put per row."""
+        rows, judged = self.hreflang.judge(rows)
         puts = self.quality_step.take(rows) if self.quality_step is not None else []
-        return self.first_listing.settle(rows, puts + self.count_step.take(rows))
+        return self.first_listing.settle(rows, judged + puts + self.count_step.take(rows))
 
     def _take_alike(self, key: bytes, row: WebPage, text: str,
                     merged: Callable[[WebPage, str], WebPage]) -> dict[bytes, bytes]:
