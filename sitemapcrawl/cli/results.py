@@ -14,7 +14,7 @@ import typer
 
 from sitemapcrawl.cli.shared import State, echo_err, open_store, stage_progress
 from sitemapcrawl.errors import UsageError
-from sitemapcrawl.modes import ExportFormat
+from sitemapcrawl.modes import AuditList, ExportFormat
 
 
 def readdb(
@@ -173,6 +173,10 @@ def export_command(
         bool, typer.Option("--orphans", help="Only sitemap URLs no crawled page links to.")
     ] = False,
     unlisted: Annotated[bool, typer.Option("--unlisted", help="Only URLs found by links, in no sitemap.")] = False,
+    audit: Annotated[
+        str | None, typer.Option("--audit", metavar="LIST", show_default=False, help=(
+            "Only the URLs on this list of the audit: " + ", ".join(AuditList) + " [default: all]."))
+    ] = None,
 ) -> None:
     """Export one flat row per URL (url, status, sitemaps, hints, quality...).
 
@@ -182,12 +186,14 @@ def export_command(
     \b
     Example: sitemapcrawl export > urls.csv
     Example: sitemapcrawl export --format parquet -o urls.parquet --in-sitemaps
+    Example: sitemapcrawl export --audit lastmod-suspect --format jsonl
     """
     from sitemapcrawl.jobs.export import ExportCounts, ExportOptions, export
     from sitemapcrawl.web.urls import CanonicalRules
 
     options = ExportOptions.from_flags(fmt, host=host, status=status, in_sitemaps=in_sitemaps,
-                                       not_in_sitemaps=not_in_sitemaps, orphans=orphans, unlisted=unlisted)
+                                       not_in_sitemaps=not_in_sitemaps, orphans=orphans, unlisted=unlisted,
+                                       audit=audit)
     counts = ExportCounts()
     with open_store() as store, stage_progress() as update:
         export(store, options, output, counts, CanonicalRules.from_settings(State.settings),
