@@ -145,6 +145,10 @@ class PageRange:
     links: bool = True
     cross_hosts: tuple[str, ...] = ()
     title: str = "Page"
+    heads: int = 0
+    """Pages as a multilingual site serves them: a canonical naming itself, meta robots, this many hreflang
+    alternates (`/LANG{prefix}{i}.html`), about 6 KB of text, and on every other page an X-Robots-Tag and a Link
+    header (what fetch reads of a page: the benchmarks' realistic head). 0: plain pages."""
 
     def __post_init__(self) -> None:
         if not self.prefix.startswith("/") or not self.prefix.endswith("/"):
@@ -175,7 +179,15 @@ class PageRange:
                     links.append(Link(self.path(j), f"{self.title} {j}"))
             links.extend(Link(f"//{h}{self.path(i)}", f"{self.title} {i} on {h}")
                          for h in self.cross_hosts)
-        return Page(self.path(i), f"{self.title} {i}", tuple(links))
+        if not self.heads:
+            return Page(self.path(i), f"{self.title} {i}", tuple(links))
+        path = self.path(i)
+        langs = tuple(f"l{n:02d}" for n in range(self.heads))
+        headers = (("X-Robots-Tag", "noarchive"), ("Link", f'<{path}>; rel="canonical"')) if i % 2 else ()
+        return Page(path, f"{self.title} {i}", tuple(links), meta_robots="index, follow, max-image-preview:large",
+                    canonical=path, alternates=tuple((lang, f"/{lang}{path}") for lang in langs),
+                    text=f"{self.title} {i}: " + "lorem ipsum dolor sit amet, consectetur adipiscing elit. " * 110,
+                    headers=headers)
 
     def entry(self, i: int) -> Entry:
         """The sitemap entry for page `i` (deterministic lastmod/changefreq/priority)."""

@@ -5,7 +5,9 @@ parse follows a page's links by what fetch recorded). Pure: headers and
 body bytes in, a `PageSays` out. Two sources:
 
 - the head of an HTML page (read to `</head>` or `<body>`, at most
-  `HEAD_BYTES`, by lxml's forgiving parser): `<meta name="robots">`,
+  `HEAD_BYTES`; a bounded scan of its `<meta>`, `<link>` and `<base>` tags,
+  as w3lib reads `<base>` and meta refresh, past comments, scripts and
+  styles, in the charset it declares): `<meta name="robots">`,
   `<meta name="googlebot">` and the crawler's own token's, `<link
   rel="canonical">`, `<link rel="alternate" hreflang>`, `<base href>`;
 - the headers of any answer (a PDF or an image says the same there):
@@ -18,20 +20,20 @@ and its own token's). URLs are resolved and canonicalised (`urls.resolve`);
 the head's canonical wins over the header's. Never raises for what a server
 sends. The rules and the cells: docs/commands.md, fetch.
 
-Cost: a bounded regex search for the head's end, and an lxml parse of the
-head only when it names one of the words read (about 20 µs for a real
-page's head); the headers are split by hand.
+Cost: a bounded search for the head's end and, only when the head names one
+of the words read, a decode and a scan of its tags (a few µs), then one
+`urls.resolve` per URL it names; the headers are split by hand
+(benchmarks/bench_page_reading.py).
 """
 
 from __future__ import annotations
 
-import contextlib
+import codecs
 import functools
+import html
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-
-from lxml import etree
 
 from sitemapcrawl.errors import InvalidUrlError
 from sitemapcrawl.web import urls
@@ -48,6 +50,14 @@ MAX_ALTERNATES = 300
 _MAX_LINE = 500
 _HTML_TYPES = ("text/html", "application/xhtml+xml")
 _HEAD_END = re.compile(rb"</head\s*>|<body[\s>]", re.IGNORECASE)
+_HEAD_END_TEXT = re.compile(r"</head\s*>|<body[\s>]", re.IGNORECASE)
+_WORDS_TEXT = re.compile(r"robots|googlebot|canonical|hreflang|<base", re.IGNORECASE)
+#: What a browser does not read as tags of the head: comments, scripts, styles and templates (to their end).
+_HIDDEN = re.compile(r"<!--.*?(?:-->|\Z)|<(script|style|template)\b.*?(?:</\1\s*>|\Z)", re.DOTALL | re.IGNORECASE)
+#: A `<meta>`, `<link>` or `<base>` start tag (a `>` inside a quoted value does not end it; unrolled: fast).
+_TAG = re.compile(r"<(meta|link|base)(?=[\s/>])([^>\"']*(?:(?:\"[^\"]*\"|'[^']*')[^>\"']*)*)>", re.IGNORECASE)
+_ATTRIBUTE = re.compile(r"([^\s\"'>/=]+)(?:\s*=\s*(?:\"([^\"]*)\"|'([^']*)'|([^\s\"'>]+)))?")
+_CHARSET = re.compile(rb"<meta[^>]*?charset\s*=\s*[\"']?\s*([A-Za-z0-9_.:-]+)", re.IGNORECASE)
 #: Directives of X-Robots-Tag that take a value after a colon (not a user agent before one).
 _VALUED = frozenset({"unavailable_after", "max-snippet", "max-image-preview", "max-video-preview"})
 _AGENT_PART = re.compile(r"\s*([A-Za-z0-9._-]+)\s*:\s*(.*)", re.DOTALL)
@@ -124,17 +134,52 @@ def _link_header(value: str) -> Iterator[tuple[str, set[str], str]]:
         yield found.group(1).strip(), set(params.get("rel", "").lower().split()), params.get("hreflang", "")
 
 
-def _head_of(body: bytes, words: re.Pattern[bytes]) -> etree._Element | None:
-    """The parsed head of an HTML body (None: nothing read, or none of the `words` read is in it)."""
-    end = _HEAD_END.search(body, 0, HEAD_BYTES)
-    head = body[:end.start()] if end is not None else body[:HEAD_BYTES]
-    if not head.strip() or words.search(head) is None:
-        return None
-    parser = etree.HTMLParser(recover=True, no_network=True, remove_comments=True, remove_pis=True)
+def _head_text(body: bytes, words: re.Pattern[bytes]) -> str | None:
+    """The head of an HTML body as text, its comments, scripts and styles blanked; None when it names none of
+    the `words` read (nothing to find: no decoding, no scan)."""
+    if body[:2] in (b"\xff\xfe", b"\xfe\xff"):  # UTF-16: bytes patterns do not see its tags
+        text = body[:HEAD_BYTES].decode("utf-16", "replace")
+        ends = _HEAD_END_TEXT.search(text)
+        text = text[:ends.start()] if ends is not None else text
+        if not _WORDS_TEXT.search(text):
+            return None
+    else:
+        end = _HEAD_END.search(body, 0, HEAD_BYTES)
+        head = body[:end.start()] if end is not None else body[:HEAD_BYTES]
+        if words.search(head) is None:
+            return None
+        charset = _CHARSET.search(head)
+        text = head.decode(_encoding(charset.group(1).decode("ascii") if charset else "utf-8"), "replace")
+    return _HIDDEN.sub(" ", text) if "<!--" in text or "<s" in text.lower() or "<t" in text.lower() else text
+
+
+@functools.lru_cache(maxsize=64)
+def _encoding(name: str) -> str:
+    """A charset a page declares, as Python names it (UTF-8 for one it does not know; a BOM wins)."""
     try:
-        return etree.fromstring(head, parser)
-    except (etree.LxmlError, ValueError):
-        return None
+        return codecs.lookup(name).name
+    except LookupError:
+        return "utf-8"
+
+
+def _tags(text: str, token: str) -> Iterator[tuple[str, dict[str, str]]]:
+    """The `<meta>`, `<link>` and `<base>` tags of a head that may say something read here (a meta naming
+    robots, googlebot or `token`; a link naming canonical or hreflang), with their attributes (names in lower
+    case, values with character references decoded; of a repeated attribute the first, as HTML takes it)."""
+    for kind, inside in _TAG.findall(text):
+        kind = kind.lower()
+        said = inside.lower()
+        if kind == "meta" and not ("robots" in said or "googlebot" in said or (token and token in said)):
+            continue
+        if kind == "link" and "canonical" not in said and "hreflang" not in said:
+            continue
+        attributes: dict[str, str] = {}
+        for name, double, single, bare in _ATTRIBUTE.findall(inside):
+            name = name.lower()
+            if name not in attributes:
+                value = double or single or bare
+                attributes[name] = html.unescape(value) if "&" in value else value
+        yield kind, attributes
 
 
 class _Reading:
@@ -148,9 +193,10 @@ class _Reading:
         self.alternates: dict[tuple[str, str], None] = {}
 
     def resolve(self, href: str, base: str | None = None) -> str | None:
-        with contextlib.suppress(InvalidUrlError):
+        try:
             return urls.resolve(base or self.base, href, self.rules)
-        return None
+        except InvalidUrlError:
+            return None
 
     def link(self, href: str, rel: set[str], hreflang: str, base: str | None = None) -> None:
         if "canonical" in rel:
@@ -162,22 +208,22 @@ class _Reading:
             if target:
                 self.alternates[(hreflang.strip().lower(), target)] = None
 
-    def head(self, root: etree._Element, token: str) -> None:
-        for element in root.iter("base"):
-            href = element.get("href")
-            if href:
-                self.base = self.resolve(href, self.url) or self.url
-                break
-        for element in root.iter("meta", "link"):
-            if element.tag == "meta":
-                name = (element.get("name") or "").strip().lower()
-                if name in (_GENERIC, GOOGLEBOT, token):
-                    content = " ".join((element.get("content") or "").split())
-                    self.directives.add(name, content)
-                    self.robots.append(f"meta {name}: {content[:_MAX_LINE]}")
-            elif element.get("href"):
-                rel = {word.lower() for word in (element.get("rel") or "").split()}
-                self.link(element.get("href") or "", rel, element.get("hreflang") or "")
+    def head(self, text: str, token: str) -> None:
+        tags = list(_tags(text, token))
+        href = next((attributes.get("href") for name, attributes in tags if name == "base" and attributes.get("href")),
+                    None)
+        if href:
+            self.base = self.resolve(href, self.url) or self.url
+        for name, attributes in tags:
+            if name == "meta":
+                said = (attributes.get("name") or "").strip().lower()
+                if said in (_GENERIC, GOOGLEBOT, token):
+                    content = " ".join((attributes.get("content") or "").split())
+                    self.directives.add(said, content)
+                    self.robots.append(f"meta {said}: {content[:_MAX_LINE]}")
+            elif name == "link" and attributes.get("href"):
+                rel = set((attributes.get("rel") or "").lower().split())
+                self.link(attributes["href"], rel, attributes.get("hreflang") or "")
 
     def says(self, token: str) -> PageSays:
         noindex = self.directives.says("noindex", (_GENERIC, GOOGLEBOT))
@@ -196,9 +242,9 @@ def page_says(url: str, headers: Mapping[str, str], body: bytes, *, user_agent: 
     reading = _Reading(url, rules)
     token, words = _token(user_agent)
     if is_html(headers.get("content-type")):
-        root = _head_of(body, words)
-        if root is not None:
-            reading.head(root, token)
+        text = _head_text(body, words)
+        if text is not None:
+            reading.head(text, token)
     sent = headers.get("x-robots-tag")
     if sent:
         _header_directives(sent, reading.directives)
