@@ -503,13 +503,14 @@ def serve_folder(folder: Path, pages: bool = False) -> Iterator[str]:
 
 
 @contextmanager
-def bulk_web_process(hosts: int, pages: int, folder: Path) -> Iterator[list[str]]:
-    """The bulk test web (`hosts` x `pages`) served by `python -m sitemapcrawl.testweb serve` in its own
-    process, so its CPU is not the measured process's; yield every page URL."""
+def bulk_web_process(hosts: int, pages: int, folder: Path, heads: int = 0) -> Iterator[list[str]]:
+    """The bulk test web (`hosts` x `pages`; `heads`: realistic page heads, `PageRange.heads`) served by
+    `python -m sitemapcrawl.testweb serve` in its own process, so its CPU is not the measured process's;
+    yield every page URL."""
     ready = folder / "ready.txt"
     process = subprocess.Popen(
         [sys.executable, "-m", "sitemapcrawl.testweb", "serve", "--web", "bulk", "--hosts", str(hosts),
-         "--pages", str(pages), "--ready-file", str(ready)],
+         "--pages", str(pages), "--heads", str(heads), "--ready-file", str(ready)],
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
         deadline = time.monotonic() + 60

@@ -32,18 +32,13 @@ from sitemapcrawl.errors import UsageError
 from sitemapcrawl.modes import CrawlMode, LogFormat, QueueBy, ThriftProtocol, ThriftTransport
 
 ENV_PREFIX = "SITEMAPCRAWL_"
+#: What `effective` shows instead of a value that may be a credential.
+HIDDEN = "(hidden)"
 #: Settings known by an older name: the old name in a file or the environment sets the new one.
 RENAMED = {"threads": "max_connections"}
 
 #: Session-id parameter names stripped from paths and queries by default.
-DEFAULT_SESSION_ID_NAMES = (
-    "jsessionid",
-    "phpsessid",
-    "sid",
-    "aspsessionid",
-    "cfid",
-    "cftoken",
-)
+DEFAULT_SESSION_ID_NAMES = ("jsessionid", "phpsessid", "sid", "aspsessionid", "cfid", "cftoken")
 
 
 @dataclass(frozen=True)
@@ -101,6 +96,13 @@ class Settings:
     """Proxy URL for http:// requests (`http://proxy:3128`); empty: none (the environment's is ignored)."""
     https_proxy: str = ""
     """Proxy URL for https:// requests (tunnelled with CONNECT); empty: none."""
+    headers: tuple[str, ...] = ()
+    """Request headers sent with every request, `Name: value` each (`--header`, repeatable; in the environment
+    one a line); not User-Agent (`user_agent`). Their values are never shown (`config show`, warcinfo)."""
+    netrc: Path | None = None
+    """A netrc file (as curl, wget and requests read it): every request to a host it names as a `machine`
+    (or, else, its `default`) carries that login as HTTP basic auth. Never stored: not in HBase, not in logs,
+    and WARC request records hold `Authorization: [redacted]`."""
     robots_retry_interval: int = 3_600
     """Seconds before a robots.txt that failed (5xx, timeout) is tried again."""
     max_connections: int = 1_000
@@ -174,8 +176,9 @@ class Settings:
     # --- sitemaps ------------------------------------------------------------
     max_sitemap_urls: int = 50_000
     """Entries kept per sitemap document (sitemaps.org limit)."""
-    max_sitemap_bytes: int = 10_000_000
-    """Uncompressed bytes read per sitemap document; also caps decompression."""
+    max_sitemap_bytes: int = 52_428_800
+    """Uncompressed bytes read per sitemap document (50 MiB, the protocol's limit since 2016; a document over
+    the old 10 MB is read whole and reported as `over-10mb`); also caps decompression."""
     max_index_depth: int = 5
     """How deep sitemap indexes are followed (and how far a host's vouching passes down them)."""
     tree_max_documents: int = 10_000
@@ -369,9 +372,11 @@ ORDERED: tuple[tuple[str, str], ...] = (
 )
 
 #: What the text settings with a format accept (checked in `_check`).
-TEXT_FORMATS = {
-    "hbase": "HOST:PORT[,HOST:PORT...]",
-}
+TEXT_FORMATS = {"hbase": "HOST:PORT[,HOST:PORT...]", "headers": "Name: value, one a line"}
+#: List settings given one item a line (not comma-separated) as a single text.
+LINE_LISTS = frozenset({"headers"})
+#: One request header: a token, a colon, a value of visible characters, spaces and tabs.
+HEADER_LINE = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+:[ \t]*[^\x00-\x08\x0a-\x1f\x7f]*")
 _SHOWN = 80
 
 
@@ -453,6 +458,10 @@ def _check(name: str, value: Any) -> None:
     rule = RULES.get(name, Rule())
     if isinstance(value, bool) or value is None:
         return
+    if name == "headers":
+        for line in value:
+            if not HEADER_LINE.fullmatch(line) or line.partition(":")[0].lower() == "user-agent":
+                raise ValueError(f"expected Name: value (not User-Agent: see user_agent), not {_shown(line[:40])}")
     if isinstance(value, (int, float)):
         high = MAX_NUMBER if rule.high is None else rule.high
         low_ok = rule.low is None or (value > rule.low if rule.above else value >= rule.low)
@@ -476,6 +485,8 @@ def _check(name: str, value: Any) -> None:
 
 def _setting(name: str, value: Any, target: Any, source: str) -> Any:
     """`value` converted to setting `name`'s type and checked; UsageError naming the setting and source."""
+    if name in LINE_LISTS and isinstance(value, str):
+        value = value.splitlines()  # a header value may hold commas
     try:
         converted = _convert(value, target)
         _check(name, converted)
@@ -582,10 +593,15 @@ def with_flags(settings: Settings, flags: Mapping[str, Any]) -> Settings:
 
 
 def effective(settings: Settings) -> list[tuple[str, Any, str]]:
-    """Every setting as (name, value, source), values as JSON would hold them (paths as text)."""
+    """Every setting as (name, value, source), values as JSON would hold them (paths as text); the values of
+    `headers` and a proxy URL's password hidden (they may be credentials)."""
     rows = []
     for name in field_types():
         value = getattr(settings, name)
+        if name == "headers":
+            value = [f"{line.partition(':')[0]}: {HIDDEN}" for line in value]
+        elif name in ("http_proxy", "https_proxy"):
+            value = re.sub(r"(//[^/@:]*:)[^/@]*@", rf"\g<1>{HIDDEN}@", value)
         if isinstance(value, Path):
             value = str(value)
         elif isinstance(value, tuple):

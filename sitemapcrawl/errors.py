@@ -81,6 +81,11 @@ class SplitWaitError(SitemapCrawlError):
     """A split waited for the other splits of its phase and none of them is running."""
 
 
+class AlertError(SitemapCrawlError):
+    """What a command was asked to fail on happened (`changes --fail-on-removed`, `--fail-on-error`); exit 1,
+    its data printed first."""
+
+
 class WorkerFailedError(SitemapCrawlError):
     """A worker process of `--workers N` failed (its own error line was printed above)."""
 

@@ -68,6 +68,24 @@ class ExportFormat(enum.StrEnum):
     PARQUET = "parquet"
 
 
+class AuditList(enum.StrEnum):
+    """The audit's lists (`report`, `serve`, `export --audit`), in the order the report shows them; what puts a
+    row on each: `sitemapcrawl.model.audit`."""
+
+    HTTP_ERROR = "http-error"
+    REDIRECT = "redirect"
+    BLOCKED = "blocked"
+    BLOCKED_BY_SITE = "blocked-by-site"
+    NOINDEX = "noindex"
+    CANONICAL = "canonical"
+    HREFLANG_NO_RETURN = "hreflang-no-return"
+    LASTMOD_SUSPECT = "lastmod-suspect"
+    NEWS_STALE = "news-stale"
+    ORPHANS = "orphans"
+    UNLISTED = "unlisted"
+    MULTI_LISTED = "multi-listed"
+
+
 class ThriftTransport(enum.StrEnum):
     """How bytes travel to the HBase Thrift1 gateway (its `-framed` flag, or not)."""
 

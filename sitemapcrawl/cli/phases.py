@@ -19,12 +19,15 @@ from sitemapcrawl import logfields
 from sitemapcrawl.cli.shared import (
     SPLIT_HELP,
     DaskOption,
+    HeaderOption,
     MaxConnectionsOption,
     ModeOption,
+    NetrcOption,
     SplitsOption,
     State,
     WarcOption,
     WorkersOption,
+    access_flags,
     chosen_split,
     dask_address,
     echo_err,
@@ -139,6 +142,8 @@ def detect_command(
     ] = None,
     warc: WarcOption = None,
     max_connections: MaxConnectionsOption = None,
+    header: HeaderOption = None,
+    netrc: NetrcOption = None,
 ) -> None:
     """Read each host's robots.txt; record rules and crawl delay; inject its sitemaps.
 
@@ -149,7 +154,8 @@ def detect_command(
     from sitemapcrawl.web.robots_txt import HostReport
     from sitemapcrawl.web.rules import UrlRules
 
-    settings = with_flags(State.settings, {"warc_dir": warc, "max_connections": max_connections})
+    settings = with_flags(State.settings, {"warc_dir": warc, "max_connections": max_connections,
+                                           **access_flags(header, netrc)})
     rules = UrlRules.from_settings(settings)
 
     def report(host_report: HostReport) -> None:
@@ -281,6 +287,8 @@ def fetch_command(
     wait: Annotated[bool, typer.Option("--wait", help="If another worker holds this share, take it over "
                                                       "when its lease expires.")] = False,
     warc: WarcOption = None,
+    header: HeaderOption = None,
+    netrc: NetrcOption = None,
 ) -> None:
     """Fetch a generated batch politely: one queue per host, robots.txt, crawl delay, conditional GET.
 
@@ -297,7 +305,7 @@ def fetch_command(
     logfields.note(batch=batch, split=partition)
     settings = with_flags(State.settings, {"max_connections": max_connections, "threads_per_host": threads_per_host,
                                            "delay": delay, "queue_by": queue_by, "store_content": store_content,
-                                           "warc_dir": warc})
+                                           "warc_dir": warc, **access_flags(header, netrc)})
     options = FetchOptions.from_settings(
         settings, batch, partition=parse_partition(partition) if partition else None,
         time_limit=time_limit, min_throughput=min_throughput, warmup=warmup, wait=wait)
@@ -475,6 +483,8 @@ def crawl_command(
                                                    "[default: all].")] = None,
     splits: SplitsOption = None,
     warc: WarcOption = None,
+    header: HeaderOption = None,
+    netrc: NetrcOption = None,
 ) -> None:
     """Crawl: inject SEEDS, detect sitemaps, then rounds of generate, fetch, parse and updatedb.
 
@@ -492,6 +502,8 @@ def crawl_command(
     Example: sitemapcrawl crawl seeds.txt --split auto --splits 8
     Example: sitemapcrawl --user-agent 'MyBot/1.0' crawl --workers 8 \\
                  --dask tcp://scheduler:8786
+    Example: sitemapcrawl --user-agent 'MyBot/1.0' crawl seeds.txt \\
+                 --netrc ~/.netrc --header 'Accept-Language: de'
     """
     from datetime import UTC, datetime
 
@@ -502,7 +514,7 @@ def crawl_command(
     from sitemapcrawl.web.rules import UrlRules
 
     settings = with_flags(State.settings, {"max_connections": max_connections, "threads_per_host": threads_per_host,
-                                           "delay": delay, "warc_dir": warc})
+                                           "delay": delay, "warc_dir": warc, **access_flags(header, netrc)})
     rules = UrlRules.from_settings(settings)
     default_mode = "sitemap-only" if sitemaps_only_docs else settings.crawl_mode
     options = CrawlOptions(mode=crawl_mode(mode or default_mode), rounds=rounds, top_n=top_n,

@@ -14,7 +14,7 @@ import typer
 
 from sitemapcrawl.cli.shared import State, echo_err, open_store, stage_progress
 from sitemapcrawl.errors import UsageError
-from sitemapcrawl.modes import ExportFormat
+from sitemapcrawl.modes import AuditList, ExportFormat
 
 
 def readdb(
@@ -130,15 +130,28 @@ def changes_command(
                      help="Only parses at or after this time, UTC if no zone [default: all kept].")
     ] = None,
     jsonl: Annotated[bool, typer.Option("--jsonl", help="One JSON object per change.")] = False,
+    fail_on_removed: Annotated[
+        float | None, typer.Option("--fail-on-removed", metavar="PCT", min=0, max=100, show_default=False,
+                                   help="Exit 1 when a sitemap's latest parse removed more than PCT percent of "
+                                        "its entries, naming it [default: no such alert].")
+    ] = None,
+    fail_on_error: Annotated[
+        bool, typer.Option("--fail-on-error", help="Exit 1 when a sitemap that parsed before fails now "
+                                                   "(its fetch or its parse), naming it.")
+    ] = False,
 ) -> None:
     """What each sitemap added, removed or changed between its parses (the history table).
 
     Text groups by sitemap, its counts first; --jsonl gives one record per
     change: sitemap, url, change, old, new, at. No scan of the webpage table.
+    --fail-on-removed and --fail-on-error turn it into a check for a nightly
+    job: exit 1 (one line naming each sitemap and why) or 0.
 
     \b
     Example: sitemapcrawl changes --host 127.0.0.2 --since 2024-06-01 --jsonl
+    Example: sitemapcrawl changes --fail-on-removed 30 --fail-on-error
     """
+    from sitemapcrawl.errors import AlertError
     from sitemapcrawl.storage.history import ChangesCounts, change_output, parse_since
     from sitemapcrawl.web.urls import CanonicalRules
 
@@ -146,9 +159,15 @@ def changes_command(
     rules = CanonicalRules.from_settings(State.settings)
     with open_store() as store:
         for line in change_output(store, counts, sitemap=sitemap, host=host,
-                                  since=parse_since(since) if since else None, jsonl=jsonl, rules=rules):
+                                  since=parse_since(since) if since else None, jsonl=jsonl, rules=rules,
+                                  fail_on_removed=fail_on_removed, fail_on_error=fail_on_error):
             typer.echo(line)
     echo_err(f"changes: {counts.summary()}")
+    for alert in counts.alerts:  # one line each: a long list is never cut short
+        echo_err(f"changes: alert: {alert}")
+    if counts.alerts:
+        more = f" (and {len(counts.alerts) - 1} more, above)" if len(counts.alerts) > 1 else ""
+        raise AlertError(f"changes: {counts.alerts[0]}{more}")
 
 
 def export_command(
@@ -173,6 +192,10 @@ def export_command(
         bool, typer.Option("--orphans", help="Only sitemap URLs no crawled page links to.")
     ] = False,
     unlisted: Annotated[bool, typer.Option("--unlisted", help="Only URLs found by links, in no sitemap.")] = False,
+    audit: Annotated[
+        str | None, typer.Option("--audit", metavar="LIST", show_default=False, help=(
+            "Only the URLs on this list of the audit: " + ", ".join(AuditList) + " [default: all]."))
+    ] = None,
 ) -> None:
     """Export one flat row per URL (url, status, sitemaps, hints, quality...).
 
@@ -182,12 +205,14 @@ def export_command(
     \b
     Example: sitemapcrawl export > urls.csv
     Example: sitemapcrawl export --format parquet -o urls.parquet --in-sitemaps
+    Example: sitemapcrawl export --audit lastmod-suspect --format jsonl
     """
     from sitemapcrawl.jobs.export import ExportCounts, ExportOptions, export
     from sitemapcrawl.web.urls import CanonicalRules
 
     options = ExportOptions.from_flags(fmt, host=host, status=status, in_sitemaps=in_sitemaps,
-                                       not_in_sitemaps=not_in_sitemaps, orphans=orphans, unlisted=unlisted)
+                                       not_in_sitemaps=not_in_sitemaps, orphans=orphans, unlisted=unlisted,
+                                       audit=audit)
     counts = ExportCounts()
     with open_store() as store, stage_progress() as update:
         export(store, options, output, counts, CanonicalRules.from_settings(State.settings),

@@ -60,7 +60,7 @@ def _allowed(name: str, kind: object) -> str:
         return rule.describe()
     if kind is Path:
         return "file path"
-    return TEXT_FORMATS.get(name, "text") if kind is str else "list of text"
+    return TEXT_FORMATS.get(name, "text" if kind is str else "list of text")
 
 
 def _cell(text: str) -> str:

@@ -14,7 +14,8 @@ import contextlib
 import io
 import sys
 from collections.abc import Iterable, Iterator
-from typing import TYPE_CHECKING, Annotated
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -41,7 +42,7 @@ _DEFAULTS = Settings()
 def setting(name: str) -> str:
     """Help text naming setting `name`: its environment variable and default."""
     default = getattr(_DEFAULTS, name)
-    shown = "none" if default is None else '""' if default == "" else default
+    shown = "none" if default is None or default == () else '""' if default == "" else default
     return f"[setting {name}; env {ENV_PREFIX}{name.upper()}; default: {shown}]"
 
 
@@ -246,3 +247,14 @@ MaxConnectionsOption = Annotated[int | None, typer.Option(
     "--max-connections", "--threads", min=1, max=100_000, metavar="N", show_default=False,
     help="Requests in flight at once over all hosts; each host keeps its own pace, so the hosts ready "
          f"decide how many are (--threads is the old name). {setting('max_connections')}")]
+HeaderOption = Annotated[list[str] | None, typer.Option(
+    "--header", metavar="NAME:VALUE", show_default=False,
+    help=f"Send this header with every request (repeatable; not User-Agent). {setting('headers')}")]
+NetrcOption = Annotated[Path | None, typer.Option(
+    "--netrc", metavar="FILE", show_default=False,
+    help=f"Basic auth per host from this netrc file (as curl --netrc-file); never stored. {setting('netrc')}")]
+
+
+def access_flags(header: list[str] | None, netrc: Path | None) -> dict[str, Any]:
+    """The settings `--header` and `--netrc` give, for `config.with_flags` (None: not given)."""
+    return {"headers": tuple(header) if header else None, "netrc": netrc}

@@ -17,8 +17,18 @@ from typing import Annotated, Any
 
 import typer
 
-from sitemapcrawl.cli.shared import State, echo_err, http_client, open_store, setting, stage_progress
-from sitemapcrawl.config import MAX_NUMBER, Settings
+from sitemapcrawl.cli.shared import (
+    HeaderOption,
+    NetrcOption,
+    State,
+    access_flags,
+    echo_err,
+    http_client,
+    open_store,
+    setting,
+    stage_progress,
+)
+from sitemapcrawl.config import MAX_NUMBER, Settings, with_flags
 from sitemapcrawl.errors import SitemapError, UsageError
 from sitemapcrawl.modes import crawl_mode
 
@@ -81,6 +91,8 @@ def sitemap_parse(
                      help="Read it as the crawl would if HOST vouched for it (its robots.txt lists it): "
                           "any URL on HOST is in scope (repeatable) [default: none, the folder rule].")
     ] = None,
+    header: HeaderOption = None,
+    netrc: NetrcOption = None,
 ) -> None:
     """Read one sitemap document (no recursion) and print its entries.
 
@@ -95,7 +107,7 @@ def sitemap_parse(
     from sitemapcrawl.safetext import printable
     from sitemapcrawl.sitemaps import ScopeContext, SitemapLimits, parse_sitemap, render
 
-    settings = State.settings
+    settings = with_flags(State.settings, access_flags(header, netrc))
     limits = SitemapLimits.from_settings(settings, max_urls=max_urls, max_bytes=max_bytes)
     scope = ScopeContext(strict=settings.strict_scope if strict is None else strict,
                          vouched_by=_vouching_hosts(vouched_by or ()))
@@ -131,6 +143,8 @@ def sitemap_tree(
     entries: Annotated[
         bool, typer.Option("--entries", help="Print every page URL of the sitemaps, not the sitemaps.")
     ] = False,
+    header: HeaderOption = None,
+    netrc: NetrcOption = None,
 ) -> None:
     """Find a site's sitemaps as detect does (robots.txt, well-known paths) and follow indexes.
 
@@ -151,7 +165,7 @@ def sitemap_tree(
     from sitemapcrawl.web.discover import site_tree
     from sitemapcrawl.web.rules import UrlRules
 
-    settings = State.settings
+    settings = with_flags(State.settings, access_flags(header, netrc))
     limits = SitemapLimits.from_settings(settings)
     totals = render.TreeTotals()
     strict = settings.strict_scope if strict is None else strict
@@ -187,6 +201,8 @@ def batches_command(
     force: Annotated[bool, typer.Option("--force", help="With --release: release it even though a worker "
                                                         "holds a lease of it (only for a worker whose machine "
                                                         "died; its later writes are refused).")] = False,
+    header: HeaderOption = None,
+    netrc: NetrcOption = None,
 ) -> None:
     """List the unfinished batches (state, rows, leases); finish or release one.
 
@@ -220,9 +236,10 @@ def batches_command(
             state = registry.read_batch(store, resume)
             if state is None:
                 raise UsageError(f"batch {resume!r} is not in the batch registry; `sitemapcrawl batches` lists them")
-            rules = UrlRules.from_settings(State.settings)
-            options = CrawlOptions(mode=crawl_mode(state.mode or State.settings.crawl_mode))
-            with http_client(State.settings) as client, stage_progress() as update:
+            settings = with_flags(State.settings, access_flags(header, netrc))
+            rules = UrlRules.from_settings(settings)
+            options = CrawlOptions(mode=crawl_mode(state.mode or settings.crawl_mode))
+            with http_client(settings) as client, stage_progress() as update:
                 finished = finish_batch(store, client, rules, state, options, on_stage=update)
             echo_err(f"batches: {finished.line()}")
             if finished.fetch.stopped == "interrupted":

@@ -320,7 +320,7 @@ class Engine:
         if rule.error is not None:
             release()
             self.record(item, WebPage(item.url, status=FetchStatus.DEFERRED, error=rule.error, fetch_time=now,
-                                      retry_at=rule.retry_at))
+                                      retry_at=rule.retry_at, blocked_by=""))
             return
         if not rule.policy.allowed(item.url):
             release()
@@ -341,7 +341,7 @@ class Engine:
         pause = self.pacing.answered(key, response.status, response.headers.get("retry-after"))
         release(ended=time.monotonic(), hold=pause)
         now = self.now()
-        row = outcome_row(item, response, now, self.settings, self.options.store_content)
+        row = outcome_row(item, response, now, self.settings, self.options.store_content, self.rules.canonical)
         self.counts.requests += 1
         self.counts.bytes += len(response.body)
         if row.status is FetchStatus.REDIRECT and row.redirect_to:
@@ -365,7 +365,8 @@ class Engine:
         waiting = self.queues.remove(queue, lambda it: isinstance(it, FetchItem) and it.origin == item.origin)
         for deferred in [item, *waiting]:
             assert isinstance(deferred, FetchItem)
-            self.record(deferred, WebPage(deferred.url, status=FetchStatus.DEFERRED, error=error, fetch_time=now))
+            self.record(deferred, WebPage(deferred.url, status=FetchStatus.DEFERRED, error=error, fetch_time=now,
+                                          blocked_by=""))
 
     def redirect(self, queue: Hashable, item: FetchItem, row: WebPage, now: datetime) -> WebPage:
         """Follow a same-host redirect in this queue, or make the target a new row."""

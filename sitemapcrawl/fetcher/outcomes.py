@@ -1,9 +1,12 @@
 """What one HTTP answer says about a URL: the facts a fetch records on its row. No I/O.
 
 A fetch records facts only (status, HTTP code, validators, signature,
-retries, errors, `retry_at`, the WARC record); the next fetch time is
-`sitemapcrawl.model.schedule`'s, which updatedb runs. What each outcome
-means: docs/commands.md, fetch.
+retries, errors, `retry_at`, the WARC record, the bot defence that answered
+instead of the page (`web.challenge`), and from a page's 2xx answer
+what it says about itself: robots directives, canonical, hreflang, read by
+`web.pagesays` from its head and headers in every mode); the next fetch
+time is `sitemapcrawl.model.schedule`'s, which updatedb runs. What each
+outcome means: docs/commands.md, fetch.
 """
 
 from __future__ import annotations
@@ -19,7 +22,10 @@ from sitemapcrawl.fetcher.model import FetchItem
 from sitemapcrawl.model.schedule import SchedulePolicy, after_failure
 from sitemapcrawl.model.webpage import FetchStatus, WebPage
 from sitemapcrawl.storage.politeness import SLOW_DOWN_CODES, retry_after_seconds
+from sitemapcrawl.web.challenge import challenge_of
 from sitemapcrawl.web.http import HttpResponse
+from sitemapcrawl.web.pagesays import page_says
+from sitemapcrawl.web.urls import DEFAULT_RULES, CanonicalRules
 from sitemapcrawl.web.warc import Capture
 
 __all__ = ["capture_fields", "outcome_row", "retry_or_gone", "with_fields"]
@@ -62,8 +68,11 @@ def _content_fields(item: FetchItem, response: HttpResponse, settings: Settings,
 
 
 def outcome_row(item: FetchItem, response: HttpResponse, now: datetime, settings: Settings,
-                store_content: bool) -> WebPage:
-    """The facts one HTTP answer gives (no marks, no redirect following, no next fetch time)."""
+                store_content: bool, rules: CanonicalRules = DEFAULT_RULES) -> WebPage:
+    """The facts one HTTP answer gives (no marks, no redirect following, no next fetch time).
+
+    `rules` canonicalise the URLs a page names (its canonical, its alternates).
+    """
     common: dict[str, object] = {"fetch_time": now, "error": "", "redirect_to": ""}
     if item.fetch_time is not None:
         common["prev_fetch_time"] = item.fetch_time
@@ -76,9 +85,19 @@ def outcome_row(item: FetchItem, response: HttpResponse, now: datetime, settings
         return WebPage(item.url, **fields)  # type: ignore[arg-type]
     fields["http_code"] = code
     location = response.headers.get("location", "").strip()
-    if 200 <= code < 300:
+    defence = challenge_of(code, response.headers, response.body)
+    if defence is not None:
+        # The site is not broken, we are blocked: no failure counted, asked again later (`deferred_interval`).
+        fields.update(status=FetchStatus.DEFERRED, blocked_by=defence,
+                      error=f"HTTP {code}: blocked by the site's bot defence ({defence})")
+        asked = retry_after_seconds(response.headers.get("retry-after"), now)
+        if asked:
+            fields["retry_at"] = now + timedelta(seconds=asked)
+    elif 200 <= code < 300:
         fields.update(retries=0, **_validators(response))
         fields.update(_content_fields(item, response, settings, item.is_sitemap or store_content, now))
+        if not item.is_sitemap:
+            fields.update(_self_description(item.url, response, settings, rules))
     elif code == 304:
         fields.update(status=FetchStatus.NOT_MODIFIED, retries=0, **_validators(response, keep=item))
     elif code in _REDIRECT_CODES and location:
@@ -91,6 +110,15 @@ def outcome_row(item: FetchItem, response: HttpResponse, now: datetime, settings
     else:
         fields.update(status=FetchStatus.GONE, retries=0, error=f"HTTP {code}")
     return WebPage(item.url, **fields)  # type: ignore[arg-type]
+
+
+def _self_description(url: str, response: HttpResponse, settings: Settings,
+                      rules: CanonicalRules) -> dict[str, object]:
+    """What the page says about itself (`web.pagesays`), every field written (empty or 0: it says nothing),
+    so what a page stopped saying leaves its row too."""
+    says = page_says(url, response.headers, response.body, user_agent=settings.user_agent or "", rules=rules)
+    return {"noindex": says.noindex, "nofollow": says.nofollow, "canonical": says.canonical,
+            "robots": says.robots, "hreflang": tuple(f"{lang} {href}" for lang, href in says.alternates)}
 
 
 def capture_fields(capture: Capture) -> dict[str, object]:

@@ -25,16 +25,27 @@ from pathlib import Path
 from typing import IO, Any
 
 from sitemapcrawl.errors import CellDecodeError, InvalidUrlError, UsageError
-from sitemapcrawl.model.audit import discovered_via, is_orphan, is_unlisted
+from sitemapcrawl.model.audit import (
+    PROBLEM_FIELDS,
+    REASON_FIELDS,
+    alternates,
+    discovered_via,
+    is_orphan,
+    is_unlisted,
+    reason,
+)
 from sitemapcrawl.model.cells import column_names, equals_filter, map_column, map_families_of
 from sitemapcrawl.model.codec import format_time, parse_time
+from sitemapcrawl.model.lastmod import LastmodVerdict
 from sitemapcrawl.model.linkvalues import InlinkKind
 from sitemapcrawl.model.webpage import WEBPAGE_TABLE, FetchStatus, WebPage
 from sitemapcrawl.modes import ExportFormat
 from sitemapcrawl.safetext import printable, printable_json
+from sitemapcrawl.scoring.rowcounts import AUDIT_NAMES, audit_lists
 from sitemapcrawl.storage.store import Store
 from sitemapcrawl.storage.tables import Unreadable, decode_page, scan_pages
 from sitemapcrawl.web import rowkeys, urls
+from sitemapcrawl.web.pagesays import x_robots_tag
 
 log = logging.getLogger(__name__)
 
@@ -42,18 +53,19 @@ log = logging.getLogger(__name__)
 COLUMNS = (
     "url", "host", "status", "http_code", "content_type", "fetched_at", "next_fetch_at", "discovered_via",
     "sitemaps", "lastmod", "changefreq", "priority", "sitemap_quality", "depth", "radius", "noindex",
-    "canonical", "redirect_to", "linked_from",
+    "canonical", "redirect_to", "linked_from", "x_robots_tag", "hreflang", "news_publication_date", "news_title",
+    "images", "videos", "lastmod_verdict", "audit",
 )
 #: Rows per Parquet row group (and per write).
 PARQUET_GROUP = 50_000
 PARQUET_MISSING = "Parquet export needs pyarrow: pip install 'sitemapcrawl[parquet]' (or pip install pyarrow)"
 
 #: The webpage fields export reads (bench_export's happybase floor reads the same columns).
-EXPORT_FIELDS = [
+EXPORT_FIELDS = list(dict.fromkeys([
     "status", "http_code", "content_type", "fetch_time", "next_fetch", "is_sitemap", "in_sitemap", "seed",
     "lastmod", "changefreq", "priority", "depth", "radius", "noindex", "canonical", "redirect_to",
-    "link_inlinks", "inlinks",
-]
+    "link_inlinks", "inlinks", "hreflang", "sitemap_hreflang", "news_date", "news_title", "images", "videos",
+    *PROBLEM_FIELDS, *REASON_FIELDS]))
 
 
 #: What is decoded after `split_cells` took the times (as text) and the sitemap inlinks out.
@@ -78,12 +90,16 @@ class ExportOptions:
     status: str | None = None
     listing: Listing = Listing.ALL
     format: ExportFormat = ExportFormat.CSV
+    audit: str | None = None
+    """Only the rows on this audit list (`scoring.rowcounts.AUDIT_NAMES`)."""
 
     @classmethod
     def from_flags(cls, fmt: str | ExportFormat, *, host: str | None = None, status: str | None = None,
                    in_sitemaps: bool = False, not_in_sitemaps: bool = False, orphans: bool = False,
-                   unlisted: bool = False) -> ExportOptions:
+                   unlisted: bool = False, audit: str | None = None) -> ExportOptions:
         """The options of the command line; UsageError naming the first bad or clashing flag."""
+        if audit is not None and audit not in AUDIT_NAMES:
+            raise UsageError(f"--audit {audit[:40]!r}: choose one of {', '.join(AUDIT_NAMES)}")
         try:
             chosen = ExportFormat(fmt)
         except ValueError:
@@ -96,7 +112,7 @@ class ExportOptions:
             raise UsageError("export: --orphans and --unlisted already say whether rows are in sitemaps")
         listing = Listing.ORPHANS if orphans else Listing.UNLISTED if unlisted else (
             Listing.IN_SITEMAPS if in_sitemaps else Listing.NOT_IN_SITEMAPS if not_in_sitemaps else Listing.ALL)
-        options = cls(host=host, status=status, listing=listing, format=chosen)
+        options = cls(host=host, status=status, listing=listing, format=chosen, audit=audit)
         options.status_value()
         if chosen is ExportFormat.PARQUET:
             _pyarrow()
@@ -148,7 +164,9 @@ def sitemap_scores(store: Store) -> dict[str, float]:
     return scores
 
 
-def _keep(row: WebPage, listing: Listing) -> bool:
+def _keep(row: WebPage, listing: Listing, audit: str | None = None) -> bool:
+    if audit is not None and audit not in audit_lists(row):
+        return False
     if listing is Listing.IN_SITEMAPS:
         return bool(row.in_sitemap)
     if listing is Listing.NOT_IN_SITEMAPS:
@@ -196,6 +214,7 @@ def flat_row(row: WebPage, scores: dict[str, float], times: dict[str, str | None
              listing: list[str]) -> dict[str, Any]:
     """One exported row (JSON-ready values; None: not known), from `split_cells` and the decoded rest. No I/O."""
     quality = [scores[s] for s in listing if s in scores]
+    claimed = times["lastmod"] is not None or bool(row.lastmod_verdict)
     return {
         "url": row.url, "host": urls.host_key(row.url),
         "status": row.status.value if row.status else None, "http_code": row.http_code,
@@ -206,6 +225,12 @@ def flat_row(row: WebPage, scores: dict[str, float], times: dict[str, str | None
         "sitemap_quality": max(quality) if quality else None, "depth": row.depth, "radius": row.radius,
         "noindex": row.noindex, "canonical": row.canonical or None, "redirect_to": row.redirect_to or None,
         "linked_from": row.link_inlinks or 0,  # absent: updatedb writes no 0 (model.audit.listing_count)
+        "x_robots_tag": x_robots_tag(row.robots or ()),
+        "hreflang": [{"hreflang": lang, "href": href} for lang, href in alternates(row)],
+        "news_publication_date": row.news_date or None, "news_title": row.news_title or None,
+        "images": row.images or 0, "videos": row.videos or 0,
+        "lastmod_verdict": (row.lastmod_verdict or LastmodVerdict.OK.value) if claimed else None,
+        "audit": [f"{name}: {reason(row, name)}" for name in audit_lists(row)],
     }
 
 
@@ -225,10 +250,10 @@ def export_rows(store: Store, options: ExportOptions, counts: ExportCounts,
     if status is not None:
         row_filter = f"{equals_filter(WebPage, 'status', status)} AND {row_filter}"
     scores = sitemap_scores(store)
-    return _rows(store, prefix, row_filter, scores, options.listing, counts, on_progress)
+    return _rows(store, prefix, row_filter, scores, options, counts, on_progress)
 
 
-def _rows(store: Store, prefix: bytes | None, row_filter: str, scores: dict[str, float], listing: Listing,
+def _rows(store: Store, prefix: bytes | None, row_filter: str, scores: dict[str, float], options: ExportOptions,
           counts: ExportCounts, on_progress: Callable[[int], None]) -> Iterator[dict[str, Any]]:
     for key, cells in store.scan(WEBPAGE_TABLE, prefix=prefix, columns=column_names(WebPage, EXPORT_FIELDS),
                                  filter=row_filter):
@@ -241,7 +266,7 @@ def _rows(store: Store, prefix: bytes | None, row_filter: str, scores: dict[str,
         except (InvalidUrlError, CellDecodeError) as exc:
             counts.unreadable.add("export", key, exc)
             continue
-        if not _keep(row, listing):
+        if not _keep(row, options.listing, options.audit):
             continue
         counts.written += 1
         yield flat_row(row, scores, times, sitemaps)
@@ -266,27 +291,34 @@ def csv_text(text: str) -> str:
     return printable(text)
 
 
-def _csv_value(value: Any) -> Any:
+#: How a list column is joined in a CSV cell: `sitemaps` are URLs (no spaces), `audit` lines are words.
+_CSV_JOIN = {"audit": " | "}
+
+
+def _csv_value(value: Any, join: str = " ") -> Any:
     if value is None:
         return ""
     if isinstance(value, bool):
         return "true" if value else "false"
+    if isinstance(value, list) and value and isinstance(value[0], dict):  # hreflang: LANG=URL ...
+        return csv_text(join.join(f"{item['hreflang']}={item['href']}" for item in value))
     if isinstance(value, list):
-        return csv_text(" ".join(value))
+        return csv_text(join.join(value))
     if isinstance(value, str):
         return csv_text(value)
     return value
 
 
 def write_csv(rows: Iterator[dict[str, Any]], out: IO[str]) -> None:
-    """CSV with a header; empty cell = unknown, flags true/false, `sitemaps` space-separated.
+    """CSV with a header; empty cell = unknown, flags true/false, `sitemaps` space-separated, `hreflang` as
+    `LANG=URL` space-separated, `audit` as `list: reason` lines joined by ` | `.
 
     Text cells go through `csv_text` (formulas neutralised, control characters escaped).
     """
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(COLUMNS)
     for row in rows:
-        writer.writerow([_csv_value(row[name]) for name in COLUMNS])
+        writer.writerow([_csv_value(row[name], _CSV_JOIN.get(name, " ")) for name in COLUMNS])
 
 
 def write_jsonl(rows: Iterator[dict[str, Any]], out: IO[str]) -> None:
@@ -300,9 +332,11 @@ def parquet_schema() -> Any:
     pa = _pyarrow()
     text, number, whole, flag = pa.string(), pa.float64(), pa.int64(), pa.bool_()
     moment = pa.timestamp("s", tz="UTC")
+    pair = pa.struct([("hreflang", text), ("href", text)])
     types = {"http_code": whole, "fetched_at": moment, "next_fetch_at": moment, "sitemaps": pa.list_(text),
              "lastmod": moment, "priority": number, "sitemap_quality": number, "depth": whole, "radius": whole,
-             "noindex": flag, "linked_from": whole}
+             "noindex": flag, "linked_from": whole, "hreflang": pa.list_(pair), "news_publication_date": moment,
+             "images": whole, "videos": whole, "audit": pa.list_(text)}
     return pa.schema([(name, types.get(name, text)) for name in COLUMNS])
 
 
@@ -317,6 +351,11 @@ def _pyarrow() -> Any:
 def _parquet_value(name: str, value: Any) -> Any:
     if value is not None and name in ("fetched_at", "next_fetch_at", "lastmod"):
         return parse_time(value)  # checked by split_cells: a real time of years 1..9999
+    if value is not None and name == "news_publication_date":
+        try:
+            return parse_time(value)
+        except ValueError:
+            return None  # a hand-written cell that is no time: unknown
     return value
 
 

@@ -6,7 +6,8 @@ by the hosts that vouch for it; each entry becomes one blind, idempotent
 `il:` cell on its target (recorded as listed first; its `b=` is the batch's
 mark, and a batch without records, read by scanning, gets `k:dsc` too),
 which updatedb merges; `storage.history` records what the parse changed. An
-HTML page gets its outlinks (`ol:`), canonical link and meta robots. Why
+HTML page gets its outlinks (`ol:`), unless fetch read nofollow (what a
+page says about itself is fetch's: `web.pagesays`). Why
 blind puts, and the rules in full: docs/commands.md, parse.
 
 Cost: proportional to the batch, not the table: one range scan of member
@@ -20,15 +21,17 @@ from __future__ import annotations
 import functools
 import logging
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
+from typing import Any
 
 from sitemapcrawl.batch import registry
 from sitemapcrawl.config import Settings
 from sitemapcrawl.errors import InvalidUrlError, SitemapError
 from sitemapcrawl.model.cells import encode, map_column
 from sitemapcrawl.model.changes import Hints, hints_of
+from sitemapcrawl.model.entries import NewsCount, UniformLastmods, extension_fields
 from sitemapcrawl.model.linkvalues import (
     Inlink,
     InlinkKind,
@@ -68,15 +71,15 @@ from sitemapcrawl.storage.store import Store
 from sitemapcrawl.storage.tables import Unreadable, read_page, read_pages
 from sitemapcrawl.web import rowkeys, urls
 from sitemapcrawl.web.htmllinks import extract_links
+from sitemapcrawl.web.pagesays import is_html
 from sitemapcrawl.web.rules import UrlRules
 
 log = logging.getLogger(__name__)
 
 _READ_FIELDS = [
     "status", "is_sitemap", "sitemap_source", "content_type", "blacklisted", "cross_submitters",
-    "vouched_by", "depth", "radius", "parse_mark", "fetch_mark",
+    "vouched_by", "depth", "radius", "parse_mark", "fetch_mark", "nofollow",
 ]
-_HTML_TYPES = ("text/html", "application/xhtml+xml")
 
 
 @dataclass(frozen=True)
@@ -158,10 +161,17 @@ class EntryInlinks:
         self.batch_id, self.passed_on = batch_id, passed_on
         self._made = functools.lru_cache(maxsize=self.HELD)(self._make)
 
-    def of(self, entry: PageEntry | SitemapRef, depth: int, radius: int) -> tuple[bytes, Hints]:
-        """The entry's inlink cell value (an `index` inlink for a child sitemap) and its `Hints`."""
+    def of(self, entry: PageEntry | SitemapRef, depth: int, radius: int,
+           extras: Mapping[str, Any] | None = None) -> tuple[bytes, Hints]:
+        """The entry's inlink cell value (an `index` inlink for a child sitemap) and its `Hints`; `extras`: more
+        `Inlink` fields (the entry's extensions, `model.entries`; `uniform`), made for this entry alone."""
         if isinstance(entry, SitemapRef):
             return self._made(depth, radius, entry.lastmod, None, None, index=True)
+        if extras:
+            link = Inlink(InlinkKind.SITEMAP, depth, radius, self.batch_id, priority=entry.priority,
+                          changefreq=entry.changefreq, lastmod=entry.lastmod, **extras)
+            return (format_inlink(link).encode("utf-8"),
+                    hints_of(entry.lastmod, entry.changefreq, entry.priority))
         return self._made(depth, radius, entry.lastmod, entry.changefreq, entry.priority)
 
     def _make(self, depth: int, radius: int, lastmod: datetime | None, changefreq: ChangeFreq | None,
@@ -177,10 +187,12 @@ class EntryInlinks:
 class _SitemapParse:
     """Parse one stored sitemap and stream its entries to their target rows."""
 
-    def __init__(self, row: WebPage, batch_id: str, rules: UrlRules, counts: ParseCounts,
+    def __init__(self, row: WebPage, batch_id: str, rules: UrlRules, counts: ParseCounts, now: datetime,
                  vouchers: dict[str, int] | None = None, mark_entries: bool = False) -> None:
         settings = rules.settings
-        self.row = row
+        self.row, self.now = row, now
+        self.news = NewsCount()
+        self.lastmods = UniformLastmods()
         # What each child of an index inherits (nothing past max_index_depth).
         passed_on = tuple(sorted(inherited_vouchers(vouchers or {}, settings.max_index_depth).items()))
         # The entry's inlink says `b=<batch>`: updatedb finds it through the listed records without a `k:dsc`
@@ -257,8 +269,30 @@ class _SitemapParse:
                 self.invalid += 1
                 continue
             self.written += 1
-            inlink, self.listed[target] = self.inlinks.of(entry, depth, radius)
+            if isinstance(entry, SitemapRef):
+                inlink, self.listed[target] = self.inlinks.of(entry, depth, radius)
+            else:
+                extras = extension_fields(entry, self.now, self._canonical, self.news)
+                inlink, self.listed[target] = self.inlinks.of(entry, depth, radius, extras)
+                self.lastmods.add(entry.lastmod, (key, entry, depth, radius, extras))
             yield key, {self.inlink_column: inlink, **self.entry_marks}
+
+    def _canonical(self, url: str) -> str | None:
+        try:
+            return urls.canonicalize(url, self.rules.canonical)
+        except InvalidUrlError:
+            return None
+
+    def uniform_cells(self) -> list[tuple[bytes, dict[bytes, bytes]]]:
+        """When every entry carried one lastmod: their inlink cells again, saying so (`lu=1`), for updatedb's
+        lastmod verdict of each URL (`model.lastmod`); else none."""
+        if not self.lastmods.uniform or self.lastmods.held is None:
+            return []
+        cells = []
+        for key, entry, depth, radius, extras in self.lastmods.held:
+            inlink, _hints = self.inlinks.of(entry, depth, radius, {**(extras or {}), "uniform": True})
+            cells.append((key, {self.inlink_column: inlink}))
+        return cells
 
     def problems(self) -> list[tuple[ProblemKind, int, str]]:
         """Our own problems, added to the engine's: (kind, count, sentence)."""
@@ -274,7 +308,7 @@ class _SitemapParse:
         if self.blacklisted:
             notes.append((ProblemKind.CHILD_BLACKLISTED, self.blacklisted,
                           f"{self.blacklisted:,} child sitemaps blacklisted"))
-        return notes
+        return notes + self.news.problems()
 
 
 def sitemap_vouchers(row: WebPage, max_index_depth: int) -> dict[str, int]:
@@ -356,8 +390,9 @@ def parse_sitemap_row(store: Store, key: bytes, row: WebPage, body: bytes, batch
         return SitemapOutcome(row.url, None, 0, (problem,))
     if mark_entries is None:
         mark_entries = not has_records(store, batch_id)
-    work = _SitemapParse(row, batch_id, rules, counts, vouchers, mark_entries=mark_entries)
+    work = _SitemapParse(row, batch_id, rules, counts, now, vouchers, mark_entries=mark_entries)
     write_listed(store, batch_id, row.url, work.cells(iter(document)), max(1, settings.hbase_batch_size))
+    store.write(WEBPAGE_TABLE, work.uniform_cells())  # the same cells (already listed), now saying lu=1
     report = document.report
     own = work.problems()
     problems = report.problems + tuple(message for _, _, message in own)
@@ -397,19 +432,15 @@ def record_history(store: Store, key: bytes, url: str, listed: dict[str, Hints],
     return found.key
 
 
-def _is_html(content_type: str | None) -> bool:
-    kind = (content_type or "").split(";", 1)[0].strip().lower()
-    return kind in _HTML_TYPES
-
-
 def parse_page_row(row: WebPage, body: bytes, batch_id: str, rules: UrlRules, counts: ParseCounts) -> WebPage:
-    """One HTML page's outlinks and robots directives: the cells to put on its own row.
+    """One HTML page's outlinks: the cells to put on its own row (none when fetch read nofollow, `m:nof`).
 
-    A page parsed before loses the outlinks this parse no longer finds: the
-    caller deletes them (`_delete_stale_outlinks`) before it puts these.
+    What the page says about itself (robots, canonical, hreflang) is fetch's
+    to record. A page parsed before loses the outlinks this parse no longer
+    finds: the caller deletes them (`_delete_stale_outlinks`) before it puts these.
     """
     found = extract_links(body, row.url, rules=rules.canonical, url_filter=rules.url_filter,
-                          max_outlinks=rules.settings.max_outlinks_per_page)
+                          max_outlinks=rules.settings.max_outlinks_per_page, follow=not row.nofollow)
     outlinks = {
         link.url: format_outlink(Outlink(OutlinkKind.SITEMAP if link.sitemap_candidate else OutlinkKind.LINK,
                                          link.anchor))
@@ -417,8 +448,7 @@ def parse_page_row(row: WebPage, body: bytes, batch_id: str, rules: UrlRules, co
     }
     counts.pages += 1
     counts.outlinks += len(outlinks)
-    return WebPage(row.url, outlinks=outlinks, canonical=found.canonical, noindex=found.noindex,
-                   nofollow=found.nofollow, parse_mark=batch_id)
+    return WebPage(row.url, outlinks=outlinks, parse_mark=batch_id)
 
 
 def _delete_stale_outlinks(store: Store, pages: list[tuple[bytes, WebPage]], unreadable: Unreadable) -> None:
@@ -499,7 +529,7 @@ def _skip_or_sitemap(store: Store, key: bytes, row: WebPage, batch_id: str, rule
         return "page (sitemap-only mode)", None
     if row.status is not FetchStatus.FETCHED:
         return f"page {row.status.value if row.status else 'not fetched'}", None
-    if not _is_html(row.content_type):
+    if not is_html(row.content_type):
         return "not HTML", None
     return None, None
 

@@ -31,6 +31,8 @@ from typing import Any
 from sitemapcrawl.batch import registry
 from sitemapcrawl.errors import InvalidUrlError, SplitWaitError
 from sitemapcrawl.model.cells import column_names, encode, fields_held, fields_set, overlaid, with_fields
+from sitemapcrawl.model.entries import EXTENSION_FIELDS, merged_extensions
+from sitemapcrawl.model.lastmod import lastmod_verdict, verdict_after_fetch, verdict_cell
 from sitemapcrawl.model.linkvalues import (
     Inlink,
     InlinkKind,
@@ -83,7 +85,7 @@ _SCHEDULE_FIELDS = [
 MERGE_FIELDS = [
     *_SCHEDULE_FIELDS, "inlinks", "in_sitemap", "is_sitemap", "sitemap_source", "priority", "score",
     "depth", "radius", "merge_mark", "fetch_mark", "link_inlinks", "sitemaps_listing", "weighted_priority",
-    "new_in_sitemap",
+    "new_in_sitemap", *EXTENSION_FIELDS, "lastmod_verdict",
 ]
 """What the merge pass reads of a touched row: what `merge_row` needs and the marks."""
 
@@ -217,9 +219,11 @@ def merge_row(row: WebPage, batch_id: str, mode: CrawlMode, policy: SchedulePoli
     listed = linked = 0
     priority: float | None = None
     lastmod: datetime | None = None
+    claimed: datetime | None = None  # the latest lastmod its sitemaps give, a future one too
     changefreq = None
     gained = 0.0
-    indexed = candidate = False
+    indexed = candidate = uniform = False
+    extended: list[Inlink] = []  # sitemap inlinks with extensions (news, images, videos, hreflang)
     for text in (row.inlinks or {}).values():
         link = parse_inlink(text)
         if link is None:
@@ -245,9 +249,15 @@ def merge_row(row: WebPage, batch_id: str, mode: CrawlMode, policy: SchedulePoli
             indexed = True
             continue
         listed += 1
+        if link.lastmod is not None and (claimed is None or link.lastmod > claimed):
+            claimed = link.lastmod
         if link.priority is not None and (priority is None or link.priority > priority):
             priority = link.priority
         changefreq = eagerest(changefreq, link.changefreq)
+        if link.uniform:
+            uniform = True
+        if link.images or link.videos or link.news_date is not None or link.alternates:
+            extended.append(link)
     values: dict[str, Any] = {"depth": depth, "radius": radius, "score": (row.score or 0.0) + gained}
     if gained:
         # A rerun must not add the score twice: the mark says this batch's was added. A merge that adds
@@ -270,6 +280,10 @@ def merge_row(row: WebPage, batch_id: str, mode: CrawlMode, policy: SchedulePoli
         values["lastmod"] = lastmod
     if changefreq is not None:
         values["changefreq"] = changefreq
+    values.update(merged_extensions(extended, row))
+    # The audit's verdict of the lastmod its sitemaps claim (a future one too: the merge does not keep it).
+    verdict = lastmod_verdict(claimed, uniform, row.fetch_time, row.prev_fetch_time, row.content_changed, now)
+    values.update(verdict_cell(verdict, row.lastmod_verdict))
     source = None
     if indexed:
         source = SitemapSource.INDEX
@@ -348,7 +362,7 @@ class FirstListings:
         alike) (None, cells, that text), the row as merged left to `merged`. The cells are the caller's to
         change."""
         text = _only_inlink(row)
-        if text is None:
+        if text is None or _names_alternates(text):  # hreflang is judged row by row (`scoring.hreflang_step`)
             update = merge_row(row, self.batch_id, self.mode, self.policy, self.now)
             return overlaid(row, update), encode(update), None
         return None, dict(self._merged(text)[0]), text
@@ -361,6 +375,12 @@ class FirstListings:
         """The cells and fields (`fields_set`) of the merge of a row holding `text` as its one inlink."""
         update = merge_row(WebPage("", inlinks={"": text}), self.batch_id, self.mode, self.policy, self.now)
         return encode(update), fields_set(update)
+
+
+def _names_alternates(text: str) -> bool:
+    """Does an inlink cell give hreflang alternates (a sitemap entry's `xhtml:link`)?"""
+    link = parse_inlink(text)
+    return link is not None and bool(link.alternates)
 
 
 def _only_inlink(row: WebPage) -> str | None:
@@ -413,16 +433,16 @@ def _schedule_batch(store: Store, batch_id: str, policy: SchedulePolicy, counts:
     done = 0
     next_fetch_column = column_names(WebPage, ["next_fetch"])
     fields = [*_SCHEDULE_FIELDS, *DUE_FIELDS, *(counting.FIELDS if counting is not None else ()), "discover_mark",
-              "inlinks"]
+              "inlinks", "lastmod_verdict"]
     fields = list(dict.fromkeys(fields))
     for rows in batch_rows(store, Mark.FETCH, batch_id, fields, chunk, "updatedb", counts.unreadable, split):
         puts: dict[bytes, dict[bytes, bytes]] = {}
         unscheduled: list[tuple[bytes, list[bytes]]] = []
-        # Fetched rows the merge pass did not count (not touched: no `k:dsc` and no entry inlink of the batch);
-        # what this pass writes changes no count.
-        _add_cells(puts, counting.take(counting.held([(key, row) for key, row in rows
-                                                      if not touched(row, batch_id)]))
-                   if counting is not None else [])
+        # Fetched rows the merge pass did not count (not touched: no `k:dsc` and no entry inlink of the batch),
+        # with their lastmod judged again by what the fetch saw (`model.lastmod`); what this pass writes
+        # besides changes no count.
+        fetched = [_judged_lastmod(key, row, now, puts) for key, row in rows if not touched(row, batch_id)]
+        _add_cells(puts, counting.take(counting.held(fetched)) if counting is not None else [])
         for key, row in rows:
             done += 1
             if Mark.UPDATE.done(row, batch_id):
@@ -440,6 +460,19 @@ def _schedule_batch(store: Store, batch_id: str, policy: SchedulePolicy, counts:
         store.delete_many(WEBPAGE_TABLE, unscheduled)  # the puts do not hold f:nft for these rows
         write_pages(store, puts.items(), dict(rows), now=now)  # their due index entries (unscheduled rows' go stale)
         on_progress(done)
+
+
+def _judged_lastmod(key: bytes, row: WebPage, now: datetime,
+                    puts: dict[bytes, dict[bytes, bytes]]) -> tuple[bytes, WebPage]:
+    """A fetched row with its lastmod verdict after the fetch (`model.lastmod.verdict_after_fetch`), the cell
+    put in `puts` when it changed."""
+    cells = verdict_after_fetch(row.lastmod, row.lastmod_verdict, row.fetch_time, row.prev_fetch_time,
+                                row.content_changed, now)
+    if not cells:
+        return key, row
+    verdict = cells["lastmod_verdict"]
+    puts.setdefault(key, {}).update(encode(WebPage(row.url, lastmod_verdict=verdict)))
+    return key, with_fields(row, {"lastmod_verdict": verdict})
 
 
 def updatedb(

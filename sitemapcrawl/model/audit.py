@@ -1,22 +1,53 @@
-"""What an SEO audit asks of one row: how it was found, and what is wrong with a listed URL.
+"""What an SEO audit asks of one row: how it was found, and what is wrong with a listed URL, and why.
 
 Pure: a decoded `WebPage` in, answers out. The report's audit lists
-(`report.panels`), the row counts (`scoring.rowcounts`) and
-`export --orphans/--unlisted` use these definitions, so they agree: the
-problems of a listed URL (`http-error`, `redirect`, `blocked`, `noindex`,
-`canonical`), orphans (listed, linked from no crawled page: `m:nil` = 0),
-unlisted pages (reached by links, listed by no sitemap) and multi-listed
-ones (`s:nl` > 1). Orphans and unlisted pages need a mixed crawl; `m:nil`
-and `s:nl` are counted by updatedb's merge. The lists: docs/commands.md,
+(`report.panels`), the row counts (`scoring.rowcounts`) and `export` use
+these definitions, so they agree: the problems of a listed URL (`PROBLEMS`:
+`http-error`, `redirect`, `blocked` by robots.txt, `blocked-by-site` (a bot
+challenge or WAF block: we are blocked, the site is not broken),
+`noindex`, `canonical` (both as fetch read them from the head or the
+headers), `hreflang-no-return`, `lastmod-suspect`, `news-stale`), those of
+a sitemap document (`blocked-by-site`; `news-stale` for a news sitemap over
+`NEWS_MAX_ENTRIES`), orphans (listed, linked from no crawled page: `m:nil`
+= 0), unlisted pages (reached by links, listed by no sitemap) and
+multi-listed ones (`s:nl` > 1); `reason` says why a row is on a list, in a
+few words. Orphans and unlisted pages need a mixed crawl; `m:nil` and
+`s:nl` are counted by updatedb's merge. The lists: docs/commands.md,
 report --html.
 """
 
 from __future__ import annotations
 
-from sitemapcrawl.model.webpage import FetchStatus, WebPage
+from collections.abc import Mapping
+from datetime import timedelta
 
-#: The problem kinds of a sitemap-listed URL, in the order the report shows them.
-PROBLEMS = ("http-error", "redirect", "blocked", "noindex", "canonical")
+from sitemapcrawl.model.lastmod import LastmodVerdict
+from sitemapcrawl.model.webpage import FetchStatus, WebPage
+from sitemapcrawl.modes import AuditList
+from sitemapcrawl.sitemaps.model import ProblemKind, read_problem_lines
+
+#: Google News takes articles of the last two days: an older news entry is stale (when its sitemap is parsed).
+NEWS_MAX_AGE = timedelta(days=2)
+#: News entries Google News reads per sitemap.
+NEWS_MAX_ENTRIES = 1_000
+
+#: The problem kinds of a sitemap-listed URL (and of a sitemap document), in the order the report shows them.
+PROBLEMS = tuple(name.value for name in AuditList
+                 if name not in (AuditList.ORPHANS, AuditList.UNLISTED, AuditList.MULTI_LISTED))
+#: The fields `problems` reads (beside `in_sitemap` and `is_sitemap`).
+PROBLEM_FIELDS = ("status", "http_code", "blocked_by", "noindex", "canonical", "hreflang_no_return",
+                  "lastmod_verdict", "news_stale", "problem_kinds")
+#: The fields `reason` reads beside them.
+REASON_FIELDS = ("redirect_to", "robots", "news_date", "link_inlinks", "sitemaps_listing", "in_sitemap",
+                 "is_sitemap")
+#: Answers whose page fetch read (what a page says about itself is kept from its last such answer).
+_READ = frozenset({FetchStatus.FETCHED, FetchStatus.NOT_MODIFIED, FetchStatus.TOO_LARGE})
+_LASTMOD_REASONS = {
+    LastmodVerdict.UNIFORM.value: "its sitemap gives every URL one timestamp",
+    LastmodVerdict.FUTURE.value: "lastmod in the future",
+    LastmodVerdict.MOVED.value: "lastmod moved while the content stayed the same",
+    LastmodVerdict.STAYED.value: "content changed while the lastmod stayed",
+}
 
 
 def discovered_via(row: WebPage) -> str:
@@ -31,22 +62,119 @@ def discovered_via(row: WebPage) -> str:
 
 
 def problems(row: WebPage) -> list[str]:
-    """The problems of a sitemap-listed page (empty for rows no sitemap lists, and for sitemaps)."""
-    if not row.in_sitemap or row.is_sitemap:
+    """The problems of a sitemap-listed page or of a sitemap document (`PROBLEMS` order; none for other rows).
+
+    `row` needs `in_sitemap`, `is_sitemap` and `PROBLEM_FIELDS`.
+    """
+    if row.is_sitemap:
+        return _sitemap_problems(row)
+    if not row.in_sitemap:
         return []
     found = []
     code = row.http_code or 0
-    if code >= 400:
+    blocked = blocked_by_site(row)
+    if code >= 400 and not blocked:
         found.append("http-error")
     if row.status is FetchStatus.REDIRECT or 300 <= code < 400:
         found.append("redirect")
     if row.status is FetchStatus.BLOCKED_ROBOTS:
         found.append("blocked")
-    if row.noindex:
+    if blocked:
+        found.append("blocked-by-site")
+    read = row.status in _READ  # a page that answers no more is on the lists above, not on these two
+    if read and row.noindex:
         found.append("noindex")
-    if row.canonical and row.canonical != row.url:
+    if read and row.canonical and row.canonical != row.url:
         found.append("canonical")
+    if row.hreflang_no_return:
+        found.append("hreflang-no-return")
+    if row.lastmod_verdict:
+        found.append("lastmod-suspect")
+    if row.news_stale:
+        found.append("news-stale")
     return found
+
+
+def _sitemap_problems(row: WebPage) -> list[str]:
+    found = ["blocked-by-site"] if blocked_by_site(row) else []
+    if row.problem_kinds and ProblemKind.NEWS_OVER_LIMIT in read_problem_lines(row.problem_kinds):
+        found.append("news-stale")
+    return found
+
+
+def reason(row: WebPage, name: str) -> str:
+    """Why `row` is on audit list `name`, in a few words (for the report and export).
+
+    `row` needs `PROBLEM_FIELDS` and `REASON_FIELDS`.
+    """
+    code = row.http_code
+    if name == "http-error":
+        return f"HTTP {code}"
+    if name == "redirect":
+        return f"HTTP {code} to {row.redirect_to}" if row.redirect_to else f"HTTP {code}"
+    if name == "blocked":
+        return "robots.txt disallows it"
+    if name == "blocked-by-site":
+        return f"{row.blocked_by} (HTTP {code})"
+    if name == "noindex":
+        return "; ".join(line for line in row.robots or () if "noindex" in line.lower() or "none" in line.lower()) \
+            or "noindex"
+    if name == "canonical":
+        return f"names {row.canonical}"
+    if name == "hreflang-no-return":
+        lines = row.hreflang_no_return or ()
+        more = f" (and {len(lines) - 3} more)" if len(lines) > 3 else ""
+        return "; ".join(f"{line} does not name it back" for line in lines[:3]) + more
+    if name == "lastmod-suspect":
+        return _LASTMOD_REASONS.get(row.lastmod_verdict or "", row.lastmod_verdict or "")
+    if name == "news-stale":
+        if row.is_sitemap:
+            over = read_problem_lines(row.problem_kinds or ()).get(ProblemKind.NEWS_OVER_LIMIT, 0)
+            return f"{NEWS_MAX_ENTRIES + over:,} news entries: Google News reads {NEWS_MAX_ENTRIES:,}"
+        return f"published {row.news_date or '?'}, over two days before its sitemap was read"
+    if name == "orphans":
+        return "linked from no crawled page"
+    if name == "unlisted":
+        return f"linked from {row.link_inlinks or 0} pages, in no sitemap"
+    if name == "multi-listed":
+        return f"listed by {listing_count(row)} sitemaps"
+    return ""
+
+
+def blocked_by_site(row: WebPage) -> bool:
+    """The site's bot defence answered instead of the page (`web.challenge`): we are blocked, it is not broken.
+    `row` needs `status` and `blocked_by`."""
+    return row.status is FetchStatus.DEFERRED and bool(row.blocked_by)
+
+
+def alternates(row: WebPage) -> tuple[tuple[str, str], ...]:
+    """The hreflang alternates a row names, the page's (`m:hl`) then its sitemaps' (`s:hl`), without repeats.
+    `row` needs `hreflang` and `sitemap_hreflang`."""
+    found: dict[tuple[str, str], None] = {}
+    for line in (*(row.hreflang or ()), *(row.sitemap_hreflang or ())):
+        lang, _, url = line.partition(" ")
+        if url:
+            found[(lang, url)] = None
+    return tuple(found)
+
+
+def declared(row: WebPage) -> frozenset[str] | None:
+    """The URLs a row names as its alternates, or None when nothing is known of them (never fetched as a page,
+    and no sitemap gives it alternates): an alternate of unknown mind is not judged."""
+    if row.hreflang is None and not row.sitemap_hreflang:
+        return None
+    return frozenset(url for _lang, url in alternates(row))
+
+
+def missing_returns(url: str, named: tuple[tuple[str, str], ...],
+                    minds: Mapping[str, frozenset[str] | None]) -> tuple[str, ...]:
+    """The alternates of page `url` (`named`, (lang, URL) pairs) that do not name it back: `LANG URL` lines.
+
+    `minds` holds what each alternate names (`declared`); one not in it, or
+    None there, is not known yet and not judged; the page itself is skipped.
+    """
+    return tuple(f"{lang} {other}" for lang, other in named
+                 if other != url and (mind := minds.get(other)) is not None and url not in mind)
 
 
 def is_orphan(row: WebPage) -> bool:

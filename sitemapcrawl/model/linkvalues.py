@@ -15,6 +15,7 @@ from __future__ import annotations
 import enum
 import functools
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -59,8 +60,21 @@ class Inlink:
     score: float | None = None
     sitemap_candidate: bool = False
     anchor: str = ""
+    """The anchor text of a link; of a sitemap entry, its news title."""
     vouched_by: tuple[tuple[str, int], ...] = ()
     """(host, index levels) that vouch for the target through this index (index cells)."""
+    images: int = 0
+    """A sitemap entry's `image:image` elements."""
+    videos: int = 0
+    """A sitemap entry's `video:video` elements."""
+    news_date: datetime | None = None
+    """A sitemap entry's `news:publication_date`."""
+    news_stale: bool = False
+    """The news entry was older than `audit.NEWS_MAX_AGE` when parsed."""
+    uniform: bool = False
+    """Every entry of the sitemap carried one lastmod (`lastmod.UNIFORM_MIN` entries or more)."""
+    alternates: tuple[tuple[str, str], ...] = ()
+    """A sitemap entry's `xhtml:link rel="alternate"` (hreflang in lower case, canonical URL) pairs."""
 
 
 @dataclass(frozen=True)
@@ -94,6 +108,17 @@ def format_inlink(link: Inlink) -> str:
         words.append("sm=1")
     if link.vouched_by:
         words.append("vb=" + ",".join(f"{host}@{level}" for host, level in link.vouched_by))
+    if link.images:
+        words.append(f"im={link.images}")
+    if link.videos:
+        words.append(f"vd={link.videos}")
+    if link.news_date is not None:
+        words.append("nd=" + format_time(link.news_date))
+    if link.news_stale:
+        words.append("ns=1")
+    if link.uniform:
+        words.append("lu=1")
+    words.extend(f"hl:{lang}={href}" for lang, href in link.alternates)
     if link.batch:
         words.append("b=" + link.batch)
     text = " ".join(words)
@@ -123,9 +148,13 @@ def parse_inlink(text: str) -> Inlink | None:
     if kind is None:
         return None
     pairs: dict[str, str] = {}
+    alternates: list[tuple[str, str]] = []
     for word in words[1:]:
         key, _, value = word.partition("=")
-        pairs[key] = value
+        if key.startswith("hl:"):
+            alternates.append((key[3:], value))
+        else:
+            pairs[key] = value
     get = pairs.get
     try:
         depth = int(get("dp", "0"))
@@ -136,6 +165,8 @@ def parse_inlink(text: str) -> Inlink | None:
         score = None if text_value is None else float(text_value)
         text_value = get("lm")
         lastmod = None if text_value is None else parse_time(text_value)
+        extended = alternates or not pairs.keys().isdisjoint(_EXTENSION_KEYS)
+        extensions = _extensions(get, alternates) if extended else _NO_EXTENSIONS
     except ValueError:
         return None
     text_value = get("cf")
@@ -148,7 +179,31 @@ def parse_inlink(text: str) -> Inlink | None:
         score = None
     vouchers = get("vb")
     return Inlink(kind, depth, radius, get("b", ""), priority, changefreq, lastmod, score, get("sm") == "1", anchor,
-                  _vouchers(vouchers) if vouchers else ())
+                  _vouchers(vouchers) if vouchers else (), **extensions)  # type: ignore[arg-type]
+
+
+_NO_EXTENSIONS: dict[str, object] = {}
+_EXTENSION_KEYS = frozenset({"im", "vd", "nd", "ns", "lu"})
+
+
+def _extensions(get: Callable[[str], str | None], alternates: list[tuple[str, str]]) -> dict[str, object]:
+    """The extension keys of a sitemap entry's cell (`im vd nd ns lu hl:`) as `Inlink` fields; ValueError on a
+    bad number or time."""
+    found: dict[str, object] = {}
+    for key, name in (("im", "images"), ("vd", "videos")):
+        text = get(key)
+        if text is not None:
+            found[name] = max(0, int(text))
+    text = get("nd")
+    if text is not None:
+        found["news_date"] = parse_time(text)
+    if get("ns") == "1":
+        found["news_stale"] = True
+    if get("lu") == "1":
+        found["uniform"] = True
+    if alternates:
+        found["alternates"] = tuple(alternates)
+    return found
 
 
 def _vouchers(text: str) -> tuple[tuple[str, int], ...]:

@@ -145,6 +145,9 @@ class WebPage:
     truncated: bool | None = col("f", "tr", FLAG, "the body was cut at the size cap", "fetch")
     retry_at: datetime | None = col(
         "f", "ra", TIME, "earliest retry the server or robots.txt allows (Retry-After, robots.txt retry)", "fetch")
+    blocked_by: str | None = col(
+        "f", "blk", TEXT, "the site's bot defence that answered instead of the page (cloudflare, akamai, aws-waf, "
+        "datadome, perimeterx, sucuri): the status is deferred; empty: another deferral", "fetch")
     warc_file: str | None = col("f", "wf", TEXT, "WARC file of the latest capture (fetch --warc)", "fetch")
     warc_offset: int | None = col("f", "wo", INT, "byte offset of the latest capture's record in that file", "fetch")
     warc_record: str | None = col(
@@ -175,6 +178,20 @@ class WebPage:
         "inject, detect, parse")
     sitemap_warnings: tuple[str, ...] | None = col(
         "s", "wn", LINES, "lenient reads of this sitemap: rules it breaks, with counts", "parse")
+    # s: what the sitemaps' extensions say of a listed URL, merged from their il: cells (issue 46)
+    sitemap_hreflang: tuple[str, ...] | None = col(
+        "s", "hl", LINES, "hreflang alternates its sitemaps give it (xhtml:link): `LANG URL` a line", "updatedb")
+    news_date: str | None = col(
+        "s", "nd", TEXT, "news:publication_date its news sitemap gives, UTC YYYY-MM-DDTHH:MM:SSZ (empty: no news "
+        "sitemap lists it any more)", "updatedb")
+    news_title: str | None = col("s", "nt", TEXT, "news:title its news sitemap gives", "updatedb")
+    news_stale: bool | None = col(
+        "s", "ns", FLAG, "its news entry was older than two days when the sitemap was parsed", "updatedb")
+    images: int | None = col("s", "im", INT, "image:image elements its sitemap entry holds", "updatedb")
+    videos: int | None = col("s", "vd", INT, "video:video elements its sitemap entry holds", "updatedb")
+    lastmod_verdict: str | None = col(
+        "s", "lv", TEXT, "why its lastmod is suspect (sitemapcrawl/model/lastmod.py): uniform, future, "
+        "moved-same-content or stayed-content-changed; absent or empty: not suspect", "updatedb")
     # s: sitemap quality (sitemapcrawl/scoring/quality.py), on sitemap rows; weighted priority on listed rows
     quality: float | None = col("s", "q", FLOAT, "sitemap quality score in [0, 1]", "updatedb")
     quality_state: QualityState | None = col(
@@ -224,9 +241,25 @@ class WebPage:
     seed: bool | None = col("m", "sd", FLAG, "injected as a seed", "inject")
     batch_id: str | None = col("m", "b", TEXT, "batch the row was generated into", "generate")
     partition: int | None = col("m", "pa", PARTITION, "fetch partition of the batch", "generate")
-    canonical: str | None = col("m", "can", TEXT, "<link rel=canonical> of the page", "parse")
-    noindex: bool | None = col("m", "noi", FLAG, "<meta name=robots> says noindex", "parse")
-    nofollow: bool | None = col("m", "nof", FLAG, "<meta name=robots> says nofollow", "parse")
+    # m: what the page says about itself (sitemapcrawl/web/pagesays.py), read by fetch from every 2xx answer
+    canonical: str | None = col(
+        "m", "can", TEXT, "canonical URL the page names: <link rel=canonical> in its head, else a Link header's "
+        "rel=canonical (empty: none)", "fetch")
+    noindex: bool | None = col(
+        "m", "noi", FLAG, "the page says noindex to search engines (robots or googlebot; <meta> or X-Robots-Tag)",
+        "fetch")
+    nofollow: bool | None = col(
+        "m", "nof", FLAG, "the page says nofollow to this crawler (robots or its own token; <meta> or "
+        "X-Robots-Tag): parse follows none of its links", "fetch")
+    robots: tuple[str, ...] | None = col(
+        "m", "rob", LINES, "robots directives as read, a line each: `X-Robots-Tag: ...` as sent, `meta NAME: ...`",
+        "fetch")
+    hreflang: tuple[str, ...] | None = col(
+        "m", "hl", LINES, "hreflang alternates the page names (<link rel=alternate hreflang>, Link header): "
+        "`LANG URL` a line", "fetch")
+    hreflang_no_return: tuple[str, ...] | None = col(
+        "m", "hnr", LINES, "hreflang alternates (the page's or its sitemaps') that do not name it back, `LANG URL` "
+        "a line (sitemapcrawl/scoring/hreflang_step.py)", "updatedb")
     link_inlinks: int | None = col("m", "nil", INT, "pages linking to this URL (link inlinks; absent: 0)",
                                    "updatedb")
     # k: markers

@@ -47,6 +47,7 @@ td.signals { font-size: .75rem; white-space: nowrap; font-variant-numeric: tabul
 .audit ul { margin: .25rem 0; padding-left: 1.1rem; max-height: 16rem; overflow-y: auto; }
 .audit li.url { word-break: break-all; font-size: .85rem; }
 .audit .count { color: var(--muted); font-weight: normal; }
+.audit .why { color: var(--muted); word-break: normal; }
 h3 { font-size: .95rem; margin: .75rem 0 .35rem; }
 h3.url { word-break: break-all; }
 .history { margin-bottom: 1rem; }
@@ -142,11 +143,12 @@ def _sitemaps(data: dict[str, Any]) -> str:
 
 
 def _hosts(data: dict[str, Any]) -> str:
-    head = ("<tr><th>host</th><th>rows</th><th>errors</th><th>robots.txt denied</th><th>in sitemaps</th>"
-            "<th>via links</th><th>statuses</th><th>robots.txt and crawl delay</th></tr>")
+    head = ("<tr><th>host</th><th>rows</th><th>errors</th><th>robots.txt denied</th><th>blocked by the site</th>"
+            "<th>in sitemaps</th><th>via links</th><th>statuses</th><th>robots.txt and crawl delay</th></tr>")
     body = "".join(
         f'<tr><td class="url">{_e(h["host"])}</td><td class="n">{h["rows"]:,}</td><td class="n">{h["errors"]:,}</td>'
-        f'<td class="n">{h["robots_denied"]:,}</td><td class="n">{h["in_sitemaps"]:,}</td>'
+        f'<td class="n">{h["robots_denied"]:,}</td><td class="n">{h["blocked_by_site"]:,}</td>'
+        f'<td class="n">{h["in_sitemaps"]:,}</td>'
         f'<td class="n">{h["via_links"]:,}</td>'
         f'<td class="note">{", ".join(f"{_e(k)} {_e(v)}" for k, v in h["by_status"].items())}</td>'
         f'<td class="note">{"<br>".join(_e(line) for line in h["robots"]) or "no robots.txt fetched"}</td></tr>'
@@ -225,7 +227,10 @@ def _audit(data: dict[str, Any]) -> str:
         shown = len(item["urls"])
         more = (f'<p class="note">{shown} of {item["total"]:,} shown; all of them: '
                 f'<code>{_e(item["export"])}</code></p>') if item["total"] > shown else ""
-        listing = ("<ul>" + "".join(f'<li class="url">{_e(u)}</li>' for u in item["urls"]) + "</ul>"
+        reasons = item.get("reasons", {})
+        listing = ("<ul>" + "".join(f'<li class="url">{_e(u)}' + (f' <span class="why">{_e(reasons[u])}</span>'
+                                                                   if reasons.get(u) else "") + "</li>"
+                                    for u in item["urls"]) + "</ul>"
                    if shown else '<p class="note">None.</p>')
         blocks.append(f'<div class="audit" data-list="{_e(name)}"><h3>{_e(item["title"])} '
                       f'<span class="count">{item["total"]:,}</span></h3>{listing}{more}</div>')

@@ -26,6 +26,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from sitemapcrawl.errors import CellDecodeError, InvalidUrlError, UsageError
+from sitemapcrawl.model.audit import REASON_FIELDS, reason
 from sitemapcrawl.model.cells import column_names, decode
 from sitemapcrawl.model.codec import format_time
 from sitemapcrawl.model.webpage import (
@@ -60,25 +61,30 @@ from sitemapcrawl.web import rowkeys, urls
 log = logging.getLogger(__name__)
 
 _HOST_FIELDS = ["robots_status", "robots_http_code", "robots_error", "crawl_delay", "sitemaps"]
-_EXTRA_FIELDS = [
+#: What an audit list's URL and its reason need (sitemapcrawl/model/audit.py).
+AUDIT_FIELDS = list(dict.fromkeys([*rowcounts.TALLY_FIELDS, *REASON_FIELDS]))
+_EXTRA_FIELDS = list(dict.fromkeys([
     "is_sitemap", "changefreq", "lastmod", "next_fetch", "quality", "quality_state", *SIGNAL_FIELDS,
-    "quality_notes",
-    # the audit (sitemapcrawl/model/audit.py)
-    "in_sitemap", "status", "http_code", "noindex", "canonical", "link_inlinks", "sitemaps_listing",
-]
+    "quality_notes", *AUDIT_FIELDS]))
 #: URLs kept per audit list (the total is counted in full; `export` gives them all).
 AUDIT_CAP = rowcounts.SAMPLE_CAP
+_TITLES = {
+    "http-error": "Sitemap URLs answering 4xx/5xx",
+    "redirect": "Sitemap URLs that redirect",
+    "blocked": "Sitemap URLs blocked by robots.txt",
+    "blocked-by-site": "Blocked by the site: a bot challenge or WAF block answered (we are blocked, not broken)",
+    "noindex": "Sitemap URLs saying noindex (meta robots, googlebot or X-Robots-Tag)",
+    "canonical": "Sitemap URLs naming another canonical (in the head or a Link header)",
+    "hreflang-no-return": "hreflang alternates that do not name the page back",
+    "lastmod-suspect": "Suspect lastmods: future, moved without a change, stale after a change, one for all",
+    "news-stale": "Stale news: entries over two days old when read, news sitemaps over 1,000 entries",
+    "orphans": "Orphans: in a sitemap, linked from no crawled page",
+    "unlisted": "Missing from the sitemaps: reached by links, listed nowhere",
+    "multi-listed": "Listed by several sitemaps",
+}
 #: The audit lists, in the order shown, with the `export` command that gives all of a list.
 AUDIT_LISTS: dict[str, tuple[str, str]] = {
-    "http-error": ("Sitemap URLs answering 4xx/5xx", "sitemapcrawl export --in-sitemaps (http_code >= 400)"),
-    "redirect": ("Sitemap URLs that redirect", "sitemapcrawl export --in-sitemaps --status redirect"),
-    "blocked": ("Sitemap URLs blocked by robots.txt", "sitemapcrawl export --in-sitemaps --status blocked_robots"),
-    "noindex": ("Sitemap URLs carrying noindex", "sitemapcrawl export --in-sitemaps (column noindex)"),
-    "canonical": ("Sitemap URLs naming another canonical", "sitemapcrawl export --in-sitemaps (column canonical)"),
-    "orphans": ("Orphans: in a sitemap, linked from no crawled page", "sitemapcrawl export --orphans"),
-    "unlisted": ("Missing from the sitemaps: reached by links, listed nowhere", "sitemapcrawl export --unlisted"),
-    "multi-listed": ("Listed by several sitemaps", "sitemapcrawl export --in-sitemaps (column sitemaps)"),
-}
+    name: (_TITLES[name], f"sitemapcrawl export --audit {name}") for name in rowcounts.AUDIT_NAMES}
 #: Months drawn in the lastmod histogram (the most recent; earlier ones are summed in one bar).
 LASTMOD_MONTHS = 60
 #: Age buckets (upper bound, label), for lastmods (age) and next fetch times (wait).
@@ -104,16 +110,19 @@ class SitemapQuality:
 
 @dataclass
 class AuditList:
-    """One audit list: the first `AUDIT_CAP` URLs (key order) and the total."""
+    """One audit list: the first `AUDIT_CAP` URLs (key order), why each is on it, and the total."""
 
     total: int = 0
     urls: list[str] = field(default_factory=list)
+    reasons: dict[str, str] = field(default_factory=dict)
+    """URL -> why it is on the list (`model.audit.reason`), for the URLs kept (from the rows, or the samples)."""
 
-    def add(self, url: str) -> None:
-        """Count a URL, keeping it while the list has room."""
+    def add(self, url: str, why: str = "") -> None:
+        """Count a URL, keeping it (and why) while the list has room."""
         self.total += 1
         if len(self.urls) < AUDIT_CAP:
             self.urls.append(url)
+            self.reasons[url] = why
 
 
 @dataclass
@@ -153,6 +162,7 @@ def _bucket(delta: timedelta, buckets: tuple[tuple[timedelta, str], ...], last: 
 
 def add_extra(extras: Extras, row: WebPage, now: datetime) -> None:
     """Count one row into the extras: a sitemap's quality, or a page's changefreq and lastmod age; its due time."""
+    _audit(extras, row)
     if row.is_sitemap:
         extras.quality[row.url] = SitemapQuality(row.quality, row.quality_state.value if row.quality_state else None,
                                                  stored_signals(row), row.quality_notes or ())
@@ -166,7 +176,6 @@ def add_extra(extras: Extras, row: WebPage, now: datetime) -> None:
             extras.lastmod_age[_bucket(now - row.lastmod, AGE_BUCKETS, "older")] += 1
         if row.lastmod is not None:
             extras.lastmod_month[format_time(row.lastmod)[:7]] += 1
-        _audit(extras, row)
     if row.next_fetch is None:
         extras.due["never"] += 1
     else:
@@ -174,11 +183,11 @@ def add_extra(extras: Extras, row: WebPage, now: datetime) -> None:
 
 
 def _audit(extras: Extras, row: WebPage) -> None:
-    """Count one page into the audit lists (see `sitemapcrawl.model.audit`)."""
-    if row.link_inlinks:
+    """Count one row into the audit lists, with why it is on each (see `sitemapcrawl.model.audit`)."""
+    if row.link_inlinks and not row.is_sitemap:
         extras.linked_rows += 1
     for name in rowcounts.audit_lists(row):
-        extras.audit[name].add(row.url)
+        extras.audit[name].add(row.url, " ".join(reason(row, name).split()))
 
 
 def take_snapshot(store: Store, now: datetime) -> Snapshot:
@@ -218,7 +227,7 @@ def take_counted_snapshot(store: Store, now: datetime) -> Snapshot:
         extras.history = list(histories(store))
     columns = [name for name in column_names(HostRow, _HOST_FIELDS) if not name.startswith(b"n:")] + [b"n"]
     summaries: list[tuple[bytes, dict[str, Any]]] = []
-    samples: dict[str, list[tuple[bytes, str]]] = {name: [] for name in AUDIT_LISTS}
+    samples: dict[str, list[tuple[bytes, str, str]]] = {name: [] for name in AUDIT_LISTS}
     # Origin rows only: the politeness rows (and `~counters`) after them are no hosts.
     for key, cells in store.scan(HOST_TABLE, stop=POLITENESS_KEYS_START, columns=columns):
         try:
@@ -230,9 +239,9 @@ def take_counted_snapshot(store: Store, now: datetime) -> Snapshot:
             for text in (row.sitemap_summaries or {}).values():
                 value = rowcounts.read_summary(text)
                 summaries.append((rowkeys.row_key(value["url"]).encode("utf-8"), value))
-            for name, text in (row.audit_samples or {}).items():
+            for name, listed in rowcounts.read_samples(row.audit_samples or {}).items():
                 if name in samples:
-                    samples[name] += [(rowkeys.row_key(u).encode("utf-8"), u) for u in text.split("\n") if u]
+                    samples[name] += [(rowkeys.row_key(u).encode("utf-8"), u, why) for u, why in listed.items()]
         except (InvalidUrlError, CellDecodeError, UnicodeDecodeError, ValueError) as exc:
             log.warning("panels: skipping host row %r: %s", key[:200], exc)
             report.totals.unreadable += 1
@@ -244,8 +253,10 @@ def take_counted_snapshot(store: Store, now: datetime) -> Snapshot:
         if robots:
             summary.robots.append(robots_line(origin, row))
         _add_counts(report, extras, summary, tally.counts)
-    for name, listed in samples.items():
-        extras.audit[name].urls = [u for _key, u in sorted(listed)[:AUDIT_CAP]]
+    for name, found in samples.items():
+        shown = sorted(found)[:AUDIT_CAP]
+        extras.audit[name].urls = [u for _key, u, _why in shown]
+        extras.audit[name].reasons = {u: why for _key, u, why in shown}
     for _key, value in sorted(summaries, key=lambda item: item[0]):
         report.sitemaps.append(SitemapSummary(**value))
         extras.quality[value["url"]] = SitemapQuality(value["quality"], value["state"], value["signals"],
@@ -324,11 +335,12 @@ def sitemaps_panel(snapshot: Snapshot, limit: int | None = None, state: QualityS
 
 
 def hosts_panel(snapshot: Snapshot, limit: int | None = None) -> dict[str, Any]:
-    """Per host: rows, statuses, errors, robots.txt denials and robots.txt facts (crawl delay)."""
+    """Per host: rows, statuses, errors, robots.txt denials, rows a bot defence blocked, robots.txt facts."""
     hosts = sorted(snapshot.report.hosts.values(), key=lambda h: (-h.errors, -h.rows, h.host))
     rows = [{"host": h.host, "rows": h.rows, "by_status": dict(sorted(h.by_status.items())), "sitemaps": h.sitemaps,
              "in_sitemaps": h.in_sitemaps, "via_links": h.via_links, "errors": h.errors,
-             "robots_denied": h.robots_denied, "robots": list(h.robots)} for h in hosts]
+             "robots_denied": h.robots_denied, "blocked_by_site": h.blocked_by_site, "robots": list(h.robots)}
+            for h in hosts]
     return {"count": len(rows), "hosts": rows[:limit] if limit is not None else rows}
 
 
@@ -365,7 +377,7 @@ def audit_panel(snapshot: Snapshot) -> dict[str, Any]:
     """The audit lists (capped, with totals and the export command for all), and whether links were crawled."""
     extras = snapshot.extras
     lists = {name: {"title": title, "total": extras.audit[name].total, "urls": list(extras.audit[name].urls),
-                    "export": hint}
+                    "reasons": dict(extras.audit[name].reasons), "export": hint}
              for name, (title, hint) in AUDIT_LISTS.items()}
     return {"cap": AUDIT_CAP, "mixed": extras.linked_rows > 0, "lists": lists}
 

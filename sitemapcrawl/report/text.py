@@ -54,6 +54,8 @@ class HostSummary:
     via_links: int = 0
     errors: int = 0
     robots_denied: int = 0
+    blocked_by_site: int = 0
+    """Rows a bot challenge or WAF block answered (`blocked-by-site`): we are blocked, the host is not broken."""
     robots: list[str] = field(default_factory=list)
     """`origin: status (HTTP code)[, error]` per origin with a host row."""
 
@@ -121,7 +123,9 @@ class Report:
         for summary in sorted(self.hosts.values(), key=lambda h: (-h.rows, h.host)):
             yield (f"  {summary.host}: rows {summary.rows} ({_counts(summary.by_status)}), sitemaps "
                    f"{summary.sitemaps}, in sitemaps {summary.in_sitemaps}, via links {summary.via_links}, "
-                   f"errors {summary.errors}, robots.txt denied {summary.robots_denied}")
+                   f"errors {summary.errors}, robots.txt denied {summary.robots_denied}"
+                   + (f", blocked by the site's bot defence {summary.blocked_by_site}"
+                      if summary.blocked_by_site else ""))
             for robots in summary.robots:
                 yield f"    robots.txt {robots}"
         yield ""
@@ -185,6 +189,7 @@ def add_counts(report: Report, summary: HostSummary, counts: Mapping[str, int]) 
     summary.via_links += counts.get("via.link", 0)
     summary.errors += counts.get("errors", 0)
     summary.robots_denied += counts.get("robots_denied", 0)
+    summary.blocked_by_site += counts.get("a.blocked-by-site", 0)
     totals = report.totals
     totals.rows += rows
     totals.by_status.update(by_status)

@@ -4,7 +4,8 @@
 counter cells; `quality` turns a sitemap's tallies into its quality state and
 the weight of its priorities; `rowcounts` turns them into the row counts
 `serve` and `report` read. `quality_step` and `count_step` are updatedb's
-steps that apply the ledger to a batch's rows.
+steps that apply the ledger to a batch's rows; `hreflang_step` judges a
+row's hreflang return links before it is counted.
 """
 
-__all__ = ["count_step", "evidence", "quality", "quality_step", "rowcounts"]
+__all__ = ["count_step", "evidence", "hreflang_step", "quality", "quality_step", "rowcounts"]

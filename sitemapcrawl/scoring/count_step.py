@@ -28,12 +28,13 @@ from datetime import datetime
 from typing import NamedTuple
 
 from sitemapcrawl.errors import CellDecodeError
+from sitemapcrawl.model.audit import REASON_FIELDS, reason
 from sitemapcrawl.model.cells import column_names, decode, encode, field_encoder
 from sitemapcrawl.model.linkvalues import parse_inlink
 from sitemapcrawl.model.rank import sitemap_priority
 from sitemapcrawl.model.splits import WHOLE, Split, bucket_of
 from sitemapcrawl.model.webpage import BATCH_TABLE, HOST_TABLE, WEBPAGE_TABLE, BatchRow, HostRow, WebPage
-from sitemapcrawl.scoring import evidence, firstlisting, rowcounts
+from sitemapcrawl.scoring import evidence, firstlisting, hreflang_step, rowcounts
 from sitemapcrawl.scoring.evidence import Base, Contribution, Groups, Tally
 from sitemapcrawl.scoring.quality_step import FirstJudged, QualityCounts, QualityStep
 from sitemapcrawl.storage.store import Store
@@ -43,7 +44,7 @@ from sitemapcrawl.web.rules import UrlRules
 
 log = logging.getLogger(__name__)
 
-_FIELDS = [*rowcounts.TALLY_FIELDS, "counted"]
+_FIELDS = list(dict.fromkeys([*rowcounts.TALLY_FIELDS, *REASON_FIELDS, "counted"]))
 _HC, _encode_hc = field_encoder(WebPage, "counted")
 _HOST_FIELDS = ["counts", "count_cells", "audit_samples"]
 Changes = dict[bytes, rowcounts.SampleChanges]
@@ -99,8 +100,8 @@ class FirstCounted(NamedTuple):
     kind: int
     """The number of its ledger kind (its tally's key)."""
     is_sitemap: bool
-    notes: tuple[tuple[str, bool], ...]
-    """The audit lists its lines put it on (True) or take it off (False): what `_note_lists` notes."""
+    notes: tuple[tuple[str, bool, str], ...]
+    """The audit lists its lines put it on (True, and why) or take it off (False): what `_note_lists` notes."""
 
 
 class CountStep:
@@ -144,11 +145,11 @@ class CountStep:
             self.summarise.add(key)
         if not row.counted:  # judged for the first time (every new row): once per origin and tally
             lines, cell = self.ledger.lines(origin, tally.key() if kind is None else kind, _counted, name, tally)
-            _note_lists(self._changes_of(origin), row.url, lines)
+            _note_lists(self._changes_of(origin), row, lines)
             self.counts.changed += 1
             return lines, cell
         lines, changed = self.ledger.again(origin, row.url, row.counted, _counted(name, tally))
-        _note_lists(self._changes_of(origin), row.url, lines)
+        _note_lists(self._changes_of(origin), row, lines)
         if changed is not None:
             self.counts.changed += 1
         return lines, changed
@@ -165,7 +166,7 @@ class CountStep:
         judged = self._judged.get(shape)  # shared by the rows of a kind and origin: memory, not time
         if judged is None:
             judged = self._judged.keep(shape, FirstCounted(origin, name, tally, kind, bool(row.is_sitemap),
-                                                           _lists_noted(lines)))
+                                                           _lists_noted(row, lines)))
         return ({_HC: cell} if cell is not None else {}), judged
 
     def take_alike(self, key: bytes, url: str, judged: FirstCounted) -> None:
@@ -179,8 +180,8 @@ class CountStep:
         self.ledger.lines(judged.origin, judged.kind, _counted, judged.name, judged.tally)
         if judged.notes:
             changes = self._changes_of(judged.origin)
-            for name, on in judged.notes:
-                changes.note(name, url, on)
+            for name, on, why in judged.notes:
+                changes.note(name, url, on, why)
 
     def _add_deltas(self, origin: bytes, _name: str, groups: Groups) -> None:
         """Add one row's (or one kind of rows') deltas to its origin's."""
@@ -211,8 +212,7 @@ class CountStep:
     def _samples(origin: bytes, cells: Mapping[bytes, bytes]) -> rowcounts.SampleChanges:
         try:
             row = decode(HostRow, origin.decode("utf-8"), cells, ["audit_samples"])
-            stored = {name: tuple(line for line in text.split("\n") if line)
-                      for name, text in (row.audit_samples or {}).items()}
+            stored = rowcounts.read_samples(row.audit_samples or {})
         except (ValueError, CellDecodeError) as exc:
             log.warning("counts: %r: unreadable audit samples taken as none: %s", origin[:200], exc)
             stored = {}
@@ -246,7 +246,8 @@ class BatchCounting:
     errors.
     """
 
-    FIELDS = list(dict.fromkeys([*QualityStep.FIELDS, *CountStep.FIELDS, *firstlisting.FIELDS]))
+    FIELDS = list(dict.fromkeys([*QualityStep.FIELDS, *CountStep.FIELDS, *firstlisting.FIELDS,
+                                 *hreflang_step.FIELDS]))
     REPEATS_SEEN = 5000
     """Alike rows `take` counts before it judges whether their texts repeat (`_repeating`)."""
     HELD = evidence.KIND_NUMBERS_HELD
@@ -259,6 +260,7 @@ class BatchCounting:
         unreadable = unreadable if unreadable is not None else Unreadable()
         self.quality_step = QualityStep(store, rules, batch_id, now, unreadable, split) if quality else None
         self.count_step = CountStep(store, batch_id, unreadable)
+        self.hreflang = hreflang_step.HreflangStep(store, unreadable)
         self.first_listing = firstlisting.FirstListing(batch_id, quality=quality)
         self._kinds: evidence.Forgetful[str, _TextKind] = evidence.Forgetful(self.HELD)
         """Inlink text -> the counted kind of the rows merged from it alone (`_counted_kind`), numbered."""
@@ -332,9 +334,11 @@ class BatchCounting:
         return counted < self.REPEATS_SEEN or 4 * repeated >= counted
 
     def _take_each(self, rows: list[tuple[bytes, WebPage]]) -> list[tuple[bytes, dict[bytes, bytes]]]:
-        """Judge every row of `rows` by itself; the cells to put on them, one put per row."""
+        """Judge every row of `rows` by itself (its hreflang return links first: a fact it is counted by); the
+        cells to put on them, one put per row."""
+        rows, judged = self.hreflang.judge(rows)
         puts = self.quality_step.take(rows) if self.quality_step is not None else []
-        return self.first_listing.settle(rows, puts + self.count_step.take(rows))
+        return self.first_listing.settle(rows, judged + puts + self.count_step.take(rows))
 
     def _take_alike(self, key: bytes, row: WebPage, text: str,
                     merged: Callable[[WebPage, str], WebPage]) -> dict[bytes, bytes]:
@@ -416,20 +420,21 @@ class _FirstJudged(NamedTuple):
 _AUDIT_WORDS = tuple((name, f"a.{name}") for name in rowcounts.AUDIT_NAMES)
 
 
-def _lists_noted(lines: list[Contribution]) -> tuple[tuple[str, bool], ...]:
-    """The audit lists a row of these lines is on now (True), or was on before this batch (False)."""
-    noted: list[tuple[str, bool]] = []
+def _lists_noted(row: WebPage, lines: list[Contribution]) -> tuple[tuple[str, bool, str], ...]:
+    """The audit lists `row` (of these lines) is on now (True, and why), or was on before this batch (False)."""
+    noted: list[tuple[str, bool, str]] = []
     for line in lines:
         now = line.tally.counts if line.tally else {}
         was = line.before.counts if line.before else {}
-        noted.extend((name, word in now) for name, word in _AUDIT_WORDS if word in now or word in was)
+        noted.extend((name, word in now, reason(row, name) if word in now else "")
+                     for name, word in _AUDIT_WORDS if word in now or word in was)
     return tuple(noted)
 
 
-def _note_lists(changes: rowcounts.SampleChanges, url: str, lines: list[Contribution]) -> None:
+def _note_lists(changes: rowcounts.SampleChanges, row: WebPage, lines: list[Contribution]) -> None:
     """Note the audit lists a row is on now, or was on before this batch: for the origin's samples."""
-    for name, on in _lists_noted(lines):
-        changes.note(name, url, on)
+    for name, on, why in _lists_noted(row, lines):
+        changes.note(name, row.url, on, why)
 
 
 def _finish_origins(store: Store, origins: list[bytes], batch_id: str, changes: Changes) -> int:
@@ -451,12 +456,12 @@ def _finish_origins(store: Store, origins: list[bytes], batch_id: str, changes: 
         except (ValueError, CellDecodeError) as exc:
             log.warning("counts: %r: unreadable counts, left for `updatedb --rescore`: %s", origin[:200], exc)
             continue
-        samples = {name: tuple(line for line in text.split("\n") if line)
-                   for name, text in (row.audit_samples or {}).items()}
+        samples = rowcounts.read_samples(row.audit_samples or {})
         noted = changes.get(origin)
         changed = rowcounts.apply_samples(samples, noted.changes if noted is not None else {})
         if changed:
-            puts.append((origin, encode(HostRow("", audit_samples={n: "\n".join(u) for n, u in changed.items()}))))
+            puts.append((origin, encode(HostRow("", audit_samples={
+                n: rowcounts.sample_text(listed) for n, listed in changed.items()}))))
         if names:
             folded += len(names)
             puts.append((origin, encode(HostRow("", counts=new_base.lines()))))
@@ -504,7 +509,7 @@ def recount(store: Store, batch_id: str = "") -> CountCounts:
     unreadable = Unreadable()
     totals: dict[bytes, Tally] = {}
     sitemap_keys: list[bytes] = []
-    samples: dict[bytes, dict[str, list[str]]] = {}
+    samples: dict[bytes, rowcounts.Samples] = {}
     puts: list[tuple[bytes, dict[bytes, bytes]]] = []
     scan = store.scan(WEBPAGE_TABLE, columns=column_names(WebPage, _FIELDS))
     for key, row in pages(scan, "counts", unreadable, _FIELDS):
@@ -512,9 +517,9 @@ def recount(store: Store, batch_id: str = "") -> CountCounts:
         tally = rowcounts.row_tally(row)
         totals.setdefault(origin_of_key(key), Tally()).add(tally)
         for name in rowcounts.audit_lists(row):
-            listed = samples.setdefault(origin_of_key(key), {}).setdefault(name, [])
+            listed = samples.setdefault(origin_of_key(key), {}).setdefault(name, {})
             if len(listed) < rowcounts.SAMPLE_CAP:
-                listed.append(row.url)
+                listed[row.url] = " ".join(reason(row, name).split())
         if row.is_sitemap:
             sitemap_keys.append(key)
         text = (Contribution(origin_of_key(key).decode("utf-8"), batch_id, rowcounts.GROUP, tally, rowcounts.GROUP,
@@ -537,14 +542,14 @@ def recount(store: Store, batch_id: str = "") -> CountCounts:
             continue
         names = list(host.count_cells or {})
         for name in host.audit_samples or {}:
-            samples.setdefault(host_key, {}).setdefault(name, [])  # emptied: written empty
+            samples.setdefault(host_key, {}).setdefault(name, {})  # emptied: written empty
         if names:
             old_cells.append((host_key, list(encode(HostRow("", count_cells={n: "" for n in names})))))
         if host.counts and host_key not in totals:
             totals[host_key] = Tally()
     bases = [(origin, encode(HostRow("", counts=Base("", {rowcounts.GROUP: tally}, rowcounts.GROUP).lines())))
              for origin, tally in sorted(totals.items())]
-    bases += [(origin, encode(HostRow("", audit_samples={n: "\n".join(u) for n, u in lists.items()})))
+    bases += [(origin, encode(HostRow("", audit_samples={n: rowcounts.sample_text(u) for n, u in lists.items()})))
               for origin, lists in sorted(samples.items())]
     store.write(HOST_TABLE, bases)
     store.delete_many(HOST_TABLE, old_cells)

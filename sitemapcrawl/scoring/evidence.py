@@ -25,8 +25,9 @@ from datetime import datetime
 from typing import Any, Generic, NamedTuple, TypeVar
 
 from sitemapcrawl.model.codec import format_time, parse_time
+from sitemapcrawl.model.lastmod import LastmodVerdict, lastmod_test
 from sitemapcrawl.model.webpage import FetchStatus
-from sitemapcrawl.scoring.quality import LASTMOD_SLACK, ListedStats
+from sitemapcrawl.scoring.quality import ListedStats
 
 log = logging.getLogger(__name__)
 
@@ -206,15 +207,14 @@ def contribution(lastmod: datetime | None, status: FetchStatus | None, fetch_tim
         return tally
     counts["dated"] = 1
     tally.lo = tally.hi = lastmod
-    if lastmod > now + LASTMOD_SLACK:
+    test = lastmod_test(lastmod, fetch_time, prev_fetch_time, content_changed, now)  # the audit's tests too
+    if test is LastmodVerdict.FUTURE:
         counts["future"] = 1
         return tally
     tally.new = lastmod
-    if fetch_time is None or content_changed is None:
-        return tally
-    if content_changed == fetch_time and prev_fetch_time is not None and lastmod + LASTMOD_SLACK <= prev_fetch_time:
+    if test is LastmodVerdict.STAYED:
         counts["stale"] = 1
-    elif content_changed < fetch_time and content_changed + LASTMOD_SLACK < lastmod <= fetch_time:
+    elif test is LastmodVerdict.MOVED:
         counts["phantom"] = 1
     return tally
 

@@ -20,16 +20,13 @@ import math
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, fields
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
+from sitemapcrawl.model.lastmod import LASTMOD_SLACK, UNIFORM_MIN
 from sitemapcrawl.model.webpage import FetchStatus, QualityState, WebPage
 from sitemapcrawl.sitemaps.model import ProblemKind, read_problem_lines
 
-#: Tolerance of the lastmod tests: sitemaps often give a day, not a time.
-LASTMOD_SLACK = timedelta(days=1)
-#: At least this many entries with one same lastmod make the dates meaningless.
-UNIFORM_MIN = 5
 #: Judged entries the fetch signal needs before it counts (or all, when a sitemap lists fewer).
 FETCH_EVIDENCE = 20
 #: z of the Wilson bound on the fetch share (1: one standard error, about 84 % one-sided).

@@ -20,18 +20,26 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from sitemapcrawl.model.audit import discovered_via, is_multi_listed, is_orphan, is_unlisted, problems
+from sitemapcrawl.model.audit import (
+    PROBLEM_FIELDS,
+    discovered_via,
+    is_multi_listed,
+    is_orphan,
+    is_unlisted,
+    problems,
+)
 from sitemapcrawl.model.webpage import ChangeFreq, FetchStatus, WebPage
+from sitemapcrawl.modes import AuditList
 from sitemapcrawl.scoring.evidence import STATUS_WORDS, Tally
 from sitemapcrawl.scoring.quality import SIGNAL_FIELDS, stored_signals
 
 #: The one group of the row counts (what `evidence.judge` calls the parse).
 GROUP = "rows"
 #: The fields `row_tally` reads.
-TALLY_FIELDS = ("status", "is_sitemap", "seed", "in_sitemap", "lastmod", "fetch_time", "changefreq",
-                "link_inlinks", "http_code", "noindex", "canonical", "sitemaps_listing")
+TALLY_FIELDS = tuple(dict.fromkeys(("status", "is_sitemap", "seed", "in_sitemap", "lastmod", "fetch_time",
+                                     "changefreq", "link_inlinks", "sitemaps_listing", *PROBLEM_FIELDS)))
 #: The audit lists, in the order the page shows them.
-AUDIT_NAMES = ("http-error", "redirect", "blocked", "noindex", "canonical", "orphans", "unlisted", "multi-listed")
+AUDIT_NAMES = tuple(name.value for name in AuditList)
 #: URLs kept per audit list and origin (the panel shows at most this many per list).
 SAMPLE_CAP = 50
 #: The fields `summary` reads (the report's sitemap line and the quality columns).
@@ -82,57 +90,90 @@ def audit_lists(row: WebPage) -> list[str]:
     return found
 
 
-def apply_samples(samples: dict[str, tuple[str, ...]],
-                  changes: dict[str, dict[str, bool]]) -> dict[str, tuple[str, ...]]:
-    """An origin's audit samples after `changes` (list -> URL -> on the list now?); only the lists changed.
+Samples = dict[str, dict[str, str]]
+"""An origin's audit samples: list -> URL -> why it is on the list (`model.audit.reason`)."""
+Noted = dict[str, dict[str, tuple[bool, str]]]
+"""A batch's audit-list changes of an origin: list -> URL -> (on the list now?, why)."""
 
-    First every URL no longer on its list leaves; then URLs on it join, in
-    URL order, while the list has fewer than `SAMPLE_CAP` (kept sorted). So
-    only removals of sampled URLs and the `SAMPLE_CAP` first new URLs
-    matter: `SampleChanges` keeps just those. Idempotent, so a rerun writes
-    the same lists.
+
+def read_samples(cells: Mapping[str, str]) -> Samples:
+    """An origin's `n:a.<list>` cells as samples: `URL TAB why` a line (a line without a tab: no reason)."""
+    samples: Samples = {}
+    for name, text in cells.items():
+        listed = samples[name] = {}
+        for line in text.split("\n"):
+            url, _, why = line.partition("\t")
+            if url:
+                listed[url] = why
+    return samples
+
+
+def sample_text(listed: Mapping[str, str]) -> str:
+    """One list's samples as its cell text (`read_samples`), URLs in order."""
+    return "\n".join(f"{url}\t{listed[url]}" if listed[url] else url for url in sorted(listed))
+
+
+def _one_line(why: str) -> str:
+    return " ".join(why.split())
+
+
+def apply_samples(samples: Samples, changes: Noted) -> Samples:
+    """An origin's audit samples after `changes`; only the lists changed.
+
+    First every URL no longer on its list leaves, and a sampled URL still on
+    it takes its new reason; then URLs on it join, in URL order, while the
+    list has fewer than `SAMPLE_CAP` (kept sorted). So only removals and
+    reasons of sampled URLs and the `SAMPLE_CAP` first new URLs matter:
+    `SampleChanges` keeps just those. Idempotent, so a rerun writes the same
+    lists.
     """
-    out: dict[str, tuple[str, ...]] = {}
+    out: Samples = {}
     for name, urls_now in changes.items():
-        kept = set(samples.get(name, ()))
-        before = set(kept)
-        kept.difference_update(url for url, on in urls_now.items() if not on)
-        for url in sorted(url for url, on in urls_now.items() if on):
+        kept = dict(samples.get(name, {}))
+        before = dict(kept)
+        for url, (on, why) in urls_now.items():
+            if not on:
+                kept.pop(url, None)
+            elif url in kept:
+                kept[url] = _one_line(why)
+        for url in sorted(url for url, (on, _why) in urls_now.items() if on and url not in kept):
             if len(kept) >= SAMPLE_CAP:
                 break
-            kept.add(url)
+            kept[url] = _one_line(urls_now[url][1])
         if kept != before:
-            out[name] = tuple(sorted(kept))
+            out[name] = kept
     return out
 
 
 class SampleChanges:
     """One origin's audit-list changes in bounded memory, for `apply_samples`.
 
-    Holds the removals of URLs in the stored samples (at most `SAMPLE_CAP`
-    per list) and the `SAMPLE_CAP` first new URLs per list (URL order):
-    what `apply_samples` can use, whatever the batch's size.
+    Holds the removals and new reasons of URLs in the stored samples (at most
+    `SAMPLE_CAP` per list) and the `SAMPLE_CAP` first new URLs per list (URL
+    order): what `apply_samples` can use, whatever the batch's size.
     """
 
-    def __init__(self, stored: dict[str, tuple[str, ...]]) -> None:
-        self.stored = {name: frozenset(urls) for name, urls in stored.items()}
-        self.changes: dict[str, dict[str, bool]] = {}
+    def __init__(self, stored: Samples) -> None:
+        self.stored = stored
+        self.changes: Noted = {}
 
-    def note(self, name: str, url: str, on: bool) -> None:
-        """URL `url` is (`on`) or is no longer on list `name`."""
-        sampled = url in self.stored.get(name, frozenset())
-        if on == sampled:
-            return  # a sampled URL still on its list, or a URL leaving a list it was not sampled on
+    def note(self, name: str, url: str, on: bool, why: str = "") -> None:
+        """URL `url` is (`on`, because `why`) or is no longer on list `name`."""
+        sampled = self.stored.get(name, {}).get(url)
+        if (sampled is None and not on) or (sampled is not None and on and sampled == _one_line(why)):
+            return  # a URL leaving a list it was not sampled on, or a sampled URL on it for the same reason
         listed = self.changes.setdefault(name, {})
-        listed[url] = on
+        listed[url] = (on, why)
         if on and len(listed) > 4 * SAMPLE_CAP:
-            self._prune(listed)
+            self._prune(listed, self.stored.get(name, {}))
 
     @staticmethod
-    def _prune(listed: dict[str, bool]) -> None:
-        keep = set(sorted(url for url, on in listed.items() if on)[:SAMPLE_CAP])
-        for url in [url for url, on in listed.items() if on and url not in keep]:
-            del listed[url]
+    def _prune(listed: dict[str, tuple[bool, str]], sampled: Mapping[str, str]) -> None:
+        new = [url for url, (on, _why) in listed.items() if on and url not in sampled]
+        keep = set(sorted(new)[:SAMPLE_CAP])
+        for url in new:
+            if url not in keep:
+                del listed[url]
 
 
 def _word(name: str) -> str:

@@ -33,7 +33,7 @@ from sitemapcrawl.sitemaps.decompress import (
     zip_members,
 )
 from sitemapcrawl.sitemaps.feeds import atom_reader, atom_tags, rss_reader, rss_tags
-from sitemapcrawl.sitemaps.limits import ByteSource, CappedReader, EntryTally, SitemapLimits
+from sitemapcrawl.sitemaps.limits import OLD_BYTE_LIMIT, ByteSource, CappedReader, EntryTally, SitemapLimits
 from sitemapcrawl.sitemaps.model import (
     LENIENCIES,
     Entry,
@@ -179,6 +179,10 @@ class SitemapDocument:
             out.append((ProblemKind.URL_LIMIT, tally.over_limit,
                         f"URL limit: kept the first {limits.max_urls:,} entries, "
                         f"{tally.over_limit:,} more not kept (max_urls={limits.max_urls:,})"))
+        if self._bytes_read > OLD_BYTE_LIMIT:
+            out.append((ProblemKind.OVER_10MB, 1,
+                        f"over 10 MB: {self._bytes_read:,} bytes uncompressed, read whole; older consumers cut "
+                        "it at 10 MB (the sitemaps.org limit until 2016)"))
         if self._bytes_limit_hit:
             out.append((ProblemKind.BYTE_LIMIT, 1,
                         f"byte limit: stopped reading at {limits.max_bytes:,} uncompressed bytes "

@@ -1,7 +1,8 @@
 """Named limits of the engine, the reader that enforces the byte limit, the entry tally.
 
-`SitemapLimits` carries the numbers (defaults are the sitemaps.org and mission
-limits); `CappedReader` wraps any byte stream and stops handing out bytes at
+`SitemapLimits` carries the numbers (defaults are the sitemaps.org limits:
+50,000 URLs and 50 MB since 2016; a document over the old 10 MB is reported,
+not cut); `CappedReader` wraps any byte stream and stops handing out bytes at
 `max_bytes`, remembering that it did, so every format reader obeys the same
 cap without counting bytes itself. `EntryTally` counts what became of a
 document's entries (the URL limit is enforced against its `kept`).
@@ -12,12 +13,10 @@ from __future__ import annotations
 import io
 from collections import Counter
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
+from sitemapcrawl.config import Settings
 from sitemapcrawl.errors import UsageError
-
-if TYPE_CHECKING:
-    from sitemapcrawl.config import Settings
 
 
 class ByteSource(Protocol):
@@ -54,14 +53,21 @@ class EntryTally:
         self.lenient: Counter[str] = Counter()
 
 
+#: The sitemaps.org byte limit until 2016 (10 MB): a document over it is read, and reported
+#: (`ProblemKind.OVER_10MB`), since older readers still stop there.
+OLD_BYTE_LIMIT = 10_485_760
+#: The byte limit of the protocol since 2016, Google's and crawler-commons': 50 MB uncompressed.
+PROTOCOL_BYTE_LIMIT = Settings.max_sitemap_bytes
+
+
 @dataclass(frozen=True)
 class SitemapLimits:
     """How much of a document is read and how deep indexes are followed."""
 
     max_urls: int = 50_000
     """Entries kept per document, first ones in document order."""
-    max_bytes: int = 10_000_000
-    """Uncompressed bytes read per document; also caps every decompression."""
+    max_bytes: int = PROTOCOL_BYTE_LIMIT
+    """Uncompressed bytes read per document (50 MiB, the protocol's limit); also caps every decompression."""
     max_depth: int = 5
     """Index levels followed below a root sitemap (tree walking only)."""
 

@@ -263,6 +263,12 @@ class ProblemKind(StrEnum):
     """Child sitemaps of an index that are blacklisted (parse)."""
     BODY_CUT = "body-cut"
     """The fetcher cut the body at its size cap (the tree walker)."""
+    NEWS_STALE = "news-stale"
+    """News entries older than two days when parsed: Google News takes only the last two days' (parse)."""
+    NEWS_OVER_LIMIT = "news-over-limit"
+    """News entries past the 1,000 Google News reads per sitemap (parse)."""
+    OVER_10MB = "over-10mb"
+    """The document is over 10 MB uncompressed (`OLD_BYTE_LIMIT`): read whole, but older consumers cut it."""
 
 
 ProblemCounts = tuple[tuple[ProblemKind, int], ...]

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from sitemapcrawl.errors import CellDecodeError, InvalidUrlError, UsageError
+from sitemapcrawl.model.alerts import ALERT_FIELDS, fails_now, shrank
 from sitemapcrawl.model.cells import column_names, compare_filter_of, encode, map_column
 from sitemapcrawl.model.changes import (
     Change,
@@ -47,7 +48,7 @@ from sitemapcrawl.model.webpage import HISTORY_TABLE, WEBPAGE_TABLE, HistoryRow,
 from sitemapcrawl.storage.batchrecords import record_touched
 from sitemapcrawl.storage.dueindex import write_pages
 from sitemapcrawl.storage.store import Store
-from sitemapcrawl.storage.tables import Unreadable, decode_history, history_rows
+from sitemapcrawl.storage.tables import Unreadable, decode_history, history_rows, read_pages
 from sitemapcrawl.web import rowkeys, urls
 
 log = logging.getLogger(__name__)
@@ -407,6 +408,8 @@ class ChangesCounts:
     records: int = 0
     unreadable: Unreadable = field(default_factory=Unreadable)
     """History rows that did not decode (logged, left out)."""
+    alerts: list[str] = field(default_factory=list)
+    """`SITEMAP: why` of each sitemap over an alert asked for (`model.alerts`): the command then exits 1."""
 
     def summary(self) -> str:
         """One line for stderr."""
@@ -416,16 +419,27 @@ class ChangesCounts:
 
 def change_output(store: Store, counts: ChangesCounts, *, sitemap: str | None = None, host: str | None = None,
                   since: datetime | None = None, jsonl: bool = False,
-                  rules: urls.CanonicalRules = urls.DEFAULT_RULES) -> Iterator[str]:
+                  rules: urls.CanonicalRules = urls.DEFAULT_RULES, fail_on_removed: float | None = None,
+                  fail_on_error: bool = False) -> Iterator[str]:
     """The lines of `sitemapcrawl changes`: JSON records, or per sitemap its counts then its changes.
 
     Oldest parse first within a sitemap. Streams: one sitemap's parse
-    summaries and one parse's changes in memory.
+    summaries and one parse's changes in memory. `fail_on_removed`: note in
+    `counts.alerts` each sitemap whose latest parse removed more than that
+    percent of its entries; `fail_on_error`: each sitemap with a recorded
+    parse that fails now (one multi-get of the sitemaps' rows, at the end).
     """
+    parsed: dict[str, datetime] = {}
     for history in histories(store, sitemap=sitemap, host=host, since=since, rules=rules,
                              unreadable=counts.unreadable):
         counts.sitemaps += 1
         counts.parses += len(history.parses)
+        latest = history.parses[-1]
+        lost = shrank(latest, fail_on_removed) if fail_on_removed is not None else None
+        if lost is not None:
+            counts.alerts.append(f"{history.sitemap}: {lost}")
+        if fail_on_error and latest.parsed_at is not None:
+            parsed[history.sitemap] = latest.parsed_at
         if not jsonl:
             totals = history.totals()
             first = sum(1 for p in history.parses if p.baseline)
@@ -440,3 +454,22 @@ def change_output(store: Store, counts: ChangesCounts, *, sitemap: str | None = 
                     moved = record.change not in ("added", "removed")
                     values = f": {record.old or '-'} -> {record.new or '-'}" if moved else ""
                     yield f"  {record.at} {record.change:<10} {record.url}{values}"
+    counts.alerts.extend(_failing(store, parsed, counts.unreadable))
+
+
+def _failing(store: Store, parsed: Mapping[str, datetime], unreadable: Unreadable) -> Iterator[str]:
+    """`SITEMAP: why` of each sitemap (URL -> its latest recorded parse) that fails now (`model.alerts`)."""
+    keys: dict[bytes, str] = {}
+    for url in parsed:
+        try:
+            keys[rowkeys.row_key(url).encode("utf-8")] = url
+        except InvalidUrlError as exc:
+            log.warning("changes: %s: %s", url[:200], exc)
+    chunk = max(1, store.batch_size)
+    ordered = sorted(keys)
+    for start in range(0, len(ordered), chunk):
+        found = read_pages(store, ordered[start:start + chunk], list(ALERT_FIELDS), "changes", unreadable)
+        for key, row in found.items():
+            why = fails_now(row, parsed[keys[key]])
+            if why is not None:
+                yield f"{row.url}: {why}"

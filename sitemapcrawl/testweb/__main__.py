@@ -36,7 +36,8 @@ from sitemapcrawl.testweb.truth import Truth
 
 def _web(args: argparse.Namespace) -> Web:
     if args.web == "bulk":
-        return bulk_web(args.hosts, args.pages, first_host=args.first_host, crawl_delay=args.crawl_delay)
+        return bulk_web(args.hosts, args.pages, first_host=args.first_host, crawl_delay=args.crawl_delay,
+                        heads=args.heads)
     return small_web() if args.web == "small" else demo_web()
 
 
@@ -96,6 +97,8 @@ def main(argv: list[str] | None = None) -> int:
         p.add_argument("--pages", type=int, default=200, help="bulk: pages per host")
         p.add_argument("--first-host", default="127.0.1.1", help="bulk: the address of the first host")
         p.add_argument("--crawl-delay", type=float, help="bulk: robots.txt Crawl-delay")
+        p.add_argument("--heads", type=int, default=0,
+                       help="bulk: realistic page heads with this many hreflang alternates (0: plain pages)")
     sub.choices["serve"].add_argument("--port", type=int, default=0,
                                       help="port on every host (default: a free one)")
     sub.choices["serve"].add_argument("--ready-file", help="write the base URLs here when ready")

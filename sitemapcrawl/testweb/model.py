@@ -41,6 +41,7 @@ class Fault(Enum):
     RESET = "reset"  # read the request, then reset the connection (TCP RST)
     CLOSE = "close"  # read the request, then close the connection without answering
     SLOW_DOWN = "slow-down"  # answer `status` (429 if 0; 503 also makes sense) with `Retry-After: retry_after`
+    CHALLENGE = "challenge"  # a Cloudflare-style bot challenge: 403, `cf-mitigated: challenge`, "Just a moment..."
 
 
 @dataclass(frozen=True)
@@ -76,6 +77,17 @@ def as_fault_spec(fault: Fault | FaultSpec) -> FaultSpec:
 
 
 @dataclass(frozen=True)
+class Resource:
+    """A document that is not HTML (a PDF, an image), served as `body` under `content_type` with `headers`
+    (references in a Link header's ``<...>`` written out, as for a `Page`)."""
+
+    path: str
+    content_type: str = "application/pdf"
+    body: bytes = b"%PDF-1.4\n% a test-web document\n%%EOF\n"
+    headers: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True)
 class Link:
     """An ``<a href>`` on a page; `href` is a reference, `nofollow` adds rel=nofollow."""
 
@@ -100,6 +112,13 @@ class Page:
     canonical: str = ""
     base_href: str = ""
     text: str = ""
+    googlebot: str = ""
+    """The content of ``<meta name="googlebot">``; empty: absent."""
+    alternates: tuple[tuple[str, str], ...] = ()
+    """``<link rel="alternate" hreflang="LANG" href="REF">`` in the head: (LANG, reference) pairs."""
+    headers: tuple[tuple[str, str], ...] = ()
+    """Response headers sent with the page (``X-Robots-Tag``, ``Link``...); references in a Link header's
+    ``<...>`` are written out (`expand_ref`)."""
 
     @property
     def follows_links(self) -> bool:
@@ -126,6 +145,10 @@ class PageRange:
     links: bool = True
     cross_hosts: tuple[str, ...] = ()
     title: str = "Page"
+    heads: int = 0
+    """Pages as a multilingual site serves them: a canonical naming itself, meta robots, this many hreflang
+    alternates (`/LANG{prefix}{i}.html`), about 6 KB of text, and on every other page an X-Robots-Tag and a Link
+    header (what fetch reads of a page: the benchmarks' realistic head). 0: plain pages."""
 
     def __post_init__(self) -> None:
         if not self.prefix.startswith("/") or not self.prefix.endswith("/"):
@@ -156,7 +179,15 @@ class PageRange:
                     links.append(Link(self.path(j), f"{self.title} {j}"))
             links.extend(Link(f"//{h}{self.path(i)}", f"{self.title} {i} on {h}")
                          for h in self.cross_hosts)
-        return Page(self.path(i), f"{self.title} {i}", tuple(links))
+        if not self.heads:
+            return Page(self.path(i), f"{self.title} {i}", tuple(links))
+        path = self.path(i)
+        langs = tuple(f"l{n:02d}" for n in range(self.heads))
+        headers = (("X-Robots-Tag", "noarchive"), ("Link", f'<{path}>; rel="canonical"')) if i % 2 else ()
+        return Page(path, f"{self.title} {i}", tuple(links), meta_robots="index, follow, max-image-preview:large",
+                    canonical=path, alternates=tuple((lang, f"/{lang}{path}") for lang in langs),
+                    text=f"{self.title} {i}: " + "lorem ipsum dolor sit amet, consectetur adipiscing elit. " * 110,
+                    headers=headers)
 
     def entry(self, i: int) -> Entry:
         """The sitemap entry for page `i` (deterministic lastmod/changefreq/priority)."""
@@ -216,6 +247,15 @@ class Entry:
     lastmod: str = ""
     changefreq: str = ""
     priority: str = ""
+    alternates: tuple[tuple[str, str], ...] = ()
+    """``<xhtml:link rel="alternate" hreflang="LANG" href="REF">`` of the entry: (LANG, reference) pairs."""
+    news_date: str = ""
+    """``<news:publication_date>``; a news entry (``<news:news>``) when set."""
+    news_title: str = ""
+    images: int = 0
+    """``<image:image>`` elements of the entry."""
+    videos: int = 0
+    """``<video:video>`` elements of the entry."""
 
 
 @dataclass(frozen=True)
@@ -270,19 +310,23 @@ class Site:
     sitemaps: tuple[Sitemap, ...] = ()
     faults: tuple[tuple[str, FaultSpec], ...] = ()
     seeds: tuple[str, ...] = ("/",)
+    resources: tuple[Resource, ...] = ()
+    basic_auth: tuple[str, str] | None = None
+    """(user, password): every path, robots.txt too, answers 401 without this HTTP basic auth."""
 
     def __post_init__(self) -> None:
         if not self.host.startswith("127."):
             raise ValueError(f"a test web site must be on 127.0.0.0/8: {self.host!r}")
-        paths = [p.path for p in self.pages] + [s.path for s in self.sitemaps]
+        paths = [p.path for p in self.pages] + [s.path for s in self.sitemaps] + [r.path for r in self.resources]
         if len(paths) != len(set(paths)):
             raise ValueError(f"site {self.host} has two resources on one path")
 
     @cached_property
-    def _by_path(self) -> dict[str, Page | Sitemap]:
-        return {**{p.path: p for p in self.pages}, **{s.path: s for s in self.sitemaps}}
+    def _by_path(self) -> dict[str, Page | Sitemap | Resource]:
+        return {**{p.path: p for p in self.pages}, **{s.path: s for s in self.sitemaps},
+                **{r.path: r for r in self.resources}}
 
-    def lookup(self, path: str) -> Page | Sitemap | None:
+    def lookup(self, path: str) -> Page | Sitemap | Resource | None:
         """The page or sitemap at `path` (with query), or None. Cost: a dict
         look-up, then one prefix test per range."""
         found = self._by_path.get(path)

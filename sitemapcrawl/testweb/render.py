@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import html
 import zlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from datetime import UTC, datetime
 from email.utils import format_datetime
 from urllib.parse import urljoin
@@ -23,6 +23,17 @@ SITEMAP_NS = "http://www.sitemaps.org/schemas/sitemap/0.9"
 ATOM_NS = "http://www.w3.org/2005/Atom"
 HTML_TYPE = "text/html; charset=utf-8"
 TEXT_TYPE = "text/plain; charset=utf-8"
+#: The extension namespaces a urlset declares when an entry uses them.
+EXTENSION_NS = (('xmlns:xhtml', "http://www.w3.org/1999/xhtml"),
+                ('xmlns:news', "http://www.google.com/schemas/sitemap-news/0.9"),
+                ('xmlns:image', "http://www.google.com/schemas/sitemap-image/1.1"),
+                ('xmlns:video', "http://www.google.com/schemas/sitemap-video/1.1"))
+#: What a Cloudflare bot challenge answers (with 403 and `cf-mitigated: challenge`), abridged.
+CHALLENGE_PAGE = (b'<!DOCTYPE html><html lang="en-US"><head><title>Just a moment...</title>'
+                  b'<meta name="robots" content="noindex,nofollow"></head><body>'
+                  b'<div id="challenge-error-text">Enable JavaScript and cookies to continue</div>'
+                  b'<script src="/cdn-cgi/challenge-platform/h/g/orchestrate/chl_page/v1"></script>'
+                  b"</body></html>\n")
 
 #: Content-Type and Content-Encoding each sitemap format is served with.
 SITEMAP_HEADERS: dict[SitemapFormat, tuple[str, str]] = {
@@ -53,8 +64,12 @@ def render_page(page: Page, port: int, hosts: frozenset[str], revision: int) -> 
         head.append(f'<base href="{ref(page.base_href)}">')
     if page.meta_robots:
         head.append(f'<meta name="robots" content="{html.escape(page.meta_robots)}">')
+    if page.googlebot:
+        head.append(f'<meta name="googlebot" content="{html.escape(page.googlebot)}">')
     if page.canonical:
         head.append(f'<link rel="canonical" href="{ref(page.canonical)}">')
+    head.extend(f'<link rel="alternate" hreflang="{html.escape(lang)}" href="{ref(href)}">'
+                for lang, href in page.alternates)
     body = [f"<h1>{html.escape(page.title)}</h1>"]
     if page.text:
         body.append(f"<p>{html.escape(page.text)}</p>")
@@ -74,6 +89,13 @@ def render_page(page: Page, port: int, hosts: frozenset[str], revision: int) -> 
         + "\n</body>\n</html>\n"
     )
     return doc.encode()
+
+
+def expand_header(value: str, port: int, hosts: frozenset[str]) -> str:
+    """A response header's value with the references in its `<...>` written out (a Link header)."""
+    parts = value.split("<")
+    return parts[0] + "".join("<" + expand_ref(ref, port, hosts) + ">" + rest
+                              for ref, _, rest in (part.partition(">") for part in parts[1:]))
 
 
 def render_robots(robots: Robots, port: int, hosts: frozenset[str], revision: int) -> bytes:
@@ -102,7 +124,7 @@ def _w3c_to_rfc822(lastmod: str) -> str:
     return format_datetime(when)
 
 
-def _entry_xml(entry: Entry, loc: str, tag: str) -> str:
+def _entry_xml(entry: Entry, loc: str, tag: str, resolve: Callable[[str], str] = str) -> str:
     parts = [f"<{tag}><loc>{xml_text(loc)}</loc>"]
     if entry.lastmod:
         parts.append(f"<lastmod>{xml_text(entry.lastmod)}</lastmod>")
@@ -110,8 +132,26 @@ def _entry_xml(entry: Entry, loc: str, tag: str) -> str:
         parts.append(f"<changefreq>{xml_text(entry.changefreq)}</changefreq>")
     if entry.priority:
         parts.append(f"<priority>{xml_text(entry.priority)}</priority>")
+    parts.extend(f'<xhtml:link rel="alternate" hreflang="{xml_text(lang)}" href="{xml_text(resolve(href))}"/>'
+                 for lang, href in entry.alternates)
+    if entry.news_date:
+        parts.append("<news:news><news:publication><news:name>Test web</news:name>"
+                     "<news:language>en</news:language></news:publication>"
+                     f"<news:publication_date>{xml_text(entry.news_date)}</news:publication_date>"
+                     f"<news:title>{xml_text(entry.news_title)}</news:title></news:news>")
+    parts.extend(f"<image:image><image:loc>{xml_text(resolve(f'/img/{n}.png'))}</image:loc></image:image>"
+                 for n in range(entry.images))
+    parts.extend(f"<video:video><video:thumbnail_loc>{xml_text(resolve(f'/img/v{n}.png'))}</video:thumbnail_loc>"
+                 f"<video:title>Video {n}</video:title><video:description>A test video</video:description>"
+                 f"<video:content_loc>{xml_text(resolve(f'/v/{n}.mp4'))}</video:content_loc></video:video>"
+                 for n in range(entry.videos))
     parts.append(f"</{tag}>\n")
     return "".join(parts)
+
+
+def _extended(entries: Iterable[Entry]) -> bool:
+    """Does an entry use an extension (the urlset then declares their namespaces)?"""
+    return any(e.alternates or e.news_date or e.images or e.videos for e in entries)
 
 
 def _sitemap_pieces(sitemap: Sitemap, url: str, port: int, hosts: frozenset[str],
@@ -148,8 +188,13 @@ def _sitemap_pieces(sitemap: Sitemap, url: str, port: int, hosts: frozenset[str]
         yield from (_entry_xml(e, loc(e), "sitemap") for e in sitemap.all_entries())
         yield "</sitemapindex>\n"
     else:
-        yield f'<urlset xmlns="{SITEMAP_NS}">\n'
-        yield from (_entry_xml(e, loc(e), "url") for e in sitemap.all_entries())
+        extra = "".join(f' {name}="{ns}"' for name, ns in EXTENSION_NS) if _extended(sitemap.entries) else ""
+        yield f'<urlset xmlns="{SITEMAP_NS}"{extra}>\n'
+
+        def resolve(ref: str) -> str:
+            return urljoin(url, expand_ref(ref, port, hosts))
+
+        yield from (_entry_xml(e, loc(e), "url", resolve) for e in sitemap.all_entries())
         yield "</urlset>\n"
 
 

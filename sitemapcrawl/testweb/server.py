@@ -12,6 +12,7 @@ per request.
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import errno
 import logging
@@ -35,6 +36,7 @@ from sitemapcrawl.testweb.model import (
     Fault,
     FaultSpec,
     Page,
+    Resource,
     Site,
     Sitemap,
     Web,
@@ -42,11 +44,13 @@ from sitemapcrawl.testweb.model import (
     expand_ref,
 )
 from sitemapcrawl.testweb.render import (
+    CHALLENGE_PAGE,
     GZIPPED,
     HTML_TYPE,
     SITEMAP_HEADERS,
     TEXT_TYPE,
     error_page,
+    expand_header,
     filler_chunks,
     gzip_chunks,
     render_page,
@@ -75,6 +79,8 @@ class _Body:
     encoding: str = ""
     gzip: bool = False
     stream: bool = False
+    headers: tuple[tuple[str, str], ...] = ()
+    """More response headers (a page's X-Robots-Tag or Link), written out."""
 
     def wire(self) -> tuple[Iterator[bytes], int]:
         """The bytes to send and their exact length. A small body is built
@@ -99,7 +105,12 @@ def site_body(site: Site, target: str, port: int, hosts: frozenset[str], revisio
     found = site.lookup(target)
     if isinstance(found, Page):
         page = found
-        return _Body(HTML_TYPE, lambda: iter((render_page(page, port, hosts, revision),)))
+        return _Body(HTML_TYPE, lambda: iter((render_page(page, port, hosts, revision),)),
+                     headers=tuple((name, expand_header(value, port, hosts)) for name, value in page.headers))
+    if isinstance(found, Resource):
+        resource = found
+        return _Body(resource.content_type, lambda: iter((resource.body,)),
+                     headers=tuple((name, expand_header(value, port, hosts)) for name, value in resource.headers))
     if isinstance(found, Sitemap):
         sm = found
         here = f"http://{site.host}:{port}{target}"
@@ -232,6 +243,10 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _answer(self, head: bool) -> None:
         app, site, target = self.server.app, self.server.site, self.path
+        if site.basic_auth is not None and not self._authorized(site.basic_auth):
+            page = error_page(401, "Unauthorized")
+            return self._send(401, [("WWW-Authenticate", 'Basic realm="testweb"'), ("Content-Type", HTML_TYPE),
+                                    ("Content-Length", str(len(page)))], None if head else iter((page,)))
         fault = app.fault_at(site.host, target)
         kind = fault.kind if fault else None
         if kind in (Fault.RESET, Fault.CLOSE):
@@ -253,6 +268,10 @@ class _Handler(BaseHTTPRequestHandler):
             if fault.retry_after:
                 headers.append(("Retry-After", fault.retry_after))
             return self._send(fault.status or 429, headers, None if head else iter((page,)))
+        if fault and kind is Fault.CHALLENGE:
+            headers = [("Content-Type", HTML_TYPE), ("Server", "cloudflare"), ("cf-mitigated", "challenge"),
+                       ("cf-ray", "8a1b2c3d4e5f6789-AMS"), ("Content-Length", str(len(CHALLENGE_PAGE)))]
+            return self._send(403, headers, None if head else iter((CHALLENGE_PAGE,)))
         if fault and kind in (Fault.REDIRECT, Fault.REDIRECT_LOOP):
             here = f"http://{site.host}:{self.server.server_port}{target}"
             ref = target if kind is Fault.REDIRECT_LOOP else fault.target
@@ -272,7 +291,7 @@ class _Handler(BaseHTTPRequestHandler):
             body = self._oversized(body, fault)
         assert body is not None
         wrong = fault is not None and kind is Fault.WRONG_TYPE
-        headers = [("Content-Type", fault.content_type if fault and wrong else body.content_type)]
+        headers = [("Content-Type", fault.content_type if fault and wrong else body.content_type), *body.headers]
         if body.encoding:
             headers.append(("Content-Encoding", body.encoding))
         wire, length = app.static_body(site.host, target, revision, body) if fault is None else body.wire()
@@ -281,6 +300,11 @@ class _Handler(BaseHTTPRequestHandler):
         if chunks is not None and fault and kind is Fault.TRICKLE:
             chunks = self._trickled(chunks, fault)
         self._send(200, headers + tags, chunks)
+
+    def _authorized(self, login: tuple[str, str]) -> bool:
+        """Does the request carry HTTP basic auth for `login`?"""
+        expected = "Basic " + base64.b64encode(f"{login[0]}:{login[1]}".encode()).decode("ascii")
+        return self.headers.get("Authorization", "") == expected
 
     def _send(self, status: int, headers: list[tuple[str, str]],
               chunks: Iterator[bytes] | None) -> None:

@@ -4,10 +4,11 @@ Pure (no network, no HBase): parse reads a page's outlinks here, so what a
 page links to is decided in one place. lxml's forgiving HTML parser reads
 the bytes (broken markup is repaired, never fatal); `extract_links` gives the
 `<a>` and `<area>` links resolved with `urls.resolve` (so canonical),
-filtered, without nofollow links, self-links and duplicates, plus what
-`<meta name="robots">` and `<link rel="canonical">` say and which links are
-sitemap candidates, each drop counted. Bounded: at most `max_outlinks`,
-first in document order. The rules in full: docs/commands.md, parse.
+filtered, without nofollow links, self-links and duplicates, and which links
+are sitemap candidates, each drop counted; none when the page said nofollow
+(`follow`: what fetch read, `web.pagesays`, the one owner of what a page
+says about itself). Bounded: at most `max_outlinks`, first in document
+order. The rules in full: docs/commands.md, parse.
 
 Cost: one lxml parse of the body (C speed), one `urls.resolve` per link.
 """
@@ -41,13 +42,9 @@ class FoundLink:
 
 @dataclass(frozen=True)
 class PageLinks:
-    """What a page says about links and indexing."""
+    """The links of a page."""
 
     outlinks: tuple[FoundLink, ...] = ()
-    noindex: bool = False
-    nofollow: bool = False
-    """`<meta name="robots">` says nofollow (or none): `outlinks` is then empty."""
-    canonical: str | None = None
     base: str = ""
     """The URL relative links were resolved against."""
     dropped_nofollow: int = 0
@@ -62,15 +59,6 @@ def _make_parser() -> etree.HTMLParser:
 
 def _rel_words(element: etree._Element) -> set[str]:
     return {word.lower() for word in (element.get("rel") or "").split()}
-
-
-def _meta_robots(root: etree._Element) -> tuple[bool, bool]:
-    words: set[str] = set()
-    for meta in root.iter("meta"):
-        if (meta.get("name") or "").strip().lower() == "robots":
-            words |= {w.strip().lower() for w in (meta.get("content") or "").split(",")}
-    none = "none" in words
-    return none or "noindex" in words, none or "nofollow" in words
 
 
 def _is_sitemap_path(url: str) -> bool:
@@ -90,8 +78,9 @@ def extract_links(
     rules: CanonicalRules = DEFAULT_RULES,
     url_filter: UrlFilter | None = None,
     max_outlinks: int = 1_000,
+    follow: bool = True,
 ) -> PageLinks:
-    """The outlinks and robots directives of one HTML page (see the module docstring).
+    """The outlinks of one HTML page (see the module docstring); none when not `follow` (it said nofollow).
 
     `page_url` is the page's canonical URL (after redirects). Never raises
     for bad HTML: an unreadable body gives an empty `PageLinks`.
@@ -111,8 +100,8 @@ def extract_links(
             with contextlib.suppress(InvalidUrlError):
                 base = urls.resolve(page_url, href, rules)
             break
-    noindex, nofollow = _meta_robots(root)
-    canonical = None
+    if not follow:
+        return PageLinks(base=base)
     found: dict[str, FoundLink] = {}
     counts = {"nofollow": 0, "invalid": 0, "filter": 0, "cap": 0}
     for element in root.iter("a", "area", "link"):
@@ -120,13 +109,7 @@ def extract_links(
         if not href:
             continue
         rel = _rel_words(element)
-        if element.tag == "link":
-            if "canonical" in rel and canonical is None:
-                with contextlib.suppress(InvalidUrlError):
-                    canonical = urls.resolve(base, href, rules)
-            if "sitemap" not in rel:
-                continue
-        if nofollow:
+        if element.tag == "link" and "sitemap" not in rel:
             continue
         if "nofollow" in rel:
             counts["nofollow"] += 1
@@ -152,7 +135,5 @@ def extract_links(
             continue
         anchor = "" if element.tag == "link" else _anchor(element)
         found[target] = FoundLink(target, anchor, candidate)
-    return PageLinks(
-        tuple(found.values()), noindex, nofollow, canonical, base,
-        counts["nofollow"], counts["invalid"], counts["filter"], counts["cap"],
-    )
+    return PageLinks(tuple(found.values()), base, counts["nofollow"], counts["invalid"], counts["filter"],
+                     counts["cap"])

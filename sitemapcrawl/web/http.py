@@ -9,8 +9,9 @@ headers and body together), its body stops at `max_bytes` after undoing the
 Content-Encoding (`decoding.BodyDecoder`: the cap holds for a bomb in any
 coding chain, with or without WARC), and it never raises for what the
 network or the server does: the failure is in `HttpResponse.error`. Only
-the proxies the settings name are used (no environment, no netrc, no
-cookies). Keep-alive connections are kept per host for as many hosts as are
+the proxies the settings name are used (no environment, no cookies); the
+headers and netrc credentials the settings name go with every request
+(`web.access`). Keep-alive connections are kept per host for as many hosts as are
 busy, up to `connections` at once. With a `WarcRecorder` (`web.warc`) each
 exchange is also kept as sent and received, or handed back for the caller
 to keep with its outcome (`fetch_one(record_later=True)`).
@@ -41,6 +42,7 @@ import aiohttp
 
 from sitemapcrawl.config import Settings
 from sitemapcrawl.errors import SitemapError, UsageError
+from sitemapcrawl.web.access import RequestAccess
 from sitemapcrawl.web.decoding import ACCEPT_ENCODING, BodyDecoder, DecodeError
 from sitemapcrawl.web.warc import Capture, Exchange, Unrecorded, WarcRecorder
 
@@ -144,6 +146,7 @@ class AsyncHttpClient:
         proxies: Mapping[str, str] | None = None,
         deadline: float = 60.0,
         recorder: WarcRecorder | None = None,
+        access: RequestAccess | None = None,
     ) -> None:
         if not user_agent or not user_agent.strip():
             raise UsageError("a user agent is required to fetch")
@@ -157,6 +160,8 @@ class AsyncHttpClient:
         """Seconds one request may take in all (connect, headers, body)."""
         self.recorder = recorder
         """Where every exchange is also written as WARC records; None: nowhere."""
+        self.access = access
+        """Extra headers and per-host basic auth for every request (`web.access`); None: none."""
         self._proxies = {scheme: url for scheme, url in (proxies or {}).items() if url}
         self._timeout = aiohttp.ClientTimeout(total=None, sock_connect=min(connect_timeout, deadline),
                                               sock_read=min(read_timeout, deadline))
@@ -250,7 +255,7 @@ class AsyncHttpClient:
         try:
             async with asyncio.timeout(self.deadline) as window:
                 try:
-                    async with session.get(url, headers=dict(headers or {}), allow_redirects=False,
+                    async with session.get(url, headers=self._headers_for(url, headers), allow_redirects=False,
                                            proxy=self._proxies.get(scheme)) as response:
                         peer = _peer(response)
                         body, raw, truncated = await _read_body(response, limit, sink,
@@ -278,6 +283,13 @@ class AsyncHttpClient:
         return HttpResponse(url=url, status=response.status, headers=_headers(response), body=body,
                             truncated=truncated, elapsed=time.monotonic() - started, redirects=redirects,
                             capture=capture, unrecorded=unrecorded)
+
+
+    def _headers_for(self, url: str, headers: Mapping[str, str] | None) -> dict[str, str]:
+        """A request's own headers over the access's (`--header`, netrc basic auth for the URL's host)."""
+        extra = self.access.headers_for(url) if self.access is not None else {}
+        extra.update(headers or {})
+        return extra
 
 
 async def _read_body(response: aiohttp.ClientResponse, limit: int, sink: BinaryIO | None,
@@ -386,8 +398,9 @@ class PoliteHttpClient:
     @classmethod
     def from_settings(cls, settings: Settings, max_bytes: int | None = None,
                       recorder: WarcRecorder | None = None) -> PoliteHttpClient:
-        """A client for the settings (recording to `recorder`, if given); UsageError if no user agent is set
-        or a proxy is not an http(s) URL."""
+        """A client for the settings (recording to `recorder`, if given; with their `headers` and `netrc`
+        credentials); UsageError if no user agent is set, a proxy is not an http(s) URL or the netrc file
+        cannot be read."""
         if not settings.user_agent:
             raise UsageError(
                 "a user agent is required to fetch: pass --user-agent, set "
@@ -405,6 +418,7 @@ class PoliteHttpClient:
             deadline=settings.http_deadline,
             recorder=recorder,
             max_crawl_delay=settings.max_crawl_delay,
+            access=RequestAccess.from_settings(settings),
         )
 
     @property

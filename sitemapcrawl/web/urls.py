@@ -343,10 +343,14 @@ def resolve(base: str, link: str, rules: CanonicalRules = DEFAULT_RULES) -> str:
     Raises InvalidUrlError when the result is not an absolute http-like URL
     (`mailto:`, `javascript:`, a bad host) or `base` is not absolute.
     """
-    base_parts = _split(base)
+    base_parts = _split_base(base)
     link = link.strip(_C0_AND_SPACE)
     if "\t" in link or "\n" in link or "\r" in link:
         link = link.translate(_DROP_INSIDE)
+    if link[:1] == "/" and link[1:2] != "/" and "/." not in link and "#" not in link and "?" not in link:
+        # A root-relative path (most links of a page): the base's origin and the path, as `canonicalize`
+        # spells them (its shortcut for a plain URL: no split, no join); the same URL the merge below gives.
+        return canonicalize(_origin_text(base_parts) + link, rules)
     scheme_match = _HAS_SCHEME.match(link)
     if scheme_match is not None:
         rest = link[scheme_match.end() :]
@@ -376,6 +380,19 @@ def resolve(base: str, link: str, rules: CanonicalRules = DEFAULT_RULES) -> str:
         fragment if hash_sign else None,
     )
     return _canonical_parts(target, link, rules)
+
+
+@functools.lru_cache(maxsize=256)
+def _split_base(base: str) -> _Parts:
+    """`_split` of a page URL that links resolve against: a page's links share it (one split a page)."""
+    return _split(base)
+
+
+def _origin_text(parts: _Parts) -> str:
+    """`scheme://[userinfo@]host[:port]` of split parts, as they were written."""
+    userinfo = f"{parts.userinfo}@" if parts.userinfo is not None else ""
+    port = f":{parts.port}" if parts.port else ""
+    return f"{parts.scheme}://{userinfo}{parts.host}{port}"
 
 
 # --- origins, host keys, domain keys ---------------------------------------------

@@ -39,16 +39,20 @@ from typing import Any, BinaryIO
 from sitemapcrawl.config import Settings
 from sitemapcrawl.errors import UsageError
 
-__all__ = ["Capture", "Exchange", "Unrecorded", "WarcRecorder", "close_dead_files", "open_recorder", "warcinfo",
-           "whole_members"]
+__all__ = ["Capture", "Exchange", "Unrecorded", "WarcRecorder", "close_dead_files", "open_recorder", "redacted",
+           "warcinfo", "whole_members"]
 
 log = logging.getLogger(__name__)
 
 #: What a file still being written ends with.
 OPEN_SUFFIX = ".open"
 
-#: Settings left out of the warcinfo record: a proxy URL may carry a password.
-_PRIVATE_SETTINGS = frozenset({"http_proxy", "https_proxy"})
+#: Settings left out of the warcinfo record: a proxy URL may carry a password, a header a token.
+_PRIVATE_SETTINGS = frozenset({"http_proxy", "https_proxy", "headers"})
+#: Request headers whose values a request record never holds (netrc basic auth, cookies); `open_recorder`
+#: adds the names of the `headers` setting.
+REDACTED_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie"})
+REDACTED = "[redacted]"
 #: The body is recorded without its chunked framing, so this header would misdescribe it.
 _DROPPED_HEADERS = frozenset({"transfer-encoding"})
 _SERVER_NOT_MODIFIED = "http://netpreserve.org/warc/1.1/revisit/server-not-modified"
@@ -107,6 +111,9 @@ def _safe(text: str) -> str:
 
 class WarcRecorder:
     """Writes exchanges as WARC records into a series of rotating files (see the module docstring)."""
+
+    redact: frozenset[str] = REDACTED_HEADERS
+    """Request headers (lower case) whose values the request records hold as `[redacted]`."""
 
     def __init__(self, folder: Path, max_bytes: int, info: dict[str, str], prefix: str = "sitemapcrawl") -> None:
         """A recorder writing into `folder` (made if missing); UsageError without warcio or a writable folder."""
@@ -234,7 +241,8 @@ class WarcRecorder:
                                          length=len(exchange.body), http_headers=http, warc_headers_dict=warc)
 
     def _request(self, writer: Any, exchange: Exchange, date: str, response_id: str) -> Any:
-        http = self._headers_type(exchange.request_line, list(exchange.request_headers), is_http_request=True)
+        http = self._headers_type(exchange.request_line, redacted(exchange.request_headers, self.redact),
+                                  is_http_request=True)
         return writer.create_warc_record(exchange.url, "request", http_headers=http,
                                          warc_headers_dict={"WARC-Date": date, "WARC-Concurrent-To": response_id})
 
@@ -321,6 +329,12 @@ def _alive(pid: int) -> bool:
     return True
 
 
+def redacted(headers: tuple[tuple[str, str], ...],
+             private: frozenset[str] = REDACTED_HEADERS) -> list[tuple[str, str]]:
+    """Request headers as a record keeps them: the value of each named in `private` (lower case) replaced."""
+    return [(name, REDACTED if name.lower() in private else value) for name, value in headers]
+
+
 def warcinfo(settings: Settings) -> dict[str, str]:
     """The fields of a warcinfo record: the crawler, its version, the WARC format and the settings."""
     from sitemapcrawl import __version__
@@ -339,4 +353,7 @@ def open_recorder(settings: Settings) -> WarcRecorder | None:
     """The recorder the settings ask for (`warc_dir`), or None; UsageError without warcio."""
     if not settings.warc_dir:
         return None
-    return WarcRecorder(Path(settings.warc_dir), settings.warc_max_bytes, warcinfo(settings))
+    recorder = WarcRecorder(Path(settings.warc_dir), settings.warc_max_bytes, warcinfo(settings))
+    # The `--header` values may be tokens: recorded as redacted, as the credentials are.
+    recorder.redact = REDACTED_HEADERS | {line.partition(":")[0].strip().lower() for line in settings.headers}
+    return recorder

@@ -16,16 +16,18 @@ from cli_helpers import cli, runner
 
 from sitemapcrawl.cli.app import app
 from sitemapcrawl.config import Settings
+from sitemapcrawl.model.audit import reason
 from sitemapcrawl.model.cells import decode
 from sitemapcrawl.model.codec import format_time
 from sitemapcrawl.model.webpage import WEBPAGE_TABLE, WebPage
+from sitemapcrawl.scoring.rowcounts import audit_lists
 from sitemapcrawl.storage.store import Store
 from sitemapcrawl.testweb import changing_web
 from sitemapcrawl.web import rowkeys
 
 INTS = ("http_code", "depth", "radius", "linked_from")
 FLOATS = ("priority", "sitemap_quality")
-TIMES = ("fetched_at", "next_fetch_at", "lastmod")
+TIMES = ("fetched_at", "next_fetch_at", "lastmod", "news_publication_date")
 
 
 def the_table(store: Store) -> dict[str, dict[str, Any]]:
@@ -53,6 +55,15 @@ def the_table(store: Store) -> dict[str, dict[str, Any]]:
             "priority": row.priority, "sitemap_quality": max(quality) if quality else None, "depth": row.depth,
             "radius": row.radius, "noindex": row.noindex, "canonical": row.canonical or None,
             "redirect_to": row.redirect_to or None, "linked_from": row.link_inlinks or 0,
+            "x_robots_tag": next((line.split(": ", 1)[1] for line in row.robots or ()
+                                  if line.startswith("X-Robots-Tag: ")), None),
+            "hreflang": [dict(zip(("hreflang", "href"), line.split(" ", 1), strict=True))
+                         for line in dict.fromkeys((*(row.hreflang or ()), *(row.sitemap_hreflang or ())))],
+            "news_publication_date": row.news_date or None, "news_title": row.news_title or None,
+            "images": row.images or 0, "videos": row.videos or 0,
+            "lastmod_verdict": (row.lastmod_verdict or "ok") if row.lastmod or row.lastmod_verdict else None,
+            # the audit's own definitions (model.audit), not the export's code
+            "audit": [f"{name}: {reason(row, name)}" for name in audit_lists(row)],
         }
     return flat
 
@@ -67,6 +78,10 @@ def from_csv(text: str) -> dict[str, dict[str, Any]]:
             row[name] = float(row[name]) if row[name] is not None else None
         row["noindex"] = {"true": True, "false": False, None: None}[row["noindex"]]
         row["sitemaps"] = row["sitemaps"].split(" ") if row["sitemaps"] else []
+        row["images"], row["videos"] = int(row["images"]), int(row["videos"])
+        row["hreflang"] = [dict(zip(("hreflang", "href"), pair.split("=", 1), strict=True))
+                           for pair in (row["hreflang"] or "").split()]
+        row["audit"] = row["audit"].split(" | ") if row["audit"] else []
         out[row["url"]] = row
     return out
 

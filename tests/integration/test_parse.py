@@ -25,6 +25,7 @@ from sitemapcrawl.storage.store import Store
 from sitemapcrawl.testweb import TestWebServer
 from sitemapcrawl.web import rowkeys, urls
 from sitemapcrawl.web.http import PoliteHttpClient
+from sitemapcrawl.web.pagesays import page_says
 from sitemapcrawl.web.rules import UrlRules
 
 NOW = datetime(2025, 6, 1, 12, 0, tzinfo=UTC)
@@ -43,10 +44,11 @@ def fetch_body(url: str) -> tuple[int | None, bytes, str]:
 def fetched_row(url: str, batch: str, **fields: object) -> WebPage:
     """A row as fetch leaves it, with the body the test web serves."""
     status, body, content_type = fetch_body(url)
+    says = page_says(url, {"content-type": content_type}, body, user_agent="sitemapcrawl-test/1.0")
     base = WebPage(url, status=FetchStatus.FETCHED if status == 200 else FetchStatus.GONE, http_code=status,
                    fetch_time=FETCHED, fetch_mark=batch, generate_mark=batch, content_type=content_type,
                    content=body if status == 200 else None, depth=2, radius=0, score=1.0,
-                   fetch_interval=30 * 86400)
+                   fetch_interval=30 * 86400, noindex=says.noindex, nofollow=says.nofollow)
     return dataclasses.replace(base, **fields)  # type: ignore[arg-type]
 
 

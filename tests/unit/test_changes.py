@@ -122,8 +122,11 @@ def test_a_new_url_of_a_re_parsed_sitemap_outranks_everything_until_fetched() ->
 
 
 def test_audit_definitions() -> None:
-    listed = WebPage(A, in_sitemap=True, status=FetchStatus.GONE, http_code=404, noindex=True, canonical=B)
-    assert problems(listed) == ["http-error", "noindex", "canonical"]
+    listed = WebPage(A, in_sitemap=True, status=FetchStatus.FETCHED, http_code=200, noindex=True, canonical=B)
+    assert problems(listed) == ["noindex", "canonical"]
+    # What a page said is kept from its last 2xx answer: a page that answers 404 now is an http-error only.
+    gone = WebPage(A, in_sitemap=True, status=FetchStatus.GONE, http_code=404, noindex=True, canonical=B)
+    assert problems(gone) == ["http-error"]
     assert problems(WebPage(A, in_sitemap=True, status=FetchStatus.REDIRECT, http_code=301)) == ["redirect"]
     assert problems(WebPage(A, in_sitemap=True, status=FetchStatus.BLOCKED_ROBOTS)) == ["blocked"]
     assert problems(WebPage(A, in_sitemap=True, canonical=A)) == []

@@ -53,6 +53,25 @@ def test_a_fetched_page() -> None:
     assert row.content is None and row.retries == 0 and row.error == "" and row.truncated is False
 
 
+def test_a_fetched_page_records_what_it_says_about_itself_whatever_is_stored() -> None:
+    head = (b'<html><head><meta name="robots" content="noindex"><link rel="canonical" href="/b">'
+            b'<link rel="alternate" hreflang="de" href="/de/a"></head><body><a href="/x">x</a></body></html>')
+    row = outcome_row(item(), answer(200, head, content_type="text/html", x_robots_tag="googlebot: nofollow"),
+                      NOW, SETTINGS, store_content=False)
+    assert (row.noindex, row.nofollow, row.canonical) == (True, False, "http://h.test/b")
+    assert row.hreflang == ("de http://h.test/de/a",)
+    assert row.robots == ("X-Robots-Tag: googlebot: nofollow", "meta robots: noindex")
+    plain = outcome_row(item(), answer(200, b"<html><head></head></html>", content_type="text/html"), NOW, SETTINGS,
+                        store_content=True)
+    # Every fact written, so what a page stopped saying leaves its row.
+    assert (plain.noindex, plain.nofollow, plain.canonical, plain.hreflang, plain.robots) == (False, False, "", (), ())
+    sitemap = outcome_row(item(is_sitemap=True), answer(200, b"<urlset/>", x_robots_tag="noindex"), NOW, SETTINGS,
+                          store_content=False)
+    assert sitemap.noindex is None and sitemap.robots is None  # a sitemap says nothing of a page
+    for code in (304, 404, 500):
+        assert outcome_row(item(), answer(code), NOW, SETTINGS, store_content=False).noindex is None
+
+
 def test_an_unchanged_body_keeps_its_change_time_and_content_is_kept_when_asked() -> None:
     first = outcome_row(item(), answer(200, b"same"), NOW, SETTINGS, store_content=True)
     again = outcome_row(item(signature=first.signature), answer(200, b"same"), NOW, SETTINGS, store_content=True)

@@ -1,4 +1,4 @@
-"""HTML outlinks: base, canonical form, nofollow, meta robots, canonical, sitemap candidates, caps."""
+"""HTML outlinks: base, canonical form, nofollow, a page that says nofollow, sitemap candidates, caps."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from sitemapcrawl.testweb.model import Page
 from sitemapcrawl.testweb.render import render_page
 from sitemapcrawl.testweb.truth import Truth
 from sitemapcrawl.web.htmllinks import extract_links
+from sitemapcrawl.web.pagesays import page_says
 from sitemapcrawl.web.urlfilters import UrlFilter
 from sitemapcrawl.web.urls import canonicalize
 
@@ -38,22 +39,18 @@ def test_rel_nofollow_invalid_and_self_links_are_left_out() -> None:
     assert (found.dropped_nofollow, found.dropped_invalid) == (1, 2)
 
 
-def test_meta_robots_nofollow_keeps_no_outlinks_and_noindex_is_reported() -> None:
-    head = '<meta name="Robots" content="NOINDEX, nofollow">'
-    found = extract_links(html(head, '<a href="/a.html">a</a>'), PAGE)
-    assert (found.outlinks, found.noindex, found.nofollow) == ((), True, True)
-    both = extract_links(html('<meta name="robots" content="none">', '<a href="/a.html">a</a>'), PAGE)
-    assert both.noindex and both.nofollow and not both.outlinks
-    plain = extract_links(html('<meta name="description" content="nofollow">', '<a href="/a.html">a</a>'), PAGE)
-    assert not plain.nofollow and len(plain.outlinks) == 1
+def test_a_page_that_said_nofollow_gives_no_outlinks() -> None:
+    body = html('<meta name="robots" content="nofollow">', '<a href="/a.html">a</a>')
+    assert extract_links(body, PAGE, follow=False).outlinks == ()
+    # What the page says is fetch's to read (web.pagesays): here only `follow` decides.
+    assert len(extract_links(body, PAGE).outlinks) == 1
 
 
-def test_canonical_is_recorded_and_sitemap_candidates_are_flagged() -> None:
+def test_canonical_is_no_outlink_and_sitemap_candidates_are_flagged() -> None:
     head = '<link rel="canonical" href="/docs/index.html?x=1"><link rel="sitemap" href="/sm.xml">' \
            '<link rel="stylesheet" href="/s.css">'
     body = '<a href="/feed.XML.gz">feed</a><a href="/page.html">p</a><a href="/x.xml?page=2">x</a>'
     found = extract_links(html(head, body), PAGE)
-    assert found.canonical == "http://127.0.0.2:8000/docs/index.html?x=1"
     flagged = {link.url.rsplit("/", 1)[1]: link.sitemap_candidate for link in found.outlinks}
     assert flagged == {"sm.xml": True, "feed.XML.gz": True, "page.html": False, "x.xml?page=2": True}
 
@@ -85,10 +82,11 @@ def test_every_page_of_the_test_web_gives_its_truth() -> None:
         for page in site.iter_pages():
             url = truth.url(site, page.path)
             body = render_page(page, 8000, web.hosts, 0)
-            found = extract_links(body, canonicalize(url))
+            says = page_says(canonicalize(url), {"content-type": "text/html"}, body, user_agent="TestBot/1.0")
+            found = extract_links(body, canonicalize(url), follow=not says.nofollow)
             expected = [canonicalize(u) for u in truth.outlinks(site, page) if canonicalize(u) != canonicalize(url)]
             assert [link.url for link in found.outlinks] == expected, url
-            assert found.nofollow == (not page.follows_links)
+            assert says.nofollow == (not page.follows_links)
 
 
 @settings(max_examples=150, deadline=None)

@@ -26,6 +26,15 @@ INLINKS = st.builds(
     anchor=st.lists(st.from_regex(r"[A-Za-zÀ-ÿ0-9]{1,8}", fullmatch=True), max_size=5).map(" ".join),
     vouched_by=st.lists(st.tuples(st.from_regex(r"[a-z0-9.-]{1,20}", fullmatch=True), st.integers(0, 9)),
                         max_size=3).map(tuple),
+    images=st.integers(0, 1000),
+    videos=st.integers(0, 10),
+    news_date=st.none() | st.datetimes(min_value=datetime(1, 1, 1), max_value=datetime(9999, 12, 31),
+                                       timezones=st.just(UTC)).map(lambda d: d.replace(microsecond=0)),
+    news_stale=st.booleans(),
+    uniform=st.booleans(),
+    alternates=st.lists(st.tuples(st.sampled_from(["de", "en-us", "x-default"]),
+                                  st.from_regex(r"https?://[a-z0-9.]{1,12}/[a-z0-9/?=&%.-]{0,20}", fullmatch=True)),
+                        max_size=4).map(tuple),
 )
 
 
@@ -39,6 +48,17 @@ def test_the_text_is_the_documented_one() -> None:
     assert format_inlink(link) == "link dp=1 ra=0 sc=0.25 sm=1 b=20250101-ab12\tSitemap"
     assert format_inlink(Inlink(InlinkKind.INDEX, 1, 0, "b", lastmod=datetime(5, 1, 2, tzinfo=UTC))) == (
         "index lm=0005-01-02T00:00:00Z dp=1 ra=0 b=b")
+
+
+def test_a_sitemap_entry_with_extensions_reads_like_the_docs() -> None:
+    link = Inlink(InlinkKind.SITEMAP, 1, 0, "b1", lastmod=datetime(2024, 5, 1, tzinfo=UTC), anchor="A title",
+                  images=2, videos=1, news_date=datetime(2024, 5, 1, 10, tzinfo=UTC), news_stale=True, uniform=True,
+                  alternates=(("de", "http://example.com/de/?a=b"), ("x-default", "http://example.com/")))
+    text = format_inlink(link)
+    assert text == ("sitemap lm=2024-05-01T00:00:00Z dp=1 ra=0 im=2 vd=1 nd=2024-05-01T10:00:00Z ns=1 lu=1 "
+                    "hl:de=http://example.com/de/?a=b hl:x-default=http://example.com/ b=b1\tA title")
+    assert parse_inlink(text) == link
+    assert parse_inlink("sitemap nd=yesterday") is None and parse_inlink("sitemap im=x") is None
 
 
 @pytest.mark.parametrize(("text", "expected"), [

@@ -74,14 +74,26 @@ def test_counts_over_a_rerun_and_a_change_of_status() -> None:
 
 
 def test_audit_samples_add_remove_and_cap() -> None:
-    changes = {"orphans": {f"http://a/{i:03d}": True for i in range(60)}}
+    changes = {"orphans": {f"http://a/{i:03d}": (True, "linked from no crawled page") for i in range(60)}}
     samples = rowcounts.apply_samples({}, changes)
-    assert len(samples["orphans"]) == rowcounts.SAMPLE_CAP and samples["orphans"][0] == "http://a/000"
+    assert len(samples["orphans"]) == rowcounts.SAMPLE_CAP and min(samples["orphans"]) == "http://a/000"
     assert rowcounts.apply_samples(samples, changes) == {}  # a rerun changes nothing
-    after = rowcounts.apply_samples(samples, {"orphans": {"http://a/000": False, "http://a/059": True}})
+    after = rowcounts.apply_samples(samples, {"orphans": {"http://a/000": (False, ""), "http://a/059": (True, "")}})
     assert "http://a/000" not in after["orphans"] and "http://a/059" in after["orphans"]
-    assert rowcounts.apply_samples({"noindex": ("http://a/1",)}, {"noindex": {"http://a/1": False}}) == {
-        "noindex": ()}
+    assert rowcounts.apply_samples({"noindex": {"http://a/1": "meta robots: noindex"}},
+                                   {"noindex": {"http://a/1": (False, "")}}) == {"noindex": {}}
+    # A sampled URL still on its list takes its new reason.
+    moved = rowcounts.apply_samples({"lastmod-suspect": {"http://a/1": "lastmod in the future"}},
+                                    {"lastmod-suspect": {"http://a/1": (True, "its sitemap\tgives  one")}})
+    assert moved == {"lastmod-suspect": {"http://a/1": "its sitemap gives one"}}
+
+
+def test_audit_samples_are_url_tab_reason_lines() -> None:
+    text = rowcounts.sample_text({"http://a/2": "", "http://a/1": "HTTP 404"})
+    assert text == "http://a/1\tHTTP 404\nhttp://a/2"
+    assert rowcounts.read_samples({"http-error": text}) == {"http-error": {"http://a/1": "HTTP 404", "http://a/2": ""}}
+    assert rowcounts.read_samples({"orphans": "http://a/1\nhttp://a/2\n"}) == {  # as older versions wrote them
+        "orphans": {"http://a/1": "", "http://a/2": ""}}
 
 
 def test_a_sitemap_summary_round_trips() -> None:
@@ -96,14 +108,14 @@ def test_a_sitemap_summary_round_trips() -> None:
 
 
 def test_sample_changes_hold_a_bounded_set_and_give_what_all_changes_give() -> None:
-    stored = {"orphans": tuple(f"http://a/{n:04d}" for n in range(0, 100, 2))}  # 50 sampled, even numbers
-    every: dict[str, dict[str, bool]] = {"orphans": {}}
+    stored = {"orphans": {f"http://a/{n:04d}": "old" for n in range(0, 100, 2)}}  # 50 sampled, even numbers
+    every: rowcounts.Noted = {"orphans": {}}
     bounded = rowcounts.SampleChanges(stored)
     for n in range(5000, 0, -1):  # a batch far larger than the cap, in no particular order
         url, on = f"http://a/{n:04d}", n % 7 != 0
-        every["orphans"][url] = on
-        bounded.note("orphans", url, on)
+        why = "new" if n % 3 == 0 else "old"
+        every["orphans"][url] = (on, why)
+        bounded.note("orphans", url, on, why)
     assert sum(len(listed) for listed in bounded.changes.values()) <= 5 * rowcounts.SAMPLE_CAP
     assert rowcounts.apply_samples(stored, bounded.changes) == rowcounts.apply_samples(stored, every)
     assert len(rowcounts.apply_samples(stored, every)["orphans"]) == rowcounts.SAMPLE_CAP
-

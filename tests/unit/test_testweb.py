@@ -33,6 +33,7 @@ from sitemapcrawl.testweb import (
     Link,
     Page,
     PageRange,
+    Resource,
     Robots,
     RobotsGroup,
     Site,
@@ -800,3 +801,65 @@ def test_a_static_web_serves_the_same_bytes_and_renders_each_body_once(testweb: 
         assert len(static._kept) == len(paths)  # one kept rendering per document, not one per request
         static.touch(static.url(SHOP, "/sitemap-pages.xml"))  # a new revision is rendered anew
         assert get(static.url(SHOP, "/sitemap-pages.xml"))[0] == 200 and len(static._kept) == len(paths) + 1
+
+
+# --- what a page says about itself, bot challenges, basic auth (issue 46) ---
+
+AUDIT_SITE = Site(
+    "127.0.46.9", "audit",
+    pages=(Page("/en.html", "EN", googlebot="noindex", alternates=(("de", "/de.html"), ("en", "/en.html")),
+                headers=(("X-Robots-Tag", "googlebot: nofollow"), ("Link", '</en.html>; rel="canonical"'))),
+           Page("/challenged.html")),
+    resources=(Resource("/doc.pdf", headers=(("Link", '<//127.0.46.9/doc.html>; rel="canonical"'),)),),
+    sitemaps=(Sitemap("/sitemap.xml", entries=(
+        Entry("/en.html", alternates=(("de", "/de.html"),), news_date="2024-05-01T10:00:00Z", news_title="A & B",
+              images=2, videos=1),
+        Entry("/plain.html"))),),
+    faults=(("/challenged.html", FaultSpec(Fault.CHALLENGE)),),
+)
+
+
+def test_pages_say_what_they_say_about_themselves_in_the_head_and_the_headers(make_testweb: MakeTestWeb) -> None:
+    server = make_testweb(Web((AUDIT_SITE,), "audit"))
+    status, headers, body = get(server.url(AUDIT_SITE, "/en.html"))
+    assert status == 200 and headers["X-Robots-Tag"] == "googlebot: nofollow"
+    assert headers["Link"] == '</en.html>; rel="canonical"'
+    assert b'<meta name="googlebot" content="noindex">' in body
+    assert b'<link rel="alternate" hreflang="de" href="/de.html">' in body
+    status, headers, body = get(server.url(AUDIT_SITE, "/doc.pdf"))
+    assert (status, headers["Content-Type"]) == (200, "application/pdf") and body.startswith(b"%PDF")
+    assert headers["Link"] == f'<{server.url(AUDIT_SITE, "/doc.html")}>; rel="canonical"'
+
+
+def test_a_challenge_answers_as_cloudflare_does(make_testweb: MakeTestWeb) -> None:
+    server = make_testweb(Web((AUDIT_SITE,), "audit"))
+    status, headers, body = get(server.url(AUDIT_SITE, "/challenged.html"))
+    assert (status, headers["cf-mitigated"]) == (403, "challenge") and "cloudflare" in headers.get_all("Server")
+    assert b"<title>Just a moment...</title>" in body
+
+
+def test_a_sitemap_entry_carries_its_extensions(make_testweb: MakeTestWeb) -> None:
+    from sitemapcrawl.sitemaps import parse_sitemap
+
+    server = make_testweb(Web((AUDIT_SITE,), "audit"))
+    url = server.url(AUDIT_SITE, "/sitemap.xml")
+    status, _headers, body = get(url)
+    entries = list(parse_sitemap(body, url))
+    assert status == 200 and len(entries) == 2
+    first = entries[0]
+    assert [(a.hreflang, a.href) for a in first.alternates] == [("de", server.url(AUDIT_SITE, "/de.html"))]
+    assert first.news is not None and first.news.title == "A & B"
+    assert (len(first.images), len(first.videos)) == (2, 1)
+    assert not (entries[1].alternates or entries[1].news or entries[1].images)
+
+
+def test_a_site_behind_basic_auth_answers_401_without_it(make_testweb: MakeTestWeb) -> None:
+    import base64
+
+    site = Site("127.0.46.10", "locked", pages=(Page("/"),), basic_auth=("u", "p"))
+    server = make_testweb(Web((site,), "locked"))
+    status, headers, _ = get(server.url(site, "/"))
+    assert (status, headers["WWW-Authenticate"]) == (401, 'Basic realm="testweb"')
+    assert get(server.url(site, "/robots.txt"))[0] == 401
+    login = {"Authorization": "Basic " + base64.b64encode(b"u:p").decode()}
+    assert get(server.url(site, "/"), login)[0] == 200

@@ -539,3 +539,17 @@ def test_resolve_gives_canonical_urls(base: str, link: str) -> None:
         assume(False)
         return
     assert canonicalize(target) == target
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_raw_urls(), _PLAIN_PATHS, _RULES)
+def test_the_shortcut_for_root_relative_links_agrees_with_the_merge(base: str, path: str,
+                                                                    rules: CanonicalRules) -> None:
+    """A root-relative link is resolved as `canonicalize` of the base's origin and the path (a page's common
+    link): the same URL, or the same refusal, as the RFC merge gives it (`/.` in front sends a link through
+    the merge, and the merge removes it again)."""
+    link = "/" + path.lstrip("/")
+    shortcut = _outcome(lambda text, r: resolve(base, text, r), link, rules)
+    merged = _outcome(lambda text, r: resolve(base, "/." + text, r), link, rules)
+    # A refusal names the URL as each path spelled it: only whether it was refused must agree.
+    assert shortcut == merged or (shortcut.startswith("error: ") and merged.startswith("error: "))

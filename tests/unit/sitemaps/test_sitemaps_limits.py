@@ -9,6 +9,8 @@ from sitemap_testing import corpus, locs, read_all
 
 from sitemapcrawl.config import Settings
 from sitemapcrawl.sitemaps import SitemapLimits, parse_sitemap
+from sitemapcrawl.sitemaps.limits import OLD_BYTE_LIMIT
+from sitemapcrawl.sitemaps.model import ProblemKind
 
 URL = "http://www.example.com/sitemap.xml"
 NS = "http://www.sitemaps.org/schemas/sitemap/0.9"
@@ -29,9 +31,21 @@ def test_url_limit_keeps_the_first_in_document_order_and_names_the_limit():
     assert any("max_urls=10" in problem for problem in report.problems)
 
 
-def test_default_url_limit_is_50000():
+def test_default_limits_are_the_protocols_50000_urls_and_50_mib():
     assert SitemapLimits().max_urls == 50_000
-    assert SitemapLimits().max_bytes == 10_000_000
+    assert SitemapLimits().max_bytes == 52_428_800 == Settings().max_sitemap_bytes
+
+
+def test_a_document_over_10_mb_is_read_whole_and_reported_as_a_kind_of_its_own():
+    entries, document = read_all(urlset(220_000), limits=SitemapLimits(max_urls=1_000_000))
+    report = document.report
+    assert report.bytes_read > OLD_BYTE_LIMIT and not report.bytes_limit_hit
+    assert len(entries) == 220_000
+    assert dict(report.problem_counts) == {ProblemKind.OVER_10MB: 1}
+    assert any(problem.startswith("over 10 MB:") and "older consumers cut it" in problem
+               for problem in report.problems)
+    _, small = read_all(urlset(1_000))
+    assert small.report.problem_counts == ()
 
 
 def test_limits_from_settings_with_overrides():
