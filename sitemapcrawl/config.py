@@ -249,20 +249,15 @@ class Settings:
     @property
     def hbase_gateways(self) -> tuple[tuple[str, int], ...]:
         """The (host, port) of each gateway `hbase` names, in the order given."""
-        return split_gateways(self.hbase)
+        return tuple(_split_host_port(address) for address in self.hbase.split(","))
 
 
-def split_host_port(address: str) -> tuple[str, int]:
+def _split_host_port(address: str) -> tuple[str, int]:
     """Split `HOST:PORT` (IPv6 as `[::1]:9090`); raise UsageError naming the address."""
     host, sep, port = address.strip().rpartition(":")
     if not sep or not host or not port.isdigit():
         raise UsageError(f"bad HBase address {address!r}: expected HOST:PORT")
     return host.strip("[]"), int(port)
-
-
-def split_gateways(addresses: str) -> tuple[tuple[str, int], ...]:
-    """Split `HOST:PORT,HOST:PORT...` (at least one); raise UsageError naming the bad address."""
-    return tuple(split_host_port(address) for address in addresses.split(","))
 
 
 # --- validation ----------------------------------------------------------------------
@@ -476,7 +471,7 @@ def _check(name: str, value: Any) -> None:
         if name == "hbase":
             for address in value.split(","):
                 try:
-                    _, port = split_host_port(address)
+                    _, port = _split_host_port(address)
                 except UsageError:
                     raise ValueError(f"expected HOST:PORT[,HOST:PORT...], not {address.strip()!r}") from None
                 if not 0 < port < 65_536:
@@ -559,17 +554,11 @@ def load_settings(
                 sources[key] = source
             else:
                 extra[key] = value
-    for old, new in RENAMED.items():
-        if ENV_PREFIX + old.upper() in environ and ENV_PREFIX + new.upper() not in environ:
-            values[new] = _setting(new, environ[ENV_PREFIX + old.upper()], types_by_name[new],
-                                   f"environment ${ENV_PREFIX}{old.upper()}")
-            sources[new] = f"environment ${ENV_PREFIX}{old.upper()}"
     for name, target in types_by_name.items():
-        env_name = ENV_PREFIX + name.upper()
-        if env_name in environ:
-            source = f"environment ${env_name}"
-            values[name] = _setting(name, environ[env_name], target, source)
-            sources[name] = source
+        for given in (*(old for old, new in RENAMED.items() if new == name), name):  # the current name wins
+            if (env_name := ENV_PREFIX + given.upper()) in environ:
+                values[name] = _setting(name, environ[env_name], target, f"environment ${env_name}")
+                sources[name] = f"environment ${env_name}"
     settings = Settings(**values, extra=extra, sources=sources)
     return with_flags(settings, flags or {})
 
