@@ -17,15 +17,20 @@ import urllib.request
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
+from changing_crawl import make_due
 from cli_helpers import cli
 
 from sitemapcrawl.config import Settings
 from sitemapcrawl.jobs.crawl import CrawlOptions, crawl
+from sitemapcrawl.model.cells import encode
+from sitemapcrawl.model.webpage import WebPage
 from sitemapcrawl.modes import CrawlMode
 from sitemapcrawl.report.html import write_report
 from sitemapcrawl.report.panels import panel_data, take_counted_snapshot, take_snapshot
 from sitemapcrawl.report.serve import ServeOptions, make_server, server_url
+from sitemapcrawl.storage.dueindex import write_pages
 from sitemapcrawl.storage.store import Store
+from sitemapcrawl.storage.tables import Unreadable, read_page
 from sitemapcrawl.testweb import (
     Entry,
     Fault,
@@ -38,6 +43,7 @@ from sitemapcrawl.testweb import (
     TestWebServer,
     Web,
 )
+from sitemapcrawl.web import rowkeys
 from sitemapcrawl.web.http import PoliteHttpClient
 from sitemapcrawl.web.rules import UrlRules
 
@@ -174,3 +180,50 @@ def test_each_list_holds_exactly_the_urls_that_earn_it_in_sitemap_only_mode(
     assert export[url("/future.html")]["lastmod_verdict"] == "future"
     assert export[url("/plain-1.html")]["lastmod_verdict"] == "ok" and export[url("/plain-1.html")]["audit"] == [
         "orphans: linked from no crawled page"]
+
+
+def test_a_lastmod_that_moved_without_a_change_and_one_that_stayed_after_a_change_are_named(
+        store: Store, settings: Settings, make_testweb: Callable[[Web], TestWebServer]) -> None:
+    """Two fetches apart: /moved.html's body stayed the same while its lastmod moved on; /stayed.html's body
+    changed while its lastmod stayed a month old. The first fetch is put ten and five days back (as if the
+    crawl had run then), so the tests' one-day slack is passed."""
+    now = datetime.now(UTC).replace(microsecond=0)
+    day = lambda n: (now - timedelta(days=n)).strftime("%Y-%m-%d")  # noqa: E731
+
+    def web(moved_lastmod: str) -> Web:
+        entries = (Entry("/moved.html", lastmod=moved_lastmod), Entry("/stayed.html", lastmod=day(30)),
+                   Entry("/honest.html", lastmod=day(40)))
+        return Web((Site(HOST, "lastmods", pages=(Page("/moved.html"), Page("/stayed.html"), Page("/honest.html")),
+                         robots=Robots(sitemaps=("/sitemap.xml",)),
+                         sitemaps=(Sitemap("/sitemap.xml", entries=entries),)),), "lastmods")
+
+    server = make_testweb(web(day(20)))
+    settings = dataclasses.replace(settings, user_agent=AGENT, delay=0.0)
+
+    def run(seeds: list[str], rounds: int) -> None:
+        client = PoliteHttpClient.from_settings(settings)
+        try:
+            crawl(store, client, UrlRules.from_settings(settings), seeds,
+                  CrawlOptions(mode=CrawlMode.SITEMAP_ONLY, rounds=rounds))
+        finally:
+            client.close()
+
+    run([server.base_url(HOST) + "\n"], 3)
+    back = {"/moved.html": 10, "/stayed.html": 5, "/honest.html": 10}
+    puts = [(rowkeys.row_key(server.url(HOST, path)).encode(), encode(WebPage(
+        "", fetch_time=now - timedelta(days=n), content_changed=now - timedelta(days=n), prev_fetch_time=None,
+        next_fetch=now - timedelta(minutes=1)))) for path, n in back.items()]
+    write_pages(store, puts)
+    server.change_web(web(day(2)))  # the sitemap moves /moved.html's lastmod on; its body is as it was
+    server.touch(server.url(HOST, "/stayed.html"))  # a new body under the same old lastmod
+    make_due(store, sitemaps_only=True)
+    run([], 2)
+
+    verdicts = {path: read_page(store, rowkeys.row_key(server.url(HOST, path)).encode(), ["lastmod_verdict"],
+                                "test", Unreadable()) for path in back}
+    assert {path: row.lastmod_verdict if row else None for path, row in verdicts.items()} == {
+        "/moved.html": "moved-same-content", "/stayed.html": "stayed-content-changed", "/honest.html": None}
+    audit = panel_data(take_counted_snapshot(store, datetime.now(UTC).replace(microsecond=0)), "audit")
+    assert audit["lists"]["lastmod-suspect"]["reasons"] == {
+        server.url(HOST, "/moved.html"): "lastmod moved while the content stayed the same",
+        server.url(HOST, "/stayed.html"): "content changed while the lastmod stayed"}
