@@ -191,8 +191,9 @@ def spread_cells(row: WebPage, batch_id: str, rules: UrlRules, mode: CrawlMode,
 def _spread(store: Store, batch_id: str, rules: UrlRules, mode: CrawlMode, counts: UpdateCounts,
             chunk: int, split: Split, on_progress: Callable[[int], None]) -> None:
     done = 0
-    for rows in batch_rows(store, Mark.FETCH, batch_id, _SPREAD_FIELDS + [Mark.PARSE], chunk,
-                           "updatedb", counts.unreadable, split):
+    # The next chunk is read while one is spread: spread writes inlinks and discover marks, which it never reads.
+    for rows in read_ahead(batch_rows(store, Mark.FETCH, batch_id, _SPREAD_FIELDS + [Mark.PARSE], chunk,
+                                      "updatedb", counts.unreadable, split)):
         puts: list[tuple[bytes, dict[bytes, bytes]]] = []
         for _key, row in rows:
             done += 1
@@ -435,7 +436,10 @@ def _schedule_batch(store: Store, batch_id: str, policy: SchedulePolicy, counts:
     fields = [*_SCHEDULE_FIELDS, *DUE_FIELDS, *(counting.FIELDS if counting is not None else ()), "discover_mark",
               "inlinks", "lastmod_verdict"]
     fields = list(dict.fromkeys(fields))
-    for rows in batch_rows(store, Mark.FETCH, batch_id, fields, chunk, "updatedb", counts.unreadable, split):
+    # The next chunk is read while one is scheduled: each row is scheduled once, from cells no other row's
+    # scheduling writes (spread and merge, which write across rows, are over).
+    for rows in read_ahead(batch_rows(store, Mark.FETCH, batch_id, fields, chunk, "updatedb", counts.unreadable,
+                                      split)):
         puts: dict[bytes, dict[bytes, bytes]] = {}
         unscheduled: list[tuple[bytes, list[bytes]]] = []
         # Fetched rows the merge pass did not count (not touched: no `k:dsc` and no entry inlink of the batch),
