@@ -22,12 +22,11 @@ import functools
 import logging
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from datetime import UTC, datetime
 from typing import Any
 
 from sitemapcrawl.batch import registry
-from sitemapcrawl.config import Settings
 from sitemapcrawl.errors import InvalidUrlError, SitemapError
 from sitemapcrawl.model.cells import encode, map_column
 from sitemapcrawl.model.changes import Hints, hints_of
@@ -40,7 +39,6 @@ from sitemapcrawl.model.linkvalues import (
     format_inlink,
     format_outlink,
     hop,
-    parse_inlink,
 )
 from sitemapcrawl.model.marks import Mark
 from sitemapcrawl.model.splits import WHOLE, Split
@@ -60,15 +58,14 @@ from sitemapcrawl.sitemaps.scope import (
     ScopeContext,
     format_vouchers,
     inherited_vouchers,
-    merge_vouchers,
-    parse_vouchers,
-    vouchers_after_redirect,
 )
 from sitemapcrawl.storage.batchrecords import batch_rows, has_records, write_listed
 from sitemapcrawl.storage.dueindex import write_pages
 from sitemapcrawl.storage.history import record_parse
+from sitemapcrawl.storage.overlap import side_by_side
 from sitemapcrawl.storage.store import Store
 from sitemapcrawl.storage.tables import Unreadable, read_page, read_pages
+from sitemapcrawl.storage.vouchers import vouchers_through_redirects
 from sitemapcrawl.web import rowkeys, urls
 from sitemapcrawl.web.htmllinks import extract_links
 from sitemapcrawl.web.pagesays import is_html
@@ -143,6 +140,16 @@ class ParseCounts:
             + (f"; not parsed: {skipped}" if skipped else "")
             + (f"; {self.unreadable.rows} unreadable rows skipped" if self.unreadable.rows else "")
         )
+
+    def add(self, other: ParseCounts) -> None:
+        """Add `other`'s counts (of some rows of the same batch) to these."""
+        for each in fields(self):
+            mine, theirs = getattr(self, each.name), getattr(other, each.name)
+            if isinstance(mine, int):
+                setattr(self, each.name, mine + theirs)
+            elif isinstance(mine, Counter):
+                mine.update(theirs)
+        self.unreadable.rows += other.unreadable.rows
 
 
 class EntryInlinks:
@@ -311,57 +318,6 @@ class _SitemapParse:
         return notes + self.news.problems()
 
 
-def sitemap_vouchers(row: WebPage, max_index_depth: int) -> dict[str, int]:
-    """Who vouches for a stored sitemap: host -> index levels, within `max_index_depth`.
-
-    From its row (`s:vb`; the robots.txt files of `s:cs` at level 0) and from
-    the `il:` cells of the indexes that list it (`vb=`); `row.inlinks` must
-    have been read. No I/O.
-    """
-    passed: dict[str, int] = {}
-    for text in (row.inlinks or {}).values():
-        link = parse_inlink(text)
-        if link is not None and link.kind is InlinkKind.INDEX and link.vouched_by:
-            passed = merge_vouchers(passed, dict(link.vouched_by))
-    cross = {host: 0 for host in ScopeContext(cross_submitted_from=row.cross_submitters or ()).vouching_hosts()}
-    merged = merge_vouchers(parse_vouchers(row.vouched_by or ()), cross, passed)
-    return {host: level for host, level in merged.items() if level <= max_index_depth}
-
-
-_VOUCHING_FIELDS = ["vouched_by", "cross_submitters", "inlinks"]
-
-
-def vouchers_through_redirects(store: Store, row: WebPage, settings: Settings, unreadable: Unreadable,
-                               seen: frozenset[str] = frozenset()) -> dict[str, int]:
-    """`sitemap_vouchers`, plus what reached the sitemap through redirects (`il:` redirect cells).
-
-    Each URL that redirected here is read (its vouching columns and inlinks,
-    one get) and its vouchers carried over by `scope.vouchers_after_redirect`,
-    following chains up to `max_redirects` long. A source row that does
-    not decode is counted in `unreadable` and vouches for nothing. Cost:
-    nothing without redirect cells; one get per redirecting URL otherwise.
-    """
-    own = sitemap_vouchers(row, settings.max_index_depth)
-    if len(seen) >= settings.max_redirects:
-        return own
-    for source, text in (row.inlinks or {}).items():
-        link = parse_inlink(text)
-        if link is None or link.kind is not InlinkKind.REDIRECT or source in seen or source == row.url:
-            continue
-        try:
-            key = rowkeys.row_key(source).encode("utf-8")
-            same = urls.registered_domain_key(source) == urls.registered_domain_key(row.url)
-        except InvalidUrlError as exc:
-            log.warning("parse: %s: redirect source %s: %s", row.url, source[:200], exc)
-            continue
-        before = read_page(store, key, _VOUCHING_FIELDS, "parse", unreadable)
-        if before is None:
-            continue
-        carried = vouchers_through_redirects(store, before, settings, unreadable, seen | {row.url})
-        own = merge_vouchers(own, vouchers_after_redirect(carried, source, row.url, same_site=same))
-    return own
-
-
 def parse_sitemap_row(store: Store, key: bytes, row: WebPage, body: bytes, batch_id: str,
                       rules: UrlRules, counts: ParseCounts, now: datetime,
                       mark_entries: bool | None = None) -> SitemapOutcome:
@@ -487,8 +443,38 @@ def _sitemap_body(store: Store, key: bytes, row: WebPage, unreadable: Unreadable
     return stored.content, replace(row, inlinks=stored.inlinks)
 
 
-def _parse_row(store: Store, key: bytes, row: WebPage, batch_id: str, rules: UrlRules, mode: CrawlMode,
-               counts: ParseCounts, now: datetime, mark_entries: bool) -> tuple[WebPage | None, SitemapOutcome | None]:
+#: Sitemaps of a chunk parsed side by side: a small sitemap is mostly round trips to HBase (its body, its
+#: history, its entries, its row), which overlap; the CPU of the parse itself does not.
+PARSE_THREADS = 4
+
+ParseOne = Callable[[bytes, WebPage, ParseCounts], tuple[WebPage | None, SitemapOutcome | None]]
+
+
+def _side_by_side(todo: list[tuple[bytes, WebPage]], parse: ParseOne, counts: ParseCounts) -> Iterator[
+        tuple[bytes, WebPage, tuple[WebPage | None, SitemapOutcome | None]]]:
+    """(key, row, what `parse` gave) for each row of `todo`, in order: sitemap rows `PARSE_THREADS` at a time
+    (`overlap.side_by_side`), each into counts of its own added to `counts` in row order; the others here.
+
+    Each sitemap's parse writes its own row and history, and on its entries `il:` cells of its own and their
+    records. What one may read of another's writes (an index and its child both due again: the child's
+    vouchers) was written in the round that found the child: their order does not matter, as before.
+    """
+    def apart(item: tuple[bytes, WebPage]) -> tuple[tuple[WebPage | None, SitemapOutcome | None], ParseCounts]:
+        own = ParseCounts(batch_id=counts.batch_id)
+        return parse(*item, own), own
+
+    sitemaps = side_by_side([(key, row) for key, row in todo if row.is_sitemap], apart, PARSE_THREADS)
+    for key, row in todo:
+        if row.is_sitemap:
+            result, own = next(sitemaps)
+            counts.add(own)
+        else:
+            result = parse(key, row, counts)
+        yield key, row, result
+
+
+def _parse_row(store: Store, key: bytes, row: WebPage, counts: ParseCounts, *, batch_id: str, rules: UrlRules,
+               mode: CrawlMode, now: datetime, mark_entries: bool) -> tuple[WebPage | None, SitemapOutcome | None]:
     """Do one row's work; returns (cells still to put on the row, or None; the sitemap outcome).
 
     Rows with nothing to parse get just the parse mark, counted by why.
@@ -566,12 +552,16 @@ def parse_batch(
                                counts.unreadable, split):
             puts = []
             reparsed: list[tuple[bytes, WebPage]] = []
+            todo = []
             for key, row in rows:
                 counts.rows += 1
                 if Mark.PARSE.done(row, batch_id):
                     counts.already_parsed += 1
-                    continue
-                cells, outcome = _parse_row(store, key, row, batch_id, rules, mode, counts, now, mark_entries)
+                else:
+                    todo.append((key, row))
+            parse = functools.partial(_parse_row, store, batch_id=batch_id, rules=rules, mode=mode, now=now,
+                                      mark_entries=mark_entries)
+            for key, row, (cells, outcome) in _side_by_side(todo, parse, counts):
                 if outcome is not None:
                     on_sitemap(outcome)
                 if cells is not None:

@@ -9,10 +9,11 @@ reads them; `dueindex` keeps the due rows in order and `readyqueue` reads
 them best first; `schema` creates the tables as
 `hbase-schema/` declares them; `hbase_shell` runs those scripts; `hosts`,
 `politeness` and `history` own the host, politeness and sitemap history rows;
-`overlap` runs writes behind and reads ahead of a job.
+`vouchers` reads who vouches for a sitemap; `overlap` runs writes behind,
+reads ahead of a job and small round-trip-bound calls side by side.
 """
 
 __all__ = [
     "batchrecords", "dueindex", "failures", "gateways", "hbase_shell", "history", "hosts", "overlap", "politeness",
-    "readyqueue", "schema", "store", "tables",
+    "readyqueue", "schema", "store", "tables", "vouchers",
 ]

@@ -10,7 +10,9 @@ matter. A failed call stops the queued calls not yet started; its error is
 raised at the next `submit` or at `close`. Use it only where a chunk's
 writes are not read back before the pass ends (close it between passes).
 `read_ahead(chunks)` iterates `chunks` on a thread, one chunk ahead of the
-job; its errors reach the job when it gets to that chunk.
+job; its errors reach the job when it gets to that chunk. `side_by_side`
+runs a call per item on a few threads, the results in order (work that is
+mostly round trips: one small sitemap's parse).
 
 Cost: a thread per `WriteBehind` worker and per `read_ahead`; memory: `depth` chunks.
 """
@@ -25,10 +27,11 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from types import TracebackType
 from typing import Any, TypeVar
 
-__all__ = ["WriteBehind", "read_ahead"]
+__all__ = ["WriteBehind", "read_ahead", "side_by_side"]
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
+R = TypeVar("R")
 
 
 class WriteBehind:
@@ -102,3 +105,18 @@ def read_ahead(chunks: Iterable[T]) -> Iterator[T]:
                 return
             pending = pool.submit(pull)
             yield item
+
+
+def side_by_side(items: list[T], work: Callable[[T], R], threads: int) -> Iterator[R]:
+    """`work(item)` for each of `items`, up to `threads` at once; the results in the order of `items`.
+
+    An error is raised when its item's turn comes; the items not started then are not run.
+    """
+    with ThreadPoolExecutor(max_workers=max(1, threads), thread_name_prefix="side-by-side") as pool:
+        futures = [pool.submit(work, item) for item in items]
+        try:
+            for future in futures:
+                yield future.result()
+        finally:
+            for future in futures:
+                future.cancel()

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from memory_store import MemoryStore
 
 from sitemapcrawl.config import Settings
-from sitemapcrawl.jobs.parse import EntryInlinks, sitemap_vouchers, vouchers_through_redirects
+from sitemapcrawl.jobs.parse import EntryInlinks
 from sitemapcrawl.model.cells import encode
 from sitemapcrawl.model.changes import entry_hints
 from sitemapcrawl.model.linkvalues import Inlink, InlinkKind, format_inlink, parse_inlink
@@ -17,6 +17,7 @@ from sitemapcrawl.model.webpage import ChangeFreq, WebPage
 from sitemapcrawl.sitemaps.model import PageEntry, SitemapRef
 from sitemapcrawl.sitemaps.normalize import parse_priority
 from sitemapcrawl.storage.tables import Unreadable
+from sitemapcrawl.storage.vouchers import sitemap_vouchers, vouchers_through_redirects
 
 URL = "http://b.test/maps/child.xml"
 
