@@ -36,8 +36,8 @@ from sitemapcrawl.errors import ArchiveError, SitemapCrawlError
 from sitemapcrawl.fetcher.outcomes import capture_fields, with_fields
 from sitemapcrawl.fetcher.pacing import StateWrite
 from sitemapcrawl.model.cells import column_names, encode
-from sitemapcrawl.model.webpage import HOST_TABLE, WEBPAGE_TABLE, HostRow, WebPage
-from sitemapcrawl.storage.batchrecords import record_members
+from sitemapcrawl.model.webpage import HOST_TABLE, WEBPAGE_TABLE, FetchStatus, HostRow, WebPage
+from sitemapcrawl.storage.batchrecords import record_members, record_work
 from sitemapcrawl.storage.dueindex import write_pages
 from sitemapcrawl.storage.hosts import origin_key
 from sitemapcrawl.storage.politeness import QueueBy, state_rows
@@ -243,13 +243,20 @@ class Writer:
     def _write(self, outcomes: list[Outcome]) -> None:
         if not outcomes:
             return
-        # A redirect hop joins the batch: recorded as a member before it is marked (`tables`).
-        hops: dict[str, list[tuple[bytes, int | None]]] = {}
+        # A redirect hop joins the batch: recorded as a member before it is marked (`tables`); a row that
+        # redirected has work for sitemap-only mode's parse and spread after all (`r:w`).
+        hops: dict[str, list[tuple[bytes, int | None, bool]]] = {}
+        redirected: dict[str, list[bytes]] = {}
         for outcome in outcomes:
             if outcome.row.generate_mark is not None:
-                hops.setdefault(outcome.row.generate_mark, []).append((outcome.key, outcome.row.partition))
+                work = bool(outcome.row.is_sitemap) or outcome.row.status is FetchStatus.REDIRECT
+                hops.setdefault(outcome.row.generate_mark, []).append((outcome.key, outcome.row.partition, work))
+            elif outcome.row.status is FetchStatus.REDIRECT and outcome.row.fetch_mark is not None:
+                redirected.setdefault(outcome.row.fetch_mark, []).append(outcome.key)
         for batch, members in hops.items():
             record_members(self._store, batch, members)
+        for batch, keys in redirected.items():
+            record_work(self._store, batch, keys)
         maybe_new = [o.key for o in outcomes if o.if_new is not None]
         existing = set(self._store.rows(WEBPAGE_TABLE, maybe_new, columns=column_names(WebPage, ["status"]))
                        if maybe_new else ())

@@ -162,6 +162,7 @@ class Candidate(NamedTuple):
     url: str
     host: str
     count_key: str
+    is_sitemap: bool = False
 
     def __lt__(self, other: Any) -> bool:
         return (self.rank, other.key) < (other.rank, self.key)
@@ -206,7 +207,7 @@ class _Judge:
         except InvalidUrlError:
             counts.skipped["bad row"] += 1
             return None
-        return Candidate(rank_order(row, key), key, row.url, host, count_key)
+        return Candidate(rank_order(row, key), key, row.url, host, count_key, bool(row.is_sitemap))
 
 
 def _choose_ranked(store: Store, options: GenerateOptions, now: datetime, counts: GenerateCounts,
@@ -370,7 +371,8 @@ def generate(
     # Recorded before marked too: later phases read the batch from its records.
     registry.record_generated(store, batch, now, len(chosen), options.partitions, options.mode.value,
                              options.split)
-    batchrecords.record_members(store, batch, ((candidate.key, part) for candidate, part in members))
+    batchrecords.record_members(store, batch, ((candidate.key, part, candidate.is_sitemap)
+                                               for candidate, part in members))
     counts.selected = store.write(WEBPAGE_TABLE, (
         (candidate.key, encode(WebPage(candidate.url, generate_mark=batch, batch_id=batch, partition=part)))
         for candidate, part in members)).rows

@@ -73,6 +73,8 @@ from sitemapcrawl.web.rules import UrlRules
 
 log = logging.getLogger(__name__)
 
+#: Why a page is not parsed in sitemap-only mode (the mode follows no links).
+_SITEMAP_ONLY_PAGE = "page (sitemap-only mode)"
 _READ_FIELDS = [
     "status", "is_sitemap", "sitemap_source", "content_type", "blacklisted", "cross_submitters",
     "vouched_by", "depth", "radius", "parse_mark", "fetch_mark", "nofollow",
@@ -443,6 +445,13 @@ def _sitemap_body(store: Store, key: bytes, row: WebPage, unreadable: Unreadable
     return stored.content, replace(row, inlinks=stored.inlinks)
 
 
+def _pages_left(counts: ParseCounts) -> Callable[[int], None]:
+    """What counts the pages a sitemap-only parse leaves unread (`batch_rows(on_no_work=...)`)."""
+    def left(pages: int) -> None:
+        counts.not_parsed[_SITEMAP_ONLY_PAGE] += pages
+    return left
+
+
 #: Sitemaps of a chunk parsed side by side: a small sitemap is mostly round trips to HBase (its body, its
 #: history, its entries, its row), which overlap; the CPU of the parse itself does not.
 PARSE_THREADS = 4
@@ -512,7 +521,7 @@ def _skip_or_sitemap(store: Store, key: bytes, row: WebPage, batch_id: str, rule
             return None, outcome
         # A link-found candidate that is no sitemap is a page after all.
     if mode is CrawlMode.SITEMAP_ONLY:
-        return "page (sitemap-only mode)", None
+        return _SITEMAP_ONLY_PAGE, None
     if row.status is not FetchStatus.FETCHED:
         return f"page {row.status.value if row.status else 'not fetched'}", None
     if not is_html(row.content_type):
@@ -548,8 +557,9 @@ def parse_batch(
     chunk = max(1, rules.settings.hbase_batch_size)
     with registry.working_on(store, batch_id, registry.PARSE, rules.settings, wait=wait, split=split):
         mark_entries = not has_records(store, batch_id)  # the same for every sitemap of the batch
-        for rows in batch_rows(store, Mark.FETCH, batch_id, _READ_FIELDS, chunk, "parse",
-                               counts.unreadable, split):
+        # In sitemap-only mode a page has nothing to parse: its member record says so, and it is not read.
+        for rows in batch_rows(store, Mark.FETCH, batch_id, _READ_FIELDS, chunk, "parse", counts.unreadable, split,
+                               on_no_work=_pages_left(counts) if mode is CrawlMode.SITEMAP_ONLY else None):
             puts = []
             reparsed: list[tuple[bytes, WebPage]] = []
             todo = []

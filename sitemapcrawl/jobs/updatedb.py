@@ -188,12 +188,19 @@ def spread_cells(row: WebPage, batch_id: str, rules: UrlRules, mode: CrawlMode,
         yield key, encode(WebPage(url, inlinks={row.url: format_inlink(link)}, discover_mark=batch_id))
 
 
+def _uncounted(pages: int) -> None:
+    """Pages left out of the spread pass need no count (parse counted them)."""
+
+
 def _spread(store: Store, batch_id: str, rules: UrlRules, mode: CrawlMode, counts: UpdateCounts,
             chunk: int, split: Split, on_progress: Callable[[int], None]) -> None:
     done = 0
     # The next chunk is read while one is spread: spread writes inlinks and discover marks, which it never reads.
+    # In sitemap-only mode a page that did not redirect has nothing to spread (nor was it parsed): its member
+    # record says so, and it is not read.
     for rows in read_ahead(batch_rows(store, Mark.FETCH, batch_id, _SPREAD_FIELDS + [Mark.PARSE], chunk,
-                                      "updatedb", counts.unreadable, split)):
+                                      "updatedb", counts.unreadable, split, on_no_work=_uncounted
+                                      if mode is CrawlMode.SITEMAP_ONLY else None)):
         puts: list[tuple[bytes, dict[bytes, bytes]]] = []
         for _key, row in rows:
             done += 1

@@ -392,6 +392,9 @@ class BatchRecord:
     key: str
     partition: int | None = col("r", "pa", PARTITION, "member: its fetch partition", "generate, fetch")
     touched: bool | None = col("r", "t", FLAG, "touched: has inlinks to merge for the batch", "parse, updatedb")
+    work: bool | None = col(
+        "r", "w", FLAG, "member: has work for parse and spread in sitemap-only mode (a sitemap, or a row whose "
+        "fetch redirected); 0: a page, which that mode neither parses nor spreads; unset: read it", "generate, fetch")
     listed_keys: tuple[str, ...] | None = col(
         "r", "lk", LINES, "listed: the entry rows of the sitemap parsed, one webpage key per line, to merge for "
         "the batch", "parse")

@@ -20,10 +20,18 @@ from __future__ import annotations
 
 import functools
 import logging
-from collections.abc import Iterable, Iterator, Set
+from collections.abc import Callable, Iterable, Iterator, Set
 
 from sitemapcrawl.errors import CellDecodeError, InvalidUrlError
-from sitemapcrawl.model.cells import column_names, columns_of, decode, encode, equals_filter, field_encoder, map_column
+from sitemapcrawl.model.cells import (
+    column_names,
+    columns_of,
+    decode,
+    encode,
+    equals_filter,
+    field_encoder,
+    map_column,
+)
 from sitemapcrawl.model.linkvalues import InlinkKind, parse_inlink
 from sitemapcrawl.model.splits import WHOLE, Split, bucket_label, bucket_of
 from sitemapcrawl.model.webpage import (
@@ -51,6 +59,8 @@ MEMBER, TOUCHED, LISTED = b"m", b"t", b"l"
 _KIND_OF_MARK = {"generate_mark": MEMBER, "fetch_mark": MEMBER, "discover_mark": TOUCHED}
 _SEP = b"|"
 _TOUCHED_CELLS = encode(BatchRecord("", touched=True))
+_WORK_CELLS = encode(BatchRecord("", work=True))
+_NO_WORK = encode(BatchRecord("", work=False))
 _LISTED_KEYS, _encode_listed_keys = field_encoder(BatchRecord, "listed_keys")
 _INLINK_PREFIX = map_column(WebPage, "inlinks")
 #: The inlink kinds a sitemap parse writes: what makes a row an entry of a sitemap in `listing_owner`.
@@ -150,14 +160,24 @@ def has_records(store: Store, batch_id: str) -> bool:
         return False
 
 
-def record_members(store: Store, batch_id: str, members: Iterable[tuple[bytes, int | None]]) -> int:
-    """Record rows as members of a batch: (webpage key, fetch partition; None: 0) pairs; returns records written.
+def record_members(store: Store, batch_id: str, members: Iterable[tuple[bytes, int | None, bool]]) -> int:
+    """Record rows as members of a batch: (webpage key, fetch partition (None: 0), has work in sitemap-only
+    mode (`r:w`: a sitemap, a redirect)) triples; returns records written.
 
     Call it before the rows get their batch marks. Cost: one batched put.
     """
     return store.write(BATCHROW_TABLE, (
-        (record_key(batch_id, MEMBER, key), encode(BatchRecord("", partition=part if part is not None else 0)))
-        for key, part in members)).rows
+        (record_key(batch_id, MEMBER, key),
+         encode(BatchRecord("", partition=part if part is not None else 0, work=work)))
+        for key, part, work in members)).rows
+
+
+def record_work(store: Store, batch_id: str, keys: Iterable[bytes]) -> int:
+    """Say that members of a batch have work in sitemap-only mode after all (fetch: they redirected).
+
+    Cost: one batched put.
+    """
+    return store.write(BATCHROW_TABLE, ((record_key(batch_id, MEMBER, key), _WORK_CELLS) for key in keys)).rows
 
 
 def record_touched(store: Store, batch_id: str, keys: Iterable[bytes]) -> int:
@@ -242,26 +262,37 @@ def listed_sitemaps(store: Store, batch_id: str, split: Split = WHOLE) -> frozen
 
 
 def recorded_keys(store: Store, batch_id: str, kind: bytes, split: Split = WHOLE, chunk: int = 1000,
-                  partition: int | None = None) -> Iterator[list[bytes]]:
+                  partition: int | None = None,
+                  on_no_work: Callable[[int], None] | None = None) -> Iterator[list[bytes]]:
     """The `webpage` keys a batch recorded (members or touched) in `split`, in chunks of `chunk`.
 
     In bucket order, then key order. `partition`: members of that fetch
-    partition only (tested by the server). Each chunk is a fresh scanner
-    resuming after the last record, so none idles while the caller works.
-    Cost: one range scan of `batchrow` over the batch's records of that kind.
+    partition only (tested by the server). `on_no_work`: members whose
+    record says they have no work in sitemap-only mode (`r:w` = 0: pages
+    that did not redirect) are left out, and their number told to it. Each
+    chunk is a fresh scanner resuming after the last record, so none idles
+    while the caller works. Cost: one range scan of `batchrow` over the
+    batch's records of that kind.
     """
     start, stop = record_range(batch_id, kind, split)
-    columns = column_names(BatchRecord, ["partition", "touched"])
+    columns = column_names(BatchRecord, ["partition", "touched", "work"])
+    work_column, no_work = next(iter(_NO_WORK.items()))
     row_filter = equals_filter(BatchRecord, "partition", partition) if partition is not None else None
     while True:
-        records = [key for key, _ in store.scan(BATCHROW_TABLE, start=start, stop=stop, columns=columns,
-                                                 filter=row_filter, limit=chunk)]
+        records = list(store.scan(BATCHROW_TABLE, start=start, stop=stop, columns=columns, filter=row_filter,
+                                  limit=chunk))
         if not records:
             return
-        yield [page_key(record) for record in records]
+        if on_no_work is None:
+            yield [page_key(record) for record, _ in records]
+        else:
+            keys = [page_key(record) for record, cells in records if cells.get(work_column) != no_work]
+            on_no_work(len(records) - len(keys))
+            if keys:
+                yield keys
         if len(records) < chunk:
             return
-        start = records[-1] + b"\x00"
+        start = records[-1][0] + b"\x00"
 
 
 def has_marked_rows(store: Store, batch_id: str) -> bool:
@@ -321,13 +352,15 @@ def drop_records(store: Store, batch_id: str, split: Split = WHOLE, chunk: int =
 
 
 def batch_rows(store: Store, field_name: str, batch_id: str, fields: list[str], chunk: int,
-               job: str, unreadable: Unreadable, split: Split = WHOLE,
-               partition: int | None = None) -> Iterator[list[tuple[bytes, WebPage]]]:
+               job: str, unreadable: Unreadable, split: Split = WHOLE, partition: int | None = None,
+               on_no_work: Callable[[int], None] | None = None) -> Iterator[list[tuple[bytes, WebPage]]]:
     """The rows of `split` whose `field_name` equals `batch_id`, in chunks of at most `chunk` rows.
 
     Rows that do not decode are counted in `unreadable` and left out;
     reading a field not in `fields` raises FieldNotReadError. `partition`:
-    only members of that fetch partition (`m:pa`). For the generate and
+    only members of that fetch partition (`m:pa`). `on_no_work`: members
+    recorded as having no work in sitemap-only mode are not read, only
+    counted to it (`recorded_keys`; a batch without records reads them). For the generate and
     fetch marks the batch's member records say which rows to read, for the
     discover mark its listed and touched records (each row once: `listing_owner`), when the batch has records
     (`has_records`); the mark is tested on each row read. Cost: one get
@@ -344,15 +377,15 @@ def batch_rows(store: Store, field_name: str, batch_id: str, fields: list[str], 
         yield from _touched_recorded_rows(store, field_name, batch_id, fields, chunk, job, unreadable, split)
     elif kind is not None and has_records(store, batch_id):
         yield from _recorded_rows(store, kind, field_name, batch_id, fields, chunk, job, unreadable, split,
-                                  partition)
+                                  partition, on_no_work)
     else:
         yield from _scanned_rows(store, field_name, batch_id, fields, chunk, job, unreadable, split, partition)
 
 
 def _recorded_rows(store: Store, kind: bytes, field_name: str, batch_id: str, fields: list[str], chunk: int,
-                   job: str, unreadable: Unreadable, split: Split,
-                   partition: int | None) -> Iterator[list[tuple[bytes, WebPage]]]:
-    for keys in recorded_keys(store, batch_id, kind, split, chunk, partition):
+                   job: str, unreadable: Unreadable, split: Split, partition: int | None,
+                   on_no_work: Callable[[int], None] | None) -> Iterator[list[tuple[bytes, WebPage]]]:
+    for keys in recorded_keys(store, batch_id, kind, split, chunk, partition, on_no_work):
         yield _marked_rows(store, keys, field_name, batch_id, fields, job, unreadable)
 
 
