@@ -249,6 +249,21 @@ def _crawl_logged(settings: Settings, seeds: Path, log: Path, cluster: DaskClust
                                          **(env or {})))
 
 
+def _scheduler_restarted(settings: Settings, seeds: Path, log: Path, cluster: DaskCluster, come_back: bool,
+                         env: dict[str, str] | None = None) -> tuple[subprocess.Popen[str], str]:
+    """A crawl on two workers whose scheduler is killed after round 1 (and started again if `come_back`):
+    the finished crawl and its stderr."""
+    workers = [cluster.worker(), cluster.worker()]
+    crawl = _crawl_logged(settings, seeds, log, cluster, env=env)
+    try:
+        _restart_after_round_one(cluster, crawl, log, workers, come_back=come_back)
+        crawl.wait(timeout=600 if come_back else 300)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            crawl.kill()
+    return crawl, log.read_text()
+
+
 def _restart_after_round_one(cluster: DaskCluster, crawl: subprocess.Popen[str], log: Path,
                              workers: list[subprocess.Popen[bytes]], come_back: bool) -> None:
     """Once round 1 is done, kill the scheduler and its workers; start them again if `come_back`."""
@@ -270,17 +285,8 @@ def test_a_scheduler_restarted_between_rounds_is_reconnected(
         web: TestWebServer, store: Store, settings: Settings, seeds: Path, dask_cluster: DaskCluster,
         one_process: tuple[dict[str, object], Counter[str]], tmp_path: Path) -> None:
     rows, fetched = one_process
-    workers = [dask_cluster.worker(), dask_cluster.worker()]
     web.reset()
-    log = tmp_path / "crawl.err"
-    crawl = _crawl_logged(settings, seeds, log, dask_cluster)
-    try:
-        _restart_after_round_one(dask_cluster, crawl, log, workers, come_back=True)
-        crawl.wait(timeout=600)
-    finally:
-        with contextlib.suppress(ProcessLookupError):
-            crawl.kill()
-    err = log.read_text()
+    crawl, err = _scheduler_restarted(settings, seeds, tmp_path / "crawl.err", dask_cluster, come_back=True)
     assert crawl.returncode == 0, err
     assert "Traceback" not in err and "stopped: nothing due" in err
     assert table(store) == rows
@@ -291,17 +297,10 @@ def test_a_scheduler_that_does_not_come_back_is_one_line_and_the_rerun_finishes(
         web: TestWebServer, store: Store, settings: Settings, seeds: Path, dask_cluster: DaskCluster,
         one_process: tuple[dict[str, object], Counter[str]], tmp_path: Path) -> None:
     rows, fetched = one_process
-    workers = [dask_cluster.worker(), dask_cluster.worker()]
     web.reset()
     log = tmp_path / "crawl.err"
-    crawl = _crawl_logged(settings, seeds, log, dask_cluster, env={"SITEMAPCRAWL_DASK_RECONNECT_WAIT": "3"})
-    try:
-        _restart_after_round_one(dask_cluster, crawl, log, workers, come_back=False)
-        crawl.wait(timeout=300)
-    finally:
-        with contextlib.suppress(ProcessLookupError):
-            crawl.kill()
-    err = log.read_text()
+    crawl, err = _scheduler_restarted(settings, seeds, log, dask_cluster, come_back=False,
+                                      env={"SITEMAPCRAWL_DASK_RECONNECT_WAIT": "3"})
     assert crawl.returncode == 2, err
     errors = [line for line in err.splitlines() if "error" in line.lower() or "Traceback" in line]
     assert len(errors) == 1 and errors[0] == err.strip().splitlines()[-1], err

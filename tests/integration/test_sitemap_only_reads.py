@@ -45,31 +45,37 @@ def _round(store: Store, settings: Settings, client: PoliteHttpClient) -> tuple[
     return batch, CountingStore(settings)
 
 
-def test_pages_are_neither_read_by_parse_nor_by_spread_but_a_redirect_is_followed(
-        store: Store, settings: Settings, make_testweb: Callable[[Web], TestWebServer]) -> None:
+def _pages_fetched(store: Store, settings: Settings,
+                   make_testweb: Callable[[Web], TestWebServer]) -> tuple[TestWebServer, UrlRules, str, CountingStore]:
+    """The site's sitemap injected, fetched, parsed and merged, then its pages fetched: (the server, the rules,
+    the pages' batch, a counting store for its parse and updatedb)."""
     server = make_testweb(Web((SITE,), "reads"))
     settings = dataclasses.replace(settings, user_agent="ReadsBot/1.0", delay=0.0, crawl_mode="sitemap-only")
     rules = UrlRules.from_settings(settings)
     client = PoliteHttpClient.from_settings(settings)
     try:
         inject(store, [server.url(HOST, "/sitemap.xml") + "\tsitemap=true"], rules)
-        batch, counting = _round(store, settings, client)  # the sitemap
-        with counting:
-            assert parse_batch(counting, rules, batch, mode=CrawlMode.SITEMAP_ONLY).entries == len(PAGES)
-            updatedb(counting, rules, batch, mode=CrawlMode.SITEMAP_ONLY)
-
+        batch, _ = _round(store, settings, client)
+        assert parse_batch(store, rules, batch, mode=CrawlMode.SITEMAP_ONLY).entries == len(PAGES)
+        updatedb(store, rules, batch, mode=CrawlMode.SITEMAP_ONLY)
         batch, counting = _round(store, settings, client)  # the four pages, one of them redirecting
-        moved, new = (rowkeys.row_key(server.url(HOST, path)).encode() for path in ("/moved.html", "/new.html"))
-        with counting:
-            parsed = parse_batch(counting, rules, batch, mode=CrawlMode.SITEMAP_ONLY)
-            # The four pages and the redirect's target, fetched in the batch (a member too).
-            assert parsed.rows == 1 and parsed.not_parsed == {"page (sitemap-only mode)": len(PAGES) + 1}
-            assert counting.keys_got[WEBPAGE_TABLE] == [moved]  # the redirect alone was read
-            counting.reset()
-            updated = updatedb(counting, rules, batch, mode=CrawlMode.SITEMAP_ONLY)
-            assert updated.redirects == 1 and updated.scheduled == len(PAGES) + 1
     finally:
         client.close()
+    return server, rules, batch, counting
+
+
+def test_pages_are_neither_read_by_parse_nor_by_spread_but_a_redirect_is_followed(
+        store: Store, settings: Settings, make_testweb: Callable[[Web], TestWebServer]) -> None:
+    server, rules, batch, counting = _pages_fetched(store, settings, make_testweb)
+    moved, new = (rowkeys.row_key(server.url(HOST, path)).encode() for path in ("/moved.html", "/new.html"))
+    with counting:
+        parsed = parse_batch(counting, rules, batch, mode=CrawlMode.SITEMAP_ONLY)
+        # The four pages and the redirect's target, fetched in the batch (a member too).
+        assert parsed.rows == 1 and parsed.not_parsed == {"page (sitemap-only mode)": len(PAGES) + 1}
+        assert counting.keys_got[WEBPAGE_TABLE] == [moved]  # the redirect alone was read
+        counting.reset()
+        updated = updatedb(counting, rules, batch, mode=CrawlMode.SITEMAP_ONLY)
+        assert updated.redirects == 1 and updated.scheduled == len(PAGES) + 1
     target = read_page(store, new, ["inlinks", "status"], "test", Unreadable())
     assert target is not None and target.status is FetchStatus.FETCHED
     links = [parse_inlink(text) for text in (target.inlinks or {}).values()]
@@ -78,18 +84,7 @@ def test_pages_are_neither_read_by_parse_nor_by_spread_but_a_redirect_is_followe
 
 def test_a_batch_recorded_before_members_said_what_has_work_is_read_whole(
         store: Store, settings: Settings, make_testweb: Callable[[Web], TestWebServer]) -> None:
-    server = make_testweb(Web((SITE,), "reads"))
-    settings = dataclasses.replace(settings, user_agent="ReadsBot/1.0", delay=0.0, crawl_mode="sitemap-only")
-    rules = UrlRules.from_settings(settings)
-    client = PoliteHttpClient.from_settings(settings)
-    try:
-        inject(store, [server.url(HOST, "/sitemap.xml") + "\tsitemap=true"], rules)
-        batch, _ = _round(store, settings, client)
-        parse_batch(store, rules, batch, mode=CrawlMode.SITEMAP_ONLY)
-        updatedb(store, rules, batch, mode=CrawlMode.SITEMAP_ONLY)
-        batch, counting = _round(store, settings, client)
-    finally:
-        client.close()
+    _, rules, batch, counting = _pages_fetched(store, settings, make_testweb)
     # As an older version recorded members: no `r:w` cell.
     records = [key for key, _ in store.scan(BATCHROW_TABLE, prefix=batch.encode() + b"|m|")]
     assert len(records) == len(PAGES) + 1  # with the redirect's target
