@@ -16,17 +16,30 @@ from typing import Annotated
 import typer
 
 from sitemapcrawl import logfields
-from sitemapcrawl.cli.shared import (
-    SPLIT_HELP,
+from sitemapcrawl.cli.options import (
+    BatchOption,
     DaskOption,
+    DelayOption,
+    DetectHostOption,
+    DocumentsOnlyOption,
     HeaderOption,
     MaxConnectionsOption,
+    MaxPerHostOption,
     ModeOption,
     NetrcOption,
+    PartitionsOption,
+    ProbeOption,
+    QueueByOption,
+    SplitOption,
     SplitsOption,
-    State,
+    ThreadsPerHostOption,
+    TopNOption,
+    WaitOption,
     WarcOption,
     WorkersOption,
+)
+from sitemapcrawl.cli.shared import (
+    State,
     access_flags,
     chosen_split,
     dask_address,
@@ -40,9 +53,9 @@ from sitemapcrawl.cli.shared import (
     stage_progress,
     to_parent,
 )
-from sitemapcrawl.config import MAX_NUMBER, MAX_PARTITIONS, TEN_YEARS, with_flags
+from sitemapcrawl.config import MAX_NUMBER, TEN_YEARS, with_flags
 from sitemapcrawl.errors import UsageError
-from sitemapcrawl.modes import Compression, CountMode, QueueBy, UpdateStep, crawl_mode
+from sitemapcrawl.modes import Compression, CountMode, UpdateStep, crawl_mode
 
 
 def init(
@@ -130,16 +143,8 @@ def inject_command(
 
 
 def detect_command(
-    host: Annotated[
-        list[str] | None, typer.Option("--host", metavar="HOST", show_default=False,
-                                       help="Check only this origin, or every origin the table knows of a bare "
-                                            "host name (repeatable) [default: every host].")
-    ] = None,
-    probe_known_paths: Annotated[
-        bool | None, typer.Option("--probe-known-paths/--no-probe-known-paths", show_default=False,
-                                  help="Probe well-known sitemap paths when robots.txt lists none. "
-                                       f"{setting('probe_known_paths')}")
-    ] = None,
+    host: DetectHostOption = None,
+    probe_known_paths: ProbeOption = None,
     warc: WarcOption = None,
     max_connections: MaxConnectionsOption = None,
     header: HeaderOption = None,
@@ -176,28 +181,19 @@ def detect_command(
 
 
 def generate_command(
-    top_n: Annotated[int | None, typer.Option("--topN", min=1, max=MAX_NUMBER, metavar="N", show_default=False,
-                                              help="At most N URLs in the batch [default: no limit].")] = None,
-    max_per_host: Annotated[
-        int | None, typer.Option(min=1, max=MAX_NUMBER, metavar="N", show_default=False,
-                                 help="At most N URLs per host (or domain, see --count-mode) [default: no limit].")
-    ] = None,
+    top_n: TopNOption = None,
+    max_per_host: MaxPerHostOption = None,
     count_mode: Annotated[CountMode, typer.Option(help="What --max-per-host counts per.")] = CountMode.HOST,
-    partitions: Annotated[int, typer.Option(min=1, max=MAX_PARTITIONS, metavar="N",
-                                            help="Fetch partitions: hash(politeness key) mod N.")] = 1,
+    partitions: PartitionsOption = 1,
     mode: ModeOption = None,
     batch_id: Annotated[str | None, typer.Option(metavar="ID", show_default=False,
                                                  help="Use this batch id [default: a new one].")] = None,
-    queue_by: Annotated[QueueBy | None, typer.Option(show_default=False,
-                                                     help="Partition by host name or by IP (as fetch queues). "
-                                                          f"{setting('queue_by')}")] = None,
-    split: Annotated[str | None, typer.Option(metavar="K/N", show_default=False,
-                                              help=SPLIT_HELP + " Needs --batch-id.")] = None,
+    queue_by: QueueByOption = None,
+    split: SplitOption = None,
     splits: SplitsOption = None,
     workers: WorkersOption = 1,
     dask: DaskOption = None,
-    sitemaps_only_docs: Annotated[bool, typer.Option(
-        "--sitemaps-only-docs", help="Select sitemap documents alone (crawl --sitemaps-only-docs).")] = False,
+    sitemaps_only_docs: DocumentsOnlyOption = False,
     rescan: Annotated[bool, typer.Option("--rescan",
                                          help="Find the due URLs by a full scan of the table, not through the "
                                               "due index, and rebuild the index from it (a repair).")] = False,
@@ -205,7 +201,7 @@ def generate_command(
     """Select the due URLs, best first, and mark them as one batch to fetch.
 
     Prints the batch id on stdout; counts per partition and the top hosts on stderr.
-    With --split K/N, N generates (same --batch-id) make one batch; per-host caps
+    With --split K/N, N generates (the same --batch-id, which --split needs) make one batch; per-host caps
     hold exactly (a host's rows are in one split) and --topN is the batch's
     total, each split taking its share.
     Due URLs are read through the due index; --rescan rebuilds it.
@@ -257,21 +253,13 @@ def generate_command(
 
 
 def fetch_command(
-    batch: Annotated[str, typer.Option("--batch", metavar="ID", help="The batch id generate printed.")],
+    batch: BatchOption,
     partition: Annotated[str | None, typer.Option(metavar="K/N", show_default=False,
                                                   help="Fetch partition K (0-based) of N only [default: all].")] = None,
     max_connections: MaxConnectionsOption = None,
-    threads_per_host: Annotated[
-        int | None, typer.Option(min=1, metavar="N", show_default=False,
-                                 help=f"Requests in flight per host. {setting('threads_per_host')}")
-    ] = None,
-    delay: Annotated[
-        float | None, typer.Option(min=0, metavar="SECONDS", show_default=False,
-                                   help=f"Pause between requests to a host. {setting('delay')}")
-    ] = None,
-    queue_by: Annotated[QueueBy | None, typer.Option(show_default=False,
-                                                     help=f"One queue per host name or per IP. "
-                                                          f"{setting('queue_by')}")] = None,
+    threads_per_host: ThreadsPerHostOption = None,
+    delay: DelayOption = None,
+    queue_by: QueueByOption = None,
     store_content: Annotated[
         bool | None, typer.Option("--store-content/--no-store-content", show_default=False,
                                   help=f"Keep page bodies too. {setting('store_content')}")
@@ -284,8 +272,7 @@ def fetch_command(
     ] = None,
     warmup: Annotated[float, typer.Option(min=0, max=TEN_YEARS, metavar="SECONDS",
                                           help="Seconds before --min-throughput is checked.")] = 30.0,
-    wait: Annotated[bool, typer.Option("--wait", help="If another worker holds this share, take it over "
-                                                      "when its lease expires.")] = False,
+    wait: WaitOption = False,
     warc: WarcOption = None,
     header: HeaderOption = None,
     netrc: NetrcOption = None,
@@ -327,11 +314,10 @@ def fetch_command(
 
 
 def parse_command(
-    batch: Annotated[str, typer.Option("--batch", metavar="ID", help="The batch id fetch worked on.")],
+    batch: BatchOption,
     mode: ModeOption = None,
-    wait: Annotated[bool, typer.Option("--wait", help="If another worker parses this batch, take over "
-                                                      "when its lease expires.")] = False,
-    split: Annotated[str | None, typer.Option(metavar="K/N", show_default=False, help=SPLIT_HELP)] = None,
+    wait: WaitOption = False,
+    split: SplitOption = None,
     splits: SplitsOption = None,
     workers: WorkersOption = 1,
     dask: DaskOption = None,
@@ -382,11 +368,10 @@ def parse_command(
 
 
 def updatedb_command(
-    batch: Annotated[str, typer.Option("--batch", metavar="ID", help="The batch id parse worked on.")],
+    batch: BatchOption,
     mode: ModeOption = None,
-    wait: Annotated[bool, typer.Option("--wait", help="If another worker updates this batch, take over "
-                                                      "when its lease expires.")] = False,
-    split: Annotated[str | None, typer.Option(metavar="K/N", show_default=False, help=SPLIT_HELP)] = None,
+    wait: WaitOption = False,
+    split: SplitOption = None,
     splits: SplitsOption = None,
     workers: WorkersOption = 1,
     dask: DaskOption = None,
@@ -450,37 +435,17 @@ def crawl_command(
     mode: ModeOption = None,
     rounds: Annotated[int, typer.Option(min=1, max=MAX_NUMBER, metavar="N",
                                         help="Rounds of generate, fetch, parse, updatedb.")] = 3,
-    top_n: Annotated[int | None, typer.Option("--topN", min=1, max=MAX_NUMBER, metavar="N", show_default=False,
-                                              help="At most N URLs per round [default: no limit].")] = None,
-    max_per_host: Annotated[int | None, typer.Option(min=1, max=MAX_NUMBER, metavar="N", show_default=False,
-                                                     help="At most N URLs per host per round "
-                                                          "[default: no limit].")] = None,
-    partitions: Annotated[int, typer.Option(min=1, max=MAX_PARTITIONS, metavar="N",
-                                            help="Fetch partitions (host hash).")] = 1,
+    top_n: TopNOption = None,
+    max_per_host: MaxPerHostOption = None,
+    partitions: PartitionsOption = 1,
     max_connections: MaxConnectionsOption = None,
-    threads_per_host: Annotated[int | None, typer.Option(
-        min=1, metavar="N", show_default=False,
-        help=f"Requests in flight per host. {setting('threads_per_host')}")] = None,
-    delay: Annotated[float | None, typer.Option(min=0, metavar="SECONDS", show_default=False,
-                                                help=f"Pause between requests to a host. {setting('delay')}")] = None,
-    probe_known_paths: Annotated[
-        bool | None, typer.Option("--probe-known-paths/--no-probe-known-paths", show_default=False,
-                                  help="Probe well-known sitemap paths when robots.txt lists none. "
-                                       f"{setting('probe_known_paths')}")
-    ] = None,
-    sitemaps_only_docs: Annotated[
-        bool, typer.Option("--sitemaps-only-docs",
-                           help="Sitemap-only inventory: fetch sitemap documents alone; record listed URLs unfetched.")
-    ] = False,
-    workers: Annotated[int, typer.Option(min=1, max=256, metavar="N",
-                                         help="Run each phase as N local processes, or N Dask tasks "
-                                              "(fetch: N partitions).")] = 1,
+    threads_per_host: ThreadsPerHostOption = None,
+    delay: DelayOption = None,
+    probe_known_paths: ProbeOption = None,
+    sitemaps_only_docs: DocumentsOnlyOption = False,
+    workers: WorkersOption = 1,
     dask: DaskOption = None,
-    split: Annotated[str | None, typer.Option(metavar="K/N", show_default=False,
-                                              help="This machine's share (K of N machines) of the host buckets; "
-                                                   "`auto`: K and N from the batch scheduler (Kubernetes Indexed "
-                                                   "Job, Slurm array, AWS Batch array, Cloud Run job) "
-                                                   "[default: all].")] = None,
+    split: SplitOption = None,
     splits: SplitsOption = None,
     warc: WarcOption = None,
     header: HeaderOption = None,
@@ -494,6 +459,8 @@ def crawl_command(
     only due rows. Missing tables are created first (as `init` would), and
     said so on stderr. The closing totals come from the counters updatedb
     keeps (as `serve` shows them); `report` counts every row.
+    --workers N runs each phase as N local processes or Dask tasks (fetch
+    as N partitions); --split K/N is this machine's split of N machines.
 
     \b
     Example: sitemapcrawl --user-agent 'MyBot/1.0' crawl seeds.txt \\
