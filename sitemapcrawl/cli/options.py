@@ -7,19 +7,24 @@ things (`--host`: origins to check, or a filter; `--split`: a split of the
 host buckets, or of a batch's fetch), each meaning has its own alias, named
 for it. `tests/unit/test_cli_options.py` fails when a flag is declared twice.
 Bounds are the constants of their owners (`BUCKETS`, `MAX_PARTITIONS`).
+A slice of a phase's work is a *split*, in every command; an old name
+(`--partition`, `--partitions`) is a hidden alias that still works.
 """
 
 # No `from __future__ import annotations` here: typer would then eval every
 # annotation string (twice) at each start; real annotations are built once.
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, TypeVar
 
 import typer
 
 from sitemapcrawl.cli.shared import setting
 from sitemapcrawl.config import MAX_NUMBER, MAX_PARTITIONS
+from sitemapcrawl.errors import UsageError
 from sitemapcrawl.model.splits import BUCKETS
 from sitemapcrawl.modes import CrawlMode, QueueBy
+
+T = TypeVar("T")
 
 # --- output ---------------------------------------------------------------------------------------
 
@@ -53,19 +58,23 @@ TopNOption = Annotated[int | None, typer.Option(
 MaxPerHostOption = Annotated[int | None, typer.Option(
     "--max-per-host", min=1, max=MAX_NUMBER, metavar="N", show_default=False,
     help="At most N URLs per host in a batch (generate: or per domain, see --count-mode) [default: no limit].")]
-PartitionsOption = Annotated[int, typer.Option(
-    "--partitions", min=1, max=MAX_PARTITIONS, metavar="N",
-    help="Fetch partitions: hash(politeness key) mod N (see --queue-by).")]
 QueueByOption = Annotated[QueueBy | None, typer.Option(
     "--queue-by", show_default=False,
-    help=f"One fetch queue (and partition) per host name or per IP. {setting('queue_by')}")]
+    help=f"One fetch queue (and fetch split) per host name or per IP. {setting('queue_by')}")]
 
 # --- splits and workers -------------------------------------------------------------------------------
 
-SPLIT_HELP = ("Only split K (0-based) of N: a share of the host buckets; `auto`: K and N from the batch "
-              "scheduler (Kubernetes Indexed Job, Slurm array, AWS Batch array, Cloud Run job) [default: all].")
-
-SplitOption = Annotated[str | None, typer.Option("--split", metavar="K/N", show_default=False, help=SPLIT_HELP)]
+SplitOption = Annotated[str | None, typer.Option(
+    "--split", metavar="K/N", show_default=False,
+    help="Only split K (0-based) of N: its range of the host buckets; `auto`: K and N from the batch "
+         "scheduler (Kubernetes Indexed Job, Slurm array, AWS Batch array, Cloud Run job) [default: all].")]
+FetchSplitOption = Annotated[str | None, typer.Option(
+    "--split", metavar="K/N", show_default=False,
+    help="Only fetch split K (0-based) of N, N the batch's --fetch-splits [default: all].")]
+FetchSplitsOption = Annotated[int | None, typer.Option(
+    "--fetch-splits", min=1, max=MAX_PARTITIONS, metavar="N", show_default=False,
+    help="Split the batch's fetch N ways: hash(politeness key) mod N, so a fetch queue is in one split "
+         "(see --queue-by) [default: 1].")]
 SplitsOption = Annotated[int | None, typer.Option(
     "--splits", min=1, max=BUCKETS, metavar="N", show_default=False,
     help=f"With --split auto: the task count N, where the scheduler sets none (Kubernetes). {setting('splits')}")]
@@ -113,3 +122,18 @@ ProbeOption = Annotated[bool | None, typer.Option(
 StrictOption = Annotated[bool | None, typer.Option(
     "--strict/--no-strict", show_default=False,
     help=f"Drop URLs outside each sitemap's scope. {setting('strict_scope')}")]
+
+# --- old names, hidden: they still work ---------------------------------------------------------------
+
+OldPartitionOption = Annotated[str | None, typer.Option(
+    "--partition", metavar="K/N", hidden=True, show_default=False, help="The old name of fetch's --split.")]
+OldPartitionsOption = Annotated[int | None, typer.Option(
+    "--partitions", min=1, max=MAX_PARTITIONS, metavar="N", hidden=True, show_default=False,
+    help="The old name of --fetch-splits.")]
+
+
+def renamed(value: T | None, old_value: T | None, flag: str, old_flag: str) -> T | None:
+    """The value of `flag`, or of `old_flag` (its old, hidden name); UsageError when both are given."""
+    if value is not None and old_value is not None:
+        raise UsageError(f"{old_flag} is the old name of {flag}: give one of them")
+    return old_value if value is None else value

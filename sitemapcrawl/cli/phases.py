@@ -22,12 +22,15 @@ from sitemapcrawl.cli.options import (
     DelayOption,
     DetectHostOption,
     DocumentsOnlyOption,
+    FetchSplitOption,
+    FetchSplitsOption,
     HeaderOption,
     MaxConnectionsOption,
     MaxPerHostOption,
     ModeOption,
     NetrcOption,
-    PartitionsOption,
+    OldPartitionOption,
+    OldPartitionsOption,
     ProbeOption,
     QueueByOption,
     SplitOption,
@@ -37,6 +40,7 @@ from sitemapcrawl.cli.options import (
     WaitOption,
     WarcOption,
     WorkersOption,
+    renamed,
 )
 from sitemapcrawl.cli.shared import (
     State,
@@ -184,7 +188,7 @@ def generate_command(
     top_n: TopNOption = None,
     max_per_host: MaxPerHostOption = None,
     count_mode: Annotated[CountMode, typer.Option(help="What --max-per-host counts per.")] = CountMode.HOST,
-    partitions: PartitionsOption = 1,
+    fetch_splits: FetchSplitsOption = None,
     mode: ModeOption = None,
     batch_id: Annotated[str | None, typer.Option(metavar="ID", show_default=False,
                                                  help="Use this batch id [default: a new one].")] = None,
@@ -197,17 +201,19 @@ def generate_command(
     rescan: Annotated[bool, typer.Option("--rescan",
                                          help="Find the due URLs by a full scan of the table, not through the "
                                               "due index, and rebuild the index from it (a repair).")] = False,
+    partitions: OldPartitionsOption = None,
 ) -> None:
     """Select the due URLs, best first, and mark them as one batch to fetch.
 
-    Prints the batch id on stdout; counts per partition and the top hosts on stderr.
+    Prints the batch id on stdout; counts per fetch split and the top hosts on stderr.
     With --split K/N, N generates (the same --batch-id, which --split needs) make one batch; per-host caps
     hold exactly (a host's rows are in one split) and --topN is the batch's
     total, each split taking its share.
     Due URLs are read through the due index; --rescan rebuilds it.
 
     \b
-    Example: sitemapcrawl generate --topN 10000 --max-per-host 500 --partitions 4
+    Example: sitemapcrawl generate --topN 10000 --max-per-host 500 \\
+                 --fetch-splits 4
     Example: sitemapcrawl generate --split 0/2 --batch-id b1 --topN 10000
     """
     from sitemapcrawl.batch.workers import raise_failed, split_share
@@ -215,6 +221,7 @@ def generate_command(
     from sitemapcrawl.web.rules import UrlRules
 
     part = chosen_split(split, splits)
+    partitions = renamed(fetch_splits, partitions, "--fetch-splits", "--partitions") or 1
     logfields.note(batch=batch_id, split=None if part.whole else part.text())
     options = GenerateOptions(top_n=top_n, max_per_host=max_per_host, count_mode=count_mode,
                               partitions=partitions, mode=crawl_mode(mode or State.settings.crawl_mode),
@@ -254,8 +261,7 @@ def generate_command(
 
 def fetch_command(
     batch: BatchOption,
-    partition: Annotated[str | None, typer.Option(metavar="K/N", show_default=False,
-                                                  help="Fetch partition K (0-based) of N only [default: all].")] = None,
+    split: FetchSplitOption = None,
     max_connections: MaxConnectionsOption = None,
     threads_per_host: ThreadsPerHostOption = None,
     delay: DelayOption = None,
@@ -276,25 +282,29 @@ def fetch_command(
     warc: WarcOption = None,
     header: HeaderOption = None,
     netrc: NetrcOption = None,
+    partition: OldPartitionOption = None,
 ) -> None:
     """Fetch a generated batch politely: one queue per host, robots.txt, crawl delay, conditional GET.
 
     Rerunning the same batch skips what is done; Ctrl-C stops after writing what finished.
-    One worker per partition: a second one on the same share stops, naming the holder.
+    One worker per fetch split (--split K/N): a second one on the same split
+    stops, naming the holder.
 
     \b
-    Example: sitemapcrawl --user-agent 'MyBot/1.0' fetch --partition 0/4 \\
+    Example: sitemapcrawl --user-agent 'MyBot/1.0' fetch --split 0/4 \\
                  --batch 20250101120000-1a2b
     """
     from sitemapcrawl.jobs.fetch import FetchOptions, FetchProgress, fetch, parse_partition
     from sitemapcrawl.web.rules import UrlRules
 
+    flag = "--partition" if partition is not None else "--split"
+    partition = renamed(split, partition, "--split", "--partition")
     logfields.note(batch=batch, split=partition)
     settings = with_flags(State.settings, {"max_connections": max_connections, "threads_per_host": threads_per_host,
                                            "delay": delay, "queue_by": queue_by, "store_content": store_content,
                                            "warc_dir": warc, **access_flags(header, netrc)})
     options = FetchOptions.from_settings(
-        settings, batch, partition=parse_partition(partition) if partition else None,
+        settings, batch, partition=parse_partition(partition, flag) if partition else None,
         time_limit=time_limit, min_throughput=min_throughput, warmup=warmup, wait=wait)
     rules = UrlRules.from_settings(settings)
     with http_client(settings, record=True) as client, open_store() as store, stage_progress() as update:
@@ -437,7 +447,7 @@ def crawl_command(
                                         help="Rounds of generate, fetch, parse, updatedb.")] = 3,
     top_n: TopNOption = None,
     max_per_host: MaxPerHostOption = None,
-    partitions: PartitionsOption = 1,
+    fetch_splits: FetchSplitsOption = None,
     max_connections: MaxConnectionsOption = None,
     threads_per_host: ThreadsPerHostOption = None,
     delay: DelayOption = None,
@@ -450,6 +460,7 @@ def crawl_command(
     warc: WarcOption = None,
     header: HeaderOption = None,
     netrc: NetrcOption = None,
+    partitions: OldPartitionsOption = None,
 ) -> None:
     """Crawl: inject SEEDS, detect sitemaps, then rounds of generate, fetch, parse and updatedb.
 
@@ -460,7 +471,7 @@ def crawl_command(
     said so on stderr. The closing totals come from the counters updatedb
     keeps (as `serve` shows them); `report` counts every row.
     --workers N runs each phase as N local processes or Dask tasks (fetch
-    as N partitions); --split K/N is this machine's split of N machines.
+    as N fetch splits); --split K/N is this machine's split of N machines.
 
     \b
     Example: sitemapcrawl --user-agent 'MyBot/1.0' crawl seeds.txt \\
@@ -485,7 +496,8 @@ def crawl_command(
     rules = UrlRules.from_settings(settings)
     default_mode = "sitemap-only" if sitemaps_only_docs else settings.crawl_mode
     options = CrawlOptions(mode=crawl_mode(mode or default_mode), rounds=rounds, top_n=top_n,
-                           max_per_host=max_per_host, partitions=partitions,
+                           max_per_host=max_per_host,
+                           partitions=renamed(fetch_splits, partitions, "--fetch-splits", "--partitions") or 1,
                            probe_known_paths=settings.probe_known_paths if probe_known_paths is None
                            else probe_known_paths,
                            documents_only=sitemaps_only_docs,
