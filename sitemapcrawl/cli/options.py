@@ -6,7 +6,7 @@ so the flag never depends on a parameter's name. Where one flag means two
 things (`--host`: origins to check, or a filter; `--split`: a split of the
 host buckets, or of a batch's fetch), each meaning has its own alias, named
 for it. `tests/unit/test_cli_options.py` fails when a flag is declared twice.
-Bounds are the constants of their owners (`BUCKETS`, `MAX_PARTITIONS`).
+Bounds come from their owners (`BUCKETS`, `MAX_PARTITIONS`, `config.RULES`).
 A slice of a phase's work is a *split*, in every command; an old name
 (`--partition`, `--partitions`) is a hidden alias that still works.
 """
@@ -19,7 +19,7 @@ from typing import Annotated, TypeVar
 import typer
 
 from sitemapcrawl.cli.shared import setting
-from sitemapcrawl.config import MAX_NUMBER, MAX_PARTITIONS
+from sitemapcrawl.config import MAX_NUMBER, MAX_PARTITIONS, RULES
 from sitemapcrawl.errors import UsageError
 from sitemapcrawl.model.splits import BUCKETS
 from sitemapcrawl.modes import CrawlMode, QueueBy
@@ -89,6 +89,13 @@ DaskOption = Annotated[str | None, typer.Option(
 # --- the web ----------------------------------------------------------------------------------------
 
 
+def _most(name: str) -> int:
+    """The largest value `config.RULES` lets setting `name` take: the bound of the option that sets it."""
+    high = RULES[name].high
+    assert high is not None, name
+    return int(high)
+
+
 def _warc_folder(value: str | None) -> str | None:
     """`--warc DIR` as given; an empty or blank DIR is refused: `--warc "$DIR"` with DIR unset would
     otherwise record nothing, without a word."""
@@ -101,7 +108,7 @@ WarcOption = Annotated[str | None, typer.Option(
     "--warc", metavar="DIR", show_default=False, callback=_warc_folder,
     help=f"Also write every request and response as WARC files in DIR. {setting('warc_dir')}")]
 MaxConnectionsOption = Annotated[int | None, typer.Option(
-    "--max-connections", "--threads", min=1, max=100_000, metavar="N", show_default=False,
+    "--max-connections", "--threads", min=1, max=_most("max_connections"), metavar="N", show_default=False,
     help="Requests in flight at once over all hosts; each host keeps its own pace, so the hosts ready "
          f"decide how many are (--threads is the old name). {setting('max_connections')}")]
 ThreadsPerHostOption = Annotated[int | None, typer.Option(
