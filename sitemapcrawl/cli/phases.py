@@ -205,10 +205,10 @@ def generate_command(
 ) -> None:
     """Select the due URLs, best first, and mark them as one batch to fetch.
 
-    Prints the batch id on stdout; counts per fetch split and the top hosts on stderr.
-    With --split K/N, N generates (the same --batch-id, which --split needs) make one batch; per-host caps
-    hold exactly (a host's rows are in one split) and --topN is the batch's
-    total, each split taking its share.
+    Prints the batch id on stdout; counts per fetch split and the top hosts on
+    stderr. With --split K/N, N generates (the same --batch-id, which --split
+    needs) make one batch; per-host caps hold exactly (a host's rows are in
+    one split) and --topN is the batch's total, each split taking its part.
     Due URLs are read through the due index; --rescan rebuilds it.
 
     \b
@@ -298,13 +298,13 @@ def fetch_command(
     from sitemapcrawl.web.rules import UrlRules
 
     flag = "--partition" if partition is not None else "--split"
-    partition = renamed(split, partition, "--split", "--partition")
-    logfields.note(batch=batch, split=partition)
+    split = renamed(split, partition, "--split", "--partition")
+    logfields.note(batch=batch, split=split)
     settings = with_flags(State.settings, {"max_connections": max_connections, "threads_per_host": threads_per_host,
                                            "delay": delay, "queue_by": queue_by, "store_content": store_content,
                                            "warc_dir": warc, **access_flags(header, netrc)})
     options = FetchOptions.from_settings(
-        settings, batch, partition=parse_partition(partition, flag) if partition else None,
+        settings, batch, partition=parse_partition(split, flag) if split else None,
         time_limit=time_limit, min_throughput=min_throughput, warmup=warmup, wait=wait)
     rules = UrlRules.from_settings(settings)
     with http_client(settings, record=True) as client, open_store() as store, stage_progress() as update:
@@ -318,7 +318,7 @@ def fetch_command(
         echo_err(f"  {line}")
     echo_err(f"fetch: {counts.summary()}")
     if counts.total == 0 and not counts.already_done:
-        echo_err(f"fetch: batch {batch} has no URLs{' in this partition' if partition else ''}; nothing to do")
+        echo_err(f"fetch: batch {batch} has no URLs{' in this partition' if split else ''}; nothing to do")
     if counts.stopped == "interrupted":
         raise typer.Exit(130)
 
