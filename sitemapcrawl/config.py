@@ -133,7 +133,7 @@ class Settings:
     crawl_mode: str = "mixed"
     """What the crawl fetches: `sitemap-only`, `mixed` or `links-only`."""
     lease_seconds: float = 60.0
-    """A worker's claim on a share of a batch (fetch partition, parse, update) lasts this long unless refreshed."""
+    """A worker's claim on a split of a batch (of its fetch, parse or update) lasts this long unless refreshed."""
     splits: int | None = None
     """`--split auto`: the task count N where the batch scheduler sets none (a Kubernetes Indexed Job's
     `completions`); where it sets one, the two must agree."""

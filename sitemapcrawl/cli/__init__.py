@@ -1,6 +1,7 @@
 """The command line: parse options, build the settings once, call one job, print its result.
 
-`app` holds the typer commands; `core` the option conversion and the one
+`app` holds the typer commands, `options` every option more than one of
+them takes (declared once); `core` the option conversion and the one
 place where errors become a stderr line and an exit code; `console` and
 `console_live` the messages and the live progress line on stderr;
 `settings_doc` and `reference_doc` the settings table and the command
@@ -8,5 +9,5 @@ reference that the docs site renders from the code.
 Nothing imports this package: it is the top of the arrows.
 """
 
-__all__ = ["app", "console", "console_live", "core", "phases", "reference_doc", "results", "settings_doc", "shared",
-           "tools"]
+__all__ = ["app", "console", "console_live", "core", "options", "phases", "reference_doc", "results", "settings_doc",
+           "shared", "tools"]

@@ -8,9 +8,10 @@ traceback.
 
 `app` holds the global options and registers every command, in the order
 `--help` lists them; the commands live by kind in `phases`, `results` and
-`tools`, what they share in `shared`. A new command follows their pattern:
-options with an explicit `metavar` (or an Enum from `modes` for choices) and
-a visible default, a docstring with a `\\b`-protected `Example:` line of at
+`tools`, what they share in `shared`, the options several take in `options`
+(one alias each). A new command follows their pattern: options with an
+explicit `metavar` (or an Enum from `modes` for choices) and a visible
+default, a docstring with a `\\b`-protected `Example:` line of at
 most 80 columns, and its job module imported inside the body.
 `tests/unit/test_cli_help.py` and `test_cli_startup.py` check every command.
 """

@@ -16,17 +16,34 @@ from typing import Annotated
 import typer
 
 from sitemapcrawl import logfields
-from sitemapcrawl.cli.shared import (
-    SPLIT_HELP,
+from sitemapcrawl.cli.options import (
+    BatchOption,
     DaskOption,
+    DelayOption,
+    DetectHostOption,
+    DocumentsOnlyOption,
+    FetchSplitOption,
+    FetchSplitsOption,
     HeaderOption,
     MaxConnectionsOption,
+    MaxPerHostOption,
     ModeOption,
     NetrcOption,
+    OldPartitionOption,
+    OldPartitionsOption,
+    ProbeOption,
+    QueueByOption,
+    SplitOption,
     SplitsOption,
-    State,
+    ThreadsPerHostOption,
+    TopNOption,
+    WaitOption,
     WarcOption,
     WorkersOption,
+    renamed,
+)
+from sitemapcrawl.cli.shared import (
+    State,
     access_flags,
     chosen_split,
     dask_address,
@@ -40,9 +57,9 @@ from sitemapcrawl.cli.shared import (
     stage_progress,
     to_parent,
 )
-from sitemapcrawl.config import MAX_NUMBER, MAX_PARTITIONS, TEN_YEARS, with_flags
+from sitemapcrawl.config import MAX_NUMBER, TEN_YEARS, with_flags
 from sitemapcrawl.errors import UsageError
-from sitemapcrawl.modes import Compression, CountMode, QueueBy, UpdateStep, crawl_mode
+from sitemapcrawl.modes import Compression, CountMode, UpdateStep, crawl_mode
 
 
 def init(
@@ -130,16 +147,8 @@ def inject_command(
 
 
 def detect_command(
-    host: Annotated[
-        list[str] | None, typer.Option("--host", metavar="HOST", show_default=False,
-                                       help="Check only this origin, or every origin the table knows of a bare "
-                                            "host name (repeatable) [default: every host].")
-    ] = None,
-    probe_known_paths: Annotated[
-        bool | None, typer.Option("--probe-known-paths/--no-probe-known-paths", show_default=False,
-                                  help="Probe well-known sitemap paths when robots.txt lists none. "
-                                       f"{setting('probe_known_paths')}")
-    ] = None,
+    host: DetectHostOption = None,
+    probe_known_paths: ProbeOption = None,
     warc: WarcOption = None,
     max_connections: MaxConnectionsOption = None,
     header: HeaderOption = None,
@@ -176,42 +185,35 @@ def detect_command(
 
 
 def generate_command(
-    top_n: Annotated[int | None, typer.Option("--topN", min=1, max=MAX_NUMBER, metavar="N", show_default=False,
-                                              help="At most N URLs in the batch [default: no limit].")] = None,
-    max_per_host: Annotated[
-        int | None, typer.Option(min=1, max=MAX_NUMBER, metavar="N", show_default=False,
-                                 help="At most N URLs per host (or domain, see --count-mode) [default: no limit].")
-    ] = None,
+    top_n: TopNOption = None,
+    max_per_host: MaxPerHostOption = None,
     count_mode: Annotated[CountMode, typer.Option(help="What --max-per-host counts per.")] = CountMode.HOST,
-    partitions: Annotated[int, typer.Option(min=1, max=MAX_PARTITIONS, metavar="N",
-                                            help="Fetch partitions: hash(politeness key) mod N.")] = 1,
+    fetch_splits: FetchSplitsOption = None,
     mode: ModeOption = None,
     batch_id: Annotated[str | None, typer.Option(metavar="ID", show_default=False,
                                                  help="Use this batch id [default: a new one].")] = None,
-    queue_by: Annotated[QueueBy | None, typer.Option(show_default=False,
-                                                     help="Partition by host name or by IP (as fetch queues). "
-                                                          f"{setting('queue_by')}")] = None,
-    split: Annotated[str | None, typer.Option(metavar="K/N", show_default=False,
-                                              help=SPLIT_HELP + " Needs --batch-id.")] = None,
+    queue_by: QueueByOption = None,
+    split: SplitOption = None,
     splits: SplitsOption = None,
     workers: WorkersOption = 1,
     dask: DaskOption = None,
-    sitemaps_only_docs: Annotated[bool, typer.Option(
-        "--sitemaps-only-docs", help="Select sitemap documents alone (crawl --sitemaps-only-docs).")] = False,
+    sitemaps_only_docs: DocumentsOnlyOption = False,
     rescan: Annotated[bool, typer.Option("--rescan",
                                          help="Find the due URLs by a full scan of the table, not through the "
                                               "due index, and rebuild the index from it (a repair).")] = False,
+    partitions: OldPartitionsOption = None,
 ) -> None:
     """Select the due URLs, best first, and mark them as one batch to fetch.
 
-    Prints the batch id on stdout; counts per partition and the top hosts on stderr.
-    With --split K/N, N generates (same --batch-id) make one batch; per-host caps
-    hold exactly (a host's rows are in one split) and --topN is the batch's
-    total, each split taking its share.
+    Prints the batch id on stdout; counts per fetch split and the top hosts on
+    stderr. With --split K/N, N generates (the same --batch-id, which --split
+    needs) make one batch; per-host caps hold exactly (a host's rows are in
+    one split) and --topN is the batch's total, each split taking its part.
     Due URLs are read through the due index; --rescan rebuilds it.
 
     \b
-    Example: sitemapcrawl generate --topN 10000 --max-per-host 500 --partitions 4
+    Example: sitemapcrawl generate --topN 10000 --max-per-host 500 \\
+                 --fetch-splits 4
     Example: sitemapcrawl generate --split 0/2 --batch-id b1 --topN 10000
     """
     from sitemapcrawl.batch.workers import raise_failed, split_share
@@ -219,6 +221,7 @@ def generate_command(
     from sitemapcrawl.web.rules import UrlRules
 
     part = chosen_split(split, splits)
+    partitions = renamed(fetch_splits, partitions, "--fetch-splits", "--partitions") or 1
     logfields.note(batch=batch_id, split=None if part.whole else part.text())
     options = GenerateOptions(top_n=top_n, max_per_host=max_per_host, count_mode=count_mode,
                               partitions=partitions, mode=crawl_mode(mode or State.settings.crawl_mode),
@@ -257,21 +260,12 @@ def generate_command(
 
 
 def fetch_command(
-    batch: Annotated[str, typer.Option("--batch", metavar="ID", help="The batch id generate printed.")],
-    partition: Annotated[str | None, typer.Option(metavar="K/N", show_default=False,
-                                                  help="Fetch partition K (0-based) of N only [default: all].")] = None,
+    batch: BatchOption,
+    split: FetchSplitOption = None,
     max_connections: MaxConnectionsOption = None,
-    threads_per_host: Annotated[
-        int | None, typer.Option(min=1, metavar="N", show_default=False,
-                                 help=f"Requests in flight per host. {setting('threads_per_host')}")
-    ] = None,
-    delay: Annotated[
-        float | None, typer.Option(min=0, metavar="SECONDS", show_default=False,
-                                   help=f"Pause between requests to a host. {setting('delay')}")
-    ] = None,
-    queue_by: Annotated[QueueBy | None, typer.Option(show_default=False,
-                                                     help=f"One queue per host name or per IP. "
-                                                          f"{setting('queue_by')}")] = None,
+    threads_per_host: ThreadsPerHostOption = None,
+    delay: DelayOption = None,
+    queue_by: QueueByOption = None,
     store_content: Annotated[
         bool | None, typer.Option("--store-content/--no-store-content", show_default=False,
                                   help=f"Keep page bodies too. {setting('store_content')}")
@@ -284,30 +278,33 @@ def fetch_command(
     ] = None,
     warmup: Annotated[float, typer.Option(min=0, max=TEN_YEARS, metavar="SECONDS",
                                           help="Seconds before --min-throughput is checked.")] = 30.0,
-    wait: Annotated[bool, typer.Option("--wait", help="If another worker holds this share, take it over "
-                                                      "when its lease expires.")] = False,
+    wait: WaitOption = False,
     warc: WarcOption = None,
     header: HeaderOption = None,
     netrc: NetrcOption = None,
+    partition: OldPartitionOption = None,
 ) -> None:
     """Fetch a generated batch politely: one queue per host, robots.txt, crawl delay, conditional GET.
 
     Rerunning the same batch skips what is done; Ctrl-C stops after writing what finished.
-    One worker per partition: a second one on the same share stops, naming the holder.
+    One worker per fetch split (--split K/N): a second one on the same split
+    stops, naming the holder.
 
     \b
-    Example: sitemapcrawl --user-agent 'MyBot/1.0' fetch --partition 0/4 \\
+    Example: sitemapcrawl --user-agent 'MyBot/1.0' fetch --split 0/4 \\
                  --batch 20250101120000-1a2b
     """
     from sitemapcrawl.jobs.fetch import FetchOptions, FetchProgress, fetch, parse_partition
     from sitemapcrawl.web.rules import UrlRules
 
-    logfields.note(batch=batch, split=partition)
+    flag = "--partition" if partition is not None else "--split"
+    split = renamed(split, partition, "--split", "--partition")
+    logfields.note(batch=batch, split=split)
     settings = with_flags(State.settings, {"max_connections": max_connections, "threads_per_host": threads_per_host,
                                            "delay": delay, "queue_by": queue_by, "store_content": store_content,
                                            "warc_dir": warc, **access_flags(header, netrc)})
     options = FetchOptions.from_settings(
-        settings, batch, partition=parse_partition(partition) if partition else None,
+        settings, batch, partition=parse_partition(split, flag) if split else None,
         time_limit=time_limit, min_throughput=min_throughput, warmup=warmup, wait=wait)
     rules = UrlRules.from_settings(settings)
     with http_client(settings, record=True) as client, open_store() as store, stage_progress() as update:
@@ -321,17 +318,16 @@ def fetch_command(
         echo_err(f"  {line}")
     echo_err(f"fetch: {counts.summary()}")
     if counts.total == 0 and not counts.already_done:
-        echo_err(f"fetch: batch {batch} has no URLs{' in this partition' if partition else ''}; nothing to do")
+        echo_err(f"fetch: batch {batch} has no URLs{' in this partition' if split else ''}; nothing to do")
     if counts.stopped == "interrupted":
         raise typer.Exit(130)
 
 
 def parse_command(
-    batch: Annotated[str, typer.Option("--batch", metavar="ID", help="The batch id fetch worked on.")],
+    batch: BatchOption,
     mode: ModeOption = None,
-    wait: Annotated[bool, typer.Option("--wait", help="If another worker parses this batch, take over "
-                                                      "when its lease expires.")] = False,
-    split: Annotated[str | None, typer.Option(metavar="K/N", show_default=False, help=SPLIT_HELP)] = None,
+    wait: WaitOption = False,
+    split: SplitOption = None,
     splits: SplitsOption = None,
     workers: WorkersOption = 1,
     dask: DaskOption = None,
@@ -382,11 +378,10 @@ def parse_command(
 
 
 def updatedb_command(
-    batch: Annotated[str, typer.Option("--batch", metavar="ID", help="The batch id parse worked on.")],
+    batch: BatchOption,
     mode: ModeOption = None,
-    wait: Annotated[bool, typer.Option("--wait", help="If another worker updates this batch, take over "
-                                                      "when its lease expires.")] = False,
-    split: Annotated[str | None, typer.Option(metavar="K/N", show_default=False, help=SPLIT_HELP)] = None,
+    wait: WaitOption = False,
+    split: SplitOption = None,
     splits: SplitsOption = None,
     workers: WorkersOption = 1,
     dask: DaskOption = None,
@@ -450,41 +445,22 @@ def crawl_command(
     mode: ModeOption = None,
     rounds: Annotated[int, typer.Option(min=1, max=MAX_NUMBER, metavar="N",
                                         help="Rounds of generate, fetch, parse, updatedb.")] = 3,
-    top_n: Annotated[int | None, typer.Option("--topN", min=1, max=MAX_NUMBER, metavar="N", show_default=False,
-                                              help="At most N URLs per round [default: no limit].")] = None,
-    max_per_host: Annotated[int | None, typer.Option(min=1, max=MAX_NUMBER, metavar="N", show_default=False,
-                                                     help="At most N URLs per host per round "
-                                                          "[default: no limit].")] = None,
-    partitions: Annotated[int, typer.Option(min=1, max=MAX_PARTITIONS, metavar="N",
-                                            help="Fetch partitions (host hash).")] = 1,
+    top_n: TopNOption = None,
+    max_per_host: MaxPerHostOption = None,
+    fetch_splits: FetchSplitsOption = None,
     max_connections: MaxConnectionsOption = None,
-    threads_per_host: Annotated[int | None, typer.Option(
-        min=1, metavar="N", show_default=False,
-        help=f"Requests in flight per host. {setting('threads_per_host')}")] = None,
-    delay: Annotated[float | None, typer.Option(min=0, metavar="SECONDS", show_default=False,
-                                                help=f"Pause between requests to a host. {setting('delay')}")] = None,
-    probe_known_paths: Annotated[
-        bool | None, typer.Option("--probe-known-paths/--no-probe-known-paths", show_default=False,
-                                  help="Probe well-known sitemap paths when robots.txt lists none. "
-                                       f"{setting('probe_known_paths')}")
-    ] = None,
-    sitemaps_only_docs: Annotated[
-        bool, typer.Option("--sitemaps-only-docs",
-                           help="Sitemap-only inventory: fetch sitemap documents alone; record listed URLs unfetched.")
-    ] = False,
-    workers: Annotated[int, typer.Option(min=1, max=256, metavar="N",
-                                         help="Run each phase as N local processes, or N Dask tasks "
-                                              "(fetch: N partitions).")] = 1,
+    threads_per_host: ThreadsPerHostOption = None,
+    delay: DelayOption = None,
+    probe_known_paths: ProbeOption = None,
+    sitemaps_only_docs: DocumentsOnlyOption = False,
+    workers: WorkersOption = 1,
     dask: DaskOption = None,
-    split: Annotated[str | None, typer.Option(metavar="K/N", show_default=False,
-                                              help="This machine's share (K of N machines) of the host buckets; "
-                                                   "`auto`: K and N from the batch scheduler (Kubernetes Indexed "
-                                                   "Job, Slurm array, AWS Batch array, Cloud Run job) "
-                                                   "[default: all].")] = None,
+    split: SplitOption = None,
     splits: SplitsOption = None,
     warc: WarcOption = None,
     header: HeaderOption = None,
     netrc: NetrcOption = None,
+    partitions: OldPartitionsOption = None,
 ) -> None:
     """Crawl: inject SEEDS, detect sitemaps, then rounds of generate, fetch, parse and updatedb.
 
@@ -494,6 +470,8 @@ def crawl_command(
     only due rows. Missing tables are created first (as `init` would), and
     said so on stderr. The closing totals come from the counters updatedb
     keeps (as `serve` shows them); `report` counts every row.
+    --workers N runs each phase as N local processes or Dask tasks (fetch
+    as N fetch splits); --split K/N is this machine's split of N machines.
 
     \b
     Example: sitemapcrawl --user-agent 'MyBot/1.0' crawl seeds.txt \\
@@ -518,7 +496,8 @@ def crawl_command(
     rules = UrlRules.from_settings(settings)
     default_mode = "sitemap-only" if sitemaps_only_docs else settings.crawl_mode
     options = CrawlOptions(mode=crawl_mode(mode or default_mode), rounds=rounds, top_n=top_n,
-                           max_per_host=max_per_host, partitions=partitions,
+                           max_per_host=max_per_host,
+                           partitions=renamed(fetch_splits, partitions, "--fetch-splits", "--partitions") or 1,
                            probe_known_paths=settings.probe_known_paths if probe_known_paths is None
                            else probe_known_paths,
                            documents_only=sitemaps_only_docs,

@@ -12,6 +12,7 @@ from typing import Annotated
 
 import typer
 
+from sitemapcrawl.cli.options import HostFilterOption, JsonlOption, JsonOption
 from sitemapcrawl.cli.shared import State, echo_err, open_store, stage_progress
 from sitemapcrawl.errors import UsageError
 from sitemapcrawl.modes import AuditList, ExportFormat
@@ -20,15 +21,18 @@ from sitemapcrawl.modes import AuditList, ExportFormat
 def readdb(
     url: Annotated[str | None, typer.Argument(metavar="URL", show_default=False,
                                               help="The URL whose row to show.")] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="One JSON object for URL.")] = False,
+    as_json: JsonOption = False,
     stats: Annotated[bool, typer.Option("--stats", help="Rows by status, sitemap rows, hosts.")] = False,
     prefix: Annotated[
         str | None, typer.Option("--prefix", metavar="URL", show_default=False,
                                  help="Rows whose URL starts with this prefix [default: none].")
     ] = None,
-    jsonl: Annotated[bool, typer.Option("--jsonl", help="With --prefix: one JSON object per line.")] = False,
+    jsonl: JsonlOption = False,
 ) -> None:
     """Read rows back from HBase, decoded: one URL, a URL prefix, or statistics.
+
+    --json goes with URL (its row as one object), --jsonl with --prefix (one
+    object per row; without it, their URLs).
 
     \b
     Example: sitemapcrawl readdb http://127.0.0.2:8000/ --json
@@ -67,7 +71,7 @@ def readdb(
 
 
 def report_command(
-    jsonl: Annotated[bool, typer.Option("--jsonl", help="One JSON object per host, per sitemap, and totals.")] = False,
+    jsonl: JsonlOption = False,
     html: Annotated[
         Path | None, typer.Option("--html", metavar="FILE", show_default=False,
                                   help="Write one self-contained HTML page (charts inline) to FILE [default: none].")
@@ -75,7 +79,8 @@ def report_command(
 ) -> None:
     """Print what the table says: per host and per sitemap counts and problems, freshness, totals.
 
-    --jsonl adds the audit lists, lastmod by month and each sitemap's history.
+    --jsonl: one object per host, per sitemap, and the totals, with the audit
+    lists, lastmod by month and each sitemap's history added.
     With --html FILE, write the same facts and the sitemaps' quality as one
     self-contained HTML page with charts instead (nothing on stdout).
 
@@ -120,16 +125,13 @@ def changes_command(
         str | None, typer.Option("--sitemap", metavar="URL", show_default=False,
                                  help="Only this sitemap's changes [default: all sitemaps].")
     ] = None,
-    host: Annotated[
-        str | None, typer.Option("--host", metavar="HOST", show_default=False,
-                                 help="Only the sitemaps of this host [default: all hosts].")
-    ] = None,
+    host: HostFilterOption = None,
     since: Annotated[
         str | None,
         typer.Option("--since", metavar="ISO_TIME", show_default=False,
                      help="Only parses at or after this time, UTC if no zone [default: all kept].")
     ] = None,
-    jsonl: Annotated[bool, typer.Option("--jsonl", help="One JSON object per change.")] = False,
+    jsonl: JsonlOption = False,
     fail_on_removed: Annotated[
         float | None, typer.Option("--fail-on-removed", metavar="PCT", min=0, max=100, show_default=False,
                                    help="Exit 1 when a sitemap's latest parse removed more than PCT percent of "
@@ -178,8 +180,7 @@ def export_command(
         Path | None, typer.Option("--output", "-o", metavar="FILE", show_default=False,
                                   help="Write here [default: stdout].")
     ] = None,
-    host: Annotated[str | None, typer.Option("--host", metavar="HOST", show_default=False,
-                                             help="Only this host's URLs [default: all].")] = None,
+    host: HostFilterOption = None,
     status: Annotated[
         str | None,
         typer.Option("--status", metavar="STATUS", show_default=False, help=(

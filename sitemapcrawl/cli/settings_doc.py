@@ -2,8 +2,8 @@
 
 Each setting's meaning is the docstring written under its field in
 `config.py`; its default, accepted values and environment variable come from
-the class and `config.RULES`. The docs hook puts the table into
-docs/configuration.md as the site is built (`reference_doc.fill`);
+the class and `config.RULES`. `reference_doc` writes the table into
+docs/configuration.md (committed, checked by the tests);
 `python -m sitemapcrawl.cli.settings_doc` prints it.
 """
 

@@ -8,21 +8,16 @@ progress and runs a phase's splits (local processes or Dask tasks). The store, t
 and the workers are imported inside the functions, to keep start-up light.
 """
 
-# No `from __future__ import annotations` here: typer would then eval every
-# annotation string (twice) at each start; real annotations are built once.
 import contextlib
 import io
 import sys
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
-
-import typer
+from typing import TYPE_CHECKING, Any
 
 from sitemapcrawl.cli.console import Messages, StageUpdate
 from sitemapcrawl.config import ENV_PREFIX, Settings
 from sitemapcrawl.errors import UsageError
-from sitemapcrawl.modes import CrawlMode
 
 if TYPE_CHECKING:
     from sitemapcrawl.batch.workers import Runner
@@ -152,16 +147,11 @@ def split_runner(update: StageUpdate, dask: str | None = None, quiet: bool = Fal
 def split_count(runner: "Runner", workers: int) -> int:
     """How many splits a phase runs as: `--workers N`, or on Dask without it, the cluster's threads."""
     from sitemapcrawl.batch.dask_runner import DaskRunner
+    from sitemapcrawl.model.splits import BUCKETS
 
     if workers > 1 or not isinstance(runner, DaskRunner):
         return workers
-    return max(1, min(runner.threads(), 256))
-
-
-SPLIT_HELP = ("Only split K (0-based) of N: a share of the host buckets; `auto`: K and N from the batch "
-              "scheduler (Kubernetes Indexed Job, Slurm array, AWS Batch array, Cloud Run job) [default: all].")
-
-SPLITS_HELP = f"With --split auto: the task count N, where the scheduler sets none (Kubernetes). {setting('splits')}"
+    return max(1, min(runner.threads(), BUCKETS))
 
 
 def chosen_split(split: str | None, splits: int | None) -> "Split":
@@ -181,13 +171,6 @@ def chosen_split(split: str | None, splits: int | None) -> "Split":
     if splits is not None:
         raise UsageError("--splits N goes with --split auto (with --split K/N, N is given)")
     return Split.parse(split) if split is not None else WHOLE
-
-
-WORKERS_HELP = "Run N local worker processes (or N Dask tasks), one split each, and merge their counts."
-
-
-DASK_HELP = ("Run the splits as tasks on this Dask scheduler (tcp://HOST:PORT); N: --workers, else its threads. "
-             f"{setting('dask_scheduler')}")
 
 
 @contextlib.contextmanager
@@ -219,40 +202,6 @@ def seed_lines(seeds: str | None, stack: contextlib.ExitStack) -> Iterable[str]:
         return stack.enter_context(open(seeds, encoding="utf-8", errors="surrogateescape"))
     except OSError as exc:
         raise UsageError(f"cannot read seeds {seeds}: {exc.strerror}") from None
-
-
-MODE_HELP = f"Which rows are crawled. {setting('crawl_mode')}"
-
-
-# The options several phase commands share, declared once (same help, same bounds everywhere).
-ModeOption = Annotated[CrawlMode | None, typer.Option(show_default=False, help=MODE_HELP)]
-SplitsOption = Annotated[int | None, typer.Option(min=1, max=256, metavar="N", show_default=False,
-                                                  help=SPLITS_HELP)]
-WorkersOption = Annotated[int, typer.Option(min=1, max=256, metavar="N", help=WORKERS_HELP)]
-DaskOption = Annotated[str | None, typer.Option(metavar="ADDRESS", show_default=False, help=DASK_HELP)]
-
-
-def _warc_folder(value: str | None) -> str | None:
-    """`--warc DIR` as given; an empty or blank DIR is refused: `--warc "$DIR"` with DIR unset would
-    otherwise record nothing, without a word."""
-    if value is not None and not value.strip():
-        raise typer.BadParameter("an empty folder name (an unset variable?): give a folder, or leave --warc out")
-    return value
-
-
-WarcOption = Annotated[str | None, typer.Option(
-    "--warc", metavar="DIR", show_default=False, callback=_warc_folder,
-    help=f"Also write every request and response as WARC files in DIR. {setting('warc_dir')}")]
-MaxConnectionsOption = Annotated[int | None, typer.Option(
-    "--max-connections", "--threads", min=1, max=100_000, metavar="N", show_default=False,
-    help="Requests in flight at once over all hosts; each host keeps its own pace, so the hosts ready "
-         f"decide how many are (--threads is the old name). {setting('max_connections')}")]
-HeaderOption = Annotated[list[str] | None, typer.Option(
-    "--header", metavar="NAME:VALUE", show_default=False,
-    help=f"Send this header with every request (repeatable; not User-Agent). {setting('headers')}")]
-NetrcOption = Annotated[Path | None, typer.Option(
-    "--netrc", metavar="FILE", show_default=False,
-    help=f"Basic auth per host from this netrc file (as curl --netrc-file); never stored. {setting('netrc')}")]
 
 
 def access_flags(header: list[str] | None, netrc: Path | None) -> dict[str, Any]:

@@ -17,9 +17,8 @@ from typing import Annotated, Any
 
 import typer
 
+from sitemapcrawl.cli.options import HeaderOption, JsonlOption, JsonOption, NetrcOption, ProbeOption, StrictOption
 from sitemapcrawl.cli.shared import (
-    HeaderOption,
-    NetrcOption,
     State,
     access_flags,
     echo_err,
@@ -73,12 +72,8 @@ def _vouching_hosts(hosts: Iterable[str]) -> tuple[str, ...]:
 
 def sitemap_parse(
     source: Annotated[str, typer.Argument(metavar="URL|FILE", help="A sitemap URL or a local file path.")],
-    jsonl: Annotated[bool, typer.Option("--jsonl", help="One JSON object per entry.")] = False,
-    strict: Annotated[
-        bool | None,
-        typer.Option("--strict/--no-strict", show_default=False,
-                     help=f"Drop URLs outside the sitemap's scope. {setting('strict_scope')}"),
-    ] = None,
+    jsonl: JsonlOption = False,
+    strict: StrictOption = None,
     max_urls: Annotated[int | None, typer.Option(min=0, max=MAX_NUMBER, metavar="N", show_default=False,
                                                  help=f"Entries kept. {setting('max_sitemap_urls')}")] = None,
     max_bytes: Annotated[
@@ -97,8 +92,9 @@ def sitemap_parse(
     """Read one sitemap document (no recursion) and print its entries.
 
     Any format (XML urlset or index, gzip, zip, text, RSS, Atom), detected from
-    the bytes. Warnings go to stderr; the exit code is 0 when the document was
-    read as a sitemap. Scope is the folder rule unless --vouched-by names hosts.
+    the bytes, one entry a line (--jsonl: one JSON object each). Warnings go
+    to stderr; the exit code is 0 when the document was read as a sitemap.
+    Scope is the folder rule unless --vouched-by names hosts.
 
     \b
     Example: sitemapcrawl --user-agent 'MyBot/1.0' sitemap parse \\
@@ -129,17 +125,9 @@ def sitemap_parse(
 
 def sitemap_tree(
     url: Annotated[str, typer.Argument(metavar="URL", help="A homepage or a sitemap URL.")],
-    jsonl: Annotated[bool, typer.Option("--jsonl", help="One JSON object per sitemap (or entry).")] = False,
-    strict: Annotated[
-        bool | None,
-        typer.Option("--strict/--no-strict", show_default=False,
-                     help=f"Drop URLs outside each sitemap's scope. {setting('strict_scope')}"),
-    ] = None,
-    probe_known_paths: Annotated[
-        bool | None, typer.Option("--probe-known-paths/--no-probe-known-paths", show_default=False,
-                                  help="Probe well-known sitemap paths when robots.txt lists none. "
-                                       f"{setting('probe_known_paths')}")
-    ] = None,
+    jsonl: JsonlOption = False,
+    strict: StrictOption = None,
+    probe_known_paths: ProbeOption = None,
     entries: Annotated[
         bool, typer.Option("--entries", help="Print every page URL of the sitemaps, not the sitemaps.")
     ] = False,
@@ -149,7 +137,7 @@ def sitemap_tree(
     """Find a site's sitemaps as detect does (robots.txt, well-known paths) and follow indexes.
 
     Prints one line per sitemap, indented by depth, with its type, counts and
-    problems. Scope is the crawl's. Loops and indexes deeper than
+    problems (--jsonl: one JSON object per sitemap). Scope is the crawl's. Loops and indexes deeper than
     max_index_depth are not followed.
     With --entries, every page URL of every sitemap instead (with --jsonl:
     sitemap, loc, lastmod, changefreq, priority...): an inventory, no HBase.
@@ -256,12 +244,12 @@ def batches_command(
 
 
 def config_show(
-    as_json: Annotated[bool, typer.Option("--json", help="One JSON object: name -> {value, source}.")] = False,
+    as_json: JsonOption = False,
 ) -> None:
     """Print the effective settings and where each came from (default, file, environment, flag).
 
     The text form is valid TOML (unset settings are commented out), so it can
-    start a --config file.
+    start a --config file; --json gives name -> {value, source}.
 
     \b
     Example: sitemapcrawl --config crawl.toml config show --json

@@ -23,9 +23,9 @@ __all__ = ["FetchCounts", "FetchItem", "FetchOptions", "FetchProgress", "QueueBy
            "parse_partition"]
 
 
-def parse_partition(text: str) -> tuple[int, int]:
-    """`K/N` -> (K, N), 0 <= K < N <= `MAX_PARTITIONS`; UsageError otherwise."""
-    return parse_share(text, "--partition", MAX_PARTITIONS)
+def parse_partition(text: str, option: str = "--split") -> tuple[int, int]:
+    """`K/N` -> (K, N), 0 <= K < N <= `MAX_PARTITIONS`; UsageError naming `option` otherwise."""
+    return parse_share(text, option, MAX_PARTITIONS)
 
 
 @dataclass(frozen=True)

@@ -363,7 +363,7 @@ def test_generate_splits_and_workers_make_one_batch(web: TestWebServer, store: S
     inject(store, [f"{u}\n" for u in web.base_urls()], rules, now=START)
     hosts = len(web.base_urls())
     by_hand = [_cli(settings, "generate", "--batch-id", "g1", "--split", f"{k}/2", "--topN", "5",
-                    "--partitions", "3") for k in range(2)]
+                    "--fetch-splits", "3") for k in range(2)]
     outputs = [p.communicate(timeout=120) for p in by_hand]
     assert [p.returncode for p in by_hand] == [0, 0], outputs
     assert [out.strip() for out, _err in outputs] == ["g1", "g1"]
@@ -374,7 +374,7 @@ def test_generate_splits_and_workers_make_one_batch(web: TestWebServer, store: S
     _out, err = refused.communicate(timeout=120)
     assert refused.returncode == 2 and "--split needs --batch-id" in err
 
-    many = _cli(settings, "generate", "--workers", "3", "--partitions", "2")
+    many = _cli(settings, "generate", "--workers", "3", "--partitions", "2")  # the old name of --fetch-splits
     out, err = many.communicate(timeout=120)
     assert many.returncode == 0, err
     batch = out.strip()

@@ -149,7 +149,7 @@ def test_settings_backed_options_name_their_setting_and_environment() -> None:
     text = " ".join(help_text(["fetch"]).split())
     assert "--max-connections, --threads N Requests in flight at once over all hosts" in text
     assert "[setting max_connections; env SITEMAPCRAWL_MAX_CONNECTIONS; default: 1000]" in text
-    assert "--queue-by <host|ip>" in text and "--partition K/N" in text and "--delay SECONDS" in text
+    assert "--queue-by <host|ip>" in text and "--split K/N" in text and "--delay SECONDS" in text
     root = " ".join(help_text([]).split())
     assert "--hbase HOST:PORT" in root and "env SITEMAPCRAWL_HBASE; default: 127.0.0.1:9090" in root
     assert "--log-file FILE" in root and "--install-completion" in root
