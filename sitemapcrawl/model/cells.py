@@ -18,13 +18,20 @@ import enum
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any, ClassVar, Protocol, TypeVar
 
 from sitemapcrawl.errors import CellDecodeError, FieldNotReadError
 from sitemapcrawl.model.codec import Codec, format_time
 
-if TYPE_CHECKING:
-    from sitemapcrawl.model.webpage import AnyRow, AnyRowType, RowT
+
+class Row(Protocol):
+    """A row type as the codec sees it: a dataclass whose first field is the row's identity (URL, origin or
+    key) and whose other fields are bound to columns by `col` and `mapcol`."""
+
+    __dataclass_fields__: ClassVar[dict[str, dataclasses.Field[Any]]]
+
+
+RowT = TypeVar("RowT", bound=Row)
 
 
 @dataclass(frozen=True)
@@ -72,6 +79,23 @@ class Family:
     bloom_filter_type: str = "ROW"
 
 
+@dataclass(frozen=True)
+class Table:
+    """One table of the row model: its base name, the type of its rows and its families.
+
+    The registry of them (`webpage.TABLES`) is what the store creates, what
+    `hbase-schema/` must declare (a test compares) and what a test store holds.
+    """
+
+    name: str
+    row_type: type[Row]
+    families: tuple[Family, ...]
+
+    def columns(self) -> list[Column | MapFamily]:
+        """Every column and map family of its row type, in field order."""
+        return [*columns_of(self.row_type).values(), *map_families_of(self.row_type).values()]
+
+
 def col(family: str, qualifier: str, codec: Codec[Any], meaning: str, writer: str) -> Any:
     """A dataclass field bound to a column; its default is None ("not set")."""
     return field(default=None, metadata={"column": Column(family, qualifier, codec, meaning, writer)})
@@ -82,12 +106,12 @@ def mapcol(family: str, meaning: str, writer: str, key: str = "url", prefix: str
     return field(default=None, metadata={"map": MapFamily(family, meaning, writer, key, prefix)})
 
 
-def columns_of(row_type: AnyRowType) -> dict[str, Column]:
+def columns_of(row_type: type[Row]) -> dict[str, Column]:
     """Field name -> Column for every single-column field of a row type."""
     return {f.name: f.metadata["column"] for f in dataclasses.fields(row_type) if "column" in f.metadata}
 
 
-def map_families_of(row_type: AnyRowType) -> dict[str, MapFamily]:
+def map_families_of(row_type: type[Row]) -> dict[str, MapFamily]:
     """Field name -> MapFamily for the map fields of a row type."""
     return {f.name: f.metadata["map"] for f in dataclasses.fields(row_type) if "map" in f.metadata}
 
@@ -102,7 +126,7 @@ class _Layout:
     `object.__setattr__` per field, about 5 µs for `WebPage`).
     """
 
-    def __init__(self, row_type: AnyRowType) -> None:
+    def __init__(self, row_type: type[Row]) -> None:
         names = [f.name for f in dataclasses.fields(row_type)]
         self.row_type = row_type
         self.identity = names[0]
@@ -216,7 +240,7 @@ def _fast_init(layout: _Layout) -> Callable[..., None]:
     return __init__
 
 
-def _row_repr(row: AnyRow) -> str:
+def _row_repr(row: Row) -> str:
     """The identity and the fields that hold a value."""
     shown = ", ".join(f"{name}={value!r}" for name, value in row.__dict__.items() if value is not None)
     return f"{type(row).__name__}({shown})"
@@ -225,7 +249,7 @@ def _row_repr(row: AnyRow) -> str:
 _LAYOUTS: dict[type, _Layout] = {}
 
 
-def install(row_types: Iterable[AnyRowType]) -> None:
+def install(row_types: Iterable[type[Row]]) -> None:
     """Work out the layout of each row type once, and give it the fast `__init__` and the short repr.
 
     The row model calls this once, at import, for its six row types; `encode`,
@@ -239,7 +263,7 @@ def install(row_types: Iterable[AnyRowType]) -> None:
         row_type.__repr__ = _row_repr  # type: ignore[assignment, method-assign]
 
 
-def column_names(row_type: AnyRowType, fields: Iterable[str]) -> list[bytes]:
+def column_names(row_type: type[Row], fields: Iterable[str]) -> list[bytes]:
     """The HBase column names (`f:st`, or `il` for a map family) for these fields.
 
     Jobs pass the fields they read, so a scan fetches only those columns.
@@ -257,7 +281,7 @@ def column_names(row_type: AnyRowType, fields: Iterable[str]) -> list[bytes]:
     return names
 
 
-def equals_filter(row_type: AnyRowType, field_name: str, value: Any) -> str:
+def equals_filter(row_type: type[Row], field_name: str, value: Any) -> str:
     """An HBase filter string: rows whose column for `field_name` holds `value`.
 
     Rows without the column are left out (filterIfMissing). Server side: the
@@ -269,7 +293,7 @@ def equals_filter(row_type: AnyRowType, field_name: str, value: Any) -> str:
             f"'binary:{raw}', true, true)")
 
 
-def compare_filter_of(row_type: AnyRowType, field_name: str, op: str, value: Any) -> str:
+def compare_filter_of(row_type: type[Row], field_name: str, op: str, value: Any) -> str:
     """An HBase filter string: rows whose column for `field_name` compares `op` (`>=`, `<`...) to `value`.
 
     Rows without the column are left out. Values compare as bytes, which is
@@ -302,19 +326,19 @@ def with_fields(row: RowT, sets: Mapping[str, Any]) -> RowT:
     return result
 
 
-def fields_held(row: AnyRow) -> int:
+def fields_held(row: Row) -> int:
     """How many fields of `row` hold a value (not None), its identity included. Cost: one pass in C."""
     values = list(row.__dict__.values())
     return len(values) - values.count(None)
 
 
-def fields_set(update: AnyRow) -> dict[str, Any]:
+def fields_set(update: Row) -> dict[str, Any]:
     """The fields `update` sets (not None), but its identity: what `overlaid` puts on a row."""
     identity = _LAYOUTS[type(update)].identity
     return {name: value for name, value in update.__dict__.items() if value is not None and name != identity}
 
 
-def encode(row: AnyRow) -> dict[bytes, bytes]:
+def encode(row: Row) -> dict[bytes, bytes]:
     """Cells for every field that is set (not None); costs no round trip.
 
     Cost: one dict lookup per field the row holds, plus its codec; the fields
@@ -337,13 +361,13 @@ def encode(row: AnyRow) -> dict[bytes, bytes]:
     return cells
 
 
-def map_column(row_type: AnyRowType, field_name: str, key: str = "") -> bytes:
+def map_column(row_type: type[Row], field_name: str, key: str = "") -> bytes:
     """The column of one key of a map field (`il:<source URL>`); with no key, the prefix every one of its
     columns starts with (`il:`). KeyError for a field that is no map."""
     return _LAYOUTS[row_type].map_prefixes[field_name] + key.encode("utf-8")
 
 
-def field_encoder(row_type: AnyRowType, field_name: str) -> tuple[bytes, Callable[[Any], bytes]]:
+def field_encoder(row_type: type[Row], field_name: str) -> tuple[bytes, Callable[[Any], bytes]]:
     """The column name and value encoder of one single-column field: `encode` of a row holding just that
     field, without making the row (for a job writing that one cell on row after row). KeyError when unknown."""
     return _LAYOUTS[row_type].encoders[field_name]
@@ -407,7 +431,7 @@ def decode(row_type: type[RowT], identity: str, cells: Mapping[bytes, bytes],
     return row
 
 
-def readable_cells(row_type: AnyRowType, cells: Mapping[bytes, bytes]) -> dict[str, Any]:
+def readable_cells(row_type: type[Row], cells: Mapping[bytes, bytes]) -> dict[str, Any]:
     """`family:qualifier` -> a JSON-ready value, for `readdb --json`.
 
     Text stays text, numbers become numbers, flags booleans; content becomes

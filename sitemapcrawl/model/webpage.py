@@ -7,7 +7,9 @@ generate made, which phases finished, who holds each share), a `BatchRecord`
 (table `batchrow`, a batch's members by prefix), a `DueRow` (table `due`, the
 index of next fetch times generate reads) or a `HistoryRow` (table `history`,
 one per parse of a sitemap). Each field names its column and its codec
-(`codec`); `cells` turns rows into cells and back.
+(`codec`); `cells` turns rows into cells and back. `TABLES` registers each
+table once (name, row type, families): the store, `hbase-schema/` and the
+tests read it.
 """
 
 from __future__ import annotations
@@ -16,17 +18,15 @@ import enum
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TypeVar
 
 from sitemapcrawl.config import MAX_HOPS, MAX_PARTITIONS
 from sitemapcrawl.model.cells import (
     Column,
     Family,
     MapFamily,
+    Table,
     col,
-    columns_of,
     install,
-    map_families_of,
     mapcol,
 )
 from sitemapcrawl.model.codec import (
@@ -475,21 +475,29 @@ class HistoryRow:
         "parse", "n")
 
 
-RowT = TypeVar("RowT", WebPage, HostRow, BatchRow, HistoryRow, BatchRecord, DueRow)
-AnyRow = WebPage | HostRow | BatchRow | HistoryRow | BatchRecord | DueRow
-AnyRowType = (type[WebPage] | type[HostRow] | type[BatchRow] | type[HistoryRow] | type[BatchRecord]
-              | type[DueRow])
+#: The tables, one registry: the store creates them, `hbase-schema/` declares them (a test compares), tests hold them.
+TABLES: tuple[Table, ...] = (
+    Table(WEBPAGE_TABLE, WebPage, WEBPAGE_FAMILIES),
+    Table(HOST_TABLE, HostRow, HOST_FAMILIES),
+    Table(BATCH_TABLE, BatchRow, BATCH_FAMILIES),
+    Table(HISTORY_TABLE, HistoryRow, HISTORY_FAMILIES),
+    Table(BATCHROW_TABLE, BatchRecord, BATCHROW_FAMILIES),
+    Table(DUE_TABLE, DueRow, DUE_FAMILIES),
+)
+#: Their base names, in the registry's order.
+TABLE_NAMES: tuple[str, ...] = tuple(table.name for table in TABLES)
 
-install((WebPage, HostRow, BatchRow, HistoryRow, BatchRecord, DueRow))
+install(table.row_type for table in TABLES)
+
+
+def table_of(name: str) -> Table:
+    """The registered table of base name `name`; KeyError naming it when there is none."""
+    for table in TABLES:
+        if table.name == name:
+            return table
+    raise KeyError(f"no table {name!r} in the row model")
 
 
 def all_columns() -> list[tuple[str, Column | MapFamily]]:
     """Every (table, column or map family) the model knows, for the column map test."""
-    listed: list[tuple[str, Column | MapFamily]] = []
-    tables: tuple[tuple[str, AnyRowType], ...] = (
-        (WEBPAGE_TABLE, WebPage), (HOST_TABLE, HostRow), (BATCH_TABLE, BatchRow), (HISTORY_TABLE, HistoryRow),
-        (BATCHROW_TABLE, BatchRecord), (DUE_TABLE, DueRow))
-    for table, row_type in tables:
-        listed.extend((table, column) for column in columns_of(row_type).values())
-        listed.extend((table, family) for family in map_families_of(row_type).values())
-    return listed
+    return [(table.name, column) for table in TABLES for column in table.columns()]

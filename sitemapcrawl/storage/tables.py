@@ -20,12 +20,11 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
 from sitemapcrawl.errors import CellDecodeError, InvalidUrlError
-from sitemapcrawl.model.cells import column_names, decode
+from sitemapcrawl.model.cells import RowT, column_names, decode
 from sitemapcrawl.model.webpage import (
     WEBPAGE_TABLE,
     HistoryRow,
     HostRow,
-    RowT,
     WebPage,
 )
 from sitemapcrawl.storage.store import Cells, Store
