@@ -264,21 +264,28 @@ def install(row_types: Iterable[type[Row]]) -> None:
 
 
 def column_names(row_type: type[Row], fields: Iterable[str]) -> list[bytes]:
-    """The HBase column names (`f:st`, or `il` for a map family) for these fields.
+    """The HBase column names (`f:st`, or `il` for a map family) for these fields, each once.
 
-    Jobs pass the fields they read, so a scan fetches only those columns.
+    Jobs pass the fields they read, so a scan fetches only those columns. A
+    map field asks for its whole family (`n` for `HostRow.count_cells`); the
+    family's single columns then go unnamed, as the family brings them (and
+    HBase, given a family and then one of its columns, narrows to the column).
     Raises KeyError naming an unknown field.
     """
     names: list[bytes] = []
+    families: set[bytes] = set()
     layout = _LAYOUTS[row_type]
     for name in fields:
         if name in layout.columns:
             names.append(layout.columns[name].name.encode())
         elif name in layout.maps:
+            families.add(layout.maps[name].family.encode())
             names.append(layout.maps[name].family.encode())
         else:
             raise KeyError(f"{row_type.__name__} has no field {name!r}")
-    return names
+    if families:
+        names = [name for name in names if name in families or name.partition(b":")[0] not in families]
+    return list(dict.fromkeys(names))
 
 
 def equals_filter(row_type: type[Row], field_name: str, value: Any) -> str:

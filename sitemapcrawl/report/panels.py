@@ -61,6 +61,8 @@ from sitemapcrawl.web import rowkeys, urls
 log = logging.getLogger(__name__)
 
 _HOST_FIELDS = ["robots_status", "robots_http_code", "robots_error", "crawl_delay", "sitemaps"]
+#: What the panels read of an origin's counters (scoring/count_step.py writes them).
+_HOST_COUNT_FIELDS = ["counts", "count_cells", "audit_samples", "sitemap_summaries"]
 #: What an audit list's URL and its reason need (sitemapcrawl/model/audit.py).
 AUDIT_FIELDS = list(dict.fromkeys([*rowcounts.TALLY_FIELDS, *REASON_FIELDS]))
 _EXTRA_FIELDS = list(dict.fromkeys([
@@ -225,7 +227,7 @@ def take_counted_snapshot(store: Store, now: datetime) -> Snapshot:
     extras = Extras(counted=True)
     if HISTORY_TABLE in store.existing_tables():
         extras.history = list(histories(store))
-    columns = [name for name in column_names(HostRow, _HOST_FIELDS) if not name.startswith(b"n:")] + [b"n"]
+    columns = column_names(HostRow, [*_HOST_FIELDS, *_HOST_COUNT_FIELDS])
     summaries: list[tuple[bytes, dict[str, Any]]] = []
     samples: dict[str, list[tuple[bytes, str, str]]] = {name: [] for name in AUDIT_LISTS}
     # Origin rows only: the politeness rows (and `~counters`) after them are no hosts.

@@ -329,6 +329,13 @@ def test_a_partly_decoded_row_can_be_replaced_and_stays_partial() -> None:
         type(row)(status=FetchStatus.GONE)
 
 
+def test_a_family_asked_for_whole_brings_its_columns() -> None:
+    # HBase, given a family and then one of its columns, would narrow the family to that column.
+    assert column_names(HostRow, ["robots_status", "counts", "count_cells", "audit_samples"]) == [b"r:st", b"n"]
+    assert column_names(WebPage, ["quality_evidence", "status", "quality_evidence_cells"]) == [b"f:st", b"s"]
+    assert column_names(WebPage, ["status", "score", "status"]) == [b"f:st", b"m:sc"]
+
+
 def test_the_fields_asked_for_are_checked() -> None:
     with pytest.raises(KeyError, match="nope"):
         decode(WebPage, "http://x/", {}, ["status", "nope"])
