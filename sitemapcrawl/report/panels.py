@@ -26,7 +26,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from sitemapcrawl.errors import CellDecodeError, InvalidUrlError, UsageError
-from sitemapcrawl.model.audit import REASON_FIELDS, reason
+from sitemapcrawl.model.audit import REASON_FIELDS, TITLES, audit_lists, reason
 from sitemapcrawl.model.cells import column_names, decode
 from sitemapcrawl.model.codec import format_time
 from sitemapcrawl.model.webpage import (
@@ -70,23 +70,10 @@ _EXTRA_FIELDS = list(dict.fromkeys([
     "quality_notes", *AUDIT_FIELDS]))
 #: URLs kept per audit list (the total is counted in full; `export` gives them all).
 AUDIT_CAP = rowcounts.SAMPLE_CAP
-_TITLES = {
-    "http-error": "Sitemap URLs answering 4xx/5xx",
-    "redirect": "Sitemap URLs that redirect",
-    "blocked": "Sitemap URLs blocked by robots.txt",
-    "blocked-by-site": "Blocked by the site: a bot challenge or WAF block answered (we are blocked, not broken)",
-    "noindex": "Sitemap URLs saying noindex (meta robots, googlebot or X-Robots-Tag)",
-    "canonical": "Sitemap URLs naming another canonical (in the head or a Link header)",
-    "hreflang-no-return": "hreflang alternates that do not name the page back",
-    "lastmod-suspect": "Suspect lastmods: future, moved without a change, stale after a change, one for all",
-    "news-stale": "Stale news: entries over two days old when read, news sitemaps over 1,000 entries",
-    "orphans": "Orphans: in a sitemap, linked from no crawled page",
-    "unlisted": "Missing from the sitemaps: reached by links, listed nowhere",
-    "multi-listed": "Listed by several sitemaps",
-}
-#: The audit lists, in the order shown, with the `export` command that gives all of a list.
+#: The audit lists (`model.audit`), in the order shown, with their titles and the `export` command that gives
+#: all of a list.
 AUDIT_LISTS: dict[str, tuple[str, str]] = {
-    name: (_TITLES[name], f"sitemapcrawl export --audit {name}") for name in rowcounts.AUDIT_NAMES}
+    name.value: (title, f"sitemapcrawl export --audit {name.value}") for name, title in TITLES.items()}
 #: Months drawn in the lastmod histogram (the most recent; earlier ones are summed in one bar).
 LASTMOD_MONTHS = 60
 #: Age buckets (upper bound, label), for lastmods (age) and next fetch times (wait).
@@ -188,7 +175,7 @@ def _audit(extras: Extras, row: WebPage) -> None:
     """Count one row into the audit lists, with why it is on each (see `sitemapcrawl.model.audit`)."""
     if row.link_inlinks and not row.is_sitemap:
         extras.linked_rows += 1
-    for name in rowcounts.audit_lists(row):
+    for name in audit_lists(row):
         extras.audit[name].add(row.url, " ".join(reason(row, name).split()))
 
 

@@ -28,7 +28,7 @@ from datetime import datetime
 from typing import NamedTuple
 
 from sitemapcrawl.errors import CellDecodeError
-from sitemapcrawl.model.audit import REASON_FIELDS, reason
+from sitemapcrawl.model.audit import AUDIT_NAMES, REASON_FIELDS, audit_lists, reason
 from sitemapcrawl.model.cells import column_names, decode, encode, field_encoder
 from sitemapcrawl.model.linkvalues import parse_inlink
 from sitemapcrawl.model.rank import sitemap_priority
@@ -412,7 +412,7 @@ class _FirstJudged(NamedTuple):
     counted: FirstCounted
 
 
-_AUDIT_WORDS = tuple((name, f"a.{name}") for name in rowcounts.AUDIT_NAMES)
+_AUDIT_WORDS = tuple((name, f"a.{name}") for name in AUDIT_NAMES)
 
 
 def _lists_noted(row: WebPage, lines: list[Contribution]) -> tuple[tuple[str, bool, str], ...]:
@@ -511,7 +511,7 @@ def recount(store: Store, batch_id: str = "") -> CountCounts:
         counts.rows += 1
         tally = rowcounts.row_tally(row)
         totals.setdefault(origin_of_key(key), Tally()).add(tally)
-        for name in rowcounts.audit_lists(row):
+        for name in audit_lists(row):
             listed = samples.setdefault(origin_of_key(key), {}).setdefault(name, {})
             if len(listed) < rowcounts.SAMPLE_CAP:
                 listed[row.url] = " ".join(reason(row, name).split())
