@@ -7,7 +7,8 @@ generate made, which phases finished, who holds each share), a `BatchRecord`
 (table `batchrow`, a batch's members by prefix), a `DueRow` (table `due`, the
 index of next fetch times generate reads) or a `HistoryRow` (table `history`,
 one per parse of a sitemap). Each field names its column and its codec
-(`codec`); `cells` turns rows into cells and back. `TABLES` registers each
+(`codec`); `cells` turns rows into cells and back. Rows are plain
+dataclasses (with slots, not frozen: see `cells.Row`). `TABLES` registers each
 table once (name, row type, families): the store, `hbase-schema/` and the
 tests read it.
 """
@@ -24,9 +25,9 @@ from sitemapcrawl.model.cells import (
     Column,
     Family,
     MapFamily,
+    Row,
     Table,
     col,
-    install,
     mapcol,
 )
 from sitemapcrawl.model.codec import (
@@ -116,8 +117,8 @@ WEBPAGE_FAMILIES = (
 )
 
 
-@dataclass(frozen=True)
-class WebPage:
+@dataclass(slots=True, repr=False)
+class WebPage(Row):
     """One `webpage` row: a URL and what the crawl knows of it.
 
     Every field but `url` may be None, meaning "not read or not set": a job
@@ -289,8 +290,8 @@ HOST_FAMILIES = (
 )
 
 
-@dataclass(frozen=True)
-class HostRow:
+@dataclass(slots=True, repr=False)
+class HostRow(Row):
     """One `host` row: what the crawl knows of one scheme+host+port."""
 
     origin: str
@@ -341,8 +342,8 @@ BATCH_FAMILIES = (
 )
 
 
-@dataclass(frozen=True)
-class BatchRow:
+@dataclass(slots=True, repr=False)
+class BatchRow(Row):
     """One `batch` row: a batch's facts, its finished phases and its leases (see jobs/batches.py)."""
 
     batch_id: str
@@ -374,8 +375,8 @@ BATCHROW_FAMILIES = (
 )
 
 
-@dataclass(frozen=True)
-class BatchRecord:
+@dataclass(slots=True, repr=False)
+class BatchRecord(Row):
     """One `batchrow` row: a `webpage` row a batch holds (member) or touched (see `batchrecords.record_key`).
 
     Keys: `<batch>|m|<bucket>|<webpage key>` for a member (generate; fetch for
@@ -407,8 +408,8 @@ DUE_FAMILIES = (
 )
 
 
-@dataclass(frozen=True)
-class DueRow:
+@dataclass(slots=True, repr=False)
+class DueRow(Row):
     """One `due` row: index entries, or the marker saying the index was built (see `sitemapcrawl.model.due`).
 
     Waiting entries are keyed `<kind>|<next fetch time>|<webpage row key>`:
@@ -442,8 +443,8 @@ HISTORY_FAMILIES = (
 )
 
 
-@dataclass(frozen=True)
-class HistoryRow:
+@dataclass(slots=True, repr=False)
+class HistoryRow(Row):
     """One `history` row: a parse of a sitemap, or the sitemap's latest entry snapshot.
 
     Keys (`sitemapcrawl.model.changes.history_key`): `<sitemap's webpage key> <inverted
@@ -486,8 +487,6 @@ TABLES: tuple[Table, ...] = (
 )
 #: Their base names, in the registry's order.
 TABLE_NAMES: tuple[str, ...] = tuple(table.name for table in TABLES)
-
-install(table.row_type for table in TABLES)
 
 
 def table_of(name: str) -> Table:

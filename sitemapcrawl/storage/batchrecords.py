@@ -326,7 +326,7 @@ def batch_rows(store: Store, field_name: str, batch_id: str, fields: list[str], 
     """The rows of `split` whose `field_name` equals `batch_id`, in chunks of at most `chunk` rows.
 
     Rows that do not decode are counted in `unreadable` and left out;
-    reading a field not in `fields` raises FieldNotReadError. `partition`:
+    a field not in `fields` holds its `NotRead` (`model.cells`). `partition`:
     only members of that fetch partition (`m:pa`). For the generate and
     fetch marks the batch's member records say which rows to read, for the
     discover mark its listed and touched records (each row once: `listing_owner`), when the batch has records
