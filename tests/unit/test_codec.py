@@ -344,6 +344,8 @@ def test_a_partly_decoded_row_can_be_replaced_and_stays_partial() -> None:
         bool(replaced.fetch_time)
     assert encode(replaced) == {b"f:st": b"fetched", b"il:http://a/": b"link"}
     assert with_fields(row, {"inlinks": {"http://a/": "link"}}) == replaced
+    with pytest.raises(KeyError, match="nope"):
+        with_fields(row, {"nope": 1})
 
 
 def test_a_family_asked_for_whole_brings_its_columns() -> None:
