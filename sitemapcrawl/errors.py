@@ -46,10 +46,11 @@ class CellDecodeError(SitemapCrawlError):
 
 
 class FieldNotReadError(AttributeError):
-    """Code read a row field that its decode was not asked for (a bug, not user input).
+    """Code used a row field that its decode was not asked for (a bug, not user input): the truth test of its
+    `NotRead` value (`model.cells`), or `was_read` of it.
 
     Not a SitemapCrawlError: no input causes it, so it keeps its traceback.
-    An AttributeError, as reading a missing attribute is.
+    An AttributeError, as the value of a field not there to read.
     """
 
 

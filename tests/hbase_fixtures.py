@@ -28,7 +28,8 @@ from pathlib import Path
 import pytest
 
 from sitemapcrawl.config import Settings
-from sitemapcrawl.storage.store import TABLES, Store
+from sitemapcrawl.model.webpage import TABLE_NAMES
+from sitemapcrawl.storage.store import Store
 
 REPO = Path(__file__).resolve().parents[1]
 HBASE_LOCAL = REPO / "scripts" / "hbase-local"
@@ -158,10 +159,10 @@ class TablePool:
         """Delete every row of the store's tables if they are as made and small. False when they are not
         (nothing deleted), or when a row is there after the deletes (something still writes): the
         caller drops them."""
-        if not self._families or sorted(store.existing_tables()) != sorted(TABLES):
+        if not self._families or sorted(store.existing_tables()) != sorted(TABLE_NAMES):
             return False
         keys: dict[str, list[bytes]] = {}
-        for base in TABLES:
+        for base in TABLE_NAMES:
             if store.families(base) != self._families[base] or len(store.regions(base)) != 1:
                 return False
             keys[base] = [key for key, _ in store.scan(base, filter="KeyOnlyFilter() AND FirstKeyOnlyFilter()",
@@ -170,7 +171,7 @@ class TablePool:
                 return False
         for base, found in keys.items():
             store.delete_many(base, [(key, None) for key in found])
-        return all(next(iter(store.scan(base, limit=1)), None) is None for base in TABLES)
+        return all(next(iter(store.scan(base, limit=1)), None) is None for base in TABLE_NAMES)
 
     def _run(self) -> None:
         while not self._stop.is_set():
@@ -179,7 +180,7 @@ class TablePool:
                 with Store(Settings(hbase=self._address, table_prefix=prefix)) as store:
                     store.create_tables()
                     if not self._families:
-                        self._families = {base: store.families(base) for base in TABLES}
+                        self._families = {base: store.families(base) for base in TABLE_NAMES}
             except Exception as exc:  # noqa: BLE001 - raised in the test that takes it
                 self._dropper.drop_later(prefix)
                 self._ready.put(exc)

@@ -12,11 +12,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 
 from sitemapcrawl.errors import StoreUnavailableError
-from sitemapcrawl.model.webpage import BATCH_TABLE, BATCHROW_TABLE, DUE_TABLE, HISTORY_TABLE, HOST_TABLE, WEBPAGE_TABLE
+from sitemapcrawl.model.webpage import TABLE_NAMES, WEBPAGE_TABLE
 from sitemapcrawl.storage.store import Cells, WriteCounts
 from sitemapcrawl.web import rowkeys
-
-TABLES = (WEBPAGE_TABLE, HOST_TABLE, HISTORY_TABLE, BATCH_TABLE, BATCHROW_TABLE, DUE_TABLE)
 
 
 class MemoryStore:
@@ -29,7 +27,7 @@ class MemoryStore:
 
     def __init__(self, batch_size: int = 1000) -> None:
         self.batch_size = batch_size
-        self.tables: dict[str, dict[bytes, dict[bytes, bytes]]] = {table: {} for table in TABLES}
+        self.tables: dict[str, dict[bytes, dict[bytes, bytes]]] = {table: {} for table in TABLE_NAMES}
         self.fail_next = False
         self.read = 0
         self.retries = 0

@@ -26,9 +26,11 @@ from typing import IO, Any
 
 from sitemapcrawl.errors import CellDecodeError, InvalidUrlError, UsageError
 from sitemapcrawl.model.audit import (
+    AUDIT_NAMES,
     PROBLEM_FIELDS,
     REASON_FIELDS,
     alternates,
+    audit_lists,
     discovered_via,
     is_orphan,
     is_unlisted,
@@ -41,7 +43,6 @@ from sitemapcrawl.model.linkvalues import InlinkKind
 from sitemapcrawl.model.webpage import WEBPAGE_TABLE, FetchStatus, WebPage
 from sitemapcrawl.modes import ExportFormat
 from sitemapcrawl.safetext import printable, printable_json
-from sitemapcrawl.scoring.rowcounts import AUDIT_NAMES, audit_lists
 from sitemapcrawl.storage.store import Store
 from sitemapcrawl.storage.tables import Unreadable, decode_page, scan_pages
 from sitemapcrawl.web import rowkeys, urls
@@ -91,7 +92,7 @@ class ExportOptions:
     listing: Listing = Listing.ALL
     format: ExportFormat = ExportFormat.CSV
     audit: str | None = None
-    """Only the rows on this audit list (`scoring.rowcounts.AUDIT_NAMES`)."""
+    """Only the rows on this audit list (`model.audit.AUDIT_NAMES`)."""
 
     @classmethod
     def from_flags(cls, fmt: str | ExportFormat, *, host: str | None = None, status: str | None = None,

@@ -12,11 +12,11 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from sitemapcrawl.errors import StoreRejectedError, UsageError
-from sitemapcrawl.model.webpage import DUE_TABLE, WEBPAGE_TABLE
+from sitemapcrawl.model.webpage import DUE_TABLE, TABLE_NAMES, WEBPAGE_TABLE
 from sitemapcrawl.storage import hbase_shell
 from sitemapcrawl.storage.dueindex import mark_due_built
 from sitemapcrawl.storage.schema import HBASE_COMPRESSION, Layout, check_namespace, shell_script
-from sitemapcrawl.storage.store import TABLES, Store
+from sitemapcrawl.storage.store import Store
 
 
 @dataclass(frozen=True)
@@ -70,7 +70,7 @@ def init_tables(store: Store, layout: Layout | None = None, shell: str | None = 
         assert shell is not None
         hbase_shell.run_script(shell, shell_script(layout))
         created = sorted(set(store.existing_tables()) - before)
-        missing = [store.table_name(t) for t in TABLES if t not in before and t not in created]
+        missing = [store.table_name(t) for t in TABLE_NAMES if t not in before and t not in created]
         if missing:
             raise StoreRejectedError(f"the HBase shell ({shell}) ran but {', '.join(missing)} does not exist; "
                                      "run `sitemapcrawl init --print-schema` in it by hand to see why")

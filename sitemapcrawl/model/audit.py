@@ -1,8 +1,10 @@
 """What an SEO audit asks of one row: how it was found, and what is wrong with a listed URL, and why.
 
-Pure: a decoded `WebPage` in, answers out. The report's audit lists
-(`report.panels`), the row counts (`scoring.rowcounts`) and `export` use
-these definitions, so they agree: the problems of a listed URL (`PROBLEMS`:
+Pure: a decoded `WebPage` in, answers out. The one owner of the audit lists:
+their names (`AuditList`, kept in `modes` so the command line offers them
+without loading the model), titles, the lists a row is on (`audit_lists`)
+and why (`reason`); the report (`report.panels`), the row counts
+(`scoring.rowcounts`) and `export` read them here, so they agree: the problems of a listed URL (`PROBLEMS`:
 `http-error`, `redirect`, `blocked` by robots.txt, `blocked-by-site` (a bot
 challenge or WAF block: we are blocked, the site is not broken),
 `noindex`, `canonical` (both as fetch read them from the head or the
@@ -12,8 +14,7 @@ a sitemap document (`blocked-by-site`; `news-stale` for a news sitemap over
 = 0), unlisted pages (reached by links, listed by no sitemap) and
 multi-listed ones (`s:nl` > 1); `reason` says why a row is on a list, in a
 few words. Orphans and unlisted pages need a mixed crawl; `m:nil` and
-`s:nl` are counted by updatedb's merge. The lists: docs/commands.md,
-report --html.
+`s:nl` are counted by updatedb's merge. The lists: docs/commands.md.
 """
 
 from __future__ import annotations
@@ -31,6 +32,26 @@ NEWS_MAX_AGE = timedelta(days=2)
 #: News entries Google News reads per sitemap.
 NEWS_MAX_ENTRIES = 1_000
 
+#: The audit lists, in the order the report shows them.
+AUDIT_NAMES = tuple(name.value for name in AuditList)
+#: The title the report gives each list.
+TITLES: dict[AuditList, str] = {
+    AuditList.HTTP_ERROR: "Sitemap URLs answering 4xx/5xx",
+    AuditList.REDIRECT: "Sitemap URLs that redirect",
+    AuditList.BLOCKED: "Sitemap URLs blocked by robots.txt",
+    AuditList.BLOCKED_BY_SITE: "Blocked by the site: a bot challenge or WAF block answered (we are blocked, not "
+                               "broken)",
+    AuditList.NOINDEX: "Sitemap URLs saying noindex (meta robots, googlebot or X-Robots-Tag)",
+    AuditList.CANONICAL: "Sitemap URLs naming another canonical (in the head or a Link header)",
+    AuditList.HREFLANG_NO_RETURN: "hreflang alternates that do not name the page back",
+    AuditList.LASTMOD_SUSPECT: "Suspect lastmods: future, moved without a change, stale after a change, one for all",
+    AuditList.NEWS_STALE: "Stale news: entries over two days old when read, news sitemaps over 1,000 entries",
+    AuditList.ORPHANS: "Orphans: in a sitemap, linked from no crawled page",
+    AuditList.UNLISTED: "Missing from the sitemaps: reached by links, listed nowhere",
+    AuditList.MULTI_LISTED: "Listed by several sitemaps",
+}
+#: The lists only a mixed crawl fills (they need the links between pages).
+NEED_LINKS = frozenset({AuditList.ORPHANS, AuditList.UNLISTED})
 #: The problem kinds of a sitemap-listed URL (and of a sitemap document), in the order the report shows them.
 PROBLEMS = tuple(name.value for name in AuditList
                  if name not in (AuditList.ORPHANS, AuditList.UNLISTED, AuditList.MULTI_LISTED))
@@ -61,6 +82,19 @@ def discovered_via(row: WebPage) -> str:
     return "link"
 
 
+def audit_lists(row: WebPage) -> list[str]:
+    """The audit lists a row is on, in `AUDIT_NAMES` order. `row` needs `PROBLEM_FIELDS`, `in_sitemap`,
+    `is_sitemap`, `link_inlinks` and `sitemaps_listing`."""
+    found = problems(row)
+    if is_orphan(row):
+        found.append(AuditList.ORPHANS.value)
+    if is_unlisted(row):
+        found.append(AuditList.UNLISTED.value)
+    if is_multi_listed(row):
+        found.append(AuditList.MULTI_LISTED.value)
+    return found
+
+
 def problems(row: WebPage) -> list[str]:
     """The problems of a sitemap-listed page or of a sitemap document (`PROBLEMS` order; none for other rows).
 
@@ -74,31 +108,31 @@ def problems(row: WebPage) -> list[str]:
     code = row.http_code or 0
     blocked = blocked_by_site(row)
     if code >= 400 and not blocked:
-        found.append("http-error")
+        found.append(AuditList.HTTP_ERROR.value)
     if row.status is FetchStatus.REDIRECT or 300 <= code < 400:
-        found.append("redirect")
+        found.append(AuditList.REDIRECT.value)
     if row.status is FetchStatus.BLOCKED_ROBOTS:
-        found.append("blocked")
+        found.append(AuditList.BLOCKED.value)
     if blocked:
-        found.append("blocked-by-site")
+        found.append(AuditList.BLOCKED_BY_SITE.value)
     read = row.status in _READ  # a page that answers no more is on the lists above, not on these two
     if read and row.noindex:
-        found.append("noindex")
+        found.append(AuditList.NOINDEX.value)
     if read and row.canonical and row.canonical != row.url:
-        found.append("canonical")
+        found.append(AuditList.CANONICAL.value)
     if row.hreflang_no_return:
-        found.append("hreflang-no-return")
+        found.append(AuditList.HREFLANG_NO_RETURN.value)
     if row.lastmod_verdict:
-        found.append("lastmod-suspect")
+        found.append(AuditList.LASTMOD_SUSPECT.value)
     if row.news_stale:
-        found.append("news-stale")
+        found.append(AuditList.NEWS_STALE.value)
     return found
 
 
 def _sitemap_problems(row: WebPage) -> list[str]:
-    found = ["blocked-by-site"] if blocked_by_site(row) else []
+    found = [AuditList.BLOCKED_BY_SITE.value] if blocked_by_site(row) else []
     if row.problem_kinds and ProblemKind.NEWS_OVER_LIMIT in read_problem_lines(row.problem_kinds):
-        found.append("news-stale")
+        found.append(AuditList.NEWS_STALE.value)
     return found
 
 
@@ -108,35 +142,35 @@ def reason(row: WebPage, name: str) -> str:
     `row` needs `PROBLEM_FIELDS` and `REASON_FIELDS`.
     """
     code = row.http_code
-    if name == "http-error":
+    if name == AuditList.HTTP_ERROR:
         return f"HTTP {code}"
-    if name == "redirect":
+    if name == AuditList.REDIRECT:
         return f"HTTP {code} to {row.redirect_to}" if row.redirect_to else f"HTTP {code}"
-    if name == "blocked":
+    if name == AuditList.BLOCKED:
         return "robots.txt disallows it"
-    if name == "blocked-by-site":
+    if name == AuditList.BLOCKED_BY_SITE:
         return f"{row.blocked_by} (HTTP {code})"
-    if name == "noindex":
+    if name == AuditList.NOINDEX:
         return "; ".join(line for line in row.robots or () if "noindex" in line.lower() or "none" in line.lower()) \
             or "noindex"
-    if name == "canonical":
+    if name == AuditList.CANONICAL:
         return f"names {row.canonical}"
-    if name == "hreflang-no-return":
+    if name == AuditList.HREFLANG_NO_RETURN:
         lines = row.hreflang_no_return or ()
         more = f" (and {len(lines) - 3} more)" if len(lines) > 3 else ""
         return "; ".join(f"{line} does not name it back" for line in lines[:3]) + more
-    if name == "lastmod-suspect":
+    if name == AuditList.LASTMOD_SUSPECT:
         return _LASTMOD_REASONS.get(row.lastmod_verdict or "", row.lastmod_verdict or "")
-    if name == "news-stale":
+    if name == AuditList.NEWS_STALE:
         if row.is_sitemap:
             over = read_problem_lines(row.problem_kinds or ()).get(ProblemKind.NEWS_OVER_LIMIT, 0)
             return f"{NEWS_MAX_ENTRIES + over:,} news entries: Google News reads {NEWS_MAX_ENTRIES:,}"
         return f"published {row.news_date or '?'}, over two days before its sitemap was read"
-    if name == "orphans":
+    if name == AuditList.ORPHANS:
         return "linked from no crawled page"
-    if name == "unlisted":
+    if name == AuditList.UNLISTED:
         return f"linked from {row.link_inlinks or 0} pages, in no sitemap"
-    if name == "multi-listed":
+    if name == AuditList.MULTI_LISTED:
         return f"listed by {listing_count(row)} sitemaps"
     return ""
 

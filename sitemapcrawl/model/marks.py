@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import enum
 
-from sitemapcrawl.model.cells import equals_filter
+from sitemapcrawl.model.cells import equals_filter, was_read
 from sitemapcrawl.model.webpage import WebPage
 
 
@@ -43,12 +43,12 @@ class Mark(enum.StrEnum):
 
     def of(self, row: WebPage) -> str | None:
         """The batch id this mark holds on `row` (None: never set); FieldNotReadError when not read."""
-        value: str | None = getattr(row, self.value)
+        value: str | None = was_read(getattr(row, self.value))
         return value
 
     def done(self, row: WebPage, batch_id: str) -> bool:
         """Has this phase done `row` for `batch_id`? (FieldNotReadError when the mark was not read.)"""
-        return getattr(row, self.value) == batch_id
+        return was_read(getattr(row, self.value)) == batch_id
 
     def filter(self, batch_id: str) -> str:
         """An HBase filter string: the rows this mark says belong to `batch_id` (rows without it left out)."""

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from sitemapcrawl.model.cells import fields_set
 from sitemapcrawl.model.webpage import FetchStatus, WebPage
 
 
@@ -27,8 +28,7 @@ def new_page(url: str, due: datetime, fetch_interval: int | None, *, score: floa
     and any status, next fetch, interval, score, depth or radius it holds,
     give way to the arguments. Cost: one dict of the fields set.
     """
-    values = {} if also is None else {name: value for name, value in also.__dict__.items() if value is not None}
-    values.pop("url", None)
+    values = {} if also is None else fields_set(also)
     values.update(status=FetchStatus.UNFETCHED, next_fetch=due, fetch_interval=fetch_interval, score=score,
                   depth=depth, radius=radius)
     return WebPage(url, **values)

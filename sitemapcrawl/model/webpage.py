@@ -7,7 +7,10 @@ generate made, which phases finished, who holds each share), a `BatchRecord`
 (table `batchrow`, a batch's members by prefix), a `DueRow` (table `due`, the
 index of next fetch times generate reads) or a `HistoryRow` (table `history`,
 one per parse of a sitemap). Each field names its column and its codec
-(`codec`); `cells` turns rows into cells and back.
+(`codec`); `cells` turns rows into cells and back. Rows are plain
+dataclasses (with slots, not frozen: see `cells.Row`). `TABLES` registers each
+table once (name, row type, families): the store, `hbase-schema/` and the
+tests read it.
 """
 
 from __future__ import annotations
@@ -16,17 +19,15 @@ import enum
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TypeVar
 
 from sitemapcrawl.config import MAX_HOPS, MAX_PARTITIONS
 from sitemapcrawl.model.cells import (
     Column,
     Family,
     MapFamily,
+    Row,
+    Table,
     col,
-    columns_of,
-    install,
-    map_families_of,
     mapcol,
 )
 from sitemapcrawl.model.codec import (
@@ -116,8 +117,8 @@ WEBPAGE_FAMILIES = (
 )
 
 
-@dataclass(frozen=True)
-class WebPage:
+@dataclass(slots=True, repr=False)
+class WebPage(Row):
     """One `webpage` row: a URL and what the crawl knows of it.
 
     Every field but `url` may be None, meaning "not read or not set": a job
@@ -289,8 +290,8 @@ HOST_FAMILIES = (
 )
 
 
-@dataclass(frozen=True)
-class HostRow:
+@dataclass(slots=True, repr=False)
+class HostRow(Row):
     """One `host` row: what the crawl knows of one scheme+host+port."""
 
     origin: str
@@ -341,8 +342,8 @@ BATCH_FAMILIES = (
 )
 
 
-@dataclass(frozen=True)
-class BatchRow:
+@dataclass(slots=True, repr=False)
+class BatchRow(Row):
     """One `batch` row: a batch's facts, its finished phases and its leases (see jobs/batches.py)."""
 
     batch_id: str
@@ -374,8 +375,8 @@ BATCHROW_FAMILIES = (
 )
 
 
-@dataclass(frozen=True)
-class BatchRecord:
+@dataclass(slots=True, repr=False)
+class BatchRecord(Row):
     """One `batchrow` row: a `webpage` row a batch holds (member) or touched (see `batchrecords.record_key`).
 
     Keys: `<batch>|m|<bucket>|<webpage key>` for a member (generate; fetch for
@@ -410,8 +411,8 @@ DUE_FAMILIES = (
 )
 
 
-@dataclass(frozen=True)
-class DueRow:
+@dataclass(slots=True, repr=False)
+class DueRow(Row):
     """One `due` row: index entries, or the marker saying the index was built (see `sitemapcrawl.model.due`).
 
     Waiting entries are keyed `<kind>|<next fetch time>|<webpage row key>`:
@@ -445,8 +446,8 @@ HISTORY_FAMILIES = (
 )
 
 
-@dataclass(frozen=True)
-class HistoryRow:
+@dataclass(slots=True, repr=False)
+class HistoryRow(Row):
     """One `history` row: a parse of a sitemap, or the sitemap's latest entry snapshot.
 
     Keys (`sitemapcrawl.model.changes.history_key`): `<sitemap's webpage key> <inverted
@@ -478,21 +479,27 @@ class HistoryRow:
         "parse", "n")
 
 
-RowT = TypeVar("RowT", WebPage, HostRow, BatchRow, HistoryRow, BatchRecord, DueRow)
-AnyRow = WebPage | HostRow | BatchRow | HistoryRow | BatchRecord | DueRow
-AnyRowType = (type[WebPage] | type[HostRow] | type[BatchRow] | type[HistoryRow] | type[BatchRecord]
-              | type[DueRow])
+#: The tables, one registry: the store creates them, `hbase-schema/` declares them (a test compares), tests hold them.
+TABLES: tuple[Table, ...] = (
+    Table(WEBPAGE_TABLE, WebPage, WEBPAGE_FAMILIES),
+    Table(HOST_TABLE, HostRow, HOST_FAMILIES),
+    Table(BATCH_TABLE, BatchRow, BATCH_FAMILIES),
+    Table(HISTORY_TABLE, HistoryRow, HISTORY_FAMILIES),
+    Table(BATCHROW_TABLE, BatchRecord, BATCHROW_FAMILIES),
+    Table(DUE_TABLE, DueRow, DUE_FAMILIES),
+)
+#: Their base names, in the registry's order.
+TABLE_NAMES: tuple[str, ...] = tuple(table.name for table in TABLES)
 
-install((WebPage, HostRow, BatchRow, HistoryRow, BatchRecord, DueRow))
+
+def table_of(name: str) -> Table:
+    """The registered table of base name `name`; KeyError naming it when there is none."""
+    for table in TABLES:
+        if table.name == name:
+            return table
+    raise KeyError(f"no table {name!r} in the row model")
 
 
 def all_columns() -> list[tuple[str, Column | MapFamily]]:
     """Every (table, column or map family) the model knows, for the column map test."""
-    listed: list[tuple[str, Column | MapFamily]] = []
-    tables: tuple[tuple[str, AnyRowType], ...] = (
-        (WEBPAGE_TABLE, WebPage), (HOST_TABLE, HostRow), (BATCH_TABLE, BatchRow), (HISTORY_TABLE, HistoryRow),
-        (BATCHROW_TABLE, BatchRecord), (DUE_TABLE, DueRow))
-    for table, row_type in tables:
-        listed.extend((table, column) for column in columns_of(row_type).values())
-        listed.extend((table, family) for family in map_families_of(row_type).values())
-    return listed
+    return [(table.name, column) for table in TABLES for column in table.columns()]

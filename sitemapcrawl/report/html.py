@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from sitemapcrawl.errors import UsageError
+from sitemapcrawl.model.audit import NEED_LINKS
 from sitemapcrawl.report.panels import PANELS, Snapshot, panel_data
 from sitemapcrawl.scoring.quality import SIGNALS
 
@@ -220,7 +221,7 @@ def history_chart(parses: list[dict[str, Any]], title: str, width: int = 420, he
 def _audit(data: dict[str, Any]) -> str:
     blocks = []
     for name, item in data["lists"].items():
-        if name in ("orphans", "unlisted") and not data["mixed"]:
+        if name in NEED_LINKS and not data["mixed"]:
             blocks.append(f'<div class="audit"><h3>{_e(item["title"])}</h3><p class="note">Needs a mixed crawl '
                           "(sitemaps and links): no crawled page linked anywhere yet.</p></div>")
             continue

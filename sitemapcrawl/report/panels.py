@@ -26,7 +26,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from sitemapcrawl.errors import CellDecodeError, InvalidUrlError, UsageError
-from sitemapcrawl.model.audit import REASON_FIELDS, reason
+from sitemapcrawl.model.audit import REASON_FIELDS, TITLES, audit_lists, reason
 from sitemapcrawl.model.cells import column_names, decode
 from sitemapcrawl.model.codec import format_time
 from sitemapcrawl.model.webpage import (
@@ -61,6 +61,8 @@ from sitemapcrawl.web import rowkeys, urls
 log = logging.getLogger(__name__)
 
 _HOST_FIELDS = ["robots_status", "robots_http_code", "robots_error", "crawl_delay", "sitemaps"]
+#: What the panels read of an origin's counters (scoring/count_step.py writes them).
+_HOST_COUNT_FIELDS = ["counts", "count_cells", "audit_samples", "sitemap_summaries"]
 #: What an audit list's URL and its reason need (sitemapcrawl/model/audit.py).
 AUDIT_FIELDS = list(dict.fromkeys([*rowcounts.TALLY_FIELDS, *REASON_FIELDS]))
 _EXTRA_FIELDS = list(dict.fromkeys([
@@ -68,23 +70,10 @@ _EXTRA_FIELDS = list(dict.fromkeys([
     "quality_notes", *AUDIT_FIELDS]))
 #: URLs kept per audit list (the total is counted in full; `export` gives them all).
 AUDIT_CAP = rowcounts.SAMPLE_CAP
-_TITLES = {
-    "http-error": "Sitemap URLs answering 4xx/5xx",
-    "redirect": "Sitemap URLs that redirect",
-    "blocked": "Sitemap URLs blocked by robots.txt",
-    "blocked-by-site": "Blocked by the site: a bot challenge or WAF block answered (we are blocked, not broken)",
-    "noindex": "Sitemap URLs saying noindex (meta robots, googlebot or X-Robots-Tag)",
-    "canonical": "Sitemap URLs naming another canonical (in the head or a Link header)",
-    "hreflang-no-return": "hreflang alternates that do not name the page back",
-    "lastmod-suspect": "Suspect lastmods: future, moved without a change, stale after a change, one for all",
-    "news-stale": "Stale news: entries over two days old when read, news sitemaps over 1,000 entries",
-    "orphans": "Orphans: in a sitemap, linked from no crawled page",
-    "unlisted": "Missing from the sitemaps: reached by links, listed nowhere",
-    "multi-listed": "Listed by several sitemaps",
-}
-#: The audit lists, in the order shown, with the `export` command that gives all of a list.
+#: The audit lists (`model.audit`), in the order shown, with their titles and the `export` command that gives
+#: all of a list.
 AUDIT_LISTS: dict[str, tuple[str, str]] = {
-    name: (_TITLES[name], f"sitemapcrawl export --audit {name}") for name in rowcounts.AUDIT_NAMES}
+    name.value: (title, f"sitemapcrawl export --audit {name.value}") for name, title in TITLES.items()}
 #: Months drawn in the lastmod histogram (the most recent; earlier ones are summed in one bar).
 LASTMOD_MONTHS = 60
 #: Age buckets (upper bound, label), for lastmods (age) and next fetch times (wait).
@@ -186,7 +175,7 @@ def _audit(extras: Extras, row: WebPage) -> None:
     """Count one row into the audit lists, with why it is on each (see `sitemapcrawl.model.audit`)."""
     if row.link_inlinks and not row.is_sitemap:
         extras.linked_rows += 1
-    for name in rowcounts.audit_lists(row):
+    for name in audit_lists(row):
         extras.audit[name].add(row.url, " ".join(reason(row, name).split()))
 
 
@@ -225,7 +214,7 @@ def take_counted_snapshot(store: Store, now: datetime) -> Snapshot:
     extras = Extras(counted=True)
     if HISTORY_TABLE in store.existing_tables():
         extras.history = list(histories(store))
-    columns = [name for name in column_names(HostRow, _HOST_FIELDS) if not name.startswith(b"n:")] + [b"n"]
+    columns = column_names(HostRow, [*_HOST_FIELDS, *_HOST_COUNT_FIELDS])
     summaries: list[tuple[bytes, dict[str, Any]]] = []
     samples: dict[str, list[tuple[bytes, str, str]]] = {name: [] for name in AUDIT_LISTS}
     # Origin rows only: the politeness rows (and `~counters`) after them are no hosts.

@@ -28,7 +28,7 @@ from datetime import datetime
 from typing import NamedTuple
 
 from sitemapcrawl.errors import CellDecodeError
-from sitemapcrawl.model.audit import REASON_FIELDS, reason
+from sitemapcrawl.model.audit import AUDIT_NAMES, REASON_FIELDS, audit_lists, reason
 from sitemapcrawl.model.cells import column_names, decode, encode, field_encoder
 from sitemapcrawl.model.linkvalues import parse_inlink
 from sitemapcrawl.model.rank import sitemap_priority
@@ -72,11 +72,6 @@ class CountCounts:
 def _counted(origin: str, tally: Tally) -> dict[str, tuple[str, Tally]]:
     """What a row gives its origin now, as `evidence.judge` takes it (the one group `rows`)."""
     return {origin: (rowcounts.GROUP, tally)}
-
-
-def _host_columns(fields: list[str]) -> list[bytes]:
-    # Whole family `n` for the cells: no single `n:` column beside it (HBase would narrow to it).
-    return [name for name in column_names(HostRow, fields) if not name.startswith(b"n:")] + [b"n"]
 
 
 def write_summaries(store: Store, keys: Iterable[bytes], unreadable: Unreadable) -> int:
@@ -195,7 +190,7 @@ class CountStep:
         `_changes_of` has them: a chunk of rows over many hosts costs one round trip, not one per host."""
         unseen = list(dict.fromkeys(origin for origin in map(origin_of_key, keys) if origin not in self.changes))
         if unseen:
-            found = self.store.rows(HOST_TABLE, unseen, columns=_host_columns(["audit_samples"]))
+            found = self.store.rows(HOST_TABLE, unseen, columns=column_names(HostRow, ["audit_samples"]))
             for origin in unseen:
                 self.changes[origin] = self._samples(origin, found.get(origin) or {})
 
@@ -204,7 +199,7 @@ class CountStep:
         at once; else one get per origin)."""
         changes = self.changes.get(origin)
         if changes is None:
-            cells = self.store.row(HOST_TABLE, origin, _host_columns(["audit_samples"])) or {}
+            cells = self.store.row(HOST_TABLE, origin, column_names(HostRow, ["audit_samples"])) or {}
             changes = self.changes[origin] = self._samples(origin, cells)
         return changes
 
@@ -417,7 +412,7 @@ class _FirstJudged(NamedTuple):
     counted: FirstCounted
 
 
-_AUDIT_WORDS = tuple((name, f"a.{name}") for name in rowcounts.AUDIT_NAMES)
+_AUDIT_WORDS = tuple((name, f"a.{name}") for name in AUDIT_NAMES)
 
 
 def _lists_noted(row: WebPage, lines: list[Contribution]) -> tuple[tuple[str, bool, str], ...]:
@@ -442,7 +437,7 @@ def _finish_origins(store: Store, origins: list[bytes], batch_id: str, changes: 
     samples; return the cells folded."""
     if not origins:
         return 0
-    found = store.rows(HOST_TABLE, origins, columns=_host_columns(_HOST_FIELDS))
+    found = store.rows(HOST_TABLE, origins, columns=column_names(HostRow, _HOST_FIELDS))
     for origin in origins:
         found.setdefault(origin, {})  # a new origin: no base, no samples yet
     puts: list[tuple[bytes, dict[bytes, bytes]]] = []
@@ -516,7 +511,7 @@ def recount(store: Store, batch_id: str = "") -> CountCounts:
         counts.rows += 1
         tally = rowcounts.row_tally(row)
         totals.setdefault(origin_of_key(key), Tally()).add(tally)
-        for name in rowcounts.audit_lists(row):
+        for name in audit_lists(row):
             listed = samples.setdefault(origin_of_key(key), {}).setdefault(name, {})
             if len(listed) < rowcounts.SAMPLE_CAP:
                 listed[row.url] = " ".join(reason(row, name).split())
@@ -532,7 +527,7 @@ def recount(store: Store, batch_id: str = "") -> CountCounts:
             puts = []
     store.write(WEBPAGE_TABLE, puts)
     old_cells: list[tuple[bytes, list[bytes]]] = []
-    for host_key, cells in store.scan(HOST_TABLE, columns=[b"n"]):
+    for host_key, cells in store.scan(HOST_TABLE, columns=column_names(HostRow, _HOST_FIELDS)):
         if host_key.startswith(b"~"):
             continue
         try:

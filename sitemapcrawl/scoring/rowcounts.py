@@ -20,16 +20,8 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from sitemapcrawl.model.audit import (
-    PROBLEM_FIELDS,
-    discovered_via,
-    is_multi_listed,
-    is_orphan,
-    is_unlisted,
-    problems,
-)
+from sitemapcrawl.model.audit import PROBLEM_FIELDS, audit_lists, discovered_via
 from sitemapcrawl.model.webpage import ChangeFreq, FetchStatus, WebPage
-from sitemapcrawl.modes import AuditList
 from sitemapcrawl.scoring.evidence import STATUS_WORDS, Tally
 from sitemapcrawl.scoring.quality import SIGNAL_FIELDS, stored_signals
 
@@ -38,8 +30,6 @@ GROUP = "rows"
 #: The fields `row_tally` reads.
 TALLY_FIELDS = tuple(dict.fromkeys(("status", "is_sitemap", "seed", "in_sitemap", "lastmod", "fetch_time",
                                      "changefreq", "link_inlinks", "sitemaps_listing", *PROBLEM_FIELDS)))
-#: The audit lists, in the order the page shows them.
-AUDIT_NAMES = tuple(name.value for name in AuditList)
 #: URLs kept per audit list and origin (the panel shows at most this many per list).
 SAMPLE_CAP = 50
 #: The fields `summary` reads (the report's sitemap line and the quality columns).
@@ -76,18 +66,6 @@ def row_tally(row: WebPage) -> Tally:
         if row.link_inlinks:
             counts["linked"] = 1
     return Tally(counts)
-
-
-def audit_lists(row: WebPage) -> list[str]:
-    """The audit lists a row is on (`sitemapcrawl.model.audit`), in `AUDIT_NAMES` order."""
-    found = problems(row)
-    if is_orphan(row):
-        found.append("orphans")
-    if is_unlisted(row):
-        found.append("unlisted")
-    if is_multi_listed(row):
-        found.append("multi-listed")
-    return found
 
 
 Samples = dict[str, dict[str, str]]

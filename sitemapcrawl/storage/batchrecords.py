@@ -357,7 +357,7 @@ def batch_rows(store: Store, field_name: str, batch_id: str, fields: list[str], 
     """The rows of `split` whose `field_name` equals `batch_id`, in chunks of at most `chunk` rows.
 
     Rows that do not decode are counted in `unreadable` and left out;
-    reading a field not in `fields` raises FieldNotReadError. `partition`:
+    a field not in `fields` holds its `NotRead` (`model.cells`). `partition`:
     only members of that fetch partition (`m:pa`). `on_no_work`: members
     recorded as having no work in sitemap-only mode are not read, only
     counted to it (`recorded_keys`; a batch without records reads them). For the generate and

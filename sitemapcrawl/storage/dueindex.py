@@ -21,7 +21,15 @@ from itertools import islice
 from typing import NamedTuple, TypeVar
 
 from sitemapcrawl.errors import CellDecodeError
-from sitemapcrawl.model.cells import column_names, compare_filter_of, decode, encode, field_encoder, map_column
+from sitemapcrawl.model.cells import (
+    column_names,
+    compare_filter_of,
+    decode,
+    encode,
+    field_encoder,
+    map_column,
+    was_read,
+)
 from sitemapcrawl.model.codec import format_time
 from sitemapcrawl.model.due import (
     BUILT_KEY,
@@ -128,7 +136,7 @@ def _due_cells(page: WebPage | None) -> dict[bytes, bytes]:
         return {}
     cells = {}
     for (column, encoded), name in zip(_ENCODERS, DUE_FIELDS, strict=True):
-        value = getattr(page, name)
+        value = was_read(getattr(page, name))
         if value is not None:
             cells[column] = encoded(value)
     return cells

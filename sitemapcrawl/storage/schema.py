@@ -20,7 +20,7 @@ from importlib.resources.abc import Traversable
 from pathlib import Path
 
 from sitemapcrawl.errors import InvalidUrlError, UsageError
-from sitemapcrawl.model.webpage import WEBPAGE_TABLE
+from sitemapcrawl.model.webpage import TABLE_NAMES, WEBPAGE_TABLE
 from sitemapcrawl.modes import Compression
 from sitemapcrawl.web.rowkeys import host_row_prefix
 from sitemapcrawl.web.urls import canonicalize
@@ -69,12 +69,16 @@ def packaged_files() -> Traversable:
 
 
 def schema_scripts() -> dict[str, str]:
-    """Table base name -> the text of its `.hbase` file, from the package (webpage first)."""
-    scripts = {entry.name.removesuffix(".hbase"): entry.read_text(encoding="utf-8")
-               for entry in packaged_files().iterdir() if entry.name.endswith(".hbase")}
-    if WEBPAGE_TABLE not in scripts:
-        raise UsageError(f"the package has no hbase_schema/{WEBPAGE_TABLE}.hbase (a broken install?)")
-    return dict(sorted(scripts.items(), key=lambda item: (item[0] != WEBPAGE_TABLE, item[0])))
+    """Table base name -> the text of its `.hbase` file, from the package, for every table of the row
+    model's registry (webpage first, then by name). UsageError naming a file the package lacks."""
+    folder = packaged_files()
+    scripts = {}
+    for table in sorted(TABLE_NAMES, key=lambda name: (name != WEBPAGE_TABLE, name)):
+        entry = folder / f"{table}.hbase"
+        if not entry.is_file():
+            raise UsageError(f"the package has no hbase_schema/{table}.hbase (a broken install?)")
+        scripts[table] = entry.read_text(encoding="utf-8")
+    return scripts
 
 
 def _ruby(text: str) -> str:

@@ -29,21 +29,7 @@ from thriftpy2.thrift import TException
 
 from sitemapcrawl.config import Settings
 from sitemapcrawl.errors import StoreRejectedError, StoreUnavailableError, TableMissingError
-from sitemapcrawl.model.cells import Family
-from sitemapcrawl.model.webpage import (
-    BATCH_FAMILIES,
-    BATCH_TABLE,
-    BATCHROW_FAMILIES,
-    BATCHROW_TABLE,
-    DUE_FAMILIES,
-    DUE_TABLE,
-    HISTORY_FAMILIES,
-    HISTORY_TABLE,
-    HOST_FAMILIES,
-    HOST_TABLE,
-    WEBPAGE_FAMILIES,
-    WEBPAGE_TABLE,
-)
+from sitemapcrawl.model.webpage import TABLE_NAMES, TABLES
 from sitemapcrawl.storage._happybase import (
     BAD_REPLIES,
     BatchMutation,
@@ -72,12 +58,6 @@ log = logging.getLogger(__name__)
 
 Cells = dict[bytes, bytes]
 T = TypeVar("T")
-
-#: The tables the crawl uses, by base name, and their families.
-TABLES: dict[str, tuple[Family, ...]] = {
-    WEBPAGE_TABLE: WEBPAGE_FAMILIES, HOST_TABLE: HOST_FAMILIES, BATCH_TABLE: BATCH_FAMILIES,
-    HISTORY_TABLE: HISTORY_FAMILIES, BATCHROW_TABLE: BATCHROW_FAMILIES, DUE_TABLE: DUE_FAMILIES,
-}
 
 
 @dataclass(frozen=True)
@@ -225,10 +205,10 @@ class Store:
     def existing_tables(self) -> list[str]:
         """Base names of our tables that exist (one round trip)."""
         names = {n.decode() for n in self._call("list tables", lambda c: c.tables())}
-        return [base for base in TABLES if self.table_name(base) in names]
+        return [base for base in TABLE_NAMES if self.table_name(base) in names]
 
     def create_tables(self, compression: str = "NONE") -> list[str]:
-        """Create the tables that are missing, with the families of `model.webpage`.
+        """Create the tables that are missing, with their families: the registry `model.webpage.TABLES`.
 
         `compression` is HBase's name for the families' block compression
         (NONE, GZ, SNAPPY...): the cluster checks that it can use it, and a
@@ -239,7 +219,8 @@ class Store:
         """
         created = []
         existing = set(self.existing_tables())
-        for base, families in TABLES.items():
+        for table in TABLES:
+            base, families = table.name, table.families
             if base in existing:
                 continue
             options = {

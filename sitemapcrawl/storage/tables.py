@@ -5,8 +5,8 @@ through these functions, so there is one decode policy (`decoded`): a row
 whose key is not a URL key, or whose cells do not decode, is logged once
 (with the job's name) and counted in `Unreadable`, never raised and never
 read as an empty row; each job says the count in its summary line. Rows are
-decoded with the fields the caller asked for, so reading a field not asked
-for raises FieldNotReadError instead of reading as None. A batch's rows are
+decoded with the fields the caller asked for, so a field not asked for holds
+its `NotRead` (a truth test of it raises FieldNotReadError), not None. A batch's rows are
 read through `batchrecords`; writes of due-deciding cells go through
 `dueindex.write_pages`.
 
@@ -20,12 +20,11 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
 from sitemapcrawl.errors import CellDecodeError, InvalidUrlError
-from sitemapcrawl.model.cells import column_names, decode
+from sitemapcrawl.model.cells import RowT, column_names, decode
 from sitemapcrawl.model.webpage import (
     WEBPAGE_TABLE,
     HistoryRow,
     HostRow,
-    RowT,
     WebPage,
 )
 from sitemapcrawl.storage.store import Cells, Store

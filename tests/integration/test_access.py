@@ -14,8 +14,8 @@ from cli_helpers import cli
 
 from sitemapcrawl.config import Settings
 from sitemapcrawl.model.cells import decode
-from sitemapcrawl.model.webpage import WEBPAGE_TABLE, FetchStatus, WebPage
-from sitemapcrawl.storage.store import TABLES, Store
+from sitemapcrawl.model.webpage import TABLE_NAMES, WEBPAGE_TABLE, FetchStatus, WebPage
+from sitemapcrawl.storage.store import Store
 from sitemapcrawl.testweb import Entry, Page, Robots, Site, Sitemap, TestWebServer, Web
 from sitemapcrawl.web import rowkeys
 
@@ -52,7 +52,7 @@ def test_a_crawl_behind_basic_auth_with_netrc_fetches_every_page_and_keeps_no_cr
 
     # No credential in any cell of any table, nor in any WARC byte, nor on stderr.
     secrets = (PASSWORD.encode(), base64.b64encode(f"{USER}:{PASSWORD}".encode()), b"t0k3n")
-    for table in TABLES:
+    for table in TABLE_NAMES:
         for key, cells in store.scan(table):
             for value in [key, *cells, *cells.values()]:
                 assert not any(secret in value for secret in secrets), (table, key)

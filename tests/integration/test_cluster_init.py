@@ -17,8 +17,8 @@ from cli_helpers import cli
 from hbase_fixtures import HBASE_LOCAL, hbase_shell, run_shell_file, side_gateway
 
 from sitemapcrawl.config import Settings
-from sitemapcrawl.model.webpage import HOST_TABLE, WEBPAGE_TABLE
-from sitemapcrawl.storage.store import TABLES, Store
+from sitemapcrawl.model.webpage import HOST_TABLE, TABLE_NAMES, WEBPAGE_TABLE
+from sitemapcrawl.storage.store import Store
 
 
 def one_line(result) -> str:  # type: ignore[no-untyped-def]
@@ -68,7 +68,7 @@ def test_print_schema_runs_in_the_shell_and_makes_the_tables_init_makes(
     script = tmp_path / "schema-twice.hbase"
     script.write_text(body.removesuffix("exit") + printed.stdout, encoding="utf-8")
     shown = run_shell_file(script)
-    assert all(f"{prefix}{base} exists; nothing to do" in shown for base in TABLES), shown
+    assert all(f"{prefix}{base} exists; nothing to do" in shown for base in TABLE_NAMES), shown
 
     with Store(Settings(hbase=hbase_address, table_prefix=table_prefix)) as thrift_made, \
             Store(Settings(hbase=hbase_address, table_prefix=prefix)) as shell_made:

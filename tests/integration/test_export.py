@@ -16,11 +16,10 @@ from cli_helpers import cli, runner
 
 from sitemapcrawl.cli.app import app
 from sitemapcrawl.config import Settings
-from sitemapcrawl.model.audit import reason
+from sitemapcrawl.model.audit import audit_lists, reason
 from sitemapcrawl.model.cells import decode
 from sitemapcrawl.model.codec import format_time
 from sitemapcrawl.model.webpage import WEBPAGE_TABLE, WebPage
-from sitemapcrawl.scoring.rowcounts import audit_lists
 from sitemapcrawl.storage.store import Store
 from sitemapcrawl.testweb import changing_web
 from sitemapcrawl.web import rowkeys

@@ -14,7 +14,7 @@ from Hbase_thrift import IllegalArgument, IOError
 
 from sitemapcrawl.config import Settings, load_settings
 from sitemapcrawl.errors import StoreRejectedError, UsageError
-from sitemapcrawl.model.webpage import HOST_FAMILIES, WEBPAGE_FAMILIES
+from sitemapcrawl.model.webpage import TABLES
 from sitemapcrawl.modes import Compression
 from sitemapcrawl.storage.failures import HOW_TO_START, create_refusal, first_line, how_to_reach
 from sitemapcrawl.storage.hbase_shell import run_script
@@ -93,7 +93,7 @@ def test_shell_script_applies_prefix_namespace_compression_and_splits() -> None:
     assert "ENV['SITEMAPCRAWL_TABLE_PREFIX'] = 'crawl:t_'" in script
     assert "create_namespace 'crawl' unless @shell.admin.list_namespace.include?('crawl')" in script
     families = len(re.findall(r"\{NAME => '\w+'", script))
-    assert families >= len(WEBPAGE_FAMILIES) + len(HOST_FAMILIES)
+    assert families == sum(len(table.families) for table in TABLES)
     assert script.count("COMPRESSION => 'GZ'}") == families
     assert script.count("SPLITS =>") == 1
     assert "SPLITS => ['com.b', 'it\\'s']" in script

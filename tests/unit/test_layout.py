@@ -154,3 +154,11 @@ def later():
                                   ("sitemapcrawl.jobs.parse", []), ("sitemapcrawl.jobs.fetch", ["fetch"])]
     assert targets("sitemapcrawl.web", ["urls", "rules"]) == ["sitemapcrawl.web.urls", "sitemapcrawl.web.rules"]
     assert room_of("sitemapcrawl.web.urls") == "web"
+
+
+def test_no_two_modules_import_each_other() -> None:
+    reached = {module_name(path): {target for module, names in imports_of(path) for target in targets(module, names)}
+               for path in package_modules()}
+    pairs = sorted({tuple(sorted((here, there))) for here, theirs in reached.items() for there in theirs
+                    if there != here and here in reached.get(there, set())})
+    assert pairs == []
