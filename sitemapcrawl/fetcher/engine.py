@@ -1,22 +1,20 @@
 """The fetch engine: every ready host asked at once from one event loop, within a connection cap.
 
 `Engine.run` runs on the HTTP client's loop (`web.http.PoliteHttpClient.submit`).
-It starts a request for every queue that is ready (`fetcher.queues`),
-admitted by its pacing (a paced key needs its reservation in HBase:
-`fetcher.pacing`) and within `max_connections` requests in flight, so what is
-in flight follows the ready hosts rather than a thread count. It holds back
-while the writer is behind (`fetcher.write.Outbox.full`, `Writer.ready`) and
-never waits for HBase itself: outcomes, robots.txt rows and politeness states
-go to the outbox. A host's last request asks the server to close its
-connection, and hosts are begun only while the open-file limit has room for
-their connections (`host_budget`), so thousands of hosts need no setting.
+It starts a request for every ready queue (`fetcher.queues`) admitted by its
+pacing (a paced key needs its reservation in HBase: `fetcher.pacing`) and
+within `max_connections` in flight, so what is in flight follows the ready
+hosts, not a thread count. It holds back while the writer is behind
+(`fetcher.write`) and never waits for HBase itself. A host's last request
+asks the server to close its connection, and hosts are begun only while the
+open-file limit has room (`host_budget`): thousands of hosts need no setting.
 
-`request` is the one place a page request is made: robots.txt checked first
-(fetched as its queue's first request when the table has no fresh copy, and
-read by the same code `detect` runs), the conditional GET, the body caps,
-redirects followed within the host's queue. An unexpected error in one item
-is that item's recorded failure, never the run's. `stop` (thread-safe) lets
-no request start; those in flight get `grace` seconds, then are abandoned.
+`request` is the one place a page request is made: robots.txt first (fetched
+as its queue's first request when the table has no fresh copy, read by the
+code `detect` runs), the conditional GET, the body caps, redirects followed
+within the host's queue. An unexpected error in one item is that item's
+recorded failure, never the run's. `stop` (thread-safe) lets no request
+start; those in flight get `grace` seconds, then are abandoned.
 
 Cost: O(1) bookkeeping per request besides the request itself; memory of
 the bodies in flight, each capped.

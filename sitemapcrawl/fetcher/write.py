@@ -1,28 +1,23 @@
 """Writing a fetch: outcomes, refreshed robots.txt rows and politeness states go to HBase behind the requests.
 
 The engine's loop puts what it learns in an `Outbox` and never waits for
-HBase; the job's thread (`Writer.flush`, a few times a second) writes it: the
+HBase; the job's thread (`Writer.flush`, a few times a second) writes the
 politeness states and reservations first (`fetcher.pacing.StateWrite`), then
-the robots.txt rows, then the outcomes, each table in one batched put. Only
-once a reservation is written is its window confirmed to the engine, so no
-request of a paced key starts before HBase knows of it. What a write could
-not take stays for the next one (puts are idempotent); while a write is
-retried or has taken over `STALLED_AFTER` seconds, `ready` says no and no
-request starts, and the outbox's backlog bounds what piles up meanwhile
-(`Outbox.full`: outcomes, and bytes of exchanges to archive). Each write of
-outcomes is fenced by the lease (`batch.leases`): once the batch was
-released, they are dropped.
+the robots.txt rows, then the outcomes, each table in one batched put. A
+reservation's window is confirmed to the engine only once written. What a
+write could not take stays for the next (puts are idempotent); while a write
+is retried or stalled (`STALLED_AFTER`), `ready` says no, and `Outbox.full`
+bounds the backlog. Each write of outcomes is fenced by the lease
+(`batch.leases`): after a release they are dropped.
 
-With `--warc`, an outcome's exchange is archived here, just before the put
-of its row (`store.batch_size` outcomes at a time), so a killed run leaves
-no record whose outcome HBase lacks but those of the put under way: its
-rerun fetches again only what was in flight. A WARC file that cannot be
-written (a full disk) is `ArchiveError`: the outcomes whose record failed
-are not written (their rows stay due) and the fetch stops.
+With `--warc`, an outcome's exchange is archived just before the put of its
+row, so a killed run leaves no record whose outcome HBase lacks but those of
+the put under way. A WARC file that cannot be written (a full disk) is
+`ArchiveError`: those outcomes are not written (their rows stay due) and the
+fetch stops.
 
-Cost per flush: a multi-get for possibly new rows (redirect hops and
-targets), one batched put per table, a check-and-put per lease share; with
-`--warc`, one file write per exchange.
+Cost per flush: a multi-get for new rows (redirect hops), one batched put per
+table, a check-and-put per lease share; with `--warc`, a file write per exchange.
 """
 
 from __future__ import annotations

@@ -1,30 +1,23 @@
 """A row as its first listing left it stores one short cell (`s:fl`) for its two ledger cells.
 
-Why: an inventory's rows are listed once and not yet fetched, and what
-each gives its origin's row counts (`m:hc`) and its sitemap's quality
-evidence (`s:qc`) follows from four things: the batch that first judged
-it, the sitemap that listed it, its lastmod and its changefreq. `s:fl`
-(BATCH TAB SITEMAP, about 60 bytes) holds what the two cells (about 280
-bytes) would: a 1,000,000-URL inventory costs HBase 1.61x the CPU of the
-8-cell put floor with it, 1.79x without (issue 24; bench_scale, in
+Why: an inventory's rows are listed once and not yet fetched, and what each
+gives its origin's row counts (`m:hc`) and its sitemap's quality evidence
+(`s:qc`) follows from the batch that first judged it, the sitemap that
+listed it, its lastmod and its changefreq. `s:fl` (BATCH TAB SITEMAP) holds
+in about 60 bytes what the two cells hold in 280 (what HBase saves:
 benchmarks/results/2026-12-03-inventory-first-listing.md).
 
-The rule: a ledger cell, when present, is what the row holds. When it is
+The rule: a ledger cell, when present, is what the row holds; when it is
 absent and `s:fl` is set, the row holds the lines `lines_of` derives from
-`s:fl`, `s:lm` and `s:cf` (the sitemap part only when `s:fl` names a
-sitemap). Those three cells are written by updatedb alone, in the same put
-as any ledger cell its judging changes, so the derived lines stay what was
-counted until a judging writes the cells themselves. `FirstListing`
-keeps the rule inside updatedb's counting: `held` fills the ledger fields
-of rows as read (before a merge changes their lastmod); `settle` writes
-`s:fl` instead of the ledger cells of a row judged for the first time when
-the row as written derives exactly those cells, and writes a held ledger
-whose derivation the batch changed without changing the ledger. A rerun of
-the batch that wrote `s:fl` reads lines of that batch, so it counts the row
-again exactly as the first run did.
+`s:fl`, `s:lm` and `s:cf`. updatedb alone writes those cells, in the same put
+as any ledger cell its judging changes. `FirstListing.held` fills the ledger
+fields of rows as read; `settle` writes `s:fl` instead of the ledger cells of
+a row judged for the first time when the row as written derives exactly
+them. A rerun of the batch that wrote `s:fl` counts the row again as the
+first run did.
 
-Cost per row: two lines joined and compared; the tallies and their text
-once per batch, lastmod and changefreq (`functools.lru_cache`).
+Cost per row: two lines joined and compared; the tallies once per batch,
+lastmod and changefreq (`functools.lru_cache`).
 """
 
 from __future__ import annotations

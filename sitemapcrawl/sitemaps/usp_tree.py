@@ -1,24 +1,22 @@
 """`sitemap_tree_for_homepage`: ultimate-sitemap-parser's call and object tree, read by our engine.
 
 Same signature and result as `usp.tree.sitemap_tree_for_homepage` (usp 1.8):
-an `IndexWebsiteSitemap` holding the robots.txt node (`IndexRobotsTxtSitemap`)
-and the sitemaps found at the well-known paths, indexes as `IndexXMLSitemap`,
-documents as usp's page sitemaps, failures as `InvalidSitemap(url, reason)`.
-The documents are read by `parse_sitemap` (entities off, capped sizes and
-URL counts, strict scope: robots.txt's host vouches for what it lists, index
-children inherit), one at a time, streamed from a temporary file when the
-fetcher can write one (`SpoolingFetcher`, as our client); the pages go to
-one temporary file per tree as they stream (`usp_pages`). Differences: docs/usp.md.
+an `IndexWebsiteSitemap` holding the robots.txt node and the sitemaps found
+at the well-known paths, indexes as `IndexXMLSitemap`, documents as usp's
+page sitemaps, failures as `InvalidSitemap(url, reason)`. Documents are read
+by `parse_sitemap` (entities off, capped, strict scope: robots.txt's host
+vouches for what it lists, index children inherit), one at a time, streamed
+from a temporary file when the fetcher can write one (`SpoolingFetcher`);
+pages go to one temporary file per tree (`usp_pages`). Differences: docs/usp.md.
 
 The network stays outside: `web_client` is a usp `AbstractWebClient`
-(adapted by `UspWebClientFetcher`) or None, which asks the package root for
-the default (`sitemapcrawl.default_sitemap_fetcher`: our polite HTTP client,
-one request at a time per host, with no pause between them unless robots.txt
-asks for a Crawl-delay or the caller for a `delay`, as usp's users expect).
-A tree reads each URL once (a sitemap listed twice is the same object twice)
-and within a budget (`TreeBudget`: documents and seconds, the settings
-`tree_max_documents` and `tree_max_seconds`); what is left when it is spent
-becomes InvalidSitemap.
+(adapted by `UspWebClientFetcher`) or None for the package root's default
+(`sitemapcrawl.default_sitemap_fetcher`: our polite client, one request at a
+time per host, no pause unless robots.txt asks for a Crawl-delay or the
+caller for a `delay`, as usp's users expect). A tree reads each URL once and
+within a budget (`TreeBudget`: the settings `tree_max_documents` and
+`tree_max_seconds`); what is left when it is spent becomes InvalidSitemap.
+
 Cost: one request for robots.txt, one per well-known path, one per distinct sitemap.
 """
 

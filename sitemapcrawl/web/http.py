@@ -4,22 +4,18 @@
 imports aiohttp). `get` follows redirects itself, one request at a time per
 host, `delay` seconds from the end of one to the start of the next;
 `fetch_one` makes one bare request for callers that pace and redirect
-themselves (the fetch job). Every request ends by `deadline` (connect,
-headers and body together), its body stops at `max_bytes` after undoing the
-Content-Encoding (`decoding.BodyDecoder`: the cap holds for a bomb in any
-coding chain, with or without WARC), and it never raises for what the
-network or the server does: the failure is in `HttpResponse.error`. Only
-the proxies the settings name are used (no environment, no cookies); the
-headers and netrc credentials the settings name go with every request
-(`web.access`). Keep-alive connections are kept per host for as many hosts as are
-busy, up to `connections` at once. With a `WarcRecorder` (`web.warc`) each
-exchange is also kept as sent and received, or handed back for the caller
-to keep with its outcome (`fetch_one(record_later=True)`).
+themselves (the fetch job). Every request ends by `deadline`, its body stops
+at `max_bytes` after undoing the Content-Encoding (`decoding.BodyDecoder`: in
+any coding chain, with or without WARC), and it never raises for what the
+network or server does (`HttpResponse.error`). Only the proxies the settings
+name are used; their headers and netrc credentials go with every request
+(`web.access`). Keep-alive connections are kept per busy host, up to
+`connections`. With a `WarcRecorder` (`web.warc`) each exchange is kept as
+sent and received, or handed back to be kept with its outcome (`record_later`).
 
-`PoliteHttpClient` is the same client for code that is not a coroutine
-(detect's workers, `sitemap parse`, `sitemap tree`, the usp drop-in): it
-runs an `AsyncHttpClient` on an event loop in a thread of its own, and the
-fetch job runs its whole engine on that loop (`submit`).
+`PoliteHttpClient` is the same client for code that is not a coroutine (detect,
+`sitemap parse`, the usp drop-in): an `AsyncHttpClient` on an event loop in a
+thread of its own, on which the fetch job runs its engine (`submit`).
 
 Cost: one request per call and per redirect hop; one thread per `PoliteHttpClient`.
 """

@@ -1,28 +1,22 @@
 """What a fetched page says about itself: robots directives, canonical URL, hreflang alternates.
 
 The one owner of that reading (fetch records it on the row in every mode;
-parse follows a page's links by what fetch recorded). Pure: headers and
-body bytes in, a `PageSays` out. Two sources:
-
-- the head of an HTML page (read to `</head>` or `<body>`, at most
-  `HEAD_BYTES`; a bounded scan of its `<meta>`, `<link>` and `<base>` tags,
-  as w3lib reads `<base>` and meta refresh, past comments, scripts and
-  styles, in the charset it declares): `<meta name="robots">`,
-  `<meta name="googlebot">` and the crawler's own token's, `<link
-  rel="canonical">`, `<link rel="alternate" hreflang>`, `<base href>`;
-- the headers of any answer (a PDF or an image says the same there):
-  `X-Robots-Tag`, also in its user-agent form (`googlebot: noindex`), and
-  `Link` (`<URL>; rel="canonical"`, `<URL>; rel="alternate"; hreflang="de"`).
+parse follows a page's links by what fetch recorded). Pure: headers and body
+bytes in, a `PageSays` out. Two sources: the head of an HTML page (to
+`</head>` or `<body>`, at most `HEAD_BYTES`; a bounded scan of its `<meta>`,
+`<link>` and `<base>` tags past comments, scripts and styles, in the charset
+it declares: robots, googlebot and our token's meta, canonical, hreflang
+alternates, base), and the headers of any answer (a PDF says the same
+there): `X-Robots-Tag`, also as `googlebot: noindex`, and `Link`.
 
 `noindex` is what a search engine obeys (the generic directives and
-Googlebot's); `nofollow` is what this crawler obeys (the generic directives
-and its own token's). URLs are resolved and canonicalised (`urls.resolve`);
-the head's canonical wins over the header's. Never raises for what a server
+Googlebot's); `nofollow` is what this crawler obeys (the generic ones and
+its own token's). URLs are resolved and canonicalised (`urls.resolve`); the
+head's canonical wins over the header's. Never raises for what a server
 sends. The rules and the cells: docs/commands.md, fetch.
 
-Cost: a bounded search for the head's end and, only when the head names one
-of the words read, a decode and a scan of its tags (a few µs), then one
-`urls.resolve` per URL it names; the headers are split by hand
+Cost: a bounded search for the head's end and, when the head names a word
+read, a scan of its tags (a few µs); the headers split by hand
 (benchmarks/bench_page_reading.py).
 """
 

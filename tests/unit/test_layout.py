@@ -140,6 +140,17 @@ def test_no_module_is_too_long() -> None:
     assert long == {}
 
 
+#: A module's docstring says what it is for, why, and what it costs: more than this belongs in docs/.
+MAX_DOCSTRING_LINES = 20
+
+
+def test_no_module_docstring_is_too_long() -> None:
+    long = {str(path.relative_to(PACKAGE)): lines for path in package_modules()
+            if (lines := len((ast.get_docstring(ast.parse(path.read_text(encoding="utf-8")), clean=False) or "")
+                             .strip("\n").splitlines())) > MAX_DOCSTRING_LINES}
+    assert long == {}
+
+
 def test_the_reader_sees_every_form_of_import(tmp_path: Path) -> None:
     source = tmp_path / "example.py"
     source.write_text("""
