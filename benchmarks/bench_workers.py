@@ -215,7 +215,7 @@ def crawl_once(cluster: Cluster, web: TestWebServer, seeds: Path, workers: int, 
 
 def startup_cpu(env: dict[str, str], times: int = 3) -> float:
     """CPU seconds of one worker process's start: Python and the modules a phase imports."""
-    command = [sys.executable, "-c", "import sitemapcrawl.cli.app, sitemapcrawl.jobs.fetch, "
+    command = [sys.executable, "-c", "import sitemapcrawl.cli.worker, sitemapcrawl.jobs.fetch, "
                "sitemapcrawl.jobs.parse, sitemapcrawl.jobs.updatedb, sitemapcrawl.storage.store"]
     return sum(run_timed(command, env=env).cpu_seconds for _ in range(times)) / times
 

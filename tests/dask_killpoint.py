@@ -2,8 +2,9 @@
 
 With `KILL_PHASE` (fetch or updatedb) and `KILL_AFTER_WRITES` (N) set, the
 worker kills itself right after its N-th write to the webpage table while it
-runs a task of that phase (`jobs.crawl.run_split`, which the tasks name by
-reference, so the wrapper set here is the one they call). Writes behind on
+runs a task of that phase (`fetch_phase` or `updatedb_phase` of its job's
+module, which the tasks name by reference, so the wrapper set here is the one
+they call). Writes behind on
 another thread count too. With `KILL_ONCE` (a file path) also set, several
 workers are armed and the first to get there kills itself, alone: it makes
 the file first (the others see it and go on), so one worker dies, whichever
@@ -17,7 +18,7 @@ import signal
 import sys
 from typing import Any
 
-from sitemapcrawl.jobs import crawl
+from sitemapcrawl.jobs import fetch, updatedb
 from sitemapcrawl.model.webpage import WEBPAGE_TABLE
 from sitemapcrawl.storage.store import Store
 
@@ -32,14 +33,16 @@ def dask_setup(worker: object) -> None:
     """Arm the kill in this worker's process (Dask calls it once the worker starts)."""
     if not PHASE:
         return
-    original_run, original_write = crawl.run_split, Store.write
+    module = {"fetch": fetch, "updatedb": updatedb}[PHASE]
+    name = f"{PHASE}_phase"
+    original_run, original_write = getattr(module, name), Store.write
 
-    def run_split(settings: Any, phase: str, *args: Any) -> Any:
-        running.append(phase)
+    def run_phase(*args: Any) -> Any:
+        running.append(PHASE)
         try:
-            return original_run(settings, phase, *args)
+            return original_run(*args)
         finally:
-            running.remove(phase)
+            running.remove(PHASE)
 
     def write(self: Store, table: str, rows: Any) -> Any:
         result = original_write(self, table, rows)
@@ -51,7 +54,7 @@ def dask_setup(worker: object) -> None:
                 os.kill(os.getpid(), signal.SIGKILL)
         return result
 
-    crawl.run_split = run_split  # type: ignore[assignment]
+    setattr(module, name, run_phase)
     Store.write = write  # type: ignore[method-assign]
 
 

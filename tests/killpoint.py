@@ -27,11 +27,13 @@ from typing import Any
 from sitemapcrawl.cli import app
 from sitemapcrawl.fetcher.engine import Engine
 from sitemapcrawl.fetcher.pacing import Pacing
-from sitemapcrawl.jobs import crawl
+from sitemapcrawl.jobs import fetch, generate, parse, updatedb
 from sitemapcrawl.model.webpage import WEBPAGE_TABLE
 from sitemapcrawl.storage.store import Store
 
-PHASES = {"generate": "generate", "fetch": "fetch", "parse": "parse_batch", "updatedb": "updatedb"}
+# Each job's function in its own module, where its phase function (`generate_phase`, ...) calls it.
+PHASES = {"generate": (generate, "generate"), "fetch": (fetch, "fetch"), "parse": (parse, "parse_batch"),
+          "updatedb": (updatedb, "updatedb")}
 HOLD = os.environ.get("KILLPOINT_HOLD", "1") != "0"
 
 
@@ -47,8 +49,8 @@ def main() -> None:
     def armed() -> bool:
         return state["phase"] == phase and state["entries"][phase] == target_round and not state["fired"]
 
-    for name, attribute in PHASES.items():
-        original = getattr(crawl, attribute)
+    for name, (module, attribute) in PHASES.items():
+        original = getattr(module, attribute)
 
         def wrapper(*a: Any, _original: Any = original, _name: str = name, **k: Any) -> Any:
             state["phase"] = _name
@@ -58,7 +60,7 @@ def main() -> None:
             finally:
                 state["phase"] = None
 
-        setattr(crawl, attribute, wrapper)
+        setattr(module, attribute, wrapper)
 
     original_write = Store.write
 

@@ -1,7 +1,7 @@
 """`--dask tcp://HOST:PORT`: run the splits of a phase as tasks on a Dask cluster the user runs.
 
-Each `SplitTask` becomes one task, its plain `call` (a job on one split, in
-the Dask worker's process, with its own HBase connections), named
+Each `SplitTask` (`batch.calls`) becomes one task, that very call (a job on
+one split, in the Dask worker's process, with its own HBase connections), named
 `PHASE-K/N-BATCH` so the dashboard shows which split runs where. Counts come
 back as task results and merge as the local workers' do; progress comes as
 Dask events (`TaskProgress`), summed into our live line. No task waits for
@@ -31,7 +31,8 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import CancelledError
 from typing import TYPE_CHECKING, Any
 
-from sitemapcrawl.batch.workers import SplitTask, StageUpdate, WorkerResults
+from sitemapcrawl.batch.calls import SplitTask, StageUpdate
+from sitemapcrawl.batch.workers import WorkerResults
 from sitemapcrawl.errors import EngineUnavailableError, UsageError
 
 if TYPE_CHECKING:
@@ -124,6 +125,8 @@ class TaskProgress:
 class DaskRunner:
     """The `Runner` that submits a phase's splits to a Dask cluster (see the module docstring)."""
 
+    reruns = True
+
     def __init__(self, client: Client, on_stage: StageUpdate, address: str = "", reconnect_wait: float = 120.0) -> None:
         self.client = client
         self.on_stage = on_stage
@@ -136,7 +139,7 @@ class DaskRunner:
         workers = self.client.scheduler_info().get("workers", {})
         return max(1, sum(int(info.get("nthreads", 1)) for info in workers.values()))
 
-    def run(self, phase: str, batch: str, tasks: Sequence[SplitTask]) -> WorkerResults:
+    def run(self, phase: str, batch: str, tasks: Sequence[SplitTask[Any]]) -> WorkerResults:
         """Submit one task per split, wait for all, return their counts; submit again those Dask lost (see the
         module docstring); cancel them on KeyboardInterrupt."""
         from distributed import KilledWorker
@@ -151,7 +154,7 @@ class DaskRunner:
             self._reconnected(phase, batch)  # a task submitted while the client reconnects is never run
             self.client.subscribe_topic(topic, heard)
             futures = {label: self.client.submit(
-                task.call, TaskProgress(topic, label), retries=RETRIES, pure=False,
+                task, TaskProgress(topic, label), retries=RETRIES, pure=False,
                 key=f"{phase}-{label}-{batch}" + (f"-again{lost[label]}" if lost.get(label) else ""))
                 for label, task in pending.items()}
             try:

@@ -1,14 +1,14 @@
 """The runner of a phase's splits (`Runner`), and its local back end: `--workers N` as N processes.
 
-A phase runs as `SplitTask`s, one per split (or fetch partition): each carries
-its command line (for a process) and a plain picklable call (for an engine).
-A `Runner` submits them all, gathers their counts (`WorkerResults`) and, on
-Ctrl-C, cancels them. Two back ends: `Pool` (local processes, each in its
-own session, writing progress and counts as JSON lines on the pipe that
-`SITEMAPCRAWL_WORKER_FD` names; their stderr relayed line by line with its
-split, `on_line(split, line)`) and `batch.dask_runner.DaskRunner`. `merge_counts` makes one count of
-many. The protocol, and why processes rather than a Dask `LocalCluster`:
-docs/cluster.md, One runner, two back ends.
+A phase runs as `SplitTask`s (`batch.calls`), one per split (or fetch
+partition): the same picklable call for every back end. A `Runner` submits
+them all, gathers their counts (`WorkerResults`) and, on Ctrl-C, cancels
+them. Two back ends: `Pool` (local processes, each in its own session, its
+task pickled on its stdin, writing progress and counts as JSON lines on the
+pipe that `SITEMAPCRAWL_WORKER_FD` names; their stderr relayed line by line
+with its split, `on_line(split, line)`) and `batch.dask_runner.DaskRunner`.
+`merge_counts` makes one count of many. The protocol, and why processes
+rather than a Dask `LocalCluster`: docs/cluster.md, One runner, two back ends.
 
 Cost: N processes (each its own HBase connections and, for fetch, its own
 threads); the parent only relays lines and sums numbers.
@@ -21,9 +21,9 @@ import dataclasses
 import json
 import logging
 import os
+import pickle
 import signal
 import subprocess
-import sys
 import threading
 import time
 import types
@@ -33,6 +33,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import IO, Any, Protocol, TypeVar
 
+from sitemapcrawl.batch.calls import SplitTask, StageUpdate, as_dict
 from sitemapcrawl.errors import UsageError, WorkerFailedError
 from sitemapcrawl.model.splits import BUCKETS, Split
 
@@ -46,26 +47,14 @@ _PROGRESS_EVERY = 0.25
 
 T = TypeVar("T")
 
-StageUpdate = Callable[[str, int, "int | None", int], None]
-
-
-@dataclass(frozen=True)
-class SplitTask:
-    """One split (or fetch partition) of one phase, as each back end runs it."""
-
-    label: str
-    """The share, `K/N`: names the task in lines, the progress and the Dask dashboard."""
-    argv: list[str]
-    """The command (after the global options) a local worker process runs."""
-    call: Callable[[StageUpdate], dict[str, Any]]
-    """The same work as a plain function of a progress callback, returning the counts as a dict:
-    picklable (a `functools.partial` of a module-level function), for an engine's worker."""
-
 
 class Runner(Protocol):
     """Runs the splits of one phase side by side: `Pool` (local processes) or `DaskRunner`."""
 
-    def run(self, phase: str, batch: str, tasks: Sequence[SplitTask]) -> WorkerResults:
+    reruns: bool
+    """Whether a lost task is run again (its rerun must then wait for the lease the lost run held)."""
+
+    def run(self, phase: str, batch: str, tasks: Sequence[SplitTask[Any]]) -> WorkerResults:
         """Submit every task, wait for all, return their counts and failures; on KeyboardInterrupt
         cancel what runs, then let the interrupt go on."""
 
@@ -109,18 +98,6 @@ class Channel:
 
 
 # ---------------------------------------------------------------- merging --
-
-def as_dict(counts: object) -> dict[str, Any]:
-    """A counts dataclass as plain dicts for JSON (`dataclasses.asdict` breaks Counters). Pure."""
-    def plain(value: Any) -> Any:
-        if dataclasses.is_dataclass(value) and not isinstance(value, type):
-            return as_dict(value)
-        if isinstance(value, dict):
-            return {key: plain(item) for key, item in value.items()}
-        return value
-
-    return {f.name: plain(getattr(counts, f.name)) for f in dataclasses.fields(counts)}  # type: ignore[arg-type]
-
 
 def _hint_types(hint: Any) -> tuple[Any, bool]:
     """(the type inside `X | None`, whether None is allowed)."""
@@ -196,7 +173,7 @@ def check_workers(workers: int) -> None:
 @dataclass
 class _Worker:
     label: str
-    process: subprocess.Popen[str]
+    process: subprocess.Popen[bytes]
     reader: IO[str]
     progress: dict[str, tuple[int, int | None, int]] = field(default_factory=dict)
     counts: dict[str, Any] | None = None
@@ -218,32 +195,44 @@ class WorkerResults:
 
 
 class Pool:
-    """Runs one phase as N worker processes (see the module docstring)."""
+    """Runs one phase as N worker processes (see the module docstring).
 
-    def __init__(self, global_args: Sequence[str], on_stage: StageUpdate,
-                 on_line: Callable[[str, str], None], python: str = sys.executable) -> None:
-        self.global_args = list(global_args)
+    `command` starts a worker (`python -m sitemapcrawl.cli.worker`); `console` is
+    what it needs besides its task to speak as the parent does (verbosity, log
+    file), pickled with the task on its stdin: never in its argv or a file.
+    """
+
+    reruns = False
+
+    def __init__(self, command: Sequence[str], console: object, on_stage: StageUpdate,
+                 on_line: Callable[[str, str], None]) -> None:
+        self.command = list(command)
+        self.console = console
         self.on_stage = on_stage
         self.on_line = on_line
-        self.python = python
         self._lock = threading.Lock()
 
-    def _start(self, label: str, args: Sequence[str]) -> _Worker:
+    def _start(self, task: SplitTask[Any]) -> _Worker:
+        call = pickle.dumps((self.console, task), protocol=pickle.HIGHEST_PROTOCOL)  # a bad task fails here
         read_fd, write_fd = os.pipe()
         env = dict(os.environ, **{WORKER_FD_ENV: str(write_fd)})
         try:
             process = subprocess.Popen(
-                [self.python, "-m", "sitemapcrawl", *self.global_args, *args], stdin=subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env, pass_fds=(write_fd,),
-                start_new_session=True)
+                self.command, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                env=env, pass_fds=(write_fd,), start_new_session=True)
         finally:
             os.close(write_fd)
-        return _Worker(label, process, os.fdopen(read_fd, "r", encoding="utf-8"))
+        assert process.stdin is not None
+        with contextlib.suppress(BrokenPipeError):  # a worker that died at once says why on stderr
+            process.stdin.write(call)
+        with contextlib.suppress(BrokenPipeError):
+            process.stdin.close()
+        return _Worker(task.label, process, os.fdopen(read_fd, "r", encoding="utf-8"))
 
     def _relay_stderr(self, worker: _Worker) -> None:
         assert worker.process.stderr is not None
-        for line in worker.process.stderr:
-            line = line.rstrip("\n")
+        for raw in worker.process.stderr:
+            line = raw.decode("utf-8", "replace").rstrip("\n")
             if line.strip():
                 worker.last_line = line
                 self.on_line(worker.label, line)
@@ -270,8 +259,8 @@ class Pool:
         self.on_stage(f"{stage} x{len(everyone)}", sum(d for d, _t, _e in shown), total,
                       sum(e for _d, _t, e in shown))
 
-    def run(self, phase: str, batch: str, tasks: Sequence[SplitTask]) -> WorkerResults:
-        """Run one worker process per task (its `argv`) side by side; wait for all; return what they sent.
+    def run(self, phase: str, batch: str, tasks: Sequence[SplitTask[Any]]) -> WorkerResults:
+        """Run one worker process per task side by side; wait for all; return what they sent.
 
         On KeyboardInterrupt every running worker gets one SIGINT and is waited
         for (SIGKILL after 60 s), then the interrupt goes on.
@@ -279,7 +268,7 @@ class Pool:
         everyone: list[_Worker] = []
         try:
             for task in tasks:
-                worker = self._start(task.label, task.argv)
+                worker = self._start(task)
                 everyone.append(worker)
             for worker in everyone:
                 worker.threads = [threading.Thread(target=self._relay_stderr, args=(worker,), daemon=True),
@@ -322,16 +311,6 @@ def raise_failed(results: WorkerResults) -> None:
         raise WorkerFailedError("; ".join(results.failed))
 
 
-_CHANNEL: list[Channel | None] = []
-
-
-def worker_channel() -> Channel | None:
-    """This process's channel to its parent when it runs as a worker (None otherwise); made once."""
-    if not _CHANNEL:
-        _CHANNEL.append(Channel.from_env())
-    return _CHANNEL[0]
-
-
 def sub_splits(split: Split, workers: int) -> list[Split]:
     """The splits M workers of split K/N take: K*M+j of N*M for j < M, which cover exactly the
     buckets of K/N (`Split.buckets` is a floor of K*BUCKETS/N). UsageError beyond BUCKETS splits."""
@@ -342,6 +321,6 @@ def sub_splits(split: Split, workers: int) -> list[Split]:
 
 
 def run_splits(runner: Runner, phase: str, batch: str, split: Split, workers: int,
-               task_for: Callable[[Split], SplitTask]) -> WorkerResults:
+               task_for: Callable[[Split], SplitTask[Any]]) -> WorkerResults:
     """Run `phase` as `workers` tasks over the sub-splits of `split` (see `sub_splits`)."""
     return runner.run(phase, batch, [task_for(s) for s in sub_splits(split, workers)])

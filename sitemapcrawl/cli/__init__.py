@@ -5,9 +5,10 @@ them takes (declared once); `core` the option conversion and the one
 place where errors become a stderr line and an exit code; `console` and
 `console_live` the messages and the live progress line on stderr;
 `settings_doc` and `reference_doc` the settings table and the command
-reference that the docs site renders from the code.
+reference that the docs site renders from the code; `worker` a local worker
+process of `--workers N` (`python -m sitemapcrawl.cli.worker`).
 Nothing imports this package: it is the top of the arrows.
 """
 
 __all__ = ["app", "console", "console_live", "core", "options", "phases", "reference_doc", "results", "settings_doc",
-           "shared", "tools"]
+           "shared", "tools", "worker"]

@@ -18,7 +18,6 @@ most 80 columns, and its job module imported inside the body.
 
 # No `from __future__ import annotations` here: typer would then eval every
 # annotation string (twice) at each start; real annotations are built once.
-import gc
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -26,7 +25,7 @@ import typer
 
 from sitemapcrawl import __version__
 from sitemapcrawl.cli import phases, results, tools
-from sitemapcrawl.cli.console import setup_logging
+from sitemapcrawl.cli.console import setup_logging, tune_garbage_collector
 from sitemapcrawl.cli.core import HELP_OPTION_NAMES, CommandGroup, HelpGroup
 from sitemapcrawl.cli.shared import State, setting
 from sitemapcrawl.config import load_settings
@@ -143,19 +142,12 @@ def global_options(
     }
     State.settings = load_settings(config_file=config, flags=flags)
     setup_logging(State.messages, verbose, quiet, log_file, as_json=State.settings.log_format == LogFormat.JSON)
-    State.global_args = _global_args({**flags, "config": config, "log_file": log_file}, verbose, quiet)
+    State.console = {"verbose": verbose, "quiet": quiet, "log_file": log_file}
     if State.settings.extra:
         import logging
 
         for key in State.settings.extra:
             logging.getLogger("sitemapcrawl").warning("config file: unknown setting %r ignored", key)
-
-
-def _global_args(values: dict[str, Any], verbose: int, quiet: bool) -> list[str]:
-    """The global options again, as a worker process's command line takes them."""
-    args = [item for name, value in values.items() if value is not None
-            for item in (f"--{name.replace('_', '-')}", str(value))]
-    return args + ["-v"] * verbose + (["-q"] if quiet else [])
 
 
 # The commands, in the order `--help` lists them.
@@ -176,20 +168,6 @@ app.command("changes")(results.changes_command)
 app.command("export")(results.export_command)
 app.command("serve")(results.serve_command)
 config_app.command("show")(tools.config_show)
-
-
-#: Net allocations between two young-generation runs of the cycle collector. CPython's default,
-#: 700, ran it every few rows of an inventory's merge: 56,000 runs (463 of them full, walking every
-#: object alive) took ~21 s of a 1,000,000-URL inventory's ~125 s. The jobs' objects (rows, cells,
-#: lines) are short-lived and acyclic, so reference counting frees them; the collector only needs
-#: to run now and then, for the rare cycle.
-GC_YOUNG_THRESHOLD = 100_000
-
-
-def tune_garbage_collector() -> None:
-    """Run the cycle collector rarely, and never over what the imports built (it lives as long as we do)."""
-    gc.freeze()
-    gc.set_threshold(GC_YOUNG_THRESHOLD, 10, 10)
 
 
 def main() -> None:

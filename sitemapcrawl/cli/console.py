@@ -189,3 +189,18 @@ def adopt_library_logs(name: str) -> None:
         logger.propagate = True
         logger.setLevel(logging.NOTSET if logger_name != name else level)
 
+
+#: Net allocations between two young-generation runs of the cycle collector. CPython's default,
+#: 700, ran it every few rows of an inventory's merge: 56,000 runs (463 of them full, walking every
+#: object alive) took ~21 s of a 1,000,000-URL inventory's ~125 s. The jobs' objects (rows, cells,
+#: lines) are short-lived and acyclic, so reference counting frees them; the collector only needs
+#: to run now and then, for the rare cycle.
+GC_YOUNG_THRESHOLD = 100_000
+
+
+def tune_garbage_collector() -> None:
+    """Run the cycle collector rarely, and never over what the imports built (it lives as long as we do)."""
+    import gc
+
+    gc.freeze()
+    gc.set_threshold(GC_YOUNG_THRESHOLD, 10, 10)

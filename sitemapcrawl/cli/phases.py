@@ -55,7 +55,6 @@ from sitemapcrawl.cli.shared import (
     split_count,
     split_runner,
     stage_progress,
-    to_parent,
 )
 from sitemapcrawl.config import MAX_NUMBER, TEN_YEARS, with_flags
 from sitemapcrawl.errors import UsageError
@@ -241,7 +240,6 @@ def generate_command(
         options = dataclasses.replace(options, top_n=split_share(top_n, part))
         with open_store() as store, stage_progress() as update:
             counts = generate(store, rules, options, on_progress=lambda done: update("due rows read", done))
-        to_parent(counts)
     for line in counts.held_lines():
         echo_err(f"generate: warning: {line}")
     if counts.batch_id is None:
@@ -313,7 +311,6 @@ def fetch_command(
             update("fetch", p.done, p.total, p.errors)
 
         counts = fetch(store, client, rules, options, on_progress=show)
-    to_parent(counts)
     for line in counts.host_lines():
         echo_err(f"  {line}")
     echo_err(f"fetch: {counts.summary()}")
@@ -371,7 +368,6 @@ def parse_command(
         counts = parse_batch(store, rules, batch, mode=crawl_mode_value,
                              on_progress=lambda done: update("rows parsed", done), on_sitemap=report, wait=wait,
                              split=part)
-    to_parent(counts)
     echo_err(f"parse: {counts.summary()}")
     if counts.rows == 0:
         echo_err(f"parse: batch {batch} has no fetched rows; nothing to do")
@@ -433,7 +429,6 @@ def updatedb_command(
         counts = updatedb(store, rules, batch, mode=crawl_mode_value,
                           on_progress=lambda done: update("rows merged", done), wait=wait, split=part,
                           rescore=rescore, step=step)
-    to_parent(counts)
     echo_err(f"updatedb: {counts.summary()}")
     if counts.scheduled == 0 and counts.merged == 0:
         echo_err(f"updatedb: batch {batch} has nothing (left) to merge; nothing to do")
@@ -518,10 +513,10 @@ def crawl_command(
         update = stack.enter_context(stage_progress())
         phases = None
         if workers > 1 or split is not None or engine:
-            from sitemapcrawl.jobs.crawl import WorkerPhases
+            from sitemapcrawl.jobs.crawl import Splits
 
             runner = stack.enter_context(split_runner(update, engine, quiet=True))
-            phases = WorkerPhases(runner, settings, split_count(runner, workers), options.split)
+            phases = Splits(runner, settings, split_count(runner, workers), options.split)
         result = crawl(store, client, rules, lines, options,
                        on_stage=update, on_round=lambda r: echo_err(r.line()),
                        on_reject=lambda r: echo_err(f"line {r.line}: {r.reason}: {r.detail}"),

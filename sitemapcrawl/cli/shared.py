@@ -46,8 +46,8 @@ class State:
 
     settings: Settings = _DEFAULTS
     messages = Messages()
-    global_args: list[str] = []
-    """The global options as given, for the worker processes of `--workers N`."""
+    console: dict[str, Any] = {}
+    """The global console options (verbose, quiet, log file), for the worker processes of `--workers N`."""
 
 
 def echo_err(message: str) -> None:
@@ -84,27 +84,9 @@ def open_store() -> "Store":
 
 @contextlib.contextmanager
 def stage_progress() -> Iterator[StageUpdate]:
-    """The live display of the running stage on a terminal; yields `update(stage, done, total, errors)`.
-
-    In a worker of `--workers N` the updates go to the parent instead (`batch.workers`).
-    """
-    from sitemapcrawl.batch.workers import worker_channel
-
-    channel = worker_channel()
-    if channel is not None:
-        yield channel.progress
-        return
+    """The live display of the running stage on a terminal; yields `update(stage, done, total, errors)`."""
     with State.messages.stages() as update:
         yield update
-
-
-def to_parent(counts: object) -> None:
-    """In a worker of `--workers N`, send the job's counts to the parent (nothing otherwise)."""
-    from sitemapcrawl.batch.workers import worker_channel
-
-    channel = worker_channel()
-    if channel is not None:
-        channel.counts(counts)
 
 
 def dask_address(flag: str | None) -> str | None:
@@ -121,11 +103,12 @@ def dask_address(flag: str | None) -> str | None:
 @contextlib.contextmanager
 def split_runner(update: StageUpdate, dask: str | None = None, quiet: bool = False) -> "Iterator[Runner]":
     """The runner of a phase's splits: tasks on the Dask scheduler `dask`, or else local worker
-    processes with these global options (`quiet`: workers print their errors only)."""
+    processes (`cli.worker`) with this console (`quiet`: workers print their errors only)."""
     if dask is None:
         from sitemapcrawl.batch.workers import Pool
 
-        yield Pool(State.global_args + (["-q"] if quiet else []), on_stage=update, on_line=worker_line)
+        console = {**State.console, "quiet": quiet or State.console.get("quiet", False)}
+        yield Pool([sys.executable, "-m", "sitemapcrawl.cli.worker"], console, on_stage=update, on_line=worker_line)
         return
     from sitemapcrawl.batch.dask_runner import INSTALL_HINT, DaskRunner, connect
     from sitemapcrawl.cli.console import adopt_library_logs

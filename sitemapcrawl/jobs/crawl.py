@@ -6,47 +6,39 @@ point and continued by another `crawl` (or by the single commands). Resume
 is the default: every batch the registry (`batch.registry`) calls
 unfinished is finished first (`finish_batch`: each phase skips what is
 done), or released when older than `batch_max_age`. The mode (`modes.CrawlMode`)
-decides which rows are generated and whether links are followed. With
-workers (`WorkerPhases`), each round's phases run as split tasks on a
-`batch.workers.Runner`; each task's call (`run_split`) is at the end of this
-module, also what `generate`/`parse`/`updatedb --workers` run. In full:
-docs/commands.md, crawl, and Splits and workers.
+decides which rows are generated and whether links are followed. A round's
+phases are handed to one `Phases`: `InProcess` (here) or `Splits` (split
+tasks on a `batch.workers.Runner`: local worker processes or Dask), both
+calling each job's phase function (`batch.calls`); the split tasks of each
+phase are built at the end of this module, also what `generate`/`parse`/
+`updatedb --workers` run. In full: docs/commands.md, crawl, and Splits and workers.
 
 Cost: that of the stages; the crawl itself holds only the counts.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import logging
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime
-from typing import Any, Protocol
+from datetime import datetime
+from typing import Protocol
 
 from sitemapcrawl import logfields
 from sitemapcrawl.batch import registry
+from sitemapcrawl.batch.calls import BatchSplit, SplitTask, StageUpdate, Work, utc_now
 from sitemapcrawl.batch.registry import BatchState
-from sitemapcrawl.batch.workers import (
-    Runner,
-    SplitTask,
-    StageUpdate,
-    WorkerResults,
-    as_dict,
-    raise_failed,
-    run_splits,
-    split_share,
-)
+from sitemapcrawl.batch.workers import Runner, WorkerResults, raise_failed, run_splits, split_share
 from sitemapcrawl.config import Settings
 from sitemapcrawl.errors import LeaseHeldError, UsageError
 from sitemapcrawl.jobs.detect import DetectCounts, detect
-from sitemapcrawl.jobs.fetch import FetchCounts, FetchOptions, FetchProgress, fetch
-from sitemapcrawl.jobs.generate import GenerateCounts, GenerateOptions, generate, new_batch_id
+from sitemapcrawl.jobs.fetch import FetchCounts, FetchOptions, fetch_phase
+from sitemapcrawl.jobs.generate import GenerateCounts, GenerateOptions, generate_phase, new_batch_id
 from sitemapcrawl.jobs.inject import InjectCounts, Rejected, inject
-from sitemapcrawl.jobs.parse import ParseCounts, parse_batch
-from sitemapcrawl.jobs.updatedb import UpdateCounts, updatedb
+from sitemapcrawl.jobs.parse import ParseCounts, parse_phase
+from sitemapcrawl.jobs.updatedb import UpdateCounts, updatedb_phase
 from sitemapcrawl.model.codec import format_time
 from sitemapcrawl.model.splits import WHOLE, Split
 from sitemapcrawl.model.webpage import BATCH_TABLE, DUE_TABLE, HOST_TABLE, WEBPAGE_TABLE
@@ -56,7 +48,6 @@ from sitemapcrawl.storage.store import Store
 from sitemapcrawl.web import rowkeys
 from sitemapcrawl.web.http import PoliteHttpClient
 from sitemapcrawl.web.rules import UrlRules
-from sitemapcrawl.web.warc import open_recorder
 
 log = logging.getLogger(__name__)
 
@@ -138,7 +129,10 @@ class CrawlResult:
 
 
 class Phases(Protocol):
-    """How a round runs its phases other than in this process (`crawl --workers`: `WorkerPhases` below)."""
+    """Where a round's phases run: here (`InProcess`) or as split tasks on a runner (`Splits`).
+
+    Each method takes the phase's options and returns its counts.
+    """
 
     def generate(self, options: GenerateOptions) -> GenerateCounts:
         """Make the round's batch."""
@@ -146,17 +140,58 @@ class Phases(Protocol):
     def fetch(self, options: FetchOptions) -> FetchCounts:
         """Fetch the batch."""
 
-    def parse(self, batch: str, mode: CrawlMode) -> ParseCounts:
+    def parse(self, options: BatchSplit) -> ParseCounts:
         """Parse the batch."""
 
-    def updatedb(self, batch: str, mode: CrawlMode) -> UpdateCounts:
+    def updatedb(self, options: BatchSplit) -> UpdateCounts:
         """Merge the batch."""
 
 
-def _fetch_options(rules: UrlRules, options: CrawlOptions, batch_id: str) -> FetchOptions:
-    keep_pages = options.mode is not CrawlMode.SITEMAP_ONLY or rules.settings.store_content
-    return FetchOptions.from_settings(rules.settings, batch_id, store_content=keep_pages,
-                                      time_limit=options.time_limit)
+class InProcess:
+    """The phases in this process, on the crawl's own store, HTTP client and clock (`work`)."""
+
+    def __init__(self, work: Work, on_stage: StageUpdate) -> None:
+        self.work = work
+        self.on_stage = on_stage
+
+    def generate(self, options: GenerateOptions) -> GenerateCounts:
+        """Run generate here."""
+        return generate_phase(self.work, options, self.on_stage)
+
+    def fetch(self, options: FetchOptions) -> FetchCounts:
+        """Run fetch here."""
+        return fetch_phase(self.work, options, self.on_stage)
+
+    def parse(self, options: BatchSplit) -> ParseCounts:
+        """Run parse here."""
+        return parse_phase(self.work, options, self.on_stage)
+
+    def updatedb(self, options: BatchSplit) -> UpdateCounts:
+        """Run updatedb here."""
+        return updatedb_phase(self.work, options, self.on_stage)
+
+
+def _fetch_options(settings: Settings, mode: CrawlMode, options: CrawlOptions, batch_id: str) -> FetchOptions:
+    keep_pages = mode is not CrawlMode.SITEMAP_ONLY or settings.store_content
+    return FetchOptions.from_settings(settings, batch_id, store_content=keep_pages, time_limit=options.time_limit)
+
+
+def finish_round(phases: Phases, settings: Settings, options: CrawlOptions, mode: CrawlMode,
+                 generated: GenerateCounts, seconds: dict[str, float], number: int, wait: bool = False) -> RoundResult:
+    """The rest of a round once its batch is made (`generated`): fetch, parse, updatedb, each timed.
+
+    `wait`: every phase waits for another worker's lease (finishing a batch left unfinished).
+    """
+    batch = generated.batch_id or ""
+    logfields.note(batch=batch)  # what the round's log lines are about
+    started = time.monotonic()
+    fetched = phases.fetch(replace(_fetch_options(settings, mode, options, batch), wait=wait))
+    seconds["fetch"], started = time.monotonic() - started, time.monotonic()
+    parsed = phases.parse(BatchSplit(batch, mode, wait=wait))
+    seconds["parse"], started = time.monotonic() - started, time.monotonic()
+    updated = phases.updatedb(BatchSplit(batch, mode, wait=wait))
+    seconds["updatedb"] = time.monotonic() - started
+    return RoundResult(number, generated, fetched, parsed, updated, seconds)
 
 
 def finish_batch(
@@ -166,32 +201,17 @@ def finish_batch(
     state: BatchState,
     options: CrawlOptions,
     *,
-    on_stage: Callable[[str, int, int | None, int], None] = lambda stage, done, total, errors: None,
+    on_stage: StageUpdate = lambda stage, done, total, errors: None,
     now: Callable[[], datetime] | None = None,
 ) -> RoundResult:
-    """Finish one batch: fetch what is not fetched, parse what is not parsed, update.
+    """Finish one batch here: fetch what is not fetched, parse what is not parsed, update.
 
     Each phase skips what an earlier run did, and waits for a lease another
     worker still holds on it. Returns the counts as a round numbered 0.
     """
-    clock = now or (lambda: datetime.now(UTC).replace(microsecond=0))
-    mode = crawl_mode_of(state, options)
-    batch = state.batch_id
-    seconds: dict[str, float] = {}
-    started = time.monotonic()
-    fetch_options = dataclasses.replace(_fetch_options(rules, dataclasses.replace(options, mode=mode), batch),
-                                        wait=True)
-    fetched = fetch(store, client, rules, fetch_options,
-                    on_progress=lambda p: on_stage("fetch", p.done, p.total, p.errors), now=clock)
-    seconds["fetch"], started = time.monotonic() - started, time.monotonic()
-    parsed = parse_batch(store, rules, batch, mode=mode, on_progress=lambda done: on_stage("parse", done, None, 0),
-                         now=clock(), wait=True)
-    seconds["parse"], started = time.monotonic() - started, time.monotonic()
-    updated = updatedb(store, rules, batch, mode=mode,
-                       on_progress=lambda done: on_stage("updatedb", done, None, 0), now=clock(), wait=True)
-    seconds["updatedb"] = time.monotonic() - started
-    generated = GenerateCounts(batch_id=batch, selected=state.selected or 0)
-    return RoundResult(0, generated, fetched, parsed, updated, seconds)
+    here = InProcess(Work(rules.settings, store=store, rules=rules, client=client, clock=now or utc_now), on_stage)
+    generated = GenerateCounts(batch_id=state.batch_id, selected=state.selected or 0)
+    return finish_round(here, rules.settings, options, crawl_mode_of(state, options), generated, {}, 0, wait=True)
 
 
 def split_origins(store: Store, split: Split) -> list[str]:
@@ -219,7 +239,7 @@ def resume_unfinished(
     result: CrawlResult,
     *,
     on_resume: Callable[[str], None],
-    on_stage: Callable[[str, int, int | None, int], None],
+    on_stage: StageUpdate,
     on_round: Callable[[RoundResult], None],
     now: Callable[[], datetime],
 ) -> bool:
@@ -257,7 +277,7 @@ def crawl(
     seeds: Iterable[str],
     options: CrawlOptions,
     *,
-    on_stage: Callable[[str, int, int | None, int], None] = lambda stage, done, total, errors: None,
+    on_stage: StageUpdate = lambda stage, done, total, errors: None,
     on_round: Callable[[RoundResult], None] = lambda result: None,
     on_reject: Callable[[Rejected], None] = lambda rejected: None,
     on_resume: Callable[[str], None] = lambda line: None,
@@ -269,14 +289,14 @@ def crawl(
     `seeds` are seed-file lines (may be empty: continue the table's crawl).
     `on_stage(stage, done, total, errors)` hears progress of the running stage
     (total None when unknown); `on_round` each finished round; `on_resume` one
-    line per unfinished batch it finishes or releases first. `phases`, when
-    given, runs each round's phases (worker processes); inject, detect and
-    finishing unfinished batches run here either way. Raises what the
-    stages raise: UsageError (options,
-    no user agent), TableMissingError, StoreUnavailableError.
+    line per unfinished batch it finishes or releases first. `phases` runs
+    each round's phases (default: `InProcess`, here; `Splits`: worker
+    processes or Dask tasks); inject, detect and finishing unfinished
+    batches run here either way. Raises what the stages raise: UsageError
+    (options, no user agent), TableMissingError, StoreUnavailableError.
     """
     options.check()
-    clock = now or (lambda: datetime.now(UTC).replace(microsecond=0))
+    clock = now or utc_now
     mode = options.mode
     result = CrawlResult()
     store.require_tables(WEBPAGE_TABLE, HOST_TABLE, BATCH_TABLE, DUE_TABLE)
@@ -287,129 +307,56 @@ def crawl(
     result.inject = inject(store, seeds, rules, on_reject=on_reject,
                            on_progress=lambda done: on_stage("inject", done, None, 0), now=clock())
     if mode is not CrawlMode.LINKS_ONLY:
-        hosts = 0
-
-        def host_done(_report: object) -> None:
-            nonlocal hosts
-            hosts += 1
-            on_stage("detect", hosts, None, 0)
-
-        if options.split.whole:
-            result.detect = detect(store, client, rules, probe_known_paths=options.probe_known_paths,
-                                   on_host=host_done, now=clock())
-        else:  # machine K of N reads the robots.txt of its own hosts only
-            mine = split_origins(store, options.split)
-            result.detect = detect(store, client, rules, hosts=mine, probe_known_paths=options.probe_known_paths,
-                                   on_host=host_done, now=clock()) if mine else DetectCounts()
+        result.detect = _detect(store, client, rules, options, on_stage, clock())
+    phases = phases or InProcess(Work(rules.settings, store=store, rules=rules, client=client, clock=clock), on_stage)
     generate_options = GenerateOptions(top_n=options.top_n, max_per_host=options.max_per_host,
                                        count_mode=options.count_mode, partitions=options.partitions, mode=mode,
                                        documents_only=options.documents_only, split=options.split)
+    result.stopped = "rounds done"
     for number in range(1, options.rounds + 1):
-        seconds: dict[str, float] = {}
         started = time.monotonic()
-        if phases is not None:
-            generated = phases.generate(generate_options)
-        else:
-            generated = generate(store, rules, generate_options,
-                                 on_progress=lambda done: on_stage("generate", done, None, 0), now=clock())
-        seconds["generate"] = time.monotonic() - started
+        generated = phases.generate(generate_options)
         if generated.batch_id is None:
             result.stopped = "nothing due"
             break
-        batch = generated.batch_id
-        logfields.note(batch=batch)  # what the round's log lines are about
-
-        def fetched_so_far(progress: FetchProgress) -> None:
-            on_stage("fetch", progress.done, progress.total, progress.errors)
-
-        started = time.monotonic()
-        if phases is not None:
-            fetched = phases.fetch(_fetch_options(rules, options, batch))
-        else:
-            fetched = fetch(store, client, rules, _fetch_options(rules, options, batch),
-                            on_progress=fetched_so_far, now=clock)
-        seconds["fetch"], started = time.monotonic() - started, time.monotonic()
-        to_parse = fetched.done + fetched.already_done
-
-        def parsed_so_far(done: int, total: int = to_parse) -> None:
-            on_stage("parse", done, max(done, total), 0)
-
-        if phases is not None:
-            parsed = phases.parse(batch, mode)
-        else:
-            parsed = parse_batch(store, rules, batch, mode=mode, on_progress=parsed_so_far, now=clock())
-        seconds["parse"], started = time.monotonic() - started, time.monotonic()
-        if phases is not None:
-            updated = phases.updatedb(batch, mode)
-        else:
-            updated = updatedb(store, rules, batch, mode=mode,
-                               on_progress=lambda done: on_stage("updatedb", done, None, 0), now=clock())
-        seconds["updatedb"] = time.monotonic() - started
-        round_result = RoundResult(number, generated, fetched, parsed, updated, seconds)
+        round_result = finish_round(phases, rules.settings, options, mode, generated,
+                                    {"generate": time.monotonic() - started}, number)
         result.rounds.append(round_result)
         on_round(round_result)
         log.info("crawl: %s", round_result.line())
-        if fetched.stopped == "interrupted":
+        if round_result.fetch.stopped == "interrupted":
             result.stopped = "interrupted"
             break
-    else:
-        result.stopped = "rounds done"
     logfields.note(batch=None)
     return result
 
 
+def _detect(store: Store, client: PoliteHttpClient, rules: UrlRules, options: CrawlOptions, on_stage: StageUpdate,
+            now: datetime) -> DetectCounts:
+    """detect for the crawl: every host's robots.txt, or with `--split K/N` those of this machine's hosts."""
+    hosts = 0
+
+    def host_done(_report: object) -> None:
+        nonlocal hosts
+        hosts += 1
+        on_stage("detect", hosts, None, 0)
+
+    if options.split.whole:
+        return detect(store, client, rules, probe_known_paths=options.probe_known_paths, on_host=host_done, now=now)
+    mine = split_origins(store, options.split)
+    return detect(store, client, rules, hosts=mine, probe_known_paths=options.probe_known_paths,
+                  on_host=host_done, now=now) if mine else DetectCounts()
+
+
 # ---------------------------------------------------------------- workers --
 # Each phase as split tasks (`--workers M` or `--dask`, `batch.workers.Runner`):
-# the command line of every local worker, the same work as a plain call for
-# an engine, and their counts merged. generate, parse and updatedb run as M
-# tasks over the sub-splits of a split (`workers.sub_splits`); fetch as M
-# partitions. generate's tasks share one batch id chosen here; `--topN` is
-# the batch's total, each split selecting its share. Here, not in a part,
-# because it runs the other jobs (as crawl does); the commands call these too.
-
-def _opt(name: str, value: object) -> list[str]:
-    return [] if value is None or value is False else [name] if value is True else [name, str(value)]
-
-
-@dataclass(frozen=True)
-class BatchSplit:
-    """What a parse or updatedb task needs: the batch, its mode, the split, updatedb's step (picklable)."""
-
-    batch: str
-    mode: CrawlMode
-    split: Split
-    step: UpdateStep = UpdateStep.ALL
-
-
-def run_split(settings: Settings, phase: str, options: GenerateOptions | FetchOptions | BatchSplit,
-              progress: StageUpdate) -> dict[str, Any]:
-    """Run one split of one phase in this process, with its own HBase connections (an engine's task).
-
-    A rerun of the same task (a lost worker's) takes the split's lease over and
-    skips what is done: fetch, parse and updatedb wait for a live holder's lease.
-    Returns the job's counts as a dict (`workers.as_dict`). Raises what the job raises.
-    """
-    rules = UrlRules.from_settings(settings)
-    counts: object
-    with Store(settings) as store:
-        if isinstance(options, GenerateOptions):
-            counts = generate(store, rules, options, on_progress=lambda done: progress("generate", done, None, 0))
-        elif isinstance(options, FetchOptions):
-            # The WARC recorder of `--warc` too: a task records in its own file series (pid in the name).
-            client = PoliteHttpClient.from_settings(settings, recorder=open_recorder(settings))
-            try:
-                counts = fetch(store, client, rules, options,
-                               on_progress=lambda p: progress("fetch", p.done, p.total, p.errors))
-            finally:
-                client.close()
-        elif phase == "parse":
-            counts = parse_batch(store, rules, options.batch, mode=options.mode, split=options.split, wait=True,
-                                 on_progress=lambda done: progress("parse", done, None, 0))
-        else:
-            counts = updatedb(store, rules, options.batch, mode=options.mode, split=options.split, wait=True,
-                              step=options.step, on_progress=lambda done: progress("updatedb", done, None, 0))
-    return as_dict(counts)
-
+# one `SplitTask` (`batch.calls`: the job's phase function, the settings, its
+# options with the split) per split, which local processes and Dask tasks alike
+# receive, and their counts merged. generate, parse and updatedb run as M tasks
+# over the sub-splits of a split (`workers.sub_splits`); fetch as M partitions.
+# generate's tasks share one batch id chosen here; `--topN` is the batch's
+# total, each split selecting its share. Here, not in a part, because it runs
+# the other jobs (as crawl does); the commands call these too.
 
 def generate_workers(runner: Runner, settings: Settings, options: GenerateOptions, workers: int,
                      now: datetime | None = None) -> tuple[GenerateCounts, WorkerResults]:
@@ -419,17 +366,11 @@ def generate_workers(runner: Runner, settings: Settings, options: GenerateOption
     (a split of several machines needs the batch id they share).
     """
     options.check()
-    batch = options.batch_id or new_batch_id((now or datetime.now(UTC)).replace(microsecond=0))
-    common = (["--batch-id", batch, "--partitions", str(options.partitions), "--count-mode",
-               options.count_mode.value, "--mode", options.mode.value]
-              + _opt("--topN", options.top_n) + _opt("--max-per-host", options.max_per_host)
-              + _opt("--queue-by", options.queue_by.value if options.queue_by else None)
-              + _opt("--sitemaps-only-docs", options.documents_only) + _opt("--rescan", options.rescan))
+    batch = options.batch_id or new_batch_id(now or utc_now())
 
-    def task(s: Split) -> SplitTask:
+    def task(s: Split) -> SplitTask[GenerateOptions]:
         mine = replace(options, batch_id=batch, split=s, top_n=split_share(options.top_n, s))
-        return SplitTask(s.text(), ["generate", "--split", s.text(), *common],
-                         functools.partial(run_split, settings, "generate", mine))
+        return SplitTask("generate", s.text(), generate_phase, settings, mine)
 
     results = run_splits(runner, "generate", batch, options.split, workers, task)
     counts = results.merged(GenerateCounts)
@@ -440,10 +381,11 @@ def generate_workers(runner: Runner, settings: Settings, options: GenerateOption
 
 def parse_workers(runner: Runner, settings: Settings, batch: str, mode: CrawlMode, split: Split, workers: int,
                   wait: bool = False) -> tuple[ParseCounts, WorkerResults]:
-    """Run parse as `workers` tasks over `split`."""
+    """Run parse as `workers` tasks over `split` (waiting for a live holder's lease: with `wait`, or when
+    the runner reruns a lost task)."""
+    wait = wait or runner.reruns
     results = run_splits(runner, "parse", batch, split, workers, lambda s: SplitTask(
-        s.text(), ["parse", "--batch", batch, "--split", s.text(), "--mode", mode.value, *_opt("--wait", wait)],
-        functools.partial(run_split, settings, "parse", BatchSplit(batch, mode, s))))
+        "parse", s.text(), parse_phase, settings, BatchSplit(batch, mode, s, wait=wait)))
     return results.merged(ParseCounts), results
 
 
@@ -452,11 +394,11 @@ def updatedb_workers(runner: Runner, settings: Settings, batch: str, mode: Crawl
     """Run updatedb as `workers` tasks over `split`, in two phases: every split spreads its links, then
     (once all have, and none failed) every split merges. No task waits for another: the barrier between
     the steps is here, so any number of workers (one is enough) runs them, and a lost task is simply run
-    again."""
-    def task(s: Split, step: UpdateStep) -> SplitTask:
-        return SplitTask(s.text(), ["updatedb", "--batch", batch, "--split", s.text(), "--mode", mode.value,
-                                    "--step", step.value, *_opt("--wait", wait)],
-                         functools.partial(run_split, settings, "updatedb", BatchSplit(batch, mode, s, step)))
+    again. Tasks wait for a live holder's lease with `wait`, or when the runner reruns a lost task."""
+    wait = wait or runner.reruns
+
+    def task(s: Split, step: UpdateStep) -> SplitTask[BatchSplit]:
+        return SplitTask("updatedb", s.text(), updatedb_phase, settings, BatchSplit(batch, mode, s, step, wait))
 
     results = []
     for step in (UpdateStep.SPREAD, UpdateStep.MERGE):
@@ -470,21 +412,17 @@ def updatedb_workers(runner: Runner, settings: Settings, batch: str, mode: Crawl
 
 def fetch_workers(runner: Runner, options: FetchOptions, settings: Settings,
                   partitions: int) -> tuple[FetchCounts, WorkerResults]:
-    """Run fetch as one task per partition of the batch (`fetch --partition K/N`)."""
-    common = (["--batch", options.batch_id, "--max-connections", str(options.connections), "--threads-per-host",
-               str(settings.threads_per_host), "--delay", str(settings.delay),
-               "--store-content" if options.store_content else "--no-store-content"]
-              + _opt("--time-limit", options.time_limit) + _opt("--wait", options.wait)
-              + _opt("--warc", settings.warc_dir or None))
+    """Run fetch as one task per partition of the batch (`fetch --partition K/N`), waiting for a live holder's
+    lease with `options.wait`, or when the runner reruns a lost task."""
+    mine = replace(options, wait=options.wait or runner.reruns)
     results = runner.run("fetch", options.batch_id, [SplitTask(
-        f"{k}/{partitions}", ["fetch", "--partition", f"{k}/{partitions}", *common],
-        functools.partial(run_split, settings, "fetch", replace(options, partition=(k, partitions), wait=True)))
+        "fetch", f"{k}/{partitions}", fetch_phase, settings, replace(mine, partition=(k, partitions)))
         for k in range(partitions)])
     return results.merged(FetchCounts), results
 
 
-class WorkerPhases:
-    """A crawl round's phases, each as split tasks (`crawl --workers M [--split K/N]`, `--dask`).
+class Splits:
+    """A crawl round's phases, each as split tasks on a runner (`crawl --workers M [--split K/N]`, `--dask`).
 
     Fetch runs one worker per partition: generate is told `partitions` = M.
     updatedb runs as two phases (spread, then merge): no task waits for
@@ -504,7 +442,8 @@ class WorkerPhases:
         A task run again (its worker or scheduler lost) finds its rows held by the batch already and selects
         none; the registry then says the batch exists, and its count. Cost, when none were selected: one get.
         """
-        mine = _with(options, self.split, self.workers)
+        mine = replace(options, split=self.split, partitions=self.workers,
+                       batch_id=options.batch_id or new_batch_id(utc_now()))  # a split crawl's batch is its own
         counts, results = generate_workers(self.runner, self.settings, mine, self.workers)
         raise_failed(results)
         if counts.batch_id is None and mine.batch_id is not None:
@@ -520,21 +459,16 @@ class WorkerPhases:
         raise_failed(results)
         return counts
 
-    def parse(self, batch: str, mode: CrawlMode) -> ParseCounts:
-        """Run parse's workers."""
-        counts, results = parse_workers(self.runner, self.settings, batch, mode, self.split, self.workers)
+    def parse(self, options: BatchSplit) -> ParseCounts:
+        """Run parse's workers over the crawl's split."""
+        counts, results = parse_workers(self.runner, self.settings, options.batch_id, options.mode, self.split,
+                                        self.workers)
         raise_failed(results)
         return counts
 
-    def updatedb(self, batch: str, mode: CrawlMode) -> UpdateCounts:
-        """Run updatedb's workers."""
-        counts, results = updatedb_workers(self.runner, self.settings, batch, mode, self.split, self.workers)
+    def updatedb(self, options: BatchSplit) -> UpdateCounts:
+        """Run updatedb's workers over the crawl's split."""
+        counts, results = updatedb_workers(self.runner, self.settings, options.batch_id, options.mode, self.split,
+                                           self.workers)
         raise_failed(results)
         return counts
-
-
-def _with(options: GenerateOptions, split: Split, workers: int) -> GenerateOptions:
-    """The crawl's generate options for its workers: its split, one partition per worker, a new batch id
-    (a split crawl's batch is its own)."""
-    batch = options.batch_id or new_batch_id(datetime.now(UTC).replace(microsecond=0))
-    return replace(options, split=split, partitions=workers, batch_id=batch)

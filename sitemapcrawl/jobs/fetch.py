@@ -28,6 +28,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 
 from sitemapcrawl.batch import registry
+from sitemapcrawl.batch.calls import StageUpdate, Work
 from sitemapcrawl.batch.leases import Lease
 from sitemapcrawl.errors import ArchiveError, LeaseHeldError, SitemapCrawlError, StoreUnavailableError, UsageError
 from sitemapcrawl.fetcher.engine import Engine, host_budget
@@ -53,7 +54,7 @@ from sitemapcrawl.web.http import PoliteHttpClient
 from sitemapcrawl.web.rules import UrlRules
 
 __all__ = ["FetchCounts", "FetchItem", "FetchOptions", "FetchProgress", "QueueBy", "RobotsItem", "RobotsRule",
-           "fetch", "outcome_row", "parse_partition", "retry_or_gone", "stored_rule"]
+           "fetch", "fetch_phase", "outcome_row", "parse_partition", "retry_or_gone", "stored_rule"]
 
 log = logging.getLogger(__name__)
 
@@ -243,3 +244,9 @@ def _retry_write(writer: Writer, final: list[StateWrite]) -> None:
 def _progress(counts: FetchCounts, active_hosts: int, elapsed: float) -> FetchProgress:
     return FetchProgress(counts.done, counts.total, counts.done / elapsed if elapsed > 0 else 0.0,
                          counts.bytes, counts.errors, active_hosts)
+
+
+def fetch_phase(work: Work, options: FetchOptions, progress: StageUpdate) -> FetchCounts:
+    """`fetch` as a phase call (`batch.calls`): on `work` and its client, progress as stage `fetch`."""
+    return fetch(work.store, work.client, work.rules, options,
+                 on_progress=lambda p: progress("fetch", p.done, p.total, p.errors), now=work.clock)

@@ -28,6 +28,7 @@ from datetime import UTC, datetime
 from typing import Any, NamedTuple
 
 from sitemapcrawl.batch import registry
+from sitemapcrawl.batch.calls import StageUpdate, Work
 from sitemapcrawl.config import MAX_PARTITIONS
 from sitemapcrawl.errors import InvalidUrlError, UsageError
 from sitemapcrawl.model.cells import encode
@@ -416,3 +417,9 @@ def _skip_reason(
     if rules.url_filter.reason(row.url) is not None:
         return "filtered"
     return None
+
+
+def generate_phase(work: Work, options: GenerateOptions, progress: StageUpdate) -> GenerateCounts:
+    """`generate` as a phase call (`batch.calls`): on `work`, progress as stage `generate`."""
+    return generate(work.store, work.rules, options, on_progress=lambda done: progress("generate", done, None, 0),
+                    now=work.clock())

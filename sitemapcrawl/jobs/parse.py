@@ -27,6 +27,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from sitemapcrawl.batch import registry
+from sitemapcrawl.batch.calls import BatchSplit, StageUpdate, Work
 from sitemapcrawl.errors import InvalidUrlError, SitemapError
 from sitemapcrawl.model.cells import encode, map_column
 from sitemapcrawl.model.changes import Hints, hints_of
@@ -583,3 +584,9 @@ def parse_batch(
             on_progress(counts.rows)
     log.info("parse: %s", counts.summary())
     return counts
+
+
+def parse_phase(work: Work, options: BatchSplit, progress: StageUpdate) -> ParseCounts:
+    """`parse_batch` as a phase call (`batch.calls`): on `work`, progress as stage `parse`."""
+    return parse_batch(work.store, work.rules, options.batch_id, mode=options.mode, split=options.split,
+                       wait=options.wait, now=work.clock(), on_progress=lambda done: progress("parse", done, None, 0))

@@ -29,6 +29,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from sitemapcrawl.batch import registry
+from sitemapcrawl.batch.calls import BatchSplit, StageUpdate, Work
 from sitemapcrawl.errors import InvalidUrlError, SplitWaitError
 from sitemapcrawl.model.cells import column_names, encode, fields_held, fields_set, overlaid, with_fields
 from sitemapcrawl.model.entries import EXTENSION_FIELDS, merged_extensions
@@ -587,3 +588,9 @@ def _check_spread(state: registry.BatchState, batch_id: str, split: Split) -> No
         names = ", ".join(s.text() for s in missing[:8]) + (" ..." if len(missing) > 8 else "")
         raise SplitWaitError(f"batch {batch_id}: split(s) {names} have not spread their links: run `updatedb "
                              f"--step spread --split {missing[0].text()}` (each of them) before the merge step")
+
+
+def updatedb_phase(work: Work, options: BatchSplit, progress: StageUpdate) -> UpdateCounts:
+    """`updatedb` as a phase call (`batch.calls`): on `work`, its step, progress as stage `updatedb`."""
+    return updatedb(work.store, work.rules, options.batch_id, mode=options.mode, split=options.split, step=options.step,
+                    wait=options.wait, now=work.clock(), on_progress=lambda done: progress("updatedb", done, None, 0))

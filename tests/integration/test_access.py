@@ -10,6 +10,7 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 from cli_helpers import cli
 
 from sitemapcrawl.config import Settings
@@ -28,8 +29,12 @@ SITE = Site(HOST, "staging", pages=(Page("/", "Home"), *PAGES), robots=Robots(si
             basic_auth=(USER, PASSWORD))
 
 
+@pytest.mark.parametrize("workers", ["1", "2"])
 def test_a_crawl_behind_basic_auth_with_netrc_fetches_every_page_and_keeps_no_credential(
-        store: Store, settings: Settings, make_testweb: Callable[[Web], TestWebServer], tmp_path: Path) -> None:
+        workers: str, store: Store, settings: Settings, make_testweb: Callable[[Web], TestWebServer],
+        tmp_path: Path) -> None:
+    # With --workers 2 the phases run in worker processes: they get the settings (--netrc, --header) as
+    # the crawl resolved them, on their stdin, never in their command line.
     server = make_testweb(Web((SITE,), "staging"))
     netrc = tmp_path / "netrc"
     netrc.write_text(f"machine {HOST}\n  login {USER}\n  password {PASSWORD}\n", encoding="utf-8")
@@ -38,7 +43,7 @@ def test_a_crawl_behind_basic_auth_with_netrc_fetches_every_page_and_keeps_no_cr
     warc = tmp_path / "warc"
 
     done = cli(settings, "-v", "crawl", str(seeds), "--mode", "sitemap-only", "--rounds", "3", "--netrc", str(netrc),
-               "--header", "X-Staging-Token: t0k3n", "--warc", str(warc), user_agent=AGENT)
+               "--header", "X-Staging-Token: t0k3n", "--warc", str(warc), "--workers", workers, user_agent=AGENT)
     assert done.exit_code == 0, done.output
 
     # Every request was let in (robots.txt, the sitemap, every page).

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import functools
 import json
 import os
 import signal
@@ -328,8 +327,10 @@ def test_dask_needs_a_scheduler_that_answers(settings: Settings, tmp_path: Path)
 KEYS: list[str] = []
 
 
-def _count_to(goal: int, progress: Callable[..., None]) -> dict[str, object]:
+def _count_to(_work: object, goal: int, progress: Callable[..., None]) -> object:
     from distributed import get_worker
+
+    from sitemapcrawl.jobs.parse import ParseCounts
 
     KEYS.append(str(get_worker().get_current_task()))  # the name the dashboard shows
     for done in range(1, goal + 1):
@@ -337,20 +338,21 @@ def _count_to(goal: int, progress: Callable[..., None]) -> dict[str, object]:
         time.sleep(0.3)  # progress events are sent at most every quarter second
     if goal == 0:
         raise RuntimeError("nothing to count")
-    return {"rows": goal, "sitemaps": 1}
+    return ParseCounts(rows=goal, sitemaps=1)
 
 
 def test_the_dask_runner_sums_progress_merges_counts_and_names_a_failed_task() -> None:
     from distributed import Client
 
+    from sitemapcrawl.batch.calls import SplitTask
     from sitemapcrawl.batch.dask_runner import RETRIES, DaskRunner
-    from sitemapcrawl.batch.workers import SplitTask
+    from sitemapcrawl.config import Settings
     from sitemapcrawl.jobs.parse import ParseCounts
 
     heard: list[tuple[str, int, int | None]] = []
     with Client(processes=False, n_workers=1, threads_per_worker=3, dashboard_address=None) as client:
         runner = DaskRunner(client, on_stage=lambda stage, done, total, errors: heard.append((stage, done, total)))
-        tasks = [SplitTask(f"{k}/3", [], functools.partial(_count_to, goal)) for k, goal in enumerate((3, 4, 0))]
+        tasks = [SplitTask("parse", f"{k}/3", _count_to, Settings(), goal) for k, goal in enumerate((3, 4, 0))]
         results = runner.run("parse", "b9", tasks)
     assert sorted(set(KEYS)) == ["parse-0/3-b9", "parse-1/3-b9", "parse-2/3-b9"]
     assert KEYS.count("parse-2/3-b9") == 1 + RETRIES  # the task that raised was retried
