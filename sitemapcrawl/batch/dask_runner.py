@@ -143,6 +143,7 @@ class DaskRunner:
         """Submit one task per split, wait for all, return their counts; submit again those Dask lost (see the
         module docstring); cancel them on KeyboardInterrupt."""
         from distributed import KilledWorker
+        from distributed.comm.core import CommClosedError
 
         topic = f"sitemapcrawl-{phase}-{secrets.token_hex(4)}"
         heard = self._progress(len(tasks))
@@ -161,7 +162,8 @@ class DaskRunner:
                 for label, future in futures.items():
                     try:
                         counts.append(future.result())
-                    except (KilledWorker, CancelledError) as exc:  # the worker or the scheduler went away
+                    # The worker or the scheduler went away (CommClosedError: while the result was on its way).
+                    except (KilledWorker, CancelledError, CommClosedError) as exc:
                         lost[label] = lost.get(label, 0) + 1
                         if lost[label] <= RESUBMITS:
                             log.info("%s task %s was lost (%s); it runs again once the scheduler answers",
