@@ -54,7 +54,9 @@ def fails_now(row: WebPage, last_parse: datetime) -> str | None:
 
     `row` needs `ALERT_FIELDS`.
     """
-    if row.status in _UNREAD and row.fetch_time is not None and row.fetch_time > last_parse:
+    # A failed fetch comes after the parse of the fetch before it; times are kept to the second, so in the
+    # same second as that parse it is still after it.
+    if row.status in _UNREAD and row.fetch_time is not None and row.fetch_time >= last_parse:
         code = f" (HTTP {row.http_code})" if row.http_code is not None else ""
         return f"fetch {row.status.value}{code}: {row.error or 'no answer'}"
     if (row.parse_time is not None and row.parse_time > last_parse

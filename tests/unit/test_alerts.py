@@ -36,6 +36,9 @@ def test_a_sitemap_fails_now_when_its_fetch_or_its_parse_failed_after_its_last_r
         "fetch retry (HTTP 500): HTTP 500"
     assert fails_now(row(status=FetchStatus.GONE, http_code=None, error="timed out"), PARSED) == "fetch gone: timed out"
     assert fails_now(row(status=FetchStatus.RETRY, fetch_time=PARSED - timedelta(hours=1)), PARSED) is None
+    # Times are kept to the second: a fetch that failed in the second of the last parse came after it.
+    assert fails_now(row(status=FetchStatus.RETRY, fetch_time=PARSED, http_code=500, error="HTTP 500"), PARSED) == \
+        "fetch retry (HTTP 500): HTTP 500"
     assert fails_now(row(status=FetchStatus.NOT_MODIFIED), PARSED) is None
     unread = row(problem_kinds=("not-a-sitemap=1",), sitemap_problems=("not read as a sitemap: HTML",))
     assert fails_now(unread, PARSED) == "not read as a sitemap: HTML"
