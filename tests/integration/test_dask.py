@@ -311,7 +311,8 @@ def test_a_scheduler_that_does_not_come_back_is_one_line_and_the_rerun_finishes(
     dask_cluster.worker()
     rerun = _crawl_logged(settings, seeds, log, dask_cluster)
     assert rerun.wait(timeout=600) == 0, log.read_text()
-    assert table(store) == rows
+    now = table(store)
+    assert now == rows, {url: (row, rows.get(url)) for url, row in now.items() if row != rows.get(url)}
     assert set(fetches(web)) == set(fetched)
 
 
