@@ -203,12 +203,14 @@ class Writer:
             self._outcomes = []
             return
         # With a WARC: a chunk's records, then its put; a kill between them leaves only that chunk's
-        # records without their outcome. What is taken off `_outcomes` is written or counted.
-        chunk = max(1, self._store.batch_size)
+        # records without their outcome. An archived chunk replaces what it was made of, so a put that is
+        # retried (the next flush) does not archive it again. Without a WARC: one put of all.
+        chunk = max(1, self._store.batch_size) if self._recorder is not None else len(self._outcomes)
         while self._outcomes:
-            outcomes = self._archived(self._outcomes[:chunk])
+            taken = min(chunk, len(self._outcomes))
+            outcomes = self._outcomes[:taken] = self._archived(self._outcomes[:taken])
             self._write(outcomes)
-            del self._outcomes[:chunk]
+            del self._outcomes[:len(outcomes)]
         if self._archive_failure is not None:
             failure = self._archive_failure
             raise ArchiveError(f"the WARC file cannot be written: {failure.strerror or failure}")

@@ -386,10 +386,6 @@ class PoliteHttpClient:
         self._thread.start()
         self.max_crawl_delay = max_crawl_delay
         """The longest Crawl-delay `honour_robots` takes from a robots.txt."""
-        """The client itself: for coroutines run on this client's loop (`submit`)."""
-        self._loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(target=self._loop.run_forever, name="http-loop", daemon=True)
-        self._thread.start()
 
     @classmethod
     def from_settings(cls, settings: Settings, max_bytes: int | None = None,
