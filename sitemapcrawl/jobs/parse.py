@@ -323,14 +323,14 @@ class _SitemapParse:
 
 def parse_sitemap_row(store: Store, key: bytes, row: WebPage, body: bytes, batch_id: str,
                       rules: UrlRules, counts: ParseCounts, now: datetime,
-                      mark_entries: bool | None = None) -> SitemapOutcome:
+                      mark_entries: bool) -> SitemapOutcome:
     """Parse one stored sitemap body, write its entries and its own row; return the outcome.
 
     `row` carries the sitemap's `s:vb`, `s:cs` and `il:` cells (who vouches
     for it). A body that is not a sitemap is recorded as a problem (and a
     link-found candidate becomes a page again). Never raises for bad content.
-    `mark_entries`: give entries the `k:dsc` mark (the batch has no records);
-    None: ask the registry (one get; `parse_batch` asks once per batch).
+    `mark_entries`: give entries the `k:dsc` mark (the batch has no records:
+    `parse_batch` asks the registry once per batch).
     """
     settings = rules.settings
     vouchers = vouchers_through_redirects(store, row, settings, counts.unreadable)
@@ -347,8 +347,6 @@ def parse_sitemap_row(store: Store, key: bytes, row: WebPage, body: bytes, batch
             sitemap_warnings=(), parse_time=now, sitemap_entries=0,
             is_sitemap=False if demote else None, vouched_by=vouched, parse_mark=batch_id)))], now=now)
         return SitemapOutcome(row.url, None, 0, (problem,))
-    if mark_entries is None:
-        mark_entries = not has_records(store, batch_id)
     work = _SitemapParse(row, batch_id, rules, counts, now, vouchers, mark_entries=mark_entries)
     write_listed(store, batch_id, row.url, work.cells(iter(document)), max(1, settings.hbase_batch_size))
     store.write(WEBPAGE_TABLE, work.uniform_cells())  # the same cells (already listed), now saying lu=1

@@ -31,7 +31,8 @@ from sitemapcrawl.sitemaps.model import PageEntry, ProblemKind
 __all__ = ["EXTENSION_FIELDS", "MAX_ALTERNATES", "NewsCount", "UniformLastmods", "extension_fields",
            "merged_extensions"]
 
-#: hreflang alternates kept per entry (as per page: `web.pagesays.MAX_ALTERNATES`).
+#: hreflang alternates kept per sitemap entry and per page (`web.pagesays`): a site of many locales names a
+#: few hundred.
 MAX_ALTERNATES = 300
 
 

@@ -492,13 +492,6 @@ TABLES: tuple[Table, ...] = (
 TABLE_NAMES: tuple[str, ...] = tuple(table.name for table in TABLES)
 
 
-def table_of(name: str) -> Table:
-    """The registered table of base name `name`; KeyError naming it when there is none."""
-    for table in TABLES:
-        if table.name == name:
-            return table
-    raise KeyError(f"no table {name!r} in the row model")
-
 
 def all_columns() -> list[tuple[str, Column | MapFamily]]:
     """Every (table, column or map family) the model knows, for the column map test."""

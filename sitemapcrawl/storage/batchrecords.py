@@ -60,7 +60,8 @@ _KIND_OF_MARK = {"generate_mark": MEMBER, "fetch_mark": MEMBER, "discover_mark":
 _SEP = b"|"
 _TOUCHED_CELLS = encode(BatchRecord("", touched=True))
 _WORK_CELLS = encode(BatchRecord("", work=True))
-_NO_WORK = encode(BatchRecord("", work=False))
+_WORK, _encode_work = field_encoder(BatchRecord, "work")
+_NO_WORK = _encode_work(False)
 _LISTED_KEYS, _encode_listed_keys = field_encoder(BatchRecord, "listed_keys")
 _INLINK_PREFIX = map_column(WebPage, "inlinks")
 #: The inlink kinds a sitemap parse writes: what makes a row an entry of a sitemap in `listing_owner`.
@@ -276,7 +277,6 @@ def recorded_keys(store: Store, batch_id: str, kind: bytes, split: Split = WHOLE
     """
     start, stop = record_range(batch_id, kind, split)
     columns = column_names(BatchRecord, ["partition", "touched", "work"])
-    work_column, no_work = next(iter(_NO_WORK.items()))
     row_filter = equals_filter(BatchRecord, "partition", partition) if partition is not None else None
     while True:
         records = list(store.scan(BATCHROW_TABLE, start=start, stop=stop, columns=columns, filter=row_filter,
@@ -286,7 +286,7 @@ def recorded_keys(store: Store, batch_id: str, kind: bytes, split: Split = WHOLE
         if on_no_work is None:
             yield [page_key(record) for record, _ in records]
         else:
-            keys = [page_key(record) for record, cells in records if cells.get(work_column) != no_work]
+            keys = [page_key(record) for record, cells in records if cells.get(_WORK) != _NO_WORK]
             on_no_work(len(records) - len(keys))
             if keys:
                 yield keys

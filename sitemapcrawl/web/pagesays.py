@@ -30,16 +30,15 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
 from sitemapcrawl.errors import InvalidUrlError
+from sitemapcrawl.model.entries import MAX_ALTERNATES
 from sitemapcrawl.web import urls
 from sitemapcrawl.web.robots import product_token
 from sitemapcrawl.web.urls import DEFAULT_RULES, CanonicalRules
 
-__all__ = ["HEAD_BYTES", "MAX_ALTERNATES", "PageSays", "is_html", "page_says", "x_robots_tag"]
+__all__ = ["HEAD_BYTES", "PageSays", "is_html", "page_says", "x_robots_tag"]
 
 #: The most of a page read for its head (a head of inline styles and scripts can be long).
 HEAD_BYTES = 256 * 1024
-#: hreflang alternates kept per page (a site of many locales names a few hundred).
-MAX_ALTERNATES = 300
 #: The longest directive text kept in a `robots` line.
 _MAX_LINE = 500
 _HTML_TYPES = ("text/html", "application/xhtml+xml")
