@@ -205,6 +205,8 @@ class DaskRunner:
         deadline = time.monotonic() + self.reconnect_wait
         while self.client.status != "running":
             if self.client.status in ("closing", "closed", "failed"):
+                with contextlib.suppress(Exception):  # the client that gave up: its threads and comms go
+                    self.client.close()
                 with contextlib.suppress(EngineUnavailableError):
                     self.client = connect(self.address)
                     continue

@@ -412,7 +412,7 @@ def updatedb_workers(runner: Runner, settings: Settings, batch: str, mode: Crawl
 
 def fetch_workers(runner: Runner, options: FetchOptions, settings: Settings,
                   partitions: int) -> tuple[FetchCounts, WorkerResults]:
-    """Run fetch as one task per partition of the batch (`fetch --partition K/N`), waiting for a live holder's
+    """Run fetch as one task per partition of the batch (`fetch --split K/N`), waiting for a live holder's
     lease with `options.wait`, or when the runner reruns a lost task."""
     mine = replace(options, wait=options.wait or runner.reruns)
     results = runner.run("fetch", options.batch_id, [SplitTask(
@@ -462,13 +462,13 @@ class Splits:
     def parse(self, options: BatchSplit) -> ParseCounts:
         """Run parse's workers over the crawl's split."""
         counts, results = parse_workers(self.runner, self.settings, options.batch_id, options.mode, self.split,
-                                        self.workers)
+                                        self.workers, wait=options.wait)
         raise_failed(results)
         return counts
 
     def updatedb(self, options: BatchSplit) -> UpdateCounts:
         """Run updatedb's workers over the crawl's split."""
         counts, results = updatedb_workers(self.runner, self.settings, options.batch_id, options.mode, self.split,
-                                           self.workers)
+                                           self.workers, wait=options.wait)
         raise_failed(results)
         return counts
