@@ -25,6 +25,7 @@ import socket
 import struct
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 #: A title-setting OSC sequence and a clear-screen CSI: what must never reach a terminal raw.
@@ -96,12 +97,7 @@ class HostileServer:
             return sum(1 for h in self.hits if h.path == path and (h.complete or not complete_only))
 
     def _accept(self) -> None:
-        while not self._stop.is_set():
-            try:
-                conn, _ = self._sock.accept()
-            except OSError:
-                return
-            threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
+        accept_forever(self._sock, self._serve, self._stop)
 
     def _serve(self, conn: socket.socket) -> None:
         with conn:
@@ -177,3 +173,15 @@ def wait_for(predicate: object, timeout: float = 30.0) -> bool:
             return True
         time.sleep(0.05)
     return False
+
+
+def accept_forever(server: socket.socket, handle: Callable[[socket.socket], None],
+                   stop: threading.Event | None = None) -> None:
+    """Hand each connection `server` accepts to `handle` on a thread of its own, until the socket is closed
+    (or `stop` is set)."""
+    while stop is None or not stop.is_set():
+        try:
+            conn, _ = server.accept()
+        except OSError:
+            return
+        threading.Thread(target=handle, args=(conn,), daemon=True).start()

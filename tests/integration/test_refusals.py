@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 from cli_helpers import cli, cli_command
+from hostile_web import accept_forever
 
 from sitemapcrawl.config import Settings
 from sitemapcrawl.model.webpage import WEBPAGE_TABLE
@@ -80,12 +81,7 @@ class GarbageGateway:
         threading.Thread(target=self._accept, daemon=True).start()
 
     def _accept(self) -> None:
-        while True:
-            try:
-                client, _ = self._server.accept()
-            except OSError:
-                return
-            threading.Thread(target=self._answer, args=(client,), daemon=True).start()
+        accept_forever(self._server, self._answer)
 
     def _answer(self, client: socket.socket) -> None:
         with client:
