@@ -8,7 +8,9 @@ host buckets, or of a batch's fetch), each meaning has its own alias, named
 for it. `tests/unit/test_cli_options.py` fails when a flag is declared twice.
 Bounds come from their owners (`BUCKETS`, `MAX_PARTITIONS`, `config.RULES`).
 A slice of a phase's work is a *split*, in every command; an old name
-(`--partition`, `--partitions`) is a hidden alias that still works.
+(`--partition`, `--partitions`) is a hidden alias that still works, as is
+`--threads`, the old name of `--max-connections` (typer cannot hide one name
+of an option, so an old name is an option of its own, read with `renamed`).
 """
 
 # No `from __future__ import annotations` here: typer would then eval every
@@ -108,9 +110,9 @@ WarcOption = Annotated[str | None, typer.Option(
     "--warc", metavar="DIR", show_default=False, callback=_warc_folder,
     help=f"Also write every request and response as WARC files in DIR. {setting('warc_dir')}")]
 MaxConnectionsOption = Annotated[int | None, typer.Option(
-    "--max-connections", "--threads", min=1, max=_most("max_connections"), metavar="N", show_default=False,
+    "--max-connections", min=1, max=_most("max_connections"), metavar="N", show_default=False,
     help="Requests in flight at once over all hosts; each host keeps its own pace, so the hosts ready "
-         f"decide how many are (--threads is the old name). {setting('max_connections')}")]
+         f"decide how many are. {setting('max_connections')}")]
 ThreadsPerHostOption = Annotated[int | None, typer.Option(
     "--threads-per-host", min=1, metavar="N", show_default=False,
     help=f"Requests in flight per host. {setting('threads_per_host')}")]
@@ -137,6 +139,9 @@ OldPartitionOption = Annotated[str | None, typer.Option(
 OldPartitionsOption = Annotated[int | None, typer.Option(
     "--partitions", min=1, max=MAX_PARTITIONS, metavar="N", hidden=True, show_default=False,
     help="The old name of --fetch-splits.")]
+OldThreadsOption = Annotated[int | None, typer.Option(
+    "--threads", min=1, max=_most("max_connections"), metavar="N", hidden=True, show_default=False,
+    help="The old name of --max-connections.")]
 
 
 def renamed(value: T | None, old_value: T | None, flag: str, old_flag: str) -> T | None:

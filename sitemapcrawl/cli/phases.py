@@ -31,6 +31,7 @@ from sitemapcrawl.cli.options import (
     NetrcOption,
     OldPartitionOption,
     OldPartitionsOption,
+    OldThreadsOption,
     ProbeOption,
     QueueByOption,
     SplitOption,
@@ -152,6 +153,7 @@ def detect_command(
     max_connections: MaxConnectionsOption = None,
     header: HeaderOption = None,
     netrc: NetrcOption = None,
+    threads: OldThreadsOption = None,
 ) -> None:
     """Read each host's robots.txt; record rules and crawl delay; inject its sitemaps.
 
@@ -162,6 +164,7 @@ def detect_command(
     from sitemapcrawl.web.robots_txt import HostReport
     from sitemapcrawl.web.rules import UrlRules
 
+    max_connections = renamed(max_connections, threads, "--max-connections", "--threads")
     settings = with_flags(State.settings, {"warc_dir": warc, "max_connections": max_connections,
                                            **access_flags(header, netrc)})
     rules = UrlRules.from_settings(settings)
@@ -281,6 +284,7 @@ def fetch_command(
     header: HeaderOption = None,
     netrc: NetrcOption = None,
     partition: OldPartitionOption = None,
+    threads: OldThreadsOption = None,
 ) -> None:
     """Fetch a generated batch politely: one queue per host, robots.txt, crawl delay, conditional GET.
 
@@ -297,6 +301,7 @@ def fetch_command(
 
     flag = "--partition" if partition is not None else "--split"
     split = renamed(split, partition, "--split", "--partition")
+    max_connections = renamed(max_connections, threads, "--max-connections", "--threads")
     logfields.note(batch=batch, split=split)
     settings = with_flags(State.settings, {"max_connections": max_connections, "threads_per_host": threads_per_host,
                                            "delay": delay, "queue_by": queue_by, "store_content": store_content,
@@ -456,6 +461,7 @@ def crawl_command(
     header: HeaderOption = None,
     netrc: NetrcOption = None,
     partitions: OldPartitionsOption = None,
+    threads: OldThreadsOption = None,
 ) -> None:
     """Crawl: inject SEEDS, detect sitemaps, then rounds of generate, fetch, parse and updatedb.
 
@@ -486,6 +492,7 @@ def crawl_command(
     from sitemapcrawl.report.text import sitemap_outcomes
     from sitemapcrawl.web.rules import UrlRules
 
+    max_connections = renamed(max_connections, threads, "--max-connections", "--threads")
     settings = with_flags(State.settings, {"max_connections": max_connections, "threads_per_host": threads_per_host,
                                            "delay": delay, "warc_dir": warc, **access_flags(header, netrc)})
     rules = UrlRules.from_settings(settings)

@@ -120,6 +120,30 @@ def test_an_old_name_of_a_split_flag_still_works(monkeypatch: pytest.MonkeyPatch
     assert given.get("partitions") == 3 or given.get("partition") == (1, 3)
 
 
+@pytest.mark.parametrize("command", [["detect"], ["fetch", "--batch", "b"], ["crawl"]], ids=" ".join)
+def test_threads_is_a_hidden_old_name_of_max_connections(monkeypatch: pytest.MonkeyPatch,
+                                                         command: list[str]) -> None:
+    from sitemapcrawl.cli import phases
+
+    def flags_given(*args: str) -> Any:
+        seen: dict[str, Any] = {}
+
+        def catch(settings: Any, flags: dict[str, Any]) -> None:
+            seen.update(flags)
+            raise Reached
+
+        monkeypatch.setattr(phases, "with_flags", catch)
+        result = CliRunner().invoke(app, [*command, *args])
+        assert isinstance(result.exception, Reached), (result.output, result.exception)
+        return seen["max_connections"]
+
+    assert flags_given("--threads", "7") == flags_given("--max-connections", "7") == 7
+    text = CliRunner().invoke(app, [command[0], "--help"], terminal_width=80).stdout
+    assert "--max-connections" in text and "--threads " not in text
+    both = CliRunner().invoke(app, [*command, "--threads", "7", "--max-connections", "7"])
+    assert both.exit_code == 2 and "--threads is the old name of --max-connections" in both.stderr
+
+
 def test_without_a_split_flag_the_defaults_hold(monkeypatch: pytest.MonkeyPatch) -> None:
     assert options_reaching_the_job(monkeypatch, "generate")["partitions"] == 1
     assert options_reaching_the_job(monkeypatch, "crawl")["partitions"] == 1

@@ -68,9 +68,9 @@ def test_sitemap_parse_of_a_local_file_imports_the_engine_only(tmp_path: Path) -
 def test_options_are_converted_and_checked_without_pydantic() -> None:
     bad = [
         (["fetch", "--batch", "b", "--threads", "0"],
-         "Invalid value for '--max-connections' / '--threads': 0 is not in the range 1<=x<=100000."),
+         "Invalid value for '--threads': 0 is not in the range 1<=x<=100000."),
         (["fetch", "--batch", "b", "--max-connections", "many"],
-         "Invalid value for '--max-connections' / '--threads': 'many' is not a valid"),
+         "Invalid value for '--max-connections': 'many' is not a valid"),
         (["fetch", "--batch", "b", "--delay", "inf"], "Invalid value for '--delay': 'inf' is not a finite number."),
         (["fetch", "--batch", "b", "--delay", "nan"], "Invalid value for '--delay': 'nan' is not a finite number."),
         (["fetch", "--batch", "b", "--queue-by", "banana"], "Invalid value for '--queue-by': 'banana' is not one"),
