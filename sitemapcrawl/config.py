@@ -296,7 +296,7 @@ def _number(value: float) -> str:
 #: No number setting may exceed this (times and sizes far beyond any real crawl,
 #: small enough to add to a date or multiply without overflow).
 MAX_NUMBER = 2**53
-#: Most fetch partitions a batch may have (`generate --partitions`): more than any
+#: Most fetch splits a batch may have (`generate --fetch-splits`): more than any
 #: cluster runs fetchers, few enough that a registry row names each one cheaply.
 MAX_PARTITIONS = 4_096
 #: Most hops a row may keep (seed `depth` / `radius`, the settings seed_depth and seed_radius).

@@ -75,7 +75,7 @@ class StoreRejectedError(SitemapCrawlError):
 
 
 class LeaseHeldError(SitemapCrawlError):
-    """Another worker holds the share of a batch this command would work on."""
+    """Another worker holds the split of a batch this command would work on."""
 
 
 class SplitWaitError(SitemapCrawlError):

@@ -108,7 +108,7 @@ class SplitTask(Generic[Opts]):
     phase: str
     """The job's name (`generate`, `fetch`, `parse`, `updatedb`): its summary line and the log's command."""
     label: str
-    """The share, `K/N`: names the task in lines, the progress and the Dask dashboard."""
+    """The split, `K/N`: names the task in lines, the progress and the Dask dashboard."""
     job: Callable[[Work, Opts, StageUpdate], Any]
     """A module-level function (pickled by reference) returning the job's counts dataclass."""
     settings: Settings

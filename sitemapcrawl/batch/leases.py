@@ -1,18 +1,18 @@
-"""Leases: one worker per share of a batch (a fetch partition, the parse, the update).
+"""Leases: one worker per split of a batch's phase (a fetch split, the parse or a split of it, the update).
 
-A lease is one cell of the batch's registry row, `l:<share>`, written with
-HBase's check-and-put: a worker claims a share by replacing exactly the value
-it read, so of two workers racing for one share exactly one wins. While it
+A lease is one cell of the batch's registry row, `l:<split>` (`fetch.K/N`,
+`parse`, `parse.K/N`), written with HBase's check-and-put: a worker claims
+a split by replacing exactly the value it read, so of two workers racing for one split exactly one wins. While it
 works, a daemon thread pushes the expiry every third of `lease_seconds`; if
-that fails the share was taken over, `lost` is set and the job stops handing
-out work. A share is free when its cell is absent, expired, released, or
+that fails the split was taken over, `lost` is set and the job stops handing
+out work. A split is free when its cell is absent, expired, released, or
 held by a process of this machine that is gone (a `kill -9` does not block
 the rerun); otherwise `LeaseHeldError` names the holder, or `wait` waits for
 the expiry. Fencing: `confirm`, called by fetch before each write of its
 outcomes, fails once `batches --release` took the cell over (docs/reliability.md).
 
-Cost: one read and one check-and-put per share to claim; one check-and-put per
-share every `lease_seconds / 3` while working; one to release.
+Cost: one read and one check-and-put per split to claim; one check-and-put per
+split every `lease_seconds / 3` while working; one to release.
 """
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ class Holder:
     worker: str
     until: datetime
     since: datetime | None = None
-    """When the holder claimed the share (None in cells written before it was kept)."""
+    """When the holder claimed the split (None in cells written before it was kept)."""
 
     def text(self) -> bytes:
         since = f" since={format_time(self.since)}" if self.since is not None else ""
@@ -99,7 +99,7 @@ def _now() -> datetime:
 
 
 class Lease:
-    """The leases of some shares of one batch, held by this worker (see the module docstring)."""
+    """The leases of some splits of one batch, held by this worker (see the module docstring)."""
 
     def __init__(self, store: Store, batch_id: str, shares: list[str], seconds: float,
                  worker: str | None = None, clock: Callable[[], datetime] = _now) -> None:
@@ -110,7 +110,7 @@ class Lease:
         self.worker = worker or new_worker_id()
         self.clock = clock
         self.lost = threading.Event()
-        """Set when a refresh found the share taken over: stop working on it."""
+        """Set when a refresh found the split taken over: stop working on it."""
         self._held: dict[str, bytes] = {}
         self._since: datetime | None = None
         self._lock = threading.Lock()
@@ -126,7 +126,7 @@ class Lease:
     def claim(self, wait: bool = False, on_wait: Callable[[str], None] = lambda line: None) -> None:
         """Take every share, or raise LeaseHeldError naming the holder (after releasing what was taken).
 
-        With `wait`, a share held by a live worker is waited for until its
+        With `wait`, a split held by a live worker is waited for until its
         lease expires (`on_wait` hears one line per wait), then taken over.
         """
         try:
@@ -171,11 +171,11 @@ class Lease:
                 log.warning("batch %s: lease not refreshed (%s)", self.batch_id, exc)
 
     def confirm(self) -> bool:
-        """Push the expiry of every share held (check-and-put on our own value); False once one was taken.
+        """Push the expiry of every split held (check-and-put on our own value); False once one was taken.
 
         Taken (over by another worker, or by `batches --release`): `lost` is
-        set and the share is dropped. Raises StoreUnavailableError when HBase
-        does not answer. Cost: one check-and-put per share.
+        set and the split is dropped. Raises StoreUnavailableError when HBase
+        does not answer. Cost: one check-and-put per split.
         """
         with self._lock:
             for share, value in list(self._held.items()):
@@ -193,7 +193,7 @@ class Lease:
             return not self.lost.is_set()
 
     def release(self, store_failed: bool = False) -> None:
-        """Give the shares back (expiry set to now) and stop refreshing; never raises for HBase trouble.
+        """Give the splits back (expiry set to now) and stop refreshing; never raises for HBase trouble.
 
         With `store_failed` (HBase stopped answering) nothing is sent: the
         lease expires by itself, and a rerun on this machine takes it over at

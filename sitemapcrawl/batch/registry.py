@@ -50,22 +50,22 @@ GENERATE = "generate"
 
 
 def fetch_share(partition: int, partitions: int) -> str:
-    """The name of one fetch partition of a batch: `fetch.K/N`."""
+    """The name (and lease) of one fetch split of a batch: `fetch.K/N`."""
     return f"{FETCH}.{partition}/{partitions}"
 
 
 def fetch_shares(store: Store, batch_id: str, partition: tuple[int, int] | None) -> list[str]:
-    """The fetch shares a run takes: its partition, or every partition that holds a member of the batch.
+    """The fetch splits a run leases: its own, or every fetch split that holds a member of the batch.
 
     Cost: for the whole batch, one read of its member records (`recorded_partitions`,
     what fetch reads next anyway), so claiming costs what the batch holds, not
-    what its partition count says: 2 URLs in 4,096 partitions take 2 leases at most.
+    what its split count says: 2 URLs in 4,096 fetch splits take 2 leases at most.
     """
     state = require_batch(store, batch_id)
     if partition is not None:
         if state.generated is not None and partition[1] != state.partitions:
-            raise UsageError(f"batch {batch_id} has {state.partitions} fetch partitions, not {partition[1]}: "
-                             f"give --partition K/{state.partitions}")
+            raise UsageError(f"batch {batch_id} has {state.partitions} fetch splits, not {partition[1]}: "
+                             f"give --split K/{state.partitions}")
         return [fetch_share(*partition)]
     if state.partitions == 1 or not has_records(store, batch_id):
         return state.fetch_shares
@@ -87,14 +87,14 @@ class BatchState:
 
     @property
     def fetch_shares(self) -> list[str]:
-        """Every fetch share of the batch (at most `MAX_PARTITIONS`: the codec refuses more)."""
+        """Every fetch split of the batch, by its lease name (at most `MAX_PARTITIONS`: the codec refuses more)."""
         return [fetch_share(k, self.partitions) for k in range(self.partitions)]
 
     @property
     def fetched(self) -> int:
-        """Fetch partitions that fetched every row (a whole-batch fetch that finished counts them all).
+        """Fetch splits that fetched every row (a whole-batch fetch that finished counts them all).
 
-        Cost: a look at the marks the row holds, not one per partition.
+        Cost: a look at the marks the row holds, not one per split.
         """
         if FETCH in self.done:
             return self.partitions
@@ -118,7 +118,7 @@ class BatchState:
         return "fetched" if self.fetched == self.partitions else "fetching"
 
     def finished_at(self, phase: str) -> datetime | None:
-        """When `phase` (FETCH: its last partition; PARSE) was marked done, None if it is not (or unreadable)."""
+        """When `phase` (FETCH: its last fetch split; PARSE) was marked done, None if it is not (or unreadable)."""
         names = self.fetch_shares if phase == FETCH else [phase]
         if not names or any(name not in self.done for name in names):
             return None
@@ -137,7 +137,7 @@ class BatchState:
             return "parsed, not updated" + self._splits_done(UPDATE)
         if self.fetched == self.partitions:
             return "fetched, not parsed" + self._splits_done(PARSE)
-        return f"fetching ({self.fetched} of {self.partitions} partitions done)"
+        return f"fetching ({self.fetched} of {self.partitions} fetch splits done)"
 
     def _splits_done(self, phase: str) -> str:
         """`(updatedb: 1 of 2 splits done)` when splits of `phase` are marked done, else ``."""
@@ -183,7 +183,7 @@ def record_generated(store: Store, batch_id: str, now: datetime, selected: int, 
 
 
 def record_done(store: Store, batch_id: str, names: list[str], now: datetime) -> None:
-    """Mark phases or shares of a batch done (one put)."""
+    """Mark phases or splits of phases of a batch done (one put)."""
     if names:
         store.write(BATCH_TABLE, [(batch_id.encode(), encode(BatchRow(
             batch_id, done={name: format_time(now) for name in names})))])
@@ -282,7 +282,7 @@ def release(store: Store, batch_id: str, now: datetime, force: bool = False) -> 
 
 
 def live_holders(state: BatchState, now: datetime) -> list[tuple[str, Holder]]:
-    """The shares of a batch whose lease a live worker holds, with the holder, by share name."""
+    """The splits of a batch whose lease a live worker holds, with the holder, by lease name."""
     found = []
     for share, raw in sorted(state.leases.items()):
         holder = Holder.parse(raw.encode())
@@ -304,7 +304,7 @@ def _fence(store: Store, batch_id: str, state: BatchState, now: datetime) -> Non
 
 
 def lease_value_column(share: str) -> bytes:
-    """The column holding the lease of a share (`l:fetch.0/2`)."""
+    """The column holding the lease of a split (`l:fetch.0/2`)."""
     return batch_cell("l", share)
 
 
@@ -312,10 +312,10 @@ def lease_value_column(share: str) -> bytes:
 @contextlib.contextmanager
 def holding(store: Store, batch_id: str, phase: str, settings: Settings, wait: bool = False,
             split: Split = WHOLE) -> Iterator[Lease]:
-    """Hold the lease of a phase's share of a batch (`update.K/N`) while the body runs; mark nothing.
+    """Hold the lease of a phase's split of a batch (`update.K/N`) while the body runs; mark nothing.
 
     For a step of a phase that is not the end of it (updatedb's spread step). Raises LeaseHeldError
-    when another worker holds the share (with `wait`: waits for it, see `batch.leases`).
+    when another worker holds the split (with `wait`: waits for it, see `batch.leases`).
     """
     lease = Lease(store, batch_id, [split_share(phase, split)], settings.lease_seconds)
     lease.claim(wait=wait, on_wait=log.warning)
@@ -330,12 +330,12 @@ def working_on(store: Store, batch_id: str, phase: str, settings: Settings, wait
                split: Split = WHOLE, on_last: Callable[[], None] | None = None) -> Iterator[Lease]:
     """Hold the lease of a phase (`parse`, `update`) of a batch, or of one split of it, while the body runs.
 
-    On a normal exit the phase (or split share, `parse.K/N`) is marked done
+    On a normal exit the phase (or its split, `parse.K/N`) is marked done
     if what it depends on was done when it began (parse: every fetch
-    partition; update: parse). `on_last` is the batch-level step that runs
+    split; update: parse). `on_last` is the batch-level step that runs
     once per phase: at the end of an unsplit run, or after the split that
     finishes last (see `finish_phase`). Raises LeaseHeldError when another
-    worker holds the share (see `batch.leases`).
+    worker holds the split (see `batch.leases`).
     """
     before = require_batch(store, batch_id)
     ready = before.fetched == before.partitions if phase == PARSE else PARSE in before.done
@@ -356,12 +356,12 @@ def working_on(store: Store, batch_id: str, phase: str, settings: Settings, wait
 
 # ------------------------------------------------------------------ splits --
 # A phase run as N splits (`--split K/N`, `sitemapcrawl.model.splits`) takes the
-# lease of its share `parse.K/N` / `update.K/N` and marks that share done;
-# the phase itself (`parse`, `update`) is done when every share of one N is,
+# lease named `parse.K/N` / `update.K/N` and marks that name done;
+# the phase itself (`parse`, `update`) is done when every split of one N is,
 # and its batch-level step runs then, once, under the phase's own lease.
 
 def split_share(phase: str, split: Split) -> str:
-    """The share of `phase` a split works on: `parse` unsplit, `parse.K/N` for split K of N."""
+    """The lease (and done mark) name of `phase` for a split: `parse` unsplit, `parse.K/N` for split K of N."""
     return phase if split.whole else f"{phase}.{split.text()}"
 
 
@@ -375,7 +375,7 @@ def batch_splits(state: BatchState | None, count: int) -> list[Split]:
 
 
 def missing_splits(state: BatchState | None, phase: str, count: int) -> list[Split]:
-    """The splits of the batch (`batch_splits`) whose share of `phase` is not marked done."""
+    """The splits of the batch (`batch_splits`) whose part of `phase` is not marked done."""
     done = state.done if state is not None else {}
     return [s for s in batch_splits(state, count) if split_share(phase, s) not in done]
 
@@ -460,7 +460,7 @@ def _add_split_generated(store: Store, batch_id: str, now: datetime, selected: i
         store.write(BATCH_TABLE, [(key, encode(BatchRow(batch_id, generated=now, partitions=partitions,
                                                         mode=mode, records=True)))])
     elif state.partitions != max(1, partitions) or (state.mode and state.mode != mode):
-        raise UsageError(f"batch {batch_id} was generated with --partitions {state.partitions} and mode "
+        raise UsageError(f"batch {batch_id} was generated with --fetch-splits {state.partitions} and mode "
                          f"{state.mode}; every split of it must use the same")
     column = column_names(BatchRow, ["selected"])[0]
     while True:

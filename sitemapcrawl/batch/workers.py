@@ -1,7 +1,7 @@
 """The runner of a phase's splits (`Runner`), and its local back end: `--workers N` as N processes.
 
 A phase runs as `SplitTask`s (`batch.calls`), one per split (or fetch
-partition): the same picklable call for every back end. A `Runner` submits
+split): the same picklable call for every back end. A `Runner` submits
 them all, gathers their counts (`WorkerResults`) and, on Ctrl-C, cancels
 them. Two back ends: `Pool` (local processes, each in its own session, its
 task pickled on its stdin, writing progress and counts as JSON lines on the

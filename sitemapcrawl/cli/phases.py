@@ -1,7 +1,7 @@
 """The commands of the crawl phases: init, inject, detect, generate, fetch, parse, updatedb, crawl.
 
 Each parses its options, builds the settings, calls its job and prints the
-summary; `--split K/N` and `--workers N` run a share of a phase, or all of
+summary; `--split K/N` and `--workers N` run one split of a phase, or all of
 it as worker processes. The job modules are imported inside the command
 bodies so `--help` stays fast (tests/unit/test_cli_startup.py).
 """
@@ -252,7 +252,7 @@ def generate_command(
         return
     typer.echo(counts.batch_id)
     for number, n in sorted(counts.by_partition.items()):
-        echo_err(f"partition {number}/{partitions}: {n} URLs")
+        echo_err(f"fetch split {number}/{partitions}: {n} URLs")
     for host, n in counts.by_host.most_common(10):
         echo_err(f"  {host}: {n}")
     echo_err(f"generate: {counts.summary()}")
@@ -320,7 +320,7 @@ def fetch_command(
         echo_err(f"  {line}")
     echo_err(f"fetch: {counts.summary()}")
     if counts.total == 0 and not counts.already_done:
-        echo_err(f"fetch: batch {batch} has no URLs{' in this partition' if split else ''}; nothing to do")
+        echo_err(f"fetch: batch {batch} has no URLs{' in this split' if split else ''}; nothing to do")
     if counts.stopped == "interrupted":
         raise typer.Exit(130)
 

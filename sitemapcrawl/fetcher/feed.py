@@ -1,6 +1,6 @@
 """Feeding a fetch: the batch's rows become items in politeness queues, robots.txt first where needed.
 
-The rows of the batch (of partition K with `--partition K/N`) are read in
+The rows of the batch (of fetch split K with `--split K/N`) are read in
 chunks, each through a fresh short scanner (a long-lived one would expire
 while the queues are busy): the member records in `batchrow`, then a
 multi-get of their `webpage` rows; rows already fetched in this batch are
@@ -10,7 +10,7 @@ the queue's first request when missing, stale or failing past its retry
 time), and each key's stored politeness state decides when its queue may
 start (`fetcher.pacing.Pacing.start`).
 
-Cost: proportional to the partition's share of the batch: one range scan of
+Cost: proportional to the split's part of the batch: one range scan of
 its records and one multi-get per `hbase_batch_size` rows; one multi-get of
 host rows and one of politeness rows. Memory: a few hundred bytes per URL.
 """
@@ -63,7 +63,7 @@ def stored_rule(row: HostRow, user_agent: str, now: datetime, max_age: int) -> R
 
 def read_batch(store: Store, batch_id: str, partition: tuple[int, int] | None,
                chunk: int = 1000) -> Iterator[tuple[bytes, WebPage]]:
-    """The batch's rows (this partition's), a host's rows in key order, chunk by chunk (`batchrecords.batch_rows`).
+    """The batch's rows (this fetch split's), a host's rows in key order, chunk by chunk (`batchrecords.batch_rows`).
 
     Rows that cannot be decoded are logged and skipped.
     """

@@ -47,7 +47,7 @@ class FetchOptions:
     warmup: float = 30.0
     throughput_window: float = 5.0
     wait: bool = False
-    """When another worker holds the share, wait for its lease to expire instead of stopping."""
+    """When another worker holds the split, wait for its lease to expire instead of stopping."""
 
     @classmethod
     def from_settings(cls, settings: Settings, batch_id: str, **given: object) -> FetchOptions:
@@ -142,7 +142,7 @@ class FetchCounts:
 
     batch_id: str
     total: int = 0
-    """URLs of the batch (this partition) still to fetch when the run began."""
+    """URLs of the batch (this fetch split) still to fetch when the run began."""
     already_done: int = 0
     done: int = 0
     bytes: int = 0

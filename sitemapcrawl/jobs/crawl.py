@@ -69,7 +69,7 @@ class CrawlOptions:
     """Sitemap-only inventory: fetch the sitemap documents alone and record
     every URL they list without fetching the pages."""
     split: Split = WHOLE
-    """This crawl's share of the host buckets (`crawl --split K/N` on machine K of N): its rounds
+    """This crawl's split of the host buckets (`crawl --split K/N` on machine K of N): its rounds
     generate only there, and it finishes only the unfinished batches generated there."""
 
     def check(self) -> None:
@@ -353,7 +353,7 @@ def _detect(store: Store, client: PoliteHttpClient, rules: UrlRules, options: Cr
 # one `SplitTask` (`batch.calls`: the job's phase function, the settings, its
 # options with the split) per split, which local processes and Dask tasks alike
 # receive, and their counts merged. generate, parse and updatedb run as M tasks
-# over the sub-splits of a split (`workers.sub_splits`); fetch as M partitions.
+# over the sub-splits of a split (`workers.sub_splits`); fetch as M fetch splits.
 # generate's tasks share one batch id chosen here; `--topN` is the batch's
 # total, each split selecting its share. Here, not in a part, because it runs
 # the other jobs (as crawl does); the commands call these too.
@@ -412,7 +412,7 @@ def updatedb_workers(runner: Runner, settings: Settings, batch: str, mode: Crawl
 
 def fetch_workers(runner: Runner, options: FetchOptions, settings: Settings,
                   partitions: int) -> tuple[FetchCounts, WorkerResults]:
-    """Run fetch as one task per partition of the batch (`fetch --split K/N`), waiting for a live holder's
+    """Run fetch as one task per fetch split of the batch (`fetch --split K/N`), waiting for a live holder's
     lease with `options.wait`, or when the runner reruns a lost task."""
     mine = replace(options, wait=options.wait or runner.reruns)
     results = runner.run("fetch", options.batch_id, [SplitTask(
@@ -424,7 +424,7 @@ def fetch_workers(runner: Runner, options: FetchOptions, settings: Settings,
 class Splits:
     """A crawl round's phases, each as split tasks on a runner (`crawl --workers M [--split K/N]`, `--dask`).
 
-    Fetch runs one worker per partition: generate is told `partitions` = M.
+    Fetch runs one worker per fetch split: generate is told `partitions` = M.
     updatedb runs as two phases (spread, then merge): no task waits for
     another, the crawl holds the barrier between them. A failed worker stops
     the crawl with WorkerFailedError after its phase.
@@ -454,7 +454,7 @@ class Splits:
         return counts
 
     def fetch(self, options: FetchOptions) -> FetchCounts:
-        """Run one fetch worker per partition."""
+        """Run one fetch worker per fetch split."""
         counts, results = fetch_workers(self.runner, options, self.settings, self.workers)
         raise_failed(results)
         return counts

@@ -11,10 +11,10 @@ then lets no request start, abandons those still in flight
 `ABANDON_AFTER` seconds later, writes what was fetched
 (StoreUnavailableError says how many writes are not confirmed) and leaves
 what was not as it was, so the batch can be fetched again. It holds the
-lease of its partition (`sitemapcrawl.batch.leases`). In full:
+lease of its fetch split (`sitemapcrawl.batch.leases`). In full:
 docs/commands.md (fetch) and docs/reliability.md.
 
-Cost: a read of the batch's member records and rows of its partition, one
+Cost: a read of the batch's member records and rows of its split, one
 request per URL, batched writes of the outcomes and politeness states (see
 `sitemapcrawl.fetcher`).
 """
@@ -96,10 +96,10 @@ def fetch(
     on_progress: Callable[[FetchProgress], None] = lambda progress: None,
     now: Callable[[], datetime] | None = None,
 ) -> FetchCounts:
-    """Fetch the batch (or one partition of it); return the counts (see the module docstring).
+    """Fetch the batch (or one fetch split of it); return the counts (see the module docstring).
 
     Per-URL failures are data on the rows. Raises UsageError (bad options, no
-    user agent), LeaseHeldError (another worker has the share),
+    user agent), LeaseHeldError (another worker has the split),
     TableMissingError or StoreUnavailableError. A KeyboardInterrupt stops the
     run cleanly (finished outcomes written, requests in flight given up to
     `ABANDON_AFTER` seconds and then abandoned, their politeness state
@@ -129,7 +129,7 @@ def fetch(
                              f"`batches --release --force`, or taken over) while it ran; stopped, and "
                              f"{counts.dropped} fetched outcomes were not written")
     if not counts.stopped and counts.left == 0:
-        # The whole batch fetched: `fetch` stands for every partition, those without members too.
+        # The whole batch fetched: `fetch` stands for every fetch split, those without members too.
         done = shares if options.partition is not None else [*shares, registry.FETCH]
         registry.record_done(store, options.batch_id, done, clock())
     return counts

@@ -4,7 +4,7 @@ As Nutch's generator, but reading in rank order: the due rows (the ready
 queue of the due index, `sitemapcrawl.model.due`, best first) that no
 unfinished batch holds, within depth and radius, passing the URL filter,
 the blacklist and the crawl mode, ranked by `sitemapcrawl.model.rank`,
-capped per host and in total, partitioned by politeness key, recorded as
+capped per host and in total, split for fetch by politeness key, recorded as
 members of the batch (`batchrow`) and registered (`sitemapcrawl.batch.registry`).
 In full: docs/commands.md, generate.
 
@@ -70,7 +70,7 @@ class GenerateOptions:
     documents_only: bool = False
     """Select sitemap documents alone (an inventory: listed pages get rows, never fetches)."""
     queue_by: QueueBy | None = None
-    """What partitions follow: host or IP (None: the setting `queue_by`)."""
+    """What fetch splits follow: host or IP (None: the setting `queue_by`)."""
     split: Split = WHOLE
     """Only the due rows of this split (`sitemapcrawl.model.splits`); caps apply within the split."""
     rescan: bool = False
@@ -83,7 +83,7 @@ class GenerateOptions:
         if self.max_per_host is not None and self.max_per_host < 1:
             raise UsageError(f"--max-per-host must be at least 1, not {self.max_per_host}")
         if not 1 <= self.partitions <= MAX_PARTITIONS:
-            raise UsageError(f"--partitions must be in 1..{MAX_PARTITIONS}, not {self.partitions}")
+            raise UsageError(f"--fetch-splits must be in 1..{MAX_PARTITIONS}, not {self.partitions}")
         if self.batch_id is not None and not _BATCH_ID.fullmatch(self.batch_id):
             raise UsageError(f"batch id {self.batch_id!r}: use letters, digits, '.', '_' and '-'")
         if not self.split.whole and self.batch_id is None:
@@ -133,7 +133,7 @@ def new_batch_id(now: datetime) -> str:
 
 
 def partition_of(host_key: str, partitions: int) -> int:
-    """The fetch partition of a politeness key (host or IP): crc32 of it mod `partitions` (stable everywhere)."""
+    """The fetch split of a politeness key (host or IP): crc32 of it mod `partitions` (stable everywhere)."""
     return zlib.crc32(host_key.encode("utf-8")) % partitions
 
 

@@ -70,7 +70,7 @@ from sitemapcrawl.web.rules import UrlRules
 log = logging.getLogger(__name__)
 
 SPREAD = "spread"
-"""The registry share a split marks when its links are spread (`spread.K/N`): merging waits for all."""
+"""The registry mark a split sets when its links are spread (`spread.K/N`): merging waits for all."""
 
 WRITE_SPAN = 4
 """Read chunks whose merged rows the merge pass writes in one `write_pages` span: their due entries

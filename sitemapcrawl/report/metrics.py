@@ -71,7 +71,7 @@ def sitemap_states(snapshot: Snapshot) -> list[tuple[str, float]]:
 
 
 def _last_batch_throughput(batches: list[BatchState]) -> tuple[list[tuple[str, float]], ...]:
-    """Per phase (fetch: generate to its last partition done; parse: fetch done to parse done) of the
+    """Per phase (fetch: generate to its last fetch split done; parse: fetch done to parse done) of the
     latest batch that finished that phase: its rows, its seconds and rows per second (when over 0 s)."""
     rows: list[tuple[str, float]] = []
     seconds: list[tuple[str, float]] = []

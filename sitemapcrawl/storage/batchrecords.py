@@ -1,7 +1,7 @@
 """Batch records: a batch's rows listed in the `batchrow` table, so reading a batch costs what it holds.
 
 Keys `<batch>|<kind>|<bucket>|<webpage key>`: members (kind `m`, cell `r:pa`
-= fetch partition; generate, and fetch for a redirect hop), touched rows
+= fetch split; generate, and fetch for a redirect hop), touched rows
 (`t`; parse and updatedb's spread, for each row given an `il:` cell and
 `k:dsc`), and listed entries (`l`, `...|<sitemap key>|<part>`, one cell
 `r:lk` holding the part's entry keys, so a 50,000-entry sitemap is a few
@@ -162,7 +162,7 @@ def has_records(store: Store, batch_id: str) -> bool:
 
 
 def record_members(store: Store, batch_id: str, members: Iterable[tuple[bytes, int | None, bool]]) -> int:
-    """Record rows as members of a batch: (webpage key, fetch partition (None: 0), has work in sitemap-only
+    """Record rows as members of a batch: (webpage key, fetch split (None: 0), has work in sitemap-only
     mode (`r:w`: a sitemap, a redirect)) triples; returns records written.
 
     Call it before the rows get their batch marks. Cost: one batched put.
@@ -268,7 +268,7 @@ def recorded_keys(store: Store, batch_id: str, kind: bytes, split: Split = WHOLE
     """The `webpage` keys a batch recorded (members or touched) in `split`, in chunks of `chunk`.
 
     In bucket order, then key order. `partition`: members of that fetch
-    partition only (tested by the server). `on_no_work`: members whose
+    split only (tested by the server). `on_no_work`: members whose
     record says they have no work in sitemap-only mode (`r:w` = 0: pages
     that did not redirect) are left out, and their number told to it. Each
     chunk is a fresh scanner resuming after the last record, so none idles
@@ -308,10 +308,10 @@ def has_marked_rows(store: Store, batch_id: str) -> bool:
 
 
 def recorded_partitions(store: Store, batch_id: str) -> set[int]:
-    """The fetch partitions (`r:pa`) of a batch's members; a record whose partition does not decode is left out.
+    """The fetch splits (`r:pa`) of a batch's members; a record whose split does not decode is left out.
 
     Cost: one range scan of the batch's member records, one small cell each;
-    memory: a set of at most the batch's partition count.
+    memory: a set of at most the batch's fetch split count.
     """
     start, stop = record_range(batch_id, MEMBER)
     column = column_names(BatchRecord, ["partition"])[0]
@@ -358,7 +358,7 @@ def batch_rows(store: Store, field_name: str, batch_id: str, fields: list[str], 
 
     Rows that do not decode are counted in `unreadable` and left out;
     a field not in `fields` holds its `NotRead` (`model.cells`). `partition`:
-    only members of that fetch partition (`m:pa`). `on_no_work`: members
+    only members of that fetch split (`m:pa`). `on_no_work`: members
     recorded as having no work in sitemap-only mode are not read, only
     counted to it (`recorded_keys`; a batch without records reads them). For the generate and
     fetch marks the batch's member records say which rows to read, for the

@@ -335,8 +335,8 @@ def test_batches_lists_warns_resumes_and_releases(site: TestWebServer, store: St
     listed = cli(fetch_settings, "batches")
     assert listed.exit_code == 0, listed.output
     lines = listed.stdout.strip().splitlines()
-    assert [line.split("\t")[:2] for line in lines] == [["old", "fetching (0 of 1 partitions done)"],
-                                                       ["fresh", "fetching (0 of 1 partitions done)"]]
+    assert [line.split("\t")[:2] for line in lines] == [["old", "fetching (0 of 1 fetch splits done)"],
+                                                       ["fresh", "fetching (0 of 1 fetch splits done)"]]
     assert "finish one with --resume ID" in listed.stderr
 
     add_due(store, pages[6])

@@ -382,7 +382,7 @@ def test_generate_splits_and_workers_make_one_batch(web: TestWebServer, store: S
     assert state is not None and state.selected == hosts - 5  # the rest: one seed row per host
     merged = [line for line in err.splitlines() if line.startswith("generate: batch")]
     assert len(merged) == 1 and f"selected {hosts - 5}," in merged[0], err
-    partitions = [line for line in err.splitlines() if line.startswith("partition ")]
+    partitions = [line for line in err.splitlines() if line.startswith("fetch split ")]
     assert sum(int(line.split(": ")[1].split()[0]) for line in partitions) == hosts - 5
 
 

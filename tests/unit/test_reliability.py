@@ -189,14 +189,14 @@ def test_batch_state_names_its_phase() -> None:
     made = datetime(2026, 1, 1, tzinfo=UTC)
     state = BatchState("b1", made, 10, 2, "mixed", {"fetch.0/2": "t"})
     assert state.fetch_shares == ["fetch.0/2", "fetch.1/2"]
-    assert state.phase() == "fetching (1 of 2 partitions done)" and not state.finished
+    assert state.phase() == "fetching (1 of 2 fetch splits done)" and not state.finished
     assert BatchState("b1", made, 10, 2, "mixed", {"fetch.0/2": "t", "fetch.1/2": "t"}).phase() == (
         "fetched, not parsed")
     assert BatchState("b1", made, 10, 1, None, {"fetch.0/1": "t", "parse": "t"}).phase() == "parsed, not updated"
     assert BatchState("b1", made, 10, 1, None, {"update": "t"}).finished
     assert BatchState("b1", made, 10, 1, None, {"release": "t"}).phase() == "released"
     line = BatchState("b1", made, 10, 1, "mixed", {}, {"parse": "worker=h:1:a until=x"}).line()
-    assert line.startswith("b1\tfetching (0 of 1 partitions done)\tgenerated 2026-01-01T00:00:00Z\trows 10")
+    assert line.startswith("b1\tfetching (0 of 1 fetch splits done)\tgenerated 2026-01-01T00:00:00Z\trows 10")
     assert "parse held by worker=h:1:a" in line
 
 
