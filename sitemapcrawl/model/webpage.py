@@ -211,7 +211,7 @@ class WebPage(Row):
         "s", "wp", FLOAT,
         "sitemap priority weighted by the quality of the sitemaps listing the URL (absent where it would equal s:pr)",
         "updatedb")
-    # s: sitemap change tracking (sitemapcrawl/model/changes.py, jobs/history.py)
+    # s: sitemap change tracking (sitemapcrawl/model/changes.py, storage/history.py)
     new_in_sitemap: str | None = col(
         "s", "nw", TEXT, "batch id: a re-parsed sitemap newly listed this URL (generate's boost)", "parse")
     sitemaps_listing: int | None = col(
@@ -344,7 +344,7 @@ BATCH_FAMILIES = (
 
 @dataclass(slots=True, repr=False)
 class BatchRow(Row):
-    """One `batch` row: a batch's facts, its finished phases and its leases (see jobs/batches.py)."""
+    """One `batch` row: a batch's facts, its finished phases and its leases (see batch/registry.py)."""
 
     batch_id: str
     generated: datetime | None = col("b", "gt", TIME, "when generate made the batch", "generate")
