@@ -35,7 +35,7 @@ from sitemapcrawl.modes import LogFormat
 # Job modules, the store (happybase), the HTTP client (requests), rich and the
 # sitemap engine are imported inside the commands that use them: `--help`,
 # `--version` and `sitemap parse FILE` start in a fraction of the time
-# (benchmarks/bench_cli.py).
+# (measured: benchmarks/results/2026-11-30-cli-startup.md).
 
 _CONTEXT = {"help_option_names": HELP_OPTION_NAMES}
 app = typer.Typer(

@@ -191,8 +191,8 @@ def adopt_library_logs(name: str) -> None:
 
 
 #: Net allocations between two young-generation runs of the cycle collector. CPython's default,
-#: 700, ran it every few rows of an inventory's merge: 56,000 runs (463 of them full, walking every
-#: object alive) took ~21 s of a 1,000,000-URL inventory's ~125 s. The jobs' objects (rows, cells,
+#: 700, ran it every few rows of an inventory's merge, full runs walking every object alive, a sixth
+#: of the crawl (measured: benchmarks/results/2026-12-01-scale-inventory.md). The jobs' objects (rows, cells,
 #: lines) are short-lived and acyclic, so reference counting frees them; the collector only needs
 #: to run now and then, for the rare cycle.
 GC_YOUNG_THRESHOLD = 100_000

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 # Job modules, the store (happybase), the HTTP client (requests), rich and the
 # sitemap engine are imported inside the commands that use them: `--help`,
 # `--version` and `sitemap parse FILE` start in a fraction of the time
-# (benchmarks/bench_cli.py).
+# (measured: benchmarks/results/2026-11-30-cli-startup.md).
 
 
 _DEFAULTS = Settings()

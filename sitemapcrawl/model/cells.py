@@ -169,10 +169,10 @@ def unread(row: Row) -> frozenset[str]:
 class _Layout:
     """What encode and decode need of one row type, worked out once, the first time the type is met.
 
-    Why: the profile of a 200,000-URL inventory spent about 120 s in the
-    codec, most of it per-row work that does not depend on the row: column
-    names encoded again, a codec looked up per field, every field visited
-    with getattr. So the column names, codecs and the row's slots are laid
+    Why: an inventory spent most of its codec time on per-row work that
+    does not depend on the row: column names encoded again, a codec looked
+    up per field, every field visited with getattr (measured:
+    benchmarks/results/2026-11-30-codec.md). So the column names, codecs and the row's slots are laid
     out here once, and five small functions are compiled for the type (as
     `dataclasses` compiles `__init__`): `fill` sets every slot of a new row
     from a list, `encode` makes the cells of the fields set, `held` gives the

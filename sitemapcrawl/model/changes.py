@@ -36,8 +36,8 @@ CHUNK_LINES = 5_000
 CHUNK_BYTES = 1_000_000
 #: What starts a packed cell text (no line of a snapshot starts so: each starts with a URL's scheme).
 PACKED = "z64:"
-#: What started a packed cell text before `PACKED` (base85, which Python encodes 15-30x slower than base64:
-#: 2.7% of an inventory's crawler CPU in a profile); still read.
+#: What started a packed cell text before `PACKED` (base85, which Python encodes far slower than base64;
+#: measured: benchmarks/results/2026-12-02-inventory-cuts.md); still read.
 PACKED_85 = "z85:"
 #: zlib's fastest level: a million entries' snapshots pack in about a second, ~6x smaller.
 _PACK_LEVEL = 1

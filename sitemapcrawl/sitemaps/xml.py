@@ -61,8 +61,9 @@ _SNIFF_STEP = 4 * 1024
 # Finished entries are removed from the tree in batches: memory stays flat and
 # the per-entry cost stays low (a prune costs the entries it drops, so the
 # batch size changes the time by no measurable amount; 64 rather than 256 is
-# 0.3 MB less at the peak). Clearing each urlset entry as well cost more than
-# 10% of the whole parse and saved only the memory of a batch of small entries.
+# less memory at the peak; measured: benchmarks/results/2026-12-02-usp-tree.md).
+# Clearing each urlset entry as well cost more than 10% of the whole parse and
+# saved only the memory of a batch of small entries.
 _PRUNE_EVERY = 64
 
 _SAFE = {
@@ -123,8 +124,8 @@ def _release(events: Any) -> None:
 
     lxml's `iterparse` is a reference cycle (parser, context, document): it
     and its tree outlive the document until a full garbage collection, so a
-    walk of many documents kept a tree part of each (bench_usp_tree: the
-    peak 0.8 MB higher over 20 documents).
+    walk of many documents kept a tree part of each, its peak creeping up
+    (measured: benchmarks/results/2026-12-02-usp-tree.md).
     """
     root = events.root
     if root is not None:

@@ -17,7 +17,7 @@ sends. The rules and the cells: docs/commands.md, fetch.
 
 Cost: a bounded search for the head's end and, when the head names a word
 read, a scan of its tags (a few µs); the headers split by hand
-(benchmarks/bench_page_reading.py).
+(measured: benchmarks/results/2026-12-05-page-reading.md).
 """
 
 from __future__ import annotations
