@@ -281,28 +281,28 @@ class _SitemapParse:
             self.written += 1
             if isinstance(entry, SitemapRef):
                 inlink, self.listed[target] = self.inlinks.of(entry, depth, radius)
-            else:
-                extras = extension_fields(entry, self.now, self._canonical, self.news)
-                inlink, self.listed[target] = self.inlinks.of(entry, depth, radius, extras)
-                self.lastmods.add(entry.lastmod, (key, entry, depth, radius, extras))
-            yield key, {self.inlink_column: inlink, **self.entry_marks}
+                yield key, {self.inlink_column: inlink, **self.entry_marks}
+                continue
+            extras = extension_fields(entry, self.now, self._canonical, self.news)
+            for held in self.lastmods.add(entry.lastmod, (key, target, entry, depth, radius, extras)):
+                yield self._entry_put(*held, uniform=False)
+        # Entries that all carried one lastmod are written now, saying so when there are enough of them
+        # (`lu=1`, for updatedb's lastmod verdict of each URL, `model.lastmod`).
+        for held in self.lastmods.held or ():
+            yield self._entry_put(*held, uniform=self.lastmods.uniform)
+
+    def _entry_put(self, key: bytes, target: str, entry: PageEntry, depth: int, radius: int,
+                   extras: dict[str, Any] | None, *, uniform: bool) -> tuple[bytes, dict[bytes, bytes]]:
+        """A page entry's put: its inlink cell (`uniform`: the sitemap's lastmods were all one) and the marks."""
+        inlink, self.listed[target] = self.inlinks.of(entry, depth, radius,
+                                                      {**(extras or {}), "uniform": True} if uniform else extras)
+        return key, {self.inlink_column: inlink, **self.entry_marks}
 
     def _canonical(self, url: str) -> str | None:
         try:
             return urls.canonicalize(url, self.rules.canonical)
         except InvalidUrlError:
             return None
-
-    def uniform_cells(self) -> list[tuple[bytes, dict[bytes, bytes]]]:
-        """When every entry carried one lastmod: their inlink cells again, saying so (`lu=1`), for updatedb's
-        lastmod verdict of each URL (`model.lastmod`); else none."""
-        if not self.lastmods.uniform or self.lastmods.held is None:
-            return []
-        cells = []
-        for key, entry, depth, radius, extras in self.lastmods.held:
-            inlink, _hints = self.inlinks.of(entry, depth, radius, {**(extras or {}), "uniform": True})
-            cells.append((key, {self.inlink_column: inlink}))
-        return cells
 
     def problems(self) -> list[tuple[ProblemKind, int, str]]:
         """Our own problems, added to the engine's: (kind, count, sentence)."""
@@ -349,7 +349,6 @@ def parse_sitemap_row(store: Store, key: bytes, row: WebPage, body: bytes, batch
         return SitemapOutcome(row.url, None, 0, (problem,))
     work = _SitemapParse(row, batch_id, rules, counts, now, vouchers, mark_entries=mark_entries)
     write_listed(store, batch_id, row.url, work.cells(iter(document)), max(1, settings.hbase_batch_size))
-    store.write(WEBPAGE_TABLE, work.uniform_cells())  # the same cells (already listed), now saying lu=1
     report = document.report
     own = work.problems()
     problems = report.problems + tuple(message for _, _, message in own)

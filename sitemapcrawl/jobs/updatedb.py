@@ -371,17 +371,24 @@ class FirstListings:
         alike) (None, cells, that text), the row as merged left to `merged`. The cells are the caller's to
         change."""
         text = _only_inlink(row)
-        if text is None or _names_alternates(text):  # hreflang is judged row by row (`scoring.hreflang_step`)
+        alike = self._merged(text) if text is not None else None
+        if alike is None:
             update = merge_row(row, self.batch_id, self.mode, self.policy, self.now)
             return overlaid(row, update), encode(update), None
-        return None, dict(self._merged(text)[0]), text
+        return None, dict(alike[0]), text
 
     def merged(self, row: WebPage, text: str) -> WebPage:
         """A row as read, holding inlink `text` alone, as `merge` leaves it."""
-        return with_fields(row, self._merged(text)[1])
+        alike = self._merged(text)
+        assert alike is not None, "merge gave this text's rows one by one"
+        return with_fields(row, alike[1])
 
-    def _merge_text(self, text: str) -> tuple[dict[bytes, bytes], dict[str, Any]]:
-        """The cells and fields (`fields_set`) of the merge of a row holding `text` as its one inlink."""
+    def _merge_text(self, text: str) -> tuple[dict[bytes, bytes], dict[str, Any]] | None:
+        """The cells and fields (`fields_set`) of the merge of a row holding `text` as its one inlink; None when
+        the text gives hreflang alternates (those rows are judged row by row, `scoring.hreflang_step`). Cached,
+        so each text is parsed once."""
+        if _names_alternates(text):
+            return None
         update = merge_row(WebPage("", inlinks={"": text}), self.batch_id, self.mode, self.policy, self.now)
         return encode(update), fields_set(update)
 

@@ -8,7 +8,7 @@ updatedb merges them into the row (`s:hl s:nd s:nt s:ns s:im s:vd`).
 `NewsCount` counts a sitemap's news entries into its problems (stale ones,
 those past the 1,000 Google News reads). `UniformLastmods` tells whether
 every entry carried one lastmod, holding the entries only while they do,
-so parse can mark their cells (`lu=1`) once the document ends.
+so parse writes their cells once, marked (`lu=1`) when the document ends so.
 `merged_extensions` is updatedb's merge of them into a row.
 
 Cost: nothing for an entry without extensions; memory: the entries of a
@@ -90,15 +90,19 @@ class UniformLastmods:
         self.lastmod: datetime | None = None
         self.held: list[tuple[Any, ...]] | None = []
 
-    def add(self, lastmod: datetime | None, entry: tuple[Any, ...]) -> None:
-        """One written entry (`entry`: what the caller needs to write its cell again) and its lastmod."""
+    def add(self, lastmod: datetime | None, entry: tuple[Any, ...]) -> list[tuple[Any, ...]]:
+        """One entry (`entry`: what the caller needs to write its cell) and its lastmod; the entries let go:
+        none while every lastmod is one (this one held), the held ones and this one when a second lastmod (or
+        none) shows, this one alone after that. The caller writes an entry when it is let go, and the held ones
+        once the document ends (`uniform` says how)."""
         if self.held is None:
-            return
+            return [entry]
         if lastmod is None or (self.lastmod is not None and lastmod != self.lastmod):
-            self.held = None  # two lastmods, or none: not uniform; forget the entries
-            return
+            released, self.held = [*self.held, entry], None  # two lastmods, or none: not uniform
+            return released
         self.lastmod = lastmod
         self.held.append(entry)
+        return []
 
     @property
     def uniform(self) -> bool:

@@ -16,7 +16,7 @@ from sitemapcrawl.model.linkvalues import InlinkKind, parse_inlink
 from sitemapcrawl.model.webpage import WebPage
 from sitemapcrawl.sitemaps.scope import ScopeContext, merge_vouchers, parse_vouchers, vouchers_after_redirect
 from sitemapcrawl.storage.store import Store
-from sitemapcrawl.storage.tables import Unreadable, read_page
+from sitemapcrawl.storage.tables import Unreadable, read_pages
 from sitemapcrawl.web import rowkeys, urls
 
 __all__ = ["sitemap_vouchers", "vouchers_through_redirects"]
@@ -48,26 +48,31 @@ def vouchers_through_redirects(store: Store, row: WebPage, settings: Settings, u
                                seen: frozenset[str] = frozenset()) -> dict[str, int]:
     """`sitemap_vouchers`, plus what reached the sitemap through redirects (`il:` redirect cells).
 
-    Each URL that redirected here is read (its vouching columns and inlinks,
-    one get) and its vouchers carried over by `scope.vouchers_after_redirect`,
-    following chains up to `max_redirects` long. A source row that does
-    not decode is counted in `unreadable` and vouches for nothing. Cost:
-    nothing without redirect cells; one get per redirecting URL otherwise.
+    The URLs that redirected here are read (their vouching columns and
+    inlinks, one multi-get) and their vouchers carried over by
+    `scope.vouchers_after_redirect`, following chains up to `max_redirects`
+    long. A source row that does not decode is counted in `unreadable` and
+    vouches for nothing. Cost: nothing without redirect cells; one
+    multi-get per link of a redirect chain otherwise.
     """
     own = sitemap_vouchers(row, settings.max_index_depth)
     if len(seen) >= settings.max_redirects:
         return own
+    sources: dict[bytes, tuple[str, bool]] = {}  # row key -> (redirecting URL, on the sitemap's site?)
     for source, text in (row.inlinks or {}).items():
         link = parse_inlink(text)
         if link is None or link.kind is not InlinkKind.REDIRECT or source in seen or source == row.url:
             continue
         try:
             key = rowkeys.row_key(source).encode("utf-8")
-            same = urls.registered_domain_key(source) == urls.registered_domain_key(row.url)
+            sources[key] = source, urls.registered_domain_key(source) == urls.registered_domain_key(row.url)
         except InvalidUrlError as exc:
             log.warning("parse: %s: redirect source %s: %s", row.url, source[:200], exc)
-            continue
-        before = read_page(store, key, _VOUCHING_FIELDS, "parse", unreadable)
+    if not sources:
+        return own
+    found = read_pages(store, list(sources), _VOUCHING_FIELDS, "parse", unreadable)
+    for key, (source, same) in sources.items():
+        before = found.get(key)
         if before is None:
             continue
         carried = vouchers_through_redirects(store, before, settings, unreadable, seen | {row.url})

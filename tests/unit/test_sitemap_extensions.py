@@ -50,12 +50,12 @@ def test_a_news_sitemap_over_1000_entries_is_a_problem_of_its_own() -> None:
 
 def test_uniform_lastmods_hold_the_entries_only_while_every_one_carries_the_same() -> None:
     same = UniformLastmods()
-    for n in range(UNIFORM_MIN):
-        same.add(NOW, (n,))
+    assert [same.add(NOW, (n,)) for n in range(UNIFORM_MIN)] == [[]] * UNIFORM_MIN
     assert same.uniform and same.held == [(n,) for n in range(UNIFORM_MIN)]
     differ = UniformLastmods()
-    differ.add(NOW, (0,))
-    differ.add(NOW - DAY, (1,))
+    assert differ.add(NOW, (0,)) == []
+    assert differ.add(NOW - DAY, (1,)) == [(0,), (1,)]  # let go: written as they are
+    assert differ.add(NOW, (2,)) == [(2,)]
     assert not differ.uniform and differ.held is None
     missing = UniformLastmods()
     for n in range(UNIFORM_MIN):
