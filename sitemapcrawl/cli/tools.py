@@ -226,7 +226,7 @@ def batches_command(
                 raise UsageError(f"batch {resume!r} is not in the batch registry; `sitemapcrawl batches` lists them")
             settings = with_flags(State.settings, access_flags(header, netrc))
             rules = UrlRules.from_settings(settings)
-            options = CrawlOptions(mode=crawl_mode(state.mode or settings.crawl_mode))
+            options = CrawlOptions(mode=crawl_mode(state.mode) if state.mode else settings.crawl_mode)
             with http_client(settings) as client, stage_progress() as update:
                 finished = finish_batch(store, client, rules, state, options, on_stage=update)
             echo_err(f"batches: {finished.line()}")

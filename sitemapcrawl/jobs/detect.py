@@ -42,7 +42,6 @@ from sitemapcrawl.storage.hosts import origin_key, origins_in_table, origins_of_
 from sitemapcrawl.storage.politeness import (
     KeyGate,
     KeyState,
-    QueueBy,
     Resolver,
     host_of_origin,
     load_states,
@@ -194,11 +193,7 @@ class _Pace:
     """
 
     def __init__(self, rules: UrlRules) -> None:
-        settings = rules.settings
-        try:
-            self.by = QueueBy(settings.queue_by)
-        except ValueError:
-            raise UsageError(f"queue_by {settings.queue_by!r}: choose host or ip") from None
+        self.by = rules.settings.queue_by
         self.rules = rules
         self._resolve = Resolver()
         self.keys: dict[str, Hashable] = {}

@@ -15,7 +15,7 @@ from Hbase_thrift import IllegalArgument, IOError
 from sitemapcrawl.config import Settings, load_settings
 from sitemapcrawl.errors import StoreRejectedError, UsageError
 from sitemapcrawl.model.webpage import TABLES
-from sitemapcrawl.modes import Compression
+from sitemapcrawl.modes import Compression, ThriftProtocol, ThriftTransport
 from sitemapcrawl.storage.failures import HOW_TO_START, create_refusal, first_line, how_to_reach
 from sitemapcrawl.storage.hbase_shell import run_script
 from sitemapcrawl.storage.schema import (
@@ -141,8 +141,8 @@ def test_the_wheel_declares_the_schema_files_as_package_data() -> None:
 def test_thrift_transport_and_protocol_settings_are_checked() -> None:
     settings = load_settings(environ={"SITEMAPCRAWL_HBASE_TRANSPORT": "framed",
                                       "SITEMAPCRAWL_HBASE_PROTOCOL": "compact"})
-    assert (settings.hbase_transport, settings.hbase_protocol) == ("framed", "compact")
-    assert (Settings().hbase_transport, Settings().hbase_protocol) == ("buffered", "binary")
+    assert (settings.hbase_transport, settings.hbase_protocol) == (ThriftTransport.FRAMED, ThriftProtocol.COMPACT)
+    assert (Settings().hbase_transport, Settings().hbase_protocol) == (ThriftTransport.BUFFERED, ThriftProtocol.BINARY)
     with pytest.raises(UsageError, match="hbase_transport.*choose one of buffered, framed"):
         load_settings(environ={"SITEMAPCRAWL_HBASE_TRANSPORT": "http"})
     with pytest.raises(UsageError, match="hbase_protocol"):
@@ -151,7 +151,7 @@ def test_thrift_transport_and_protocol_settings_are_checked() -> None:
 
 def test_start_the_local_one_only_for_the_local_default_address() -> None:
     assert HOW_TO_START in how_to_reach(Settings())
-    remote = how_to_reach(Settings(hbase="hbase-thrift.example:9090", hbase_transport="framed"))
+    remote = how_to_reach(Settings(hbase="hbase-thrift.example:9090", hbase_transport=ThriftTransport.FRAMED))
     assert "scripts/hbase-local" not in remote and "framed" in remote and "hbase_transport" in remote
     assert "abort or OutOfMemoryError" in remote
 
