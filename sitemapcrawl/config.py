@@ -30,6 +30,7 @@ from typing import Any
 
 from sitemapcrawl.errors import UsageError
 from sitemapcrawl.modes import CrawlMode, LogFormat, QueueBy, ThriftProtocol, ThriftTransport, choices
+from sitemapcrawl.urlparts import HTTP_SCHEMES
 
 ENV_PREFIX = "SITEMAPCRAWL_"
 #: What `effective` shows instead of a value that may be a credential.
@@ -216,7 +217,7 @@ class Settings:
     """File of host names, URL prefixes or re:REGEX lines whose sitemaps are skipped."""
     max_url_length: int = 2_048
     """Longer URLs are refused."""
-    allowed_schemes: tuple[str, ...] = ("http", "https")
+    allowed_schemes: tuple[str, ...] = HTTP_SCHEMES
     """URL schemes kept; other URLs are refused."""
     session_id_names: tuple[str, ...] = DEFAULT_SESSION_ID_NAMES
     """Session-id parameter names (see `url_strip_session_ids`)."""

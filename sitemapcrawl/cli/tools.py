@@ -30,10 +30,11 @@ from sitemapcrawl.cli.shared import (
 from sitemapcrawl.config import MAX_NUMBER, Settings, with_flags
 from sitemapcrawl.errors import SitemapError, UsageError
 from sitemapcrawl.modes import crawl_mode
+from sitemapcrawl.urlparts import HTTP_SCHEMES
 
 
 def _is_url(source: str) -> bool:
-    return source.split(":", 1)[0].lower() in ("http", "https") and "://" in source
+    return source.split(":", 1)[0].lower() in HTTP_SCHEMES and "://" in source
 
 
 @contextlib.contextmanager
