@@ -38,6 +38,8 @@ HIDDEN = "(hidden)"
 #: Settings known by an older name: the old name in a file or the environment sets the new one.
 RENAMED = {"threads": "max_connections"}
 
+#: Where the setting `hbase` points by default: this machine, at the Thrift1 gateway's own default port.
+HBASE_HOST, HBASE_THRIFT_PORT = "127.0.0.1", 9090
 #: Session-id parameter names stripped from paths and queries by default.
 DEFAULT_SESSION_ID_NAMES = ("jsessionid", "phpsessid", "sid", "aspsessionid", "cfid", "cftoken")
 
@@ -47,7 +49,7 @@ class Settings:
     """Every tunable of sitemapcrawl, with its default."""
 
     # --- HBase ---------------------------------------------------------------
-    hbase: str = "127.0.0.1:9090"
+    hbase: str = f"{HBASE_HOST}:{HBASE_THRIFT_PORT}"
     """HOST:PORT of the HBase Thrift1 gateway, or several, comma-separated (`rs1:9090,rs2:9090`): the
     connections spread over them round-robin, and one that stops answering is skipped (one warning line)
     and tried again after a back-off."""

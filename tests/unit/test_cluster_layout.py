@@ -12,7 +12,7 @@ import pytest
 from hbase_fixtures import REPO
 from Hbase_thrift import IllegalArgument, IOError
 
-from sitemapcrawl.config import Settings, load_settings
+from sitemapcrawl.config import HBASE_HOST, HBASE_THRIFT_PORT, Settings, load_settings
 from sitemapcrawl.errors import StoreRejectedError, UsageError
 from sitemapcrawl.model.webpage import TABLES
 from sitemapcrawl.modes import Compression, ThriftProtocol, ThriftTransport
@@ -165,6 +165,13 @@ def test_the_local_hbase_is_where_its_script_variables_say(monkeypatch: pytest.M
     monkeypatch.setenv("HBASE_LOCAL_THRIFT_PORT", "9377")
     assert "/work/hb/logs/master.log" in how_to_reach(Settings(hbase="127.0.0.1:9377"))
     assert "/work/hb/logs" not in how_to_reach(Settings(hbase="127.0.0.1:9378"))
+
+
+def test_the_default_hbase_address_is_the_local_scripts_default() -> None:
+    assert Settings().hbase == f"{HBASE_HOST}:{HBASE_THRIFT_PORT}" == "127.0.0.1:9090"
+    script = (Path(__file__).resolve().parents[2] / "scripts" / "hbase-local").read_text(encoding="utf-8")
+    assert f"bind_host=${{HBASE_LOCAL_HOST:-{HBASE_HOST}}}" in script
+    assert f"thrift_port=${{HBASE_LOCAL_THRIFT_PORT:-{HBASE_THRIFT_PORT}}}" in script
 
 
 def test_first_line_strips_java_wrapping_and_stack() -> None:
