@@ -4,13 +4,13 @@ Every setting is a field of `Settings`. The TOML file uses the field names
 (`user_agent = "..."`, dashes allowed in place of underscores), the environment
 uses `SITEMAPCRAWL_` and the name in capitals (`SITEMAPCRAWL_USER_AGENT`), and
 the CLI hands in flags it was given. Every value is converted to the field's
-type and checked (`RULES`: ranges, choices; numbers finite) when it is loaded;
+type and checked (`RULES`: ranges, numbers finite; a choice: its Enum) when it is loaded;
 a bad one stops the command with one line naming the setting, the value and
 where it came from. Each setting remembers its source (`config show`).
 
 Hand-written rather than pydantic-settings: the conversions are few (bool,
-int, float, text, path, list of text), and importing pydantic would cost more
-than all of typer at every start of the command line.
+int, float, text, path, list of text, a choice of `modes`), and importing
+pydantic would cost more than all of typer at every start of the command line.
 """
 
 from __future__ import annotations
@@ -29,7 +29,8 @@ from pathlib import Path
 from typing import Any
 
 from sitemapcrawl.errors import UsageError
-from sitemapcrawl.modes import CrawlMode, LogFormat, QueueBy, ThriftProtocol, ThriftTransport
+from sitemapcrawl.modes import CrawlMode, LogFormat, QueueBy, ThriftProtocol, ThriftTransport, choices
+from sitemapcrawl.urlparts import HTTP_SCHEMES
 
 ENV_PREFIX = "SITEMAPCRAWL_"
 #: What `effective` shows instead of a value that may be a credential.
@@ -37,6 +38,8 @@ HIDDEN = "(hidden)"
 #: Settings known by an older name: the old name in a file or the environment sets the new one.
 RENAMED = {"threads": "max_connections"}
 
+#: Where the setting `hbase` points by default: this machine, at the Thrift1 gateway's own default port.
+HBASE_HOST, HBASE_THRIFT_PORT = "127.0.0.1", 9090
 #: Session-id parameter names stripped from paths and queries by default.
 DEFAULT_SESSION_ID_NAMES = ("jsessionid", "phpsessid", "sid", "aspsessionid", "cfid", "cftoken")
 
@@ -46,7 +49,7 @@ class Settings:
     """Every tunable of sitemapcrawl, with its default."""
 
     # --- HBase ---------------------------------------------------------------
-    hbase: str = "127.0.0.1:9090"
+    hbase: str = f"{HBASE_HOST}:{HBASE_THRIFT_PORT}"
     """HOST:PORT of the HBase Thrift1 gateway, or several, comma-separated (`rs1:9090,rs2:9090`): the
     connections spread over them round-robin, and one that stops answering is skipped (one warning line)
     and tried again after a back-off."""
@@ -67,9 +70,9 @@ class Settings:
     """Most bytes of one row and of one write call sent to HBase: a batched write is cut by bytes too, and a
     sitemap's history (its snapshot, a parse's changes) is spread over rows below this, so a Thrift gateway
     with a 256 MB heap is never handed one huge value."""
-    hbase_transport: str = "buffered"
+    hbase_transport: ThriftTransport = ThriftTransport.BUFFERED
     """Thrift transport: `buffered`, or `framed` for a gateway started with `-framed` (or `-hsha`, `-nonblocking`)."""
-    hbase_protocol: str = "binary"
+    hbase_protocol: ThriftProtocol = ThriftProtocol.BINARY
     """Thrift protocol: `binary`, or `compact` for a gateway started with `-compact`."""
     hbase_shell: str | None = None
     """Command that runs an HBase shell script, the file's path appended (`hbase shell -n`): init uses it
@@ -110,7 +113,7 @@ class Settings:
     ready to be asked decide how many are, up to this. Kept-alive connections are reused per host."""
     threads_per_host: int = 1
     """fetch: requests in flight at once per queue (host, or IP with queue_by = "ip")."""
-    queue_by: str = "host"
+    queue_by: QueueBy = QueueBy.HOST
     """fetch: what one politeness queue is: `host` (the host name) or `ip` (its address)."""
     max_crawl_delay: float = 30.0
     """fetch: a robots.txt Crawl-delay above this defers the host's URLs (as Nutch does)."""
@@ -130,7 +133,7 @@ class Settings:
     """fetch, crawl, detect: write every request and response as WARC/1.1 files in this folder; empty: none."""
     warc_max_bytes: int = 1_000_000_000
     """A WARC file is closed and the next one begun once it holds this many bytes (gzipped)."""
-    crawl_mode: str = "mixed"
+    crawl_mode: CrawlMode = CrawlMode.MIXED
     """What the crawl fetches: `sitemap-only`, `mixed` or `links-only`."""
     lease_seconds: float = 60.0
     """A worker's claim on a split of a batch (of its fetch, parse or update) lasts this long unless refreshed."""
@@ -146,7 +149,7 @@ class Settings:
     """Seconds a run on Dask waits for a scheduler that went away to answer again (its lost tasks are then
     submitted again); after that it stops with one line saying what to do, and the next crawl finishes the batch."""
 
-    log_format: str = "text"
+    log_format: LogFormat = LogFormat.TEXT
     """How stderr and `--log-file` are written: `text` (lines for a person), or `json` (one JSON object a
     line, with time, level, logger, message, and the command, batch and split where known, for a log shipper;
     no live progress display)."""
@@ -216,7 +219,7 @@ class Settings:
     """File of host names, URL prefixes or re:REGEX lines whose sitemaps are skipped."""
     max_url_length: int = 2_048
     """Longer URLs are refused."""
-    allowed_schemes: tuple[str, ...] = ("http", "https")
+    allowed_schemes: tuple[str, ...] = HTTP_SCHEMES
     """URL schemes kept; other URLs are refused."""
     session_id_names: tuple[str, ...] = DEFAULT_SESSION_ID_NAMES
     """Session-id parameter names (see `url_strip_session_ids`)."""
@@ -265,7 +268,7 @@ def _split_host_port(address: str) -> tuple[str, int]:
 
 @dataclass(frozen=True)
 class Rule:
-    """What values a setting accepts beyond its type: a range or a set of choices."""
+    """What values a number setting accepts beyond its type: a range."""
 
     low: float | None = 0
     """Smallest value (None: no lower bound)."""
@@ -273,13 +276,9 @@ class Rule:
     """Largest value (None: `MAX_NUMBER`)."""
     above: bool = False
     """`low` itself is refused (a timeout of 0 would never wait)."""
-    choices: type[enum.Enum] | None = None
-    """A text setting must be one of this Enum's values."""
 
     def describe(self) -> str:
-        """The accepted values in a few characters, e.g. `1..1000`, `> 0`, `host, ip`."""
-        if self.choices is not None:
-            return ", ".join(str(member.value) for member in self.choices)
+        """The accepted values in a few characters, e.g. `1..1000`, `> 0`, `<= 1`."""
         high = "" if self.high is None else _number(self.high)
         if self.low is None:
             return f"<= {high}" if high else "any"
@@ -305,16 +304,14 @@ _DAY = 86_400
 #: The longest interval or age any setting, seed or stored row may give, seconds.
 TEN_YEARS = 3_650 * _DAY
 
-#: Ranges and choices. A number setting not named here must be finite and in
-#: 0..MAX_NUMBER; text, paths and lists are checked for their type only.
+#: Ranges. A number setting not named here must be finite and in 0..MAX_NUMBER; a choice is one of
+#: its Enum's values (`modes`); text, paths and lists are checked for their type only.
 RULES: dict[str, Rule] = {
     "hbase_timeout_ms": Rule(1, 3_600_000),
     "hbase_retries": Rule(1, 100),
     "hbase_call_timeout": Rule(0, _DAY, above=True),
     "hbase_batch_size": Rule(1, 100_000),
     "max_row_bytes": Rule(2_097_152, 268_435_456),
-    "hbase_transport": Rule(choices=ThriftTransport),
-    "hbase_protocol": Rule(choices=ThriftProtocol),
     "delay": Rule(0, _DAY),
     "http_connect_timeout": Rule(0, _DAY, above=True),
     "http_read_timeout": Rule(0, _DAY, above=True),
@@ -325,7 +322,6 @@ RULES: dict[str, Rule] = {
     "robots_retry_interval": Rule(0, TEN_YEARS),
     "max_connections": Rule(1, 100_000),
     "threads_per_host": Rule(1, 100),
-    "queue_by": Rule(choices=QueueBy),
     "max_crawl_delay": Rule(0, _DAY),
     "robots_max_age": Rule(0, TEN_YEARS),
     "fetch_retry_interval": Rule(0, TEN_YEARS),
@@ -333,12 +329,10 @@ RULES: dict[str, Rule] = {
     "deferred_interval": Rule(0, TEN_YEARS),
     "max_cell_bytes": Rule(1),
     "warc_max_bytes": Rule(1_000),
-    "crawl_mode": Rule(choices=CrawlMode),
     "lease_seconds": Rule(1, _DAY),
     "splits": Rule(1, 256),
     "batch_max_age": Rule(1, TEN_YEARS),
     "dask_reconnect_wait": Rule(0, _DAY),
-    "log_format": Rule(choices=LogFormat),
     "seed_score": Rule(-MAX_NUMBER),
     "seed_depth": Rule(0, MAX_HOPS),
     "seed_radius": Rule(0, MAX_HOPS),
@@ -431,6 +425,11 @@ def _convert(value: Any, target: Any) -> Any:
         if not isinstance(value, (str, int, float)) or isinstance(value, bool):
             raise ValueError("expected text")
         return str(value)
+    if isinstance(target, type) and issubclass(target, enum.Enum):  # a named choice (`modes`)
+        try:
+            return target(value)
+        except ValueError:
+            raise ValueError(f"choose one of {choices(target)}") from None
     if target is Path:
         if not isinstance(value, (str, Path)) or not str(value):
             raise ValueError("expected a file path")
@@ -464,8 +463,6 @@ def _check(name: str, value: Any) -> None:
             raise ValueError(f"out of range (allowed: {Rule(rule.low, high, rule.above).describe()})")
         return
     if isinstance(value, str):
-        if rule.choices is not None and value not in {str(m.value) for m in rule.choices}:
-            raise ValueError(f"choose one of {rule.describe()}")
         if any(ord(char) < 32 or ord(char) == 127 for char in value):
             raise ValueError("control characters are not allowed")
         if name == "hbase":
@@ -582,7 +579,7 @@ def with_flags(settings: Settings, flags: Mapping[str, Any]) -> Settings:
 
 
 def effective(settings: Settings) -> list[tuple[str, Any, str]]:
-    """Every setting as (name, value, source), values as JSON would hold them (paths as text); the values of
+    """Every setting as (name, value, source), values as JSON would hold them (paths and choices as text); the values of
     `headers` and a proxy URL's password hidden (they may be credentials)."""
     rows = []
     for name in field_types():
@@ -591,7 +588,7 @@ def effective(settings: Settings) -> list[tuple[str, Any, str]]:
             value = [f"{line.partition(':')[0]}: {HIDDEN}" for line in value]
         elif name in ("http_proxy", "https_proxy"):
             value = re.sub(r"(//[^/@:]*:)[^/@]*@", rf"\g<1>{HIDDEN}@", value)
-        if isinstance(value, Path):
+        if isinstance(value, (Path, enum.Enum)):
             value = str(value)
         elif isinstance(value, tuple):
             value = list(value)

@@ -21,13 +21,17 @@ class CrawlMode(enum.StrEnum):
     LINKS_ONLY = "links-only"
 
 
+def choices(kind: type[enum.Enum]) -> str:
+    """The values of a choice as a message or the docs list them: `host, ip`."""
+    return ", ".join(str(member.value) for member in kind)
+
+
 def crawl_mode(value: str) -> CrawlMode:
-    """The crawl mode named `value`; UsageError listing the choices otherwise."""
+    """The crawl mode named `value` (a batch's stored mode); UsageError listing the choices otherwise."""
     try:
         return CrawlMode(value)
     except ValueError:
-        choices = ", ".join(m.value for m in CrawlMode)
-        raise UsageError(f"crawl mode {value!r}: choose one of {choices}") from None
+        raise UsageError(f"crawl mode {value!r}: choose one of {choices(CrawlMode)}") from None
 
 
 class CountMode(enum.StrEnum):

@@ -59,7 +59,7 @@ from sitemapcrawl.cli.shared import (
 )
 from sitemapcrawl.config import MAX_NUMBER, TEN_YEARS, with_flags
 from sitemapcrawl.errors import UsageError
-from sitemapcrawl.modes import Compression, CountMode, UpdateStep, crawl_mode
+from sitemapcrawl.modes import Compression, CountMode, CrawlMode, UpdateStep
 
 
 def init(
@@ -226,7 +226,7 @@ def generate_command(
     partitions = renamed(fetch_splits, partitions, "--fetch-splits", "--partitions") or 1
     logfields.note(batch=batch_id, split=None if part.whole else part.text())
     options = GenerateOptions(top_n=top_n, max_per_host=max_per_host, count_mode=count_mode,
-                              partitions=partitions, mode=crawl_mode(mode or State.settings.crawl_mode),
+                              partitions=partitions, mode=mode or State.settings.crawl_mode,
                               batch_id=batch_id, queue_by=queue_by, split=part, documents_only=sitemaps_only_docs,
                               rescan=rescan)
     rules = UrlRules.from_settings(State.settings)
@@ -349,7 +349,7 @@ def parse_command(
 
     part = chosen_split(split, splits)
     logfields.note(batch=batch, split=None if part.whole else part.text())
-    crawl_mode_value = crawl_mode(mode or State.settings.crawl_mode)
+    crawl_mode_value = mode or State.settings.crawl_mode
     engine = dask_address(dask)
     if workers > 1 or engine:
         from sitemapcrawl.batch.workers import raise_failed
@@ -413,7 +413,7 @@ def updatedb_command(
 
     part = chosen_split(split, splits)
     logfields.note(batch=batch, split=None if part.whole else part.text())
-    crawl_mode_value = crawl_mode(mode or State.settings.crawl_mode)
+    crawl_mode_value = mode or State.settings.crawl_mode
     engine = dask_address(dask)
     if workers > 1 or engine:
         if rescore:
@@ -496,8 +496,8 @@ def crawl_command(
     settings = with_flags(State.settings, {"max_connections": max_connections, "threads_per_host": threads_per_host,
                                            "delay": delay, "warc_dir": warc, **access_flags(header, netrc)})
     rules = UrlRules.from_settings(settings)
-    default_mode = "sitemap-only" if sitemaps_only_docs else settings.crawl_mode
-    options = CrawlOptions(mode=crawl_mode(mode or default_mode), rounds=rounds, top_n=top_n,
+    default_mode = CrawlMode.SITEMAP_ONLY if sitemaps_only_docs else settings.crawl_mode
+    options = CrawlOptions(mode=mode or default_mode, rounds=rounds, top_n=top_n,
                            max_per_host=max_per_host,
                            partitions=renamed(fetch_splits, partitions, "--fetch-splits", "--partitions") or 1,
                            probe_known_paths=settings.probe_known_paths if probe_known_paths is None

@@ -2,14 +2,15 @@
 
 Each setting's meaning is the docstring written under its field in
 `config.py`; its default, accepted values and environment variable come from
-the class and `config.RULES`. `reference_doc` writes the table into
-docs/configuration.md (committed, checked by the tests);
+the class, `config.RULES` and the Enums of `modes`. `reference_doc` writes the
+table into docs/configuration.md (committed, checked by the tests);
 `python -m sitemapcrawl.cli.settings_doc` prints it.
 """
 
 from __future__ import annotations
 
 import ast
+import enum
 import inspect
 import json
 import sys
@@ -18,6 +19,7 @@ from pathlib import Path
 
 from sitemapcrawl import config
 from sitemapcrawl.config import ENV_PREFIX, RULES, TEXT_FORMATS, Rule, Settings, field_types
+from sitemapcrawl.modes import choices
 
 
 def field_docs() -> dict[str, str]:
@@ -56,8 +58,8 @@ def _allowed(name: str, kind: object) -> str:
         return Rule(rule.low, high, rule.above).describe() + (", whole" if kind is int else "")
     if kind is bool:
         return "true, false"
-    if rule.choices is not None:
-        return rule.describe()
+    if isinstance(kind, type) and issubclass(kind, enum.Enum):
+        return choices(kind)
     if kind is Path:
         return "file path"
     return TEXT_FORMATS.get(name, "text" if kind is str else "list of text")

@@ -52,13 +52,9 @@ class FetchOptions:
     @classmethod
     def from_settings(cls, settings: Settings, batch_id: str, **given: object) -> FetchOptions:
         """Options from the settings, overridden by the `given` ones that are not None."""
-        try:
-            queue_by = QueueBy(settings.queue_by)
-        except ValueError:
-            raise UsageError(f"queue_by {settings.queue_by!r}: choose host or ip") from None
         values: dict[str, object] = {
             "connections": settings.max_connections, "threads_per_host": settings.threads_per_host,
-            "delay": settings.delay, "queue_by": queue_by, "store_content": settings.store_content,
+            "delay": settings.delay, "queue_by": settings.queue_by, "store_content": settings.store_content,
         }
         values.update({k: v for k, v in given.items() if v is not None})
         options = cls(batch_id, **values)  # type: ignore[arg-type]

@@ -42,7 +42,6 @@ from sitemapcrawl.storage.hosts import origin_key, origins_in_table, origins_of_
 from sitemapcrawl.storage.politeness import (
     KeyGate,
     KeyState,
-    QueueBy,
     Resolver,
     host_of_origin,
     load_states,
@@ -52,6 +51,7 @@ from sitemapcrawl.storage.politeness import (
 from sitemapcrawl.storage.store import Store
 from sitemapcrawl.storage.tables import Unreadable, read_pages, scan_pages
 from sitemapcrawl.storage.tables import hosts as host_rows
+from sitemapcrawl.urlparts import port_of
 from sitemapcrawl.web import rowkeys, urls
 from sitemapcrawl.web.http import AsyncHttpClient, PoliteHttpClient
 from sitemapcrawl.web.robots_txt import HostReport, check_origin_async, robots_host_row
@@ -194,11 +194,7 @@ class _Pace:
     """
 
     def __init__(self, rules: UrlRules) -> None:
-        settings = rules.settings
-        try:
-            self.by = QueueBy(settings.queue_by)
-        except ValueError:
-            raise UsageError(f"queue_by {settings.queue_by!r}: choose host or ip") from None
+        self.by = rules.settings.queue_by
         self.rules = rules
         self._resolve = Resolver()
         self.keys: dict[str, Hashable] = {}
@@ -256,11 +252,6 @@ class _Pace:
         return state_rows({key: self.gate.state(key)}, self.by)
 
 
-def _port(origin: str) -> int | None:
-    parts = urlsplit(origin)
-    return parts.port or {"http": 80, "https": 443}.get(parts.scheme)
-
-
 def _origins_from_hosts(store: Store, hosts: Iterable[str], rules: UrlRules) -> list[str]:
     """The origins `--host` values name: an origin as given; for a bare host name
     (no scheme), every origin of that host the table knows (with a port: that
@@ -275,7 +266,7 @@ def _origins_from_hosts(store: Store, hosts: Iterable[str], rules: UrlRules) -> 
             raise UsageError(f"--host {host!r}: {exc}") from None
         known = origins_of_host(store, origin) if bare else []
         if bare and urlsplit(url).port is not None:
-            known = [o for o in known if _port(o) == urlsplit(url).port]
+            known = [o for o in known if port_of(o) == urlsplit(url).port]
         if bare and not known:
             log.info("detect: the table has no rows of %s; checking %s", host, origin)
         origins.extend(known or [origin])

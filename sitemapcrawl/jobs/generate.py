@@ -355,7 +355,7 @@ def generate(
     batch = options.batch_id or new_batch_id(now)
     counts.batch_id = batch
 
-    by = _queue_by(options, rules)
+    by = options.queue_by or rules.settings.queue_by
     resolve = Resolver()
 
     def partitions() -> Iterator[tuple[Candidate, int]]:
@@ -379,15 +379,6 @@ def generate(
         for candidate, part in members)).rows
     log.info("generate: %s", counts.summary())
     return counts
-
-
-def _queue_by(options: GenerateOptions, rules: UrlRules) -> QueueBy:
-    if options.queue_by is not None:
-        return options.queue_by
-    try:
-        return QueueBy(rules.settings.queue_by)
-    except ValueError:
-        raise UsageError(f"queue_by {rules.settings.queue_by!r}: choose host or ip") from None
 
 
 def _skip_reason(

@@ -44,7 +44,7 @@ from sitemapcrawl.model.linkvalues import (
 from sitemapcrawl.model.marks import Mark
 from sitemapcrawl.model.splits import WHOLE, Split
 from sitemapcrawl.model.webpage import BATCHROW_TABLE, HISTORY_TABLE, WEBPAGE_TABLE, FetchStatus, SitemapSource, WebPage
-from sitemapcrawl.modes import CrawlMode, crawl_mode
+from sitemapcrawl.modes import CrawlMode
 from sitemapcrawl.sitemaps.document import parse_sitemap
 from sitemapcrawl.sitemaps.limits import SitemapLimits
 from sitemapcrawl.sitemaps.model import (
@@ -548,7 +548,7 @@ def parse_batch(
     mode (UsageError) and another worker parsing the batch (LeaseHeldError;
     with `wait`, its lease is waited for) raise.
     """
-    mode = mode or crawl_mode(rules.settings.crawl_mode)
+    mode = mode or rules.settings.crawl_mode
     store.require_tables(WEBPAGE_TABLE, HISTORY_TABLE, BATCHROW_TABLE)
     now = (now or datetime.now(UTC)).replace(microsecond=0)
     counts = ParseCounts(batch_id=batch_id)

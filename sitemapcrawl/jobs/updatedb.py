@@ -48,7 +48,7 @@ from sitemapcrawl.model.newrows import new_page
 from sitemapcrawl.model.schedule import SchedulePolicy, eagerest, schedule
 from sitemapcrawl.model.splits import WHOLE, Split
 from sitemapcrawl.model.webpage import BATCHROW_TABLE, WEBPAGE_TABLE, FetchStatus, SitemapSource, WebPage
-from sitemapcrawl.modes import CrawlMode, UpdateStep, crawl_mode
+from sitemapcrawl.modes import CrawlMode, UpdateStep
 from sitemapcrawl.scoring.count_step import (
     AlikeRows,
     BatchCounting,
@@ -524,7 +524,7 @@ def updatedb(
     `spread.K/N` (a rerun of a split already spread does nothing); MERGE runs the rest, and first
     raises SplitWaitError, one line naming them, when a split of the batch has not spread its links.
     """
-    mode = mode or crawl_mode(rules.settings.crawl_mode)
+    mode = mode or rules.settings.crawl_mode
     store.require_tables(WEBPAGE_TABLE, BATCHROW_TABLE)
     now = (now or datetime.now(UTC)).replace(microsecond=0)
     policy = SchedulePolicy.from_settings(rules.settings)

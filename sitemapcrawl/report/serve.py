@@ -43,6 +43,7 @@ from sitemapcrawl.report.metrics import INSTALL_HINT, crawl_gauges, exposition, 
 from sitemapcrawl.report.panels import PANELS, Snapshot, panel_data, panel_options, take_counted_snapshot
 from sitemapcrawl.safetext import json_text
 from sitemapcrawl.storage.store import Store
+from sitemapcrawl.urlparts import host_port
 
 if TYPE_CHECKING:
     from prometheus_client.registry import CollectorRegistry
@@ -354,9 +355,7 @@ def make_server(store: Store, options: ServeOptions) -> ThreadingHTTPServer:
 
 def server_url(server: ThreadingHTTPServer) -> str:
     """The http:// address a browser can open."""
-    host = str(server.server_address[0])
-    shown = f"[{host}]" if ":" in host else host
-    return f"http://{shown}:{server.server_port}/"
+    return f"http://{host_port(str(server.server_address[0]), server.server_port)}/"
 
 
 def serve(store: Store, options: ServeOptions, on_ready: Callable[[str], None] = lambda url: None) -> None:

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from urllib.parse import urljoin, urlsplit
 
+from sitemapcrawl.urlparts import HTTP_SCHEMES
+
 #: Paths (relative to the site root) where sitemaps often are without being announced.
 WELL_KNOWN_SITEMAP_PATHS: tuple[str, ...] = (
     "sitemap.xml",
@@ -33,7 +35,7 @@ WELL_KNOWN_SITEMAP_PATHS: tuple[str, ...] = (
 def site_root(url: str) -> str:
     """`scheme://host[:port]/` of `url` (ValueError for a URL without one)."""
     parts = urlsplit(url.strip())
-    if parts.scheme.lower() not in ("http", "https") or not parts.netloc:
+    if parts.scheme.lower() not in HTTP_SCHEMES or not parts.netloc:
         raise ValueError(f"not an http(s) URL: {url!r}")
     return f"{parts.scheme.lower()}://{parts.netloc}/"
 

@@ -17,6 +17,7 @@ from email.utils import parsedate_to_datetime
 from urllib.parse import quote, urlsplit, urlunsplit
 
 from sitemapcrawl.sitemaps.model import ChangeFreq
+from sitemapcrawl.urlparts import HTTP_SCHEMES
 
 #: changefreq text as written in nearly every sitemap -> its value (lookup, no parsing).
 CHANGEFREQS = {member.value: member for member in ChangeFreq}
@@ -81,7 +82,7 @@ def _iri_to_uri(loc: str) -> str | None:
     try:
         parts = urlsplit(loc)
         host = parts.hostname
-        if not host or parts.scheme.lower() not in ("http", "https"):
+        if not host or parts.scheme.lower() not in HTTP_SCHEMES:
             return None
         netloc = parts.netloc
         if not host.isascii():

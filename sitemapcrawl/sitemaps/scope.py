@@ -24,34 +24,18 @@ from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from sitemapcrawl.sitemaps.normalize import is_normal_loc
+from sitemapcrawl.urlparts import DEFAULT_PORTS, HTTP_SCHEMES, host_port, origin_parts
 
 if TYPE_CHECKING:
     from sitemapcrawl.config import Settings
-
-_DEFAULT_PORTS = {"http": 80, "https": 443}
 
 #: Drop reasons, as the per-sitemap counts name them.
 FOLDER = "folder"
 HOST = "host"
 
 
-def _origin(url: str) -> tuple[str, str, int] | None:
-    """(scheme, host, port) in lower case with the default port filled in, or None."""
-    try:
-        parts = urlsplit(url.strip())
-        scheme = parts.scheme.lower()
-        host = parts.hostname
-        port = parts.port
-    except (ValueError, UnicodeError):
-        return None
-    if scheme not in _DEFAULT_PORTS or not host or not host.isprintable() or " " in host:
-        return None
-    return scheme, host.lower(), port or _DEFAULT_PORTS[scheme]
-
-
 def _host_text(scheme: str, host: str, port: int) -> str:
-    netloc = f"[{host}]" if ":" in host else host
-    return netloc if port == _DEFAULT_PORTS[scheme] else f"{netloc}:{port}"
+    return host_port(host, None if port == DEFAULT_PORTS[scheme] else port)
 
 
 def vouch_host(url: str) -> str | None:
@@ -60,7 +44,7 @@ def vouch_host(url: str) -> str | None:
     `http://WWW.Example.com/x` and `https://www.example.com:443/` -> `www.example.com`;
     `http://127.0.0.2:8700/` -> `127.0.0.2:8700`. None for a URL that is not http(s).
     """
-    origin = _origin(url)
+    origin = origin_parts(url)
     return None if origin is None else _host_text(*origin)
 
 
@@ -189,7 +173,7 @@ class Scope:
         self._vouchers = frozenset(vouchers)
         self._own_host = own_host
         host_prefixes = [
-            f"{scheme}://{host}/" for host in sorted(self._vouchers) for scheme in _DEFAULT_PORTS
+            f"{scheme}://{host}/" for host in sorted(self._vouchers) for scheme in HTTP_SCHEMES
         ]
         self._texts = (
             *(_prefix_text(origin, folder) for origin, folder in self._rules),
@@ -220,7 +204,7 @@ class Scope:
         is dropped (`strict` is then False).
         """
         context = context or ScopeContext()
-        origin = _origin(url)
+        origin = origin_parts(url)
         if origin is None:
             return cls([], strict=False)
         rules = [(origin, "/" if index else _folder(urlsplit(url.strip()).path))]
@@ -250,7 +234,7 @@ class Scope:
         return FOLDER if host is not None and host == self._own_host else HOST
 
     def _allows_slow(self, loc: str) -> bool:
-        origin = _origin(loc)
+        origin = origin_parts(loc)
         if origin is None:
             return False
         if self._vouchers and _host_text(*origin) in self._vouchers:

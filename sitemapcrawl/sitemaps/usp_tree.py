@@ -55,6 +55,7 @@ from sitemapcrawl.sitemaps.model import SitemapKind, SitemapRef
 from sitemapcrawl.sitemaps.scope import ScopeContext, inherited_vouchers, vouch_host
 from sitemapcrawl.sitemaps.tree import Fetched, Fetcher
 from sitemapcrawl.sitemaps.usp_pages import CHUNK_PAGES, PageSpool, pages_sitemap
+from sitemapcrawl.urlparts import HTTP_SCHEMES
 
 #: usp's callbacks: (sub-sitemap URL, recursion level, parent URLs) -> follow it?
 RecurseCallback = Callable[[str, int, set[str]], bool]
@@ -191,7 +192,7 @@ class UspTreeReader:
         if isinstance(self.fetcher, RobotsAwareFetcher):
             self.fetcher.honour_robots(url, text)
         listed = dict.fromkeys(match.group(1) for match in _SITEMAP_LINE.finditer(text))
-        wanted = [item for item in listed if urlsplit(item).scheme.lower() in ("http", "https")]
+        wanted = [item for item in listed if urlsplit(item).scheme.lower() in HTTP_SCHEMES]
         host = vouch_host(url)
         return IndexRobotsTxtSitemap(url, self.children(wanted, 0, {url}, {host: 0} if host else {}))
 
@@ -263,7 +264,7 @@ def usp_tree(
     Raises SitemapError for a URL that is not http(s), as usp raises its SitemapException.
     """
     parts = urlsplit(homepage_url)
-    if parts.scheme.lower() not in ("http", "https") or not parts.netloc:
+    if parts.scheme.lower() not in HTTP_SCHEMES or not parts.netloc:
         raise SitemapError(f"URL {homepage_url} is not a HTTP(s) URL.")
     if normalize_homepage_url:
         homepage_url = homepage_of(homepage_url)

@@ -22,7 +22,7 @@ import socket
 from thriftpy2.thrift import TApplicationException, TException
 from thriftpy2.transport import TTransportException
 
-from sitemapcrawl.config import Settings
+from sitemapcrawl.config import HBASE_HOST, HBASE_THRIFT_PORT, Settings
 from sitemapcrawl.errors import StoreRejectedError, UsageError
 
 #: Errors of the wire: retried after reconnecting.
@@ -110,13 +110,15 @@ def check_key(key: bytes, what: str) -> None:
 def local_hbase_logs(settings: Settings) -> str | None:
     """The log folder of the HBase scripts/hbase-local runs, when `settings.hbase` is its address; else None.
 
-    The address and folder are the script's own variables and defaults
-    (HBASE_LOCAL_HOST, HBASE_LOCAL_THRIFT_PORT, HBASE_LOCAL_DIR): they say
-    where the local HBase is, not how sitemapcrawl behaves, so they are read
-    here, for this message only. Without HBASE_LOCAL_DIR the folder is
+    The address and folder are the script's own variables (HBASE_LOCAL_HOST,
+    HBASE_LOCAL_THRIFT_PORT, HBASE_LOCAL_DIR; the address defaults to the
+    setting's, `config.HBASE_HOST` and `HBASE_THRIFT_PORT`): they say where
+    the local HBase is, not how sitemapcrawl behaves, so they are read here,
+    for this message only. Without HBASE_LOCAL_DIR the folder is
     relative to the checkout the script ran from.
     """
-    local = f"{os.environ.get('HBASE_LOCAL_HOST') or '127.0.0.1'}:{os.environ.get('HBASE_LOCAL_THRIFT_PORT') or 9090}"
+    local = (f"{os.environ.get('HBASE_LOCAL_HOST') or HBASE_HOST}:"
+             f"{os.environ.get('HBASE_LOCAL_THRIFT_PORT') or HBASE_THRIFT_PORT}")
     if settings.hbase not in (local, Settings().hbase):
         return None
     home = os.environ.get("HBASE_LOCAL_DIR") or ".hbase-local"

@@ -21,6 +21,8 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from sitemapcrawl.urlparts import host_port
+
 log = logging.getLogger(__name__)
 
 #: Seconds a gateway that stopped answering is skipped at first; doubles while it keeps failing.
@@ -43,7 +45,7 @@ class Gateway:
     @property
     def address(self) -> str:
         """`HOST:PORT`, IPv6 hosts in brackets, as the setting writes it."""
-        return f"[{self.host}]:{self.port}" if ":" in self.host else f"{self.host}:{self.port}"
+        return host_port(self.host, self.port)
 
     @property
     def up(self) -> bool:

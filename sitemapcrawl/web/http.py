@@ -38,6 +38,7 @@ import aiohttp
 
 from sitemapcrawl.config import Settings
 from sitemapcrawl.errors import SitemapError, UsageError
+from sitemapcrawl.urlparts import HTTP_SCHEMES
 from sitemapcrawl.web.access import RequestAccess
 from sitemapcrawl.web.decoding import ACCEPT_ENCODING, BodyDecoder, DecodeError
 from sitemapcrawl.web.warc import Capture, Exchange, Unrecorded, WarcRecorder
@@ -207,7 +208,7 @@ class AsyncHttpClient:
             if len(redirects) > self.max_redirects:
                 return _failure(current, f"more than {self.max_redirects} redirects", started, tuple(redirects))
             current = urljoin(current, location.strip())
-            if urlsplit(current).scheme.lower() not in ("http", "https"):
+            if urlsplit(current).scheme.lower() not in HTTP_SCHEMES:
                 return _failure(current, f"redirect to a non-http(s) URL: {current}", started, tuple(redirects))
 
     async def fetch_one(self, url: str, headers: Mapping[str, str] | None = None, max_bytes: int | None = None,

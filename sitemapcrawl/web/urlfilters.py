@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 from sitemapcrawl.errors import InvalidUrlError, UsageError
+from sitemapcrawl.urlparts import HTTP_SCHEMES
 from sitemapcrawl.web.urls import (
     DEFAULT_RULES,
     CanonicalRules,
@@ -85,7 +86,7 @@ class UrlFilter:
 
     rules: tuple[FilterRule, ...] = ()
     max_length: int = 2_048
-    allowed_schemes: frozenset[str] = frozenset({"http", "https"})
+    allowed_schemes: frozenset[str] = frozenset(HTTP_SCHEMES)
     source: str = "URL filter"
     """What the rules came from (a file name), for reasons and errors."""
 
@@ -96,7 +97,7 @@ class UrlFilter:
         *,
         source: str = "URL filter",
         max_length: int = 2_048,
-        allowed_schemes: Iterable[str] = ("http", "https"),
+        allowed_schemes: Iterable[str] = HTTP_SCHEMES,
     ) -> UrlFilter:
         """Parse filter lines; blank lines and `#` comments are skipped.
 
@@ -122,7 +123,7 @@ class UrlFilter:
         path: Path,
         *,
         max_length: int = 2_048,
-        allowed_schemes: Iterable[str] = ("http", "https"),
+        allowed_schemes: Iterable[str] = HTTP_SCHEMES,
     ) -> UrlFilter:
         """Read a filter file (UTF-8). Raises UsageError for an unreadable file or a bad line."""
         return cls.from_lines(

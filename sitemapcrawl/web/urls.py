@@ -23,14 +23,13 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from sitemapcrawl.config import DEFAULT_SESSION_ID_NAMES
 from sitemapcrawl.errors import InvalidUrlError
+from sitemapcrawl.urlparts import DEFAULT_PORTS
 from sitemapcrawl.web.hostnames import canonical_hostname, canonical_port, registered_domain
 
 if TYPE_CHECKING:
     from sitemapcrawl.config import Settings
 
 # --- canonical form -------------------------------------------------------------
-
-DEFAULT_PORTS = {"http": 80, "https": 443}
 
 # Session-id names that are prefixes of a family: classic ASP appends eight
 # random letters (ASPSESSIONIDQSCTDBAT), so the name alone never matches.

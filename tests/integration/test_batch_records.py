@@ -35,6 +35,7 @@ from sitemapcrawl.model.webpage import (
     SitemapSource,
     WebPage,
 )
+from sitemapcrawl.modes import CrawlMode
 from sitemapcrawl.storage import batchrecords
 from sitemapcrawl.storage.store import Cells, Store
 from sitemapcrawl.testweb import TestWebServer, Web, bulk_web
@@ -48,7 +49,7 @@ FAR = datetime.now(UTC).replace(microsecond=0) + timedelta(days=300)
 
 def crawl_settings(settings: Settings) -> Settings:
     return dataclasses.replace(settings, user_agent=AGENT, delay=0, http_read_timeout=2.0, sitemap_quality=False,
-                               store_content=True, crawl_mode="mixed")
+                               store_content=True, crawl_mode=CrawlMode.MIXED)
 
 
 def add_unrelated(store: Store, n: int, start: int = 0) -> None:

@@ -18,6 +18,7 @@ from hbase_fixtures import HBASE_LOCAL, hbase_shell, run_shell_file, side_gatewa
 
 from sitemapcrawl.config import Settings
 from sitemapcrawl.model.webpage import HOST_TABLE, TABLE_NAMES, WEBPAGE_TABLE
+from sitemapcrawl.modes import ThriftProtocol, ThriftTransport
 from sitemapcrawl.storage.store import Store
 
 
@@ -145,8 +146,8 @@ def test_framed_compact_settings_talk_to_a_framed_compact_gateway(
     env = {"SITEMAPCRAWL_HBASE_TRANSPORT": "framed", "SITEMAPCRAWL_HBASE_PROTOCOL": "compact"}
     made = cli(Settings(hbase=framed_compact_gateway, table_prefix=table_prefix), "init", env=env)
     assert made.exit_code == 0, made.output
-    framed = Settings(hbase=framed_compact_gateway, table_prefix=table_prefix, hbase_transport="framed",
-                      hbase_protocol="compact")
+    framed = Settings(hbase=framed_compact_gateway, table_prefix=table_prefix, hbase_transport=ThriftTransport.FRAMED,
+                      hbase_protocol=ThriftProtocol.COMPACT)
     with Store(framed) as store:
         store.write(WEBPAGE_TABLE, [(f"example.f:http/{n}".encode(), {b"f:st": b"1"}) for n in range(2500)])
         assert sum(1 for _ in store.scan(WEBPAGE_TABLE, prefix=b"example.f:")) == 2500

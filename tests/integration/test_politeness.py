@@ -385,7 +385,7 @@ def test_with_queue_by_ip_hosts_sharing_an_ip_share_a_partition(store: Store, po
     generate(store, UrlRules.from_settings(polite), GenerateOptions(batch_id="hn", partitions=8))
     assert [read(store, u).partition for u in names] == [3, 0]
     add_rows(store, *(WebPage(u, update_mark="hn", next_fetch=PAST) for u in names))
-    by_ip = dataclasses.replace(polite, queue_by="ip")
+    by_ip = dataclasses.replace(polite, queue_by=QueueBy.IP)
     counts = generate(store, UrlRules.from_settings(by_ip), GenerateOptions(batch_id="ip", partitions=8))
     assert counts.selected == 2
     assert [read(store, u).partition for u in names] == [0, 0]  # one IP, one partition

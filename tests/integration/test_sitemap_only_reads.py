@@ -50,7 +50,7 @@ def _pages_fetched(store: Store, settings: Settings,
     """The site's sitemap injected, fetched, parsed and merged, then its pages fetched: (the server, the rules,
     the pages' batch, a counting store for its parse and updatedb)."""
     server = make_testweb(Web((SITE,), "reads"))
-    settings = dataclasses.replace(settings, user_agent="ReadsBot/1.0", delay=0.0, crawl_mode="sitemap-only")
+    settings = dataclasses.replace(settings, user_agent="ReadsBot/1.0", delay=0.0, crawl_mode=CrawlMode.SITEMAP_ONLY)
     rules = UrlRules.from_settings(settings)
     client = PoliteHttpClient.from_settings(settings)
     try:

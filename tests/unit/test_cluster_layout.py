@@ -12,10 +12,10 @@ import pytest
 from hbase_fixtures import REPO
 from Hbase_thrift import IllegalArgument, IOError
 
-from sitemapcrawl.config import Settings, load_settings
+from sitemapcrawl.config import HBASE_HOST, HBASE_THRIFT_PORT, Settings, load_settings
 from sitemapcrawl.errors import StoreRejectedError, UsageError
 from sitemapcrawl.model.webpage import TABLES
-from sitemapcrawl.modes import Compression
+from sitemapcrawl.modes import Compression, ThriftProtocol, ThriftTransport
 from sitemapcrawl.storage.failures import HOW_TO_START, create_refusal, first_line, how_to_reach
 from sitemapcrawl.storage.hbase_shell import run_script
 from sitemapcrawl.storage.schema import (
@@ -141,8 +141,8 @@ def test_the_wheel_declares_the_schema_files_as_package_data() -> None:
 def test_thrift_transport_and_protocol_settings_are_checked() -> None:
     settings = load_settings(environ={"SITEMAPCRAWL_HBASE_TRANSPORT": "framed",
                                       "SITEMAPCRAWL_HBASE_PROTOCOL": "compact"})
-    assert (settings.hbase_transport, settings.hbase_protocol) == ("framed", "compact")
-    assert (Settings().hbase_transport, Settings().hbase_protocol) == ("buffered", "binary")
+    assert (settings.hbase_transport, settings.hbase_protocol) == (ThriftTransport.FRAMED, ThriftProtocol.COMPACT)
+    assert (Settings().hbase_transport, Settings().hbase_protocol) == (ThriftTransport.BUFFERED, ThriftProtocol.BINARY)
     with pytest.raises(UsageError, match="hbase_transport.*choose one of buffered, framed"):
         load_settings(environ={"SITEMAPCRAWL_HBASE_TRANSPORT": "http"})
     with pytest.raises(UsageError, match="hbase_protocol"):
@@ -151,7 +151,7 @@ def test_thrift_transport_and_protocol_settings_are_checked() -> None:
 
 def test_start_the_local_one_only_for_the_local_default_address() -> None:
     assert HOW_TO_START in how_to_reach(Settings())
-    remote = how_to_reach(Settings(hbase="hbase-thrift.example:9090", hbase_transport="framed"))
+    remote = how_to_reach(Settings(hbase="hbase-thrift.example:9090", hbase_transport=ThriftTransport.FRAMED))
     assert "scripts/hbase-local" not in remote and "framed" in remote and "hbase_transport" in remote
     assert "abort or OutOfMemoryError" in remote
 
@@ -165,6 +165,13 @@ def test_the_local_hbase_is_where_its_script_variables_say(monkeypatch: pytest.M
     monkeypatch.setenv("HBASE_LOCAL_THRIFT_PORT", "9377")
     assert "/work/hb/logs/master.log" in how_to_reach(Settings(hbase="127.0.0.1:9377"))
     assert "/work/hb/logs" not in how_to_reach(Settings(hbase="127.0.0.1:9378"))
+
+
+def test_the_default_hbase_address_is_the_local_scripts_default() -> None:
+    assert Settings().hbase == f"{HBASE_HOST}:{HBASE_THRIFT_PORT}" == "127.0.0.1:9090"
+    script = (Path(__file__).resolve().parents[2] / "scripts" / "hbase-local").read_text(encoding="utf-8")
+    assert f"bind_host=${{HBASE_LOCAL_HOST:-{HBASE_HOST}}}" in script
+    assert f"thrift_port=${{HBASE_LOCAL_THRIFT_PORT:-{HBASE_THRIFT_PORT}}}" in script
 
 
 def test_first_line_strips_java_wrapping_and_stack() -> None:

@@ -32,6 +32,7 @@ FLOORS: list[set[str]] = [
     {"model"},
     {"sitemaps"},
     {"config"},
+    {"urlparts"},
     {"modes"},
     {"safetext"},
     {"errors"},

@@ -6,8 +6,10 @@ later is covered by them without a new line here.
 
 from __future__ import annotations
 
+import enum
 import json
 import math
+import pickle
 import typing
 from pathlib import Path
 
@@ -21,6 +23,7 @@ from sitemapcrawl.config import (
     ORDERED,
     RULES,
     Settings,
+    effective,
     field_types,
     load_settings,
     with_flags,
@@ -187,6 +190,36 @@ def test_every_text_setting_refuses_control_characters(name: str) -> None:
 def test_every_boolean_setting_refuses_other_words(name: str) -> None:
     with pytest.raises(UsageError, match=rf"^setting {name} from environment .*: 'maybe': expected true or false"):
         load_settings(environ={ENV + name.upper(): "maybe"})
+
+
+def choice_fields() -> list[tuple[str, type[enum.Enum]]]:
+    return [(name, kind) for name, kind in field_types().items()
+            if isinstance(kind, type) and issubclass(kind, enum.Enum)]
+
+
+def test_the_named_choices_are_settings_of_their_enum_type() -> None:
+    assert {name for name, _ in choice_fields()} >= {"crawl_mode", "queue_by", "log_format", "hbase_transport",
+                                                     "hbase_protocol"}
+
+
+@pytest.mark.parametrize(("name", "kind"), choice_fields())
+def test_every_choice_setting_holds_its_enum_from_every_source(name: str, kind: type[enum.Enum],
+                                                               tmp_path: Path) -> None:
+    last = list(kind)[-1]
+    path = tmp_path / "choice.toml"
+    path.write_text(f'{name.replace("_", "-")} = "{last.value}"\n')
+    from_file = getattr(load_settings(path, environ={}), name)
+    from_env = getattr(load_settings(environ={ENV + name.upper(): str(last.value)}), name)
+    from_flag = getattr(with_flags(Settings(), {name: str(last.value)}), name)
+    assert from_file is from_env is from_flag is last
+    assert isinstance(getattr(Settings(), name), kind)
+    settings = with_flags(Settings(), {name: last})  # the CLI may hand in the Enum itself
+    assert getattr(pickle.loads(pickle.dumps(settings)), name) is last  # settings travel to workers pickled
+    shown = {setting: value for setting, value, _ in effective(settings)}[name]
+    assert type(shown) is str and shown == last.value  # `config show` prints the plain value
+    choices = ", ".join(str(member.value) for member in kind)
+    with pytest.raises(UsageError, match=rf"^setting {name} from environment .*: 'x': choose one of {choices}$"):
+        load_settings(environ={ENV + name.upper(): "x"})
 
 
 @pytest.mark.parametrize("name", [n for n, k in field_types().items()
