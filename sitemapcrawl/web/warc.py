@@ -22,7 +22,6 @@ At start, one read of each dead run's `.open` file.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import fcntl
 import io
 import logging
@@ -36,7 +35,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from sitemapcrawl.config import Settings
+from sitemapcrawl.config import Settings, effective
 from sitemapcrawl.errors import UsageError
 
 __all__ = ["Capture", "Exchange", "Unrecorded", "WarcRecorder", "close_dead_files", "open_recorder", "redacted",
@@ -47,8 +46,6 @@ log = logging.getLogger(__name__)
 #: What a file still being written ends with.
 OPEN_SUFFIX = ".open"
 
-#: Settings left out of the warcinfo record: a proxy URL may carry a password, a header a token.
-_PRIVATE_SETTINGS = frozenset({"http_proxy", "https_proxy", "headers"})
 #: Request headers whose values a request record never holds (netrc basic auth, cookies); `open_recorder`
 #: adds the names of the `headers` setting.
 REDACTED_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie"})
@@ -336,16 +333,16 @@ def redacted(headers: tuple[tuple[str, str], ...],
 
 
 def warcinfo(settings: Settings) -> dict[str, str]:
-    """The fields of a warcinfo record: the crawler, its version, the WARC format and the settings."""
+    """The fields of a warcinfo record: the crawler, its version, the WARC format and the settings, as
+    `config show` shows them (`config.effective`: header values and proxy passwords hidden)."""
     from sitemapcrawl import __version__
 
     info = {"software": f"sitemapcrawl/{__version__}", "format": "WARC File Format 1.1",
             "conformsTo": "https://iipc.github.io/warc-specifications/specifications/warc-format/warc-1.1/",
             "hostname": socket.gethostname(), "http-header-user-agent": settings.user_agent or "",
             "robots": "obey"}
-    for field in dataclasses.fields(settings):
-        if field.name not in _PRIVATE_SETTINGS:
-            info[f"setting-{field.name}"] = str(getattr(settings, field.name))
+    for name, value, _source in effective(settings):
+        info[f"setting-{name}"] = str(value)
     return info
 
 
