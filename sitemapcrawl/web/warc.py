@@ -37,6 +37,7 @@ from typing import Any, BinaryIO
 
 from sitemapcrawl.config import Settings, effective
 from sitemapcrawl.errors import UsageError
+from sitemapcrawl.web.access import parse_headers
 
 __all__ = ["Capture", "Exchange", "Unrecorded", "WarcRecorder", "close_dead_files", "open_recorder", "redacted",
            "warcinfo", "whole_members"]
@@ -352,5 +353,5 @@ def open_recorder(settings: Settings) -> WarcRecorder | None:
         return None
     recorder = WarcRecorder(Path(settings.warc_dir), settings.warc_max_bytes, warcinfo(settings))
     # The `--header` values may be tokens: recorded as redacted, as the credentials are.
-    recorder.redact = REDACTED_HEADERS | {line.partition(":")[0].strip().lower() for line in settings.headers}
+    recorder.redact = REDACTED_HEADERS | {name.lower() for name in parse_headers(settings.headers)}
     return recorder

@@ -127,6 +127,13 @@ def test_warcinfo_names_the_crawler_and_its_settings_with_secrets_hidden_as_conf
     assert "secret" not in "".join(info.values()) and "tok123" not in "".join(info.values())
 
 
+def test_the_recorder_redacts_the_headers_the_settings_add_beside_the_credentials(tmp_path: Path) -> None:
+    recorder = open_recorder(Settings(warc_dir=str(tmp_path), headers=("X-Token: tok123", "Accept-Language: fr")))
+    assert recorder is not None
+    assert recorder.redact == {"authorization", "proxy-authorization", "cookie", "x-token", "accept-language"}
+    recorder.close()
+
+
 def test_no_folder_means_no_recorder_and_no_warcio_means_one_line(monkeypatch: pytest.MonkeyPatch,
                                                                   tmp_path: Path) -> None:
     assert open_recorder(Settings()) is None
