@@ -37,6 +37,7 @@ from typing import Any, BinaryIO
 
 from sitemapcrawl.config import Settings, effective
 from sitemapcrawl.errors import UsageError
+from sitemapcrawl.processes import pid_alive
 from sitemapcrawl.web.access import parse_headers
 
 __all__ = ["Capture", "Exchange", "Unrecorded", "WarcRecorder", "close_dead_files", "open_recorder", "redacted",
@@ -288,7 +289,7 @@ def close_dead_files(folder: Path) -> list[str]:
     host = _safe(socket.gethostname())
     for path in sorted(folder.glob(f"*.warc.gz{OPEN_SUFFIX}")):
         stem, _, pid = path.name.removesuffix(f".warc.gz{OPEN_SUFFIX}").rpartition("-")[0].rpartition("-")
-        if stem.endswith(f"-{host}") and pid.isdigit() and _alive(int(pid)):
+        if stem.endswith(f"-{host}") and pid.isdigit() and pid_alive(int(pid)):
             continue
         try:
             with open(path, "r+b") as stream:
@@ -315,16 +316,6 @@ def close_dead_files(folder: Path) -> list[str]:
                     f"closed as {final.name}" if records else "removed", records,
                     f", a torn last record of {size - end} bytes cut" if size > end else "")
     return closed
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def redacted(headers: tuple[tuple[str, str], ...],
