@@ -44,7 +44,6 @@ _MAX_LINE = 500
 _HTML_TYPES = ("text/html", "application/xhtml+xml")
 _HEAD_END = re.compile(rb"</head\s*>|<body[\s>]", re.IGNORECASE)
 _HEAD_END_TEXT = re.compile(r"</head\s*>|<body[\s>]", re.IGNORECASE)
-_WORDS_TEXT = re.compile(r"robots|googlebot|canonical|hreflang|<base", re.IGNORECASE)
 #: What a browser does not read as tags of the head: comments, scripts, styles and templates (to their end).
 _HIDDEN = re.compile(r"<!--.*?(?:-->|\Z)|<(script|style|template)\b.*?(?:</\1\s*>|\Z)", re.DOTALL | re.IGNORECASE)
 #: A `<meta>`, `<link>` or `<base>` start tag (a `>` inside a quoted value does not end it; unrolled: fast).
@@ -96,6 +95,12 @@ def _token(user_agent: str) -> tuple[str, re.Pattern[bytes]]:
     return token, re.compile(words, re.IGNORECASE)
 
 
+@functools.lru_cache(maxsize=16)
+def _as_text(words: re.Pattern[bytes]) -> re.Pattern[str]:
+    """The same `words` for a head decoded first (UTF-16: bytes patterns do not see its tags)."""
+    return re.compile(words.pattern.decode(), re.IGNORECASE)
+
+
 class _Directives:
     """Directive words by whom they address (`robots` for all, else a user-agent token in lower case)."""
 
@@ -134,7 +139,7 @@ def _head_text(body: bytes, words: re.Pattern[bytes]) -> str | None:
         text = body[:HEAD_BYTES].decode("utf-16", "replace")
         ends = _HEAD_END_TEXT.search(text)
         text = text[:ends.start()] if ends is not None else text
-        if not _WORDS_TEXT.search(text):
+        if not _as_text(words).search(text):
             return None
     else:
         end = _HEAD_END.search(body, 0, HEAD_BYTES)

@@ -187,3 +187,5 @@ def test_a_head_in_another_charset_or_utf16_is_read() -> None:
     assert page_says(PAGE, HTML, body, user_agent=AGENT).canonical == "http://127.0.0.2:8000/caf%C3%A9.html"
     wide = '\ufeff<html><head><meta name="robots" content="noindex"></head><body>x</body></html>'.encode("utf-16")
     assert page_says(PAGE, HTML, wide, user_agent=AGENT).noindex is True
+    ours = '\ufeff<html><head><meta name="TestBot" content="nofollow"></head><body>x</body></html>'.encode("utf-16")
+    assert page_says(PAGE, HTML, ours, user_agent=AGENT).nofollow is True  # our token counts as in UTF-8
