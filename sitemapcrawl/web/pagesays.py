@@ -46,6 +46,8 @@ _HEAD_END = re.compile(rb"</head\s*>|<body[\s>]", re.IGNORECASE)
 _HEAD_END_TEXT = re.compile(r"</head\s*>|<body[\s>]", re.IGNORECASE)
 #: What a browser does not read as tags of the head: comments, scripts, styles and templates (to their end).
 _HIDDEN = re.compile(r"<!--.*?(?:-->|\Z)|<(script|style|template)\b.*?(?:</\1\s*>|\Z)", re.DOTALL | re.IGNORECASE)
+#: What `_HIDDEN` may find there: one scan of the head, no lower-case copy of it (`<s` and `<t` in any case).
+_MAY_HIDE = re.compile(r"<!--|<[sStT]")
 #: A `<meta>`, `<link>` or `<base>` start tag (a `>` inside a quoted value does not end it; unrolled: fast).
 _TAG = re.compile(r"<(meta|link|base)(?=[\s/>])([^>\"']*(?:(?:\"[^\"]*\"|'[^']*')[^>\"']*)*)>", re.IGNORECASE)
 _ATTRIBUTE = re.compile(r"([^\s\"'>/=]+)(?:\s*=\s*(?:\"([^\"]*)\"|'([^']*)'|([^\s\"'>]+)))?")
@@ -148,7 +150,7 @@ def _head_text(body: bytes, words: re.Pattern[bytes]) -> str | None:
             return None
         charset = _CHARSET.search(head)
         text = head.decode(_encoding(charset.group(1).decode("ascii") if charset else "utf-8"), "replace")
-    return _HIDDEN.sub(" ", text) if "<!--" in text or "<s" in text.lower() or "<t" in text.lower() else text
+    return _HIDDEN.sub(" ", text) if _MAY_HIDE.search(text) else text
 
 
 @functools.lru_cache(maxsize=64)
