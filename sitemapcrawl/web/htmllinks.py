@@ -11,7 +11,8 @@ are sitemap candidates, each drop counted; none when the page said nofollow
 says about itself). Bounded: at most `max_outlinks`, first in document
 order. The rules in full: docs/commands.md, parse.
 
-Cost: one lxml parse of the body (C speed), one `urls.resolve` per link.
+Cost: one lxml parse of the body (C speed), one `urls.resolve` per link;
+for a page that said nofollow, neither.
 """
 
 from __future__ import annotations
@@ -88,12 +89,14 @@ def extract_links(
     """
     url_filter = url_filter or UrlFilter()
     base = page_base(page_url, body, rules=rules)
+    if not follow:
+        return PageLinks(base=base)  # nothing to follow: the body is not parsed
     try:
         root = etree.fromstring(body, _make_parser()) if body.strip() else None
     except (etree.LxmlError, ValueError) as exc:
         log.debug("%s: HTML not readable: %s", page_url, exc)
         root = None
-    if root is None or not follow:
+    if root is None:
         return PageLinks(base=base)
     found: dict[str, FoundLink] = {}
     counts = {"nofollow": 0, "invalid": 0, "filter": 0, "cap": 0}
