@@ -69,7 +69,8 @@ def _content_fields(item: FetchItem, response: HttpResponse, settings: Settings,
 
 def outcome_row(item: FetchItem, response: HttpResponse, now: datetime, settings: Settings,
                 store_content: bool, rules: CanonicalRules = DEFAULT_RULES) -> WebPage:
-    """The facts one HTTP answer gives (no marks, no redirect following, no next fetch time).
+    """The facts one HTTP answer gives (no marks, no redirect following, no next fetch time, no WARC record:
+    `fetcher.write` records the exchange with the outcome and adds `capture_fields`).
 
     `rules` canonicalise the URLs a page names (its canonical, its alternates).
     """
@@ -78,8 +79,6 @@ def outcome_row(item: FetchItem, response: HttpResponse, now: datetime, settings
         common["prev_fetch_time"] = item.fetch_time
     code = response.status
     fields: dict[str, object] = dict(common)
-    if response.capture is not None:
-        fields.update(capture_fields(response.capture))
     if code is None:
         fields.update(retry_or_gone(item, settings, response.error or "no answer"))
         return WebPage(item.url, **fields)  # type: ignore[arg-type]
