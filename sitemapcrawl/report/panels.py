@@ -259,7 +259,7 @@ def _add_counts(report: Report, extras: Extras, summary: HostSummary, counts: di
     extras.changefreq.update(rowcounts.named(counts, "cf."))
     extras.lastmod_month.update(rowcounts.named(counts, "lm."))
     extras.linked_rows += counts.get("linked", 0)
-    for name, n in rowcounts.named(counts, "a.").items():
+    for name, n in rowcounts.named(counts, rowcounts.AUDIT_PREFIX).items():
         if name in extras.audit:
             extras.audit[name].total += n
 

@@ -28,7 +28,7 @@ from datetime import datetime
 from typing import NamedTuple
 
 from sitemapcrawl.errors import CellDecodeError
-from sitemapcrawl.model.audit import AUDIT_NAMES, REASON_FIELDS, audit_lists, reason
+from sitemapcrawl.model.audit import REASON_FIELDS, audit_lists, reason
 from sitemapcrawl.model.cells import column_names, decode, encode, field_encoder
 from sitemapcrawl.model.linkvalues import parse_inlink
 from sitemapcrawl.model.rank import sitemap_priority
@@ -412,7 +412,7 @@ class _FirstJudged(NamedTuple):
     counted: FirstCounted
 
 
-_AUDIT_WORDS = tuple((name, f"a.{name}") for name in AUDIT_NAMES)
+_AUDIT_WORDS = tuple(rowcounts.AUDIT_WORDS.items())
 
 
 def _lists_noted(row: WebPage, lines: list[Contribution]) -> tuple[tuple[str, bool, str], ...]:
