@@ -20,7 +20,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from sitemapcrawl.model.audit import AUDIT_NAMES, PROBLEM_FIELDS, audit_lists, discovered_via
+from sitemapcrawl.model.audit import AUDIT_NAMES, PROBLEM_FIELDS, REASON_FIELDS, audit_lists, discovered_via
 from sitemapcrawl.model.webpage import ChangeFreq, FetchStatus, WebPage
 from sitemapcrawl.scoring.evidence import STATUS_WORDS, Tally
 from sitemapcrawl.scoring.quality import SIGNAL_FIELDS, stored_signals
@@ -30,6 +30,8 @@ GROUP = "rows"
 #: The fields `row_tally` reads.
 TALLY_FIELDS = tuple(dict.fromkeys(("status", "is_sitemap", "seed", "in_sitemap", "lastmod", "fetch_time",
                                      "changefreq", "link_inlinks", "sitemaps_listing", *PROBLEM_FIELDS)))
+#: The fields of a row's tally and of why it is on each audit list (`model.audit.reason`): its samples.
+AUDIT_FIELDS = tuple(dict.fromkeys((*TALLY_FIELDS, *REASON_FIELDS)))
 #: URLs kept per audit list and origin (the panel shows at most this many per list).
 SAMPLE_CAP = 50
 #: The fields `summary` reads (the report's sitemap line and the quality columns).
