@@ -32,7 +32,7 @@ from concurrent.futures import CancelledError
 from typing import TYPE_CHECKING, Any
 
 from sitemapcrawl.batch.calls import SplitTask, StageUpdate
-from sitemapcrawl.batch.workers import WorkerResults
+from sitemapcrawl.batch.workers import Throttle, WorkerResults
 from sitemapcrawl.errors import EngineUnavailableError, UsageError
 
 if TYPE_CHECKING:
@@ -45,8 +45,6 @@ RETRIES = 2
 
 RESUBMITS = 3
 """Times this runner submits a task again that Dask lost (KilledWorker, or its scheduler went away)."""
-
-_PROGRESS_EVERY = 0.25
 
 INSTALL_HINT = "--dask needs the Dask client: pip install 'sitemapcrawl[dask]'"
 
@@ -106,13 +104,11 @@ class TaskProgress:
     def __init__(self, topic: str, label: str) -> None:
         self.topic = topic
         self.label = label
-        self._last = 0.0
+        self._throttle = Throttle()
 
     def __call__(self, stage: str, done: int, total: int | None = None, errors: int = 0) -> None:
-        now = time.monotonic()
-        if now - self._last < _PROGRESS_EVERY:
+        if not self._throttle():
             return
-        self._last = now
         from distributed import get_worker
 
         try:

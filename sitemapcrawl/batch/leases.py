@@ -30,6 +30,7 @@ from datetime import UTC, datetime, timedelta
 from sitemapcrawl.errors import LeaseHeldError, SitemapCrawlError
 from sitemapcrawl.model.codec import format_time, parse_time
 from sitemapcrawl.model.webpage import BATCH_TABLE, batch_cell
+from sitemapcrawl.processes import pid_alive
 from sitemapcrawl.storage.store import Store
 
 log = logging.getLogger(__name__)
@@ -85,13 +86,7 @@ class Holder:
         pid_text = rest.partition(":")[0]
         if host != _HOST or not pid_text.isdigit() or int(pid_text) == os.getpid():
             return False
-        try:
-            os.kill(int(pid_text), 0)
-        except ProcessLookupError:
-            return True
-        except OSError:
-            return False  # it exists but is not ours to signal
-        return False
+        return not pid_alive(int(pid_text))
 
 
 def _now() -> datetime:

@@ -42,8 +42,8 @@ log = logging.getLogger(__name__)
 WORKER_FD_ENV = "SITEMAPCRAWL_WORKER_FD"
 """The environment variable naming a worker's pipe to its parent (a file descriptor number)."""
 
-_PROGRESS_EVERY = 0.25
-"""Seconds between two progress lines of a worker (the last one is always sent)."""
+PROGRESS_EVERY = 0.25
+"""Seconds between two progress updates of a split (a worker's lines, a Dask task's events)."""
 
 T = TypeVar("T")
 
@@ -61,13 +61,30 @@ class Runner(Protocol):
 
 # ------------------------------------------------------------ worker side --
 
+class Throttle:
+    """Says yes at most once per `every` seconds: what paces a split's progress updates, for every back end
+    (picklable: a Dask task carries its own)."""
+
+    def __init__(self, every: float = PROGRESS_EVERY) -> None:
+        self.every = every
+        self._last = 0.0
+
+    def __call__(self) -> bool:
+        """Is it time for an update? When yes, the next one waits `every` seconds."""
+        now = time.monotonic()
+        if now - self._last < self.every:
+            return False
+        self._last = now
+        return True
+
+
 class Channel:
     """A worker's pipe to its parent: progress lines and the final counts (see the module docstring)."""
 
     def __init__(self, stream: IO[str]) -> None:
         self._stream = stream
         self._lock = threading.Lock()
-        self._last = 0.0
+        self._throttle = Throttle()
 
     @classmethod
     def from_env(cls) -> Channel | None:
@@ -86,11 +103,8 @@ class Channel:
 
     def progress(self, stage: str, done: int, total: int | None = None, errors: int = 0) -> None:
         """Tell the parent how far this worker is (throttled)."""
-        now = time.monotonic()
-        if now - self._last < _PROGRESS_EVERY:
-            return
-        self._last = now
-        self._send({"stage": stage, "done": done, "total": total, "errors": errors})
+        if self._throttle():
+            self._send({"stage": stage, "done": done, "total": total, "errors": errors})
 
     def counts(self, counts: object) -> None:
         """Send the job's counts dataclass at the end of the command (always sent)."""

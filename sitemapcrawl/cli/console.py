@@ -22,13 +22,24 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from sitemapcrawl import logfields
-from sitemapcrawl.errors import UsageError
+from sitemapcrawl.errors import SitemapCrawlError, UsageError
 from sitemapcrawl.safetext import printable
 
+#: The name every error line starts with.
+PROG = "sitemapcrawl"
+#: The exit code of a command stopped by Ctrl-C (128 + SIGINT, as shells give).
+EXIT_INTERRUPTED = 130
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 LOG_DATE_FORMAT = "%Y-%m-%dT%H:%M:%S"
 #: The logger name a message of the command line carries in JSON lines.
 CLI_LOGGER = "sitemapcrawl.cli"
+
+
+def failure(exc: SitemapCrawlError | KeyboardInterrupt) -> tuple[str, int]:
+    """The one stderr line and the exit code of a command (or a worker's split) that `exc` stopped."""
+    if isinstance(exc, KeyboardInterrupt):
+        return f"{PROG}: interrupted", EXIT_INTERRUPTED
+    return f"{PROG}: error: {printable(str(exc), limit=500)}", exc.exit_code
 
 
 def json_line(level: str, logger: str, message: str, at: float | None = None, **more: str) -> str:

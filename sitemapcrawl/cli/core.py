@@ -31,10 +31,10 @@ from typer import _click  # typer vendors click; its exceptions are what the par
 from typer._coercion import RuntimeParam
 from typer.core import TyperGroup
 
+from sitemapcrawl.cli.console import PROG, failure
 from sitemapcrawl.errors import SitemapCrawlError
 from sitemapcrawl.safetext import printable
 
-PROG = "sitemapcrawl"
 HELP_OPTION_NAMES = ["-h", "--help"]
 
 
@@ -77,12 +77,10 @@ class CommandGroup(HelpGroup):
             where = exc.ctx.command_path if exc.ctx is not None else PROG
             _error(f"{where}: error: {printable(exc.format_message(), limit=300)} (see {where} -h)")
             raise typer.Exit(exc.exit_code) from None
-        except SitemapCrawlError as exc:
-            _error(f"{PROG}: error: {printable(str(exc), limit=500)}")
-            raise typer.Exit(exc.exit_code) from None
-        except KeyboardInterrupt:
-            _error(f"{PROG}: interrupted")
-            raise typer.Exit(130) from None
+        except (SitemapCrawlError, KeyboardInterrupt) as exc:
+            line, code = failure(exc)
+            _error(line)
+            raise typer.Exit(code) from None
 
 
 def _error(line: str) -> None:

@@ -7,7 +7,7 @@ resolved them, credentials included, never in argv or a file. Here the
 console is set up as the parent's, the call runs, its progress and counts go
 to the parent on the pipe `SITEMAPCRAWL_WORKER_FD` names, its summary and log
 lines on stderr (the parent relays them), and an error is one line and an
-exit code, as on the command line (`core.CommandGroup`).
+exit code, the command line's (`console.failure`).
 """
 
 from __future__ import annotations
@@ -19,12 +19,9 @@ from typing import Any
 from sitemapcrawl import logfields
 from sitemapcrawl.batch.calls import SplitTask
 from sitemapcrawl.batch.workers import Channel
-from sitemapcrawl.cli.console import Messages, setup_logging, tune_garbage_collector
+from sitemapcrawl.cli.console import EXIT_INTERRUPTED, Messages, failure, setup_logging, tune_garbage_collector
 from sitemapcrawl.errors import SitemapCrawlError
 from sitemapcrawl.modes import LogFormat
-from sitemapcrawl.safetext import printable
-
-PROG = "sitemapcrawl"
 
 
 def run(console: dict[str, Any], task: SplitTask[Any], channel: Channel | None) -> int:
@@ -36,16 +33,14 @@ def run(console: dict[str, Any], task: SplitTask[Any], channel: Channel | None) 
         setup_logging(messages, int(console.get("verbose") or 0), messages.quiet, console.get("log_file"),
                       as_json=task.settings.log_format == LogFormat.JSON)
         counts = task.run(channel.progress if channel is not None else lambda stage, done, total, errors: None)
-    except SitemapCrawlError as exc:
-        messages.say(f"{PROG}: error: {printable(str(exc), limit=500)}", level="ERROR")
-        return exc.exit_code
-    except KeyboardInterrupt:
-        messages.say(f"{PROG}: interrupted", level="ERROR")
-        return 130
+    except (SitemapCrawlError, KeyboardInterrupt) as exc:
+        line, code = failure(exc)
+        messages.say(line, level="ERROR")
+        return code
     if channel is not None:
         channel.counts(counts)
     messages.echo(f"{task.phase}: {counts.summary()}")
-    return 130 if getattr(counts, "stopped", "") == "interrupted" else 0
+    return EXIT_INTERRUPTED if getattr(counts, "stopped", "") == "interrupted" else 0
 
 
 def main() -> None:

@@ -354,8 +354,7 @@ class Engine:
         if last:
             headers["Connection"] = "close"
         # Its WARC record is written with its outcome (`fetcher.write`), not here: never one without the other.
-        return await self.client.fetch_one(item.url, headers=headers, max_bytes=max_bytes, refers=item.earlier,
-                                           record_later=True)
+        return await self.client.fetch_one(item.url, headers=headers, max_bytes=max_bytes, refers=item.earlier)
 
     def defer_origin(self, queue: Hashable, item: FetchItem, delay: float, now: datetime) -> None:
         """Crawl-delay over the cap: this URL and the origin's waiting ones are deferred."""

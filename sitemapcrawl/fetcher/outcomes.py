@@ -69,7 +69,8 @@ def _content_fields(item: FetchItem, response: HttpResponse, settings: Settings,
 
 def outcome_row(item: FetchItem, response: HttpResponse, now: datetime, settings: Settings,
                 store_content: bool, rules: CanonicalRules = DEFAULT_RULES) -> WebPage:
-    """The facts one HTTP answer gives (no marks, no redirect following, no next fetch time).
+    """The facts one HTTP answer gives (no marks, no redirect following, no next fetch time, no WARC record:
+    `fetcher.write` records the exchange with the outcome and adds `capture_fields`).
 
     `rules` canonicalise the URLs a page names (its canonical, its alternates).
     """
@@ -78,8 +79,6 @@ def outcome_row(item: FetchItem, response: HttpResponse, now: datetime, settings
         common["prev_fetch_time"] = item.fetch_time
     code = response.status
     fields: dict[str, object] = dict(common)
-    if response.capture is not None:
-        fields.update(capture_fields(response.capture))
     if code is None:
         fields.update(retry_or_gone(item, settings, response.error or "no answer"))
         return WebPage(item.url, **fields)  # type: ignore[arg-type]
@@ -89,10 +88,7 @@ def outcome_row(item: FetchItem, response: HttpResponse, now: datetime, settings
     if defence is not None:
         # The site is not broken, we are blocked: no failure counted, asked again later (`deferred_interval`).
         fields.update(status=FetchStatus.DEFERRED, blocked_by=defence,
-                      error=f"HTTP {code}: blocked by the site's bot defence ({defence})")
-        asked = retry_after_seconds(response.headers.get("retry-after"), now)
-        if asked:
-            fields["retry_at"] = now + timedelta(seconds=asked)
+                      error=f"HTTP {code}: blocked by the site's bot defence ({defence})", **_retry_at(response, now))
     elif 200 <= code < 300:
         fields.update(retries=0, **_validators(response))
         fields.update(_content_fields(item, response, settings, item.is_sitemap or store_content, now))
@@ -104,12 +100,17 @@ def outcome_row(item: FetchItem, response: HttpResponse, now: datetime, settings
         fields.update(status=FetchStatus.REDIRECT, retries=0, redirect_to=urljoin(item.url, location))
     elif code >= 500 or code in _RETRY_CODES:
         fields.update(retry_or_gone(item, settings, f"HTTP {code}"))
-        asked = retry_after_seconds(response.headers.get("retry-after"), now) if code in SLOW_DOWN_CODES else None
-        if asked:
-            fields["retry_at"] = now + timedelta(seconds=asked)
+        if code in SLOW_DOWN_CODES:
+            fields.update(_retry_at(response, now))
     else:
         fields.update(status=FetchStatus.GONE, retries=0, error=f"HTTP {code}")
     return WebPage(item.url, **fields)  # type: ignore[arg-type]
+
+
+def _retry_at(response: HttpResponse, now: datetime) -> dict[str, object]:
+    """`retry_at` from the answer's Retry-After header (seconds or an HTTP date, bounded), when it asks to wait."""
+    asked = retry_after_seconds(response.headers.get("retry-after"), now)
+    return {"retry_at": now + timedelta(seconds=asked)} if asked else {}
 
 
 def _self_description(url: str, response: HttpResponse, settings: Settings,

@@ -15,9 +15,11 @@ from __future__ import annotations
 import enum
 import functools
 import math
+import operator
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from sitemapcrawl.model.codec import format_time, parse_time
 from sitemapcrawl.model.webpage import ChangeFreq
@@ -85,6 +87,23 @@ class Outlink:
     anchor: str = ""
 
 
+def _count(text: str) -> int:
+    return max(0, int(text))
+
+
+def _flag(text: str) -> bool | None:
+    return True if text == "1" else None
+
+
+#: The extension keys of a sitemap entry's cell, in the order they are written (`hl:` pairs apart): key, the
+#: `Inlink` field it holds, how its value is written and read (a count, a time, a flag `1`); absent when unset.
+_EXTENSIONS: tuple[tuple[str, str, Callable[[Any], str], Callable[[str], object]], ...] = (
+    ("im", "images", str, _count), ("vd", "videos", str, _count), ("nd", "news_date", format_time, parse_time),
+    ("ns", "news_stale", lambda _on: "1", _flag), ("lu", "uniform", lambda _on: "1", _flag))
+_EXTENSION_KEYS = frozenset(extension[0] for extension in _EXTENSIONS)
+_extension_values = operator.attrgetter(*(extension[1] for extension in _EXTENSIONS))
+
+
 def _clean_anchor(text: str) -> str:
     return " ".join(text.split())[:MAX_ANCHOR]
 
@@ -108,16 +127,11 @@ def format_inlink(link: Inlink) -> str:
         words.append("sm=1")
     if link.vouched_by:
         words.append("vb=" + ",".join(f"{host}@{level}" for host, level in link.vouched_by))
-    if link.images:
-        words.append(f"im={link.images}")
-    if link.videos:
-        words.append(f"vd={link.videos}")
-    if link.news_date is not None:
-        words.append("nd=" + format_time(link.news_date))
-    if link.news_stale:
-        words.append("ns=1")
-    if link.uniform:
-        words.append("lu=1")
+    values = _extension_values(link)
+    if any(values):  # most entries carry none: one C call to tell
+        for (key, _name, write, _read), value in zip(_EXTENSIONS, values, strict=True):
+            if value:  # 0, None, False: not written
+                words.append(f"{key}={write(value)}")
     words.extend(f"hl:{lang}={href}" for lang, href in link.alternates)
     if link.batch:
         words.append("b=" + link.batch)
@@ -183,24 +197,17 @@ def parse_inlink(text: str) -> Inlink | None:
 
 
 _NO_EXTENSIONS: dict[str, object] = {}
-_EXTENSION_KEYS = frozenset({"im", "vd", "nd", "ns", "lu"})
 
 
 def _extensions(get: Callable[[str], str | None], alternates: list[tuple[str, str]]) -> dict[str, object]:
-    """The extension keys of a sitemap entry's cell (`im vd nd ns lu hl:`) as `Inlink` fields; ValueError on a
-    bad number or time."""
+    """The extension keys of a sitemap entry's cell (`_EXTENSIONS`, `hl:`) as `Inlink` fields; ValueError on a
+    bad number or time (a flag other than `1` is not set)."""
     found: dict[str, object] = {}
-    for key, name in (("im", "images"), ("vd", "videos")):
+    for key, name, _write, read in _EXTENSIONS:
         text = get(key)
-        if text is not None:
-            found[name] = max(0, int(text))
-    text = get("nd")
-    if text is not None:
-        found["news_date"] = parse_time(text)
-    if get("ns") == "1":
-        found["news_stale"] = True
-    if get("lu") == "1":
-        found["uniform"] = True
+        value = None if text is None else read(text)
+        if value is not None:
+            found[name] = value
     if alternates:
         found["alternates"] = tuple(alternates)
     return found

@@ -26,7 +26,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from sitemapcrawl.errors import CellDecodeError, InvalidUrlError, UsageError
-from sitemapcrawl.model.audit import REASON_FIELDS, TITLES, audit_lists, reason
+from sitemapcrawl.model.audit import TITLES, audit_lists, reason
 from sitemapcrawl.model.cells import column_names, decode
 from sitemapcrawl.model.codec import format_time
 from sitemapcrawl.model.webpage import (
@@ -63,11 +63,9 @@ log = logging.getLogger(__name__)
 _HOST_FIELDS = ["robots_status", "robots_http_code", "robots_error", "crawl_delay", "sitemaps"]
 #: What the panels read of an origin's counters (scoring/count_step.py writes them).
 _HOST_COUNT_FIELDS = ["counts", "count_cells", "audit_samples", "sitemap_summaries"]
-#: What an audit list's URL and its reason need (sitemapcrawl/model/audit.py).
-AUDIT_FIELDS = list(dict.fromkeys([*rowcounts.TALLY_FIELDS, *REASON_FIELDS]))
 _EXTRA_FIELDS = list(dict.fromkeys([
     "is_sitemap", "changefreq", "lastmod", "next_fetch", "quality", "quality_state", *SIGNAL_FIELDS,
-    "quality_notes", *AUDIT_FIELDS]))
+    "quality_notes", *rowcounts.AUDIT_FIELDS]))
 #: URLs kept per audit list (the total is counted in full; `export` gives them all).
 AUDIT_CAP = rowcounts.SAMPLE_CAP
 #: The audit lists (`model.audit`), in the order shown, with their titles and the `export` command that gives
@@ -259,7 +257,7 @@ def _add_counts(report: Report, extras: Extras, summary: HostSummary, counts: di
     extras.changefreq.update(rowcounts.named(counts, "cf."))
     extras.lastmod_month.update(rowcounts.named(counts, "lm."))
     extras.linked_rows += counts.get("linked", 0)
-    for name, n in rowcounts.named(counts, "a.").items():
+    for name, n in rowcounts.named(counts, rowcounts.AUDIT_PREFIX).items():
         if name in extras.audit:
             extras.audit[name].total += n
 

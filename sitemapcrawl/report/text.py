@@ -27,6 +27,7 @@ from sitemapcrawl.model.webpage import (
     HostRow,
     WebPage,
 )
+from sitemapcrawl.modes import AuditList
 from sitemapcrawl.safetext import json_text
 from sitemapcrawl.scoring import rowcounts
 from sitemapcrawl.scoring.evidence import STATUS_PREFIX
@@ -189,7 +190,7 @@ def add_counts(report: Report, summary: HostSummary, counts: Mapping[str, int]) 
     summary.via_links += counts.get("via.link", 0)
     summary.errors += counts.get("errors", 0)
     summary.robots_denied += counts.get("robots_denied", 0)
-    summary.blocked_by_site += counts.get("a.blocked-by-site", 0)
+    summary.blocked_by_site += counts.get(rowcounts.AUDIT_WORDS[AuditList.BLOCKED_BY_SITE], 0)
     totals = report.totals
     totals.rows += rows
     totals.by_status.update(by_status)

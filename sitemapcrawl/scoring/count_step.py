@@ -28,7 +28,7 @@ from datetime import datetime
 from typing import NamedTuple
 
 from sitemapcrawl.errors import CellDecodeError
-from sitemapcrawl.model.audit import AUDIT_NAMES, REASON_FIELDS, audit_lists, reason
+from sitemapcrawl.model.audit import audit_lists, reason
 from sitemapcrawl.model.cells import column_names, decode, encode, field_encoder
 from sitemapcrawl.model.linkvalues import parse_inlink
 from sitemapcrawl.model.rank import sitemap_priority
@@ -44,7 +44,7 @@ from sitemapcrawl.web.rules import UrlRules
 
 log = logging.getLogger(__name__)
 
-_FIELDS = list(dict.fromkeys([*rowcounts.TALLY_FIELDS, *REASON_FIELDS, "counted"]))
+_FIELDS = [*rowcounts.AUDIT_FIELDS, "counted"]
 _HC, _encode_hc = field_encoder(WebPage, "counted")
 _HOST_FIELDS = ["counts", "count_cells", "audit_samples"]
 Changes = dict[bytes, rowcounts.SampleChanges]
@@ -412,7 +412,7 @@ class _FirstJudged(NamedTuple):
     counted: FirstCounted
 
 
-_AUDIT_WORDS = tuple((name, f"a.{name}") for name in AUDIT_NAMES)
+_AUDIT_WORDS = tuple(rowcounts.AUDIT_WORDS.items())
 
 
 def _lists_noted(row: WebPage, lines: list[Contribution]) -> tuple[tuple[str, bool, str], ...]:

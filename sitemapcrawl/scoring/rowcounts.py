@@ -20,7 +20,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from sitemapcrawl.model.audit import PROBLEM_FIELDS, audit_lists, discovered_via
+from sitemapcrawl.model.audit import AUDIT_NAMES, PROBLEM_FIELDS, REASON_FIELDS, audit_lists, discovered_via
 from sitemapcrawl.model.webpage import ChangeFreq, FetchStatus, WebPage
 from sitemapcrawl.scoring.evidence import STATUS_WORDS, Tally
 from sitemapcrawl.scoring.quality import SIGNAL_FIELDS, stored_signals
@@ -30,6 +30,8 @@ GROUP = "rows"
 #: The fields `row_tally` reads.
 TALLY_FIELDS = tuple(dict.fromkeys(("status", "is_sitemap", "seed", "in_sitemap", "lastmod", "fetch_time",
                                      "changefreq", "link_inlinks", "sitemaps_listing", *PROBLEM_FIELDS)))
+#: The fields of a row's tally and of why it is on each audit list (`model.audit.reason`): its samples.
+AUDIT_FIELDS = tuple(dict.fromkeys((*TALLY_FIELDS, *REASON_FIELDS)))
 #: URLs kept per audit list and origin (the panel shows at most this many per list).
 SAMPLE_CAP = 50
 #: The fields `summary` reads (the report's sitemap line and the quality columns).
@@ -54,7 +56,7 @@ def row_tally(row: WebPage) -> Tally:
     if row.status is FetchStatus.BLOCKED_ROBOTS:
         counts["robots_denied"] = 1
     for name in audit_lists(row):
-        counts[f"a.{name}"] = 1
+        counts[AUDIT_WORDS[name]] = 1
     if not row.is_sitemap:
         if row.lastmod is not None:
             if row.fetch_time is None:
@@ -163,6 +165,10 @@ def _word(name: str) -> str:
 # words are the evidence's).
 _VIA_WORDS = {via: _word(f"via.{via}") for via in ("sitemap document", "seed", "sitemap", "link")}
 _CHANGEFREQ_WORDS: dict[ChangeFreq | None, str] = {None: "cf.none", **{c: f"cf.{c.value}" for c in ChangeFreq}}
+#: What the counter of a row on an audit list starts with (`named(counts, AUDIT_PREFIX)`: count by list).
+AUDIT_PREFIX = "a."
+#: The counter of each audit list (`model.audit.AUDIT_NAMES`): `a.<list>`.
+AUDIT_WORDS = {name: f"{AUDIT_PREFIX}{name}" for name in AUDIT_NAMES}
 
 
 def named(counts: Mapping[str, int], prefix: str) -> dict[str, int]:

@@ -38,8 +38,8 @@ from sitemapcrawl.storage.gateways import Gateway, Gateways
 # Loaded by `import happybase` (thriftpy2.load registers it as a module): the Thrift types of HBase's API.
 from Hbase_thrift import BatchMutation, Mutation  # isort: skip
 
-__all__ = ["BAD_REPLIES", "MAX_REPLY_READ", "TRANSPORT_BUFFER", "BatchMutation", "Mutation", "Pool", "ReplyTooLong",
-           "check_and_put", "connect", "discard", "mutate_rows"]
+__all__ = ["BAD_REPLIES", "GATEWAY_FAILURES", "MAX_REPLY_READ", "TRANSPORT_BUFFER", "BatchMutation", "Mutation", "Pool",
+           "ReplyTooLong", "check_and_put", "connect", "discard", "mutate_rows"]
 
 #: The buffers of the `buffered` transport: 256 KiB each way, not thriftpy2's 4 KiB, so a 1,000-row put
 #: (~700 KB) leaves in three socket writes instead of 175. Each socket call lets go of the GIL, and
@@ -64,6 +64,8 @@ class ReplyTooLong(TTransportException):
 
 BAD_REPLIES: tuple[type[BaseException], ...] = (ReplyTooLong, ProtocolError, TProtocolException, SystemError,
                                                  MemoryError, RecursionError, OverflowError)
+#: A broken wire or a reply that is not HBase's: either way the gateway is skipped and the call tried again.
+GATEWAY_FAILURES: tuple[type[BaseException], ...] = WIRE_ERRORS + BAD_REPLIES
 
 
 class _BoundedReads:
@@ -143,7 +145,7 @@ class Pool:
             yield pooled.connection
             if outermost:
                 self._gateways.answered(pooled.gateway)
-        except WIRE_ERRORS + BAD_REPLIES as exc:
+        except GATEWAY_FAILURES as exc:
             if not outermost:
                 raise
             # The gateway may be gone: the next call of this slot goes to the next one.

@@ -32,6 +32,7 @@ from sitemapcrawl.errors import StoreRejectedError, StoreUnavailableError, Table
 from sitemapcrawl.model.webpage import TABLE_NAMES, TABLES
 from sitemapcrawl.storage._happybase import (
     BAD_REPLIES,
+    GATEWAY_FAILURES,
     BatchMutation,
     Mutation,
     Pool,
@@ -40,7 +41,6 @@ from sitemapcrawl.storage._happybase import (
     mutate_rows,
 )
 from sitemapcrawl.storage.failures import (
-    WIRE_ERRORS,
     as_text,
     check_key,
     check_table_prefix,
@@ -130,7 +130,7 @@ class Store:
     def _fail_over(self, error: BaseException, hops: int) -> bool:
         """Retry at once on another gateway? Yes for a wire error while another gateway is up (at most one
         hop per gateway per call); the pool has already moved the failed connection to the next gateway."""
-        return (isinstance(error, WIRE_ERRORS + BAD_REPLIES) and self._gateways.several
+        return (isinstance(error, GATEWAY_FAILURES) and self._gateways.several
                 and hops < len(self._gateways.all) and self._gateways.any_up())
 
     def _call(self, what: str, operation: Callable[[happybase.Connection], T]) -> T:
@@ -150,7 +150,7 @@ class Store:
                         raise
                     self._answered_once = True
                     return answer
-            except WIRE_ERRORS + BAD_REPLIES + (TException,) as exc:
+            except GATEWAY_FAILURES + (TException,) as exc:
                 error: BaseException = exc
                 self._raise_if_permanent(what, exc)
             if self._fail_over(error, hops):
@@ -495,7 +495,7 @@ class Store:
                         _drop_if_interrupted(connection, exc)
                         raise
                 return
-            except WIRE_ERRORS + BAD_REPLIES + (TException,) as exc:
+            except GATEWAY_FAILURES + (TException,) as exc:
                 if limit is not None and returned >= limit:
                     # Every row asked for was read; what broke is the closing of the scanner (the server
                     # expires it). Reopening would ask for no row at all.

@@ -10,7 +10,9 @@ host's credentials or none. The credentials stay in this object: no row,
 log line or `repr` holds them, and `web.warc` redacts the Authorization
 header of the request records.
 
-Cost: one read of the netrc file; per request, a dict lookup by host.
+Cost: nothing without headers or a netrc file (`from_settings` gives None);
+one read of the netrc file; per request, a dict copy, and with a netrc file
+a dict lookup by host.
 """
 
 from __future__ import annotations
@@ -63,8 +65,11 @@ class RequestAccess:
         self._by_host: dict[str, dict[str, str]] = {}
 
     @classmethod
-    def from_settings(cls, settings: Settings) -> RequestAccess:
-        """The access the settings ask for; UsageError for a netrc file that cannot be read."""
+    def from_settings(cls, settings: Settings) -> RequestAccess | None:
+        """The access the settings ask for; None when they ask for none (no headers, no netrc file): the
+        client then adds nothing. UsageError for a netrc file that cannot be read."""
+        if not settings.headers and settings.netrc is None:
+            return None
         credentials = _read_netrc(settings.netrc) if settings.netrc is not None else None
         return cls(parse_headers(settings.headers), credentials)
 
@@ -75,6 +80,8 @@ class RequestAccess:
 
     def headers_for(self, url: str) -> dict[str, str]:
         """The headers every request to `url` carries beyond the client's own (a new dict: the caller's)."""
+        if self._credentials is None:
+            return dict(self._headers)  # the same for every host: nothing to look up
         try:
             host = (urlsplit(url).hostname or "").lower()
         except ValueError:

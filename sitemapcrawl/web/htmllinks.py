@@ -3,19 +3,20 @@
 Pure (no network, no HBase): parse reads a page's outlinks here, so what a
 page links to is decided in one place. lxml's forgiving HTML parser reads
 the bytes (broken markup is repaired, never fatal); `extract_links` gives the
-`<a>` and `<area>` links resolved with `urls.resolve` (so canonical),
+`<a>` and `<area>` links resolved with `urls.resolve` (so canonical) against
+the page's base (`pagesays.page_base`, the one reader of the head),
 filtered, without nofollow links, self-links and duplicates, and which links
 are sitemap candidates, each drop counted; none when the page said nofollow
 (`follow`: what fetch read, `web.pagesays`, the one owner of what a page
 says about itself). Bounded: at most `max_outlinks`, first in document
 order. The rules in full: docs/commands.md, parse.
 
-Cost: one lxml parse of the body (C speed), one `urls.resolve` per link.
+Cost: one lxml parse of the body (C speed), one `urls.resolve` per link;
+for a page that said nofollow, neither.
 """
 
 from __future__ import annotations
 
-import contextlib
 import logging
 from dataclasses import dataclass
 
@@ -23,6 +24,7 @@ from lxml import etree
 
 from sitemapcrawl.errors import InvalidUrlError
 from sitemapcrawl.web import urls
+from sitemapcrawl.web.pagesays import page_base
 from sitemapcrawl.web.urlfilters import UrlFilter
 from sitemapcrawl.web.urls import DEFAULT_RULES, CanonicalRules
 
@@ -86,21 +88,15 @@ def extract_links(
     for bad HTML: an unreadable body gives an empty `PageLinks`.
     """
     url_filter = url_filter or UrlFilter()
+    base = page_base(page_url, body, rules=rules)
+    if not follow:
+        return PageLinks(base=base)  # nothing to follow: the body is not parsed
     try:
         root = etree.fromstring(body, _make_parser()) if body.strip() else None
     except (etree.LxmlError, ValueError) as exc:
         log.debug("%s: HTML not readable: %s", page_url, exc)
         root = None
     if root is None:
-        return PageLinks(base=page_url)
-    base = page_url
-    for element in root.iter("base"):
-        href = element.get("href")
-        if href:
-            with contextlib.suppress(InvalidUrlError):
-                base = urls.resolve(page_url, href, rules)
-            break
-    if not follow:
         return PageLinks(base=base)
     found: dict[str, FoundLink] = {}
     counts = {"nofollow": 0, "invalid": 0, "filter": 0, "cap": 0}

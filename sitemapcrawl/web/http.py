@@ -10,8 +10,8 @@ any coding chain, with or without WARC), and it never raises for what the
 network or server does (`HttpResponse.error`). Only the proxies the settings
 name are used; their headers and netrc credentials go with every request
 (`web.access`). Keep-alive connections are kept per busy host, up to
-`connections`. With a `WarcRecorder` (`web.warc`) each exchange is kept as
-sent and received, or handed back to be kept with its outcome (`record_later`).
+`connections`. With a `WarcRecorder` (`web.warc`) `get` keeps each exchange
+as sent and received; `fetch_one` hands it back, to be kept with its outcome.
 
 `PoliteHttpClient` is the same client for code that is not a coroutine (detect,
 `sitemap parse`, the usp drop-in): an `AsyncHttpClient` on an event loop in a
@@ -76,10 +76,8 @@ class HttpResponse:
     """Seconds from the first request to the end of the body."""
     redirects: tuple[str, ...] = ()
     """The URLs that answered with a redirect, in order."""
-    capture: Capture | None = None
-    """Where the WARC record of this answer is (with a recorder only)."""
     unrecorded: Unrecorded | None = None
-    """The exchange for the caller to record (`fetch_one(..., record_later=True)` with a recorder only)."""
+    """The exchange for the caller to record (`fetch_one` with a recorder only)."""
 
 
 class HttpClient(Protocol):
@@ -212,19 +210,19 @@ class AsyncHttpClient:
                 return _failure(current, f"redirect to a non-http(s) URL: {current}", started, tuple(redirects))
 
     async def fetch_one(self, url: str, headers: Mapping[str, str] | None = None, max_bytes: int | None = None,
-                        *, refers: Capture | None = None, record_later: bool = False) -> HttpResponse:
+                        *, refers: Capture | None = None) -> HttpResponse:
         """One GET of `url` as it is: no redirect followed, no pacing; never raises.
 
         For callers that keep their own politeness (the fetcher's queues) and
         record redirects themselves: a 3xx comes back as it is, with its
-        `location` header. `refers`: the URL's earlier WARC capture, which the
-        revisit record of a 304 points to. `record_later`: the exchange is not
-        written but handed back (`unrecorded`), for the caller to write with
-        the outcome it gives (the fetch job, so that a killed run leaves no
-        record whose outcome HBase lacks).
+        `location` header. With a recorder, the exchange is not written but
+        handed back (`unrecorded`, with `refers`: the URL's earlier WARC
+        capture, which the revisit record of a 304 points to), for the caller
+        to write with the outcome it gives (the fetch job, so that a killed run
+        leaves no record whose outcome HBase lacks).
         """
         limit = self.max_bytes if max_bytes is None else max_bytes
-        return await self._fetch(url, headers, limit, time.monotonic(), (), refers, record_later=record_later)
+        return await self._fetch(url, headers, limit, time.monotonic(), (), refers, record_later=True)
 
     async def _paced(self, url: str, headers: Mapping[str, str] | None, limit: int, started: float,
                      redirects: tuple[str, ...], sink: BinaryIO | None) -> HttpResponse:
@@ -269,17 +267,18 @@ class AsyncHttpClient:
         except (aiohttp.ClientError, OSError, ValueError, UnicodeError, DecodeError) as exc:
             log.debug("GET %s failed: %s", url, exc)
             return _failure(url, _reason(exc), started, redirects)
-        capture = unrecorded = None
+        unrecorded = None
         if self.recorder is not None:
             unrecorded = Unrecorded(_exchange(url, sent_at, response, raw, truncated, peer), refers)
             if not record_later:
                 try:
-                    capture, unrecorded = self.recorder.record(unrecorded.exchange, refers), None
+                    self.recorder.record(unrecorded.exchange, refers)
                 except OSError as exc:
                     return _failure(url, f"WARC record not written: {exc}", started, redirects)
+                unrecorded = None
         return HttpResponse(url=url, status=response.status, headers=_headers(response), body=body,
                             truncated=truncated, elapsed=time.monotonic() - started, redirects=redirects,
-                            capture=capture, unrecorded=unrecorded)
+                            unrecorded=unrecorded)
 
 
     def _headers_for(self, url: str, headers: Mapping[str, str] | None) -> dict[str, str]:

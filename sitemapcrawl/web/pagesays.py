@@ -1,13 +1,13 @@
 """What a fetched page says about itself: robots directives, canonical URL, hreflang alternates.
 
 The one owner of that reading (fetch records it on the row in every mode;
-parse follows a page's links by what fetch recorded). Pure: headers and body
-bytes in, a `PageSays` out. Two sources: the head of an HTML page (to
-`</head>` or `<body>`, at most `HEAD_BYTES`; a bounded scan of its `<meta>`,
-`<link>` and `<base>` tags past comments, scripts and styles, in the charset
-it declares: robots, googlebot and our token's meta, canonical, hreflang
-alternates, base), and the headers of any answer (a PDF says the same
-there): `X-Robots-Tag`, also as `googlebot: noindex`, and `Link`.
+parse follows a page's links by what fetch recorded, against the base that
+`page_base` reads). Pure: headers and body bytes in, a `PageSays` out. Two
+sources: the head of an HTML page (to `</head>` or `<body>`, at most
+`HEAD_BYTES`; a bounded scan of its `<meta>`, `<link>` and `<base>` tags
+past comments, scripts and styles, in the charset it declares: robots,
+googlebot and our token's meta, canonical, hreflang alternates, base), and
+the headers of any answer: `X-Robots-Tag` (also `googlebot: noindex`), `Link`.
 
 `noindex` is what a search engine obeys (the generic directives and
 Googlebot's); `nofollow` is what this crawler obeys (the generic ones and
@@ -23,6 +23,7 @@ read, a scan of its tags (a few µs); the headers split by hand
 from __future__ import annotations
 
 import codecs
+import contextlib
 import functools
 import html
 import re
@@ -35,7 +36,7 @@ from sitemapcrawl.web import urls
 from sitemapcrawl.web.robots import product_token
 from sitemapcrawl.web.urls import DEFAULT_RULES, CanonicalRules
 
-__all__ = ["HEAD_BYTES", "PageSays", "is_html", "page_says", "x_robots_tag"]
+__all__ = ["HEAD_BYTES", "PageSays", "is_html", "page_base", "page_says", "x_robots_tag"]
 
 #: The most of a page read for its head (a head of inline styles and scripts can be long).
 HEAD_BYTES = 256 * 1024
@@ -43,10 +44,12 @@ HEAD_BYTES = 256 * 1024
 _MAX_LINE = 500
 _HTML_TYPES = ("text/html", "application/xhtml+xml")
 _HEAD_END = re.compile(rb"</head\s*>|<body[\s>]", re.IGNORECASE)
+_BASE_WORD = re.compile(rb"<base", re.IGNORECASE)
 _HEAD_END_TEXT = re.compile(r"</head\s*>|<body[\s>]", re.IGNORECASE)
-_WORDS_TEXT = re.compile(r"robots|googlebot|canonical|hreflang|<base", re.IGNORECASE)
 #: What a browser does not read as tags of the head: comments, scripts, styles and templates (to their end).
 _HIDDEN = re.compile(r"<!--.*?(?:-->|\Z)|<(script|style|template)\b.*?(?:</\1\s*>|\Z)", re.DOTALL | re.IGNORECASE)
+#: What `_HIDDEN` may find there: one scan of the head, no lower-case copy of it (`<s` and `<t` in any case).
+_MAY_HIDE = re.compile(r"<!--|<[sStT]")
 #: A `<meta>`, `<link>` or `<base>` start tag (a `>` inside a quoted value does not end it; unrolled: fast).
 _TAG = re.compile(r"<(meta|link|base)(?=[\s/>])([^>\"']*(?:(?:\"[^\"]*\"|'[^']*')[^>\"']*)*)>", re.IGNORECASE)
 _ATTRIBUTE = re.compile(r"([^\s\"'>/=]+)(?:\s*=\s*(?:\"([^\"]*)\"|'([^']*)'|([^\s\"'>]+)))?")
@@ -96,6 +99,12 @@ def _token(user_agent: str) -> tuple[str, re.Pattern[bytes]]:
     return token, re.compile(words, re.IGNORECASE)
 
 
+@functools.lru_cache(maxsize=16)
+def _as_text(words: re.Pattern[bytes]) -> re.Pattern[str]:
+    """The same `words` for a head decoded first (UTF-16: bytes patterns do not see its tags)."""
+    return re.compile(words.pattern.decode(), re.IGNORECASE)
+
+
 class _Directives:
     """Directive words by whom they address (`robots` for all, else a user-agent token in lower case)."""
 
@@ -134,7 +143,7 @@ def _head_text(body: bytes, words: re.Pattern[bytes]) -> str | None:
         text = body[:HEAD_BYTES].decode("utf-16", "replace")
         ends = _HEAD_END_TEXT.search(text)
         text = text[:ends.start()] if ends is not None else text
-        if not _WORDS_TEXT.search(text):
+        if not _as_text(words).search(text):
             return None
     else:
         end = _HEAD_END.search(body, 0, HEAD_BYTES)
@@ -143,7 +152,7 @@ def _head_text(body: bytes, words: re.Pattern[bytes]) -> str | None:
             return None
         charset = _CHARSET.search(head)
         text = head.decode(_encoding(charset.group(1).decode("ascii") if charset else "utf-8"), "replace")
-    return _HIDDEN.sub(" ", text) if "<!--" in text or "<s" in text.lower() or "<t" in text.lower() else text
+    return _HIDDEN.sub(" ", text) if _MAY_HIDE.search(text) else text
 
 
 @functools.lru_cache(maxsize=64)
@@ -175,6 +184,17 @@ def _tags(text: str, token: str) -> Iterator[tuple[str, dict[str, str]]]:
         yield kind, attributes
 
 
+def _based(url: str, tags: list[tuple[str, dict[str, str]]], rules: CanonicalRules) -> str:
+    """The URL the first `<base href>` of a head's `tags` names, resolved against `url`; `url` without one
+    (or with one that is no URL)."""
+    href = next((attributes.get("href") for name, attributes in tags if name == "base" and attributes.get("href")),
+                None)
+    if href:
+        with contextlib.suppress(InvalidUrlError):
+            return urls.resolve(url, href, rules)
+    return url
+
+
 class _Reading:
     """The facts gathered from the head and the headers, in the order they count."""
 
@@ -203,10 +223,7 @@ class _Reading:
 
     def head(self, text: str, token: str) -> None:
         tags = list(_tags(text, token))
-        href = next((attributes.get("href") for name, attributes in tags if name == "base" and attributes.get("href")),
-                    None)
-        if href:
-            self.base = self.resolve(href, self.url) or self.url
+        self.base = _based(self.url, tags, self.rules)
         for name, attributes in tags:
             if name == "meta":
                 said = (attributes.get("name") or "").strip().lower()
@@ -223,6 +240,16 @@ class _Reading:
         nofollow = self.directives.says("nofollow", (_GENERIC, token))
         return PageSays(noindex, nofollow, self.canonicals[0] if self.canonicals else "", tuple(self.alternates),
                         tuple(self.robots))
+
+
+def page_base(url: str, body: bytes, *, rules: CanonicalRules = DEFAULT_RULES) -> str:
+    """The URL the relative links of an HTML page at `url` resolve against: its head's `<base href>`, else `url`.
+
+    The head is found and read as `page_says` reads it (the same bounded scan), so a page's base is decided
+    here alone. Cost: a search for `<base` in the head; its tags are scanned only when it holds one.
+    """
+    text = _head_text(body, _BASE_WORD)
+    return url if text is None else _based(url, list(_tags(text, "")), rules)
 
 
 def page_says(url: str, headers: Mapping[str, str], body: bytes, *, user_agent: str,

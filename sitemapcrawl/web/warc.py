@@ -22,7 +22,6 @@ At start, one read of each dead run's `.open` file.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import fcntl
 import io
 import logging
@@ -36,8 +35,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from sitemapcrawl.config import Settings
+from sitemapcrawl.config import Settings, effective
 from sitemapcrawl.errors import UsageError
+from sitemapcrawl.processes import pid_alive
+from sitemapcrawl.web.access import parse_headers
 
 __all__ = ["Capture", "Exchange", "Unrecorded", "WarcRecorder", "close_dead_files", "open_recorder", "redacted",
            "warcinfo", "whole_members"]
@@ -47,8 +48,6 @@ log = logging.getLogger(__name__)
 #: What a file still being written ends with.
 OPEN_SUFFIX = ".open"
 
-#: Settings left out of the warcinfo record: a proxy URL may carry a password, a header a token.
-_PRIVATE_SETTINGS = frozenset({"http_proxy", "https_proxy", "headers"})
 #: Request headers whose values a request record never holds (netrc basic auth, cookies); `open_recorder`
 #: adds the names of the `headers` setting.
 REDACTED_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie"})
@@ -290,7 +289,7 @@ def close_dead_files(folder: Path) -> list[str]:
     host = _safe(socket.gethostname())
     for path in sorted(folder.glob(f"*.warc.gz{OPEN_SUFFIX}")):
         stem, _, pid = path.name.removesuffix(f".warc.gz{OPEN_SUFFIX}").rpartition("-")[0].rpartition("-")
-        if stem.endswith(f"-{host}") and pid.isdigit() and _alive(int(pid)):
+        if stem.endswith(f"-{host}") and pid.isdigit() and pid_alive(int(pid)):
             continue
         try:
             with open(path, "r+b") as stream:
@@ -319,16 +318,6 @@ def close_dead_files(folder: Path) -> list[str]:
     return closed
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def redacted(headers: tuple[tuple[str, str], ...],
              private: frozenset[str] = REDACTED_HEADERS) -> list[tuple[str, str]]:
     """Request headers as a record keeps them: the value of each named in `private` (lower case) replaced."""
@@ -336,16 +325,16 @@ def redacted(headers: tuple[tuple[str, str], ...],
 
 
 def warcinfo(settings: Settings) -> dict[str, str]:
-    """The fields of a warcinfo record: the crawler, its version, the WARC format and the settings."""
+    """The fields of a warcinfo record: the crawler, its version, the WARC format and the settings, as
+    `config show` shows them (`config.effective`: header values and proxy passwords hidden)."""
     from sitemapcrawl import __version__
 
     info = {"software": f"sitemapcrawl/{__version__}", "format": "WARC File Format 1.1",
             "conformsTo": "https://iipc.github.io/warc-specifications/specifications/warc-format/warc-1.1/",
             "hostname": socket.gethostname(), "http-header-user-agent": settings.user_agent or "",
             "robots": "obey"}
-    for field in dataclasses.fields(settings):
-        if field.name not in _PRIVATE_SETTINGS:
-            info[f"setting-{field.name}"] = str(getattr(settings, field.name))
+    for name, value, _source in effective(settings):
+        info[f"setting-{name}"] = str(value)
     return info
 
 
@@ -355,5 +344,5 @@ def open_recorder(settings: Settings) -> WarcRecorder | None:
         return None
     recorder = WarcRecorder(Path(settings.warc_dir), settings.warc_max_bytes, warcinfo(settings))
     # The `--header` values may be tokens: recorded as redacted, as the credentials are.
-    recorder.redact = REDACTED_HEADERS | {line.partition(":")[0].strip().lower() for line in settings.headers}
+    recorder.redact = REDACTED_HEADERS | {name.lower() for name in parse_headers(settings.headers)}
     return recorder

@@ -71,16 +71,20 @@ def test_the_client_keeps_a_content_coded_body_as_received_and_a_304_as_a_revisi
     url = testweb.url(site, "/sitemap-encoded.xml")
     recorder = WarcRecorder(tmp_path, 10_000_000, warcinfo(Settings(user_agent=AGENT)))
     client = PoliteHttpClient(AGENT, delay=0.0, recorder=recorder)
-    try:
+    try:  # fetch_one hands each exchange back, and its caller writes it (as fetcher.write does)
         first = client.fetch_one(url)
+        assert first.unrecorded is not None
+        captured = recorder.record(first.unrecorded.exchange)
         again = client.fetch_one(url, headers=conditional_headers(first.headers.get("etag"), None),
-                                 refers=first.capture)
+                                 refers=captured)
+        assert again.unrecorded is not None and again.unrecorded.refers == captured
+        revisited = recorder.record(again.unrecorded.exchange, again.unrecorded.refers)
     finally:
         client.close()
     assert first.status == 200 and first.body.startswith(b"<?xml")  # the caller gets it decoded
     assert again.status == 304
-    assert first.capture is not None and again.capture is not None and again.capture.revisit
-    records = read_both(tmp_path / first.capture.file)
+    assert revisited.revisit and not captured.revisit
+    records = read_both(tmp_path / captured.file)
     response = next(r for r in records if r[0].rec_type == "response")[0]
     assert response.http_headers.get_header("Content-Encoding") == "gzip"
     raw, decoded = next(r[1:] for r in records if r[0].rec_type == "response")
@@ -88,9 +92,9 @@ def test_the_client_keeps_a_content_coded_body_as_received_and_a_304_as_a_revisi
     digest = "sha1:" + base64.b32encode(hashlib.sha1(raw).digest()).decode()
     assert response.rec_headers.get_header("WARC-Payload-Digest") == digest
     revisit = next(r for r in records if r[0].rec_type == "revisit")[0]
-    assert revisit.rec_headers.get_header("WARC-Refers-To") == first.capture.record_id
+    assert revisit.rec_headers.get_header("WARC-Refers-To") == captured.record_id
     assert revisit.rec_headers.get_header("WARC-Profile").endswith("/revisit/server-not-modified")
-    checked = subprocess.run([WARCIO, "check", str(tmp_path / first.capture.file)], capture_output=True, text=True)
+    checked = subprocess.run([WARCIO, "check", str(tmp_path / captured.file)], capture_output=True, text=True)
     assert checked.returncode == 0, checked.stdout
 
 

@@ -50,6 +50,7 @@ def test_netrc_credentials_go_to_the_host_they_name_and_the_default_to_the_rest(
     path = tmp_path / "netrc"
     path.write_text(NETRC)
     access = RequestAccess.from_settings(Settings(netrc=path, headers=("X-Token: abc",)))
+    assert access is not None
     assert access.headers_for("https://staging.example.org/a") == {
         "X-Token": "abc", "Authorization": basic("alice", "p4ss:word")}
     assert access.headers_for("http://127.0.0.2:8700/x")["Authorization"] == basic("bob", "hunter2")
@@ -60,7 +61,17 @@ def test_netrc_credentials_go_to_the_host_they_name_and_the_default_to_the_rest(
     assert "hunter2" not in repr(access) and "X-Token" in repr(access)
     without = tmp_path / "no-default"
     without.write_text(NETRC.split("default")[0])
-    assert RequestAccess.from_settings(Settings(netrc=without)).headers_for("http://other.example/") == {}
+    assert (bare := RequestAccess.from_settings(Settings(netrc=without))) is not None
+    assert bare.headers_for("http://other.example/") == {}
+
+
+def test_no_headers_and_no_netrc_is_no_access_and_headers_alone_need_no_host(tmp_path: Path) -> None:
+    assert RequestAccess.from_settings(Settings()) is None
+    access = RequestAccess.from_settings(Settings(headers=("X-Token: abc",)))
+    assert access is not None
+    assert access.headers_for("http://127.0.0.2:8700/x") == access.headers_for("not a url") == {"X-Token": "abc"}
+    access.headers_for("http://127.0.0.2:8700/x")["X-Token"] = "changed"  # a copy: the next request is not touched
+    assert access.headers_for("http://127.0.0.2:8700/x") == {"X-Token": "abc"}
 
 
 def test_an_unreadable_netrc_file_is_one_line_that_never_quotes_it(tmp_path: Path) -> None:

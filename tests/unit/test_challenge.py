@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from types import MappingProxyType
 
 import pytest
@@ -59,6 +59,11 @@ def test_a_challenged_page_is_deferred_not_an_http_error_and_asked_again_later()
     row = outcome_row(item, answer, NOW, Settings(user_agent="T/1"), store_content=False)
     assert (row.status, row.http_code, row.blocked_by) == (FetchStatus.DEFERRED, 403, "cloudflare")
     assert row.retries is None and "bot defence (cloudflare)" in (row.error or "")  # no failure counted
+    assert row.retry_at is None
+    asked = HttpResponse("http://h.test/a", 429, MappingProxyType({"server": "cloudflare", "retry-after": "60"}),
+                         b"<title>Just a moment...</title>")
+    waited = outcome_row(item, asked, NOW, Settings(user_agent="T/1"), store_content=False)
+    assert waited.status is FetchStatus.DEFERRED and waited.retry_at == NOW + timedelta(seconds=60)
     listed = WebPage(row.url, status=row.status, http_code=row.http_code, blocked_by=row.blocked_by, in_sitemap=True,
                      is_sitemap=None, noindex=None, canonical=None)
     assert blocked_by_site(listed) and "http-error" not in problems(listed)

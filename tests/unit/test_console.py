@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from sitemapcrawl.cli.console import Messages, setup_logging
+from sitemapcrawl.cli.console import Messages, failure, setup_logging
+from sitemapcrawl.errors import StoreUnavailableError, UsageError
 
 
 def terminal() -> tuple[Console, io.StringIO]:
@@ -189,3 +190,10 @@ def test_json_mode_makes_every_record_and_message_one_json_object(
     assert wrapped["split"] == "1/2" and wrapped["level"] == "INFO"
     written = [json.loads(line) for line in log_file.read_text().splitlines()]
     assert [r["message"] for r in written] == ["fetched http://a/\x1b]0;x\x07", "failed"]  # records, not messages
+
+
+def test_an_error_or_an_interrupt_is_one_line_and_its_exit_code_for_a_command_and_a_worker_alike() -> None:
+    assert failure(UsageError("bad \x1b[31mvalue")) == ("sitemapcrawl: error: bad \\x1b[31mvalue", 2)
+    assert failure(StoreUnavailableError("HBase at h:9090 did not answer")) == (
+        "sitemapcrawl: error: HBase at h:9090 did not answer", StoreUnavailableError.exit_code)
+    assert failure(KeyboardInterrupt()) == ("sitemapcrawl: interrupted", 130)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -44,6 +45,15 @@ def test_a_page_that_said_nofollow_gives_no_outlinks() -> None:
     assert extract_links(body, PAGE, follow=False).outlinks == ()
     # What the page says is fetch's to read (web.pagesays): here only `follow` decides.
     assert len(extract_links(body, PAGE).outlinks) == 1
+
+
+def test_a_page_that_said_nofollow_is_not_parsed(monkeypatch: pytest.MonkeyPatch) -> None:
+    def no_parser() -> None:
+        raise AssertionError("parsed a page with nothing to follow")
+
+    monkeypatch.setattr("sitemapcrawl.web.htmllinks._make_parser", no_parser)
+    found = extract_links(html('<base href="/docs/v2/">', '<a href="/a.html">a</a>'), PAGE, follow=False)
+    assert found.outlinks == () and found.base == "http://127.0.0.2:8000/docs/v2/"
 
 
 def test_canonical_is_no_outlink_and_sitemap_candidates_are_flagged() -> None:

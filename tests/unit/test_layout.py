@@ -37,6 +37,7 @@ FLOORS: list[set[str]] = [
     {"safetext"},
     {"errors"},
     {"logfields"},
+    {"processes"},
 ]
 FLOOR_OF = {room: number for number, rooms in enumerate(FLOORS) for room in rooms}
 MAX_LINES = 600

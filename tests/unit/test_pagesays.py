@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sitemapcrawl.web.pagesays import HEAD_BYTES, PageSays, is_html, page_says, x_robots_tag
+from sitemapcrawl.web.pagesays import HEAD_BYTES, PageSays, is_html, page_base, page_says, x_robots_tag
 from sitemapcrawl.web.urls import canonicalize
 
 PAGE = "http://127.0.0.2:8000/en/page.html"
@@ -187,3 +187,14 @@ def test_a_head_in_another_charset_or_utf16_is_read() -> None:
     assert page_says(PAGE, HTML, body, user_agent=AGENT).canonical == "http://127.0.0.2:8000/caf%C3%A9.html"
     wide = '\ufeff<html><head><meta name="robots" content="noindex"></head><body>x</body></html>'.encode("utf-16")
     assert page_says(PAGE, HTML, wide, user_agent=AGENT).noindex is True
+    ours = '\ufeff<html><head><meta name="TestBot" content="nofollow"></head><body>x</body></html>'.encode("utf-16")
+    assert page_says(PAGE, HTML, ours, user_agent=AGENT).nofollow is True  # our token counts as in UTF-8
+
+
+def test_the_base_of_a_page_is_its_heads_first_base_href_else_its_url() -> None:
+    assert page_base(PAGE, html('<base target="_top"><base href="/docs/v2/"><base href="/v3/">')) == \
+        "http://127.0.0.2:8000/docs/v2/"
+    assert page_base(PAGE, html()) == PAGE
+    assert page_base(PAGE, html('<base href="http://[::1">')) == PAGE  # no URL: the page's own
+    assert page_base(PAGE, html(body='<base href="/late/">')) == PAGE  # the body is not the head
+    assert page_base(PAGE, html('<!-- <base href="/hidden/"> -->')) == PAGE

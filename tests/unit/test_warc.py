@@ -116,12 +116,22 @@ def test_an_open_file_keeps_every_finished_record_readable(tmp_path: Path) -> No
     recorder.close()
 
 
-def test_warcinfo_names_the_crawler_and_its_settings_but_no_proxy() -> None:
-    info = warcinfo(Settings(user_agent="Bot/1", http_proxy="http://user:secret@proxy:3128", warc_max_bytes=5_000))
+def test_warcinfo_names_the_crawler_and_its_settings_with_secrets_hidden_as_config_show_hides_them() -> None:
+    info = warcinfo(Settings(user_agent="Bot/1", http_proxy="http://user:secret@proxy:3128", warc_max_bytes=5_000,
+                             headers=("X-Token: tok123",)))
     assert info["software"].startswith("sitemapcrawl/")
     assert info["http-header-user-agent"] == "Bot/1"
     assert info["setting-warc_max_bytes"] == "5000"
-    assert "secret" not in "".join(info.values())
+    assert info["setting-http_proxy"] == "http://user:(hidden)@proxy:3128"
+    assert "X-Token" in info["setting-headers"]
+    assert "secret" not in "".join(info.values()) and "tok123" not in "".join(info.values())
+
+
+def test_the_recorder_redacts_the_headers_the_settings_add_beside_the_credentials(tmp_path: Path) -> None:
+    recorder = open_recorder(Settings(warc_dir=str(tmp_path), headers=("X-Token: tok123", "Accept-Language: fr")))
+    assert recorder is not None
+    assert recorder.redact == {"authorization", "proxy-authorization", "cookie", "x-token", "accept-language"}
+    recorder.close()
 
 
 def test_no_folder_means_no_recorder_and_no_warcio_means_one_line(monkeypatch: pytest.MonkeyPatch,

@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 import pytest
 
 from sitemapcrawl.batch.registry import BatchState, batch_splits, generated_within, missing_splits
-from sitemapcrawl.batch.workers import as_dict, merge_counts, split_share, sub_splits
+from sitemapcrawl.batch.workers import Throttle, as_dict, merge_counts, split_share, sub_splits
 from sitemapcrawl.errors import UsageError
 from sitemapcrawl.fetcher.model import FetchCounts
 from sitemapcrawl.jobs.generate import GenerateCounts
@@ -105,3 +105,9 @@ def test_the_batch_line_says_how_many_splits_are_done() -> None:
     assert _state(*fetched, "parse", "update.1/2").phase() == "parsed, not updated (updatedb: 1 of 2 splits done)"
     assert _state(*fetched, "parse").phase() == "parsed, not updated"
     assert _state(*fetched, "parse", "update").phase() == "finished"
+
+
+def test_a_split_reports_progress_at_most_once_per_interval() -> None:
+    slow, eager = Throttle(3600), Throttle(0)
+    assert [slow() for _ in range(3)] == [True, False, False]  # the first at once, then one an hour
+    assert [eager() for _ in range(3)] == [True, True, True]
