@@ -387,16 +387,11 @@ class FirstListings:
         """The cells and fields (`fields_set`) of the merge of a row holding `text` as its one inlink; None when
         the text gives hreflang alternates (those rows are judged row by row, `scoring.hreflang_step`). Cached,
         so each text is parsed once."""
-        if _names_alternates(text):
+        link = parse_inlink(text)
+        if link is not None and link.alternates:  # an `xhtml:link` of a sitemap entry
             return None
         update = merge_row(WebPage("", inlinks={"": text}), self.batch_id, self.mode, self.policy, self.now)
         return encode(update), fields_set(update)
-
-
-def _names_alternates(text: str) -> bool:
-    """Does an inlink cell give hreflang alternates (a sitemap entry's `xhtml:link`)?"""
-    link = parse_inlink(text)
-    return link is not None and bool(link.alternates)
 
 
 def _only_inlink(row: WebPage) -> str | None:
