@@ -16,6 +16,7 @@ from typing import Annotated
 import typer
 
 from sitemapcrawl import logfields
+from sitemapcrawl.cli.console import EXIT_INTERRUPTED
 from sitemapcrawl.cli.options import (
     BatchOption,
     DaskOption,
@@ -322,7 +323,7 @@ def fetch_command(
     if counts.total == 0 and not counts.already_done:
         echo_err(f"fetch: batch {batch} has no URLs{' in this split' if split else ''}; nothing to do")
     if counts.stopped == "interrupted":
-        raise typer.Exit(130)
+        raise typer.Exit(EXIT_INTERRUPTED)
 
 
 def parse_command(
@@ -535,4 +536,4 @@ def crawl_command(
         echo_err(f"crawl: {line}")
     echo_err("crawl: sitemaps " + ", ".join(f"{k} {n}" for k, n in sorted(sitemap_outcomes(final).items())))
     if result.stopped == "interrupted":
-        raise typer.Exit(130)
+        raise typer.Exit(EXIT_INTERRUPTED)

@@ -17,6 +17,7 @@ from typing import Annotated, Any
 
 import typer
 
+from sitemapcrawl.cli.console import EXIT_INTERRUPTED
 from sitemapcrawl.cli.options import HeaderOption, JsonlOption, JsonOption, NetrcOption, ProbeOption, StrictOption
 from sitemapcrawl.cli.shared import (
     State,
@@ -232,7 +233,7 @@ def batches_command(
                 finished = finish_batch(store, client, rules, state, options, on_stage=update)
             echo_err(f"batches: {finished.line()}")
             if finished.fetch.stopped == "interrupted":
-                raise typer.Exit(130)
+                raise typer.Exit(EXIT_INTERRUPTED)
             return
         listed = registry.unfinished(store)
     for state in listed:

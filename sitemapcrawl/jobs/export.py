@@ -41,7 +41,7 @@ from sitemapcrawl.model.codec import format_time, parse_time
 from sitemapcrawl.model.lastmod import LastmodVerdict
 from sitemapcrawl.model.linkvalues import InlinkKind
 from sitemapcrawl.model.webpage import WEBPAGE_TABLE, FetchStatus, WebPage
-from sitemapcrawl.modes import ExportFormat
+from sitemapcrawl.modes import ExportFormat, choices
 from sitemapcrawl.safetext import printable, printable_json
 from sitemapcrawl.storage.store import Store
 from sitemapcrawl.storage.tables import Unreadable, decode_page, scan_pages
@@ -104,7 +104,7 @@ class ExportOptions:
         try:
             chosen = ExportFormat(fmt)
         except ValueError:
-            raise UsageError(f"--format {fmt!r}: choose one of csv, jsonl, parquet") from None
+            raise UsageError(f"--format {fmt!r}: choose one of {choices(ExportFormat)}") from None
         if in_sitemaps and not_in_sitemaps:
             raise UsageError("export: give --in-sitemaps or --not-in-sitemaps, not both (together they select nothing)")
         if orphans and unlisted:
@@ -126,8 +126,7 @@ class ExportOptions:
         try:
             return FetchStatus(self.status)
         except ValueError:
-            choices = ", ".join(s.value for s in FetchStatus)
-            raise UsageError(f"--status {self.status!r}: choose one of {choices}") from None
+            raise UsageError(f"--status {self.status!r}: choose one of {choices(FetchStatus)}") from None
 
 
 @dataclass

@@ -39,6 +39,7 @@ from sitemapcrawl.model.webpage import (
     QualityState,
     WebPage,
 )
+from sitemapcrawl.modes import choices
 from sitemapcrawl.report.text import (
     HostSummary,
     Report,
@@ -435,8 +436,7 @@ def panel_options(name: str, query: dict[str, list[str]]) -> dict[str, Any]:
             try:
                 options["state"] = QualityState(value)
             except ValueError:
-                choices = ", ".join(s.value for s in QualityState)
-                raise UsageError(f"state must be one of {choices}, not {value[:40]!r}") from None
+                raise UsageError(f"state must be one of {choices(QualityState)}, not {value[:40]!r}") from None
     return options
 
 
