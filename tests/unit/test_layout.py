@@ -38,6 +38,7 @@ FLOORS: list[set[str]] = [
     {"errors"},
     {"logfields"},
     {"processes"},
+    {"clock"},
 ]
 FLOOR_OF = {room: number for number, rooms in enumerate(FLOORS) for room in rooms}
 MAX_LINES = 600
