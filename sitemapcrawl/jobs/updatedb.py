@@ -506,8 +506,7 @@ def updatedb(
     """Merge a parsed batch into the table (see the module docstring); return the counts.
 
     `mode` defaults to the settings' `crawl_mode`. `on_progress` hears rows
-    done in the current pass; `clock`, read once, is the time the schedule
-    plans from. `split`: only the rows of that split
+    done in the current pass; `clock`, read once, is the time schedules plan from. `split`: only the rows of that split
     (`sitemapcrawl.model.splits`; a link's target is merged by the split that holds it). Raises only the store's errors
     (StoreUnavailableError, TableMissingError), UsageError for a bad mode and
     LeaseHeldError when another worker updates the batch (with `wait`, its
