@@ -46,12 +46,12 @@ def prepare_batch(store: Store, settings: Settings, web: TestWebServer, parsed: 
     rules = UrlRules.from_settings(settings)
     client = PoliteHttpClient.from_settings(settings)
     try:
-        inject(store, [f"{u}\n" for u in web.base_urls()], rules, now=START)
-        detect(store, client, rules, now=START)
-        generate(store, rules, GenerateOptions(batch_id="b0", mode=CrawlMode.MIXED), now=START)
-        fetch(store, client, rules, FetchOptions.from_settings(settings, "b0"), now=lambda: START)
+        inject(store, [f"{u}\n" for u in web.base_urls()], rules, clock=lambda: START)
+        detect(store, client, rules, clock=lambda: START)
+        generate(store, rules, GenerateOptions(batch_id="b0", mode=CrawlMode.MIXED), clock=lambda: START)
+        fetch(store, client, rules, FetchOptions.from_settings(settings, "b0"), clock=lambda: START)
         if parsed:
-            parse_batch(store, rules, "b0", mode=CrawlMode.MIXED, now=START)
+            parse_batch(store, rules, "b0", mode=CrawlMode.MIXED, clock=lambda: START)
     finally:
         client.close()
     return "b0"

@@ -18,9 +18,9 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
+from sitemapcrawl.clock import Clock, utc_now
 from sitemapcrawl.config import Settings
 from sitemapcrawl.model.splits import WHOLE, Split
 from sitemapcrawl.modes import CrawlMode, UpdateStep
@@ -34,11 +34,6 @@ Opts = TypeVar("Opts")
 StageUpdate = Callable[[str, int, "int | None", int], None]
 
 
-def utc_now() -> datetime:
-    """The time now, to the second (what every job stamps)."""
-    return datetime.now(UTC).replace(microsecond=0)
-
-
 class Work:
     """What a phase function runs on: store, URL rules, HTTP client and clock.
 
@@ -47,7 +42,7 @@ class Work:
     """
 
     def __init__(self, settings: Settings, *, store: Store | None = None, rules: UrlRules | None = None,
-                 client: PoliteHttpClient | None = None, clock: Callable[[], datetime] = utc_now) -> None:
+                 client: PoliteHttpClient | None = None, clock: Clock = utc_now) -> None:
         self.settings = settings
         self.clock = clock
         self._store, self._rules, self._client = store, rules, client

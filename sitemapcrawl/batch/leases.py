@@ -25,8 +25,9 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 
+from sitemapcrawl.clock import Clock, utc_now
 from sitemapcrawl.errors import LeaseHeldError, SitemapCrawlError
 from sitemapcrawl.model.codec import format_time, parse_time
 from sitemapcrawl.model.webpage import BATCH_TABLE, batch_cell
@@ -89,15 +90,11 @@ class Holder:
         return not pid_alive(int(pid_text))
 
 
-def _now() -> datetime:
-    return datetime.now(UTC).replace(microsecond=0)
-
-
 class Lease:
     """The leases of some splits of one batch, held by this worker (see the module docstring)."""
 
     def __init__(self, store: Store, batch_id: str, shares: list[str], seconds: float,
-                 worker: str | None = None, clock: Callable[[], datetime] = _now) -> None:
+                 worker: str | None = None, clock: Clock = utc_now) -> None:
         self.store = store
         self.batch_id = batch_id
         self.shares = shares

@@ -22,9 +22,10 @@ import logging
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 
 from sitemapcrawl.batch.leases import Holder, Lease
+from sitemapcrawl.clock import utc_now
 from sitemapcrawl.config import Settings
 from sitemapcrawl.errors import CellDecodeError, LeaseHeldError, SplitWaitError, UsageError
 from sitemapcrawl.model.cells import column_names, decode, encode
@@ -349,7 +350,7 @@ def working_on(store: Store, batch_id: str, phase: str, settings: Settings, wait
     finally:
         lease.release()
     if ready:
-        record_done(store, batch_id, [share], datetime.now(UTC).replace(microsecond=0))
+        record_done(store, batch_id, [share], utc_now())
     if not split.whole:
         finish_phase(store, batch_id, phase, split.count, settings, on_last)
 
@@ -401,7 +402,7 @@ def finish_phase(store: Store, batch_id: str, phase: str, count: int, settings: 
             return False
         if on_last is not None:
             on_last()
-        record_done(store, batch_id, [phase], datetime.now(UTC).replace(microsecond=0))
+        record_done(store, batch_id, [phase], utc_now())
         return True
     finally:
         lease.release()
@@ -425,7 +426,7 @@ def barrier(store: Store, batch_id: str, stage: str, phase: str, split: Split, s
     (with `wait`, waits for ever). Rerunning the split later redoes nothing
     twice. Cost: one registry read per `poll` seconds while waiting.
     """
-    record_done(store, batch_id, [split_share(stage, split)], datetime.now(UTC).replace(microsecond=0))
+    record_done(store, batch_id, [split_share(stage, split)], utc_now())
     idle_since = time.monotonic()
     told: set[str] = set()
     while True:
@@ -433,7 +434,7 @@ def barrier(store: Store, batch_id: str, stage: str, phase: str, split: Split, s
         missing = missing_splits(state, stage, split.count)
         if not missing or state is None:
             return
-        now = datetime.now(UTC)
+        now = utc_now()
         live = {s.text(): _live_holder(state, split_share(phase, s), now) for s in missing}
         if any(live.values()):
             idle_since = time.monotonic()

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from sitemapcrawl import logfields
+from sitemapcrawl.clock import precise_now
 from sitemapcrawl.errors import SitemapCrawlError, UsageError
 from sitemapcrawl.safetext import printable
 
@@ -45,7 +46,7 @@ def failure(exc: SitemapCrawlError | KeyboardInterrupt) -> tuple[str, int]:
 def json_line(level: str, logger: str, message: str, at: float | None = None, **more: str) -> str:
     """One log line as a JSON object: `time` (UTC, milliseconds), `level`, `logger`, `message`, the fields
     `logfields` knows (`command`, `batch`, `split`) and `more`. ASCII only: what servers sent is escaped."""
-    moment = time.time() if at is None else at
+    moment = precise_now().timestamp() if at is None else at
     stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(moment)) + f".{int(moment % 1 * 1000):03d}Z"
     return json.dumps({"time": stamp, "level": level, "logger": logger, "message": message,
                        **logfields.current(), **more})

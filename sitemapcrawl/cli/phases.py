@@ -485,8 +485,7 @@ def crawl_command(
     Example: sitemapcrawl --user-agent 'MyBot/1.0' crawl seeds.txt \\
                  --netrc ~/.netrc --header 'Accept-Language: de'
     """
-    from datetime import UTC, datetime
-
+    from sitemapcrawl.clock import utc_now
     from sitemapcrawl.jobs.crawl import CrawlOptions, crawl
     from sitemapcrawl.jobs.init import init_tables
     from sitemapcrawl.report.panels import take_counted_snapshot
@@ -530,7 +529,7 @@ def crawl_command(
                        on_reject=lambda r: echo_err(f"line {r.line}: {r.reason}: {r.detail}"),
                        on_resume=lambda line: echo_err(f"crawl: {line}"), phases=phases)
         # From the counters updatedb keeps (the host table), not a scan of every row: flat in the table's size.
-        final = take_counted_snapshot(store, datetime.now(UTC).replace(microsecond=0)).report
+        final = take_counted_snapshot(store, utc_now()).report
     echo_err(f"crawl: {len(result.rounds)} rounds, stopped: {result.stopped}")
     for line in list(final.lines())[:3]:
         echo_err(f"crawl: {line}")

@@ -93,22 +93,20 @@ def report_command(
     if html is not None:
         if jsonl:
             raise UsageError("report: give --html FILE or --jsonl, not both")
-        from datetime import UTC, datetime
-
+        from sitemapcrawl.clock import utc_now
         from sitemapcrawl.report.html import write_report
         from sitemapcrawl.report.panels import take_snapshot
 
         with open_store() as store:
-            size = write_report(take_snapshot(store, datetime.now(UTC).replace(microsecond=0)), html)
+            size = write_report(take_snapshot(store, utc_now()), html)
         echo_err(f"report: wrote {html} ({size:,} bytes)")
         return
     if jsonl:
-        from datetime import UTC, datetime
-
+        from sitemapcrawl.clock import utc_now
         from sitemapcrawl.report.panels import json_lines, take_snapshot
 
         with open_store() as store:
-            snapshot = take_snapshot(store, datetime.now(UTC).replace(microsecond=0))
+            snapshot = take_snapshot(store, utc_now())
         for line in json_lines(snapshot):
             typer.echo(line)
         return

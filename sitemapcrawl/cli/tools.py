@@ -206,9 +206,8 @@ def batches_command(
     \b
     Example: sitemapcrawl batches --release 20250101120000-1a2b
     """
-    from datetime import UTC, datetime
-
     from sitemapcrawl.batch import registry
+    from sitemapcrawl.clock import utc_now
     from sitemapcrawl.jobs.crawl import CrawlOptions, finish_batch
     from sitemapcrawl.safetext import printable
     from sitemapcrawl.web.rules import UrlRules
@@ -219,7 +218,7 @@ def batches_command(
         raise UsageError("batches: --force goes with --release ID")
     with open_store() as store:
         if release is not None:
-            freed = registry.release(store, release, datetime.now(UTC).replace(microsecond=0), force=force)
+            freed = registry.release(store, release, utc_now(), force=force)
             echo_err(f"batches: released {release}: {freed} rows freed for generate")
             return
         if resume is not None:

@@ -30,6 +30,7 @@ from collections import Counter, deque
 from collections.abc import Callable, Hashable
 from datetime import datetime, timedelta
 
+from sitemapcrawl.clock import Clock
 from sitemapcrawl.errors import InvalidUrlError
 from sitemapcrawl.fetcher.model import FetchCounts, FetchItem, FetchOptions, RobotsItem, RobotsRule
 from sitemapcrawl.fetcher.outcomes import outcome_row, retry_or_gone, with_fields
@@ -76,7 +77,7 @@ class Engine:
     def __init__(self, client: AsyncHttpClient, rules: UrlRules, options: FetchOptions,
                  queues: FetchQueues[FetchItem | RobotsItem], pacing: Pacing, outbox: Outbox,
                  writer_ready: Callable[[], bool], counts: FetchCounts, seen: set[str],
-                 now: Callable[[], datetime], connections: int, hosts_at_once: int) -> None:
+                 clock: Clock, connections: int, hosts_at_once: int) -> None:
         self.client = client
         self.rules = rules
         self.settings = rules.settings
@@ -87,7 +88,7 @@ class Engine:
         self.writer_ready = writer_ready
         self.counts = counts
         self.seen = seen
-        self.now = now
+        self.clock = clock
         self.connections = max(1, connections)
         self.hosts_at_once = max(1, hosts_at_once)
         self.user_agent = rules.settings.user_agent or ""
@@ -262,13 +263,13 @@ class Engine:
             log.exception("fetch: unexpected error on %s", item)
             release()
             if isinstance(item, RobotsItem):
-                retry_at = self.now() + timedelta(seconds=self.settings.robots_retry_interval)
+                retry_at = self.clock() + timedelta(seconds=self.settings.robots_retry_interval)
                 policy = RobotsPolicy.from_text(RobotsStatus.ERROR, None, self.user_agent)
                 self.adopt(item.origin, lease.key, RobotsRule(policy, retry_at=retry_at,
                                                               error="robots.txt could not be read"))
             else:
                 failed = retry_or_gone(item, self.settings, f"unexpected error: {type(exc).__name__}")
-                self.record(item, WebPage(item.url, fetch_time=self.now(), **failed))  # type: ignore[arg-type]
+                self.record(item, WebPage(item.url, fetch_time=self.clock(), **failed))  # type: ignore[arg-type]
         finally:
             release()
 
@@ -284,7 +285,7 @@ class Engine:
             raise
         pause = self.pacing.answered(lease.key, response.status, None)
         ended = time.monotonic()
-        now = self.now()
+        now = self.clock()
         site = read_robots(item.origin, response, self.settings, self.rules.canonical)
         report = host_report(site, self.rules)
         policy = RobotsPolicy.from_text(report.robots_status, report.robots_text, self.user_agent)
@@ -314,7 +315,7 @@ class Engine:
                 self.queues.add(key, RobotsItem(item.origin), front=True)
             release(pause=0.0 if needs_robots else 0.05)
             return
-        now = self.now()
+        now = self.clock()
         if rule.error is not None:
             release()
             self.record(item, WebPage(item.url, status=FetchStatus.DEFERRED, error=rule.error, fetch_time=now,
@@ -338,7 +339,7 @@ class Engine:
             raise
         pause = self.pacing.answered(key, response.status, response.headers.get("retry-after"))
         release(ended=time.monotonic(), hold=pause)
-        now = self.now()
+        now = self.clock()
         row = outcome_row(item, response, now, self.settings, self.options.store_content, self.rules.canonical)
         self.counts.requests += 1
         self.counts.bytes += len(response.body)
@@ -410,7 +411,7 @@ class Engine:
         if item.chain:  # a redirect hop joins the batch
             marks.update(generate_mark=batch, batch_id=batch, partition=item.partition)
             # Its status comes from `row` (the outcome), which the writer puts over these.
-            if_new = new_page(item.url, self.now(), self.settings.default_fetch_interval, score=item.score,
+            if_new = new_page(item.url, self.clock(), self.settings.default_fetch_interval, score=item.score,
                               depth=item.depth, radius=item.radius)
             if item.is_sitemap:
                 # The redirect inlink updatedb would write, now: parse (this batch) reads who

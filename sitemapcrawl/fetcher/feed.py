@@ -111,8 +111,8 @@ def _earlier(row: WebPage) -> Capture | None:
 
 
 def read_feed(store: Store, rules: UrlRules, options: FetchOptions, counts: FetchCounts, resolve: Resolver,
-              now: Callable[[], datetime]) -> Feed:
-    """Read the batch and the robots.txt rules of its origins (see the module docstring)."""
+              now: datetime) -> Feed:
+    """Read the batch and the robots.txt rules of its origins (known and fresh at `now`; see the module docstring)."""
     feed = Feed()
     for key, row in read_batch(store, options.batch_id, options.partition, chunk=rules.settings.hbase_batch_size):
         feed.seen.add(row.url)
@@ -126,7 +126,7 @@ def read_feed(store: Store, rules: UrlRules, options: FetchOptions, counts: Fetc
             log.warning("fetch: skipping %s: %s", row.url, exc)
     counts.total = len(feed.items)
     feed.queues = {item.origin: item.queue for item in feed.items}
-    _load_robots(store, rules, feed, feed.queues, now())
+    _load_robots(store, rules, feed, feed.queues, now)
     return feed
 
 

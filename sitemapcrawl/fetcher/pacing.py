@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
+from sitemapcrawl.clock import precise_now
 from sitemapcrawl.fetcher.queues import FetchQueues
 from sitemapcrawl.storage.politeness import (
     SLOW_DOWN_CODES,
@@ -35,7 +36,6 @@ from sitemapcrawl.storage.politeness import (
     request_end,
     retry_after_seconds,
     slowed,
-    wall_now,
 )
 
 #: Seconds a reservation lets a key start requests before it must be renewed (each request's end renews it).
@@ -93,7 +93,7 @@ class Pacing:
 
     def start(self, known_delays: Mapping[Hashable, float]) -> None:
         """Before the first request: each queue waits out what its stored state and delays still ask."""
-        now, clock = wall_now(), self._clock()
+        now, clock = precise_now(), self._clock()
         for key, crawl_delay in known_delays.items():
             self.raise_delay(key, crawl_delay)
         for key, entry in self._keys.items():
@@ -146,7 +146,7 @@ class Pacing:
         if self._stopped:
             return False
         entry = self._key(key)
-        entry.in_flight.append(wall_now() + timedelta(seconds=longest))
+        entry.in_flight.append(precise_now() + timedelta(seconds=longest))
         entry.touched = True
         if longest > self._deadline:
             # Longer than the reservation allows for (robots.txt with its redirects): the next write covers it.
@@ -192,7 +192,7 @@ class Pacing:
 
     def take_dirty(self) -> list[StateWrite]:
         """The state of every dirty key, reservations renewed (or released), for the writer. O(dirty)."""
-        now, clock = wall_now(), self._clock()
+        now, clock = precise_now(), self._clock()
         writes = []
         for key in self._dirty:
             entry = self._keys[key]

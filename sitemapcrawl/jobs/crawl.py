@@ -23,14 +23,14 @@ import logging
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
-from datetime import datetime
 from typing import Protocol
 
 from sitemapcrawl import logfields
 from sitemapcrawl.batch import registry
-from sitemapcrawl.batch.calls import BatchSplit, SplitTask, StageUpdate, Work, utc_now
+from sitemapcrawl.batch.calls import BatchSplit, SplitTask, StageUpdate, Work
 from sitemapcrawl.batch.registry import BatchState
 from sitemapcrawl.batch.workers import Runner, WorkerResults, raise_failed, run_splits, split_share
+from sitemapcrawl.clock import Clock, utc_now
 from sitemapcrawl.config import Settings
 from sitemapcrawl.errors import LeaseHeldError, UsageError
 from sitemapcrawl.jobs.detect import DetectCounts, detect
@@ -202,14 +202,14 @@ def finish_batch(
     options: CrawlOptions,
     *,
     on_stage: StageUpdate = lambda stage, done, total, errors: None,
-    now: Callable[[], datetime] | None = None,
+    clock: Clock = utc_now,
 ) -> RoundResult:
     """Finish one batch here: fetch what is not fetched, parse what is not parsed, update.
 
     Each phase skips what an earlier run did, and waits for a lease another
     worker still holds on it. Returns the counts as a round numbered 0.
     """
-    here = InProcess(Work(rules.settings, store=store, rules=rules, client=client, clock=now or utc_now), on_stage)
+    here = InProcess(Work(rules.settings, store=store, rules=rules, client=client, clock=clock), on_stage)
     generated = GenerateCounts(batch_id=state.batch_id, selected=state.selected or 0)
     return finish_round(here, rules.settings, options, crawl_mode_of(state, options), generated, {}, 0, wait=True)
 
@@ -241,16 +241,16 @@ def resume_unfinished(
     on_resume: Callable[[str], None],
     on_stage: StageUpdate,
     on_round: Callable[[RoundResult], None],
-    now: Callable[[], datetime],
+    clock: Clock,
 ) -> bool:
     """Finish (or, when too old, release) every unfinished batch; False when interrupted."""
     for state in registry.unfinished(store):
         batch = state.batch_id
         if not registry.generated_within(state, options.split):
             continue
-        if registry.too_old(state, now(), rules.settings.batch_max_age):
+        if registry.too_old(state, clock(), rules.settings.batch_max_age):
             try:
-                freed = registry.release(store, batch, now())
+                freed = registry.release(store, batch, clock())
             except LeaseHeldError as exc:
                 on_resume(f"batch {batch}: older than batch_max_age, left alone: {exc}")
                 continue
@@ -261,7 +261,7 @@ def resume_unfinished(
             continue
         on_resume(f"batch {batch}: resuming, left unfinished by an earlier run ({state.phase()})")
         logfields.note(batch=batch)
-        finished = finish_batch(store, client, rules, state, options, on_stage=on_stage, now=now)
+        finished = finish_batch(store, client, rules, state, options, on_stage=on_stage, clock=clock)
         logfields.note(batch=None)
         result.resumed.append(finished)
         on_round(finished)
@@ -281,7 +281,7 @@ def crawl(
     on_round: Callable[[RoundResult], None] = lambda result: None,
     on_reject: Callable[[Rejected], None] = lambda rejected: None,
     on_resume: Callable[[str], None] = lambda line: None,
-    now: Callable[[], datetime] | None = None,
+    clock: Clock = utc_now,
     phases: Phases | None = None,
 ) -> CrawlResult:
     """Run a whole crawl (see the module docstring); return what each stage did.
@@ -296,18 +296,17 @@ def crawl(
     (options, no user agent), TableMissingError, StoreUnavailableError.
     """
     options.check()
-    clock = now or utc_now
     mode = options.mode
     result = CrawlResult()
     store.require_tables(WEBPAGE_TABLE, HOST_TABLE, BATCH_TABLE, DUE_TABLE)
     if not resume_unfinished(store, client, rules, options, result, on_resume=on_resume, on_stage=on_stage,
-                             on_round=on_round, now=clock):
+                             on_round=on_round, clock=clock):
         result.stopped = "interrupted"
         return result
     result.inject = inject(store, seeds, rules, on_reject=on_reject,
-                           on_progress=lambda done: on_stage("inject", done, None, 0), now=clock())
+                           on_progress=lambda done: on_stage("inject", done, None, 0), clock=clock)
     if mode is not CrawlMode.LINKS_ONLY:
-        result.detect = _detect(store, client, rules, options, on_stage, clock())
+        result.detect = _detect(store, client, rules, options, on_stage, clock)
     phases = phases or InProcess(Work(rules.settings, store=store, rules=rules, client=client, clock=clock), on_stage)
     generate_options = GenerateOptions(top_n=options.top_n, max_per_host=options.max_per_host,
                                        count_mode=options.count_mode, partitions=options.partitions, mode=mode,
@@ -332,7 +331,7 @@ def crawl(
 
 
 def _detect(store: Store, client: PoliteHttpClient, rules: UrlRules, options: CrawlOptions, on_stage: StageUpdate,
-            now: datetime) -> DetectCounts:
+            clock: Clock) -> DetectCounts:
     """detect for the crawl: every host's robots.txt, or with `--split K/N` those of this machine's hosts."""
     hosts = 0
 
@@ -342,10 +341,10 @@ def _detect(store: Store, client: PoliteHttpClient, rules: UrlRules, options: Cr
         on_stage("detect", hosts, None, 0)
 
     if options.split.whole:
-        return detect(store, client, rules, probe_known_paths=options.probe_known_paths, on_host=host_done, now=now)
+        return detect(store, client, rules, probe_known_paths=options.probe_known_paths, on_host=host_done, clock=clock)
     mine = split_origins(store, options.split)
     return detect(store, client, rules, hosts=mine, probe_known_paths=options.probe_known_paths,
-                  on_host=host_done, now=now) if mine else DetectCounts()
+                  on_host=host_done, clock=clock) if mine else DetectCounts()
 
 
 # ---------------------------------------------------------------- workers --
@@ -359,14 +358,14 @@ def _detect(store: Store, client: PoliteHttpClient, rules: UrlRules, options: Cr
 # the other jobs (as crawl does); the commands call these too.
 
 def generate_workers(runner: Runner, settings: Settings, options: GenerateOptions, workers: int,
-                     now: datetime | None = None) -> tuple[GenerateCounts, WorkerResults]:
+                     clock: Clock = utc_now) -> tuple[GenerateCounts, WorkerResults]:
     """Run generate as `workers` tasks over `options.split`; one batch (options.batch_id or a new id).
 
     `options.top_n` is the batch's total (each task takes its share). UsageError for bad options
     (a split of several machines needs the batch id they share).
     """
     options.check()
-    batch = options.batch_id or new_batch_id(now or utc_now())
+    batch = options.batch_id or new_batch_id(clock())
 
     def task(s: Split) -> SplitTask[GenerateOptions]:
         mine = replace(options, batch_id=batch, split=s, top_n=split_share(options.top_n, s))

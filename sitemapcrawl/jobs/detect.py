@@ -28,9 +28,10 @@ from collections import Counter
 from collections.abc import Callable, Hashable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from urllib.parse import urlsplit
 
+from sitemapcrawl.clock import Clock, utc_now
 from sitemapcrawl.config import Settings
 from sitemapcrawl.errors import InvalidUrlError, UsageError
 from sitemapcrawl.model.cells import column_names, encode, equals_filter
@@ -281,11 +282,12 @@ def detect(
     hosts: Iterable[str] = (),
     probe_known_paths: bool = False,
     on_host: Callable[[HostReport], None] = lambda report: None,
-    now: datetime | None = None,
+    clock: Clock = utc_now,
 ) -> DetectCounts:
     """Check robots.txt of each origin (all in the table, or `hosts`); return the totals.
 
-    `on_host` hears of each host as it is recorded. Per-host failures are data
+    `on_host` hears of each host as it is recorded; `clock`, read once, stamps
+    the host rows and new sitemap rows. Per-host failures are data
     on the host row; only the store's errors (StoreUnavailableError,
     TableMissingError) and a bad `hosts` entry (UsageError) raise. Stopped
     early (Ctrl-C, a store error), it starts no request, waits for those in
@@ -293,7 +295,7 @@ def detect(
     every key it asked.
     """
     store.require_tables(WEBPAGE_TABLE, HOST_TABLE)
-    now = (now or datetime.now(UTC)).replace(microsecond=0)
+    now = clock()
     counts = DetectCounts()
     origins: Iterable[str] = (_origins_from_hosts(store, hosts, rules) if hosts
                               else origins_in_table(store, unreadable=counts.unreadable))

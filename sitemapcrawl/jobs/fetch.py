@@ -25,11 +25,11 @@ import concurrent.futures
 import logging
 import time
 from collections.abc import Callable
-from datetime import UTC, datetime
 
 from sitemapcrawl.batch import registry
 from sitemapcrawl.batch.calls import StageUpdate, Work
 from sitemapcrawl.batch.leases import Lease
+from sitemapcrawl.clock import Clock, utc_now
 from sitemapcrawl.errors import ArchiveError, LeaseHeldError, SitemapCrawlError, StoreUnavailableError, UsageError
 from sitemapcrawl.fetcher.engine import Engine, host_budget
 from sitemapcrawl.fetcher.feed import queue_all, read_feed, stored_rule
@@ -73,15 +73,16 @@ class _Monitor:
         self.window_start = started
         self.window_done = 0
 
-    def reason_to_stop(self, now: float, done: int) -> str | None:
+    def reason_to_stop(self, tick: float, done: int) -> str | None:
+        """Why to stop at `tick` (a `time.monotonic` reading) with `done` URLs done; None to go on."""
         options = self.options
-        if options.time_limit is not None and now - self.started >= options.time_limit:
+        if options.time_limit is not None and tick - self.started >= options.time_limit:
             return f"time limit of {options.time_limit:g} s"
-        if options.min_throughput is None or now - self.started < options.warmup:
+        if options.min_throughput is None or tick - self.started < options.warmup:
             return None
-        if now - self.window_start >= options.throughput_window:
-            rate = (done - self.window_done) / (now - self.window_start)
-            self.window_start, self.window_done = now, done
+        if tick - self.window_start >= options.throughput_window:
+            rate = (done - self.window_done) / (tick - self.window_start)
+            self.window_start, self.window_done = tick, done
             if rate < options.min_throughput:
                 return f"throughput {rate:.2f} pages/s below {options.min_throughput:g}"
         return None
@@ -94,13 +95,14 @@ def fetch(
     options: FetchOptions,
     *,
     on_progress: Callable[[FetchProgress], None] = lambda progress: None,
-    now: Callable[[], datetime] | None = None,
+    clock: Clock = utc_now,
 ) -> FetchCounts:
     """Fetch the batch (or one fetch split of it); return the counts (see the module docstring).
 
-    Per-URL failures are data on the rows. Raises UsageError (bad options, no
-    user agent), LeaseHeldError (another worker has the split),
-    TableMissingError or StoreUnavailableError. A KeyboardInterrupt stops the
+    `clock` stamps each outcome as it comes. Per-URL failures are data on the
+    rows. Raises UsageError (bad options, no user agent), LeaseHeldError
+    (another worker has the split), TableMissingError or
+    StoreUnavailableError. A KeyboardInterrupt stops the
     run cleanly (finished outcomes written, requests in flight given up to
     `ABANDON_AFTER` seconds and then abandoned, their politeness state
     recorded, `stopped` set) instead of propagating.
@@ -112,7 +114,6 @@ def fetch(
         raise UsageError("a user agent is required to fetch: pass --user-agent, set "
                          "SITEMAPCRAWL_USER_AGENT, or set user_agent in the config file")
     store.require_tables(WEBPAGE_TABLE, HOST_TABLE, BATCHROW_TABLE)
-    clock = now or (lambda: datetime.now(UTC).replace(microsecond=0))
     shares = registry.fetch_shares(store, options.batch_id, options.partition)
     lease = Lease(store, options.batch_id, shares, settings.lease_seconds)
     lease.claim(wait=options.wait, on_wait=log.warning)
@@ -136,12 +137,12 @@ def fetch(
 
 
 def _fetch_claimed(store: Store, client: PoliteHttpClient, rules: UrlRules, options: FetchOptions,
-                   on_progress: Callable[[FetchProgress], None], clock: Callable[[], datetime],
+                   on_progress: Callable[[FetchProgress], None], clock: Clock,
                    lease: Lease) -> FetchCounts:
     settings = rules.settings
     counts = FetchCounts(options.batch_id)
     started = time.monotonic()
-    feed = read_feed(store, rules, options, counts, Resolver(), clock)
+    feed = read_feed(store, rules, options, counts, Resolver(), clock())
     if counts.total == 0:
         log.info("fetch: %s", counts.summary())
         return counts
@@ -249,4 +250,4 @@ def _progress(counts: FetchCounts, active_hosts: int, elapsed: float) -> FetchPr
 def fetch_phase(work: Work, options: FetchOptions, progress: StageUpdate) -> FetchCounts:
     """`fetch` as a phase call (`batch.calls`): on `work` and its client, progress as stage `fetch`."""
     return fetch(work.store, work.client, work.rules, options,
-                 on_progress=lambda p: progress("fetch", p.done, p.total, p.errors), now=work.clock)
+                 on_progress=lambda p: progress("fetch", p.done, p.total, p.errors), clock=work.clock)

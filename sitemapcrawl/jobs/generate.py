@@ -29,6 +29,7 @@ from typing import Any, NamedTuple
 
 from sitemapcrawl.batch import registry
 from sitemapcrawl.batch.calls import StageUpdate, Work
+from sitemapcrawl.clock import Clock, utc_now
 from sitemapcrawl.config import MAX_PARTITIONS
 from sitemapcrawl.errors import InvalidUrlError, UsageError
 from sitemapcrawl.model.cells import encode
@@ -311,16 +312,17 @@ def generate(
     options: GenerateOptions,
     *,
     on_progress: Callable[[int], None] = lambda scanned: None,
-    now: datetime | None = None,
+    clock: Clock = utc_now,
 ) -> GenerateCounts:
     """Select the due rows (see the module docstring), stamp them, return the counts.
 
-    `on_progress` hears the number of due rows read so far. Raises UsageError
+    `on_progress` hears the number of due rows read so far; `clock`, read
+    once, is the time rows must be due by (and names a new batch). Raises UsageError
     for bad options, TableMissingError or StoreUnavailableError from the store.
     """
     options.check()
     store.require_tables(WEBPAGE_TABLE, BATCHROW_TABLE, DUE_TABLE)
-    now = (now or datetime.now(UTC)).replace(microsecond=0)
+    now = clock()
     counts = GenerateCounts()
     unreadable = tables.Unreadable()
     judge = _Judge(rules, options, counts, on_progress)
@@ -413,4 +415,4 @@ def _skip_reason(
 def generate_phase(work: Work, options: GenerateOptions, progress: StageUpdate) -> GenerateCounts:
     """`generate` as a phase call (`batch.calls`): on `work`, progress as stage `generate`."""
     return generate(work.store, work.rules, options, on_progress=lambda done: progress("generate", done, None, 0),
-                    now=work.clock())
+                    clock=work.clock)

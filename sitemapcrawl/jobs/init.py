@@ -9,8 +9,8 @@ or says how to run it by hand (`init --print-schema`).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime
 
+from sitemapcrawl.clock import Clock, utc_now
 from sitemapcrawl.errors import StoreRejectedError, UsageError
 from sitemapcrawl.model.webpage import DUE_TABLE, TABLE_NAMES, WEBPAGE_TABLE
 from sitemapcrawl.storage import hbase_shell
@@ -31,7 +31,8 @@ class InitResult:
     """What was asked and not done, one line each (a layout option on an existing table)."""
 
 
-def init_tables(store: Store, layout: Layout | None = None, shell: str | None = None) -> InitResult:
+def init_tables(store: Store, layout: Layout | None = None, shell: str | None = None, *,
+                clock: Clock = utc_now) -> InitResult:
     """Create the missing tables with `layout`; running it again changes nothing.
 
     Without split keys, Thrift1 creates the tables; a namespace that is
@@ -39,8 +40,8 @@ def init_tables(store: Store, layout: Layout | None = None, shell: str | None = 
     is given, otherwise the error says how. With split keys, the HBase shell
     creates them (Thrift1 cannot split): `shell` is then required. A
     `webpage` table created with its `due` table gets the due index's built
-    marker (an older table given a new `due` table does not: its first
-    generate rebuilds the index).
+    marker, stamped by `clock` (an older table given a new `due` table does
+    not: its first generate rebuilds the index).
     Cost: one round trip to list tables, one per table created; with the
     shell, a JVM start and one round trip to count the regions.
     Raises StoreUnavailableError when HBase cannot be reached,
@@ -76,6 +77,6 @@ def init_tables(store: Store, layout: Layout | None = None, shell: str | None = 
                                      "run `sitemapcrawl init --print-schema` in it by hand to see why")
     if WEBPAGE_TABLE in created and DUE_TABLE in created:
         # An empty webpage table has no row the due index could miss: the index starts built.
-        mark_due_built(store, datetime.now(UTC).replace(microsecond=0))
+        mark_due_built(store, clock())
     regions = len(store.regions(WEBPAGE_TABLE)) if layout.split_keys and WEBPAGE_TABLE in created else None
     return InitResult(tuple(store.table_name(t) for t in created), existing, regions, tuple(notes))

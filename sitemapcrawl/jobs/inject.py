@@ -23,10 +23,11 @@ import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime
+from datetime import datetime
 from itertools import islice
 from typing import TypeVar
 
+from sitemapcrawl.clock import Clock, utc_now
 from sitemapcrawl.config import MAX_HOPS, MAX_NUMBER, TEN_YEARS, Settings
 from sitemapcrawl.errors import InvalidUrlError
 from sitemapcrawl.model.cells import encode
@@ -289,18 +290,19 @@ def inject(
     overwrite_score: bool = False,
     on_reject: Callable[[Rejected], None] = lambda rejected: None,
     on_progress: Callable[[int], None] = lambda lines_done: None,
-    now: datetime | None = None,
+    clock: Clock = utc_now,
 ) -> InjectCounts:
     """Inject seed lines into the `webpage` table; returns the counts.
 
     `on_reject` hears of every skipped line (the CLI prints it); `on_progress`
-    hears how many lines were read after each chunk. Raises
+    hears how many lines were read after each chunk; `clock`, read once, is
+    the time the rows are stamped with and due by. Raises
     StoreUnavailableError / TableMissingError from the store; a bad line never
     raises.
     """
     settings = rules.settings
     store.require_tables(WEBPAGE_TABLE, DUE_TABLE)
-    now = (now or datetime.now(UTC)).replace(microsecond=0)
+    now = clock()
     counts = InjectCounts()
     seeds = seed_lines(lines, rules, counts, on_reject)
     chunk_size = max(1, settings.hbase_batch_size)

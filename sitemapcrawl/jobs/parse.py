@@ -23,11 +23,12 @@ import logging
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, fields, replace
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from sitemapcrawl.batch import registry
 from sitemapcrawl.batch.calls import BatchSplit, StageUpdate, Work
+from sitemapcrawl.clock import Clock, utc_now
 from sitemapcrawl.errors import InvalidUrlError, SitemapError
 from sitemapcrawl.model.cells import encode, map_column
 from sitemapcrawl.model.changes import Hints, hints_of
@@ -535,14 +536,15 @@ def parse_batch(
     mode: CrawlMode | None = None,
     on_progress: Callable[[int], None] = lambda rows_done: None,
     on_sitemap: Callable[[SitemapOutcome], None] = lambda outcome: None,
-    now: datetime | None = None,
+    clock: Clock = utc_now,
     wait: bool = False,
     split: Split = WHOLE,
 ) -> ParseCounts:
     """Parse the fetched rows of a batch (see the module docstring); return the counts.
 
     `mode` defaults to the settings' `crawl_mode`. `on_sitemap` hears of each
-    sitemap row parsed (or refused). `split`: only the rows of that split
+    sitemap row parsed (or refused); `clock`, read once, stamps the parses.
+    `split`: only the rows of that split
     (`sitemapcrawl.model.splits`). Per-row trouble is data on the row; only
     the store's errors (StoreUnavailableError, TableMissingError), a bad
     mode (UsageError) and another worker parsing the batch (LeaseHeldError;
@@ -550,7 +552,7 @@ def parse_batch(
     """
     mode = mode or rules.settings.crawl_mode
     store.require_tables(WEBPAGE_TABLE, HISTORY_TABLE, BATCHROW_TABLE)
-    now = (now or datetime.now(UTC)).replace(microsecond=0)
+    now = clock()
     counts = ParseCounts(batch_id=batch_id)
     chunk = max(1, rules.settings.hbase_batch_size)
     with registry.working_on(store, batch_id, registry.PARSE, rules.settings, wait=wait, split=split):
@@ -586,4 +588,4 @@ def parse_batch(
 def parse_phase(work: Work, options: BatchSplit, progress: StageUpdate) -> ParseCounts:
     """`parse_batch` as a phase call (`batch.calls`): on `work`, progress as stage `parse`."""
     return parse_batch(work.store, work.rules, options.batch_id, mode=options.mode, split=options.split,
-                       wait=options.wait, now=work.clock(), on_progress=lambda done: progress("parse", done, None, 0))
+                       wait=options.wait, clock=work.clock, on_progress=lambda done: progress("parse", done, None, 0))

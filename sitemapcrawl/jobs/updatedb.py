@@ -25,11 +25,12 @@ import logging
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from sitemapcrawl.batch import registry
 from sitemapcrawl.batch.calls import BatchSplit, StageUpdate, Work
+from sitemapcrawl.clock import Clock, utc_now
 from sitemapcrawl.errors import InvalidUrlError, SplitWaitError
 from sitemapcrawl.model.cells import column_names, encode, fields_held, fields_set, overlaid, with_fields
 from sitemapcrawl.model.entries import EXTENSION_FIELDS, merged_extensions
@@ -496,7 +497,7 @@ def updatedb(
     *,
     mode: CrawlMode | None = None,
     on_progress: Callable[[int], None] = lambda rows_done: None,
-    now: datetime | None = None,
+    clock: Clock = utc_now,
     wait: bool = False,
     split: Split = WHOLE,
     rescore: bool = False,
@@ -505,7 +506,7 @@ def updatedb(
     """Merge a parsed batch into the table (see the module docstring); return the counts.
 
     `mode` defaults to the settings' `crawl_mode`. `on_progress` hears rows
-    done in the current pass. `split`: only the rows of that split
+    done in the current pass; `clock`, read once, is the time schedules plan from. `split`: only the rows of that split
     (`sitemapcrawl.model.splits`; a link's target is merged by the split that holds it). Raises only the store's errors
     (StoreUnavailableError, TableMissingError), UsageError for a bad mode and
     LeaseHeldError when another worker updates the batch (with `wait`, its
@@ -521,7 +522,7 @@ def updatedb(
     """
     mode = mode or rules.settings.crawl_mode
     store.require_tables(WEBPAGE_TABLE, BATCHROW_TABLE)
-    now = (now or datetime.now(UTC)).replace(microsecond=0)
+    now = clock()
     policy = SchedulePolicy.from_settings(rules.settings)
     counts = UpdateCounts(batch_id=batch_id)
     chunk = max(1, rules.settings.hbase_batch_size)
@@ -595,4 +596,4 @@ def _check_spread(state: registry.BatchState, batch_id: str, split: Split) -> No
 def updatedb_phase(work: Work, options: BatchSplit, progress: StageUpdate) -> UpdateCounts:
     """`updatedb` as a phase call (`batch.calls`): on `work`, its step, progress as stage `updatedb`."""
     return updatedb(work.store, work.rules, options.batch_id, mode=options.mode, split=options.split, step=options.step,
-                    wait=options.wait, now=work.clock(), on_progress=lambda done: progress("updatedb", done, None, 0))
+                    wait=options.wait, clock=work.clock, on_progress=lambda done: progress("updatedb", done, None, 0))

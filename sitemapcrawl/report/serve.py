@@ -29,13 +29,13 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 from urllib.parse import parse_qs, urlsplit
 
 from sitemapcrawl.batch.registry import BatchState, every_batch
+from sitemapcrawl.clock import precise_now, utc_now
 from sitemapcrawl.errors import SitemapCrawlError, UsageError
 from sitemapcrawl.model.webpage import BATCH_TABLE
 from sitemapcrawl.report.html import page, render_panel
@@ -103,7 +103,7 @@ class Cached(Generic[T]):
 
 def snapshot_cache(store: Store, max_age: float) -> Cached[Snapshot]:
     """The panels' snapshot (the host and history tables), read at most once per `max_age` seconds."""
-    return Cached(lambda: take_counted_snapshot(store, datetime.now(UTC).replace(microsecond=0)), max_age)
+    return Cached(lambda: take_counted_snapshot(store, utc_now()), max_age)
 
 
 def batches_cache(store: Store, max_age: float) -> Cached[list[BatchState]]:
@@ -300,7 +300,7 @@ class _Server(ThreadingHTTPServer):
         self.metrics: CollectorRegistry | None
         try:
             self.metrics = metrics_registry(
-                lambda: crawl_gauges(self.cache.get(), batches.get(), datetime.now(UTC)))
+                lambda: crawl_gauges(self.cache.get(), batches.get(), precise_now()))
         except ImportError:
             log.info("serve: %s", INSTALL_HINT)
             self.metrics = None

@@ -20,6 +20,7 @@ from datetime import UTC, datetime
 from itertools import islice
 from typing import NamedTuple, TypeVar
 
+from sitemapcrawl.clock import utc_now
 from sitemapcrawl.errors import CellDecodeError
 from sitemapcrawl.model.cells import (
     column_names,
@@ -192,7 +193,7 @@ def write_pages(store: Store, puts: Iterable[tuple[bytes, Cells]],
     entries moved, and the multi-get for rows not in `before`.
     """
     known = before or {}
-    due_by = format_time(now or datetime.now(UTC)).encode()
+    due_by = format_time(now or utc_now()).encode()
     rows = batches = retries = 0
     for chunk in chunks(puts, span or store.batch_size):
         touched = [(key, cells) for key, cells in chunk if not _MOVING.isdisjoint(cells)]

@@ -19,12 +19,12 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
-import time
 from collections import Counter
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
+from sitemapcrawl.clock import epoch_microseconds, precise_now
 from sitemapcrawl.errors import CellDecodeError, InvalidUrlError, UsageError
 from sitemapcrawl.model.alerts import ALERT_FIELDS, fails_now, shrank
 from sitemapcrawl.model.cells import column_names, compare_filter_of, encode, map_column
@@ -215,7 +215,7 @@ def record_parse(store: Store, sitemap_key: bytes, sitemap_url: str, listed: Map
     counts = count_changes(changes)
     change_cells = {str(n): text for n, text in enumerate(chunks(change_lines(changes)))}
     parse_row = HistoryRow(
-        history_key(key_text, time.time_ns() // 1000), sitemap=sitemap_url, parsed_at=now, batch=batch_id,
+        history_key(key_text, epoch_microseconds(precise_now())), sitemap=sitemap_url, parsed_at=now, batch=batch_id,
         entries=len(listed),
         baseline=previous is None, change_chunks=change_cells, added=counts[ChangeKind.ADDED],
         removed=counts[ChangeKind.REMOVED], lastmod_changed=counts[ChangeKind.LASTMOD],

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from email.utils import parsedate_to_datetime
 
+from sitemapcrawl.clock import precise_now
 from sitemapcrawl.errors import CellDecodeError, InvalidUrlError
 from sitemapcrawl.model.cells import column_names, decode, encode
 from sitemapcrawl.model.webpage import HOST_TABLE, HostRow
@@ -175,14 +176,9 @@ def recovered(slow_delay: float, delay: float) -> float:
     return left if left > delay else 0.0
 
 
-def wall_now() -> datetime:
-    """The real time, to the microsecond (politeness compares it across processes)."""
-    return datetime.now(UTC)
-
-
 def request_end() -> datetime:
     """The real time rounded up to the next millisecond: the stored end of a request is never early."""
-    moment = datetime.now(UTC)
+    moment = precise_now()
     return moment + timedelta(microseconds=(1000 - moment.microsecond % 1000) % 1000)
 
 
@@ -211,7 +207,7 @@ class KeyGate:
         lock = self._locks.setdefault(key, asyncio.Lock())
         async with lock:
             state = self._states.get(key, KeyState())
-            pause = state.wait(delay, wall_now())
+            pause = state.wait(delay, precise_now())
             if pause > 0 and not self._stopped.is_set():
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self._stopped.wait(), pause)

@@ -1,7 +1,8 @@
 """A loopback test web: virtual hosts on 127.0.0.x, built from a small description, with faults and truth.
 
-Stand-alone (stdlib only, imports nothing else from sitemapcrawl): tests,
-the README demo and the benchmarks crawl it instead of the internet.
+Stand-alone (stdlib only; of sitemapcrawl it imports only `clock`, which
+imports nothing): tests, the README demo and the benchmarks crawl it instead
+of the internet.
 
     from sitemapcrawl.testweb import TestWebServer, small_web, Fault
     with TestWebServer(small_web()) as web:

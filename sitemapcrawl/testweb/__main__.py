@@ -27,6 +27,7 @@ import threading
 import time
 from types import FrameType
 
+from sitemapcrawl.clock import precise_now
 from sitemapcrawl.testweb.generate import bulk_web, demo_web, small_web
 from sitemapcrawl.testweb.latency import LatencyWebServer
 from sitemapcrawl.testweb.model import Web
@@ -71,7 +72,7 @@ def _serve(args: argparse.Namespace) -> int:
 
 def _write_log(server: TestWebServer | LatencyWebServer, path: str) -> None:
     """The access log as JSON lines, monotonic times turned to wall-clock seconds."""
-    wall = time.time() - time.monotonic()
+    wall = precise_now().timestamp() - time.monotonic()
     with open(path, "w", encoding="utf-8") as f:
         for r in server.log.records():
             f.write(json.dumps({"host": r.host, "target": r.target, "status": r.status, "agent": r.user_agent,

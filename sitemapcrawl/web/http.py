@@ -29,13 +29,14 @@ import threading
 import time
 from collections.abc import Coroutine, Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from types import MappingProxyType
 from typing import Any, BinaryIO, Protocol, TypeVar
 from urllib.parse import urljoin, urlsplit
 
 import aiohttp
 
+from sitemapcrawl.clock import precise_now
 from sitemapcrawl.config import Settings
 from sitemapcrawl.errors import SitemapError, UsageError
 from sitemapcrawl.urlparts import HTTP_SCHEMES
@@ -244,7 +245,7 @@ class AsyncHttpClient:
                      redirects: tuple[str, ...], refers: Capture | None = None,
                      sink: BinaryIO | None = None, record_later: bool = False) -> HttpResponse:
         log.debug("GET %s", url)
-        sent_at = datetime.now(UTC)
+        sent_at = precise_now()
         session = self._open()
         scheme = urlsplit(url).scheme.lower() if "://" in url else ""
         try:

@@ -31,10 +31,11 @@ import socket
 import threading
 import zlib
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from sitemapcrawl.clock import precise_now
 from sitemapcrawl.config import Settings, effective
 from sitemapcrawl.errors import UsageError
 from sitemapcrawl.processes import pid_alive
@@ -133,7 +134,7 @@ class WarcRecorder:
         self.folder = folder
         self.max_bytes = max_bytes
         self._info = info
-        started = datetime.now(UTC).strftime("%Y%m%d%H%M%S%f")
+        started = precise_now().strftime("%Y%m%d%H%M%S%f")
         self._stem = f"{_safe(prefix)}-{started}-{_safe(socket.gethostname())}-{os.getpid()}"
         self._serial = 0
         self._lock = threading.Lock()

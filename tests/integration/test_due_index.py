@@ -88,7 +88,7 @@ def run(store: Store, settings: Settings, options: GenerateOptions, now: datetim
         options = dataclasses.replace(options, batch_id=new_batch_id(now))
     if isinstance(store, CountingStore):
         store.reset()
-    counts = generate(store, UrlRules.from_settings(settings), options, now=now)
+    counts = generate(store, UrlRules.from_settings(settings), options, clock=lambda: now)
     if counts.batch_id is None:
         return counts, set()
     counted = (dict(store.scanned), dict(store.got), list(store.scans)) if isinstance(store, CountingStore) else None
@@ -228,7 +228,7 @@ def test_init_of_a_new_table_starts_with_the_index_built(settings: Settings) -> 
     with Store(settings) as store:
         init_tables(store)
         assert built(store) is not None
-        first = generate(store, UrlRules.from_settings(settings), GenerateOptions(), now=NOW)
+        first = generate(store, UrlRules.from_settings(settings), GenerateOptions(), clock=lambda: NOW)
         assert not first.rescanned
 
 

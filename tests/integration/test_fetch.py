@@ -21,6 +21,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from fetch_helpers import AGENT, PAST, add_rows, due, read, run_fetch
 
+from sitemapcrawl.clock import Clock, utc_now
 from sitemapcrawl.config import Settings
 from sitemapcrawl.jobs.fetch import FetchCounts
 from sitemapcrawl.jobs.generate import GenerateOptions, generate
@@ -80,9 +81,9 @@ def fetch_settings(settings: Settings) -> Settings:
 
 
 def batch(store: Store, settings: Settings, batch_id: str, partitions: int = 1,
-          now: datetime | None = None) -> None:
+          clock: Clock = utc_now) -> None:
     counts = generate(store, UrlRules.from_settings(settings),
-                      GenerateOptions(batch_id=batch_id, partitions=partitions), now=now)
+                      GenerateOptions(batch_id=batch_id, partitions=partitions), clock=clock)
     assert counts.selected > 0
 
 
@@ -231,7 +232,7 @@ def test_timeouts_and_500s_are_retried_then_gone(site: TestWebServer, store: Sto
     # the retry is rescheduled by updatedb (the schedule): generate takes it again once due
     merge(store, fetch_settings, "r1")
     later = max(read(store, u).next_fetch or PAST for u in (slow, failing)) + timedelta(seconds=1)
-    batch(store, fetch_settings, "r2", now=later)
+    batch(store, fetch_settings, "r2", clock=lambda: later)
     run_fetch(store, fetch_settings, "r2")
     for url in (slow, failing):
         row = read(store, url)

@@ -41,7 +41,7 @@ def test_due_rows_are_stamped_once_with_batch_and_partition(store: Store, settin
         WebPage("http://127.0.0.2:8000/no-schedule.html", status=FetchStatus.UNFETCHED))
     rules = UrlRules.from_settings(settings)
 
-    counts = generate(store, rules, GenerateOptions(partitions=2), now=NOW)
+    counts = generate(store, rules, GenerateOptions(partitions=2), clock=lambda: NOW)
 
     assert counts.batch_id and counts.selected == 12 and counts.due == 12
     assert sum(counts.by_partition.values()) == 12
@@ -53,7 +53,7 @@ def test_due_rows_are_stamped_once_with_batch_and_partition(store: Store, settin
     assert marks(store, "http://127.0.0.2:8000/later.html").generate_mark is None
     assert marks(store, "http://127.0.0.2:8000/no-schedule.html").generate_mark is None
 
-    again = generate(store, rules, GenerateOptions(partitions=2), now=NOW)
+    again = generate(store, rules, GenerateOptions(partitions=2), clock=lambda: NOW)
     assert again.batch_id is None and again.selected == 0
     assert again.skipped == {"in an unfinished batch": 12}
 
@@ -72,7 +72,7 @@ def test_caps_modes_constraints_and_blacklist(store: Store, settings: Settings, 
     rules = UrlRules.from_settings(settings)
 
     links = generate(store, rules, GenerateOptions(max_per_host=2, mode=CrawlMode.LINKS_ONLY,
-                                                   batch_id="links-1"), now=NOW)
+                                                   batch_id="links-1"), clock=lambda: NOW)
     chosen = {u for u in [r.url for r in shop] if marks(store, u).generate_mark == "links-1"}
     # the two best shop pages by priority, plus 127.0.0.3's best two pages
     assert chosen == {"http://127.0.0.2:8000/p5.html", "http://127.0.0.2:8000/p4.html"}
@@ -85,7 +85,7 @@ def test_caps_modes_constraints_and_blacklist(store: Store, settings: Settings, 
 
     # no topN: generate meets every due sitemap, so it blacklists the old one (it reads in rank order and
     # stops at topN, so a blacklisted sitemap ranked below the batch is blacklisted by a later round)
-    sitemaps = generate(store, rules, GenerateOptions(mode=CrawlMode.SITEMAP_ONLY, batch_id="sm-1"), now=NOW)
+    sitemaps = generate(store, rules, GenerateOptions(mode=CrawlMode.SITEMAP_ONLY, batch_id="sm-1"), clock=lambda: NOW)
     assert sitemaps.selected == 1
     assert marks(store, "http://127.0.0.3:8000/sitemap.xml").generate_mark == "sm-1"
     old = marks(store, "http://127.0.0.3:8000/old-sitemap.xml")
@@ -96,11 +96,11 @@ def test_caps_modes_constraints_and_blacklist(store: Store, settings: Settings, 
 def test_top_n_spreads_over_hosts_and_domain_counting(store: Store, settings: Settings) -> None:
     put(store, *(page(f"http://127.0.0.{h}:8000/{i}.html") for h in range(2, 6) for i in range(10)))
     rules = UrlRules.from_settings(settings)
-    counts = generate(store, rules, GenerateOptions(top_n=8, batch_id="b1"), now=NOW)
+    counts = generate(store, rules, GenerateOptions(top_n=8, batch_id="b1"), clock=lambda: NOW)
     assert counts.selected == 8
     assert len(counts.by_host) > 1  # equal scores: the jitter interleaves hosts
     counts = generate(store, rules, GenerateOptions(max_per_host=3, count_mode=CountMode.DOMAIN,
-                                                    batch_id="b2"), now=NOW)
+                                                    batch_id="b2"), clock=lambda: NOW)
     # every IP is its own registered domain: 3 of the 10 left on each of 4 hosts at most
     assert all(n <= 3 for n in counts.by_host.values()) and counts.selected > 0
 
@@ -112,7 +112,7 @@ def test_rows_rescheduled_by_their_fetch_are_free_again(store: Store, settings: 
         page("http://127.0.0.2:8000/fetched.html", status=FetchStatus.FETCHED, generate_mark="old",
              fetch_mark="old", fetch_time=NOW - timedelta(hours=3), next_fetch=NOW - timedelta(days=3)),
         page("http://127.0.0.2:8000/merged.html", generate_mark="old", update_mark="old"))
-    counts = generate(store, UrlRules.from_settings(settings), GenerateOptions(batch_id="new"), now=NOW)
+    counts = generate(store, UrlRules.from_settings(settings), GenerateOptions(batch_id="new"), clock=lambda: NOW)
     assert counts.selected == 2
     assert marks(store, url).generate_mark == "new"
     assert marks(store, "http://127.0.0.2:8000/merged.html").generate_mark == "new"

@@ -146,7 +146,7 @@ def test_a_regionserver_stopped_during_updatedb_loses_nothing(
         expected_settings = split_settings(settings)
         web.reset()
         batch = prepare_batch(store, expected_settings, web)
-        updatedb(store, UrlRules.from_settings(expected_settings), batch, mode=CrawlMode.MIXED, now=START)
+        updatedb(store, UrlRules.from_settings(expected_settings), batch, mode=CrawlMode.MIXED, clock=lambda: START)
         expected = table(store)
 
         # Leases outlive the RegionServer's recovery (tens of seconds): the other split waits, never gives up.
@@ -179,7 +179,7 @@ def test_a_regionserver_stopped_during_updatedb_loses_nothing(
             results: list[object] = []
 
             def run(part: Split, on: Store) -> None:
-                results.append(updatedb(on, rules, batch, mode=CrawlMode.MIXED, now=START, split=part))
+                results.append(updatedb(on, rules, batch, mode=CrawlMode.MIXED, clock=lambda: START, split=part))
 
             threads = [threading.Thread(target=run, args=(Split(k, 2), s))
                        for k, s in ((0, crawl_store), (1, other))]

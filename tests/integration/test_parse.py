@@ -79,7 +79,7 @@ def test_index_then_children_give_the_webs_listed_urls_with_their_sitemaps(
     rules = UrlRules.from_settings(settings)
     put(store, fetched_row(index, "b1", is_sitemap=True, sitemap_source=SitemapSource.ROBOTS))
 
-    first = parse_batch(store, rules, "b1", mode=CrawlMode.SITEMAP_ONLY, now=NOW)
+    first = parse_batch(store, rules, "b1", mode=CrawlMode.SITEMAP_ONLY, clock=lambda: NOW)
     assert first.sitemaps == 1 and first.children == len(truth.children(index)) - 1
     row = read(store, index)
     assert row is not None and row.sitemap_type == "index" and row.sitemap_entries == first.children
@@ -87,7 +87,7 @@ def test_index_then_children_give_the_webs_listed_urls_with_their_sitemaps(
     assert "1 child sitemaps blacklisted" in (row.sitemap_problems or ())
     assert not row.outlinks  # a sitemap has no outlinks
 
-    update = updatedb(store, rules, "b1", mode=CrawlMode.SITEMAP_ONLY, now=NOW)
+    update = updatedb(store, rules, "b1", mode=CrawlMode.SITEMAP_ONLY, clock=lambda: NOW)
     children = set(truth.children(index)) - {blacklisted}
     assert update.new_rows == len(children) and update.scheduled == 1
     for child in children:
@@ -105,10 +105,10 @@ def test_index_then_children_give_the_webs_listed_urls_with_their_sitemaps(
 
     # Batch 2: every child as fetch would leave it (the missing one is gone).
     put(store, *(fetched_row(child, "b2", depth=1) for child in children))
-    second = parse_batch(store, rules, "b2", mode=CrawlMode.SITEMAP_ONLY, now=NOW)
+    second = parse_batch(store, rules, "b2", mode=CrawlMode.SITEMAP_ONLY, clock=lambda: NOW)
     missing = testweb.url("127.0.0.2", "/missing-sitemap.xml")
     assert second.sitemaps == len(children) - 1 and second.not_parsed == {"sitemap gone": 1}
-    updatedb(store, rules, "b2", mode=CrawlMode.SITEMAP_ONLY, now=NOW)
+    updatedb(store, rules, "b2", mode=CrawlMode.SITEMAP_ONLY, clock=lambda: NOW)
 
     expected: dict[str, set[str]] = {}
     for child in children - {missing}:
@@ -137,7 +137,7 @@ def test_entries_past_depth_and_radius_get_no_row(store: Store, settings: Settin
     rules = UrlRules.from_settings(settings)
     sitemap = testweb.url("127.0.0.2", "/sitemap-products.xml.gz")
     put(store, fetched_row(sitemap, "b1", is_sitemap=True, depth=0, radius=0))
-    counts = parse_batch(store, rules, "b1", now=NOW)
+    counts = parse_batch(store, rules, "b1", clock=lambda: NOW)
     listed = testweb.truth.listed_by(sitemap)
     assert counts.entries == 0 and counts.dropped_depth == len(listed) == 3
     assert set(all_rows(store)) == {sitemap}
@@ -150,7 +150,7 @@ def test_over_the_url_limit_is_recorded(store: Store, settings: Settings, testwe
     rules = UrlRules.from_settings(settings)
     sitemap = testweb.url("127.0.0.4", "/sitemap-ref.xml")
     put(store, fetched_row(sitemap, "b1", is_sitemap=True))
-    counts = parse_batch(store, rules, "b1", now=NOW)
+    counts = parse_batch(store, rules, "b1", clock=lambda: NOW)
     row = read(store, sitemap)
     assert row is not None and (row.sitemap_entries, row.dropped_limit) == (10, 20)
     assert counts.dropped_limit == 20 and any("URL limit" in p for p in row.sitemap_problems or ())
@@ -163,7 +163,7 @@ def test_blacklisted_and_broken_sitemaps(store: Store, settings: Settings, testw
     feed = testweb.url("127.0.0.3", "/rss.xml")
     page = testweb.url("127.0.0.2", "/about.html")
     put(store, fetched_row(feed, "b1", is_sitemap=True), fetched_row(page, "b1", is_sitemap=True))
-    counts = parse_batch(store, rules, "b1", mode=CrawlMode.SITEMAP_ONLY, now=NOW)
+    counts = parse_batch(store, rules, "b1", mode=CrawlMode.SITEMAP_ONLY, clock=lambda: NOW)
     assert (counts.blacklisted, counts.sitemap_errors, counts.entries) == (1, 1, 0)
     feed_row, page_row = read(store, feed), read(store, page)
     assert feed_row is not None and feed_row.blacklisted and feed_row.sitemap_type is None
@@ -180,7 +180,7 @@ def test_html_outlinks_become_rows_within_depth_and_radius(store: Store, setting
     meta = testweb.url("127.0.0.2", "/meta-nofollow.html")
     docs = testweb.url("127.0.0.2", "/docs/index.html")
     put(store, fetched_row(home, "b1", depth=2, radius=1), fetched_row(meta, "b1"), fetched_row(docs, "b1"))
-    counts = parse_batch(store, rules, "b1", mode=CrawlMode.MIXED, now=NOW)
+    counts = parse_batch(store, rules, "b1", mode=CrawlMode.MIXED, clock=lambda: NOW)
     assert counts.pages == 3
 
     shop = truth.web.site("127.0.0.2")
@@ -193,7 +193,7 @@ def test_html_outlinks_become_rows_within_depth_and_radius(store: Store, setting
     assert docs_row is not None and set(docs_row.outlinks or {}) == {
         urls.canonicalize(u) for u in truth.outlinks(shop, shop.lookup("/docs/index.html"))}  # type: ignore[arg-type]
 
-    update = updatedb(store, rules, "b1", mode=CrawlMode.MIXED, now=NOW)
+    update = updatedb(store, rules, "b1", mode=CrawlMode.MIXED, clock=lambda: NOW)
     rows = all_rows(store)
     share = 1.0 / len(expected)
     for target in expected:
@@ -209,7 +209,7 @@ def test_html_outlinks_become_rows_within_depth_and_radius(store: Store, setting
     # The docs page (depth 2, radius 0) links within its site only.
     assert update.past_depth == 0
     # Rerunning changes nothing: scores are not added twice.
-    again = updatedb(store, rules, "b1", mode=CrawlMode.MIXED, now=NOW)
+    again = updatedb(store, rules, "b1", mode=CrawlMode.MIXED, clock=lambda: NOW)
     assert again.merged == 0 and again.already_merged == update.merged and again.scheduled == 0
     assert all_rows(store)[expected[0]].score == pytest.approx(share)
 
@@ -219,8 +219,8 @@ def test_radius_zero_keeps_links_inside_the_site(store: Store, settings: Setting
     rules = UrlRules.from_settings(settings)
     home = testweb.url("127.0.0.2", "/")
     put(store, fetched_row(home, "b1", depth=2, radius=0))
-    parse_batch(store, rules, "b1", mode=CrawlMode.LINKS_ONLY, now=NOW)
-    update = updatedb(store, rules, "b1", mode=CrawlMode.LINKS_ONLY, now=NOW)
+    parse_batch(store, rules, "b1", mode=CrawlMode.LINKS_ONLY, clock=lambda: NOW)
+    update = updatedb(store, rules, "b1", mode=CrawlMode.LINKS_ONLY, clock=lambda: NOW)
     hosts = {urls.host_key(url) for url in all_rows(store)}
     assert hosts == {"127.0.0.2"} and update.past_depth == 2  # the blog and example.invalid
 
@@ -230,11 +230,11 @@ def test_sitemap_only_mode_follows_no_html_links(store: Store, settings: Setting
     rules = UrlRules.from_settings(settings)
     home = testweb.url("127.0.0.2", "/")
     put(store, fetched_row(home, "b1"))
-    counts = parse_batch(store, rules, "b1", mode=CrawlMode.SITEMAP_ONLY, now=NOW)
+    counts = parse_batch(store, rules, "b1", mode=CrawlMode.SITEMAP_ONLY, clock=lambda: NOW)
     assert counts.pages == 0 and counts.not_parsed == {"page (sitemap-only mode)": 1}
-    updatedb(store, rules, "b1", mode=CrawlMode.SITEMAP_ONLY, now=NOW)
+    updatedb(store, rules, "b1", mode=CrawlMode.SITEMAP_ONLY, clock=lambda: NOW)
     assert set(all_rows(store)) == {home}
-    assert parse_batch(store, rules, "b1", mode=CrawlMode.SITEMAP_ONLY, now=NOW).already_parsed == 1
+    assert parse_batch(store, rules, "b1", mode=CrawlMode.SITEMAP_ONLY, clock=lambda: NOW).already_parsed == 1
 
 
 def test_a_reparsed_page_keeps_only_its_current_outlinks(store: Store, settings: Settings) -> None:
@@ -246,7 +246,7 @@ def test_a_reparsed_page_keeps_only_its_current_outlinks(store: Store, settings:
                             "http://reparse.example/gone.html": "link\tgone"})
     key = rowkeys.row_key(url).encode()
     store.write(WEBPAGE_TABLE, [(key, encode(old))])
-    counts = parse_batch(store, UrlRules.from_settings(settings), "b2", mode=CrawlMode.MIXED, now=NOW)
+    counts = parse_batch(store, UrlRules.from_settings(settings), "b2", mode=CrawlMode.MIXED, clock=lambda: NOW)
     assert counts.pages == 1
     row = decode(WebPage, url, store.row(WEBPAGE_TABLE, key) or {})
     assert set(row.outlinks or {}) == {"http://reparse.example/kept.html", "http://reparse.example/new.html"}
@@ -271,7 +271,7 @@ def test_reparsed_pages_lose_their_stale_outlinks_in_one_delete_per_chunk(store:
                         radius=0))
     put(store, *rows)
     with CountingStore(settings) as counting:
-        counts = parse_batch(counting, UrlRules.from_settings(settings), "b2", mode=CrawlMode.MIXED, now=NOW)
+        counts = parse_batch(counting, UrlRules.from_settings(settings), "b2", mode=CrawlMode.MIXED, clock=lambda: NOW)
         assert counts.pages == 5
         # Five rows in chunks of three: one multi-get and one batched delete per chunk with re-parsed pages.
         assert counting.multi_gets == 2 and counting.delete_batches == [2, 1]

@@ -102,14 +102,14 @@ def test_the_ranking_orders_the_sitemaps_as_a_person_would_and_the_worst_is_blac
     now = datetime.now(UTC).replace(microsecond=0)
     pages = [(key, page) for url, (key, page) in rows.items() if page.in_sitemap]
     dueindex.write_pages(store, [(key, encode(WebPage(page.url, next_fetch=now))) for key, page in pages])
-    counts = generate(store, rules, GenerateOptions(top_n=10, mode=CrawlMode.SITEMAP_ONLY), now=now)
+    counts = generate(store, rules, GenerateOptions(top_n=10, mode=CrawlMode.SITEMAP_ONLY), clock=lambda: now)
     chosen = {url for url, (_, page) in table(store).items() if page.generate_mark == counts.batch_id}
     assert chosen == set(listed_by(rows, sm["clean"]))
 
     # The blacklisted sitemap is not generated again.
     assert rows[sm["broken"]][1].status is FetchStatus.FETCHED
     dueindex.write_pages(store, [(rows[sm["broken"]][0], encode(WebPage(sm["broken"], next_fetch=now)))])
-    again = generate(store, rules, GenerateOptions(mode=CrawlMode.SITEMAP_ONLY, batch_id="again"), now=now)
+    again = generate(store, rules, GenerateOptions(mode=CrawlMode.SITEMAP_ONLY, batch_id="again"), clock=lambda: now)
     assert again.skipped["blacklisted sitemap"] >= 1
     assert table(store)[sm["broken"]][1].generate_mark != "again"
 

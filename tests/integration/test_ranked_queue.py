@@ -102,7 +102,7 @@ def run(store: Store, settings: Settings, options: GenerateOptions, now: datetim
     """Generate, read what it chose, and release the batch so that the next run sees the same table."""
     if not options.split.whole:
         options = dataclasses.replace(options, batch_id=new_batch_id(now) + f"-{options.split.index}")
-    counts = generate(store, UrlRules.from_settings(settings), options, now=now)
+    counts = generate(store, UrlRules.from_settings(settings), options, clock=lambda: now)
     if counts.batch_id is None:
         return counts, set()
     chosen = chosen_of(store, counts.batch_id)
@@ -163,7 +163,7 @@ def test_a_rerun_after_a_kill_in_promotion_chooses_the_same(settings: Settings) 
         dueindex.mark_due_built(store, NOW)
         assert not any(parse_ready(key) for key, _ in store.scan(DUE_TABLE, stop=BUILT_KEY))
     with DyingStore(settings, table=DUE_TABLE, column_prefix=b"d:e") as dying, pytest.raises(Killed):
-        generate(dying, UrlRules.from_settings(settings), GenerateOptions(top_n=10), now=NOW)
+        generate(dying, UrlRules.from_settings(settings), GenerateOptions(top_n=10), clock=lambda: NOW)
     with Store(settings) as store:
         agree(store, settings, OPTION_SETS[:6])
         for kind in DueKind:  # every waiting entry due by NOW was moved, none lost
@@ -177,7 +177,7 @@ def counted_generate(counting: CountingStore, settings: Settings, options: Gener
         GenerateCounts, int]:
     """Generate, and the `due` entries and `webpage` rows it read itself."""
     counting.reset()
-    counts = generate(counting, UrlRules.from_settings(settings), options, now=NOW)
+    counts = generate(counting, UrlRules.from_settings(settings), options, clock=lambda: NOW)
     return counts, counting.read(DUE_TABLE) + counting.read(WEBPAGE_TABLE)
 
 

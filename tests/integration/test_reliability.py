@@ -328,7 +328,7 @@ def test_batches_lists_warns_resumes_and_releases(site: TestWebServer, store: St
                     radius=0) for u in pages[:3]]
     dueindex.write_pages(store, [(rowkeys.row_key(r.url).encode(), encode(r)) for r in rows])
     rules = UrlRules.from_settings(fetch_settings)
-    assert generate(store, rules, GenerateOptions(batch_id="old"), now=old).selected == 3
+    assert generate(store, rules, GenerateOptions(batch_id="old"), clock=lambda: old).selected == 3
     add_due(store, *pages[3:6])
     assert make_batch(store, fetch_settings, "fresh") == 3
 

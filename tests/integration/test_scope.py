@@ -166,7 +166,7 @@ def test_leniency_warnings_reach_the_row_and_every_report(settings: Settings, st
     row = WebPage(sitemap, status=FetchStatus.FETCHED, fetch_mark="b1", is_sitemap=True,
                   sitemap_source=SitemapSource.SEED, content=body, depth=1, radius=0)
     store.write(WEBPAGE_TABLE, [(rowkeys.row_key(sitemap).encode(), encode(row))])
-    counts = parse_batch(store, UrlRules.from_settings(settings), "b1", now=datetime(2025, 1, 1, tzinfo=UTC))
+    counts = parse_batch(store, UrlRules.from_settings(settings), "b1", clock=lambda: datetime(2025, 1, 1, tzinfo=UTC))
     assert counts.entries == 2 and counts.lenient == 1
     warning = "1 <url> element(s) without <loc>: the URL was read from the element's own text"
     cells = store.row(WEBPAGE_TABLE, rowkeys.row_key(sitemap).encode())

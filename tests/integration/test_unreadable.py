@@ -97,7 +97,7 @@ NOW = datetime(2025, 6, 1, 12, 0, tzinfo=UTC)
 def test_inject_takes_an_unreadable_stored_row_as_new_and_repairs_it(settings: Settings, store: Store) -> None:
     key = row_key("http://a.test/seed").encode()
     store.write(WEBPAGE_TABLE, [(key, {b"f:st": b"exploded", b"m:sc": b"lots"})])
-    counts = inject(store, ["http://a.test/seed"], UrlRules.from_settings(settings), now=NOW)
+    counts = inject(store, ["http://a.test/seed"], UrlRules.from_settings(settings), clock=lambda: NOW)
     assert (counts.injected, counts.updated, counts.unreadable.rows) == (1, 0, 1)
     assert "1 unreadable rows injected anew" in counts.summary()
     repaired = read_page(store, key, ["status", "next_fetch", "score"], "test", Unreadable())
@@ -109,7 +109,7 @@ def test_parse_counts_a_body_that_does_not_decode(settings: Settings, store: Sto
     page = WebPage(url, status=FetchStatus.FETCHED, http_code=200, fetch_time=NOW, fetch_mark="b1",
                    generate_mark="b1", content_type="text/html")
     store.write(WEBPAGE_TABLE, [(row_key(url).encode(), {**encode(page), b"c:raw": b"not gzip"})])
-    counts = parse_batch(store, UrlRules.from_settings(settings), "b1", mode=CrawlMode.MIXED, now=NOW)
+    counts = parse_batch(store, UrlRules.from_settings(settings), "b1", mode=CrawlMode.MIXED, clock=lambda: NOW)
     assert counts.rows == 1 and counts.unreadable.rows == 1 and counts.not_parsed == {"no body stored": 1}
     assert "1 unreadable rows skipped" in counts.summary()
     marked = read_page(store, row_key(url).encode(), [Mark.PARSE], "test", Unreadable())
@@ -120,7 +120,7 @@ def test_detect_steps_over_a_key_that_names_no_origin(settings: Settings, store:
     store.write(WEBPAGE_TABLE, [(b"\xff\xfe:http/x", {b"f:st": b"unfetched"})])
     unreadable = Unreadable()
     assert list(origins_in_table(store, unreadable=unreadable)) == [] and unreadable.rows == 1
-    counts = detect(store, None, UrlRules.from_settings(settings), now=NOW)  # type: ignore[arg-type]  # no origin: no request
+    counts = detect(store, None, UrlRules.from_settings(settings), clock=lambda: NOW)  # type: ignore[arg-type]  # no origin: no request
     assert counts.hosts == 0 and counts.unreadable.rows == 1
     assert counts.summary().endswith("; 1 unreadable rows skipped")
     base = ["--hbase", settings.hbase, "--table-prefix", settings.table_prefix, "--user-agent", "sitemapcrawl-test/1.0"]

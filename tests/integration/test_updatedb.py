@@ -54,7 +54,7 @@ def test_the_batch_gets_its_schedule_and_is_freed(store: Store, settings: Settin
         WebPage(f"{base}/not-fetched", status=FetchStatus.UNFETCHED, generate_mark="b1", next_fetch=FETCHED))
     rules = UrlRules.from_settings(settings)
 
-    counts = updatedb(store, rules, "b1", now=NOW)
+    counts = updatedb(store, rules, "b1", clock=lambda: NOW)
 
     assert counts.scheduled == 8 and counts.not_rescheduled == 2
     expected = {
@@ -68,7 +68,7 @@ def test_the_batch_gets_its_schedule_and_is_freed(store: Store, settings: Settin
         assert row.update_mark == "b1" and held_by(row) is None, name
     waiting = read(store, f"{base}/not-fetched")
     assert waiting.update_mark is None and held_by(waiting) == "b1"  # fetch --batch b1 can still finish it
-    again = updatedb(store, rules, "b1", now=NOW)
+    again = updatedb(store, rules, "b1", clock=lambda: NOW)
     assert again.scheduled == 0 and again.already_updated == 8
 
 
@@ -103,7 +103,7 @@ def test_merged_inlinks_read_in_the_hbase_shell(store: Store, settings: Settings
                    lastmod=datetime(2024, 3, 1, tzinfo=UTC))
     put(store, WebPage(page, inlinks={"http://shell.example/sitemap.xml": format_inlink(hints)},
                        discover_mark="b1"))
-    updatedb(store, UrlRules.from_settings(settings), "b1", now=NOW)
+    updatedb(store, UrlRules.from_settings(settings), "b1", clock=lambda: NOW)
     table = settings.table_prefix + WEBPAGE_TABLE
     out = hbase_shell(f"get '{table}', 'example.shell:http/p.html'")
     assert "il:http://shell.example/sitemap.xml timestamp=" in out

@@ -29,6 +29,7 @@ from split_helpers import AGENT, START, prepare_batch, split_settings, table
 
 from sitemapcrawl.batch import registry
 from sitemapcrawl.batch.leases import Lease
+from sitemapcrawl.clock import Clock
 from sitemapcrawl.config import Settings
 from sitemapcrawl.errors import SplitWaitError
 from sitemapcrawl.jobs.detect import detect
@@ -50,6 +51,11 @@ from sitemapcrawl.web.rules import UrlRules
 WEB = bulk_web(9, 6, first_host="127.0.10.1")  # served by the shared `web` fixture, one server for the module
 
 
+def at(moment: datetime) -> Clock:
+    """A clock stopped at `moment` (bound now, not when a loop has moved on)."""
+    return lambda: moment
+
+
 def fetches(web: TestWebServer) -> Counter[str]:
     """How often each URL was requested (robots.txt aside)."""
     return Counter(r.url for r in web.log.records() if r.status != 0 and r.target != "/robots.txt")
@@ -65,8 +71,8 @@ def run_rounds(store: Store, settings: Settings, web: TestWebServer, splits: int
     client = PoliteHttpClient.from_settings(settings)
     selected = []
     try:
-        inject(store, [f"{u}\n" for u in web.base_urls()], rules, now=START)
-        detect(store, client, rules, now=START)
+        inject(store, [f"{u}\n" for u in web.base_urls()], rules, clock=lambda: START)
+        detect(store, client, rules, clock=lambda: START)
         for number in range(rounds):
             now = START + timedelta(days=40 * number)
             batch = f"b{number}"
@@ -74,18 +80,18 @@ def run_rounds(store: Store, settings: Settings, web: TestWebServer, splits: int
             chosen = 0
             for part in parts:
                 counts = generate(store, rules, GenerateOptions(batch_id=batch, split=part, mode=CrawlMode.MIXED,
-                                                                top_n=None), now=now)
+                                                                top_n=None), clock=at(now))
                 chosen += counts.selected
             selected.append(chosen)
             if not chosen:
                 break
-            fetch(store, client, rules, FetchOptions.from_settings(settings, batch), now=lambda n=now: n)
+            fetch(store, client, rules, FetchOptions.from_settings(settings, batch), clock=at(now))
             for part in parts:
-                parse_batch(store, rules, batch, mode=CrawlMode.MIXED, now=now, split=part)
+                parse_batch(store, rules, batch, mode=CrawlMode.MIXED, clock=at(now), split=part)
             if steps:  # no split waits for another: one at a time, spread first, merge after
                 for step in (UpdateStep.SPREAD, UpdateStep.MERGE):
                     for part in parts:
-                        updatedb(store, rules, batch, mode=CrawlMode.MIXED, now=now, split=part, step=step)
+                        updatedb(store, rules, batch, mode=CrawlMode.MIXED, clock=at(now), split=part, step=step)
                 state = registry.read_batch(store, batch)
                 assert state is not None and state.finished and state.selected == chosen
                 continue
@@ -103,7 +109,7 @@ def run_rounds(store: Store, settings: Settings, web: TestWebServer, splits: int
 
 def _update(store: Store, rules: UrlRules, batch: str, part: Split, now: datetime) -> object:
     with store:
-        return updatedb(store, rules, batch, mode=CrawlMode.MIXED, now=now, split=part)
+        return updatedb(store, rules, batch, mode=CrawlMode.MIXED, clock=at(now), split=part)
 
 
 @pytest.fixture(scope="module")
@@ -360,7 +366,7 @@ def test_crawl_finishes_a_batch_left_with_unfinished_splits(
 def test_generate_splits_and_workers_make_one_batch(web: TestWebServer, store: Store, settings: Settings) -> None:
     settings = split_settings(settings)
     rules = UrlRules.from_settings(settings)
-    inject(store, [f"{u}\n" for u in web.base_urls()], rules, now=START)
+    inject(store, [f"{u}\n" for u in web.base_urls()], rules, clock=lambda: START)
     hosts = len(web.base_urls())
     by_hand = [_cli(settings, "generate", "--batch-id", "g1", "--split", f"{k}/2", "--topN", "5",
                     "--fetch-splits", "3") for k in range(2)]

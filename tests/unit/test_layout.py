@@ -38,6 +38,7 @@ FLOORS: list[set[str]] = [
     {"errors"},
     {"logfields"},
     {"processes"},
+    {"clock"},
 ]
 FLOOR_OF = {room: number for number, rooms in enumerate(FLOORS) for room in rooms}
 MAX_LINES = 600
@@ -175,3 +176,30 @@ def test_no_two_modules_import_each_other() -> None:
     pairs = sorted({tuple(sorted((here, there))) for here, theirs in reached.items() for there in theirs
                     if there != here and here in reached.get(there, set())})
     assert pairs == []
+
+
+#: Calls that read the wall clock. Only `sitemapcrawl/clock.py` makes them: everything else takes a `Clock`
+#: or a `now` (a datetime), so a test can stop time and two modules cannot stamp from two clocks.
+CLOCK_READS = {("datetime", "now"), ("datetime", "utcnow"), ("datetime", "today"), ("date", "today"),
+               ("time", "time"), ("time", "time_ns")}
+
+
+def clock_reads(path: Path) -> list[int]:
+    """Line numbers of the wall-clock reads in a file (`datetime.now(...)`, `time.time()` and alike)."""
+    return sorted(node.lineno for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+            and isinstance(node.func.value, ast.Name) and (node.func.value.id, node.func.attr) in CLOCK_READS)
+
+
+def test_the_clock_is_read_in_one_module_at_most_two_places() -> None:
+    reads = {f"{path.relative_to(PACKAGE)}:{line}" for path in package_modules() for line in clock_reads(path)}
+    assert {place.split(":")[0] for place in reads} == {"clock.py"}, sorted(reads)
+    assert len(reads) <= 2, sorted(reads)
+
+
+def test_the_clock_reader_sees_every_form(tmp_path: Path) -> None:
+    source = tmp_path / "example.py"
+    source.write_text("import time\nfrom datetime import UTC, date, datetime\n"
+                      "a = datetime.now(UTC).replace(microsecond=0)\nb = time.time()\nc = date.today()\n"
+                      "d = time.monotonic()\ne = datetime.fromtimestamp(0)\n", encoding="utf-8")
+    assert clock_reads(source) == [3, 4, 5]
