@@ -71,10 +71,10 @@ class Throttle:
 
     def __call__(self) -> bool:
         """Is it time for an update? When yes, the next one waits `every` seconds."""
-        now = time.monotonic()
-        if now - self._last < self.every:
+        tick = time.monotonic()
+        if tick - self._last < self.every:
             return False
-        self._last = now
+        self._last = tick
         return True
 
 

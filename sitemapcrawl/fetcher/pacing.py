@@ -49,7 +49,7 @@ class StateWrite:
     key: Hashable
     state: KeyState
     window_until: float | None
-    """The clock time (`time.monotonic`) until which the written reservation lets requests start."""
+    """The monotonic time (`time.monotonic`) until which the written reservation lets requests start."""
 
 
 @dataclass
@@ -59,7 +59,7 @@ class _Key:
     in_flight: list[datetime] = field(default_factory=list)
     """The latest end of each of its requests in flight, oldest request first."""
     window_until: float = 0.0
-    """Confirmed: requests may start until this clock time."""
+    """Confirmed: requests may start until this monotonic time."""
     dirty: bool = False
     parked: bool = False
     released: bool = False
@@ -71,12 +71,12 @@ class Pacing:
     """Per-key delays, slow-downs, pauses and reservations over a `FetchQueues` (see the module docstring)."""
 
     def __init__(self, queues: FetchQueues[Any], delay: float, cap: float, states: Mapping[Hashable, KeyState],
-                 deadline: float, clock: Callable[[], float] = time.monotonic) -> None:
+                 deadline: float, ticks: Callable[[], float] = time.monotonic) -> None:
         self._queues = queues
         self._delay = delay
         self._cap = cap
         self._deadline = deadline
-        self._clock = clock
+        self._ticks = ticks
         self._keys: dict[Hashable, _Key] = {}
         for key, state in states.items():
             self._key(key).state = state
@@ -93,14 +93,14 @@ class Pacing:
 
     def start(self, known_delays: Mapping[Hashable, float]) -> None:
         """Before the first request: each queue waits out what its stored state and delays still ask."""
-        now, clock = precise_now(), self._clock()
+        now, tick = precise_now(), self._ticks()
         for key, crawl_delay in known_delays.items():
             self.raise_delay(key, crawl_delay)
         for key, entry in self._keys.items():
             self._apply(key, entry)
             wait = entry.state.wait(entry.base, now)
             if wait > 0:
-                self._queues.hold(key, clock + wait)
+                self._queues.hold(key, tick + wait)
 
     def base_delay(self, key: Hashable) -> float:
         """The key's delay before any slow-down: the setting or its Crawl-delay."""
@@ -132,7 +132,7 @@ class Pacing:
         if self._stopped:
             return False
         entry = self._key(key)
-        if not self._paced(entry) or self._clock() < entry.window_until:
+        if not self._paced(entry) or self._ticks() < entry.window_until:
             return True
         entry.parked = self.asking = True
         self._mark(key, entry)
@@ -192,7 +192,7 @@ class Pacing:
 
     def take_dirty(self) -> list[StateWrite]:
         """The state of every dirty key, reservations renewed (or released), for the writer. O(dirty)."""
-        now, clock = precise_now(), self._clock()
+        now, tick = precise_now(), self._ticks()
         writes = []
         for key in self._dirty:
             entry = self._keys[key]
@@ -204,7 +204,7 @@ class Pacing:
                 continue
             window = now + timedelta(seconds=WINDOW)
             reserved = _latest(window + timedelta(seconds=self._deadline), latest)
-            writes.append(StateWrite(key, dataclasses.replace(entry.state, reserved_until=reserved), clock + WINDOW))
+            writes.append(StateWrite(key, dataclasses.replace(entry.state, reserved_until=reserved), tick + WINDOW))
         self._dirty = []
         self.asking = False
         return writes

@@ -13,7 +13,7 @@ is *parked* until `unpark`.
 
 Not thread-safe: the fetch engine's loop is its only user. Cost: `take` is
 O(log queues) through a heap keyed by when the next slot frees, however many
-hosts; `next_ready` is O(1). No I/O; `clock` is injectable for tests.
+hosts; `next_ready` is O(1). No I/O; `ticks` (monotonic seconds) is injectable for tests.
 """
 
 from __future__ import annotations
@@ -59,12 +59,12 @@ class FetchQueues(Generic[T]):
     """Queues per key with per-queue slots and delays (see the module docstring)."""
 
     def __init__(self, delay: float, slots_per_queue: int = 1,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 ticks: Callable[[], float] = time.monotonic) -> None:
         if slots_per_queue < 1 or delay < 0:
             raise ValueError("FetchQueues needs slots_per_queue >= 1 and delay >= 0")
         self._delay = delay
         self._slots = slots_per_queue
-        self._clock = clock
+        self._ticks = ticks
         self._queues: dict[Hashable, _Queue[T]] = {}
         self._ready: list[tuple[float, int, Hashable]] = []
         self._seq = itertools.count()
@@ -103,7 +103,7 @@ class FetchQueues(Generic[T]):
         self._queue(key).delay = delay
 
     def hold(self, key: Hashable, until: float) -> None:
-        """No request of this queue starts before `until` (clock time), in flight or not (Retry-After)."""
+        """No request of this queue starts before `until` (monotonic time), in flight or not (Retry-After)."""
         queue = self._queue(key)
         queue.hold_until = max(queue.hold_until, until)
         queue.slots = [max(slot, until) for slot in queue.slots]
@@ -149,8 +149,8 @@ class FetchQueues(Generic[T]):
         """
         if self._closed:
             return None
-        now = self._clock()
-        while self._ready and self._ready[0][0] <= now:
+        tick = self._ticks()
+        while self._ready and self._ready[0][0] <= tick:
             ready, _, key = heapq.heappop(self._ready)
             queue = self._queues[key]
             if ready != queue.heap_time:
@@ -158,7 +158,7 @@ class FetchQueues(Generic[T]):
             queue.heap_time = math.inf
             if not queue.items or not queue.slots:
                 continue
-            if queue.slots[0] > now:
+            if queue.slots[0] > tick:
                 self._schedule(key, queue)
                 continue
             if not admit(key):
@@ -183,14 +183,14 @@ class FetchQueues(Generic[T]):
     def release(self, lease: Lease[T], ended: float | None = None, pause: float = 0.0) -> None:
         """Give back the slot of `lease`.
 
-        `ended`: the clock time the request ended; the slot frees `delay`
+        `ended`: the monotonic time the request ended; the slot frees `delay`
         seconds later. None: no request was made; the slot frees at its old
         time, or `pause` seconds from now if later.
         """
         queue = self._queues[lease.key]
         queue.in_flight -= 1
         self._in_flight -= 1
-        no_request = max(lease.slot_time, self._clock() + pause)
+        no_request = max(lease.slot_time, self._ticks() + pause)
         freed = no_request if ended is None else ended + queue.delay
         heapq.heappush(queue.slots, max(freed, queue.hold_until))
         self._schedule(lease.key, queue)

@@ -84,10 +84,10 @@ T = TypeVar("T")
 class Cached(Generic[T]):
     """One value shared by all requests, read again (`read`) once older than `max_age` seconds."""
 
-    def __init__(self, read: Callable[[], T], max_age: float, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(self, read: Callable[[], T], max_age: float, ticks: Callable[[], float] = time.monotonic) -> None:
         self._read = read
         self._max_age = max_age
-        self._clock = clock
+        self._ticks = ticks
         self._lock = threading.Lock()
         self._value: T | None = None
         self._read_at = 0.0
@@ -95,9 +95,9 @@ class Cached(Generic[T]):
     def get(self) -> T:
         """The current value; calls `read` when the last one is too old."""
         with self._lock:
-            if self._value is None or self._clock() - self._read_at >= self._max_age:
+            if self._value is None or self._ticks() - self._read_at >= self._max_age:
                 self._value = self._read()
-                self._read_at = self._clock()
+                self._read_at = self._ticks()
             return self._value
 
 
@@ -266,9 +266,9 @@ class Deadlines:
 
     def _watch(self) -> None:
         while not self._stopped.wait(self._every):
-            now = time.monotonic()
+            tick = time.monotonic()
             with self._lock:
-                late = [connection for connection, deadline in self._open.items() if deadline <= now]
+                late = [connection for connection, deadline in self._open.items() if deadline <= tick]
                 for connection in late:
                     del self._open[connection]
             for connection in late:

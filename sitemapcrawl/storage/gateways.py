@@ -56,15 +56,15 @@ class Gateway:
 class Gateways:
     """The gateways of one store: round-robin for new connections, down ones skipped for a back-off.
 
-    Thread-safe. `clock` is injectable for tests (monotonic seconds).
+    Thread-safe. `ticks` (monotonic seconds) is injectable for tests (monotonic seconds).
     """
 
-    def __init__(self, addresses: Sequence[tuple[str, int]], clock: Callable[[], float] = time.monotonic,
+    def __init__(self, addresses: Sequence[tuple[str, int]], ticks: Callable[[], float] = time.monotonic,
                  start: int | None = None) -> None:
         if not addresses:
             raise ValueError("no gateway addresses")
         self.all = [Gateway(host, port) for host, port in addresses]
-        self._clock = clock
+        self._ticks = ticks
         self._lock = threading.Lock()
         # Start at a place given by the process id: processes that each open a few connections
         # (workers, split tasks) begin at different gateways instead of all on the first.
@@ -82,11 +82,11 @@ class Gateways:
         ends first (better to try it than to fail without trying).
         """
         with self._lock:
-            now = self._clock()
+            tick = self._ticks()
             count = len(self.all)
             for step in range(count):
                 gateway = self.all[(self._next + step) % count]
-                if gateway.down_until <= now:
+                if gateway.down_until <= tick:
                     self._next = (self._next + step + 1) % count
                     return gateway
             return min(self.all, key=lambda g: g.down_until)
@@ -96,12 +96,12 @@ class Gateways:
         if not self.several:
             return
         with self._lock:
-            now = self._clock()
-            if now < gateway.down_until:
+            tick = self._ticks()
+            if tick < gateway.down_until:
                 return  # a connection made before it went down: the same down spell
             went_down = gateway.up
             gateway.backoff = FIRST_BACKOFF if went_down else min(gateway.backoff * 2, MAX_BACKOFF)
-            gateway.down_until = now + gateway.backoff
+            gateway.down_until = tick + gateway.backoff
             others_up = any(g.up for g in self.all if g is not gateway)
         if went_down:
             log.warning("HBase Thrift gateway %s stopped answering (%s); %s, trying it again in %.0fs",
@@ -120,5 +120,5 @@ class Gateways:
 
     def any_up(self) -> bool:
         """Is some gateway not within its back-off now (a retry can go there at once)?"""
-        now = self._clock()
-        return any(g.down_until <= now for g in self.all)
+        tick = self._ticks()
+        return any(g.down_until <= tick for g in self.all)

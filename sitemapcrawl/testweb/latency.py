@@ -68,9 +68,9 @@ class _Connection(asyncio.Protocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.closed = True
-        now = time.monotonic()
+        tick = time.monotonic()
         for request in self.waiting:  # asked, never answered: the client went away
-            self.app.log.add(self._access(request, 0, 0, now))
+            self.app.log.add(self._access(request, 0, 0, tick))
         self.waiting.clear()
 
     def data_received(self, data: bytes) -> None:

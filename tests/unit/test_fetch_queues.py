@@ -19,7 +19,7 @@ class Clock:
 
 def test_one_slot_per_queue_and_the_delay_from_the_end() -> None:
     clock = Clock()
-    queues: FetchQueues[str] = FetchQueues(delay=2.0, clock=clock)
+    queues: FetchQueues[str] = FetchQueues(delay=2.0, ticks=clock)
     for item in ("a1", "a2"):
         queues.add("a", item)
     queues.add("b", "b1")
@@ -42,7 +42,7 @@ def test_one_slot_per_queue_and_the_delay_from_the_end() -> None:
 
 def test_release_without_a_request_keeps_the_slot_time() -> None:
     clock = Clock()
-    queues: FetchQueues[str] = FetchQueues(delay=5.0, clock=clock)
+    queues: FetchQueues[str] = FetchQueues(delay=5.0, ticks=clock)
     queues.add("a", "blocked")
     queues.add("a", "next")
     lease = queues.take()
@@ -57,7 +57,7 @@ def test_release_without_a_request_keeps_the_slot_time() -> None:
 
 def test_several_slots_and_front_insertion() -> None:
     clock = Clock()
-    queues: FetchQueues[str] = FetchQueues(delay=1.0, slots_per_queue=2, clock=clock)
+    queues: FetchQueues[str] = FetchQueues(delay=1.0, slots_per_queue=2, ticks=clock)
     for item in ("x1", "x2", "x3"):
         queues.add("x", item)
     one, two = queues.take(), queues.take()
@@ -73,7 +73,7 @@ def test_several_slots_and_front_insertion() -> None:
 
 def test_crawl_delay_remove_close_and_finished() -> None:
     clock = Clock()
-    queues: FetchQueues[str] = FetchQueues(delay=0.0, clock=clock)
+    queues: FetchQueues[str] = FetchQueues(delay=0.0, ticks=clock)
     queues.set_delay("slow", 10.0)
     assert queues.delay("slow") == 10.0 and queues.delay("other") == 0.0
     for item in ("s1", "s2", "s3"):
@@ -98,7 +98,7 @@ def test_crawl_delay_remove_close_and_finished() -> None:
 
 def test_hold_keeps_every_slot_of_a_queue_waiting() -> None:
     clock = Clock()
-    queues: FetchQueues[str] = FetchQueues(delay=1.0, slots_per_queue=2, clock=clock)
+    queues: FetchQueues[str] = FetchQueues(delay=1.0, slots_per_queue=2, ticks=clock)
     for item in ("a1", "a2", "a3"):
         queues.add("a", item)
     first = queues.take()
@@ -114,7 +114,7 @@ def test_hold_keeps_every_slot_of_a_queue_waiting() -> None:
 
 def test_a_queue_not_admitted_is_parked_until_unparked() -> None:
     clock = Clock()
-    queues: FetchQueues[str] = FetchQueues(delay=0.0, clock=clock)
+    queues: FetchQueues[str] = FetchQueues(delay=0.0, ticks=clock)
     queues.add("a", "a1")
     queues.add("b", "b1")
     lease = queues.take(admit=lambda key: key == "b")
@@ -140,7 +140,7 @@ def test_a_queue_never_has_more_in_flight_than_its_slots_and_every_item_is_hande
     rng = random.Random(seed)
     clock = Clock()
     slots = rng.choice((1, 2))
-    queues: FetchQueues[int] = FetchQueues(delay=0.5, slots_per_queue=slots, clock=clock)
+    queues: FetchQueues[int] = FetchQueues(delay=0.5, slots_per_queue=slots, ticks=clock)
     for i in range(300):
         queues.add(i % 7, i)
     taken: list[Lease[int]] = []

@@ -30,7 +30,7 @@ def test_new_connections_go_round_robin_from_the_start_the_process_id_gives() ->
 def test_a_failed_gateway_is_skipped_until_its_backoff_ends_and_warned_about_once(
         caplog: pytest.LogCaptureFixture) -> None:
     clock = Clock()
-    gateways = Gateways([("a", 1), ("b", 2)], clock=clock, start=0)
+    gateways = Gateways([("a", 1), ("b", 2)], ticks=clock, start=0)
     down = gateways.all[1]
     with caplog.at_level(logging.INFO, logger="sitemapcrawl.storage.gateways"):
         gateways.failed(down, "TTransportException: closed")
@@ -56,7 +56,7 @@ def test_a_failed_gateway_is_skipped_until_its_backoff_ends_and_warned_about_onc
 
 def test_the_backoff_is_capped_and_with_all_down_the_soonest_is_tried() -> None:
     clock = Clock()
-    gateways = Gateways([("a", 1), ("b", 2)], clock=clock, start=0)
+    gateways = Gateways([("a", 1), ("b", 2)], ticks=clock, start=0)
     a, b = gateways.all
     for _ in range(10):
         clock.now = max(a.down_until, clock.now)
@@ -68,7 +68,7 @@ def test_the_backoff_is_capped_and_with_all_down_the_soonest_is_tried() -> None:
 
 
 def test_one_gateway_is_never_skipped(caplog: pytest.LogCaptureFixture) -> None:
-    gateways = Gateways([("only", 9090)], clock=Clock())
+    gateways = Gateways([("only", 9090)], ticks=Clock())
     gateways.failed(gateways.all[0], "gone")
     assert gateways.all[0].up and gateways.any_up() and ports(gateways, 2) == [9090, 9090]
     assert not caplog.records  # the store's retries say what happens, as before

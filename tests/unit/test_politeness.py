@@ -89,8 +89,8 @@ class Clock:
 def paced(states: dict[object, KeyState] | None = None, delay: float = 1.0,
           clock: Clock | None = None) -> tuple[Pacing, FetchQueues[str]]:
     clock = clock or Clock()
-    queues: FetchQueues[str] = FetchQueues(delay=delay, clock=clock)
-    return Pacing(queues, delay=delay, cap=10.0, states=states or {}, deadline=60.0, clock=clock), queues
+    queues: FetchQueues[str] = FetchQueues(delay=delay, ticks=clock)
+    return Pacing(queues, delay=delay, cap=10.0, states=states or {}, deadline=60.0, ticks=clock), queues
 
 
 def test_pacing_starts_queues_where_the_stored_state_says() -> None:
