@@ -167,8 +167,9 @@ class CountStep:
             stored = {}
         return rowcounts.SampleChanges(stored)
 
-    def finish(self, sitemaps: Iterable[bytes] = ()) -> CountCounts:
-        """Write the count cells, fold, update the samples, summarise the sitemaps (and `sitemaps`)."""
+    def finish(self, sitemaps: Iterable[bytes] = (), *, fold: bool = True) -> CountCounts:
+        """Write the count cells, fold (unless not `fold`: the job counting is no updatedb), update the
+        samples, summarise the sitemaps (and `sitemaps`)."""
         self.ledger.flush()
         store, batch_id, counts, deltas = self.store, self.batch_id, self.counts, self.deltas
         cells = [(origin, encode(HostRow("", count_cells={
@@ -176,7 +177,8 @@ class CountStep:
             for origin, groups in sorted(deltas.items())]
         store.write(HOST_TABLE, cells)
         counts.origins = len(cells)
-        counts.folded = _finish_origins(store, sorted(set(deltas) | set(self.changes)), batch_id, self.changes)
+        counts.folded = _finish_origins(store, sorted(set(deltas) | set(self.changes)), batch_id, self.changes,
+                                        fold=fold)
         counts.sitemaps = write_summaries(store, self.summarise | set(sitemaps), self.unreadable)
         log.info("counts: %s", counts.summary())
         return counts
@@ -248,22 +250,24 @@ def _note_lists(changes: rowcounts.SampleChanges, row: WebPage, lines: list[Cont
         changes.note(name, row.url, on, why)
 
 
-def _finish_origins(store: Store, origins: list[bytes], batch_id: str, changes: Changes) -> int:
-    """Fold the count cells of batches before `batch_id` into each origin's base and update its audit
-    samples (as `changes` read them: `CountStep.changes_of`); return the cells folded."""
+def _finish_origins(store: Store, origins: list[bytes], batch_id: str, changes: Changes, *, fold: bool) -> int:
+    """Fold the count cells of batches before `batch_id` into each origin's base (when `fold`) and update
+    its audit samples (as `changes` read them: `CountStep.changes_of`); return the cells folded."""
     if not origins:
         return 0
-    found = store.rows(HOST_TABLE, origins, columns=column_names(HostRow, _BASE_FIELDS))
+    found = store.rows(HOST_TABLE, origins, columns=column_names(HostRow, _BASE_FIELDS)) if fold else {}
     for origin in origins:
         found.setdefault(origin, {})  # a new origin: no base, no samples yet
     puts: list[tuple[bytes, dict[bytes, bytes]]] = []
     deletes: list[tuple[bytes, list[bytes]]] = []
     folded = 0
     for origin, cells in found.items():
+        names: list[str] = []
         try:
-            row = decode(HostRow, origin.decode("utf-8"), cells, _BASE_FIELDS)
-            base = Base.read(row.counts, rowcounts.GROUP)
-            new_base, names = evidence.fold(base, dict(row.count_cells or {}), batch_id)
+            if fold:
+                row = decode(HostRow, origin.decode("utf-8"), cells, _BASE_FIELDS)
+                new_base, names = evidence.fold(Base.read(row.counts, rowcounts.GROUP), dict(row.count_cells or {}),
+                                                batch_id)
         except (ValueError, CellDecodeError) as exc:
             log.warning("counts: %r: unreadable counts, left for `updatedb --rescore`: %s", origin[:200], exc)
             continue
