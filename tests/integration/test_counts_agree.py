@@ -14,7 +14,7 @@ from sitemapcrawl.modes import CrawlMode
 from sitemapcrawl.report.panels import take_counted_snapshot
 from sitemapcrawl.report.text import Report, build_report
 from sitemapcrawl.storage.store import Store
-from sitemapcrawl.storage.tables import scan_pages
+from sitemapcrawl.storage.tables import Unreadable, scan_pages
 from sitemapcrawl.testweb import TestWebServer, demo_web
 from sitemapcrawl.web.http import PoliteHttpClient
 from sitemapcrawl.web.rules import UrlRules
@@ -50,7 +50,7 @@ def crawl_demo(store: Store, settings: Settings, seeds: list[str], **options: ob
 
 def unfetched(store: Store) -> list[WebPage]:
     fields = ["status", "seed", "is_sitemap"]
-    return [row for _key, row in scan_pages(store, "test", None, fields)  # type: ignore[arg-type]
+    return [row for _key, row in scan_pages(store, "test", Unreadable(), fields)
             if row.status is FetchStatus.UNFETCHED]
 
 
