@@ -138,7 +138,7 @@ def _record(store: Store, reports: list[HostReport], rules: UrlRules, now: datet
     write_pages(store, puts, now=now)  # new sitemaps are due now: their due index entries too
     # In the row counts `serve` and the crawl's summary read: a sitemap no batch fetches is a row too.
     new_rows.count_written(store, [(key, before.get(key), decode_page(key, cells)) for key, cells in puts],
-                           "detect", now, unreadable)
+                           "detect", unreadable)
     hosts = [(origin_key(r.origin), encode(_host_row(r, now, settings.robots_retry_interval))) for r in reports]
     store.write(HOST_TABLE, hosts + [put for r in reports for put in pace.state_rows(r.origin)])
 

@@ -331,7 +331,7 @@ def inject(
             written.append((key.encode("utf-8"), old, row))
         write_pages(store, puts, before, now=now)  # with the due index entries of rows due now
         # In the row counts `serve` and the crawl's summary read: a seed no batch fetches is a row too.
-        new_rows.count_written(store, written, "inject", now, counts.unreadable)
+        new_rows.count_written(store, written, "inject", counts.unreadable)
         on_progress(counts.read)
     log.info("inject: %s", counts.summary())
     return counts

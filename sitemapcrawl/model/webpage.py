@@ -314,7 +314,7 @@ class HostRow(Row):
         "n", "c", LINES, "folded row counts of this origin: through=BATCH, then `rows key=value...`", "updatedb")
     count_cells: Mapping[str, str] | None = mapcol(
         "n", "one batch's row count changes of this origin: `rows key=value...` (also the rows inject or detect "
-        "wrote that no batch judged, under a run id `<time>-<job><digest>`)", "updatedb, inject, detect",
+        "wrote that no batch judged, under a run id `~<job><digest>`)", "updatedb, inject, detect",
         "batch.bucket", "c.")
     audit_samples: Mapping[str, str] | None = mapcol(
         "n", "audit list -> up to 50 of this origin's URLs on it, one a line", "updatedb, inject, detect", "list",

@@ -123,14 +123,23 @@ class CountStep:
             self.summarise.add(key)
         if not row.counted:  # judged for the first time (every new row): once per origin and tally
             lines, cell = self.ledger.lines(origin, tally.key() if kind is None else kind, counted, name, tally)
-            _note_lists(self.changes_of(origin), row, lines)
+            self._note_lists(origin, row, lines)
             self.counts.changed += 1
             return lines, cell
         lines, changed = self.ledger.again(origin, row.url, row.counted, counted(name, tally))
-        _note_lists(self.changes_of(origin), row, lines)
+        self._note_lists(origin, row, lines)
         if changed is not None:
             self.counts.changed += 1
         return lines, changed
+
+    def _note_lists(self, origin: bytes, row: WebPage, lines: list[Contribution]) -> None:
+        """Note the audit lists a row is on now, or was on before this batch: for the origin's samples (read
+        only for an origin with such a row)."""
+        noted = lists_noted(row, lines)
+        if noted:
+            changes = self.changes_of(origin)
+            for name, on, why in noted:
+                changes.note(name, row.url, on, why)
 
     def _add_deltas(self, origin: bytes, _name: str, groups: Groups) -> None:
         """Add one row's (or one kind of rows') deltas to its origin's."""
@@ -242,12 +251,6 @@ def lists_noted(row: WebPage, lines: list[Contribution]) -> tuple[tuple[str, boo
         noted.extend((name, word in now, reason(row, name) if word in now else "")
                      for name, word in _AUDIT_WORDS if word in now or word in was)
     return tuple(noted)
-
-
-def _note_lists(changes: rowcounts.SampleChanges, row: WebPage, lines: list[Contribution]) -> None:
-    """Note the audit lists a row is on now, or was on before this batch: for the origin's samples."""
-    for name, on, why in lists_noted(row, lines):
-        changes.note(name, row.url, on, why)
 
 
 def _finish_origins(store: Store, origins: list[bytes], batch_id: str, changes: Changes, *, fold: bool) -> int:
