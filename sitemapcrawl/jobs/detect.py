@@ -14,7 +14,8 @@ host row, also when stopped early. The rules in full: docs/commands.md
 
 Cost: a skip scan of `webpage`, one round trip per origin
 (`storage.hosts`), one robots.txt request per origin (plus probes with
-`probe_known_paths`), one put per origin and per new sitemap row.
+`probe_known_paths`), one put per origin and per new sitemap row, and the
+counting of the rows no batch has counted yet (`scoring.new_rows`).
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from sitemapcrawl.errors import InvalidUrlError, UsageError
 from sitemapcrawl.model.cells import column_names, encode, equals_filter
 from sitemapcrawl.model.newrows import new_page
 from sitemapcrawl.model.webpage import HOST_TABLE, WEBPAGE_TABLE, HostRow, RobotsStatus, SitemapSource, WebPage
+from sitemapcrawl.scoring import new_rows
 from sitemapcrawl.sitemaps.scope import format_vouchers, merge_vouchers, parse_vouchers, vouch_host
 from sitemapcrawl.storage.dueindex import chunks, write_pages
 from sitemapcrawl.storage.hosts import origin_key, origins_in_table, origins_of_host
@@ -50,7 +52,7 @@ from sitemapcrawl.storage.politeness import (
     state_rows,
 )
 from sitemapcrawl.storage.store import Store
-from sitemapcrawl.storage.tables import Unreadable, read_pages, scan_pages
+from sitemapcrawl.storage.tables import Unreadable, decode_page, read_pages, scan_pages
 from sitemapcrawl.storage.tables import hosts as host_rows
 from sitemapcrawl.urlparts import port_of
 from sitemapcrawl.web import rowkeys, urls
@@ -127,12 +129,17 @@ def _record(store: Store, reports: list[HostReport], rules: UrlRules, now: datet
     allowances = list(side.map(lambda scan: _seed_allowance(store, scan[1], scan[0]), scans))
     unreadable.rows += sum(counted.rows for counted, _ in scans)
     keys = list(dict.fromkeys(rowkeys.row_key(s.url).encode("utf-8") for r in reports for s in r.sitemaps))
-    wanted = ["status", "is_sitemap", "sitemap_source", "cross_submitters", "vouched_by"]
+    wanted = list(dict.fromkeys(["status", "is_sitemap", "sitemap_source", "cross_submitters", "vouched_by",
+                                 *new_rows.FIELDS]))
     existing: dict[bytes, WebPage] = read_pages(store, keys, wanted, "detect", unreadable) if keys else {}
+    before = dict(existing)
     puts = []
     for report, (depth, radius) in zip(reports, allowances, strict=True):
         puts.extend(_sitemap_puts(report, existing, depth, radius, settings, now))
     write_pages(store, puts, now=now)  # new sitemaps are due now: their due index entries too
+    # In the row counts `serve` and the crawl's summary read: a sitemap no batch fetches is a row too.
+    new_rows.count_written(store, [(key, before.get(key), decode_page(key, cells)) for key, cells in puts],
+                           "detect", unreadable)
     hosts = [(origin_key(r.origin), encode(_host_row(r, now, settings.robots_retry_interval))) for r in reports]
     store.write(HOST_TABLE, hosts + [put for r in reports for put in pace.state_rows(r.origin)])
 

@@ -12,7 +12,9 @@ characters. The rules in full: docs/commands.md, inject.
 
 Streaming: seeds are read, merged with the rows they meet and written in
 chunks of `hbase_batch_size`, so a million seeds cost one chunk of memory.
-Cost per chunk: one multi-get of the existing rows, one batched write.
+Rows no batch has counted yet are counted as written (`scoring.new_rows`).
+Cost per chunk: one multi-get of the existing rows, one batched write, and
+the counting's few multi-gets and writes.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from sitemapcrawl.model.cells import encode
 from sitemapcrawl.model.newrows import new_page
 from sitemapcrawl.model.webpage import DUE_TABLE, WEBPAGE_TABLE, FetchStatus, SitemapSource, WebPage
 from sitemapcrawl.safetext import printable
+from sitemapcrawl.scoring import new_rows
 from sitemapcrawl.sitemaps.scope import format_vouchers, merge_vouchers, parse_vouchers, vouch_host
 from sitemapcrawl.storage.dueindex import DUE_FIELDS, write_pages
 from sitemapcrawl.storage.store import Store
@@ -46,7 +49,7 @@ log = logging.getLogger(__name__)
 _TRUE = {"true", "yes", "1"}
 _FALSE = {"false", "no", "0"}
 _READ_FIELDS = list(dict.fromkeys(["status", "score", "depth", "radius", "is_sitemap", "sitemap_source",
-                                   "vouched_by", *DUE_FIELDS]))
+                                   "vouched_by", *DUE_FIELDS, *new_rows.FIELDS]))
 #: Characters of a bad line a rejection quotes at most.
 DETAIL_LIMIT = 200
 #: Bytes that were not UTF-8, as `surrogateescape` decoding keeps them.
@@ -317,6 +320,7 @@ def inject(
         existing = read_pages(store, keys, _READ_FIELDS, "inject", counts.unreadable)
         puts = []
         before: dict[bytes, WebPage | None] = {}
+        written: list[new_rows.Written] = []
         for key, seed in chunk.items():
             old = before[key.encode("utf-8")] = existing.get(key.encode("utf-8"))
             row = row_for_seed(seed, old, now, settings, overwrite_score)
@@ -326,7 +330,10 @@ def inject(
                 counts.updated += 1
             counts.sitemaps += 1 if seed.is_sitemap else 0
             puts.append((key.encode("utf-8"), encode(row)))
+            written.append((key.encode("utf-8"), old, row))
         write_pages(store, puts, before, now=now)  # with the due index entries of rows due now
+        # In the row counts `serve` and the crawl's summary read: a seed no batch fetches is a row too.
+        new_rows.count_written(store, written, "inject", counts.unreadable)
         on_progress(counts.read)
     log.info("inject: %s", counts.summary())
     return counts

@@ -50,8 +50,8 @@ from sitemapcrawl.model.schedule import SchedulePolicy, eagerest, schedule
 from sitemapcrawl.model.splits import WHOLE, Split
 from sitemapcrawl.model.webpage import BATCHROW_TABLE, WEBPAGE_TABLE, FetchStatus, SitemapSource, WebPage
 from sitemapcrawl.modes import CrawlMode, UpdateStep
+from sitemapcrawl.scoring.alike import AlikeCounting, AlikeRows
 from sitemapcrawl.scoring.count_step import (
-    AlikeRows,
     BatchCounting,
     CountCounts,
     counters_built,
@@ -324,7 +324,7 @@ def merge_row(row: WebPage, batch_id: str, mode: CrawlMode, policy: SchedulePoli
 
 
 def _merge(store: Store, batch_id: str, mode: CrawlMode, policy: SchedulePolicy, counts: UpdateCounts,
-           chunk: int, now: datetime, split: Split, counting: BatchCounting | None,
+           chunk: int, now: datetime, split: Split, counting: AlikeCounting | None,
            on_progress: Callable[[int], None]) -> None:
     done = 0
     fields = MERGE_FIELDS if counting is None else list(dict.fromkeys([*MERGE_FIELDS, *counting.FIELDS]))
@@ -404,7 +404,7 @@ def _only_inlink(row: WebPage) -> str | None:
 
 
 def _merge_chunk(rows: list[tuple[bytes, WebPage]], batch_id: str, mode: CrawlMode, policy: SchedulePolicy,
-                 counts: UpdateCounts, now: datetime, counting: BatchCounting | None,
+                 counts: UpdateCounts, now: datetime, counting: AlikeCounting | None,
                  alike: FirstListings) -> list[tuple[bytes, dict[bytes, bytes]]]:
     """The puts that merge one chunk of touched rows, with the counting's cells of each row in its put."""
     puts: dict[bytes, dict[bytes, bytes]] = {}
@@ -440,7 +440,7 @@ def touched(row: WebPage, batch_id: str) -> bool:
 
 
 def _schedule_batch(store: Store, batch_id: str, policy: SchedulePolicy, counts: UpdateCounts, chunk: int,
-                    now: datetime, split: Split, counting: BatchCounting | None,
+                    now: datetime, split: Split, counting: AlikeCounting | None,
                     on_progress: Callable[[int], None]) -> None:
     done = 0
     next_fetch_column = column_names(WebPage, ["next_fetch"])
@@ -554,8 +554,8 @@ def updatedb(
             if not split.whole:  # links into this split's rows come from every split: all spread first
                 registry.barrier(store, batch_id, SPREAD, registry.UPDATE, split, rules.settings, wait=wait)
         # Every split counts its own rows (each host bucket's cells are its own); a full rescore counts all.
-        counting = None if rescore else BatchCounting(store, rules, batch_id, now, quality=quality, split=split,
-                                                      unreadable=counts.unreadable)
+        counting = None if rescore else AlikeCounting(BatchCounting(
+            store, rules, batch_id, now, quality=quality, split=split, unreadable=counts.unreadable))
         _merge(store, batch_id, mode, policy, counts, chunk, now, split, counting, on_progress)
         _schedule_batch(store, batch_id, policy, counts, chunk, now, split, counting, on_progress)
         if counting is not None:

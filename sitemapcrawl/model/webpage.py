@@ -238,7 +238,7 @@ class WebPage(Row):
     radius: int | None = col("m", "ra", HOPS, "hops still allowed after leaving the site", "inject, updatedb")
     counted: tuple[str, ...] | None = col(
         "m", "hc", LINES, "what this row adds to its origin's row counts: ORIGIN TAB BATCH TAB now TAB before",
-        "updatedb")
+        "updatedb, inject, detect")
     seed: bool | None = col("m", "sd", FLAG, "injected as a seed", "inject")
     batch_id: str | None = col("m", "b", TEXT, "batch the row was generated into", "generate")
     partition: int | None = col("m", "pa", PARTITION, "fetch partition of the batch", "generate")
@@ -313,14 +313,18 @@ class HostRow(Row):
     counts: tuple[str, ...] | None = col(
         "n", "c", LINES, "folded row counts of this origin: through=BATCH, then `rows key=value...`", "updatedb")
     count_cells: Mapping[str, str] | None = mapcol(
-        "n", "one batch's row count changes of this origin: `rows key=value...`", "updatedb", "batch.bucket", "c.")
+        "n", "one batch's row count changes of this origin: `rows key=value...` (also the rows inject or detect "
+        "wrote that no batch judged, under a run id `~<job><digest>`)", "updatedb, inject, detect",
+        "batch.bucket", "c.")
     audit_samples: Mapping[str, str] | None = mapcol(
-        "n", "audit list -> up to 50 of this origin's URLs on it, one a line", "updatedb", "list", "a.")
+        "n", "audit list -> up to 50 of this origin's URLs on it, one a line", "updatedb, inject, detect", "list",
+        "a.")
     counters_built: datetime | None = col(
         "n", "cb", TIME, "on row `~counters`: when updatedb first built the counters (none: the next one does)",
         "updatedb")
     sitemap_summaries: Mapping[str, str] | None = mapcol(
-        "n", "sitemap URL -> its summary and quality as JSON, for serve's sitemaps panel", "updatedb", "url", "s.")
+        "n", "sitemap URL -> its summary and quality as JSON, for serve's sitemaps panel", "updatedb, inject, detect",
+        "url", "s.")
     # n: politeness state, on the rows of politeness keys (`storage/politeness.py`), not on origin rows
     last_request: datetime | None = col(
         "n", "lr", PRECISE_TIME, "politeness: end of the last request to this queue key", "fetch, detect")

@@ -4,39 +4,36 @@
 updatedb's merge and schedule passes and feeds them to the quality step and
 to `CountStep`, which judges each row again against what it last added
 (`m:hc`; on a row as its first listing left it, what `s:fl` stands for:
-`scoring.firstlisting`), writes each origin's deltas as one cell `n:c.<batch>.<bucket>`
-(overwritten by a rerun), folds earlier batches into `n:c`, keeps the audit
-samples `n:a.<list>` and writes the summary `n:s.<url>` of each sitemap the
-batch fetched or rescored. New rows merged alike (one inlink each) are
-judged once per kind, sitemap and origin and counted as that one was
-(`BatchCounting.take`). `recount` rebuilds it all from one full scan (the
-repair, `updatedb --rescore`, and the tests' oracle). See docs/quality.md.
+`scoring.firstlisting`), writes each origin's deltas as one cell
+`n:c.<batch>.<bucket>` (overwritten by a rerun), folds earlier batches into
+`n:c`, keeps the audit samples `n:a.<list>` and writes the summary
+`n:s.<url>` of each sitemap the batch fetched or rescored. Every row is
+judged by itself here; `scoring.alike` wraps `BatchCounting` to judge rows
+merged alike once per kind. `recount` rebuilds it all from one full scan
+(the repair, `updatedb --rescore`, and the tests' oracle). See docs/quality.md.
 
 Cost of `CountStep`: no read or put of its own for the touched rows; per
 origin touched one cell put and two host row gets; one multi-get of the
 sitemaps to summarise. Memory per origin: its deltas and at most
-2 x `rowcounts.SAMPLE_CAP` URLs per audit list; `BatchCounting.HELD` kinds
-of rows judged alike. `recount`: a scan of `webpage` and of `host`.
+2 x `rowcounts.SAMPLE_CAP` URLs per audit list. `recount`: a scan of
+`webpage` and of `host`.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Hashable, Iterable, Mapping
+from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import NamedTuple
 
 from sitemapcrawl.errors import CellDecodeError
 from sitemapcrawl.model.audit import audit_lists, reason
 from sitemapcrawl.model.cells import column_names, decode, encode, field_encoder
-from sitemapcrawl.model.linkvalues import parse_inlink
-from sitemapcrawl.model.rank import sitemap_priority
 from sitemapcrawl.model.splits import WHOLE, Split, bucket_of
 from sitemapcrawl.model.webpage import BATCH_TABLE, HOST_TABLE, WEBPAGE_TABLE, BatchRow, HostRow, WebPage
 from sitemapcrawl.scoring import evidence, firstlisting, hreflang_step, rowcounts
 from sitemapcrawl.scoring.evidence import Base, Contribution, Groups, Tally
-from sitemapcrawl.scoring.quality_step import FirstJudged, QualityCounts, QualityStep
+from sitemapcrawl.scoring.quality_step import QualityCounts, QualityStep
 from sitemapcrawl.storage.store import Store
 from sitemapcrawl.storage.tables import Unreadable, pages
 from sitemapcrawl.web.rowkeys import origin_of_key
@@ -47,6 +44,7 @@ log = logging.getLogger(__name__)
 _FIELDS = [*rowcounts.AUDIT_FIELDS, "counted"]
 _HC, _encode_hc = field_encoder(WebPage, "counted")
 _HOST_FIELDS = ["counts", "count_cells", "audit_samples"]
+_BASE_FIELDS = ["counts", "count_cells"]
 Changes = dict[bytes, rowcounts.SampleChanges]
 """Origin -> its audit-list changes (bounded: what can change its samples)."""
 
@@ -69,7 +67,7 @@ class CountCounts:
                 f"{self.folded} cells folded, {self.sitemaps} sitemap summaries")
 
 
-def _counted(origin: str, tally: Tally) -> dict[str, tuple[str, Tally]]:
+def counted(origin: str, tally: Tally) -> dict[str, tuple[str, Tally]]:
     """What a row gives its origin now, as `evidence.judge` takes it (the one group `rows`)."""
     return {origin: (rowcounts.GROUP, tally)}
 
@@ -86,19 +84,6 @@ def write_summaries(store: Store, keys: Iterable[bytes], unreadable: Unreadable)
     return store.write(HOST_TABLE, puts).rows
 
 
-class FirstCounted(NamedTuple):
-    """How `CountStep.take_first` judged a row: what `take_alike` counts again for each row alike to it."""
-
-    origin: bytes
-    name: str
-    tally: Tally
-    kind: int
-    """The number of its ledger kind (its tally's key)."""
-    is_sitemap: bool
-    notes: tuple[tuple[str, bool, str], ...]
-    """The audit lists its lines put it on (True, and why) or take it off (False): what `_note_lists` notes."""
-
-
 class CountStep:
     """The row counts of the batch's touched rows (see the module docstring): `take` chunks, then `finish`."""
 
@@ -112,9 +97,6 @@ class CountStep:
         self.summarise: set[bytes] = set()
         self.ledger: evidence.Ledger[bytes] = evidence.Ledger(batch_id, _encode_hc, self._add_deltas, step="counts",
                                                               column=_HC.decode())
-        self._first_kinds = evidence.KindNumbers()
-        """The ledger kinds `take_first` gives (numbers: each row alike looks its kind up)."""
-        self._judged: evidence.Forgetful[tuple[bytes, int, bool], FirstCounted] = evidence.Forgetful()
 
     def take(self, rows: list[tuple[bytes, WebPage]]) -> list[tuple[bytes, dict[bytes, bytes]]]:
         """Judge one chunk of touched rows again; the `m:hc` puts of those that changed, for the caller
@@ -127,56 +109,37 @@ class CountStep:
             name = names.get(origin)
             if name is None:
                 name = names[origin] = origin.decode("utf-8")
-            _lines, cell = self._judge(key, row, origin, name, rowcounts.row_tally(row))
+            _lines, cell = self.judge(key, row, origin, name, rowcounts.row_tally(row))
             if cell is not None:
                 puts.append((key, {_HC: cell}))
         return puts
 
-    def _judge(self, key: bytes, row: WebPage, origin: bytes, name: str, tally: Tally,
-               kind: Hashable | None = None) -> tuple[list[Contribution], bytes | None]:
-        """Judge one row again; its lines, and its `m:hc` cell when it changed (None: unchanged). `kind`: its
-        ledger kind when judged for the first time (default: its tally's key)."""
+    def judge(self, key: bytes, row: WebPage, origin: bytes, name: str, tally: Tally,
+              kind: Hashable | None = None) -> tuple[list[Contribution], bytes | None]:
+        """Judge one row of origin `origin` (named `name`) again, its tally `tally`; its lines, and its `m:hc`
+        cell when it changed (None: unchanged). `kind`: its ledger kind when judged for the first time
+        (default: its tally's key; rows of one kind give the same lines)."""
         if row.is_sitemap:
             self.summarise.add(key)
         if not row.counted:  # judged for the first time (every new row): once per origin and tally
-            lines, cell = self.ledger.lines(origin, tally.key() if kind is None else kind, _counted, name, tally)
-            _note_lists(self._changes_of(origin), row, lines)
+            lines, cell = self.ledger.lines(origin, tally.key() if kind is None else kind, counted, name, tally)
+            self._note_lists(origin, row, lines)
             self.counts.changed += 1
             return lines, cell
-        lines, changed = self.ledger.again(origin, row.url, row.counted, _counted(name, tally))
-        _note_lists(self._changes_of(origin), row, lines)
+        lines, changed = self.ledger.again(origin, row.url, row.counted, counted(name, tally))
+        self._note_lists(origin, row, lines)
         if changed is not None:
             self.counts.changed += 1
         return lines, changed
 
-    def take_first(self, key: bytes, row: WebPage) -> tuple[dict[bytes, bytes], FirstCounted]:
-        """`take` of one row judged for the first time (no `m:hc`): its cells, and what `take_alike` needs
-        to count a row alike to it."""
-        origin = origin_of_key(key)
-        name, tally = origin.decode("utf-8"), rowcounts.row_tally(row)
-        self.counts.rows += 1
-        kind = self._first_kinds.of(tally.key())
-        lines, cell = self._judge(key, row, origin, name, tally, kind)
-        shape = (origin, kind, bool(row.is_sitemap))
-        judged = self._judged.get(shape)  # shared by the rows of a kind and origin: memory, not time
-        if judged is None:
-            judged = self._judged.keep(shape, FirstCounted(origin, name, tally, kind, bool(row.is_sitemap),
-                                                           _lists_noted(row, lines)))
-        return ({_HC: cell} if cell is not None else {}), judged
-
-    def take_alike(self, key: bytes, url: str, judged: FirstCounted) -> None:
-        """Count row `key` (of `url`) as `take` would: a row judged for the first time whose fields but the
-        URL are those of `judged`'s row, of the same origin, holding no canonical URL (a tally reads the
-        URL only to compare it with one). Its cell is the one `take_first` gave that row."""
-        self.counts.rows += 1
-        self.counts.changed += 1
-        if judged.is_sitemap:
-            self.summarise.add(key)
-        self.ledger.lines(judged.origin, judged.kind, _counted, judged.name, judged.tally)
-        if judged.notes:
-            changes = self._changes_of(judged.origin)
-            for name, on, why in judged.notes:
-                changes.note(name, url, on, why)
+    def _note_lists(self, origin: bytes, row: WebPage, lines: list[Contribution]) -> None:
+        """Note the audit lists a row is on now, or was on before this batch: for the origin's samples (read
+        only for an origin with such a row)."""
+        noted = lists_noted(row, lines)
+        if noted:
+            changes = self.changes_of(origin)
+            for name, on, why in noted:
+                changes.note(name, row.url, on, why)
 
     def _add_deltas(self, origin: bytes, _name: str, groups: Groups) -> None:
         """Add one row's (or one kind of rows') deltas to its origin's."""
@@ -187,14 +150,14 @@ class CountStep:
 
     def read_samples(self, keys: Iterable[bytes]) -> None:
         """Read the stored audit samples of the origins of these row keys not seen yet (one multi-get), so
-        `_changes_of` has them: a chunk of rows over many hosts costs one round trip, not one per host."""
+        `changes_of` has them: a chunk of rows over many hosts costs one round trip, not one per host."""
         unseen = list(dict.fromkeys(origin for origin in map(origin_of_key, keys) if origin not in self.changes))
         if unseen:
             found = self.store.rows(HOST_TABLE, unseen, columns=column_names(HostRow, ["audit_samples"]))
             for origin in unseen:
                 self.changes[origin] = self._samples(origin, found.get(origin) or {})
 
-    def _changes_of(self, origin: bytes) -> rowcounts.SampleChanges:
+    def changes_of(self, origin: bytes) -> rowcounts.SampleChanges:
         """The origin's sample changes, its stored samples read on first sight (`read_samples` reads a chunk's
         at once; else one get per origin)."""
         changes = self.changes.get(origin)
@@ -213,8 +176,9 @@ class CountStep:
             stored = {}
         return rowcounts.SampleChanges(stored)
 
-    def finish(self, sitemaps: Iterable[bytes] = ()) -> CountCounts:
-        """Write the count cells, fold, update the samples, summarise the sitemaps (and `sitemaps`)."""
+    def finish(self, sitemaps: Iterable[bytes] = (), *, fold: bool = True) -> CountCounts:
+        """Write the count cells, fold (unless not `fold`: the job counting is no updatedb), update the
+        samples, summarise the sitemaps (and `sitemaps`)."""
         self.ledger.flush()
         store, batch_id, counts, deltas = self.store, self.batch_id, self.counts, self.deltas
         cells = [(origin, encode(HostRow("", count_cells={
@@ -222,7 +186,8 @@ class CountStep:
             for origin, groups in sorted(deltas.items())]
         store.write(HOST_TABLE, cells)
         counts.origins = len(cells)
-        counts.folded = _finish_origins(store, sorted(set(deltas) | set(self.changes)), batch_id, self.changes)
+        counts.folded = _finish_origins(store, sorted(set(deltas) | set(self.changes)), batch_id, self.changes,
+                                        fold=fold)
         counts.sitemaps = write_summaries(store, self.summarise | set(sitemaps), self.unreadable)
         log.info("counts: %s", counts.summary())
         return counts
@@ -230,25 +195,19 @@ class CountStep:
 
 class BatchCounting:
     """updatedb's counting: the quality evidence (when `quality`) and the row counts of a batch's touched
-    rows, each row judged once, as updatedb's passes write it (see the module docstring).
+    rows, each row judged by itself, as updatedb's passes write it (see the module docstring).
 
-    `take` every chunk of touched rows (read with at least `FIELDS`, as they
-    are once the caller's puts are written) and write the puts it returns
-    with the caller's own; then `finish` (the quality step first: the
-    summaries carry its verdicts). Safe to rerun and to run once per split,
-    as long as every touched row of the split is taken, also the rows a rerun
-    finds done. Raises UsageError for bad quality settings, and the store's
-    errors.
+    `take` every chunk of touched rows (`held` when read, and read with at
+    least `FIELDS`, as they are once the caller's puts are written) and write
+    the puts it returns with the caller's own; then `finish` (the quality
+    step first: the summaries carry its verdicts). Safe to rerun and to run
+    once per split, as long as every touched row of the split is taken, also
+    the rows a rerun finds done. Raises UsageError for bad quality settings,
+    and the store's errors.
     """
 
     FIELDS = list(dict.fromkeys([*QualityStep.FIELDS, *CountStep.FIELDS, *firstlisting.FIELDS,
                                  *hreflang_step.FIELDS]))
-    REPEATS_SEEN = 5000
-    """Alike rows `take` counts before it judges whether their texts repeat (`_repeating`)."""
-    HELD = evidence.KIND_NUMBERS_HELD
-    """Kinds of alike rows whose judging `take` keeps: in an inventory, lastmods times changefreqs per sitemap
-    (about 600 in 50,000 entries of the shape `benchmarks/inventory_writes.py` writes) times its sitemaps
-    (interleaved: rows come in key order)."""
 
     def __init__(self, store: Store, rules: UrlRules, batch_id: str, now: datetime, *, quality: bool,
                  split: Split = WHOLE, unreadable: Unreadable | None = None) -> None:
@@ -257,115 +216,21 @@ class BatchCounting:
         self.count_step = CountStep(store, batch_id, unreadable)
         self.hreflang = hreflang_step.HreflangStep(store, unreadable)
         self.first_listing = firstlisting.FirstListing(batch_id, quality=quality)
-        self._kinds: evidence.Forgetful[str, _TextKind] = evidence.Forgetful(self.HELD)
-        """Inlink text -> the counted kind of the rows merged from it alone (`_counted_kind`), numbered."""
-        self._counted_kinds = evidence.KindNumbers(self.HELD)
-        self._judged: evidence.Forgetful[tuple[int, str, bytes], _FirstJudged] = evidence.Forgetful(self.HELD)
-        """(counted kind, sitemap, origin) -> how its first row was judged."""
-        self._puts: evidence.Forgetful[tuple[tuple[bytes, bytes], ...], dict[bytes, bytes]] = evidence.Forgetful(
-            self.HELD)
-        """The puts of kinds judged, each once (many kinds give the same `s:fl`)."""
-        self._texts_seen: evidence.Forgetful[str, bool] = evidence.Forgetful(self.HELD)
-        self._texts_counted = self._texts_repeated = 0
-        """Alike rows counted by `_repeating`, and those of them whose text it had seen."""
 
     def held(self, rows: list[tuple[bytes, WebPage]]) -> list[tuple[bytes, WebPage]]:
         """`rows` as read, with the ledger lines their `s:fl` stands for (`scoring.firstlisting`): call it on
         every row before it is merged, and give each to `take`."""
         return self.first_listing.held(rows)
 
-    def take(self, rows: list[tuple[bytes, WebPage]],
-             alike: AlikeRows | None = None) -> list[tuple[bytes, dict[bytes, bytes]]]:
-        """Judge one chunk of touched rows (`held` when read); the cells (`s:qc`, `m:hc`, `s:fl`, `s:wp`) to
-        put on them, one put per row.
-
-        `alike`: the rows among `rows` given as read, holding one inlink
-        and nothing else, which updatedb merged from that alone (its new rows:
-        `jobs.updatedb.FirstListings`). Such a row, whose counted fields
-        (`FIELDS` but its priority) and inlink's sitemap and origin are those
-        of one judged before, is counted as that one was and gets its cells,
-        without judging it again (`take_alike` of each step), nor making it
-        as merged: an inventory's million new rows are a few thousand kinds.
-        Where the texts do not repeat (every entry its own lastmod), kinds do
-        not either, and the rows are judged each by itself (`_repeating`).
-        """
+    def take(self, rows: list[tuple[bytes, WebPage]]) -> list[tuple[bytes, dict[bytes, bytes]]]:
+        """Judge one chunk of touched rows, each by itself (its hreflang return links first: a fact it is
+        counted by); the cells (`s:qc`, `m:hc`, `s:fl`, `s:wp`) to put on them, one put per row."""
+        if not rows:
+            return []
         self.count_step.read_samples(key for key, _ in rows)
-        texts = alike.texts if alike is not None else {}
-        if alike is not None and texts and not self._repeating(texts.values()):
-            rows = [(key, alike.merged(row, texts[key]) if key in texts else row) for key, row in rows]
-            texts = {}
-        each = [(key, row) for key, row in rows if key not in texts] if texts else rows
-        puts = self._take_each(each) if each else []
-        if alike is not None and texts:
-            for key, row in rows:
-                text = texts.get(key)
-                if text is not None:
-                    cells = self._take_alike(key, row, text, alike.merged)
-                    if cells:
-                        puts.append((key, cells))
-        return puts
-
-    def _repeating(self, texts: Iterable[str]) -> bool:
-        """Do the inlink texts of alike rows repeat enough for judging them by kind to pay? Counts this chunk's.
-
-        A kind judged for the first time costs about 1.5 times a row judged
-        by itself, a kind met again a quarter of it (in-process timings of
-        30,000 rows; benchmarks/results/2026-12-03-inventory-counting-alike.md).
-        Yes while fewer than
-        `REPEATS_SEEN` rows were seen or a quarter of them repeat a text seen
-        before (the counts halve past that, so a batch whose sitemaps change
-        shape is followed). Cost: a set lookup per row.
-        """
-        seen = self._texts_seen
-        for text in texts:
-            self._texts_counted += 1
-            if text in seen:
-                self._texts_repeated += 1
-            else:
-                seen.keep(text, True)
-        counted, repeated = self._texts_counted, self._texts_repeated
-        if counted >= 4 * self.REPEATS_SEEN:
-            self._texts_counted, self._texts_repeated = counted // 2, repeated // 2
-        return counted < self.REPEATS_SEEN or 4 * repeated >= counted
-
-    def _take_each(self, rows: list[tuple[bytes, WebPage]]) -> list[tuple[bytes, dict[bytes, bytes]]]:
-        """Judge every row of `rows` by itself (its hreflang return links first: a fact it is counted by); the
-        cells to put on them, one put per row."""
         rows, judged = self.hreflang.judge(rows)
         puts = self.quality_step.take(rows) if self.quality_step is not None else []
         return self.first_listing.settle(rows, judged + puts + self.count_step.take(rows))
-
-    def _take_alike(self, key: bytes, row: WebPage, text: str,
-                    merged: Callable[[WebPage, str], WebPage]) -> dict[bytes, bytes]:
-        """The cells of a row as read, merged from its one inlink `text` (see `take`): judged by each step
-        when its kind, sitemap and origin are new here, else counted as the first such row was."""
-        source = next(iter(row.inlinks or {}), "")
-        after = None  # the row as merged: made only for a text or kind met for the first time
-        kind = self._kinds.get(text)
-        if kind is None:
-            after = merged(row, text)
-            kind = self._kinds.keep(text, _TextKind(self._counted_kinds.of(_counted_kind(after, text)),
-                                                    after.priority, sitemap_priority(after)))
-        judged_key = (kind.number, source, origin_of_key(key))
-        judged = self._judged.get(judged_key)
-        quality = self.quality_step
-        if judged is None:
-            after = after or merged(row, text)
-            cells, first = quality.take_first(key, after) if quality is not None else ({}, None)
-            counted_cells, counted = self.count_step.take_first(key, after)
-            settled = self.first_listing.settle([(key, after)], [(key, {**cells, **counted_cells})])
-            put = settled[0][1] if settled else {}
-            cells_key = tuple(sorted(put.items()))
-            put = self._puts.get(cells_key) or self._puts.keep(cells_key, put)  # one dict for equal puts
-            judged = self._judged.keep(judged_key, _FirstJudged(put, first, counted))
-        else:
-            if quality is not None and judged.quality is not None:
-                quality.take_alike(key, judged.quality)
-            self.count_step.take_alike(key, row.url, judged.counted)
-        if quality is None or judged.quality is None:
-            return judged.cells
-        weighted = quality.weighted(kind.priority, kind.ranked_by, source, judged.quality)
-        return {**judged.cells, **weighted} if weighted else judged.cells
 
     def finish(self) -> tuple[QualityCounts | None, CountCounts]:
         """Write the evidence and count cells, rescore the touched sitemaps, write the summaries."""
@@ -374,48 +239,10 @@ class BatchCounting:
         return quality_counts, self.count_step.finish(scored)
 
 
-_COUNTED_FIELDS = [name for name in BatchCounting.FIELDS if name not in ("inlinks", "priority")]
-
-
-def _counted_kind(row: WebPage, text: str) -> Hashable:
-    """What the counting of a row merged from its one inlink `text` reads but the URL, the inlink's sitemap
-    and the priority: its counted fields and the inlink's kind, parse and lastmod. (Such a row holds no
-    canonical URL, so no tally reads the URL; `QualityStep.weighted` reads the priority row by row.)"""
-    link = parse_inlink(text)
-    return (tuple([getattr(row, name) for name in _COUNTED_FIELDS]),
-            None if link is None else (link.kind, link.batch, link.lastmod))
-
-
-class AlikeRows(NamedTuple):
-    """Rows of a chunk given to `BatchCounting.take` as read, each merged from its one inlink alone."""
-
-    texts: Mapping[bytes, str]
-    """Row key -> the text of its one inlink."""
-    merged: Callable[[WebPage, str], WebPage]
-    """A row as read, with its inlink text -> the row as the merge left it."""
-
-
-class _TextKind(NamedTuple):
-    """What `BatchCounting` keeps of the rows merged from one inlink text: the number of their counted kind,
-    their priority (`s:pr`) and what they rank by as they are (`rank.sitemap_priority`)."""
-
-    number: int
-    priority: float | None
-    ranked_by: float
-
-
-class _FirstJudged(NamedTuple):
-    """How the first row of a kind was judged: its cells, and what each step counts for a row alike to it."""
-
-    cells: dict[bytes, bytes]
-    quality: FirstJudged | None
-    counted: FirstCounted
-
-
 _AUDIT_WORDS = tuple(rowcounts.AUDIT_WORDS.items())
 
 
-def _lists_noted(row: WebPage, lines: list[Contribution]) -> tuple[tuple[str, bool, str], ...]:
+def lists_noted(row: WebPage, lines: list[Contribution]) -> tuple[tuple[str, bool, str], ...]:
     """The audit lists `row` (of these lines) is on now (True, and why), or was on before this batch (False)."""
     noted: list[tuple[str, bool, str]] = []
     for line in lines:
@@ -426,34 +253,29 @@ def _lists_noted(row: WebPage, lines: list[Contribution]) -> tuple[tuple[str, bo
     return tuple(noted)
 
 
-def _note_lists(changes: rowcounts.SampleChanges, row: WebPage, lines: list[Contribution]) -> None:
-    """Note the audit lists a row is on now, or was on before this batch: for the origin's samples."""
-    for name, on, why in _lists_noted(row, lines):
-        changes.note(name, row.url, on, why)
-
-
-def _finish_origins(store: Store, origins: list[bytes], batch_id: str, changes: Changes) -> int:
-    """Fold the count cells of batches before `batch_id` into each origin's base and update its audit
-    samples; return the cells folded."""
+def _finish_origins(store: Store, origins: list[bytes], batch_id: str, changes: Changes, *, fold: bool) -> int:
+    """Fold the count cells of batches before `batch_id` into each origin's base (when `fold`) and update
+    its audit samples (as `changes` read them: `CountStep.changes_of`); return the cells folded."""
     if not origins:
         return 0
-    found = store.rows(HOST_TABLE, origins, columns=column_names(HostRow, _HOST_FIELDS))
+    found = store.rows(HOST_TABLE, origins, columns=column_names(HostRow, _BASE_FIELDS)) if fold else {}
     for origin in origins:
         found.setdefault(origin, {})  # a new origin: no base, no samples yet
     puts: list[tuple[bytes, dict[bytes, bytes]]] = []
     deletes: list[tuple[bytes, list[bytes]]] = []
     folded = 0
     for origin, cells in found.items():
+        names: list[str] = []
         try:
-            row = decode(HostRow, origin.decode("utf-8"), cells, _HOST_FIELDS)
-            base = Base.read(row.counts, rowcounts.GROUP)
-            new_base, names = evidence.fold(base, dict(row.count_cells or {}), batch_id)
+            if fold:
+                row = decode(HostRow, origin.decode("utf-8"), cells, _BASE_FIELDS)
+                new_base, names = evidence.fold(Base.read(row.counts, rowcounts.GROUP), dict(row.count_cells or {}),
+                                                batch_id)
         except (ValueError, CellDecodeError) as exc:
             log.warning("counts: %r: unreadable counts, left for `updatedb --rescore`: %s", origin[:200], exc)
             continue
-        samples = rowcounts.read_samples(row.audit_samples or {})
         noted = changes.get(origin)
-        changed = rowcounts.apply_samples(samples, noted.changes if noted is not None else {})
+        changed = rowcounts.apply_samples(noted.stored, noted.changes) if noted is not None else {}
         if changed:
             puts.append((origin, encode(HostRow("", audit_samples={
                 n: rowcounts.sample_text(listed) for n, listed in changed.items()}))))

@@ -278,6 +278,9 @@ def latest(groups: Mapping[str, Tally], count: str = "listed") -> tuple[str, Tal
 
 #: Folded batch ids a base remembers (a rerun of one of them writes a cell that must not count again).
 FOLDED_KEPT = 32
+#: The start of the id of a counting run that is no batch (`scoring.new_rows`): not ordered by time, so
+#: never compared with a base's `through`, only looked up among its `folded` ids.
+RUN_PREFIX = "~"
 
 
 @dataclass
@@ -285,7 +288,8 @@ class Base:
     """The folded evidence of a sitemap (or row counts of an origin) and which batches' cells are in it.
 
     `folded`: the latest `FOLDED_KEPT` batch ids folded, in fold order;
-    `through`: the greatest id of those forgotten since. A cell of a folded
+    `through`: the greatest id of those forgotten since (but run ids,
+    `RUN_PREFIX`, which only `folded` holds). A cell of a folded
     batch is ignored if written again. Batch ids are not compared with each
     other otherwise: two batches made in one second sort by their random
     part, not by time.
@@ -361,7 +365,8 @@ def fold(base: Base, cells: Mapping[str, str], current: str) -> tuple[Base, list
             add_groups(groups, read_groups(text.split("\n")))
             if batch not in folded:
                 folded.append(batch)
-    through = max([base.through, *folded[:-FOLDED_KEPT]]) if len(folded) > FOLDED_KEPT else base.through
+    forgotten = [batch for batch in folded[:-FOLDED_KEPT] if not batch.startswith(RUN_PREFIX)]
+    through = max([base.through, *forgotten])
     return Base(through, groups, base.count, tuple(folded[-FOLDED_KEPT:])), names
 
 

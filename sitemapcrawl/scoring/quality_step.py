@@ -2,10 +2,11 @@
 
 Run at the end of `updatedb` (setting `sitemap_quality`); the formula is in
 `scoring.quality`, the counters in `scoring.evidence`. `QualityStep` (fed by
-`scoring.count_step.BatchCounting`) judges each touched row again, writes
-each batch's deltas as `s:ev.<batch>.<bucket>` on the sitemap, folds and
-scores the touched sitemaps, and rewrites `s:wp` where a weight changed, so
-a round costs what its batch holds. `score_sitemaps` is the full rescore
+`scoring.count_step.BatchCounting`, rows merged alike by `scoring.alike`)
+judges each touched row again, writes each batch's deltas as
+`s:ev.<batch>.<bucket>` on the sitemap, folds and scores the touched
+sitemaps, and rewrites `s:wp` where a weight changed, so a round costs what
+its batch holds. `score_sitemaps` is the full rescore
 (`updatedb --rescore`): the repair after changing pins or thresholds, and
 the tests' oracle. How it counts: docs/quality.md, Evidence counters.
 
@@ -23,7 +24,6 @@ from collections import Counter
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import NamedTuple
 
 from sitemapcrawl.errors import CellDecodeError, InvalidUrlError, UsageError
 from sitemapcrawl.model.cells import column_names, encode, equals_filter, field_encoder, map_families_of
@@ -150,7 +150,7 @@ def _listed_filter() -> str:
     return f"{rows} AND ({cells})"
 
 
-def _links(row: WebPage) -> list[tuple[str, Inlink]]:
+def sitemap_links(row: WebPage) -> list[tuple[str, Inlink]]:
     """The row's sitemap and index inlinks: (source sitemap, inlink)."""
     return [(source, link) for source, text in (row.inlinks or {}).items()
             if (link := parse_inlink(text)) is not None and link.kind in _LINKED]
@@ -159,32 +159,21 @@ def _links(row: WebPage) -> list[tuple[str, Inlink]]:
 def _listed_rows(store: Store, unreadable: Unreadable) -> Iterator[tuple[bytes, WebPage, list[tuple[str, Inlink]]]]:
     scan = store.scan(WEBPAGE_TABLE, columns=_columns(_LISTED_FIELDS), filter=_listed_filter())
     for key, row in pages(scan, "quality", unreadable, _LISTED_FIELDS):
-        yield key, row, _links(row)
+        yield key, row, sitemap_links(row)
 
 
-def _current(row: WebPage, links: list[tuple[str, Inlink]], now: datetime) -> dict[str, tuple[str, Tally]]:
+def gives_now(row: WebPage, links: list[tuple[str, Inlink]], now: datetime) -> dict[str, tuple[str, Tally]]:
     """Sitemap -> (parse batch of its cell, what the row contributes to it now)."""
     return {source: (link.batch, evidence.contribution(link.lastmod, row.status, row.fetch_time,
                                                         row.prev_fetch_time, row.content_changed, now))
             for source, link in links}
 
 
-def _first_kind(row: WebPage, links: list[tuple[str, Inlink]]) -> Hashable:
+def first_kind(row: WebPage, links: list[tuple[str, Inlink]]) -> Hashable:
     """What the evidence of a row judged for the first time depends on: its listings' sitemaps, parses and
-    lastmods, and its fetch facts (rows equal in it give the same `_current`)."""
+    lastmods, and its fetch facts (rows equal in it give the same `gives_now`)."""
     return (tuple([(source, link.batch, link.lastmod) for source, link in links]), row.status, row.fetch_time,
             row.prev_fetch_time, row.content_changed)
-
-
-class FirstJudged(NamedTuple):
-    """How `QualityStep.take_first` judged a row, for `take_alike`: its host bucket, the number of its ledger
-    kind there, what it gives its sitemaps now (None: none lists it), whether a sitemap lists it, is a sitemap."""
-
-    bucket: int
-    kind: int
-    current: Mapping[str, tuple[str, Tally]] | None
-    listed: bool
-    is_sitemap: bool
 
 
 def _verdict_row(url: str, verdict: Assessment, now: datetime) -> WebPage:
@@ -295,7 +284,7 @@ def score_sitemaps(store: Store, rules: UrlRules, now: datetime, *, batch_id: st
     rows: list[tuple[bytes, WebPage, dict[str, tuple[str, Tally]]]] = []
     for key, row, links in _listed_rows(store, unreadable):
         counts.listed_rows += 1
-        current = _current(row, links, now)
+        current = gives_now(row, links, now)
         for source, (parse, tally) in current.items():
             if source in groups:
                 groups[source].setdefault(parse, Tally()).add(tally)
@@ -379,8 +368,6 @@ class QualityStep:
         """Sitemap URL -> the weight `take` writes its touched rows' `s:wp` with: assumed for the
         sitemaps parsed in the batch (`assumed`), as stored for the others (read as met)."""
         self.assumed: dict[str, float] = {}
-        self._first_kinds = evidence.KindNumbers()  # numbered: each row alike looks its kind up
-        self._judged: evidence.Forgetful[tuple[int, int, bool, bool], FirstJudged] = evidence.Forgetful()
         self.ledger: evidence.Ledger[int] = evidence.Ledger(
             batch_id, lambda text: _encode_qc(text or ("",)), self._add_deltas, step="quality", column=_QC.decode())
 
@@ -403,7 +390,7 @@ class QualityStep:
             self.assumed[row.url] = assess(sitemap_facts(row), tally.stats(), self.policy, self.pins, now).weight
         return dict(self.assumed)
 
-    def _resolve(self, sources: Iterable[str]) -> dict[str, float]:
+    def resolve(self, sources: Iterable[str]) -> dict[str, float]:
         """The weights, with those of `sources` not known yet read (one multi-get; an unread one weighs 1)."""
         if self.weights is None:
             self.weights = self._assume_weights()
@@ -419,7 +406,7 @@ class QualityStep:
     def _weigh(self, chunk: list[tuple[bytes, WebPage, list[tuple[str, Inlink]]]]) -> list[
             tuple[bytes, dict[bytes, bytes]]]:
         """The `s:wp` puts of the rows of a chunk whose weighted priority changed (weights as `weights`)."""
-        weights = self._resolve({source for _key, _row, links in chunk for source, link in links
+        weights = self.resolve({source for _key, _row, links in chunk for source, link in links
                                  if link.kind is InlinkKind.SITEMAP})
         puts: list[tuple[bytes, dict[bytes, bytes]]] = []
         for key, row, links in chunk:
@@ -436,53 +423,44 @@ class QualityStep:
         for key, row in rows:
             if row.is_sitemap:
                 self.touched_sitemaps.add(key)
-            links = _links(row)
+            links = sitemap_links(row)
             if not row.quality_contributions:  # judged for the first time (every new row)
                 if links:
                     listed.append((key, row, links))
-                    kind = _first_kind(row, links)  # once per kind and host bucket: the same facts, the same evidence
-                    lines, cell = self.ledger.lines(bucket_of(key), kind, _current, row, links, self.now)
+                    kind = first_kind(row, links)  # once per kind and host bucket: the same facts, the same evidence
+                    lines, cell = self.ledger.lines(bucket_of(key), kind, gives_now, row, links, self.now)
                     if lines:
                         puts.append((key, {_QC: cell}))
                 continue
             listed.append((key, row, links))
             _lines, changed = self.ledger.again(bucket_of(key), row.url, row.quality_contributions,
-                                                _current(row, links, self.now))
+                                                gives_now(row, links, self.now))
             if changed is not None:
                 puts.append((key, {_QC: changed}))
         return puts + self._weigh(listed)
 
-    def take_first(self, key: bytes, row: WebPage) -> tuple[dict[bytes, bytes], FirstJudged]:
-        """`take` of a row judged for the first time but its `s:wp` (`weighted`); what `take_alike` reuses."""
-        links = _links(row)
-        if links:  # as `take` weighs it
-            self._resolve({source for source, link in links if link.kind is InlinkKind.SITEMAP})
-        shape = (bucket_of(key), self._first_kinds.of(_first_kind(row, links)),
-                 any(link.kind is InlinkKind.SITEMAP for _source, link in links), bool(row.is_sitemap))
-        judged = self._judged.get(shape)  # shared by the rows of a kind and bucket: memory, not time
-        if judged is None:
-            bucket, kind, listed, is_sitemap = shape
-            judged = self._judged.keep(shape, FirstJudged(bucket, kind, _current(row, links, self.now) if links
-                                                          else None, listed, is_sitemap))
-        return self.take_alike(key, judged), judged
+    def count_first(self, key: bytes, bucket: int, kind: Hashable, current: Mapping[str, tuple[str, Tally]] | None,
+                    is_sitemap: bool) -> dict[bytes, bytes]:
+        """`take` of row `key`, judged for the first time, but its `s:wp` (`weigh_listed`): its `s:qc` cell.
 
-    def take_alike(self, key: bytes, judged: FirstJudged) -> dict[bytes, bytes]:
-        """`take` of row `key` but its `s:wp` (`weighted`): a row judged for the first time, its fields but URL
-        and priority those of `judged`'s, listed by the same one sitemap in the same host bucket. A lookup."""
+        `current`: what it gives its sitemaps now (`gives_now`; None: no
+        sitemap lists it), `kind` the ledger kind it is counted under in host
+        bucket `bucket` (equal for rows whose `current` is equal). A lookup
+        when the kind was met before (`scoring.alike` counts rows alike so).
+        """
         self.counts.listed_rows += 1
-        if judged.is_sitemap:
+        if is_sitemap:
             self.touched_sitemaps.add(key)
-        if judged.current is None:
+        if current is None:
             return {}
         # `dict` makes the kind's `current` again if the ledger forgot the kind.
-        lines, cell = self.ledger.lines(judged.bucket, judged.kind, dict, judged.current)
+        lines, cell = self.ledger.lines(bucket, kind, dict, current)
         return {_QC: cell} if lines else {}
 
-    def weighted(self, priority: float | None, ranked_by: float, source: str,
-                 judged: FirstJudged) -> dict[bytes, bytes]:
-        """The `s:wp` cell `take` gives a row `source` alone lists, judged as `judged`, of this `s:pr`, ranked
-        by `ranked_by` (`rank.sitemap_priority`) as it is: none if that stays."""
-        cell = _weighted_put(((priority, (self.weights or {}).get(source, 1.0)),), ranked_by) if judged.listed else None
+    def weigh_listed(self, priority: float | None, ranked_by: float, source: str) -> dict[bytes, bytes]:
+        """The `s:wp` cell `take` gives a row `source` alone lists, of this `s:pr`, ranked by `ranked_by`
+        (`rank.sitemap_priority`) as it is: none if that stays."""
+        cell = _weighted_put(((priority, (self.weights or {}).get(source, 1.0)),), ranked_by)
         if cell is None:
             return {}
         self.counts.reweighted += 1
@@ -570,7 +548,7 @@ def _reweigh_changed(store: Store, verdicts: _Verdicts, counts: QualityCounts, c
         counts.reweighted += write_pages(store, puts, now=now).rows
 
     def reweigh(rows: Iterable[tuple[bytes, WebPage]], later: WriteBehind) -> None:
-        listed = [(key, row, _links(row)) for key, row in rows]
+        listed = [(key, row, sitemap_links(row)) for key, row in rows]
         unknown = {source for _key, _row, links in listed for source, _link in links if source not in weights}
         keyed = [rk for source in unknown if (rk := key_of_url(source)) is not None]
         for row in _read_sitemaps(store, keyed, _WEIGHT_FIELDS, unreadable).values():

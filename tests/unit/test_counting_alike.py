@@ -16,7 +16,8 @@ from sitemapcrawl.model.linkvalues import Inlink, InlinkKind, format_inlink
 from sitemapcrawl.model.schedule import SchedulePolicy
 from sitemapcrawl.model.webpage import ChangeFreq, QualityState, WebPage
 from sitemapcrawl.modes import CrawlMode
-from sitemapcrawl.scoring.count_step import AlikeRows, BatchCounting
+from sitemapcrawl.scoring.alike import AlikeCounting, AlikeRows
+from sitemapcrawl.scoring.count_step import BatchCounting
 from sitemapcrawl.web import rowkeys
 from sitemapcrawl.web.rules import UrlRules
 
@@ -43,8 +44,8 @@ def counted(rows: list[tuple[str, str, str]], quality: bool, alike: bool,
     store = MemoryStore()
     store.put_page(DEMOTED, encode(WebPage(DEMOTED, is_sitemap=True, quality=0.2,
                                            quality_state=QualityState.DEMOTED)))
-    counting = BatchCounting(store, RULES, BATCH, NOW, quality=quality)  # type: ignore[arg-type]
-    counting.HELD = 3  # kinds forgotten and judged anew, as past a sitemap's few thousand
+    exact = BatchCounting(store, RULES, BATCH, NOW, quality=quality)  # type: ignore[arg-type]
+    counting = AlikeCounting(exact, held=3)  # kinds forgotten and judged anew, as past a sitemap's few thousand
     counting.REPEATS_SEEN = repeats_seen  # whether texts repeat is judged after this many rows
     by_kind = counting._take_alike
     taken_by_kind = 0
@@ -55,8 +56,8 @@ def counted(rows: list[tuple[str, str, str]], quality: bool, alike: bool,
         return by_kind(*args)
 
     counting._take_alike = take_alike  # type: ignore[method-assign]
-    if counting.quality_step is not None:
-        counting.quality_step.weights = {}  # no listed records here to assume weights for: each sitemap read
+    if exact.quality_step is not None:
+        exact.quality_step.weights = {}  # no listed records here to assume weights for: each sitemap read
     merger = FirstListings(BATCH, CrawlMode.SITEMAP_ONLY, SchedulePolicy(), NOW)
     puts: dict[bytes, dict[bytes, bytes]] = {}
     for start in range(0, len(rows), 7):
@@ -74,16 +75,16 @@ def counted(rows: list[tuple[str, str, str]], quality: bool, alike: bool,
         for key, cells in counting.take(merged, AlikeRows(kinds, merger.merged) if alike else None):
             assert key not in puts  # one put per row
             puts[key] = dict(cells)
-    steps = [counting.count_step, *([counting.quality_step] if counting.quality_step is not None else [])]
+    steps = [exact.count_step, *([exact.quality_step] if exact.quality_step is not None else [])]
     for step in steps:
         step.ledger.flush()  # type: ignore[attr-defined]
-    step = counting.count_step
+    step = exact.count_step
     done: dict[str, object] = {
         "puts": puts, "counts": step.counts, "summarise": step.summarise,
         "deltas": {o: {g: t.key() for g, t in groups.items()} for o, groups in step.deltas.items()},
         "samples": {o: changes.changes for o, changes in step.changes.items()}}
-    if counting.quality_step is not None:
-        q = counting.quality_step
+    if exact.quality_step is not None:
+        q = exact.quality_step
         done |= {"quality": q.counts, "touched": q.touched_sitemaps,
                  "evidence": {s: {b: {p: t.key() for p, t in groups.items()} for b, groups in by_bucket.items()}
                               for s, by_bucket in q.deltas.items()}}

@@ -243,6 +243,19 @@ def test_batches_made_in_one_second_count_whatever_their_ids_sort_like() -> None
     assert evidence.latest(base.groups)[1].counts == {"listed": 1 + evidence.FOLDED_KEPT}
 
 
+def test_a_run_id_is_never_forgotten_into_through() -> None:
+    """A run id (`scoring.new_rows`: no batch, not ordered by time) sorts after every batch id: once
+    forgotten it must not become `through`, or every later batch's cells would count as folded."""
+    run = evidence.RUN_PREFIX + "inject0123456789abcdef"
+    base, _ = evidence.fold(Base(count="rows"), {evidence.cell_name(run, 7): "rows rows=2"}, "20260101000000-aaaa")
+    assert base.folded == (run,) and base.holds(run)
+    for n in range(evidence.FOLDED_KEPT):
+        base, _ = evidence.fold(base, {evidence.cell_name(f"2026020100{n:04d}-aaaa", 7): "rows rows=1"},
+                                "20270101000000-aaaa")
+    assert run not in base.folded and base.through == "" and not base.holds("20270101000000-aaaa")
+    assert evidence.latest(base.groups, "rows")[1].counts == {"rows": 2 + evidence.FOLDED_KEPT}
+
+
 def test_a_first_judgement_takes_the_short_way_to_what_the_general_way_gives() -> None:
     # A stored line that names another sitemap and holds nothing sends judge down its general way;
     # with no stored line at all it takes the short way for rows judged the first time.
