@@ -297,7 +297,8 @@ def fetch_command(
     Example: sitemapcrawl --user-agent 'MyBot/1.0' fetch --split 0/4 \\
                  --batch 20250101120000-1a2b
     """
-    from sitemapcrawl.jobs.fetch import FetchOptions, FetchProgress, fetch, parse_partition
+    from sitemapcrawl.fetcher.model import FetchOptions, FetchProgress, parse_partition
+    from sitemapcrawl.jobs.fetch import fetch
     from sitemapcrawl.web.rules import UrlRules
 
     flag = "--partition" if partition is not None else "--split"

@@ -8,3 +8,18 @@ redirects) into an outcome; `write` records outcomes and host times;
 """
 
 __all__ = ["feed", "model", "pacing", "queues", "work", "write"]
+
+#: What other packages may use of this one, module by module (tests/unit/test_layout.py refuses any other
+#: name): a module or a name not here is this package's own.
+FACE: dict[str, tuple[str, ...]] = {
+    "engine": ("Engine", "host_budget"),
+    "feed": ("queue_all", "read_feed", "stored_rule"),
+    "model": (
+        "FetchCounts", "FetchItem", "FetchOptions", "FetchProgress", "QueueBy", "RobotsItem", "RobotsRule",
+        "parse_partition",
+    ),
+    "outcomes": ("outcome_row", "retry_or_gone"),
+    "pacing": ("Pacing", "StateWrite"),
+    "queues": ("FetchQueues",),
+    "write": ("Outbox", "Writer"),
+}

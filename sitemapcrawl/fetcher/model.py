@@ -15,7 +15,7 @@ from sitemapcrawl.config import MAX_PARTITIONS, Settings
 from sitemapcrawl.errors import UsageError
 from sitemapcrawl.model.splits import parse_share
 from sitemapcrawl.model.webpage import FetchStatus
-from sitemapcrawl.storage.politeness import QueueBy
+from sitemapcrawl.modes import QueueBy
 from sitemapcrawl.web.robots import RobotsPolicy
 from sitemapcrawl.web.warc import Capture
 

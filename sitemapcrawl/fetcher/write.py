@@ -32,10 +32,11 @@ from sitemapcrawl.fetcher.outcomes import capture_fields, with_fields
 from sitemapcrawl.fetcher.pacing import StateWrite
 from sitemapcrawl.model.cells import column_names, encode
 from sitemapcrawl.model.webpage import HOST_TABLE, WEBPAGE_TABLE, FetchStatus, HostRow, WebPage
+from sitemapcrawl.modes import QueueBy
 from sitemapcrawl.storage.batchrecords import record_members, record_work
 from sitemapcrawl.storage.dueindex import write_pages
 from sitemapcrawl.storage.hosts import origin_key
-from sitemapcrawl.storage.politeness import QueueBy, state_rows
+from sitemapcrawl.storage.politeness import state_rows
 from sitemapcrawl.storage.store import Store
 from sitemapcrawl.web.warc import Unrecorded, WarcRecorder
 

@@ -6,4 +6,19 @@ below them (fetcher, scoring, batch, storage, web, model), never another job,
 except `crawl`, the one loop that runs the others.
 """
 
-__all__ = ["crawl", "detect", "export", "fetch", "generate", "init", "inject", "parse", "readdb", "updatedb"]
+#: What other packages may use of this one, module by module (tests/unit/test_layout.py refuses any other
+#: name): a module or a name not here is this package's own.
+FACE: dict[str, tuple[str, ...]] = {
+    "crawl": (
+        "CrawlOptions", "Splits", "crawl", "finish_batch", "generate_workers", "parse_workers", "updatedb_workers",
+    ),
+    "detect": ("detect",),
+    "export": ("ExportCounts", "ExportOptions", "export"),
+    "fetch": ("fetch",),
+    "generate": ("GenerateOptions", "generate"),
+    "init": ("init_tables",),
+    "inject": ("Rejected", "inject"),
+    "parse": ("SitemapOutcome", "parse_batch"),
+    "readdb": ("collect_stats", "read_row", "rows_with_prefix"),
+    "updatedb": ("updatedb",),
+}

@@ -38,9 +38,9 @@ from sitemapcrawl.model.marks import held_by
 from sitemapcrawl.model.rank import rank_order
 from sitemapcrawl.model.splits import WHOLE, Split
 from sitemapcrawl.model.webpage import BATCHROW_TABLE, DUE_TABLE, WEBPAGE_TABLE, DueRow, WebPage
-from sitemapcrawl.modes import CountMode, CrawlMode
+from sitemapcrawl.modes import CountMode, CrawlMode, QueueBy
 from sitemapcrawl.storage import batchrecords, dueindex, tables
-from sitemapcrawl.storage.politeness import QueueBy, Resolver, queue_key
+from sitemapcrawl.storage.politeness import Resolver, queue_key
 from sitemapcrawl.storage.readyqueue import HostQueue, ReadyQueues
 from sitemapcrawl.storage.store import Store
 from sitemapcrawl.web import urls

@@ -7,4 +7,11 @@ API; `metrics` is its Prometheus `/metrics`. None of them scans the `webpage`
 table.
 """
 
-__all__ = ["html", "metrics", "panels", "serve", "text"]
+#: What other packages may use of this one, module by module (tests/unit/test_layout.py refuses any other
+#: name): a module or a name not here is this package's own.
+FACE: dict[str, tuple[str, ...]] = {
+    "html": ("write_report",),
+    "panels": ("json_lines", "take_counted_snapshot", "take_snapshot"),
+    "serve": ("ServeOptions", "serve"),
+    "text": ("build_report", "sitemap_outcomes"),
+}

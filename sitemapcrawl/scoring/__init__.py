@@ -10,5 +10,17 @@ judges a row's hreflang return links before it is counted; `new_rows`
 counts the rows inject and detect write that no batch has judged.
 """
 
-__all__ = ["alike", "count_step", "evidence", "hreflang_step", "new_rows", "quality", "quality_step",
-           "rowcounts"]
+#: What other packages may use of this one, module by module (tests/unit/test_layout.py refuses any other
+#: name): a module or a name not here is this package's own.
+FACE: dict[str, tuple[str, ...]] = {
+    "alike": ("AlikeCounting", "AlikeRows"),
+    "count_step": ("BatchCounting", "CountCounts", "counters_built", "crawled_before", "mark_built", "recount"),
+    "evidence": ("Base", "STATUS_PREFIX", "evidence", "latest"),
+    "new_rows": ("FIELDS", "Written", "count_written"),
+    "quality": ("SIGNALS", "SIGNAL_FIELDS", "stored_signals"),
+    "quality_step": ("QualityCounts", "score_sitemaps"),
+    "rowcounts": (
+        "AUDIT_FIELDS", "AUDIT_PREFIX", "AUDIT_WORDS", "ERROR_STATUSES", "GROUP", "SAMPLE_CAP", "SUMMARY_FIELDS",
+        "TALLY_FIELDS", "named", "read_samples", "read_summary", "row_tally", "summary_fields",
+    ),
+}

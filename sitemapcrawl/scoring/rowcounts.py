@@ -21,9 +21,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from sitemapcrawl.model.audit import AUDIT_NAMES, PROBLEM_FIELDS, REASON_FIELDS, audit_lists, discovered_via
-from sitemapcrawl.model.webpage import ChangeFreq, FetchStatus, WebPage
+from sitemapcrawl.model.webpage import FetchStatus, WebPage
 from sitemapcrawl.scoring.evidence import STATUS_WORDS, Tally
 from sitemapcrawl.scoring.quality import SIGNAL_FIELDS, stored_signals
+from sitemapcrawl.sitemaps.model import ChangeFreq
 
 #: The one group of the row counts (what `evidence.judge` calls the parse).
 GROUP = "rows"

@@ -68,3 +68,25 @@ __all__ = [
     "parse_sitemap",
     "sitemap_tree_for_homepage",
 ]
+
+#: What other packages may use of this one, module by module (tests/unit/test_layout.py refuses any other
+#: name): a module or a name not here is this package's own.
+FACE: dict[str, tuple[str, ...]] = {
+    "discovery": ("well_known_sitemap_urls",),
+    "document": ("parse_sitemap",),
+    "limits": ("SitemapLimits",),
+    "model": (
+        "ChangeFreq", "PageEntry", "ProblemKind", "SitemapRef", "add_problem_counts", "problem_lines",
+        "read_problem_lines",
+    ),
+    "render": (
+        "TABLE_HEADER", "TreeTotals", "entry_json_line", "json_line", "report_lines", "report_summary", "table_row",
+        "tree_json_line", "tree_line",
+    ),
+    "scope": (
+        "ScopeContext", "format_vouchers", "host_of", "inherited_vouchers", "merge_vouchers", "parse_vouchers",
+        "vouch_host", "vouchers_after_redirect",
+    ),
+    "times": ("format_time",),
+    "tree": ("EntrySink", "Start", "TreeNode", "walk_tree"),
+}

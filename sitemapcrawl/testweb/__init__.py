@@ -62,3 +62,7 @@ __all__ = [
     "small_web",
     "vouching_web",
 ]
+
+#: What other packages may use of this one, module by module (tests/unit/test_layout.py refuses any other
+#: name): a module or a name not here is this package's own.
+FACE: dict[str, tuple[str, ...]] = {}

@@ -9,6 +9,7 @@ package imports a name of it that starts with `_`; no module is over 600 lines.
 from __future__ import annotations
 
 import ast
+import importlib
 from pathlib import Path
 
 import pytest
@@ -102,7 +103,7 @@ def test_imports_point_down(path: Path) -> None:
 
 
 def test_no_job_imports_a_job_but_crawl() -> None:
-    jobs = {f"sitemapcrawl.jobs.{name}" for name in sitemapcrawl.jobs.__all__}
+    jobs = {f"sitemapcrawl.jobs.{name}" for name in sitemapcrawl.jobs.FACE}
     offenders = {}
     for path in (PACKAGE / "jobs").glob("*.py"):
         if path.stem in ("crawl", "__init__"):
@@ -114,7 +115,7 @@ def test_no_job_imports_a_job_but_crawl() -> None:
 
 
 def test_the_jobs_package_holds_only_jobs() -> None:
-    assert {path.stem for path in (PACKAGE / "jobs").glob("*.py")} - {"__init__"} == set(sitemapcrawl.jobs.__all__)
+    assert {path.stem for path in (PACKAGE / "jobs").glob("*.py")} - {"__init__"} == set(sitemapcrawl.jobs.FACE)
 
 
 @pytest.mark.parametrize("root", [PACKAGE, TESTS, BENCHMARKS], ids=lambda root: root.name)
@@ -133,8 +134,93 @@ def test_no_private_name_is_imported_from_another_package(root: Path) -> None:
 def test_every_package_shows_a_public_face() -> None:
     for init in PACKAGE.glob("*/__init__.py"):
         source = init.read_text(encoding="utf-8")
-        assert "__all__" in source, f"{init.relative_to(PACKAGE)} has no __all__"
+        assert "\nFACE: dict" in source, f"{init.relative_to(PACKAGE)} has no FACE"
         assert ast.get_docstring(ast.parse(source)), f"{init.relative_to(PACKAGE)} has no docstring"
+
+
+def faces() -> dict[str, dict[str, tuple[str, ...]]]:
+    """Each package's `FACE`: module -> the names other packages may use (read from the source, not imported)."""
+    found = {}
+    for init in sorted(PACKAGE.glob("*/__init__.py")):
+        for node in ast.parse(init.read_text(encoding="utf-8")).body:
+            if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.target.id == "FACE":
+                found[init.parent.name] = ast.literal_eval(node.value) if node.value else {}
+    return found
+
+
+def package_names(init: Path) -> set[str]:
+    """What a package's `__init__` itself offers: its `__all__`, if it has one (read from the source)."""
+    for node in ast.parse(init.read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets):
+            return set(ast.literal_eval(node.value))
+    return set()
+
+
+def reaches_across(path: Path) -> list[tuple[str, str]]:
+    """Every (module, name) a file takes from another package: imported names and attributes of imported modules."""
+    here = room_of(module_name(path)) if path.is_relative_to(PACKAGE) else None
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    aliases: dict[str, str] = {}
+    reached: list[tuple[str, str]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("sitemapcrawl."):
+            for alias in node.names:
+                full = f"{node.module}.{alias.name}"
+                if targets(node.module or "", [alias.name]) == [full]:
+                    aliases[alias.asname or alias.name] = full
+                    reached.append((node.module or "", alias.name))
+                else:
+                    reached.append((node.module or "", alias.name))
+        elif isinstance(node, ast.Import):
+            assert not any(alias.name.startswith("sitemapcrawl.") for alias in node.names), \
+                f"{path}: write `from sitemapcrawl.package import module`"
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in aliases:
+            reached.append((aliases[node.value.id], node.attr))
+    return [(module, name) for module, name in reached if room_of(module) and room_of(module) != here]
+
+
+def test_no_package_is_reached_past_its_face() -> None:
+    face_of = faces()
+    assert set(face_of) == {init.parent.name for init in PACKAGE.glob("*/__init__.py")}, "a package without a FACE"
+    offenders = []
+    for path in package_modules():
+        for module, name in reaches_across(path):
+            package, _, rest = module.removeprefix("sitemapcrawl.").partition(".")
+            if package not in face_of:
+                continue  # a module of the package's root (config, modes...): all of it is public
+            if not rest:  # from sitemapcrawl.web import urls / from sitemapcrawl.sitemaps import parse_sitemap
+                allowed = name in face_of[package] or name in package_names(PACKAGE / package / "__init__.py")
+            else:
+                allowed = name in face_of[package].get(rest, ())
+            if not allowed:
+                offenders.append(f"{module_name(path)} -> {module}{'.' if rest else ': '}{name}")
+    assert offenders == [], "names another package does not offer (add them to its FACE if they are meant to be public)"
+
+
+def test_every_name_a_face_offers_exists() -> None:
+    stale = []
+    for package, face in faces().items():
+        for module, names in face.items():
+            try:
+                loaded = importlib.import_module(f"sitemapcrawl.{package}.{module}")
+            except ImportError:
+                stale.append(f"{package}.{module}")
+                continue
+            stale += [f"{package}.{module}.{name}" for name in names if not hasattr(loaded, name)]
+    assert stale == []
+
+
+def test_the_face_reader_sees_names_and_attributes(tmp_path: Path) -> None:
+    source = tmp_path / "example.py"
+    source.write_text("""
+from sitemapcrawl.storage.store import Store
+from sitemapcrawl.web import urls
+def later():
+    return urls.canonicalize, Store
+""", encoding="utf-8")
+    assert sorted(reaches_across(source)) == [("sitemapcrawl.storage.store", "Store"), ("sitemapcrawl.web", "urls"),
+                                              ("sitemapcrawl.web.urls", "canonicalize")]
 
 
 def test_no_module_is_too_long() -> None:
