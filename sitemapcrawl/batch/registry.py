@@ -374,6 +374,16 @@ def batch_splits(state: BatchState | None, count: int) -> list[Split]:
     return registered or every
 
 
+def begun_splits(state: BatchState, phases: tuple[str, ...]) -> list[Split]:
+    """The splits (`batch_splits`) a batch's `phases` were begun in: N from their `phase.K/N` marks, or
+    none (never split, or splits of several N). A run finishing the batch runs them in the same splits:
+    a rerun of a split skips what that split did, which a run of another shape cannot see."""
+    counts = {name.rpartition("/")[2] for name in state.done if name.partition(".")[0] in phases and "/" in name}
+    if len(counts) != 1 or not (count := counts.pop()).isdigit() or int(count) < 2:
+        return []
+    return batch_splits(state, int(count))
+
+
 def missing_splits(state: BatchState | None, phase: str, count: int) -> list[Split]:
     """The splits of the batch (`batch_splits`) whose part of `phase` is not marked done."""
     done = state.done if state is not None else {}

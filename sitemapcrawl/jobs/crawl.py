@@ -28,9 +28,9 @@ from typing import Protocol
 
 from sitemapcrawl import logfields
 from sitemapcrawl.batch import registry
-from sitemapcrawl.batch.calls import BatchSplit, SplitTask, StageUpdate, Work, utc_now
+from sitemapcrawl.batch.calls import BatchSplit, SplitTask, StageUpdate, Work, as_dict, utc_now
 from sitemapcrawl.batch.registry import BatchState
-from sitemapcrawl.batch.workers import Runner, WorkerResults, raise_failed, run_splits, split_share
+from sitemapcrawl.batch.workers import Runner, WorkerResults, merge_counts, raise_failed, run_splits, split_share
 from sitemapcrawl.config import Settings
 from sitemapcrawl.errors import LeaseHeldError, UsageError
 from sitemapcrawl.jobs.detect import DetectCounts, detect
@@ -148,11 +148,17 @@ class Phases(Protocol):
 
 
 class InProcess:
-    """The phases in this process, on the crawl's own store, HTTP client and clock (`work`)."""
+    """The phases in this process, on the crawl's own store, HTTP client and clock (`work`).
 
-    def __init__(self, work: Work, on_stage: StageUpdate) -> None:
+    `updatedb_splits`: run updatedb as these splits, one after another, each its spread step, then each
+    its merge step (finishing a batch whose updatedb a killed crawl began in splits, `finish_batch`:
+    a split's rerun skips what it did; an unsplit run would spread again from rows merged since).
+    """
+
+    def __init__(self, work: Work, on_stage: StageUpdate, updatedb_splits: list[Split] | None = None) -> None:
         self.work = work
         self.on_stage = on_stage
+        self.updatedb_splits = updatedb_splits or []
 
     def generate(self, options: GenerateOptions) -> GenerateCounts:
         """Run generate here."""
@@ -167,8 +173,12 @@ class InProcess:
         return parse_phase(self.work, options, self.on_stage)
 
     def updatedb(self, options: BatchSplit) -> UpdateCounts:
-        """Run updatedb here."""
-        return updatedb_phase(self.work, options, self.on_stage)
+        """Run updatedb here (in `updatedb_splits`, when given)."""
+        if not self.updatedb_splits:
+            return updatedb_phase(self.work, options, self.on_stage)
+        return merge_counts(UpdateCounts, [
+            as_dict(updatedb_phase(self.work, replace(options, split=part, step=step), self.on_stage))
+            for step in (UpdateStep.SPREAD, UpdateStep.MERGE) for part in self.updatedb_splits])
 
 
 def _fetch_options(settings: Settings, mode: CrawlMode, options: CrawlOptions, batch_id: str) -> FetchOptions:
@@ -209,7 +219,8 @@ def finish_batch(
     Each phase skips what an earlier run did, and waits for a lease another
     worker still holds on it. Returns the counts as a round numbered 0.
     """
-    here = InProcess(Work(rules.settings, store=store, rules=rules, client=client, clock=now or utc_now), on_stage)
+    here = InProcess(Work(rules.settings, store=store, rules=rules, client=client, clock=now or utc_now), on_stage,
+                     updatedb_splits=registry.begun_splits(state, (UpdateStep.SPREAD.value, registry.UPDATE)))
     generated = GenerateCounts(batch_id=state.batch_id, selected=state.selected or 0)
     return finish_round(here, rules.settings, options, crawl_mode_of(state, options), generated, {}, 0, wait=True)
 
