@@ -1,14 +1,18 @@
 """A crawl stopped inside round 2's split phases: the rerun finishes the batch in the splits it began.
 
-The stop is deterministic, in this process, on a runner of split tasks
-(`HereRunner`, in the place of Dask or local processes): round 2's updatedb
-stopped in the merge step of its first split, after its first write (a
-worker killed mid-task). The rerun must run updatedb in the splits it was
-begun in, and leave the same rows, statuses, scores and marks as a crawl
-never stopped. Before, an unsplit updatedb finished the batch and spread its
-links again from rows the stopped merge had already raised: pages two links
-from a home page ended with a score they never had (the flaky test_dask.py
-scheduler test).
+The stops are deterministic, in this process, on a runner of split tasks
+(`HereRunner`, in the place of Dask or local processes): round 2's generate
+stopped after its first split (a Dask scheduler gone, the other task never
+begun), or unsplit with its members recorded and its rows not yet marked;
+round 2's updatedb stopped in the merge step of its first split, after its
+first write (a worker killed mid-task). The rerun (given the seed file again,
+as a user would) must generate the splits the registry names unfinished for
+the same batch before fetching it, run updatedb in the splits it was begun
+in, and leave the same rows, statuses, scores and marks as a crawl never
+stopped, with no URL fetched twice. Before, an unsplit updatedb finished the
+batch and spread its links again from rows the stopped merge had already
+raised: pages two links from a home page ended with a score they never had
+(the flaky test_dask.py scheduler test).
 """
 
 from __future__ import annotations
@@ -25,9 +29,11 @@ from sitemapcrawl.batch import registry
 from sitemapcrawl.batch.calls import SplitTask
 from sitemapcrawl.batch.workers import WorkerResults
 from sitemapcrawl.config import Settings
+from sitemapcrawl.jobs import generate as generate_job
 from sitemapcrawl.jobs.crawl import CrawlOptions, CrawlResult, Phases, Splits, crawl
 from sitemapcrawl.model.splits import Split
 from sitemapcrawl.model.webpage import WEBPAGE_TABLE
+from sitemapcrawl.storage import batchrecords
 from sitemapcrawl.storage.store import Store
 from sitemapcrawl.testweb import TestWebServer
 from sitemapcrawl.testweb.generate import bulk_web
@@ -122,6 +128,65 @@ def reference(web: TestWebServer, hbase_address: str) -> Iterator[tuple[dict[str
             yield table(store), fetches(web), [r.generate.selected for r in result.rounds]
         finally:
             store.drop_tables()
+
+
+def check_rerun(settings: Settings, store: Store, web: TestWebServer,
+                reference: tuple[dict[str, Any], Counter[str], list[int]],
+                phases: Callable[[Settings], Phases | None]) -> None:
+    """The stopped crawl left one batch generating; the rerun finishes it and ends as the reference."""
+    rows, fetched, selected = reference
+    [left] = registry.unfinished(store)
+    assert left.generating and left.phase().startswith("generating")
+    heard: list[str] = []
+    result = run_crawl(settings, web, phases, heard.append)
+    assert result.stopped == "nothing due"
+    assert heard == [f"batch {left.batch_id}: resuming, left unfinished by an earlier run ({left.phase()})"]
+    [resumed] = result.resumed
+    assert resumed.generate.selected == selected[1]  # the whole of round 2's batch, counted once
+    state = registry.read_batch(store, left.batch_id)
+    assert state is not None and state.finished and not state.generating and state.selected == selected[1]
+    now = table(store)
+    assert now == rows, {url: (row, rows.get(url)) for url, row in now.items() if row != rows.get(url)}
+    assert fetches(web) == fetched  # no URL fetched twice (the round stopped before fetching), none left out
+
+
+def test_a_crawl_stopped_between_generate_splits_generates_the_rest_for_the_same_batch(
+        web: TestWebServer, store: Store, settings: Settings,
+        reference: tuple[dict[str, Any], Counter[str], list[int]]) -> None:
+    mine = split_settings(settings)
+    web.reset()
+    with pytest.raises(Stopped):
+        run_crawl(mine, web, lambda s: Splits(HereRunner("generate", 2, stop_before=1), s, 2))
+    [left] = registry.unfinished(store)
+    assert [s.text() for s in left.generating] == ["1/2"] and "generate.0/2" in left.done
+    check_rerun(mine, store, web, reference, lambda s: Splits(HereRunner(), s, 2))
+
+
+def test_a_crawl_stopped_before_generate_marked_its_rows_generates_them_for_the_same_batch(
+        web: TestWebServer, store: Store, settings: Settings, monkeypatch: pytest.MonkeyPatch,
+        reference: tuple[dict[str, Any], Counter[str], list[int]]) -> None:
+    mine = split_settings(settings)
+    record_members, generate, runs = batchrecords.record_members, generate_job.generate, []
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        runs.append(1)
+        return generate(*args, **kwargs)
+
+    def record_then_stop(*args: Any, **kwargs: Any) -> Any:
+        recorded = record_members(*args, **kwargs)
+        if len(runs) == 2:  # in round 2's generate (fetch records redirect hops too)
+            raise Stopped("stopped after round 2's members were recorded, before its rows were marked")
+        return recorded
+
+    monkeypatch.setattr(generate_job, "generate", counted)
+    monkeypatch.setattr(batchrecords, "record_members", record_then_stop)
+    web.reset()
+    with pytest.raises(Stopped):
+        run_crawl(mine, web, lambda _settings: None)
+    monkeypatch.undo()
+    [left] = registry.unfinished(store)
+    assert [s.text() for s in left.generating] == ["0/1"]
+    check_rerun(mine, store, web, reference, lambda _settings: None)
 
 
 def test_a_crawl_whose_split_merge_was_killed_finishes_it_in_the_same_splits(
