@@ -5,7 +5,8 @@
 argument list for the same command in a subprocess; `measured(settings,
 *args)` runs that subprocess and measures its own peak memory
 (`scripts/peak-rss`). All point the command at `settings.hbase` and
-`settings.table_prefix`.
+`settings.table_prefix`. `one_error_line(stderr)` checks what a refused
+command says: one line, no traceback.
 """
 
 from __future__ import annotations
@@ -64,3 +65,12 @@ def measured(settings: Settings, *args: str, stdin: str = "", user_agent: str | 
         out.seek(0)
         err.seek(0)
         return Measured(proc.returncode, out.read().decode(), err.read().decode(), int(peak.read()) / 1024)
+
+
+def one_error_line(stderr: str, code: int | None = None, expected: int = 2) -> str:
+    """The one stderr line of a refusal (no traceback, no other line), after asserting it; with `code`
+    (the exit status), also that it is `expected`."""
+    lines = [line for line in stderr.splitlines() if line.strip()]
+    assert code is None or code == expected, stderr
+    assert len(lines) == 1 and "Traceback" not in stderr, stderr
+    return lines[0]

@@ -165,16 +165,6 @@ class HostileServer:
         return True
 
 
-def wait_for(predicate: object, timeout: float = 30.0) -> bool:
-    """Poll `predicate()` until true or `timeout` seconds pass (for tests on other processes)."""
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if predicate():  # type: ignore[operator]
-            return True
-        time.sleep(0.05)
-    return False
-
-
 def accept_forever(server: socket.socket, handle: Callable[[socket.socket], None],
                    stop: threading.Event | None = None) -> None:
     """Hand each connection `server` accepts to `handle` on a thread of its own, until the socket is closed

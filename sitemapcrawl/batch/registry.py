@@ -48,6 +48,7 @@ log = logging.getLogger(__name__)
 FETCH, PARSE, UPDATE, RELEASE = "fetch", "parse", "update", "release"
 GENERATE = "generate"
 """With a split, `generate.K/N` is marked when split K of N selected rows into the batch."""
+GENERATING_COLUMN = column_names(BatchRow, ["generating"])[0]
 
 
 def fetch_share(partition: int, partitions: int) -> str:
@@ -85,6 +86,8 @@ class BatchState:
     mode: str | None = None
     done: dict[str, str] = field(default_factory=dict)
     leases: dict[str, str] = field(default_factory=dict)
+    generating: tuple[Split, ...] = ()
+    """The generate splits begun and not finished (`Split()` for an unsplit generate): run them before fetch."""
 
     @property
     def fetch_shares(self) -> list[str]:
@@ -132,6 +135,8 @@ class BatchState:
         """Where the batch stands, in a few words."""
         if RELEASE in self.done:
             return "released"
+        if self.generating:
+            return f"generating ({', '.join(s.text() for s in self.generating)} not finished)"
         if UPDATE in self.done:
             return "finished"
         if PARSE in self.done:
@@ -161,7 +166,16 @@ def _state(key: bytes, cells: dict[bytes, bytes]) -> BatchState:
     batch_id = key.decode("utf-8", "replace")
     row = decode(BatchRow, batch_id, cells)
     return BatchState(batch_id, row.generated, row.selected, max(1, row.partitions or 1), row.mode,
-                      dict(row.done or {}), dict(row.leases or {}))
+                      dict(row.done or {}), dict(row.leases or {}), _splits_of(row.generating))
+
+
+def _splits_of(text: str | None) -> tuple[Split, ...]:
+    """The splits a `b:gp` cell names (an unreadable item is left out: it cannot be run again)."""
+    found = []
+    for item in (text or "").split():
+        with contextlib.suppress(UsageError):
+            found.append(Split.parse(item))
+    return tuple(dict.fromkeys(found))
 
 
 def record_generated(store: Store, batch_id: str, now: datetime, selected: int, partitions: int,
@@ -175,10 +189,18 @@ def record_generated(store: Store, batch_id: str, now: datetime, selected: int, 
     marks `generate.K/N` (the splits the batch is made of, `batch_splits`). A
     split whose partitions or mode differ from the registered ones raises
     UsageError (the splits of one batch must agree).
+
+    Either way the split is *generating* (`b:gp`) until `end_generating`: a
+    generate run again for the batch (`jobs.crawl.finish_batch`) registers
+    again without counting its rows twice, and an unsplit one keeps the
+    batch's first time. Cost: one get more than the puts.
     """
     if split.whole:
+        state = read_batch(store, batch_id)
+        first = state.generated if state is not None and state.generated is not None else now
         store.write(BATCH_TABLE, [(batch_id.encode(), encode(BatchRow(
-            batch_id, generated=now, selected=selected, partitions=partitions, mode=mode, records=True)))])
+            batch_id, generated=first, selected=selected, partitions=partitions, mode=mode, records=True,
+            generating=WHOLE.text())))])
         return
     _add_split_generated(store, batch_id, now, selected, partitions, mode, split)
 
@@ -375,6 +397,16 @@ def batch_splits(state: BatchState | None, count: int) -> list[Split]:
     return registered or every
 
 
+def begun_splits(state: BatchState, phases: tuple[str, ...]) -> list[Split]:
+    """The splits (`batch_splits`) a batch's `phases` were begun in: N from their `phase.K/N` marks, or
+    none (never split, or splits of several N). A run finishing the batch runs them in the same splits:
+    a rerun of a split skips what that split did, which a run of another shape cannot see."""
+    counts = {name.rpartition("/")[2] for name in state.done if name.partition(".")[0] in phases and "/" in name}
+    if len(counts) != 1 or not (count := counts.pop()).isdigit() or int(count) < 2:
+        return []
+    return batch_splits(state, int(count))
+
+
 def missing_splits(state: BatchState | None, phase: str, count: int) -> list[Split]:
     """The splits of the batch (`batch_splits`) whose part of `phase` is not marked done."""
     done = state.done if state is not None else {}
@@ -457,12 +489,16 @@ def _add_split_generated(store: Store, batch_id: str, now: datetime, selected: i
                          mode: str, split: Split) -> None:
     key = batch_id.encode()
     state = read_batch(store, batch_id)
+    if state is not None and state.generated is not None and (
+            state.partitions != max(1, partitions) or (state.mode and state.mode != mode)):
+        raise UsageError(f"batch {batch_id} was generated with --fetch-splits {state.partitions} and mode "
+                         f"{state.mode}; every split of it must use the same")
+    begin_generating(store, batch_id, [split])  # named before the batch is known: a kill after leaves it named
     if state is None or state.generated is None:
         store.write(BATCH_TABLE, [(key, encode(BatchRow(batch_id, generated=now, partitions=partitions,
                                                         mode=mode, records=True)))])
-    elif state.partitions != max(1, partitions) or (state.mode and state.mode != mode):
-        raise UsageError(f"batch {batch_id} was generated with --fetch-splits {state.partitions} and mode "
-                         f"{state.mode}; every split of it must use the same")
+    if state is not None and split_share(GENERATE, split) in state.done:
+        return  # this split registered before (a generate run again): its rows are counted
     column = column_names(BatchRow, ["selected"])[0]
     while True:
         current = (store.row(BATCH_TABLE, key, [column]) or {}).get(column)
@@ -470,6 +506,44 @@ def _add_split_generated(store: Store, batch_id: str, now: datetime, selected: i
         if store.check_and_put(BATCH_TABLE, key, column, current, encode(BatchRow(batch_id, selected=total))[column]):
             break
     record_done(store, batch_id, [split_share(GENERATE, split)], now)
+
+
+# -------------------------------------------------------------- generating --
+# `b:gp` names the generate splits of a batch begun and not finished: the crawl
+# writes every split it is about to run (`begin_generating`), a split adds
+# itself when it registers rows, and removes itself once its rows are marked
+# (`end_generating`). A crawl killed in between leaves them named there, and
+# the next crawl runs them for the same batch before fetching it.
+
+def _change_generating(store: Store, batch_id: str, change: Callable[[list[str]], list[str]]) -> None:
+    """Rewrite `b:gp` by check-and-put until no other split changed it in between (nothing when unchanged)."""
+    key = batch_id.encode()
+    while True:
+        current = (store.row(BATCH_TABLE, key, [GENERATING_COLUMN]) or {}).get(GENERATING_COLUMN)
+        items = (current or b"").decode("utf-8", "replace").split()
+        wanted = change(items)
+        if wanted == items or store.check_and_put(BATCH_TABLE, key, GENERATING_COLUMN, current,
+                                                  " ".join(wanted).encode("utf-8")):
+            return
+
+
+def begin_generating(store: Store, batch_id: str, splits: list[Split]) -> None:
+    """Name `splits` generating for the batch, beside those named already (before their tasks run)."""
+    texts = [s.text() for s in splits]
+    _change_generating(store, batch_id, lambda items: list(dict.fromkeys([*items, *texts])))
+
+
+def end_generating(store: Store, batch_id: str, split: Split) -> None:
+    """`split` of the batch's generate is finished: its rows are marked (or it selected none).
+
+    Cost: one get, and one check-and-put when it was named (a batch never named costs the get).
+    """
+    _change_generating(store, batch_id, lambda items: [item for item in items if item != split.text()])
+
+
+def forget_generating(store: Store, batch_id: str) -> None:
+    """Drop the `b:gp` cell of a batch no split registered (its only cell: the row goes with it). One delete."""
+    store.delete_many(BATCH_TABLE, [(batch_id.encode(), [GENERATING_COLUMN])])
 
 
 def generated_within(state: BatchState, split: Split) -> bool:
@@ -481,5 +555,5 @@ def generated_within(state: BatchState, split: Split) -> bool:
         return True
     owned = set(split.buckets())
     shares = [name.partition(".")[2] for name in state.done if name.startswith(GENERATE + ".")]
-    parsed = [Split.parse(text) for text in shares if text]
+    parsed = [Split.parse(text) for text in shares if text] + list(state.generating)
     return bool(parsed) and all(set(s.buckets()) <= owned for s in parsed)

@@ -27,9 +27,17 @@ from typing import Protocol
 
 from sitemapcrawl import logfields
 from sitemapcrawl.batch import registry
-from sitemapcrawl.batch.calls import BatchSplit, SplitTask, StageUpdate, Work
+from sitemapcrawl.batch.calls import BatchSplit, SplitTask, StageUpdate, Work, as_dict
 from sitemapcrawl.batch.registry import BatchState
-from sitemapcrawl.batch.workers import Runner, WorkerResults, raise_failed, run_splits, split_share
+from sitemapcrawl.batch.workers import (
+    Runner,
+    WorkerResults,
+    merge_counts,
+    raise_failed,
+    run_splits,
+    split_share,
+    sub_splits,
+)
 from sitemapcrawl.clock import Clock, utc_now
 from sitemapcrawl.config import Settings
 from sitemapcrawl.errors import LeaseHeldError, UsageError
@@ -148,11 +156,17 @@ class Phases(Protocol):
 
 
 class InProcess:
-    """The phases in this process, on the crawl's own store, HTTP client and clock (`work`)."""
+    """The phases in this process, on the crawl's own store, HTTP client and clock (`work`).
 
-    def __init__(self, work: Work, on_stage: StageUpdate) -> None:
+    `updatedb_splits`: run updatedb as these splits, one after another, each its spread step, then each
+    its merge step (finishing a batch whose updatedb a killed crawl began in splits, `finish_batch`:
+    a split's rerun skips what it did; an unsplit run would spread again from rows merged since).
+    """
+
+    def __init__(self, work: Work, on_stage: StageUpdate, updatedb_splits: list[Split] | None = None) -> None:
         self.work = work
         self.on_stage = on_stage
+        self.updatedb_splits = updatedb_splits or []
 
     def generate(self, options: GenerateOptions) -> GenerateCounts:
         """Run generate here."""
@@ -167,8 +181,12 @@ class InProcess:
         return parse_phase(self.work, options, self.on_stage)
 
     def updatedb(self, options: BatchSplit) -> UpdateCounts:
-        """Run updatedb here."""
-        return updatedb_phase(self.work, options, self.on_stage)
+        """Run updatedb here (in `updatedb_splits`, when given)."""
+        if not self.updatedb_splits:
+            return updatedb_phase(self.work, options, self.on_stage)
+        return merge_counts(UpdateCounts, [
+            as_dict(updatedb_phase(self.work, replace(options, split=part, step=step), self.on_stage))
+            for step in (UpdateStep.SPREAD, UpdateStep.MERGE) for part in self.updatedb_splits])
 
 
 def _fetch_options(settings: Settings, mode: CrawlMode, options: CrawlOptions, batch_id: str) -> FetchOptions:
@@ -204,14 +222,38 @@ def finish_batch(
     on_stage: StageUpdate = lambda stage, done, total, errors: None,
     clock: Clock = utc_now,
 ) -> RoundResult:
-    """Finish one batch here: fetch what is not fetched, parse what is not parsed, update.
+    """Finish one batch here: generate the splits not generated, fetch what is not fetched, parse what is
+    not parsed, update.
 
     Each phase skips what an earlier run did, and waits for a lease another
     worker still holds on it. Returns the counts as a round numbered 0.
     """
-    here = InProcess(Work(rules.settings, store=store, rules=rules, client=client, clock=clock), on_stage)
+    here = InProcess(Work(rules.settings, store=store, rules=rules, client=client, clock=clock), on_stage,
+                     updatedb_splits=registry.begun_splits(state, (UpdateStep.SPREAD.value, registry.UPDATE)))
+    mode = crawl_mode_of(state, options)
+    seconds: dict[str, float] = {}
+    if state.generating:
+        started = time.monotonic()
+        state = finish_generate(here, store, state, options, mode)
+        seconds["generate"] = time.monotonic() - started
     generated = GenerateCounts(batch_id=state.batch_id, selected=state.selected or 0)
-    return finish_round(here, rules.settings, options, crawl_mode_of(state, options), generated, {}, 0, wait=True)
+    return finish_round(here, rules.settings, options, mode, generated, seconds, 0, wait=True)
+
+
+def finish_generate(phases: Phases, store: Store, state: BatchState, options: CrawlOptions,
+                    mode: CrawlMode) -> BatchState:
+    """Run the generate splits a killed crawl began and did not finish (`state.generating`), for the same
+    batch, with the options its splits had (each split its share of `--topN`); the batch's state after.
+
+    A split run again chooses its rows already marked again (`generate`), so it makes the batch the
+    killed run would have made. Cost: those splits' generate, one get.
+    """
+    for part in state.generating:
+        phases.generate(GenerateOptions(
+            top_n=split_share(options.top_n, part), max_per_host=options.max_per_host,
+            count_mode=options.count_mode, partitions=state.partitions, mode=mode, batch_id=state.batch_id,
+            documents_only=options.documents_only, split=part))
+    return registry.read_batch(store, state.batch_id) or state
 
 
 def split_origins(store: Store, split: Split) -> list[str]:
@@ -438,18 +480,25 @@ class Splits:
     def generate(self, options: GenerateOptions) -> GenerateCounts:
         """Run generate's workers for the crawl's split.
 
-        A task run again (its worker or scheduler lost) finds its rows held by the batch already and selects
-        none; the registry then says the batch exists, and its count. Cost, when none were selected: one get.
+        The splits are named generating in the registry before they run (a crawl killed meanwhile runs
+        the rest next time, `finish_generate`); when none selected a row, that name is all there was, and
+        goes. When the counts say none but the registry says the batch exists (a task whose counts were
+        lost), the registry's count is taken. Cost: a get and a check-and-put before; one get when none
+        were selected.
         """
-        mine = replace(options, split=self.split, partitions=self.workers,
-                       batch_id=options.batch_id or new_batch_id(utc_now()))  # a split crawl's batch is its own
+        batch = options.batch_id or new_batch_id(utc_now())  # a split crawl's batch is its own
+        mine = replace(options, split=self.split, partitions=self.workers, batch_id=batch)
+        with Store(self.settings) as store:  # named before any runs: a crawl killed now runs them next time
+            registry.begin_generating(store, batch, sub_splits(self.split, self.workers))
         counts, results = generate_workers(self.runner, self.settings, mine, self.workers)
         raise_failed(results)
-        if counts.batch_id is None and mine.batch_id is not None:
+        if counts.batch_id is None:
             with Store(self.settings) as store:
-                state = registry.read_batch(store, mine.batch_id)
+                state = registry.read_batch(store, batch)
+                if state is not None and state.generated is None:
+                    registry.forget_generating(store, batch)
             if state is not None and state.generated is not None and not state.finished:
-                counts.batch_id, counts.selected = mine.batch_id, state.selected or 0
+                counts.batch_id, counts.selected = batch, state.selected or 0
         return counts
 
     def fetch(self, options: FetchOptions) -> FetchCounts:

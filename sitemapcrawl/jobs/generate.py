@@ -67,7 +67,8 @@ class GenerateOptions:
     partitions: int = 1
     mode: CrawlMode = CrawlMode.MIXED
     batch_id: str | None = None
-    """Use this batch id instead of a new one (it must not be in use)."""
+    """Use this batch id instead of a new one: a new id, or the batch of a generate run again for the
+    splits it did not finish (its rows already marked are chosen again, so the caps see them)."""
     documents_only: bool = False
     """Select sitemap documents alone (an inventory: listed pages get rows, never fetches)."""
     queue_by: QueueBy | None = None
@@ -352,6 +353,8 @@ def generate(
         store.write(WEBPAGE_TABLE, ((key, encode(row)) for key, row in judge.blacklisted))
         counts.newly_blacklisted = len(judge.blacklisted)
     if not chosen:
+        if options.batch_id is not None:  # a split of a batch, finished with nothing selected
+            registry.end_generating(store, options.batch_id, options.split)
         log.info("generate: %s", counts.summary())
         return counts
     batch = options.batch_id or new_batch_id(now)
@@ -379,6 +382,7 @@ def generate(
     counts.selected = store.write(WEBPAGE_TABLE, (
         (candidate.key, encode(WebPage(candidate.url, generate_mark=batch, batch_id=batch, partition=part)))
         for candidate, part in members)).rows
+    registry.end_generating(store, batch, options.split)
     log.info("generate: %s", counts.summary())
     return counts
 
@@ -389,7 +393,8 @@ def _skip_reason(
     """Why a due row is not a candidate, or None. Appends newly blacklisted sitemaps."""
     if not row.url:
         return "bad row"
-    if held_by(row) is not None:
+    holder = held_by(row)
+    if holder is not None and holder != options.batch_id:  # a generate run again takes its own rows again
         return _HELD
     if not mode_allows(options.mode, row):
         return f"not in {options.mode.value} mode"

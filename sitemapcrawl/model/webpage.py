@@ -357,6 +357,9 @@ class BatchRow(Row):
     mode: str | None = col("b", "md", TEXT, "crawl mode of the batch", "generate")
     records: bool | None = col(
         "b", "rec", FLAG, "the batch's rows are recorded in batchrow (absent: a batch from before)", "generate")
+    generating: str | None = col(
+        "b", "gp", TEXT, "generate splits begun and not finished (K/N, space-separated; 0/1 unsplit): a crawl "
+                         "runs them for this batch before fetching it", "generate, crawl")
     done: Mapping[str, str] | None = mapcol(
         "d", "fetch.K/N, parse, update or release (with splits also generate.K/N, parse.K/N, spread.K/N, "
              "update.K/N) -> UTC time it finished", "fetch, parse, updatedb, batches",

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
-from cli_helpers import cli, measured
+from cli_helpers import cli, measured, one_error_line
 from hostile_web import HostileServer, Route
 
 from sitemapcrawl.config import Settings
@@ -37,15 +37,6 @@ AGENT = "Bot/1.0 (+https://example.org/bot)"
 MAX_PEAK_MB = 200
 HUGE = "99999999999999999999"
 run_measured = functools.partial(measured, user_agent=AGENT)
-
-
-def one_line_refusal(err: str, code: int, expected: int = 2) -> str:
-    """Assert a refusal: `expected` exit status, exactly one stderr line, no traceback; return the line."""
-    lines = [line for line in err.splitlines() if line.strip()]
-    assert code == expected, err
-    assert len(lines) == 1, err
-    assert "Traceback" not in err
-    return lines[0]
 
 
 @pytest.fixture
@@ -69,13 +60,13 @@ def seeds(server: HostileServer, *paths: str, extra: str = "") -> str:
 def test_partitions_beyond_the_bound_are_refused_in_one_line(settings: Settings) -> None:
     assert cli(settings, "init").exit_code == 0
     run = run_measured(settings, "generate", "--partitions", HUGE, "--batch-id", "p")
-    line = one_line_refusal(run.err, run.code)
+    line = one_error_line(run.err, run.code)
     assert "--partitions" in line and "4096" in line
     assert run.peak_mb < MAX_PEAK_MB
     for args in (("fetch", "--batch", "p", "--partition", f"0/{HUGE}"),
                  ("updatedb", "--batch", "p", "--split", "0/" + "9" * 5000)):
         run = run_measured(settings, *args)
-        one_line_refusal(run.err, run.code)
+        one_error_line(run.err, run.code)
         assert run.peak_mb < MAX_PEAK_MB
 
 
@@ -88,7 +79,7 @@ def test_a_stored_partition_count_out_of_range_is_an_unreadable_cell(settings: S
     assert batches.code == 0 and "Traceback" not in batches.err
     assert batches.peak_mb < MAX_PEAK_MB
     fetch = run_measured(settings, "fetch", "--batch", "p")
-    line = one_line_refusal(fetch.err, fetch.code)
+    line = one_error_line(fetch.err, fetch.code)
     assert "unreadable" in line and "b:np" in line
     assert fetch.peak_mb < MAX_PEAK_MB
 
@@ -230,7 +221,7 @@ def test_contradictory_export_filters_are_refused(settings: Settings) -> None:
     for flags in (("--in-sitemaps", "--not-in-sitemaps"), ("--orphans", "--unlisted"),
                   ("--unlisted", "--in-sitemaps")):
         result = cli(settings, "export", *flags)
-        one_line_refusal(result.stderr, result.exit_code)
+        one_error_line(result.stderr, result.exit_code)
         assert result.stdout == ""
 
 
@@ -243,7 +234,7 @@ def test_a_batch_nobody_generated_is_answered_at_once(settings: Settings, store:
     started = time.monotonic()
     result = cli(settings, *args, user_agent=AGENT)
     elapsed = time.monotonic() - started
-    line = one_line_refusal(result.stderr, result.exit_code)
+    line = one_error_line(result.stderr, result.exit_code)
     assert "nosuchbatch" in line and "1/2" not in line
     assert elapsed < 10
     assert store.row(BATCH_TABLE, b"nosuchbatch") is None  # no phantom registry row, no lease

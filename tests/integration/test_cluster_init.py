@@ -13,19 +13,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from cli_helpers import cli
+from cli_helpers import cli, one_error_line
 from hbase_fixtures import HBASE_LOCAL, hbase_shell, run_shell_file, side_gateway
 
 from sitemapcrawl.config import Settings
 from sitemapcrawl.model.webpage import HOST_TABLE, TABLE_NAMES, WEBPAGE_TABLE
 from sitemapcrawl.modes import ThriftProtocol, ThriftTransport
 from sitemapcrawl.storage.store import Store
-
-
-def one_line(result) -> str:  # type: ignore[no-untyped-def]
-    lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1 and "Traceback" not in result.output, result.output
-    return lines[0]
 
 
 @pytest.fixture(scope="module")
@@ -89,7 +83,7 @@ def test_init_through_the_shell_makes_the_namespace_and_the_regions(
     prefix = f"{namespace}:b_"
     without_shell = cli(Settings(hbase=hbase_address, table_prefix=prefix), "init")
     assert without_shell.exit_code == 2
-    line = one_line(without_shell)
+    line = one_error_line(without_shell.stderr)
     assert f"namespace '{namespace}' does not exist" in line and f"create_namespace '{namespace}'" in line
     assert "scripts/hbase-local start" not in line
 
@@ -113,7 +107,7 @@ def test_pre_split_without_a_shell_says_how(hbase_address: str, table_prefix: st
     keys.write_text("com.example.m:\n", encoding="utf-8")
     result = cli(Settings(hbase=hbase_address, table_prefix=table_prefix), "init", "--split-keys", str(keys))
     assert result.exit_code == 2
-    assert "set hbase_shell" in one_line(result) and "--print-schema" in result.stderr
+    assert "set hbase_shell" in one_error_line(result.stderr) and "--print-schema" in result.stderr
     with Store(Settings(hbase=hbase_address, table_prefix=table_prefix)) as store:
         assert store.existing_tables() == []
 
@@ -122,7 +116,7 @@ def test_compression_the_cluster_cannot_use_is_refused_in_one_line(hbase_address
     # This HBase has no native Hadoop library: its table sanity check refuses snappy.
     result = cli(Settings(hbase=hbase_address, table_prefix=table_prefix), "init", "--compression", "snappy")
     assert result.exit_code == 2
-    line = one_line(result)
+    line = one_error_line(result.stderr)
     assert f"create table {table_prefix}webpage: HBase at {hbase_address} refused it:" in line
     assert "snappy" in line.lower() and "--compression" in line and "\tat " not in line
     gz = cli(Settings(hbase=hbase_address, table_prefix=table_prefix), "init", "--compression", "gz")
@@ -158,5 +152,5 @@ def test_framed_compact_settings_talk_to_a_framed_compact_gateway(
     mismatched = cli(Settings(hbase=framed_compact_gateway, table_prefix=table_prefix), "readdb", "--stats",
                      env={"SITEMAPCRAWL_HBASE_RETRIES": "2", "SITEMAPCRAWL_HBASE_TIMEOUT_MS": "5000"})
     assert mismatched.exit_code == 2
-    line = one_line(mismatched)
+    line = one_error_line(mismatched.stderr)
     assert "transport buffered and protocol binary" in line and "scripts/hbase-local start" not in line

@@ -24,6 +24,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -88,21 +89,18 @@ class DaskCluster:
 
     def worker(self, env: dict[str, str] | None = None, threads: int = 1) -> subprocess.Popen[bytes]:
         """Start one worker (`threads` threads, no nanny) and wait until the scheduler knows it."""
-        before = self.count()
-        process = self._start("worker", [sys.executable, "-m", "distributed.cli.dask_worker", "--scheduler-file",
-                                         str(self.file), "--nthreads", str(threads), "--no-nanny", "--no-dashboard",
-                                         "--host", "127.0.0.1", "--preload", str(KILLPOINT)], env)
-        deadline = time.monotonic() + 60
-        while self.count() <= before:
-            assert process.poll() is None and time.monotonic() < deadline, "a Dask worker did not start"
-            time.sleep(0.3)
-        return process
-
-    def count(self) -> int:
         from distributed import Client
 
         with Client(self.address, timeout=20) as client:
-            return len(client.scheduler_info()["workers"])
+            before = len(client.scheduler_info(n_workers=-1)["workers"])
+            process = self._start("worker", [
+                sys.executable, "-m", "distributed.cli.dask_worker", "--scheduler-file", str(self.file), "--nthreads",
+                str(threads), "--no-nanny", "--no-dashboard", "--host", "127.0.0.1", "--preload", str(KILLPOINT)], env)
+            try:
+                client.wait_for_workers(before + 1, timeout=60)
+            except TimeoutError:
+                raise AssertionError(f"a Dask worker did not start (exit status {process.poll()})") from None
+        return process
 
     def stop(self) -> None:
         """Workers first (SIGKILL: they hold nothing of ours), then the schedulers (SIGTERM)."""
@@ -235,17 +233,44 @@ def test_a_worker_killed_mid_crawl_and_never_replaced_only_slows_it(
     assert set(fetches(web)) == set(fetched)
 
 
+class LoggedCrawl:
+    """A crawl whose stderr a thread copies to `log` line by line, setting `round_one` once round 1 is
+    done (or stderr ended: nobody waits on a crawl that is over)."""
+
+    def __init__(self, process: subprocess.Popen[str], log: Path) -> None:
+        self.process, self.log = process, log
+        self.round_one, self.saw_round_one = threading.Event(), False
+        self.reader = threading.Thread(target=self._copy, daemon=True)
+        self.reader.start()
+
+    def _copy(self) -> None:
+        assert self.process.stderr is not None
+        with self.log.open("w") as copy:
+            for line in self.process.stderr:
+                copy.write(line)
+                copy.flush()
+                if line.startswith("round 1:"):
+                    self.saw_round_one = True
+                    self.round_one.set()
+        self.round_one.set()
+
+    def wait(self, timeout: float) -> int:
+        """The crawl's exit status, once its stderr is all in `log`."""
+        code = self.process.wait(timeout=timeout)
+        self.reader.join(timeout=30)
+        return code
+
+
 def _crawl_logged(settings: Settings, seeds: Path, log: Path, cluster: DaskCluster,
-                  env: dict[str, str] | None = None) -> subprocess.Popen[str]:
-    """A crawl on the cluster, stderr to `log` (read while it runs)."""
+                  env: dict[str, str] | None = None) -> LoggedCrawl:
+    """A crawl on the cluster, stderr to `log` (copied as it comes)."""
     command = ["--hbase", settings.hbase, "--table-prefix", settings.table_prefix, "--user-agent", AGENT,
                "crawl", str(seeds), "--rounds", "5", "--delay", "0", "--max-connections", "4", "--dask",
                cluster.address, "--workers", "2"]
-    with log.open("w") as stderr:
-        return subprocess.Popen([sys.executable, "-m", "sitemapcrawl", *command], stdout=subprocess.DEVNULL,
-                                stderr=stderr, text=True,
-                                env=dict(ENV, SITEMAPCRAWL_LEASE_SECONDS="3", SITEMAPCRAWL_HBASE_BATCH_SIZE="3",
-                                         **(env or {})))
+    return LoggedCrawl(subprocess.Popen(
+        [sys.executable, "-m", "sitemapcrawl", *command], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        text=True, env=dict(ENV, SITEMAPCRAWL_LEASE_SECONDS="3", SITEMAPCRAWL_HBASE_BATCH_SIZE="3", **(env or {}))),
+        log)
 
 
 def _scheduler_restarted(settings: Settings, seeds: Path, log: Path, cluster: DaskCluster, come_back: bool,
@@ -255,21 +280,19 @@ def _scheduler_restarted(settings: Settings, seeds: Path, log: Path, cluster: Da
     workers = [cluster.worker(), cluster.worker()]
     crawl = _crawl_logged(settings, seeds, log, cluster, env=env)
     try:
-        _restart_after_round_one(cluster, crawl, log, workers, come_back=come_back)
+        _restart_after_round_one(cluster, crawl, workers, come_back=come_back)
         crawl.wait(timeout=600 if come_back else 300)
     finally:
         with contextlib.suppress(ProcessLookupError):
-            crawl.kill()
-    return crawl, log.read_text()
+            crawl.process.kill()
+    return crawl.process, log.read_text()
 
 
-def _restart_after_round_one(cluster: DaskCluster, crawl: subprocess.Popen[str], log: Path,
-                             workers: list[subprocess.Popen[bytes]], come_back: bool) -> None:
+def _restart_after_round_one(cluster: DaskCluster, crawl: LoggedCrawl, workers: list[subprocess.Popen[bytes]],
+                             come_back: bool) -> None:
     """Once round 1 is done, kill the scheduler and its workers; start them again if `come_back`."""
-    deadline = time.monotonic() + 300
-    while "round 1:" not in log.read_text():
-        assert crawl.poll() is None and time.monotonic() < deadline, log.read_text()
-        time.sleep(0.1)
+    crawl.round_one.wait(timeout=300)
+    assert crawl.saw_round_one, crawl.log.read_text()
     cluster.kill_scheduler()
     for worker in workers:
         worker.kill()

@@ -14,13 +14,13 @@ import signal
 import subprocess
 import time
 from collections import Counter
-from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 from cli_helpers import cli_command
 from hbase_fixtures import REPO, hbase_local, side_gateway
+from waiting import wait_for
 
 from sitemapcrawl.config import Settings
 from sitemapcrawl.model.cells import column_names, decode
@@ -66,13 +66,6 @@ def page_requests(web: TestWebServer) -> list[Access]:
 
 def fetched_twice(web: TestWebServer) -> list[str]:
     return [url for url, n in Counter(r.url for r in page_requests(web)).items() if n > 1]
-
-
-def wait_for(condition: Callable[[], bool], seconds: float = 60) -> None:
-    give_up = time.monotonic() + seconds
-    while not condition():
-        assert time.monotonic() < give_up, "waited too long"
-        time.sleep(0.05)
 
 
 def prepare(settings: Settings, web: TestWebServer, tmp_path: Path, batch: str) -> None:

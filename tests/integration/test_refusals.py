@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from cli_helpers import cli, cli_command
+from cli_helpers import cli, cli_command, one_error_line
 from hostile_web import accept_forever
 
 from sitemapcrawl.config import Settings
@@ -30,13 +30,6 @@ from sitemapcrawl.testweb import TestWebServer, bulk_web
 
 AGENT = "Bot/1.0 (+https://example.org/bot)"
 WEB = bulk_web(2, 4, first_host="127.0.47.1")  # served by the shared `web` fixture
-
-
-def one_error_line(stderr: str) -> str:
-    """The single stderr line of a refusal (no traceback, nothing else)."""
-    lines = stderr.strip().splitlines()
-    assert len(lines) == 1 and "Traceback" not in stderr, stderr
-    return lines[0]
 
 
 @pytest.mark.parametrize("command", [["crawl"], ["fetch", "--batch", "b1"], ["detect"]])

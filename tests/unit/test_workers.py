@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from sitemapcrawl.batch.registry import BatchState, batch_splits, generated_within, missing_splits
+from sitemapcrawl.batch.registry import BatchState, batch_splits, begun_splits, generated_within, missing_splits
 from sitemapcrawl.batch.workers import Throttle, as_dict, merge_counts, split_share, sub_splits
 from sitemapcrawl.errors import UsageError
 from sitemapcrawl.fetcher.model import FetchCounts
@@ -90,6 +90,21 @@ def test_a_batch_is_made_of_the_splits_that_generated_rows_or_of_all() -> None:
     assert missing_splits(_state("generate.0/3", "generate.2/3", "parse.0/3"), "parse", 3) == [Split(2, 3)]
     assert missing_splits(_state("parse.0/2", "parse.1/2"), "parse", 2) == []
     assert missing_splits(None, "parse", 2) == [Split(0, 2), Split(1, 2)]
+
+
+def test_a_batch_is_finished_in_the_splits_its_updatedb_began_in() -> None:
+    phases = ("spread", "update")
+    assert begun_splits(_state("generate.0/2", "generate.1/2", "spread.0/2"), phases) == [Split(0, 2), Split(1, 2)]
+    assert begun_splits(_state("generate.1/4", "spread.1/4", "update.1/4"), phases) == [Split(1, 4)]
+    assert begun_splits(_state("parse.0/2"), phases) == []  # updatedb not begun in splits: unsplit
+    assert begun_splits(_state("spread.0/2", "spread.0/3"), phases) == []  # two shapes: none to follow
+    assert begun_splits(_state("update"), phases) == []
+
+
+def test_the_generate_splits_not_finished_are_named_in_the_batch_state() -> None:
+    state = BatchState("b", generating=(Split(1, 2),))
+    assert state.phase() == "generating (1/2 not finished)"
+    assert generated_within(state, Split(1, 2)) and not generated_within(state, Split(0, 2))
 
 
 def test_a_split_crawl_finishes_only_the_batches_generated_inside_its_split() -> None:
