@@ -12,15 +12,17 @@ back end (`--dask`).
 #: What other packages may use of this one, module by module (tests/unit/test_layout.py refuses any other
 #: name): a module or a name not here is this package's own.
 FACE: dict[str, tuple[str, ...]] = {
-    "calls": ("BatchSplit", "SplitTask", "StageUpdate", "Work"),
+    "calls": ("BatchSplit", "SplitTask", "StageUpdate", "Work", "as_dict"),
     "dask_runner": ("DaskRunner", "INSTALL_HINT", "check_address", "connect"),
     "leases": ("Lease",),
     "registry": (
-        "BatchState", "FETCH", "PARSE", "UPDATE", "barrier", "every_batch", "fetch_shares", "generated_within",
-        "holding", "missing_splits", "read_batch", "record_done", "record_generated", "release", "require_batch",
-        "split_share", "too_old", "unfinished", "working_on",
+        "BatchState", "FETCH", "PARSE", "UPDATE", "barrier", "begin_generating", "begun_splits", "end_generating",
+        "every_batch", "fetch_shares", "forget_generating", "generated_within", "holding", "missing_splits",
+        "read_batch", "record_done", "record_generated", "release", "require_batch", "split_share", "too_old",
+        "unfinished", "working_on",
     ),
     "workers": (
-        "Channel", "Pool", "Runner", "WorkerResults", "raise_failed", "run_splits", "split_share", "sub_splits",
+        "Channel", "Pool", "Runner", "WorkerResults", "merge_counts", "raise_failed", "run_splits", "split_share",
+        "sub_splits",
     ),
 }
