@@ -68,7 +68,7 @@ def test_the_summary_counts_the_rows_report_counts_during_and_after_a_sitemap_on
     done = assert_counts_agree(store)
     assert [row.url for row in unfetched(store)] == [web.url("127.0.0.3", "/")]  # never fetched: sitemap-only
 
-    inject(store, [seed + "\n" for seed in seeds], UrlRules.from_settings(settings), now=NOW)
+    inject(store, [seed + "\n" for seed in seeds], UrlRules.from_settings(settings), clock=lambda: NOW)
     assert assert_counts_agree(store) == done
 
 
@@ -78,9 +78,9 @@ def test_a_rerun_of_a_stopped_inject_counts_its_rows_once(store: Store, settings
     again and writes the same cells, adding nothing."""
     rules = UrlRules.from_settings(settings)
     lines = [seed + "\n" for seed in web.truth.seeds()]
-    inject(store, lines, rules, now=NOW)
+    inject(store, lines, rules, clock=lambda: NOW)
     counted = assert_counts_agree(store)
     store.delete_many(WEBPAGE_TABLE, [(key, column_names(WebPage, ["counted"])) for key, _cells in
                                       store.scan(WEBPAGE_TABLE)])
-    inject(store, lines, rules, now=NOW.replace(hour=1))
+    inject(store, lines, rules, clock=lambda: NOW.replace(hour=1))
     assert assert_counts_agree(store) == counted
