@@ -297,7 +297,7 @@ def _number(value: float) -> str:
 MAX_NUMBER = 2**53
 #: Most fetch splits a batch may have (`generate --fetch-splits`): more than any
 #: cluster runs fetchers, few enough that a registry row names each one cheaply.
-MAX_PARTITIONS = 4_096
+MAX_FETCH_SPLITS = 4_096
 #: Most hops a row may keep (seed `depth` / `radius`, the settings seed_depth and seed_radius).
 MAX_HOPS = 1_000
 _DAY = 86_400

@@ -17,12 +17,12 @@ FACE: dict[str, tuple[str, ...]] = {
     "leases": ("Lease",),
     "registry": (
         "BatchState", "FETCH", "PARSE", "UPDATE", "barrier", "begin_generating", "begun_splits", "end_generating",
-        "every_batch", "fetch_shares", "forget_generating", "generated_within", "holding", "missing_splits",
-        "read_batch", "record_done", "record_generated", "release", "require_batch", "split_share", "too_old",
+        "every_batch", "fetch_split_names", "forget_generating", "generated_within", "holding", "missing_splits",
+        "phase_split_name", "read_batch", "record_done", "record_generated", "release", "require_batch", "too_old",
         "unfinished", "working_on",
     ),
     "workers": (
-        "Channel", "Pool", "Runner", "WorkerResults", "merge_counts", "raise_failed", "run_splits", "split_share",
-        "sub_splits",
+        "Channel", "Pool", "Runner", "WorkerResults", "merge_counts", "raise_failed", "run_splits", "sub_splits",
+        "top_n_of_split",
     ),
 }

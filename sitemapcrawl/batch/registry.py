@@ -38,7 +38,7 @@ from sitemapcrawl.storage.batchrecords import (
     drop_records,
     has_marked_rows,
     has_records,
-    recorded_partitions,
+    recorded_splits,
 )
 from sitemapcrawl.storage.store import Store
 from sitemapcrawl.storage.tables import Unreadable
@@ -56,10 +56,10 @@ def fetch_share(partition: int, partitions: int) -> str:
     return f"{FETCH}.{partition}/{partitions}"
 
 
-def fetch_shares(store: Store, batch_id: str, partition: tuple[int, int] | None) -> list[str]:
+def fetch_split_names(store: Store, batch_id: str, partition: tuple[int, int] | None) -> list[str]:
     """The fetch splits a run leases: its own, or every fetch split that holds a member of the batch.
 
-    Cost: for the whole batch, one read of its member records (`recorded_partitions`,
+    Cost: for the whole batch, one read of its member records (`recorded_splits`,
     what fetch reads next anyway), so claiming costs what the batch holds, not
     what its split count says: 2 URLs in 4,096 fetch splits take 2 leases at most.
     """
@@ -70,8 +70,8 @@ def fetch_shares(store: Store, batch_id: str, partition: tuple[int, int] | None)
                              f"give --split K/{state.partitions}")
         return [fetch_share(*partition)]
     if state.partitions == 1 or not has_records(store, batch_id):
-        return state.fetch_shares
-    return [fetch_share(k, state.partitions) for k in sorted(recorded_partitions(store, batch_id))
+        return state.fetch_split_names
+    return [fetch_share(k, state.partitions) for k in sorted(recorded_splits(store, batch_id))
             if k < state.partitions]
 
 
@@ -90,8 +90,8 @@ class BatchState:
     """The generate splits begun and not finished (`Split()` for an unsplit generate): run them before fetch."""
 
     @property
-    def fetch_shares(self) -> list[str]:
-        """Every fetch split of the batch, by its lease name (at most `MAX_PARTITIONS`: the codec refuses more)."""
+    def fetch_split_names(self) -> list[str]:
+        """Every fetch split of the batch, by its lease name (at most `MAX_FETCH_SPLITS`: the codec refuses more)."""
         return [fetch_share(k, self.partitions) for k in range(self.partitions)]
 
     @property
@@ -123,7 +123,7 @@ class BatchState:
 
     def finished_at(self, phase: str) -> datetime | None:
         """When `phase` (FETCH: its last fetch split; PARSE) was marked done, None if it is not (or unreadable)."""
-        names = self.fetch_shares if phase == FETCH else [phase]
+        names = self.fetch_split_names if phase == FETCH else [phase]
         if not names or any(name not in self.done for name in names):
             return None
         try:
@@ -340,7 +340,7 @@ def holding(store: Store, batch_id: str, phase: str, settings: Settings, wait: b
     For a step of a phase that is not the end of it (updatedb's spread step). Raises LeaseHeldError
     when another worker holds the split (with `wait`: waits for it, see `batch.leases`).
     """
-    lease = Lease(store, batch_id, [split_share(phase, split)], settings.lease_seconds)
+    lease = Lease(store, batch_id, [phase_split_name(phase, split)], settings.lease_seconds)
     lease.claim(wait=wait, on_wait=log.warning)
     try:
         yield lease
@@ -362,7 +362,7 @@ def working_on(store: Store, batch_id: str, phase: str, settings: Settings, wait
     """
     before = require_batch(store, batch_id)
     ready = before.fetched == before.partitions if phase == PARSE else PARSE in before.done
-    share = split_share(phase, split)
+    share = phase_split_name(phase, split)
     lease = Lease(store, batch_id, [share], settings.lease_seconds)
     lease.claim(wait=wait, on_wait=log.warning)
     try:
@@ -383,7 +383,7 @@ def working_on(store: Store, batch_id: str, phase: str, settings: Settings, wait
 # the phase itself (`parse`, `update`) is done when every split of one N is,
 # and its batch-level step runs then, once, under the phase's own lease.
 
-def split_share(phase: str, split: Split) -> str:
+def phase_split_name(phase: str, split: Split) -> str:
     """The lease (and done mark) name of `phase` for a split: `parse` unsplit, `parse.K/N` for split K of N."""
     return phase if split.whole else f"{phase}.{split.text()}"
 
@@ -393,7 +393,7 @@ def batch_splits(state: BatchState | None, count: int) -> list[Split]:
     or all of them (a batch generated unsplit, or by splits of another count)."""
     every = [Split(k, count) for k in range(count)]
     done = state.done if state is not None else {}
-    registered = [s for s in every if split_share(GENERATE, s) in done]
+    registered = [s for s in every if phase_split_name(GENERATE, s) in done]
     return registered or every
 
 
@@ -410,7 +410,7 @@ def begun_splits(state: BatchState, phases: tuple[str, ...]) -> list[Split]:
 def missing_splits(state: BatchState | None, phase: str, count: int) -> list[Split]:
     """The splits of the batch (`batch_splits`) whose part of `phase` is not marked done."""
     done = state.done if state is not None else {}
-    return [s for s in batch_splits(state, count) if split_share(phase, s) not in done]
+    return [s for s in batch_splits(state, count) if phase_split_name(phase, s) not in done]
 
 
 def finish_phase(store: Store, batch_id: str, phase: str, count: int, settings: Settings,
@@ -458,7 +458,7 @@ def barrier(store: Store, batch_id: str, stage: str, phase: str, split: Split, s
     (with `wait`, waits for ever). Rerunning the split later redoes nothing
     twice. Cost: one registry read per `poll` seconds while waiting.
     """
-    record_done(store, batch_id, [split_share(stage, split)], utc_now())
+    record_done(store, batch_id, [phase_split_name(stage, split)], utc_now())
     idle_since = time.monotonic()
     told: set[str] = set()
     while True:
@@ -467,7 +467,7 @@ def barrier(store: Store, batch_id: str, stage: str, phase: str, split: Split, s
         if not missing or state is None:
             return
         now = utc_now()
-        live = {s.text(): _live_holder(state, split_share(phase, s), now) for s in missing}
+        live = {s.text(): _live_holder(state, phase_split_name(phase, s), now) for s in missing}
         if any(live.values()):
             idle_since = time.monotonic()
         elif not wait and time.monotonic() - idle_since > settings.lease_seconds:
@@ -497,7 +497,7 @@ def _add_split_generated(store: Store, batch_id: str, now: datetime, selected: i
     if state is None or state.generated is None:
         store.write(BATCH_TABLE, [(key, encode(BatchRow(batch_id, generated=now, partitions=partitions,
                                                         mode=mode, records=True)))])
-    if state is not None and split_share(GENERATE, split) in state.done:
+    if state is not None and phase_split_name(GENERATE, split) in state.done:
         return  # this split registered before (a generate run again): its rows are counted
     column = column_names(BatchRow, ["selected"])[0]
     while True:
@@ -505,7 +505,7 @@ def _add_split_generated(store: Store, batch_id: str, now: datetime, selected: i
         total = (int(current) if current and current.isdigit() else 0) + selected
         if store.check_and_put(BATCH_TABLE, key, column, current, encode(BatchRow(batch_id, selected=total))[column]):
             break
-    record_done(store, batch_id, [split_share(GENERATE, split)], now)
+    record_done(store, batch_id, [phase_split_name(GENERATE, split)], now)
 
 
 # -------------------------------------------------------------- generating --

@@ -169,7 +169,7 @@ def merge_counts(cls: type[T], parts: Sequence[dict[str, Any]]) -> T:
     return cls(**{k: v for k, v in values.items() if v is not None or _hint_types(hints[k])[1]})
 
 
-def split_share(total: int | None, split: Split) -> int | None:
+def top_n_of_split(total: int | None, split: Split) -> int | None:
     """Split K's share of a limit over N splits (the shares add up to `total`; None stays None). Pure."""
     if total is None:
         return None

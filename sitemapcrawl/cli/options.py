@@ -6,7 +6,7 @@ so the flag never depends on a parameter's name. Where one flag means two
 things (`--host`: origins to check, or a filter; `--split`: a split of the
 host buckets, or of a batch's fetch), each meaning has its own alias, named
 for it. `tests/unit/test_cli_options.py` fails when a flag is declared twice.
-Bounds come from their owners (`BUCKETS`, `MAX_PARTITIONS`, `config.RULES`).
+Bounds come from their owners (`BUCKETS`, `MAX_FETCH_SPLITS`, `config.RULES`).
 A slice of a phase's work is a *split*, in every command; an old name
 (`--partition`, `--partitions`) is a hidden alias that still works, as is
 `--threads`, the old name of `--max-connections` (typer cannot hide one name
@@ -21,7 +21,7 @@ from typing import Annotated, TypeVar
 import typer
 
 from sitemapcrawl.cli.shared import setting
-from sitemapcrawl.config import MAX_NUMBER, MAX_PARTITIONS, RULES
+from sitemapcrawl.config import MAX_FETCH_SPLITS, MAX_NUMBER, RULES
 from sitemapcrawl.errors import UsageError
 from sitemapcrawl.model.splits import BUCKETS
 from sitemapcrawl.modes import CrawlMode, QueueBy
@@ -74,7 +74,7 @@ FetchSplitOption = Annotated[str | None, typer.Option(
     "--split", metavar="K/N", show_default=False,
     help="Only fetch split K (0-based) of N, N the batch's --fetch-splits [default: all].")]
 FetchSplitsOption = Annotated[int | None, typer.Option(
-    "--fetch-splits", min=1, max=MAX_PARTITIONS, metavar="N", show_default=False,
+    "--fetch-splits", min=1, max=MAX_FETCH_SPLITS, metavar="N", show_default=False,
     help="Split the batch's fetch N ways: hash(politeness key) mod N, so a fetch queue is in one split "
          "(see --queue-by) [default: 1].")]
 SplitsOption = Annotated[int | None, typer.Option(
@@ -137,7 +137,7 @@ StrictOption = Annotated[bool | None, typer.Option(
 OldPartitionOption = Annotated[str | None, typer.Option(
     "--partition", metavar="K/N", hidden=True, show_default=False, help="The old name of fetch's --split.")]
 OldPartitionsOption = Annotated[int | None, typer.Option(
-    "--partitions", min=1, max=MAX_PARTITIONS, metavar="N", hidden=True, show_default=False,
+    "--partitions", min=1, max=MAX_FETCH_SPLITS, metavar="N", hidden=True, show_default=False,
     help="The old name of --fetch-splits.")]
 OldThreadsOption = Annotated[int | None, typer.Option(
     "--threads", min=1, max=_most("max_connections"), metavar="N", hidden=True, show_default=False,

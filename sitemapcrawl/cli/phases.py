@@ -219,7 +219,7 @@ def generate_command(
                  --fetch-splits 4
     Example: sitemapcrawl generate --split 0/2 --batch-id b1 --topN 10000
     """
-    from sitemapcrawl.batch.workers import raise_failed, split_share
+    from sitemapcrawl.batch.workers import raise_failed, top_n_of_split
     from sitemapcrawl.jobs.generate import GenerateOptions, generate
     from sitemapcrawl.web.rules import UrlRules
 
@@ -241,7 +241,7 @@ def generate_command(
     else:
         import dataclasses
 
-        options = dataclasses.replace(options, top_n=split_share(top_n, part))
+        options = dataclasses.replace(options, top_n=top_n_of_split(top_n, part))
         with open_store() as store, stage_progress() as update:
             counts = generate(store, rules, options, on_progress=lambda done: update("due rows read", done))
     for line in counts.held_lines():
@@ -252,7 +252,7 @@ def generate_command(
             raise_failed(results)
         return
     typer.echo(counts.batch_id)
-    for number, n in sorted(counts.by_partition.items()):
+    for number, n in sorted(counts.by_fetch_split.items()):
         echo_err(f"fetch split {number}/{partitions}: {n} URLs")
     for host, n in counts.by_host.most_common(10):
         echo_err(f"  {host}: {n}")
@@ -297,7 +297,7 @@ def fetch_command(
     Example: sitemapcrawl --user-agent 'MyBot/1.0' fetch --split 0/4 \\
                  --batch 20250101120000-1a2b
     """
-    from sitemapcrawl.fetcher.model import FetchOptions, FetchProgress, parse_partition
+    from sitemapcrawl.fetcher.model import FetchOptions, FetchProgress, parse_split
     from sitemapcrawl.jobs.fetch import fetch
     from sitemapcrawl.web.rules import UrlRules
 
@@ -309,7 +309,7 @@ def fetch_command(
                                            "delay": delay, "queue_by": queue_by, "store_content": store_content,
                                            "warc_dir": warc, **access_flags(header, netrc)})
     options = FetchOptions.from_settings(
-        settings, batch, partition=parse_partition(split, flag) if split else None,
+        settings, batch, partition=parse_split(split, flag) if split else None,
         time_limit=time_limit, min_throughput=min_throughput, warmup=warmup, wait=wait)
     rules = UrlRules.from_settings(settings)
     with http_client(settings, record=True) as client, open_store() as store, stage_progress() as update:

@@ -16,7 +16,7 @@ FACE: dict[str, tuple[str, ...]] = {
     "feed": ("queue_all", "read_feed", "stored_rule"),
     "model": (
         "FetchCounts", "FetchItem", "FetchOptions", "FetchProgress", "QueueBy", "RobotsItem", "RobotsRule",
-        "parse_partition",
+        "parse_split",
     ),
     "outcomes": ("outcome_row", "retry_or_gone"),
     "pacing": ("Pacing", "StateWrite"),

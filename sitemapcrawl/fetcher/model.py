@@ -11,7 +11,7 @@ from collections.abc import Hashable
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from sitemapcrawl.config import MAX_PARTITIONS, Settings
+from sitemapcrawl.config import MAX_FETCH_SPLITS, Settings
 from sitemapcrawl.errors import UsageError
 from sitemapcrawl.model.splits import parse_share
 from sitemapcrawl.model.webpage import FetchStatus
@@ -20,12 +20,12 @@ from sitemapcrawl.web.robots import RobotsPolicy
 from sitemapcrawl.web.warc import Capture
 
 __all__ = ["FetchCounts", "FetchItem", "FetchOptions", "FetchProgress", "QueueBy", "RobotsItem", "RobotsRule",
-           "parse_partition"]
+           "parse_split"]
 
 
-def parse_partition(text: str, option: str = "--split") -> tuple[int, int]:
-    """`K/N` -> (K, N), 0 <= K < N <= `MAX_PARTITIONS`; UsageError naming `option` otherwise."""
-    return parse_share(text, option, MAX_PARTITIONS)
+def parse_split(text: str, option: str = "--split") -> tuple[int, int]:
+    """`K/N` -> (K, N), 0 <= K < N <= `MAX_FETCH_SPLITS`; UsageError naming `option` otherwise."""
+    return parse_share(text, option, MAX_FETCH_SPLITS)
 
 
 @dataclass(frozen=True)

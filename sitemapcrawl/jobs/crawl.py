@@ -35,8 +35,8 @@ from sitemapcrawl.batch.workers import (
     merge_counts,
     raise_failed,
     run_splits,
-    split_share,
     sub_splits,
+    top_n_of_split,
 )
 from sitemapcrawl.clock import Clock, utc_now
 from sitemapcrawl.config import Settings
@@ -250,7 +250,7 @@ def finish_generate(phases: Phases, store: Store, state: BatchState, options: Cr
     """
     for part in state.generating:
         phases.generate(GenerateOptions(
-            top_n=split_share(options.top_n, part), max_per_host=options.max_per_host,
+            top_n=top_n_of_split(options.top_n, part), max_per_host=options.max_per_host,
             count_mode=options.count_mode, partitions=state.partitions, mode=mode, batch_id=state.batch_id,
             documents_only=options.documents_only, split=part))
     return registry.read_batch(store, state.batch_id) or state
@@ -410,7 +410,7 @@ def generate_workers(runner: Runner, settings: Settings, options: GenerateOption
     batch = options.batch_id or new_batch_id(clock())
 
     def task(s: Split) -> SplitTask[GenerateOptions]:
-        mine = replace(options, batch_id=batch, split=s, top_n=split_share(options.top_n, s))
+        mine = replace(options, batch_id=batch, split=s, top_n=top_n_of_split(options.top_n, s))
         return SplitTask("generate", s.text(), generate_phase, settings, mine)
 
     results = run_splits(runner, "generate", batch, options.split, workers, task)

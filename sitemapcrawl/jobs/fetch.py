@@ -41,7 +41,7 @@ from sitemapcrawl.fetcher.model import (
     QueueBy,
     RobotsItem,
     RobotsRule,
-    parse_partition,
+    parse_split,
 )
 from sitemapcrawl.fetcher.outcomes import outcome_row, retry_or_gone
 from sitemapcrawl.fetcher.pacing import Pacing, StateWrite
@@ -54,7 +54,7 @@ from sitemapcrawl.web.http import PoliteHttpClient
 from sitemapcrawl.web.rules import UrlRules
 
 __all__ = ["FetchCounts", "FetchItem", "FetchOptions", "FetchProgress", "QueueBy", "RobotsItem", "RobotsRule",
-           "fetch", "fetch_phase", "outcome_row", "parse_partition", "retry_or_gone", "stored_rule"]
+           "fetch", "fetch_phase", "outcome_row", "parse_split", "retry_or_gone", "stored_rule"]
 
 log = logging.getLogger(__name__)
 
@@ -114,7 +114,7 @@ def fetch(
         raise UsageError("a user agent is required to fetch: pass --user-agent, set "
                          "SITEMAPCRAWL_USER_AGENT, or set user_agent in the config file")
     store.require_tables(WEBPAGE_TABLE, HOST_TABLE, BATCHROW_TABLE)
-    shares = registry.fetch_shares(store, options.batch_id, options.partition)
+    shares = registry.fetch_split_names(store, options.batch_id, options.partition)
     lease = Lease(store, options.batch_id, shares, settings.lease_seconds)
     lease.claim(wait=options.wait, on_wait=log.warning)
     store_failed = False

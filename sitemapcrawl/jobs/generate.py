@@ -30,7 +30,7 @@ from typing import Any, NamedTuple
 from sitemapcrawl.batch import registry
 from sitemapcrawl.batch.calls import StageUpdate, Work
 from sitemapcrawl.clock import Clock, utc_now
-from sitemapcrawl.config import MAX_PARTITIONS
+from sitemapcrawl.config import MAX_FETCH_SPLITS
 from sitemapcrawl.errors import InvalidUrlError, UsageError
 from sitemapcrawl.model.cells import encode
 from sitemapcrawl.model.due import LAYOUT, kinds_for
@@ -84,8 +84,8 @@ class GenerateOptions:
             raise UsageError(f"--topN must be at least 1, not {self.top_n}")
         if self.max_per_host is not None and self.max_per_host < 1:
             raise UsageError(f"--max-per-host must be at least 1, not {self.max_per_host}")
-        if not 1 <= self.partitions <= MAX_PARTITIONS:
-            raise UsageError(f"--fetch-splits must be in 1..{MAX_PARTITIONS}, not {self.partitions}")
+        if not 1 <= self.partitions <= MAX_FETCH_SPLITS:
+            raise UsageError(f"--fetch-splits must be in 1..{MAX_FETCH_SPLITS}, not {self.partitions}")
         if self.batch_id is not None and not _BATCH_ID.fullmatch(self.batch_id):
             raise UsageError(f"batch id {self.batch_id!r}: use letters, digits, '.', '_' and '-'")
         if not self.split.whole and self.batch_id is None:
@@ -101,7 +101,7 @@ class GenerateCounts:
     due: int = 0
     """Due rows read: those of the kinds the mode selects through the index, every one with a full scan."""
     selected: int = 0
-    by_partition: Counter[int] = field(default_factory=Counter)
+    by_fetch_split: Counter[int] = field(default_factory=Counter)
     by_host: Counter[str] = field(default_factory=Counter)
     skipped: Counter[str] = field(default_factory=Counter)
     newly_blacklisted: int = 0
@@ -134,7 +134,7 @@ def new_batch_id(now: datetime) -> str:
     return now.astimezone(UTC).strftime("%Y%m%d%H%M%S") + "-" + secrets.token_hex(2)
 
 
-def partition_of(host_key: str, partitions: int) -> int:
+def fetch_split_of(host_key: str, partitions: int) -> int:
     """The fetch split of a politeness key (host or IP): crc32 of it mod `partitions` (stable everywhere)."""
     return zlib.crc32(host_key.encode("utf-8")) % partitions
 
@@ -366,8 +366,8 @@ def generate(
     def partitions() -> Iterator[tuple[Candidate, int]]:
         for candidate in chosen:
             key = queue_key(candidate.host, by, resolve) if options.partitions > 1 else candidate.host
-            part = partition_of(key, options.partitions)
-            counts.by_partition[part] += 1
+            part = fetch_split_of(key, options.partitions)
+            counts.by_fetch_split[part] += 1
             counts.by_host[candidate.host] += 1
             yield candidate, part
 

@@ -573,7 +573,7 @@ def _spread_step(store: Store, rules: UrlRules, batch_id: str, mode: CrawlMode, 
                  split: Split, before: registry.BatchState, wait: bool, on_progress: Callable[[int], None],
                  now: datetime) -> UpdateCounts:
     """updatedb's first step alone: spread this split's links under its lease, then mark `spread.K/N`."""
-    share = registry.split_share(SPREAD, split)
+    share = registry.phase_split_name(SPREAD, split)
     if share in before.done:
         log.info("updatedb: batch %s split %s spread its links already", batch_id, split.text())
         return counts

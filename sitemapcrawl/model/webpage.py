@@ -3,7 +3,7 @@
 This is the only module (with `hbase-schema/`) that knows column names. A row
 is a `WebPage` (table `webpage`, one per URL), a `HostRow` (table `host`, one
 per scheme+host+port), a `BatchRow` (table `batch`, one per batch id: what
-generate made, which phases finished, who holds each share), a `BatchRecord`
+generate made, which phases finished, who holds each split), a `BatchRecord`
 (table `batchrow`, a batch's members by prefix), a `DueRow` (table `due`, the
 index of next fetch times generate reads) or a `HistoryRow` (table `history`,
 one per parse of a sitemap). Each field names its column and its codec
@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 
-from sitemapcrawl.config import MAX_HOPS, MAX_PARTITIONS
+from sitemapcrawl.config import MAX_FETCH_SPLITS, MAX_HOPS
 from sitemapcrawl.model.cells import (
     Column,
     Family,
@@ -54,8 +54,8 @@ DUE_TABLE = "due"
 
 #: Bounded columns: a stored value outside is an unreadable cell (storage.tables' one policy), never a crash.
 HOPS = bounded_int(-MAX_HOPS, MAX_HOPS)  # negative: past the constraint (generate skips such a row)
-PARTITION = bounded_int(0, MAX_PARTITIONS - 1)
-PARTITIONS = bounded_int(1, MAX_PARTITIONS)
+PARTITION = bounded_int(0, MAX_FETCH_SPLITS - 1)
+PARTITIONS = bounded_int(1, MAX_FETCH_SPLITS)
 PRIORITY = bounded_float(0.0, 1.0)
 
 
@@ -241,7 +241,7 @@ class WebPage(Row):
         "updatedb, inject, detect")
     seed: bool | None = col("m", "sd", FLAG, "injected as a seed", "inject")
     batch_id: str | None = col("m", "b", TEXT, "batch the row was generated into", "generate")
-    partition: int | None = col("m", "pa", PARTITION, "fetch partition of the batch", "generate")
+    partition: int | None = col("m", "pa", PARTITION, "fetch split of the batch", "generate")
     # m: what the page says about itself (sitemapcrawl/web/pagesays.py), read by fetch from every 2xx answer
     canonical: str | None = col(
         "m", "can", TEXT, "canonical URL the page names: <link rel=canonical> in its head, else a Link header's "
@@ -341,8 +341,8 @@ class HostRow(Row):
 
 BATCH_FAMILIES = (
     Family("b", "batch: what generate made"),
-    Family("d", "done: qualifier = phase or share, value = when it finished"),
-    Family("l", "leases: qualifier = share, value = holder and expiry"),
+    Family("d", "done: qualifier = phase or phase split, value = when it finished"),
+    Family("l", "leases: qualifier = phase split, value = holder and expiry"),
 )
 
 
@@ -353,7 +353,7 @@ class BatchRow(Row):
     batch_id: str
     generated: datetime | None = col("b", "gt", TIME, "when generate made the batch", "generate")
     selected: int | None = col("b", "n", INT, "rows generate selected", "generate")
-    partitions: int | None = col("b", "np", PARTITIONS, "fetch partitions of the batch", "generate")
+    partitions: int | None = col("b", "np", PARTITIONS, "fetch splits of the batch", "generate")
     mode: str | None = col("b", "md", TEXT, "crawl mode of the batch", "generate")
     records: bool | None = col(
         "b", "rec", FLAG, "the batch's rows are recorded in batchrow (absent: a batch from before)", "generate")
@@ -365,9 +365,9 @@ class BatchRow(Row):
              "update.K/N) -> UTC time it finished", "fetch, parse, updatedb, batches",
         key="phase")
     leases: Mapping[str, str] | None = mapcol(
-        "l", "share (fetch.K/N, parse, update, parse.K/N, update.K/N) -> worker=ID until=UTC time, "
+        "l", "phase split (fetch.K/N, parse, update, parse.K/N, update.K/N) -> worker=ID until=UTC time, "
              "set by check-and-put",
-        "fetch, parse, updatedb", key="share")
+        "fetch, parse, updatedb", key="split")
 
 
 def batch_cell(family: str, qualifier: str) -> bytes:
@@ -398,7 +398,7 @@ class BatchRecord(Row):
     """
 
     key: str
-    partition: int | None = col("r", "pa", PARTITION, "member: its fetch partition", "generate, fetch")
+    partition: int | None = col("r", "pa", PARTITION, "member: its fetch split", "generate, fetch")
     touched: bool | None = col("r", "t", FLAG, "touched: has inlinks to merge for the batch", "parse, updatedb")
     work: bool | None = col(
         "r", "w", FLAG, "member: has work for parse and spread in sitemap-only mode (a sitemap, or a row whose "

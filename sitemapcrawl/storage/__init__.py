@@ -18,7 +18,7 @@ reads ahead of a job and small round-trip-bound calls side by side.
 FACE: dict[str, tuple[str, ...]] = {
     "batchrecords": (
         "batch_rows", "drop_records", "has_marked_rows", "has_records", "key_of_url", "listed_in_batch",
-        "listed_sitemaps", "record_members", "record_work", "recorded_partitions", "write_listed", "write_touching",
+        "listed_sitemaps", "record_members", "record_work", "recorded_splits", "write_listed", "write_touching",
     ),
     "dueindex": (
         "DUE_FIELDS", "DueRead", "chunks", "due_index_marker", "mark_due_built", "promote", "rebuild_due", "sweep_due",

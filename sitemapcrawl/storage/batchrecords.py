@@ -307,7 +307,7 @@ def has_marked_rows(store: Store, batch_id: str) -> bool:
     return any(True for _ in store.scan(WEBPAGE_TABLE, columns=column, filter=marked, limit=1))
 
 
-def recorded_partitions(store: Store, batch_id: str) -> set[int]:
+def recorded_splits(store: Store, batch_id: str) -> set[int]:
     """The fetch splits (`r:pa`) of a batch's members; a record whose split does not decode is left out.
 
     Cost: one range scan of the batch's member records, one small cell each;

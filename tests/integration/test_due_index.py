@@ -131,7 +131,7 @@ def test_generate_through_the_index_selects_what_a_full_scan_selects(  # type: i
     for options, (index, chosen), (scan, scanned) in zip(cases, by_index, by_scan, strict=True):
         assert scan.rescanned
         assert chosen == scanned, options
-        assert (index.selected, index.by_partition, index.by_host) == (scan.selected, scan.by_partition,
+        assert (index.selected, index.by_fetch_split, index.by_host) == (scan.selected, scan.by_fetch_split,
                                                                        scan.by_host), options
     # mixed mode reads every kind: the same due rows and the same reasons to skip some
     assert (by_index[0][0].due, by_index[0][0].skipped) == (by_scan[0][0].due, by_scan[0][0].skipped)

@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from sitemapcrawl.config import Settings
-from sitemapcrawl.jobs.generate import GenerateOptions, generate, partition_of
+from sitemapcrawl.jobs.generate import GenerateOptions, fetch_split_of, generate
 from sitemapcrawl.model.cells import column_names, decode, encode
 from sitemapcrawl.model.webpage import WEBPAGE_TABLE, FetchStatus, WebPage
 from sitemapcrawl.modes import CountMode, CrawlMode
@@ -44,12 +44,12 @@ def test_due_rows_are_stamped_once_with_batch_and_partition(store: Store, settin
     counts = generate(store, rules, GenerateOptions(partitions=2), clock=lambda: NOW)
 
     assert counts.batch_id and counts.selected == 12 and counts.due == 12
-    assert sum(counts.by_partition.values()) == 12
+    assert sum(counts.by_fetch_split.values()) == 12
     assert counts.by_host == {"127.0.0.2": 4, "127.0.0.3": 4, "127.0.0.4": 4}
     for url in due:
         row = marks(store, url)
         assert row.generate_mark == counts.batch_id == row.batch_id
-        assert row.partition == partition_of(urls.host_key(url), 2)
+        assert row.partition == fetch_split_of(urls.host_key(url), 2)
     assert marks(store, "http://127.0.0.2:8000/later.html").generate_mark is None
     assert marks(store, "http://127.0.0.2:8000/no-schedule.html").generate_mark is None
 

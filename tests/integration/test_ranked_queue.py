@@ -117,8 +117,8 @@ def agree(store: Store, settings: Settings, options_list: list[GenerateOptions],
         scanned, by_scan = run(store, settings, dataclasses.replace(options, rescan=True), now)
         assert not ranked.rescanned and scanned.rescanned
         assert chosen == by_scan, options
-        assert (ranked.selected, ranked.by_host, ranked.by_partition) == (
-            scanned.selected, scanned.by_host, scanned.by_partition), options
+        assert (ranked.selected, ranked.by_host, ranked.by_fetch_split) == (
+            scanned.selected, scanned.by_host, scanned.by_fetch_split), options
 
 
 def test_the_queue_chooses_what_a_full_scan_chooses(store: Store, settings: Settings) -> None:

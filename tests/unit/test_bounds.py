@@ -11,7 +11,7 @@ import pytest
 from sitemapcrawl.batch.registry import BatchState
 from sitemapcrawl.config import Settings
 from sitemapcrawl.errors import UsageError
-from sitemapcrawl.fetcher.model import parse_partition
+from sitemapcrawl.fetcher.model import parse_split
 from sitemapcrawl.jobs.export import csv_text
 from sitemapcrawl.jobs.inject import SeedLineError, parse_seed_line
 from sitemapcrawl.model.splits import Split, parse_share
@@ -35,8 +35,8 @@ def test_a_share_out_of_bounds_is_one_usage_error(text: str) -> None:
 
 
 def test_shares_at_their_bounds_are_read() -> None:
-    assert parse_partition("4095/4096") == (4095, 4096)
-    assert parse_partition(" 0 / 1 ") == (0, 1)
+    assert parse_split("4095/4096") == (4095, 4096)
+    assert parse_split(" 0 / 1 ") == (0, 1)
     assert Split.parse("255/256") == Split(255, 256)
     with pytest.raises(UsageError, match="N <= 256"):
         Split.parse("0/257")

@@ -16,7 +16,7 @@ from sitemapcrawl.jobs.fetch import (
     FetchOptions,
     QueueBy,
     outcome_row,
-    parse_partition,
+    parse_split,
     retry_or_gone,
     stored_rule,
 )
@@ -162,10 +162,10 @@ def test_robots_host_row_from_a_report() -> None:
 
 
 def test_partition_and_options() -> None:
-    assert parse_partition("0/4") == (0, 4) and parse_partition("3/4") == (3, 4)
+    assert parse_split("0/4") == (0, 4) and parse_split("3/4") == (3, 4)
     for bad in ("4/4", "1", "a/b", "-1/2", "0/0"):
         with pytest.raises(UsageError):
-            parse_partition(bad)
+            parse_split(bad)
     options = FetchOptions.from_settings(Settings(max_connections=3, delay=0.5, queue_by=QueueBy.IP), "b1",
                                          threads_per_host=None, time_limit=10.0)
     assert (options.connections, options.delay, options.queue_by, options.time_limit) == (3, 0.5, QueueBy.IP, 10.0)

@@ -13,9 +13,9 @@ from sitemapcrawl.jobs.generate import (
     Candidate,
     GenerateOptions,
     Selector,
+    fetch_split_of,
     mode_allows,
     new_batch_id,
-    partition_of,
     past_constraint,
 )
 from sitemapcrawl.model.cells import compare_filter_of
@@ -75,14 +75,14 @@ def test_past_constraint() -> None:
 @settings(max_examples=200, deadline=None)
 @given(host=st.text(min_size=1, max_size=40), n=st.integers(min_value=1, max_value=64))
 def test_partition_is_stable_and_in_range(host: str, n: int) -> None:
-    part = partition_of(host, n)
+    part = fetch_split_of(host, n)
     assert 0 <= part < n
-    assert partition_of(host, n) == part
-    assert partition_of(host, 1) == 0
+    assert fetch_split_of(host, n) == part
+    assert fetch_split_of(host, 1) == 0
 
 
 def test_partition_spreads_hosts() -> None:
-    parts = {partition_of(f"127.0.1.{i}", 4) for i in range(40)}
+    parts = {fetch_split_of(f"127.0.1.{i}", 4) for i in range(40)}
     assert parts == {0, 1, 2, 3}
 
 

@@ -188,7 +188,7 @@ def test_lease_holder_round_trips_and_knows_a_dead_local_process() -> None:
 def test_batch_state_names_its_phase() -> None:
     made = datetime(2026, 1, 1, tzinfo=UTC)
     state = BatchState("b1", made, 10, 2, "mixed", {"fetch.0/2": "t"})
-    assert state.fetch_shares == ["fetch.0/2", "fetch.1/2"]
+    assert state.fetch_split_names == ["fetch.0/2", "fetch.1/2"]
     assert state.phase() == "fetching (1 of 2 fetch splits done)" and not state.finished
     assert BatchState("b1", made, 10, 2, "mixed", {"fetch.0/2": "t", "fetch.1/2": "t"}).phase() == (
         "fetched, not parsed")

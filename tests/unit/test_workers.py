@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 import pytest
 
 from sitemapcrawl.batch.registry import BatchState, batch_splits, begun_splits, generated_within, missing_splits
-from sitemapcrawl.batch.workers import Throttle, as_dict, merge_counts, split_share, sub_splits
+from sitemapcrawl.batch.workers import Throttle, as_dict, merge_counts, sub_splits, top_n_of_split
 from sitemapcrawl.errors import UsageError
 from sitemapcrawl.fetcher.model import FetchCounts
 from sitemapcrawl.jobs.generate import GenerateCounts
@@ -33,9 +33,9 @@ def test_too_many_splits_in_all_is_a_usage_error() -> None:
 
 @pytest.mark.parametrize("total,count", [(10, 3), (1, 4), (1000, 7), (5, 5)])
 def test_split_shares_of_a_limit_add_up_to_it(total: int, count: int) -> None:
-    shares = [split_share(total, Split(k, count)) for k in range(count)]
+    shares = [top_n_of_split(total, Split(k, count)) for k in range(count)]
     assert sum(s or 0 for s in shares) == total and max(s or 0 for s in shares) - min(s or 0 for s in shares) <= 1
-    assert split_share(None, Split(0, 2)) is None
+    assert top_n_of_split(None, Split(0, 2)) is None
 
 
 def _through_json(counts: object) -> dict:  # type: ignore[type-arg]
@@ -44,12 +44,12 @@ def _through_json(counts: object) -> dict:  # type: ignore[type-arg]
 
 def test_generate_counts_merge_after_json() -> None:
     a = GenerateCounts(batch_id=None, due=3, selected=0, skipped=Counter({"filtered": 3}))
-    b = GenerateCounts(batch_id="b1", due=5, selected=4, by_partition=Counter({0: 3, 1: 1}),
+    b = GenerateCounts(batch_id="b1", due=5, selected=4, by_fetch_split=Counter({0: 3, 1: 1}),
                        by_host=Counter({"h1": 4}), skipped=Counter({"filtered": 1}))
-    c = GenerateCounts(batch_id="b1", due=2, selected=2, by_partition=Counter({1: 2}), by_host=Counter({"h2": 2}))
+    c = GenerateCounts(batch_id="b1", due=2, selected=2, by_fetch_split=Counter({1: 2}), by_host=Counter({"h2": 2}))
     merged = merge_counts(GenerateCounts, [_through_json(x) for x in (a, b, c)])
     assert merged.batch_id == "b1" and merged.due == 10 and merged.selected == 6
-    assert merged.by_partition == Counter({0: 3, 1: 3})  # int keys again
+    assert merged.by_fetch_split == Counter({0: 3, 1: 3})  # int keys again
     assert merged.by_host == Counter({"h1": 4, "h2": 2}) and merged.skipped == Counter({"filtered": 4})
 
 
