@@ -44,7 +44,7 @@ from sitemapcrawl.web.access import RequestAccess
 from sitemapcrawl.web.decoding import ACCEPT_ENCODING, BodyDecoder, DecodeError
 from sitemapcrawl.web.warc import Capture, Exchange, Unrecorded, WarcRecorder
 
-__all__ = ["AsyncHttpClient", "HttpClient", "HttpResponse", "PoliteHttpClient", "SingleRequestClient",
+__all__ = ["AsyncHttpClient", "HttpClient", "HttpResponse", "PoliteHttpClient",
            "conditional_headers", "fetch_document"]
 
 log = logging.getLogger(__name__)
@@ -86,15 +86,6 @@ class HttpClient(Protocol):
 
     def get(
         self, url: str, headers: Mapping[str, str] | None = None, max_bytes: int | None = None
-    ) -> HttpResponse: ...
-
-
-class SingleRequestClient(HttpClient, Protocol):
-    """A client that can also make one bare request, for callers that pace and redirect themselves."""
-
-    def fetch_one(
-        self, url: str, headers: Mapping[str, str] | None = None, max_bytes: int | None = None,
-        *, refers: Capture | None = None,
     ) -> HttpResponse: ...
 
 
