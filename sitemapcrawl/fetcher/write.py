@@ -27,6 +27,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from sitemapcrawl.clock import Clock, utc_now
 from sitemapcrawl.errors import ArchiveError, SitemapCrawlError
 from sitemapcrawl.fetcher.outcomes import capture_fields, with_fields
 from sitemapcrawl.fetcher.pacing import StateWrite
@@ -129,8 +130,10 @@ class Writer:
 
     def __init__(self, store: Store, queue_by: QueueBy, outbox: Outbox,
                  on_confirmed: Callable[[list[StateWrite]], None],
-                 fence: Callable[[], bool] = lambda: True, recorder: WarcRecorder | None = None) -> None:
+                 fence: Callable[[], bool] = lambda: True, recorder: WarcRecorder | None = None,
+                 clock: Clock = utc_now) -> None:
         self._store = store
+        self._clock = clock
         self._recorder = recorder
         self._queue_by = queue_by
         self.outbox = outbox
@@ -268,4 +271,4 @@ class Writer:
             cells.update(encode(outcome.row))
             if cells:
                 puts.append((outcome.key, cells))
-        write_pages(self._store, puts)  # new redirect targets are due: their due index entries too
+        write_pages(self._store, puts, now=self._clock())  # new redirect targets are due: with their due index entries

@@ -155,7 +155,8 @@ def _fetch_claimed(store: Store, client: PoliteHttpClient, rules: UrlRules, opti
     engine = Engine(client.aio, rules, options, queues, pacing, outbox, lambda: writer is not None and writer.ready(),
                     counts, feed.seen, clock, connections=options.connections,
                     hosts_at_once=host_budget(options.threads_per_host))
-    writer = Writer(store, options.queue_by, outbox, engine.confirmed, fence=lease.confirm, recorder=client.recorder)
+    writer = Writer(store, options.queue_by, outbox, engine.confirmed, fence=lease.confirm, recorder=client.recorder,
+                    clock=clock)
     for origin, rule in feed.rules.items():
         engine.adopt(origin, feed.queues[origin], rule)
     engine.expect_robots(list(feed.robots_needed))
