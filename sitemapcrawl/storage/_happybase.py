@@ -109,7 +109,8 @@ class Pool:
     """A thread-safe pool of `size` connections, as `happybase.ConnectionPool` keeps them, over `gateways`.
 
     Each connection is made to the gateway `gateways.choose()` gives (round-robin,
-    down ones skipped). A thread takes a connection for the outermost
+    down ones skipped); with several gateways the idle connections are taken
+    in turn, with one the last used first. A thread takes a connection for the outermost
     `connection()` block and nested blocks get the same one. A wire error
     inside a block, or a reply that is not HBase's Thrift (`BAD_REPLIES`),
     marks that connection's gateway as failed and replaces the connection by
@@ -123,7 +124,11 @@ class Pool:
                  protocol: str) -> None:
         self._gateways = gateways
         self._connect = functools.partial(connect, timeout=timeout, transport=transport, protocol=protocol)
-        self._idle: queue.LifoQueue[_Pooled] = queue.LifoQueue(maxsize=size)
+        # One gateway: the last connection used is taken again (as happybase's pool does), so a process that
+        # calls one at a time keeps one socket. Several: connections are taken in turn, so the calls spread
+        # over every gateway, and one that stopped answering is met (and skipped, said once) within `size`
+        # calls rather than whenever its idle connection comes up again.
+        self._idle: queue.Queue[_Pooled] = (queue.Queue if gateways.several else queue.LifoQueue)(maxsize=size)
         self._held = threading.local()
         for _ in range(size):
             self._idle.put(self._new())
