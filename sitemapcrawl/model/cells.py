@@ -318,10 +318,7 @@ def equals_filter(row_type: type[Row], field_name: str, value: Any) -> str:
     Rows without the column are left out (filterIfMissing). Server side: the
     rows that fail it never cross the wire.
     """
-    column = _layout(row_type).columns[field_name]
-    raw = column.codec.encode(value).decode("utf-8").replace("'", "''")
-    return (f"SingleColumnValueFilter('{column.family}', '{column.qualifier}', =, "
-            f"'binary:{raw}', true, true)")
+    return compare_filter_of(row_type, field_name, "=", value)
 
 
 def compare_filter_of(row_type: type[Row], field_name: str, op: str, value: Any) -> str:
