@@ -138,7 +138,7 @@ def global_options(
         "user_agent": user_agent,
         "url_filter": url_filter,
         "sitemap_blacklist": sitemap_blacklist,
-        "log_format": log_format.value if log_format is not None else None,
+        "log_format": log_format,
     }
     State.settings = load_settings(config_file=config, flags=flags)
     setup_logging(State.messages, verbose, quiet, log_file, as_json=State.settings.log_format == LogFormat.JSON)
