@@ -166,11 +166,9 @@ def reaches_across(path: Path) -> list[tuple[str, str]]:
         if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("sitemapcrawl."):
             for alias in node.names:
                 full = f"{node.module}.{alias.name}"
-                if targets(node.module or "", [alias.name]) == [full]:
+                if targets(node.module or "", [alias.name]) == [full]:  # a module: its attributes are reached too
                     aliases[alias.asname or alias.name] = full
-                    reached.append((node.module or "", alias.name))
-                else:
-                    reached.append((node.module or "", alias.name))
+                reached.append((node.module or "", alias.name))
         elif isinstance(node, ast.Import):
             assert not any(alias.name.startswith("sitemapcrawl.") for alias in node.names), \
                 f"{path}: write `from sitemapcrawl.package import module`"
