@@ -269,10 +269,20 @@ CLOCK_READS = {("datetime", "now"), ("datetime", "utcnow"), ("datetime", "today"
 
 
 def clock_reads(path: Path) -> list[int]:
-    """Line numbers of the wall-clock reads in a file (`datetime.now(...)`, `time.time()` and alike)."""
-    return sorted(node.lineno for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
-            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-            and isinstance(node.func.value, ast.Name) and (node.func.value.id, node.func.attr) in CLOCK_READS)
+    """Line numbers of the wall-clock reads in a file (`datetime.now(...)`, `datetime.datetime.now()`,
+    `time.time()`, and `time()` after `from time import time`)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    bare = {alias.asname or alias.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
+            and node.module == "time" for alias in node.names if ("time", alias.name) in CLOCK_READS}
+
+    def is_read(func: ast.expr) -> bool:
+        if isinstance(func, ast.Name):
+            return func.id in bare
+        owner = func.value if isinstance(func, ast.Attribute) else None
+        name = owner.id if isinstance(owner, ast.Name) else owner.attr if isinstance(owner, ast.Attribute) else None
+        return isinstance(func, ast.Attribute) and (name, func.attr) in CLOCK_READS
+
+    return sorted(node.lineno for node in ast.walk(tree) if isinstance(node, ast.Call) and is_read(node.func))
 
 
 def test_the_clock_is_read_in_one_module_at_most_two_places() -> None:
@@ -287,3 +297,11 @@ def test_the_clock_reader_sees_every_form(tmp_path: Path) -> None:
                       "a = datetime.now(UTC).replace(microsecond=0)\nb = time.time()\nc = date.today()\n"
                       "d = time.monotonic()\ne = datetime.fromtimestamp(0)\n", encoding="utf-8")
     assert clock_reads(source) == [3, 4, 5]
+
+
+def test_the_clock_reader_sees_module_paths_and_imported_functions(tmp_path: Path) -> None:
+    source = tmp_path / "example.py"
+    source.write_text("import datetime\nfrom time import monotonic, time as now\n"
+                      "a = datetime.datetime.now()\nb = now()\nc = monotonic()\nd = datetime.date.today()\n",
+                      encoding="utf-8")
+    assert clock_reads(source) == [3, 4, 6]
