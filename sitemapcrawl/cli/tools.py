@@ -30,7 +30,6 @@ from sitemapcrawl.cli.shared import (
 )
 from sitemapcrawl.config import MAX_NUMBER, Settings, with_flags
 from sitemapcrawl.errors import SitemapError, UsageError
-from sitemapcrawl.modes import crawl_mode
 from sitemapcrawl.urlparts import HTTP_SCHEMES
 
 
@@ -227,7 +226,7 @@ def batches_command(
                 raise UsageError(f"batch {resume!r} is not in the batch registry; `sitemapcrawl batches` lists them")
             settings = with_flags(State.settings, access_flags(header, netrc))
             rules = UrlRules.from_settings(settings)
-            options = CrawlOptions(mode=crawl_mode(state.mode) if state.mode else settings.crawl_mode)
+            options = CrawlOptions(mode=settings.crawl_mode)  # finish_batch takes the batch's own (crawl_mode_of)
             with http_client(settings) as client, stage_progress() as update:
                 finished = finish_batch(store, client, rules, state, options, on_stage=update)
             echo_err(f"batches: {finished.line()}")
