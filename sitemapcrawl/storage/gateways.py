@@ -56,7 +56,7 @@ class Gateway:
 class Gateways:
     """The gateways of one store: round-robin for new connections, down ones skipped for a back-off.
 
-    Thread-safe. `ticks` (monotonic seconds) is injectable for tests (monotonic seconds).
+    Thread-safe. `ticks` (monotonic seconds) is injectable for tests.
     """
 
     def __init__(self, addresses: Sequence[tuple[str, int]], ticks: Callable[[], float] = time.monotonic,

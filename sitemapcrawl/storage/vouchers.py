@@ -52,8 +52,9 @@ def vouchers_through_redirects(store: Store, row: WebPage, settings: Settings, u
     inlinks, one multi-get) and their vouchers carried over by
     `scope.vouchers_after_redirect`, following chains up to `max_redirects`
     long. A source row that does not decode is counted in `unreadable` and
-    vouches for nothing. Cost: nothing without redirect cells; one
-    multi-get per link of a redirect chain otherwise.
+    vouches for nothing. Cost: nothing without redirect cells; otherwise one
+    multi-get for this row's sources and one for each source that was itself
+    redirected to (a chain of n links: n multi-gets).
     """
     own = sitemap_vouchers(row, settings.max_index_depth)
     if len(seen) >= settings.max_redirects:

@@ -89,7 +89,7 @@ class RequestAccess:
         found = self._by_host.get(host)
         if found is None:
             found = dict(self._headers)
-            login = self._credentials.authenticators(host) if self._credentials is not None and host else None
+            login = self._credentials.authenticators(host) if host else None
             if login is not None:
                 user, _account, password = login
                 found["Authorization"] = _basic(user or "", password or "")

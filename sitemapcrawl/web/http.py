@@ -8,8 +8,8 @@ themselves (the fetch job). Every request ends by `deadline`, its body stops
 at `max_bytes` after undoing the Content-Encoding (`decoding.BodyDecoder`: in
 any coding chain, with or without WARC), and it never raises for what the
 network or server does (`HttpResponse.error`). Only the proxies the settings
-name are used; their headers and netrc credentials go with every request
-(`web.access`). Keep-alive connections are kept per busy host, up to
+name are used (no environment, no cookies); the settings' headers and netrc
+credentials go with every request (`web.access`). Keep-alive connections are kept per busy host, up to
 `connections`. With a `WarcRecorder` (`web.warc`) `get` keeps each exchange
 as sent and received; `fetch_one` hands it back, to be kept with its outcome.
 

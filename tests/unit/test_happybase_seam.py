@@ -41,7 +41,8 @@ def field_names(thrift_type: type) -> list[str]:
 
 def test_the_pool_and_the_connection_keep_the_shape_the_seams_pool_copies() -> None:
     pool = inspect.getsource(happybase.pool.ConnectionPool)
-    # The seam's Pool behaves as happybase's: LIFO, one connection per thread, refresh on a wire error.
+    # The seam's Pool behaves as happybase's: LIFO (with one gateway), one connection per thread, refresh on a
+    # wire error.
     assert "queue.LifoQueue" in pool and "threading.local()" in pool and "except (TException, socket.error)" in pool
     for method in ("open", "close", "table", "create_table", "delete_table", "tables"):
         assert callable(getattr(happybase.Connection, method))
