@@ -123,23 +123,22 @@ class CountStep:
             self.summarise.add(key)
         if not row.counted:  # judged for the first time (every new row): once per origin and tally
             lines, cell = self.ledger.lines(origin, tally.key() if kind is None else kind, counted, name, tally)
-            self._note_lists(origin, row, lines)
+            self.note_lists(origin, row.url, lists_noted(row, lines))
             self.counts.changed += 1
             return lines, cell
         lines, changed = self.ledger.again(origin, row.url, row.counted, counted(name, tally))
-        self._note_lists(origin, row, lines)
+        self.note_lists(origin, row.url, lists_noted(row, lines))
         if changed is not None:
             self.counts.changed += 1
         return lines, changed
 
-    def _note_lists(self, origin: bytes, row: WebPage, lines: list[Contribution]) -> None:
-        """Note the audit lists a row is on now, or was on before this batch: for the origin's samples (read
-        only for an origin with such a row)."""
-        noted = lists_noted(row, lines)
+    def note_lists(self, origin: bytes, url: str, noted: tuple[tuple[str, bool, str], ...]) -> None:
+        """Note `url` on (True, and why) or off (False) these audit lists of `origin` (`lists_noted`): for
+        the origin's samples (read only for an origin with such a row)."""
         if noted:
             changes = self.changes_of(origin)
             for name, on, why in noted:
-                changes.note(name, row.url, on, why)
+                changes.note(name, url, on, why)
 
     def _add_deltas(self, origin: bytes, _name: str, groups: Groups) -> None:
         """Add one row's (or one kind of rows') deltas to its origin's."""
