@@ -72,15 +72,23 @@ def counted(origin: str, tally: Tally) -> dict[str, tuple[str, Tally]]:
     return {origin: (rowcounts.GROUP, tally)}
 
 
-def write_summaries(store: Store, keys: Iterable[bytes], unreadable: Unreadable) -> int:
-    """Write the summary of every sitemap among `keys` on its origin's host row; return how many."""
+def write_summaries(store: Store, keys: Iterable[bytes], unreadable: Unreadable,
+                    whole: Mapping[bytes, WebPage] | None = None) -> int:
+    """Write the summary of every sitemap among `keys` on its origin's host row; return how many.
+
+    `whole`: rows the caller holds in full (a new row as it put it), summarised
+    without a read. Cost: one multi-get of the others, one write.
+    """
+    whole = whole or {}
     wanted = sorted(set(keys))
     if not wanted:
         return 0
     fields = list(rowcounts.SUMMARY_FIELDS)
-    found = store.rows(WEBPAGE_TABLE, wanted, columns=column_names(WebPage, fields))
+    unread = [key for key in wanted if key not in whole]
+    found = store.rows(WEBPAGE_TABLE, unread, columns=column_names(WebPage, fields)) if unread else {}
+    rows = [*((key, whole[key]) for key in wanted if key in whole), *pages(found.items(), "counts", unreadable, fields)]
     puts = [(origin_of_key(key), encode(HostRow("", sitemap_summaries={row.url: rowcounts.summary(row)})))
-            for key, row in pages(found.items(), "counts", unreadable, fields) if row.is_sitemap]
+            for key, row in rows if row.is_sitemap]
     return store.write(HOST_TABLE, puts).rows
 
 
@@ -175,9 +183,10 @@ class CountStep:
             stored = {}
         return rowcounts.SampleChanges(stored)
 
-    def finish(self, sitemaps: Iterable[bytes] = (), *, fold: bool = True) -> CountCounts:
+    def finish(self, sitemaps: Iterable[bytes] = (), *, fold: bool = True,
+               whole: Mapping[bytes, WebPage] | None = None) -> CountCounts:
         """Write the count cells, fold (unless not `fold`: the job counting is no updatedb), update the
-        samples, summarise the sitemaps (and `sitemaps`)."""
+        samples, summarise the sitemaps (and `sitemaps`; those in `whole` from the rows given there)."""
         self.ledger.flush()
         store, batch_id, counts, deltas = self.store, self.batch_id, self.counts, self.deltas
         cells = [(origin, encode(HostRow("", count_cells={
@@ -187,7 +196,7 @@ class CountStep:
         counts.origins = len(cells)
         counts.folded = _finish_origins(store, sorted(set(deltas) | set(self.changes)), batch_id, self.changes,
                                         fold=fold)
-        counts.sitemaps = write_summaries(store, self.summarise | set(sitemaps), self.unreadable)
+        counts.sitemaps = write_summaries(store, self.summarise | set(sitemaps), self.unreadable, whole)
         log.info("counts: %s", counts.summary())
         return counts
 

@@ -13,8 +13,9 @@ its rerun. A row with `m:hc` or `s:fl` is counted already:
 updatedb moves it between counts when it judges it.
 
 Cost per call: a multi-get of the audit samples of the origins of rows on
-an audit list (when there are), a write of the cells, a multi-get and a write of the sitemap summaries (when there are
-sitemaps), a write of the `m:hc` cells.
+an audit list (when there are), a write of the cells, a write of the
+sitemap summaries (when there are sitemaps; a multi-get too when some of
+them are rows that were there before), a write of the `m:hc` cells.
 """
 
 from __future__ import annotations
@@ -44,12 +45,14 @@ def count_written(store: Store, written: Iterable[Written], job: str, unreadable
     (`inject`, `detect`). Raises the store's errors.
     """
     rows: dict[bytes, WebPage] = {}
+    whole: set[bytes] = set()  # new rows: what was put is all they hold, their summaries need no read
     for key, before, update in written:
         held = rows.get(key)
         if held is not None:  # written twice (detect: two hosts list one sitemap)
             rows[key] = overlaid(held, update)
         elif before is None:
             rows[key] = update
+            whole.add(key)
         elif before.counted is None and before.first_listing is None:
             rows[key] = overlaid(before, update)
     if not rows:
@@ -58,7 +61,8 @@ def count_written(store: Store, written: Iterable[Written], job: str, unreadable
     step = CountStep(store, _run_id(ordered, job), unreadable)
     step.read_samples(key for key, row in ordered if audit_lists(row))  # a new row is on few lists
     marks = step.take(ordered)
-    counts = step.finish(fold=False)  # the cells first: a run stopped before its marks is rerun alike
+    # The cells first: a run stopped before its marks is rerun alike.
+    counts = step.finish(fold=False, whole={key: rows[key] for key in whole})
     store.write(WEBPAGE_TABLE, marks)
     return counts
 
