@@ -7,7 +7,7 @@ would miss it while `report`, which scans the table, counts it.
 `count_written` counts such rows as `count_step.CountStep` counts any row:
 their `m:hc` lines, one cell `n:c.<run>.<bucket>` per origin, the audit
 samples and the summaries of the sitemaps among them. The cells are
-written before the rows' `m:hc`, under a run id made from the rows
+written before the rows' `m:hc`, under a run id made from the rows' keys
 (`_run_id`): a run stopped between the two is overwritten, not added to, by
 its rerun. A row with `m:hc` or `s:fl` is counted already:
 updatedb moves it between counts when it judges it.
@@ -26,7 +26,7 @@ from collections.abc import Iterable
 from sitemapcrawl.model.audit import audit_lists
 from sitemapcrawl.model.cells import overlaid
 from sitemapcrawl.model.webpage import WEBPAGE_TABLE, WebPage
-from sitemapcrawl.scoring import evidence, rowcounts
+from sitemapcrawl.scoring import evidence
 from sitemapcrawl.scoring.count_step import CountCounts, CountStep
 from sitemapcrawl.storage.store import Store
 from sitemapcrawl.storage.tables import Unreadable
@@ -58,7 +58,7 @@ def count_written(store: Store, written: Iterable[Written], job: str, unreadable
     if not rows:
         return CountCounts()
     ordered = sorted(rows.items())
-    step = CountStep(store, _run_id(ordered, job), unreadable)
+    step = CountStep(store, _run_id((key for key, _row in ordered), job), unreadable)
     step.read_samples(key for key, row in ordered if audit_lists(row))  # a new row is on few lists
     marks = step.take(ordered)
     # The cells first: a run stopped before its marks is rerun alike.
@@ -67,16 +67,16 @@ def count_written(store: Store, written: Iterable[Written], job: str, unreadable
     return counts
 
 
-def _run_id(rows: list[tuple[bytes, WebPage]], job: str) -> str:
-    """The id the counting of `rows` writes its cells and `m:hc` lines under: `~<job><digest>`.
+def _run_id(keys: Iterable[bytes], job: str) -> str:
+    """The id the counting of the rows of `keys` writes its cells and `m:hc` lines under: `~<job><digest>`.
 
-    The digest is of the rows' keys and tallies, so a rerun that meets the
-    same rows uncounted (its run stopped after the cells, before the marks)
-    makes the same id and writes the same cells again; no read. Such an id
-    is no batch's: a base never compares it with its `through`
-    (`evidence.RUN_PREFIX`).
+    The digest is of the rows' keys, so a rerun that meets the same rows
+    uncounted (its run stopped after the cells, before the marks) makes the
+    same id and overwrites the cells with what it counts now: no read, and no
+    tally made twice a row. Such an id is no batch's: a base never compares
+    it with its `through` (`evidence.RUN_PREFIX`).
     """
     digest = hashlib.blake2b(digest_size=8)
-    for key, row in rows:
-        digest.update(key + b"\t" + rowcounts.row_tally(row).text().encode("utf-8") + b"\n")
+    for key in keys:
+        digest.update(key + b"\n")
     return f"{evidence.RUN_PREFIX}{job}{digest.hexdigest()}"
