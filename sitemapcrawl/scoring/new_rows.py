@@ -12,7 +12,8 @@ written before the rows' `m:hc`, under a run id made from the rows' keys
 its rerun. A row with `m:hc` or `s:fl` is counted already:
 updatedb moves it between counts when it judges it.
 
-Cost per call: a multi-get of the audit samples of the origins of rows on
+Cost per call: a multi-get of the rows there before that no counting
+holds (when there are), a multi-get of the audit samples of the origins of rows on
 an audit list (when there are), a write of the cells, a write of the
 sitemap summaries (when there are sitemaps; a multi-get too when some of
 them are rows that were there before), a write of the `m:hc` cells.
@@ -29,13 +30,15 @@ from sitemapcrawl.model.webpage import WEBPAGE_TABLE, WebPage
 from sitemapcrawl.scoring import evidence
 from sitemapcrawl.scoring.count_step import CountCounts, CountStep
 from sitemapcrawl.storage.store import Store
-from sitemapcrawl.storage.tables import Unreadable
+from sitemapcrawl.storage.tables import Unreadable, read_pages
 
-#: What a job reads of the rows it is about to write, for `count_written` (a row's counted fields and ledgers).
-FIELDS = list(dict.fromkeys([*CountStep.FIELDS, "first_listing"]))
+#: What a job reads of the rows it is about to write, for `count_written`: whether a counting holds them. The
+#: few that no counting holds are read again whole (`CountStep.FIELDS`), not every row a chunk meets.
+FIELDS = ["counted", "first_listing"]
 
 Written = tuple[bytes, WebPage | None, WebPage]
-"""A row a job wrote: its key, the row as read before (with `FIELDS`; None: a new row), the update put on it."""
+"""A row a job wrote: its key, the row as read before (with at least `FIELDS`; None: a new row), the update put
+on it."""
 
 
 def count_written(store: Store, written: Iterable[Written], job: str, unreadable: Unreadable) -> CountCounts:
@@ -46,7 +49,10 @@ def count_written(store: Store, written: Iterable[Written], job: str, unreadable
     """
     rows: dict[bytes, WebPage] = {}
     whole: set[bytes] = set()  # new rows: what was put is all they hold, their summaries need no read
+    stale: set[bytes] = set()  # rows there before that no counting holds: read as written
     for key, before, update in written:
+        if key in stale:
+            continue
         held = rows.get(key)
         if held is not None:  # written twice (detect: two hosts list one sitemap)
             rows[key] = overlaid(held, update)
@@ -54,7 +60,9 @@ def count_written(store: Store, written: Iterable[Written], job: str, unreadable
             rows[key] = update
             whole.add(key)
         elif before.counted is None and before.first_listing is None:
-            rows[key] = overlaid(before, update)
+            stale.add(key)
+    if stale:
+        rows.update(read_pages(store, sorted(stale), CountStep.FIELDS, job, unreadable))
     if not rows:
         return CountCounts()
     ordered = sorted(rows.items())
