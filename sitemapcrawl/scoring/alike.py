@@ -32,7 +32,7 @@ from sitemapcrawl.scoring.quality_step import QualityCounts, QualityStep
 from sitemapcrawl.web.rowkeys import origin_of_key
 
 Puts = list[tuple[bytes, dict[bytes, bytes]]]
-_HC, _encode_hc = field_encoder(WebPage, "counted")
+_HC = field_encoder(WebPage, "counted")[0]
 
 
 class AlikeRows(NamedTuple):
@@ -118,10 +118,7 @@ class _CountAlike:
         if judged.is_sitemap:
             step.summarise.add(key)
         step.ledger.lines(judged.origin, judged.kind, count_step.counted, judged.name, judged.tally)
-        if judged.notes:
-            changes = step.changes_of(judged.origin)
-            for name, on, why in judged.notes:
-                changes.note(name, url, on, why)
+        step.note_lists(judged.origin, url, judged.notes)
 
 
 class _QualityAlike:

@@ -72,15 +72,23 @@ def counted(origin: str, tally: Tally) -> dict[str, tuple[str, Tally]]:
     return {origin: (rowcounts.GROUP, tally)}
 
 
-def write_summaries(store: Store, keys: Iterable[bytes], unreadable: Unreadable) -> int:
-    """Write the summary of every sitemap among `keys` on its origin's host row; return how many."""
+def write_summaries(store: Store, keys: Iterable[bytes], unreadable: Unreadable,
+                    whole: Mapping[bytes, WebPage] | None = None) -> int:
+    """Write the summary of every sitemap among `keys` on its origin's host row; return how many.
+
+    `whole`: rows the caller holds in full (a new row as it put it), summarised
+    without a read. Cost: one multi-get of the others, one write.
+    """
+    whole = whole or {}
     wanted = sorted(set(keys))
     if not wanted:
         return 0
     fields = list(rowcounts.SUMMARY_FIELDS)
-    found = store.rows(WEBPAGE_TABLE, wanted, columns=column_names(WebPage, fields))
+    unread = [key for key in wanted if key not in whole]
+    found = store.rows(WEBPAGE_TABLE, unread, columns=column_names(WebPage, fields)) if unread else {}
+    rows = [*((key, whole[key]) for key in wanted if key in whole), *pages(found.items(), "counts", unreadable, fields)]
     puts = [(origin_of_key(key), encode(HostRow("", sitemap_summaries={row.url: rowcounts.summary(row)})))
-            for key, row in pages(found.items(), "counts", unreadable, fields) if row.is_sitemap]
+            for key, row in rows if row.is_sitemap]
     return store.write(HOST_TABLE, puts).rows
 
 
@@ -123,23 +131,22 @@ class CountStep:
             self.summarise.add(key)
         if not row.counted:  # judged for the first time (every new row): once per origin and tally
             lines, cell = self.ledger.lines(origin, tally.key() if kind is None else kind, counted, name, tally)
-            self._note_lists(origin, row, lines)
+            self.note_lists(origin, row.url, lists_noted(row, lines))
             self.counts.changed += 1
             return lines, cell
         lines, changed = self.ledger.again(origin, row.url, row.counted, counted(name, tally))
-        self._note_lists(origin, row, lines)
+        self.note_lists(origin, row.url, lists_noted(row, lines))
         if changed is not None:
             self.counts.changed += 1
         return lines, changed
 
-    def _note_lists(self, origin: bytes, row: WebPage, lines: list[Contribution]) -> None:
-        """Note the audit lists a row is on now, or was on before this batch: for the origin's samples (read
-        only for an origin with such a row)."""
-        noted = lists_noted(row, lines)
+    def note_lists(self, origin: bytes, url: str, noted: tuple[tuple[str, bool, str], ...]) -> None:
+        """Note `url` on (True, and why) or off (False) these audit lists of `origin` (`lists_noted`): for
+        the origin's samples (read only for an origin with such a row)."""
         if noted:
             changes = self.changes_of(origin)
             for name, on, why in noted:
-                changes.note(name, row.url, on, why)
+                changes.note(name, url, on, why)
 
     def _add_deltas(self, origin: bytes, _name: str, groups: Groups) -> None:
         """Add one row's (or one kind of rows') deltas to its origin's."""
@@ -176,9 +183,10 @@ class CountStep:
             stored = {}
         return rowcounts.SampleChanges(stored)
 
-    def finish(self, sitemaps: Iterable[bytes] = (), *, fold: bool = True) -> CountCounts:
+    def finish(self, sitemaps: Iterable[bytes] = (), *, fold: bool = True,
+               whole: Mapping[bytes, WebPage] | None = None) -> CountCounts:
         """Write the count cells, fold (unless not `fold`: the job counting is no updatedb), update the
-        samples, summarise the sitemaps (and `sitemaps`)."""
+        samples, summarise the sitemaps (and `sitemaps`; those in `whole` from the rows given there)."""
         self.ledger.flush()
         store, batch_id, counts, deltas = self.store, self.batch_id, self.counts, self.deltas
         cells = [(origin, encode(HostRow("", count_cells={
@@ -188,7 +196,7 @@ class CountStep:
         counts.origins = len(cells)
         counts.folded = _finish_origins(store, sorted(set(deltas) | set(self.changes)), batch_id, self.changes,
                                         fold=fold)
-        counts.sitemaps = write_summaries(store, self.summarise | set(sitemaps), self.unreadable)
+        counts.sitemaps = write_summaries(store, self.summarise | set(sitemaps), self.unreadable, whole)
         log.info("counts: %s", counts.summary())
         return counts
 

@@ -303,7 +303,7 @@ class Base:
 
     def holds(self, batch: str) -> bool:
         """Are this batch's cells already in the base?"""
-        return batch in self.folded or (bool(self.through) and batch <= self.through)
+        return batch in self.folded or (bool(self.through) and _ordered(batch) and batch <= self.through)
 
     def lines(self) -> tuple[str, ...]:
         """`through=<batch> folded=<ids>` then the groups (only the latest parse's: older ones never count again)."""
@@ -322,6 +322,11 @@ class Base:
             raise ValueError(f"evidence base must start with through=, not {items[0][:40]!r}")
         folded = tuple(b for b in head.get("folded", "").split(",") if b)
         return cls(head["through"], read_groups(items[1:]), count, folded)
+
+
+def _ordered(batch: str) -> bool:
+    """Is this id a batch's, ordered by time (a base's `through` may cover it), not a run's (`RUN_PREFIX`)?"""
+    return not batch.startswith(RUN_PREFIX)
 
 
 def cell_name(batch_id: str, bucket: int) -> str:
@@ -365,7 +370,7 @@ def fold(base: Base, cells: Mapping[str, str], current: str) -> tuple[Base, list
             add_groups(groups, read_groups(text.split("\n")))
             if batch not in folded:
                 folded.append(batch)
-    forgotten = [batch for batch in folded[:-FOLDED_KEPT] if not batch.startswith(RUN_PREFIX)]
+    forgotten = [batch for batch in folded[:-FOLDED_KEPT] if _ordered(batch)]
     through = max([base.through, *forgotten])
     return Base(through, groups, base.count, tuple(folded[-FOLDED_KEPT:])), names
 

@@ -7,14 +7,16 @@ would miss it while `report`, which scans the table, counts it.
 `count_written` counts such rows as `count_step.CountStep` counts any row:
 their `m:hc` lines, one cell `n:c.<run>.<bucket>` per origin, the audit
 samples and the summaries of the sitemaps among them. The cells are
-written before the rows' `m:hc`, under a run id made from the rows
+written before the rows' `m:hc`, under a run id made from the rows' keys
 (`_run_id`): a run stopped between the two is overwritten, not added to, by
 its rerun. A row with `m:hc` or `s:fl` is counted already:
 updatedb moves it between counts when it judges it.
 
-Cost per call: a multi-get of the audit samples of the origins of rows on
-an audit list (when there are), a write of the cells, a multi-get and a write of the sitemap summaries (when there are
-sitemaps), a write of the `m:hc` cells.
+Cost per call: a multi-get of the rows there before that no counting
+holds (when there are), a multi-get of the audit samples of the origins of rows on
+an audit list (when there are), a write of the cells, a write of the
+sitemap summaries (when there are sitemaps; a multi-get too when some of
+them are rows that were there before), a write of the `m:hc` cells.
 """
 
 from __future__ import annotations
@@ -25,16 +27,18 @@ from collections.abc import Iterable
 from sitemapcrawl.model.audit import audit_lists
 from sitemapcrawl.model.cells import overlaid
 from sitemapcrawl.model.webpage import WEBPAGE_TABLE, WebPage
-from sitemapcrawl.scoring import evidence, rowcounts
+from sitemapcrawl.scoring import evidence
 from sitemapcrawl.scoring.count_step import CountCounts, CountStep
 from sitemapcrawl.storage.store import Store
-from sitemapcrawl.storage.tables import Unreadable
+from sitemapcrawl.storage.tables import Unreadable, read_pages
 
-#: What a job reads of the rows it is about to write, for `count_written` (a row's counted fields and ledgers).
-FIELDS = list(dict.fromkeys([*CountStep.FIELDS, "first_listing"]))
+#: What a job reads of the rows it is about to write, for `count_written`: whether a counting holds them. The
+#: few that no counting holds are read again whole (`CountStep.FIELDS`), not every row a chunk meets.
+FIELDS = ["counted", "first_listing"]
 
 Written = tuple[bytes, WebPage | None, WebPage]
-"""A row a job wrote: its key, the row as read before (with `FIELDS`; None: a new row), the update put on it."""
+"""A row a job wrote: its key, the row as read before (with at least `FIELDS`; None: a new row), the update put
+on it."""
 
 
 def count_written(store: Store, written: Iterable[Written], job: str, unreadable: Unreadable) -> CountCounts:
@@ -44,35 +48,43 @@ def count_written(store: Store, written: Iterable[Written], job: str, unreadable
     (`inject`, `detect`). Raises the store's errors.
     """
     rows: dict[bytes, WebPage] = {}
+    whole: set[bytes] = set()  # new rows: what was put is all they hold, their summaries need no read
+    stale: set[bytes] = set()  # rows there before that no counting holds: read as written
     for key, before, update in written:
+        if key in stale:
+            continue
         held = rows.get(key)
         if held is not None:  # written twice (detect: two hosts list one sitemap)
             rows[key] = overlaid(held, update)
         elif before is None:
             rows[key] = update
+            whole.add(key)
         elif before.counted is None and before.first_listing is None:
-            rows[key] = overlaid(before, update)
+            stale.add(key)
+    if stale:
+        rows.update(read_pages(store, sorted(stale), CountStep.FIELDS, job, unreadable))
     if not rows:
         return CountCounts()
     ordered = sorted(rows.items())
-    step = CountStep(store, _run_id(ordered, job), unreadable)
+    step = CountStep(store, _run_id((key for key, _row in ordered), job), unreadable)
     step.read_samples(key for key, row in ordered if audit_lists(row))  # a new row is on few lists
     marks = step.take(ordered)
-    counts = step.finish(fold=False)  # the cells first: a run stopped before its marks is rerun alike
+    # The cells first: a run stopped before its marks is rerun alike.
+    counts = step.finish(fold=False, whole={key: rows[key] for key in whole})
     store.write(WEBPAGE_TABLE, marks)
     return counts
 
 
-def _run_id(rows: list[tuple[bytes, WebPage]], job: str) -> str:
-    """The id the counting of `rows` writes its cells and `m:hc` lines under: `~<job><digest>`.
+def _run_id(keys: Iterable[bytes], job: str) -> str:
+    """The id the counting of the rows of `keys` writes its cells and `m:hc` lines under: `~<job><digest>`.
 
-    The digest is of the rows' keys and tallies, so a rerun that meets the
-    same rows uncounted (its run stopped after the cells, before the marks)
-    makes the same id and writes the same cells again; no read. Such an id
-    is no batch's: a base never compares it with its `through`
-    (`evidence.RUN_PREFIX`).
+    The digest is of the rows' keys, so a rerun that meets the same rows
+    uncounted (its run stopped after the cells, before the marks) makes the
+    same id and overwrites the cells with what it counts now: no read, and no
+    tally made twice a row. Such an id is no batch's: a base never compares
+    it with its `through` (`evidence.RUN_PREFIX`).
     """
     digest = hashlib.blake2b(digest_size=8)
-    for key, row in rows:
-        digest.update(key + b"\t" + rowcounts.row_tally(row).text().encode("utf-8") + b"\n")
+    for key in keys:
+        digest.update(key + b"\n")
     return f"{evidence.RUN_PREFIX}{job}{digest.hexdigest()}"
