@@ -493,7 +493,10 @@ def _add_split_generated(store: Store, batch_id: str, now: datetime, selected: i
             state.partitions != max(1, partitions) or (state.mode and state.mode != mode)):
         raise UsageError(f"batch {batch_id} was generated with --fetch-splits {state.partitions} and mode "
                          f"{state.mode}; every split of it must use the same")
-    begin_generating(store, batch_id, [split])  # named before the batch is known: a kill after leaves it named
+    # Named before the batch is known, so a kill after leaves it named; a crawl named it already (`b:gp`,
+    # read with the row above): nothing to write, and no read again.
+    if state is None or split not in state.generating:
+        begin_generating(store, batch_id, [split])
     if state is None or state.generated is None:
         store.write(BATCH_TABLE, [(key, encode(BatchRow(batch_id, generated=now, partitions=partitions,
                                                         mode=mode, records=True)))])
