@@ -326,12 +326,6 @@ def _fence(store: Store, batch_id: str, state: BatchState, now: datetime) -> Non
                 break
 
 
-def lease_value_column(share: str) -> bytes:
-    """The column holding the lease of a split (`l:fetch.0/2`)."""
-    return batch_cell("l", share)
-
-
-
 @contextlib.contextmanager
 def holding(store: Store, batch_id: str, phase: str, settings: Settings, wait: bool = False,
             split: Split = WHOLE) -> Iterator[Lease]:
@@ -442,9 +436,7 @@ def finish_phase(store: Store, batch_id: str, phase: str, count: int, settings: 
 
 def _live_holder(state: BatchState, share: str, now: datetime) -> str | None:
     holder = Holder.parse(state.leases.get(share, "").encode())
-    if holder is None or holder.until <= now or holder.gone():
-        return None
-    return holder.worker
+    return holder.worker if holder is not None and holder.live(now) else None
 
 
 def barrier(store: Store, batch_id: str, stage: str, phase: str, split: Split, settings: Settings,
