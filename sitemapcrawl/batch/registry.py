@@ -326,12 +326,6 @@ def _fence(store: Store, batch_id: str, state: BatchState, now: datetime) -> Non
                 break
 
 
-def lease_value_column(share: str) -> bytes:
-    """The column holding the lease of a split (`l:fetch.0/2`)."""
-    return batch_cell("l", share)
-
-
-
 @contextlib.contextmanager
 def holding(store: Store, batch_id: str, phase: str, settings: Settings, wait: bool = False,
             split: Split = WHOLE) -> Iterator[Lease]:
@@ -442,9 +436,7 @@ def finish_phase(store: Store, batch_id: str, phase: str, count: int, settings: 
 
 def _live_holder(state: BatchState, share: str, now: datetime) -> str | None:
     holder = Holder.parse(state.leases.get(share, "").encode())
-    if holder is None or holder.until <= now or holder.gone():
-        return None
-    return holder.worker
+    return holder.worker if holder is not None and holder.live(now) else None
 
 
 def barrier(store: Store, batch_id: str, stage: str, phase: str, split: Split, settings: Settings,
@@ -493,7 +485,10 @@ def _add_split_generated(store: Store, batch_id: str, now: datetime, selected: i
             state.partitions != max(1, partitions) or (state.mode and state.mode != mode)):
         raise UsageError(f"batch {batch_id} was generated with --fetch-splits {state.partitions} and mode "
                          f"{state.mode}; every split of it must use the same")
-    begin_generating(store, batch_id, [split])  # named before the batch is known: a kill after leaves it named
+    # Named before the batch is known, so a kill after leaves it named; a crawl named it already (`b:gp`,
+    # read with the row above): nothing to write, and no read again.
+    if state is None or split not in state.generating:
+        begin_generating(store, batch_id, [split])
     if state is None or state.generated is None:
         store.write(BATCH_TABLE, [(key, encode(BatchRow(batch_id, generated=now, partitions=partitions,
                                                         mode=mode, records=True)))])
