@@ -51,6 +51,7 @@ from sitemapcrawl.report.text import (
 )
 from sitemapcrawl.safetext import json_text
 from sitemapcrawl.scoring import evidence, rowcounts
+from sitemapcrawl.scoring.count_step import COUNTER_FIELDS
 from sitemapcrawl.scoring.evidence import Base
 from sitemapcrawl.scoring.quality import SIGNAL_FIELDS, stored_signals
 from sitemapcrawl.storage.history import SitemapHistory, histories, parse_counts, parse_statuses
@@ -62,8 +63,8 @@ from sitemapcrawl.web import rowkeys, urls
 log = logging.getLogger(__name__)
 
 _HOST_FIELDS = ["robots_status", "robots_http_code", "robots_error", "crawl_delay", "sitemaps"]
-#: What the panels read of an origin's counters (scoring/count_step.py writes them).
-_HOST_COUNT_FIELDS = ["counts", "count_cells", "audit_samples", "sitemap_summaries"]
+#: What the panels read of an origin's counters (scoring/count_step.py writes them) and its sitemaps' summaries.
+_HOST_COUNT_FIELDS = [*COUNTER_FIELDS, "sitemap_summaries"]
 _EXTRA_FIELDS = list(dict.fromkeys([
     "is_sitemap", "changefreq", "lastmod", "next_fetch", "quality", "quality_state", *SIGNAL_FIELDS,
     "quality_notes", *rowcounts.AUDIT_FIELDS]))

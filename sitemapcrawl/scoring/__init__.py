@@ -14,7 +14,9 @@ counts the rows inject and detect write that no batch has judged.
 #: name): a module or a name not here is this package's own.
 FACE: dict[str, tuple[str, ...]] = {
     "alike": ("AlikeCounting", "AlikeRows"),
-    "count_step": ("BatchCounting", "CountCounts", "counters_built", "crawled_before", "mark_built", "recount"),
+    "count_step": (
+        "BatchCounting", "COUNTER_FIELDS", "CountCounts", "counters_built", "crawled_before", "mark_built", "recount",
+    ),
     "evidence": ("Base", "STATUS_PREFIX", "evidence", "latest"),
     "new_rows": ("FIELDS", "Written", "count_written"),
     "quality": ("SIGNALS", "SIGNAL_FIELDS", "stored_signals"),

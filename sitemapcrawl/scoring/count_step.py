@@ -43,8 +43,9 @@ log = logging.getLogger(__name__)
 
 _FIELDS = [*rowcounts.AUDIT_FIELDS, "counted"]
 _HC, _encode_hc = field_encoder(WebPage, "counted")
-_HOST_FIELDS = ["counts", "count_cells", "audit_samples"]
 _BASE_FIELDS = ["counts", "count_cells"]
+#: An origin's counters as the counting keeps them: its base, the cells not yet folded into it, its audit samples.
+COUNTER_FIELDS = [*_BASE_FIELDS, "audit_samples"]
 Changes = dict[bytes, rowcounts.SampleChanges]
 """Origin -> its audit-list changes (bounded: what can change its samples)."""
 
@@ -357,11 +358,11 @@ def recount(store: Store, batch_id: str = "") -> CountCounts:
             puts = []
     store.write(WEBPAGE_TABLE, puts)
     old_cells: list[tuple[bytes, list[bytes]]] = []
-    for host_key, cells in store.scan(HOST_TABLE, columns=column_names(HostRow, _HOST_FIELDS)):
+    for host_key, cells in store.scan(HOST_TABLE, columns=column_names(HostRow, COUNTER_FIELDS)):
         if host_key.startswith(b"~"):
             continue
         try:
-            host = decode(HostRow, "", cells, _HOST_FIELDS)
+            host = decode(HostRow, "", cells, COUNTER_FIELDS)
         except CellDecodeError as exc:
             log.warning("counts: host row %r: %s", host_key[:200], exc)
             continue

@@ -6,8 +6,9 @@ from datetime import UTC, datetime
 
 import pytest
 
+from sitemapcrawl.batch.calls import as_dict
 from sitemapcrawl.batch.registry import BatchState, batch_splits, begun_splits, generated_within, missing_splits
-from sitemapcrawl.batch.workers import Throttle, as_dict, merge_counts, sub_splits, top_n_of_split
+from sitemapcrawl.batch.workers import Throttle, merge_counts, sub_splits, top_n_of_split
 from sitemapcrawl.errors import UsageError
 from sitemapcrawl.fetcher.model import FetchCounts
 from sitemapcrawl.jobs.generate import GenerateCounts
