@@ -13,6 +13,7 @@ reach the instance its HBASE_LOCAL_* variables name, as the script does.
 
 from __future__ import annotations
 
+import itertools
 import os
 import queue
 import re
@@ -291,11 +292,54 @@ def hbase_shell(script: str, table_prefix: str = "") -> str:
         path.unlink()
 
 
+PORT_BAND = 400
+"""How many ports each test worker takes its servers' ports from (`free_port`)."""
+
+
+def _ephemeral_low() -> int:
+    """The lowest port the OS hands out by itself (bind to 0, a connection's own end)."""
+    try:
+        return int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 32768
+
+
+def _worker_band() -> range:
+    """This test worker's own ports: a band below the ephemeral range, one per xdist worker (gwN)."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0")
+    index = int(worker[2:]) if worker[2:].isdigit() else 0
+    top = _ephemeral_low() - index * PORT_BAND
+    assert top - PORT_BAND > 1024, f"no room for worker {worker}'s ports below {_ephemeral_low()}"
+    return range(top - PORT_BAND, top)
+
+
+_ports: Iterator[int] | None = None
+"""This process's turn through its band (`free_port`), made at the first call."""
+
+
 def free_port() -> int:
-    """A TCP port free on loopback right now (the OS picks it)."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
+    """A TCP port free on loopback now, for a server a test starts (or a port nothing answers on).
+
+    Taken in turn from this worker's own band, below the OS's ephemeral range. A port the OS picked
+    (bind to 0) and released can be picked again, by another worker's probe or as a connection's own
+    end, before the server meant for it binds it; and a stopped gateway's port handed to another
+    worker's new ZooKeeper turns a test's "nothing answers here" into Thrift calls to that ZooKeeper
+    (both seen in CI: a cluster's Thrift server that never bound its port). No other worker, and no
+    port the OS hands out, is ever in this band; a port is reused only after the whole band.
+    """
+    global _ports
+    band = _worker_band()
+    if _ports is None:
+        start = band.start + os.getpid() % len(band)  # a rerun soon after starts elsewhere in the band
+        _ports = itertools.cycle([*range(start, band.stop), *range(band.start, start)])
+    for port in itertools.islice(_ports, len(band)):
+        with socket.socket() as probe:
+            try:
+                probe.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+        return port
+    raise AssertionError(f"no free port in {band.start}-{band.stop - 1}")
 
 
 QUICK_JVM_FLAGS = "-XX:TieredStopAtLevel=1"

@@ -21,7 +21,6 @@ import dataclasses
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -31,7 +30,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from hbase_fixtures import REPO
+from hbase_fixtures import REPO, free_port
 from split_helpers import AGENT, table
 
 from sitemapcrawl.config import Settings
@@ -57,9 +56,7 @@ class DaskCluster:
         self.logs = folder
         self.processes: list[subprocess.Popen[bytes]] = []
         self.schedulers: list[subprocess.Popen[bytes]] = []
-        with socket.socket() as probe:  # a port of its own, the same after a restart
-            probe.bind(("127.0.0.1", 0))
-            self.port = probe.getsockname()[1]
+        self.port = free_port()  # a port of its own, the same after a restart
         self.scheduler = self.start_scheduler()
         self.address = json.loads(self.file.read_text())["address"]
 

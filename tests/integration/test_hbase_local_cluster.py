@@ -53,7 +53,8 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[dict[str
 
 
 def _tail(logs: Path) -> str:
-    return "".join(f"\n--- {p.name}\n" + p.read_text(errors="replace")[-2000:] for p in sorted(logs.glob("*.log")))
+    files = sorted([*logs.glob("*.log"), *logs.glob("*.out")])
+    return "".join(f"\n--- {p.name}\n" + p.read_text(errors="replace")[-2000:] for p in files)
 
 
 def _servers(env: dict[str, str]) -> dict[str, str]:

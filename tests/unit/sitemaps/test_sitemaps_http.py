@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import gzip
-import socket
 import time
 
 import pytest
+from hbase_fixtures import free_port
 from sitemap_testing import Reply, corpus, locs, serve
 
 from sitemapcrawl.config import Settings
@@ -59,10 +59,7 @@ def test_redirect_loop_is_an_error_value():
 
 
 def test_connection_refused_is_an_error_value():
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    response = client().get(f"http://127.0.0.1:{port}/")
+    response = client().get(f"http://127.0.0.1:{free_port()}/")
     assert response.status is None
     assert response.error
 
