@@ -253,7 +253,7 @@ def filler_rows(count: int, now: datetime) -> Iterator[tuple[bytes, dict[bytes, 
             http_code=200, content_type="application/xml", signature="0" * 32, is_sitemap=True,
             sitemap_source=SitemapSource.ROBOTS, sitemap_type="urlset", sitemap_entries=URLS_PER_SITEMAP,
             parse_time=fetched, score=1.0, depth=1, radius=0, generate_mark=old_batch, fetch_mark=old_batch,
-            parse_mark=old_batch, update_mark=old_batch, batch_id=old_batch, partition=0))
+            parse_mark=old_batch, update_mark=old_batch, batch_id=old_batch, fetch_split=0))
         made += 1
         listed = Inlink(InlinkKind.SITEMAP, 1, 0, batch=old_batch, priority=0.5, changefreq=ChangeFreq.WEEKLY,
                         lastmod=fetched - timedelta(days=3))
@@ -265,7 +265,7 @@ def filler_rows(count: int, now: datetime) -> Iterator[tuple[bytes, dict[bytes, 
                 http_code=200, content_type="text/html", signature=f"{i:032x}", in_sitemap=True, priority=0.5,
                 changefreq=ChangeFreq.WEEKLY, lastmod=fetched - timedelta(days=3), score=1.0, depth=1, radius=0,
                 weighted_priority=0.5, generate_mark=old_batch, fetch_mark=old_batch, parse_mark=old_batch,
-                update_mark=old_batch, batch_id=old_batch, partition=0, inlinks=inlink))
+                update_mark=old_batch, batch_id=old_batch, fetch_split=0, inlinks=inlink))
             made += 1
 
 

@@ -46,7 +46,7 @@ def new_worker_id() -> str:
 
 @dataclass(frozen=True)
 class Holder:
-    """Who holds a share, until when."""
+    """Who holds a split, until when."""
 
     worker: str
     until: datetime
@@ -93,11 +93,11 @@ class Holder:
 class Lease:
     """The leases of some splits of one batch, held by this worker (see the module docstring)."""
 
-    def __init__(self, store: Store, batch_id: str, shares: list[str], seconds: float,
+    def __init__(self, store: Store, batch_id: str, split_names: list[str], seconds: float,
                  worker: str | None = None, clock: Clock = utc_now) -> None:
         self.store = store
         self.batch_id = batch_id
-        self.shares = shares
+        self.split_names = split_names
         self.seconds = max(1.0, seconds)
         self.worker = worker or new_worker_id()
         self.clock = clock
@@ -116,22 +116,22 @@ class Lease:
         return Holder(self.worker, self.clock() + timedelta(seconds=self.seconds), self._since).text()
 
     def claim(self, wait: bool = False, on_wait: Callable[[str], None] = lambda line: None) -> None:
-        """Take every share, or raise LeaseHeldError naming the holder (after releasing what was taken).
+        """Take every split, or raise LeaseHeldError naming the holder (after releasing what was taken).
 
         With `wait`, a split held by a live worker is waited for until its
         lease expires (`on_wait` hears one line per wait), then taken over.
         """
         try:
-            for share in self.shares:
-                self._claim_one(share, wait, on_wait)
+            for split_name in self.split_names:
+                self._claim_one(split_name, wait, on_wait)
         except BaseException:
             self.release()
             raise
         self._thread = threading.Thread(target=self._refresh, name=f"lease-{self.batch_id}", daemon=True)
         self._thread.start()
 
-    def _claim_one(self, share: str, wait: bool, on_wait: Callable[[str], None]) -> None:
-        column = batch_cell("l", share)
+    def _claim_one(self, split_name: str, wait: bool, on_wait: Callable[[str], None]) -> None:
+        column = batch_cell("l", split_name)
         key = self.batch_id.encode()
         told = False
         while True:
@@ -143,11 +143,11 @@ class Lease:
                 if self.store.check_and_put(BATCH_TABLE, key, column, current, mine):
                     if holder is not None and holder.worker != self.worker and holder.until > now:
                         log.warning("batch %s %s: took over from worker %s (no longer running)",
-                                    self.batch_id, share, holder.worker)
-                    self._held[share] = mine
+                                    self.batch_id, split_name, holder.worker)
+                    self._held[split_name] = mine
                     return
                 continue  # somebody changed it between our read and our put: look again
-            line = f"batch {self.batch_id} {share} is held by {holder.describe()}"
+            line = f"batch {self.batch_id} {split_name} is held by {holder.describe()}"
             if not wait:
                 raise LeaseHeldError(f"{line}; rerun with --wait to take it over when that lease expires")
             if not told:
@@ -170,17 +170,16 @@ class Lease:
         does not answer. Cost: one check-and-put per split.
         """
         with self._lock:
-            for share, value in list(self._held.items()):
+            for split_name, value in list(self._held.items()):
                 mine = self._mine()
-                if self.store.check_and_put(BATCH_TABLE, self.batch_id.encode(), batch_cell("l", share),
-                                            value, mine):
-                    self._held[share] = mine
+                column = batch_cell("l", split_name)
+                if self.store.check_and_put(BATCH_TABLE, self.batch_id.encode(), column, value, mine):
+                    self._held[split_name] = mine
                     continue
-                holder = Holder.parse((self.store.row(BATCH_TABLE, self.batch_id.encode(),
-                                                      [batch_cell("l", share)]) or {}).get(batch_cell("l", share)))
-                log.warning("batch %s %s: lease taken by %s; stopping", self.batch_id, share,
+                holder = Holder.parse((self.store.row(BATCH_TABLE, self.batch_id.encode(), [column]) or {}).get(column))
+                log.warning("batch %s %s: lease taken by %s; stopping", self.batch_id, split_name,
                             holder.worker if holder else "nobody")
-                self._held.pop(share, None)
+                self._held.pop(split_name, None)
                 self.lost.set()
             return not self.lost.is_set()
 
@@ -196,12 +195,13 @@ class Lease:
             self._thread.join(timeout=5)
         if store_failed:
             self._held.clear()
-        for share, value in list(self._held.items()):
+        for split_name, value in list(self._held.items()):
             ended = Holder(self.worker, self.clock() - timedelta(seconds=1), self._since).text()
             try:
-                self.store.check_and_put(BATCH_TABLE, self.batch_id.encode(), batch_cell("l", share), value, ended)
+                self.store.check_and_put(BATCH_TABLE, self.batch_id.encode(), batch_cell("l", split_name), value, ended)
             except SitemapCrawlError as exc:
-                log.warning("batch %s %s: lease not released (%s); it expires by itself", self.batch_id, share, exc)
+                log.warning("batch %s %s: lease not released (%s); it expires by itself",
+                            self.batch_id, split_name, exc)
         self._held.clear()
 
     def __enter__(self) -> Lease:

@@ -51,12 +51,12 @@ GENERATE = "generate"
 GENERATING_COLUMN = column_names(BatchRow, ["generating"])[0]
 
 
-def fetch_share(partition: int, partitions: int) -> str:
+def fetch_split_name(fetch_split: int, fetch_splits: int) -> str:
     """The name (and lease) of one fetch split of a batch: `fetch.K/N`."""
-    return f"{FETCH}.{partition}/{partitions}"
+    return f"{FETCH}.{fetch_split}/{fetch_splits}"
 
 
-def fetch_split_names(store: Store, batch_id: str, partition: tuple[int, int] | None) -> list[str]:
+def fetch_split_names(store: Store, batch_id: str, fetch_split: tuple[int, int] | None) -> list[str]:
     """The fetch splits a run leases: its own, or every fetch split that holds a member of the batch.
 
     Cost: for the whole batch, one read of its member records (`recorded_splits`,
@@ -64,15 +64,15 @@ def fetch_split_names(store: Store, batch_id: str, partition: tuple[int, int] | 
     what its split count says: 2 URLs in 4,096 fetch splits take 2 leases at most.
     """
     state = require_batch(store, batch_id)
-    if partition is not None:
-        if state.generated is not None and partition[1] != state.partitions:
-            raise UsageError(f"batch {batch_id} has {state.partitions} fetch splits, not {partition[1]}: "
-                             f"give --split K/{state.partitions}")
-        return [fetch_share(*partition)]
-    if state.partitions == 1 or not has_records(store, batch_id):
+    if fetch_split is not None:
+        if state.generated is not None and fetch_split[1] != state.fetch_splits:
+            raise UsageError(f"batch {batch_id} has {state.fetch_splits} fetch splits, not {fetch_split[1]}: "
+                             f"give --split K/{state.fetch_splits}")
+        return [fetch_split_name(*fetch_split)]
+    if state.fetch_splits == 1 or not has_records(store, batch_id):
         return state.fetch_split_names
-    return [fetch_share(k, state.partitions) for k in sorted(recorded_splits(store, batch_id))
-            if k < state.partitions]
+    return [fetch_split_name(k, state.fetch_splits) for k in sorted(recorded_splits(store, batch_id))
+            if k < state.fetch_splits]
 
 
 @dataclass(frozen=True)
@@ -82,7 +82,7 @@ class BatchState:
     batch_id: str
     generated: datetime | None = None
     selected: int | None = None
-    partitions: int = 1
+    fetch_splits: int = 1
     mode: str | None = None
     done: dict[str, str] = field(default_factory=dict)
     leases: dict[str, str] = field(default_factory=dict)
@@ -92,7 +92,7 @@ class BatchState:
     @property
     def fetch_split_names(self) -> list[str]:
         """Every fetch split of the batch, by its lease name (at most `MAX_FETCH_SPLITS`: the codec refuses more)."""
-        return [fetch_share(k, self.partitions) for k in range(self.partitions)]
+        return [fetch_split_name(k, self.fetch_splits) for k in range(self.fetch_splits)]
 
     @property
     def fetched(self) -> int:
@@ -101,8 +101,8 @@ class BatchState:
         Cost: a look at the marks the row holds, not one per split.
         """
         if FETCH in self.done:
-            return self.partitions
-        head, tail = FETCH + ".", f"/{self.partitions}"
+            return self.fetch_splits
+        head, tail = FETCH + ".", f"/{self.fetch_splits}"
         return sum(1 for name in self.done if name.startswith(head) and name.endswith(tail))
 
     @property
@@ -119,7 +119,7 @@ class BatchState:
             return "finished"
         if PARSE in self.done:
             return "parsed"
-        return "fetched" if self.fetched == self.partitions else "fetching"
+        return "fetched" if self.fetched == self.fetch_splits else "fetching"
 
     def finished_at(self, phase: str) -> datetime | None:
         """When `phase` (FETCH: its last fetch split; PARSE) was marked done, None if it is not (or unreadable)."""
@@ -141,9 +141,9 @@ class BatchState:
             return "finished"
         if PARSE in self.done:
             return "parsed, not updated" + self._splits_done(UPDATE)
-        if self.fetched == self.partitions:
+        if self.fetched == self.fetch_splits:
             return "fetched, not parsed" + self._splits_done(PARSE)
-        return f"fetching ({self.fetched} of {self.partitions} fetch splits done)"
+        return f"fetching ({self.fetched} of {self.fetch_splits} fetch splits done)"
 
     def _splits_done(self, phase: str) -> str:
         """`(updatedb: 1 of 2 splits done)` when splits of `phase` are marked done, else ``."""
@@ -157,7 +157,7 @@ class BatchState:
     def line(self) -> str:
         """One line for `sitemapcrawl batches`."""
         made = format_time(self.generated) if self.generated else "?"
-        held = "; ".join(f"{share} held by {holder}" for share, holder in sorted(self.leases.items()))
+        held = "; ".join(f"{split_name} held by {holder}" for split_name, holder in sorted(self.leases.items()))
         return (f"{self.batch_id}\t{self.phase()}\tgenerated {made}\trows {self.selected or 0}"
                 f"\tmode {self.mode or '-'}" + (f"\t{held}" if held else ""))
 
@@ -165,7 +165,7 @@ class BatchState:
 def _state(key: bytes, cells: dict[bytes, bytes]) -> BatchState:
     batch_id = key.decode("utf-8", "replace")
     row = decode(BatchRow, batch_id, cells)
-    return BatchState(batch_id, row.generated, row.selected, max(1, row.partitions or 1), row.mode,
+    return BatchState(batch_id, row.generated, row.selected, max(1, row.fetch_splits or 1), row.mode,
                       dict(row.done or {}), dict(row.leases or {}), _splits_of(row.generating))
 
 
@@ -178,7 +178,7 @@ def _splits_of(text: str | None) -> tuple[Split, ...]:
     return tuple(dict.fromkeys(found))
 
 
-def record_generated(store: Store, batch_id: str, now: datetime, selected: int, partitions: int,
+def record_generated(store: Store, batch_id: str, now: datetime, selected: int, fetch_splits: int,
                      mode: str, split: Split = WHOLE) -> None:
     """Register a new batch (one put), saying its rows are recorded (`tables`: members, touched rows);
     a split of a generate adds its share to it.
@@ -187,7 +187,7 @@ def record_generated(store: Store, batch_id: str, now: datetime, selected: int, 
     the same batch: the first writes the facts, each adds its selected rows to
     `b:n` (check-and-put), so the batch's total is the sum of its splits, and
     marks `generate.K/N` (the splits the batch is made of, `batch_splits`). A
-    split whose partitions or mode differ from the registered ones raises
+    split whose number of fetch splits or mode differ from the registered ones raises
     UsageError (the splits of one batch must agree).
 
     Either way the split is *generating* (`b:gp`) until `end_generating`: a
@@ -199,10 +199,10 @@ def record_generated(store: Store, batch_id: str, now: datetime, selected: int, 
         state = read_batch(store, batch_id)
         first = state.generated if state is not None and state.generated is not None else now
         store.write(BATCH_TABLE, [(batch_id.encode(), encode(BatchRow(
-            batch_id, generated=first, selected=selected, partitions=partitions, mode=mode, records=True,
+            batch_id, generated=first, selected=selected, fetch_splits=fetch_splits, mode=mode, records=True,
             generating=WHOLE.text())))])
         return
-    _add_split_generated(store, batch_id, now, selected, partitions, mode, split)
+    _add_split_generated(store, batch_id, now, selected, fetch_splits, mode, split)
 
 
 def record_done(store: Store, batch_id: str, names: list[str], now: datetime) -> None:
@@ -287,9 +287,9 @@ def release(store: Store, batch_id: str, now: datetime, force: bool = False) -> 
         raise UsageError(f"batch {batch_id!r} is not in the batch registry; `sitemapcrawl batches` lists them")
     live = live_holders(state, now)
     if live and not force:
-        share, holder = live[0]
+        split_name, holder = live[0]
         raise LeaseHeldError(
-            f"batch {batch_id} is being worked on: {share} is held by {holder.describe()}; stop that worker "
+            f"batch {batch_id} is being worked on: {split_name} is held by {holder.describe()}; stop that worker "
             "first, or, if its machine is dead, rerun with --force")
     _fence(store, batch_id, state, now)
     held: list[bytes] = []
@@ -307,10 +307,10 @@ def release(store: Store, batch_id: str, now: datetime, force: bool = False) -> 
 def live_holders(state: BatchState, now: datetime) -> list[tuple[str, Holder]]:
     """The splits of a batch whose lease a live worker holds, with the holder, by lease name."""
     found = []
-    for share, raw in sorted(state.leases.items()):
+    for split_name, raw in sorted(state.leases.items()):
         holder = Holder.parse(raw.encode())
         if holder is not None and holder.live(now):
-            found.append((share, holder))
+            found.append((split_name, holder))
     return found
 
 
@@ -318,8 +318,8 @@ def _fence(store: Store, batch_id: str, state: BatchState, now: datetime) -> Non
     """Take every lease cell of the batch over (expired, in the name of `released`): a holder's next
     refresh or `Lease.confirm` fails, so it stops and writes nothing more for the batch."""
     key = batch_id.encode()
-    for share in state.leases:
-        column = batch_cell("l", share)
+    for split_name in state.leases:
+        column = batch_cell("l", split_name)
         while True:
             current = (store.row(BATCH_TABLE, key, [column]) or {}).get(column)
             if store.check_and_put(BATCH_TABLE, key, column, current, Holder("released", now, now).text()):
@@ -355,9 +355,9 @@ def working_on(store: Store, batch_id: str, phase: str, settings: Settings, wait
     worker holds the split (see `batch.leases`).
     """
     before = require_batch(store, batch_id)
-    ready = before.fetched == before.partitions if phase == PARSE else PARSE in before.done
-    share = phase_split_name(phase, split)
-    lease = Lease(store, batch_id, [share], settings.lease_seconds)
+    ready = before.fetched == before.fetch_splits if phase == PARSE else PARSE in before.done
+    split_name = phase_split_name(phase, split)
+    lease = Lease(store, batch_id, [split_name], settings.lease_seconds)
     lease.claim(wait=wait, on_wait=log.warning)
     try:
         yield lease
@@ -366,7 +366,7 @@ def working_on(store: Store, batch_id: str, phase: str, settings: Settings, wait
     finally:
         lease.release()
     if ready:
-        record_done(store, batch_id, [share], utc_now())
+        record_done(store, batch_id, [split_name], utc_now())
     if not split.whole:
         finish_phase(store, batch_id, phase, split.count, settings, on_last)
 
@@ -434,8 +434,8 @@ def finish_phase(store: Store, batch_id: str, phase: str, count: int, settings: 
         lease.release()
 
 
-def _live_holder(state: BatchState, share: str, now: datetime) -> str | None:
-    holder = Holder.parse(state.leases.get(share, "").encode())
+def _live_holder(state: BatchState, split_name: str, now: datetime) -> str | None:
+    holder = Holder.parse(state.leases.get(split_name, "").encode())
     return holder.worker if holder is not None and holder.live(now) else None
 
 
@@ -445,7 +445,7 @@ def barrier(store: Store, batch_id: str, stage: str, phase: str, split: Split, s
 
     updatedb needs this between its passes: a split merges the link targets it
     holds, and links to them come from every split. While a missing split's
-    `phase` share is leased by a live worker, waits; when none is (not started,
+    `phase` lease is held by a live worker, waits; when none is (not started,
     or died) for `lease_seconds`, raises SplitWaitError naming the split to run
     (with `wait`, waits for ever). Rerunning the split later redoes nothing
     twice. Cost: one registry read per `poll` seconds while waiting.
@@ -477,20 +477,20 @@ def barrier(store: Store, batch_id: str, stage: str, phase: str, split: Split, s
         time.sleep(poll)
 
 
-def _add_split_generated(store: Store, batch_id: str, now: datetime, selected: int, partitions: int,
+def _add_split_generated(store: Store, batch_id: str, now: datetime, selected: int, fetch_splits: int,
                          mode: str, split: Split) -> None:
     key = batch_id.encode()
     state = read_batch(store, batch_id)
     if state is not None and state.generated is not None and (
-            state.partitions != max(1, partitions) or (state.mode and state.mode != mode)):
-        raise UsageError(f"batch {batch_id} was generated with --fetch-splits {state.partitions} and mode "
+            state.fetch_splits != max(1, fetch_splits) or (state.mode and state.mode != mode)):
+        raise UsageError(f"batch {batch_id} was generated with --fetch-splits {state.fetch_splits} and mode "
                          f"{state.mode}; every split of it must use the same")
     # Named before the batch is known, so a kill after leaves it named; a crawl named it already (`b:gp`,
     # read with the row above): nothing to write, and no read again.
     if state is None or split not in state.generating:
         begin_generating(store, batch_id, [split])
     if state is None or state.generated is None:
-        store.write(BATCH_TABLE, [(key, encode(BatchRow(batch_id, generated=now, partitions=partitions,
+        store.write(BATCH_TABLE, [(key, encode(BatchRow(batch_id, generated=now, fetch_splits=fetch_splits,
                                                         mode=mode, records=True)))])
     if state is not None and phase_split_name(GENERATE, split) in state.done:
         return  # this split registered before (a generate run again): its rows are counted
@@ -549,6 +549,6 @@ def generated_within(state: BatchState, split: Split) -> bool:
     if split.whole:
         return True
     owned = set(split.buckets())
-    shares = [name.partition(".")[2] for name in state.done if name.startswith(GENERATE + ".")]
-    parsed = [Split.parse(text) for text in shares if text] + list(state.generating)
+    split_names = [name.partition(".")[2] for name in state.done if name.startswith(GENERATE + ".")]
+    parsed = [Split.parse(text) for text in split_names if text] + list(state.generating)
     return bool(parsed) and all(set(s.buckets()) <= owned for s in parsed)

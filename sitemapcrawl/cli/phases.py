@@ -154,7 +154,7 @@ def detect_command(
     max_connections: MaxConnectionsOption = None,
     header: HeaderOption = None,
     netrc: NetrcOption = None,
-    threads: OldThreadsOption = None,
+    old_max_connections: OldThreadsOption = None,
 ) -> None:
     """Read each host's robots.txt; record rules and crawl delay; inject its sitemaps.
 
@@ -165,7 +165,7 @@ def detect_command(
     from sitemapcrawl.web.robots_txt import HostReport
     from sitemapcrawl.web.rules import UrlRules
 
-    max_connections = renamed(max_connections, threads, "--max-connections", "--threads")
+    max_connections = renamed(max_connections, old_max_connections, "--max-connections", "--threads")
     settings = with_flags(State.settings, {"warc_dir": warc, "max_connections": max_connections,
                                            **access_flags(header, netrc)})
     rules = UrlRules.from_settings(settings)
@@ -204,7 +204,7 @@ def generate_command(
     rescan: Annotated[bool, typer.Option("--rescan",
                                          help="Find the due URLs by a full scan of the table, not through the "
                                               "due index, and rebuild the index from it (a repair).")] = False,
-    partitions: OldPartitionsOption = None,
+    old_fetch_splits: OldPartitionsOption = None,
 ) -> None:
     """Select the due URLs, best first, and mark them as one batch to fetch.
 
@@ -224,10 +224,10 @@ def generate_command(
     from sitemapcrawl.web.rules import UrlRules
 
     part = chosen_split(split, splits)
-    partitions = renamed(fetch_splits, partitions, "--fetch-splits", "--partitions") or 1
+    fetch_splits = renamed(fetch_splits, old_fetch_splits, "--fetch-splits", "--partitions") or 1
     logfields.note(batch=batch_id, split=None if part.whole else part.text())
     options = GenerateOptions(top_n=top_n, max_per_host=max_per_host, count_mode=count_mode,
-                              partitions=partitions, mode=mode or State.settings.crawl_mode,
+                              fetch_splits=fetch_splits, mode=mode or State.settings.crawl_mode,
                               batch_id=batch_id, queue_by=queue_by, split=part, documents_only=sitemaps_only_docs,
                               rescan=rescan)
     rules = UrlRules.from_settings(State.settings)
@@ -253,7 +253,7 @@ def generate_command(
         return
     typer.echo(counts.batch_id)
     for number, n in sorted(counts.by_fetch_split.items()):
-        echo_err(f"fetch split {number}/{partitions}: {n} URLs")
+        echo_err(f"fetch split {number}/{fetch_splits}: {n} URLs")
     for host, n in counts.by_host.most_common(10):
         echo_err(f"  {host}: {n}")
     echo_err(f"generate: {counts.summary()}")
@@ -284,8 +284,8 @@ def fetch_command(
     warc: WarcOption = None,
     header: HeaderOption = None,
     netrc: NetrcOption = None,
-    partition: OldPartitionOption = None,
-    threads: OldThreadsOption = None,
+    old_split: OldPartitionOption = None,
+    old_max_connections: OldThreadsOption = None,
 ) -> None:
     """Fetch a generated batch politely: one queue per host, robots.txt, crawl delay, conditional GET.
 
@@ -301,15 +301,15 @@ def fetch_command(
     from sitemapcrawl.jobs.fetch import fetch
     from sitemapcrawl.web.rules import UrlRules
 
-    flag = "--partition" if partition is not None else "--split"
-    split = renamed(split, partition, "--split", "--partition")
-    max_connections = renamed(max_connections, threads, "--max-connections", "--threads")
+    flag = "--partition" if old_split is not None else "--split"
+    split = renamed(split, old_split, "--split", "--partition")
+    max_connections = renamed(max_connections, old_max_connections, "--max-connections", "--threads")
     logfields.note(batch=batch, split=split)
     settings = with_flags(State.settings, {"max_connections": max_connections, "threads_per_host": threads_per_host,
                                            "delay": delay, "queue_by": queue_by, "store_content": store_content,
                                            "warc_dir": warc, **access_flags(header, netrc)})
     options = FetchOptions.from_settings(
-        settings, batch, partition=parse_split(split, flag) if split else None,
+        settings, batch, fetch_split=parse_split(split, flag) if split else None,
         time_limit=time_limit, min_throughput=min_throughput, warmup=warmup, wait=wait)
     rules = UrlRules.from_settings(settings)
     with http_client(settings, record=True) as client, open_store() as store, stage_progress() as update:
@@ -462,8 +462,8 @@ def crawl_command(
     warc: WarcOption = None,
     header: HeaderOption = None,
     netrc: NetrcOption = None,
-    partitions: OldPartitionsOption = None,
-    threads: OldThreadsOption = None,
+    old_fetch_splits: OldPartitionsOption = None,
+    old_max_connections: OldThreadsOption = None,
 ) -> None:
     """Crawl: inject SEEDS, detect sitemaps, then rounds of generate, fetch, parse and updatedb.
 
@@ -493,14 +493,15 @@ def crawl_command(
     from sitemapcrawl.report.text import sitemap_outcomes
     from sitemapcrawl.web.rules import UrlRules
 
-    max_connections = renamed(max_connections, threads, "--max-connections", "--threads")
+    max_connections = renamed(max_connections, old_max_connections, "--max-connections", "--threads")
     settings = with_flags(State.settings, {"max_connections": max_connections, "threads_per_host": threads_per_host,
                                            "delay": delay, "warc_dir": warc, **access_flags(header, netrc)})
     rules = UrlRules.from_settings(settings)
     default_mode = CrawlMode.SITEMAP_ONLY if sitemaps_only_docs else settings.crawl_mode
     options = CrawlOptions(mode=mode or default_mode, rounds=rounds, top_n=top_n,
                            max_per_host=max_per_host,
-                           partitions=renamed(fetch_splits, partitions, "--fetch-splits", "--partitions") or 1,
+                           fetch_splits=renamed(fetch_splits, old_fetch_splits, "--fetch-splits",
+                                                "--partitions") or 1,
                            probe_known_paths=settings.probe_known_paths if probe_known_paths is None
                            else probe_known_paths,
                            documents_only=sitemaps_only_docs,

@@ -398,7 +398,7 @@ class Engine:
         self.counts.redirects_followed += 1
         self.counts.total += 1
         hop = FetchItem(target, rowkeys.row_key(target).encode(), urls.origin(target, self.rules.canonical),
-                        target_host, queue, is_sitemap=item.is_sitemap, partition=item.partition,
+                        target_host, queue, is_sitemap=item.is_sitemap, fetch_split=item.fetch_split,
                         score=item.score, depth=item.depth, radius=item.radius, chain=chain)
         self.queues.add(queue, hop, front=True)
         return row
@@ -409,7 +409,7 @@ class Engine:
         marks: dict[str, object] = {"fetch_mark": batch}
         if_new = None
         if item.chain:  # a redirect hop joins the batch
-            marks.update(generate_mark=batch, batch_id=batch, partition=item.partition)
+            marks.update(generate_mark=batch, batch_id=batch, fetch_split=item.fetch_split)
             # Its status comes from `row` (the outcome), which the writer puts over these.
             if_new = new_page(item.url, self.clock(), self.settings.default_fetch_interval, score=item.score,
                               depth=item.depth, radius=item.radius)

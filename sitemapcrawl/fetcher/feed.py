@@ -40,7 +40,7 @@ log = logging.getLogger(__name__)
 
 _READ_FIELDS = [
     "status", "fetch_time", "etag", "last_modified", "signature", "retries", "is_sitemap",
-    "fetch_mark", "generate_mark", "partition", "score", "depth", "radius",
+    "fetch_mark", "generate_mark", "fetch_split", "score", "depth", "radius",
     "warc_file", "warc_offset", "warc_record", "warc_date",
 ]
 _ROBOTS_FIELDS = ["robots_fetch_time", "robots_status", "robots_retry_at", "robots_text", "crawl_delay"]
@@ -61,7 +61,7 @@ def stored_rule(row: HostRow, user_agent: str, now: datetime, max_age: int) -> R
     return RobotsRule(policy, crawl_delay=policy.crawl_delay)
 
 
-def read_batch(store: Store, batch_id: str, partition: tuple[int, int] | None,
+def read_batch(store: Store, batch_id: str, fetch_split: tuple[int, int] | None,
                chunk: int = 1000) -> Iterator[tuple[bytes, WebPage]]:
     """The batch's rows (this fetch split's), a host's rows in key order, chunk by chunk (`batchrecords.batch_rows`).
 
@@ -69,7 +69,7 @@ def read_batch(store: Store, batch_id: str, partition: tuple[int, int] | None,
     """
     unreadable = Unreadable()
     for rows in batch_rows(store, "generate_mark", batch_id, _READ_FIELDS, chunk, "fetch", unreadable,
-                           partition=partition[0] if partition is not None else None):
+                           fetch_split=fetch_split[0] if fetch_split is not None else None):
         yield from rows
 
 
@@ -98,7 +98,7 @@ def item_for(row: WebPage, key: bytes, rules: UrlRules, queue: Hashable) -> Fetc
         row.url, key, urls.origin(row.url, rules.canonical), host, queue,
         is_sitemap=bool(row.is_sitemap), etag=row.etag, last_modified=row.last_modified,
         signature=row.signature, fetch_time=row.fetch_time, retries=row.retries or 0,
-        conditional=fetched_before, partition=row.partition, score=row.score, depth=row.depth,
+        conditional=fetched_before, fetch_split=row.fetch_split, score=row.score, depth=row.depth,
         radius=row.radius, earlier=_earlier(row),
     )
 
@@ -114,7 +114,7 @@ def read_feed(store: Store, rules: UrlRules, options: FetchOptions, counts: Fetc
               now: datetime) -> Feed:
     """Read the batch and the robots.txt rules of its origins (known and fresh at `now`; see the module docstring)."""
     feed = Feed()
-    for key, row in read_batch(store, options.batch_id, options.partition, chunk=rules.settings.hbase_batch_size):
+    for key, row in read_batch(store, options.batch_id, options.fetch_split, chunk=rules.settings.hbase_batch_size):
         feed.seen.add(row.url)
         if row.fetch_mark == options.batch_id:
             counts.already_done += 1

@@ -33,7 +33,7 @@ class FetchOptions:
     """How one fetch run works; `from_settings` fills what the settings say."""
 
     batch_id: str
-    partition: tuple[int, int] | None = None
+    fetch_split: tuple[int, int] | None = None
     connections: int = 1000
     """Requests in flight at once, over all hosts (`max_connections`)."""
     threads_per_host: int = 1
@@ -93,7 +93,7 @@ class FetchItem:
     retries: int = 0
     conditional: bool = False
     """Send If-None-Match / If-Modified-Since (the row was fetched before)."""
-    partition: int | None = None
+    fetch_split: int | None = None
     score: float | None = None
     depth: int | None = None
     radius: int | None = None

@@ -17,7 +17,7 @@ the put under way. A WARC file that cannot be written (a full disk) is
 fetch stops.
 
 Cost per flush: a multi-get for new rows (redirect hops), one batched put per
-table, a check-and-put per lease share; with `--warc`, a file write per exchange.
+table, a check-and-put per leased split; with `--warc`, a file write per exchange.
 """
 
 from __future__ import annotations
@@ -251,7 +251,7 @@ class Writer:
         for outcome in outcomes:
             if outcome.row.generate_mark is not None:
                 work = bool(outcome.row.is_sitemap) or outcome.row.status is FetchStatus.REDIRECT
-                hops.setdefault(outcome.row.generate_mark, []).append((outcome.key, outcome.row.partition, work))
+                hops.setdefault(outcome.row.generate_mark, []).append((outcome.key, outcome.row.fetch_split, work))
             elif outcome.row.status is FetchStatus.REDIRECT and outcome.row.fetch_mark is not None:
                 redirected.setdefault(outcome.row.fetch_mark, []).append(outcome.key)
         for batch, members in hops.items():

@@ -69,7 +69,7 @@ class CrawlOptions:
     top_n: int | None = None
     max_per_host: int | None = None
     count_mode: CountMode = CountMode.HOST
-    partitions: int = 1
+    fetch_splits: int = 1
     probe_known_paths: bool = False
     time_limit: float | None = None
     """Seconds each fetch may start URLs for (None: no limit)."""
@@ -251,7 +251,7 @@ def finish_generate(phases: Phases, store: Store, state: BatchState, options: Cr
     for part in state.generating:
         phases.generate(GenerateOptions(
             top_n=top_n_of_split(options.top_n, part), max_per_host=options.max_per_host,
-            count_mode=options.count_mode, partitions=state.partitions, mode=mode, batch_id=state.batch_id,
+            count_mode=options.count_mode, fetch_splits=state.fetch_splits, mode=mode, batch_id=state.batch_id,
             documents_only=options.documents_only, split=part))
     return registry.read_batch(store, state.batch_id) or state
 
@@ -351,7 +351,7 @@ def crawl(
         result.detect = _detect(store, client, rules, options, on_stage, clock)
     phases = phases or InProcess(Work(rules.settings, store=store, rules=rules, client=client, clock=clock), on_stage)
     generate_options = GenerateOptions(top_n=options.top_n, max_per_host=options.max_per_host,
-                                       count_mode=options.count_mode, partitions=options.partitions, mode=mode,
+                                       count_mode=options.count_mode, fetch_splits=options.fetch_splits, mode=mode,
                                        documents_only=options.documents_only, split=options.split)
     result.stopped = "rounds done"
     for number in range(1, options.rounds + 1):
@@ -452,20 +452,20 @@ def updatedb_workers(runner: Runner, settings: Settings, batch: str, mode: Crawl
 
 
 def fetch_workers(runner: Runner, options: FetchOptions, settings: Settings,
-                  partitions: int) -> tuple[FetchCounts, WorkerResults]:
+                  fetch_splits: int) -> tuple[FetchCounts, WorkerResults]:
     """Run fetch as one task per fetch split of the batch (`fetch --split K/N`), waiting for a live holder's
     lease with `options.wait`, or when the runner reruns a lost task."""
     mine = replace(options, wait=options.wait or runner.reruns)
     results = runner.run("fetch", options.batch_id, [SplitTask(
-        "fetch", f"{k}/{partitions}", fetch_phase, settings, replace(mine, partition=(k, partitions)))
-        for k in range(partitions)])
+        "fetch", f"{k}/{fetch_splits}", fetch_phase, settings, replace(mine, fetch_split=(k, fetch_splits)))
+        for k in range(fetch_splits)])
     return results.merged(FetchCounts), results
 
 
 class Splits:
     """A crawl round's phases, each as split tasks on a runner (`crawl --workers M [--split K/N]`, `--dask`).
 
-    Fetch runs one worker per fetch split: generate is told `partitions` = M.
+    Fetch runs one worker per fetch split: generate is told `fetch_splits` = M.
     updatedb runs as two phases (spread, then merge): no task waits for
     another, the crawl holds the barrier between them. A failed worker stops
     the crawl with WorkerFailedError after its phase.
@@ -487,7 +487,7 @@ class Splits:
         were selected.
         """
         batch = options.batch_id or new_batch_id(utc_now())  # a split crawl's batch is its own
-        mine = replace(options, split=self.split, partitions=self.workers, batch_id=batch)
+        mine = replace(options, split=self.split, fetch_splits=self.workers, batch_id=batch)
         with Store(self.settings) as store:  # named before any runs: a crawl killed now runs them next time
             registry.begin_generating(store, batch, sub_splits(self.split, self.workers))
         counts, results = generate_workers(self.runner, self.settings, mine, self.workers)

@@ -114,8 +114,8 @@ def fetch(
         raise UsageError("a user agent is required to fetch: pass --user-agent, set "
                          "SITEMAPCRAWL_USER_AGENT, or set user_agent in the config file")
     store.require_tables(WEBPAGE_TABLE, HOST_TABLE, BATCHROW_TABLE)
-    shares = registry.fetch_split_names(store, options.batch_id, options.partition)
-    lease = Lease(store, options.batch_id, shares, settings.lease_seconds)
+    split_names = registry.fetch_split_names(store, options.batch_id, options.fetch_split)
+    lease = Lease(store, options.batch_id, split_names, settings.lease_seconds)
     lease.claim(wait=options.wait, on_wait=log.warning)
     store_failed = False
     try:
@@ -131,7 +131,7 @@ def fetch(
                              f"{counts.dropped} fetched outcomes were not written")
     if not counts.stopped and counts.left == 0:
         # The whole batch fetched: `fetch` stands for every fetch split, those without members too.
-        done = shares if options.partition is not None else [*shares, registry.FETCH]
+        done = split_names if options.fetch_split is not None else [*split_names, registry.FETCH]
         registry.record_done(store, options.batch_id, done, clock())
     return counts
 

@@ -64,7 +64,7 @@ class GenerateOptions:
     top_n: int | None = None
     max_per_host: int | None = None
     count_mode: CountMode = CountMode.HOST
-    partitions: int = 1
+    fetch_splits: int = 1
     mode: CrawlMode = CrawlMode.MIXED
     batch_id: str | None = None
     """Use this batch id instead of a new one: a new id, or the batch of a generate run again for the
@@ -84,8 +84,8 @@ class GenerateOptions:
             raise UsageError(f"--topN must be at least 1, not {self.top_n}")
         if self.max_per_host is not None and self.max_per_host < 1:
             raise UsageError(f"--max-per-host must be at least 1, not {self.max_per_host}")
-        if not 1 <= self.partitions <= MAX_FETCH_SPLITS:
-            raise UsageError(f"--fetch-splits must be in 1..{MAX_FETCH_SPLITS}, not {self.partitions}")
+        if not 1 <= self.fetch_splits <= MAX_FETCH_SPLITS:
+            raise UsageError(f"--fetch-splits must be in 1..{MAX_FETCH_SPLITS}, not {self.fetch_splits}")
         if self.batch_id is not None and not _BATCH_ID.fullmatch(self.batch_id):
             raise UsageError(f"batch id {self.batch_id!r}: use letters, digits, '.', '_' and '-'")
         if not self.split.whole and self.batch_id is None:
@@ -134,9 +134,9 @@ def new_batch_id(now: datetime) -> str:
     return now.astimezone(UTC).strftime("%Y%m%d%H%M%S") + "-" + secrets.token_hex(2)
 
 
-def fetch_split_of(host_key: str, partitions: int) -> int:
-    """The fetch split of a politeness key (host or IP): crc32 of it mod `partitions` (stable everywhere)."""
-    return zlib.crc32(host_key.encode("utf-8")) % partitions
+def fetch_split_of(host_key: str, fetch_splits: int) -> int:
+    """The fetch split of a politeness key (host or IP): crc32 of it mod `fetch_splits` (stable everywhere)."""
+    return zlib.crc32(host_key.encode("utf-8")) % fetch_splits
 
 
 def mode_allows(mode: CrawlMode, row: WebPage) -> bool:
@@ -363,24 +363,24 @@ def generate(
     by = options.queue_by or rules.settings.queue_by
     resolve = Resolver()
 
-    def partitions() -> Iterator[tuple[Candidate, int]]:
+    def split_members() -> Iterator[tuple[Candidate, int]]:
         for candidate in chosen:
-            key = queue_key(candidate.host, by, resolve) if options.partitions > 1 else candidate.host
-            part = fetch_split_of(key, options.partitions)
+            key = queue_key(candidate.host, by, resolve) if options.fetch_splits > 1 else candidate.host
+            part = fetch_split_of(key, options.fetch_splits)
             counts.by_fetch_split[part] += 1
             counts.by_host[candidate.host] += 1
             yield candidate, part
 
-    members = list(partitions())
+    members = list(split_members())
     # Registered before its rows are marked: a generate killed half-way leaves
     # a batch that crawl finishes, never rows held by a batch nobody knows.
     # Recorded before marked too: later phases read the batch from its records.
-    registry.record_generated(store, batch, now, len(chosen), options.partitions, options.mode.value,
+    registry.record_generated(store, batch, now, len(chosen), options.fetch_splits, options.mode.value,
                              options.split)
     batchrecords.record_members(store, batch, ((candidate.key, part, candidate.is_sitemap)
                                                for candidate, part in members))
     counts.selected = store.write(WEBPAGE_TABLE, (
-        (candidate.key, encode(WebPage(candidate.url, generate_mark=batch, batch_id=batch, partition=part)))
+        (candidate.key, encode(WebPage(candidate.url, generate_mark=batch, batch_id=batch, fetch_split=part)))
         for candidate, part in members)).rows
     registry.end_generating(store, batch, options.split)
     log.info("generate: %s", counts.summary())

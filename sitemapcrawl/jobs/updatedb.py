@@ -573,13 +573,13 @@ def _spread_step(store: Store, rules: UrlRules, batch_id: str, mode: CrawlMode, 
                  split: Split, before: registry.BatchState, wait: bool, on_progress: Callable[[int], None],
                  now: datetime) -> UpdateCounts:
     """updatedb's first step alone: spread this split's links under its lease, then mark `spread.K/N`."""
-    share = registry.phase_split_name(SPREAD, split)
-    if share in before.done:
+    split_name = registry.phase_split_name(SPREAD, split)
+    if split_name in before.done:
         log.info("updatedb: batch %s split %s spread its links already", batch_id, split.text())
         return counts
     with registry.holding(store, batch_id, registry.UPDATE, rules.settings, wait=wait, split=split):
         _spread(store, batch_id, rules, mode, counts, chunk, split, on_progress)
-    registry.record_done(store, batch_id, [share], now)
+    registry.record_done(store, batch_id, [split_name], now)
     log.info("updatedb: %s (spread step)", counts.summary())
     return counts
 

@@ -54,8 +54,8 @@ DUE_TABLE = "due"
 
 #: Bounded columns: a stored value outside is an unreadable cell (storage.tables' one policy), never a crash.
 HOPS = bounded_int(-MAX_HOPS, MAX_HOPS)  # negative: past the constraint (generate skips such a row)
-PARTITION = bounded_int(0, MAX_FETCH_SPLITS - 1)
-PARTITIONS = bounded_int(1, MAX_FETCH_SPLITS)
+FETCH_SPLIT = bounded_int(0, MAX_FETCH_SPLITS - 1)
+FETCH_SPLITS = bounded_int(1, MAX_FETCH_SPLITS)
 PRIORITY = bounded_float(0.0, 1.0)
 
 
@@ -241,7 +241,7 @@ class WebPage(Row):
         "updatedb, inject, detect")
     seed: bool | None = col("m", "sd", FLAG, "injected as a seed", "inject")
     batch_id: str | None = col("m", "b", TEXT, "batch the row was generated into", "generate")
-    partition: int | None = col("m", "pa", PARTITION, "fetch split of the batch", "generate")
+    fetch_split: int | None = col("m", "pa", FETCH_SPLIT, "fetch split of the batch", "generate")
     # m: what the page says about itself (sitemapcrawl/web/pagesays.py), read by fetch from every 2xx answer
     canonical: str | None = col(
         "m", "can", TEXT, "canonical URL the page names: <link rel=canonical> in its head, else a Link header's "
@@ -353,7 +353,7 @@ class BatchRow(Row):
     batch_id: str
     generated: datetime | None = col("b", "gt", TIME, "when generate made the batch", "generate")
     selected: int | None = col("b", "n", INT, "rows generate selected", "generate")
-    partitions: int | None = col("b", "np", PARTITIONS, "fetch splits of the batch", "generate")
+    fetch_splits: int | None = col("b", "np", FETCH_SPLITS, "fetch splits of the batch", "generate")
     mode: str | None = col("b", "md", TEXT, "crawl mode of the batch", "generate")
     records: bool | None = col(
         "b", "rec", FLAG, "the batch's rows are recorded in batchrow (absent: a batch from before)", "generate")
@@ -398,7 +398,7 @@ class BatchRecord(Row):
     """
 
     key: str
-    partition: int | None = col("r", "pa", PARTITION, "member: its fetch split", "generate, fetch")
+    fetch_split: int | None = col("r", "pa", FETCH_SPLIT, "member: its fetch split", "generate, fetch")
     touched: bool | None = col("r", "t", FLAG, "touched: has inlinks to merge for the batch", "parse, updatedb")
     work: bool | None = col(
         "r", "w", FLAG, "member: has work for parse and spread in sitemap-only mode (a sitemap, or a row whose "

@@ -169,7 +169,7 @@ def record_members(store: Store, batch_id: str, members: Iterable[tuple[bytes, i
     """
     return store.write(BATCHROW_TABLE, (
         (record_key(batch_id, MEMBER, key),
-         encode(BatchRecord("", partition=part if part is not None else 0, work=work)))
+         encode(BatchRecord("", fetch_split=part if part is not None else 0, work=work)))
         for key, part, work in members)).rows
 
 
@@ -263,11 +263,11 @@ def listed_sitemaps(store: Store, batch_id: str, split: Split = WHOLE) -> frozen
 
 
 def recorded_keys(store: Store, batch_id: str, kind: bytes, split: Split = WHOLE, chunk: int = 1000,
-                  partition: int | None = None,
+                  fetch_split: int | None = None,
                   on_no_work: Callable[[int], None] | None = None) -> Iterator[list[bytes]]:
     """The `webpage` keys a batch recorded (members or touched) in `split`, in chunks of `chunk`.
 
-    In bucket order, then key order. `partition`: members of that fetch
+    In bucket order, then key order. `fetch_split`: members of that fetch
     split only (tested by the server). `on_no_work`: members whose
     record says they have no work in sitemap-only mode (`r:w` = 0: pages
     that did not redirect) are left out, and their number told to it. Each
@@ -276,8 +276,8 @@ def recorded_keys(store: Store, batch_id: str, kind: bytes, split: Split = WHOLE
     batch's records of that kind.
     """
     start, stop = record_range(batch_id, kind, split)
-    columns = column_names(BatchRecord, ["partition", "touched", "work"])
-    row_filter = equals_filter(BatchRecord, "partition", partition) if partition is not None else None
+    columns = column_names(BatchRecord, ["fetch_split", "touched", "work"])
+    row_filter = equals_filter(BatchRecord, "fetch_split", fetch_split) if fetch_split is not None else None
     while True:
         records = list(store.scan(BATCHROW_TABLE, start=start, stop=stop, columns=columns, filter=row_filter,
                                   limit=chunk))
@@ -314,15 +314,15 @@ def recorded_splits(store: Store, batch_id: str) -> set[int]:
     memory: a set of at most the batch's fetch split count.
     """
     start, stop = record_range(batch_id, MEMBER)
-    column = column_names(BatchRecord, ["partition"])[0]
+    column = column_names(BatchRecord, ["fetch_split"])[0]
     found: set[int] = set()
     for key, cells in store.scan(BATCHROW_TABLE, start=start, stop=stop, columns=[column]):
         try:
-            partition = decode(BatchRecord, "", cells, ["partition"]).partition
+            fetch_split = decode(BatchRecord, "", cells, ["fetch_split"]).fetch_split
         except CellDecodeError as exc:
             log.warning("batch %s: member record %r: %s", batch_id, key[:80], exc)
             continue
-        found.add(partition or 0)
+        found.add(fetch_split or 0)
     return found
 
 
@@ -352,12 +352,12 @@ def drop_records(store: Store, batch_id: str, split: Split = WHOLE, chunk: int =
 
 
 def batch_rows(store: Store, field_name: str, batch_id: str, fields: list[str], chunk: int,
-               job: str, unreadable: Unreadable, split: Split = WHOLE, partition: int | None = None,
+               job: str, unreadable: Unreadable, split: Split = WHOLE, fetch_split: int | None = None,
                on_no_work: Callable[[int], None] | None = None) -> Iterator[list[tuple[bytes, WebPage]]]:
     """The rows of `split` whose `field_name` equals `batch_id`, in chunks of at most `chunk` rows.
 
     Rows that do not decode are counted in `unreadable` and left out;
-    a field not in `fields` holds its `NotRead` (`model.cells`). `partition`:
+    a field not in `fields` holds its `NotRead` (`model.cells`). `fetch_split`:
     only members of that fetch split (`m:pa`). `on_no_work`: members
     recorded as having no work in sitemap-only mode are not read, only
     counted to it (`recorded_keys`; a batch without records reads them). For the generate and
@@ -370,22 +370,22 @@ def batch_rows(store: Store, field_name: str, batch_id: str, fields: list[str], 
     """
     # The tested column is read too (for the server's filter, or to test it here).
     fields = [*fields, field_name] if field_name not in fields else fields
-    if partition is not None and "partition" not in fields:
-        fields = [*fields, "partition"]
+    if fetch_split is not None and "fetch_split" not in fields:
+        fields = [*fields, "fetch_split"]
     kind = _KIND_OF_MARK.get(field_name)
     if kind is TOUCHED and has_records(store, batch_id):
         yield from _touched_recorded_rows(store, field_name, batch_id, fields, chunk, job, unreadable, split)
     elif kind is not None and has_records(store, batch_id):
         yield from _recorded_rows(store, kind, field_name, batch_id, fields, chunk, job, unreadable, split,
-                                  partition, on_no_work)
+                                  fetch_split, on_no_work)
     else:
-        yield from _scanned_rows(store, field_name, batch_id, fields, chunk, job, unreadable, split, partition)
+        yield from _scanned_rows(store, field_name, batch_id, fields, chunk, job, unreadable, split, fetch_split)
 
 
 def _recorded_rows(store: Store, kind: bytes, field_name: str, batch_id: str, fields: list[str], chunk: int,
-                   job: str, unreadable: Unreadable, split: Split, partition: int | None,
+                   job: str, unreadable: Unreadable, split: Split, fetch_split: int | None,
                    on_no_work: Callable[[int], None] | None) -> Iterator[list[tuple[bytes, WebPage]]]:
-    for keys in recorded_keys(store, batch_id, kind, split, chunk, partition, on_no_work):
+    for keys in recorded_keys(store, batch_id, kind, split, chunk, fetch_split, on_no_work):
         yield _marked_rows(store, keys, field_name, batch_id, fields, job, unreadable)
 
 
@@ -547,12 +547,12 @@ def _owned_rows(store: Store, gathered: dict[bytes, set[bytes]], batch_id: str, 
 
 def _scanned_rows(store: Store, field_name: str, batch_id: str, fields: list[str], chunk: int,
                   job: str, unreadable: Unreadable, split: Split,
-                  partition: int | None) -> Iterator[list[tuple[bytes, WebPage]]]:
+                  fetch_split: int | None) -> Iterator[list[tuple[bytes, WebPage]]]:
     """Each chunk is a fresh scan resuming after the last key: no scanner idles while the caller works."""
     columns = column_names(WebPage, fields)
     row_filter = equals_filter(WebPage, field_name, batch_id)
-    if partition is not None:
-        row_filter += " AND " + equals_filter(WebPage, "partition", partition)
+    if fetch_split is not None:
+        row_filter += " AND " + equals_filter(WebPage, "fetch_split", fetch_split)
     start: bytes | None = None
     while True:
         scanned = list(store.scan(WEBPAGE_TABLE, start=start, columns=columns, filter=row_filter, limit=chunk))

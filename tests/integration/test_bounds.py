@@ -72,7 +72,7 @@ def test_partitions_beyond_the_bound_are_refused_in_one_line(settings: Settings)
 
 def test_a_stored_partition_count_out_of_range_is_an_unreadable_cell(settings: Settings, store: Store) -> None:
     assert cli(settings, "init").exit_code == 0
-    column = column_names(BatchRow, ["partitions"])[0]
+    column = column_names(BatchRow, ["fetch_splits"])[0]
     generated = column_names(BatchRow, ["generated"])[0]
     store.write(BATCH_TABLE, [(b"p", {column: HUGE.encode(), generated: b"2026-01-01T00:00:00Z"})])
     batches = run_measured(settings, "batches")
@@ -93,13 +93,13 @@ def test_a_small_batch_in_many_partitions_fetches_at_the_cost_of_the_batch(
     fetch = run_measured(settings, "fetch", "--batch", "q", "--delay", "0")
     elapsed = time.monotonic() - started
     assert fetch.code == 0, fetch.err
-    assert elapsed < 20, f"fetch of 2 URLs in 4096 partitions took {elapsed:.1f} s"
+    assert elapsed < 20, f"fetch of 2 URLs in 4096 fetch splits took {elapsed:.1f} s"
     assert fetch.peak_mb < MAX_PEAK_MB
     assert site.count("/a") == 1 and site.count("/b") == 1
     listed = cli(settings, "batches")
     assert "q\tfetched, not parsed" in listed.stdout, listed.stdout
     leases = [name for name in (store.row(BATCH_TABLE, b"q") or {}) if name.startswith(b"l:")]
-    assert 1 <= len(leases) <= 2  # a lease per partition holding a member, not 4096
+    assert 1 <= len(leases) <= 2  # a lease per fetch split holding a member, not 4096
 
 
 # ------------------------------------------------------------------ case 3 --

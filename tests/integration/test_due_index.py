@@ -119,8 +119,8 @@ def test_generate_through_the_index_selects_what_a_full_scan_selects(  # type: i
         GenerateOptions(mode=CrawlMode.SITEMAP_ONLY),
         GenerateOptions(mode=CrawlMode.LINKS_ONLY, max_per_host=3),
         GenerateOptions(mode=CrawlMode.SITEMAP_ONLY, documents_only=True),
-        GenerateOptions(top_n=7, partitions=3),
-        GenerateOptions(max_per_host=2, count_mode=CountMode.DOMAIN, partitions=2),
+        GenerateOptions(top_n=7, fetch_splits=3),
+        GenerateOptions(max_per_host=2, count_mode=CountMode.DOMAIN, fetch_splits=2),
         GenerateOptions(split=Split(0, 2)),
         GenerateOptions(split=Split(1, 2), top_n=5),
     ]

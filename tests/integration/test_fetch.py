@@ -80,10 +80,10 @@ def fetch_settings(settings: Settings) -> Settings:
                                fetch_retry_interval=60, max_fetch_retries=2)
 
 
-def batch(store: Store, settings: Settings, batch_id: str, partitions: int = 1,
+def batch(store: Store, settings: Settings, batch_id: str, fetch_splits: int = 1,
           clock: Clock = utc_now) -> None:
     counts = generate(store, UrlRules.from_settings(settings),
-                      GenerateOptions(batch_id=batch_id, partitions=partitions), clock=clock)
+                      GenerateOptions(batch_id=batch_id, fetch_splits=fetch_splits), clock=clock)
     assert counts.selected > 0
 
 
@@ -263,12 +263,12 @@ def test_two_partitions_in_parallel_fetch_each_url_once(site: TestWebServer, sto
     pages = [site.url("127.0.0.2", f"/p{i}.html") for i in range(6)] + [
         site.url("127.0.0.3", f"/b{i}.html") for i in range(4)]
     add_rows(store, *(due(u) for u in pages))
-    batch(store, fetch_settings, "par", partitions=2)
+    batch(store, fetch_settings, "par", fetch_splits=2)
     results: list[FetchCounts] = []
 
     def worker(k: int) -> None:
         with Store(fetch_settings) as own:
-            results.append(run_fetch(own, fetch_settings, "par", partition=(k, 2)))
+            results.append(run_fetch(own, fetch_settings, "par", fetch_split=(k, 2)))
 
     threads = [threading.Thread(target=worker, args=(k,)) for k in (0, 1)]
     for t in threads:

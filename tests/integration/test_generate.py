@@ -1,4 +1,4 @@
-"""generate against the real HBase: what is due, caps, modes, marks, partitions."""
+"""generate against the real HBase: what is due, caps, modes, marks, fetch splits."""
 
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ def page(url: str, **fields: object) -> WebPage:
 
 def marks(store: Store, url: str) -> WebPage:
     cells = store.row(WEBPAGE_TABLE, rowkeys.row_key(url).encode(),
-                      columns=column_names(WebPage, ["generate_mark", "batch_id", "partition", "blacklisted"]))
+                      columns=column_names(WebPage, ["generate_mark", "batch_id", "fetch_split", "blacklisted"]))
     return decode(WebPage, url, cells or {})
 
 
@@ -41,7 +41,7 @@ def test_due_rows_are_stamped_once_with_batch_and_partition(store: Store, settin
         WebPage("http://127.0.0.2:8000/no-schedule.html", status=FetchStatus.UNFETCHED))
     rules = UrlRules.from_settings(settings)
 
-    counts = generate(store, rules, GenerateOptions(partitions=2), clock=lambda: NOW)
+    counts = generate(store, rules, GenerateOptions(fetch_splits=2), clock=lambda: NOW)
 
     assert counts.batch_id and counts.selected == 12 and counts.due == 12
     assert sum(counts.by_fetch_split.values()) == 12
@@ -49,11 +49,11 @@ def test_due_rows_are_stamped_once_with_batch_and_partition(store: Store, settin
     for url in due:
         row = marks(store, url)
         assert row.generate_mark == counts.batch_id == row.batch_id
-        assert row.partition == fetch_split_of(urls.host_key(url), 2)
+        assert row.fetch_split == fetch_split_of(urls.host_key(url), 2)
     assert marks(store, "http://127.0.0.2:8000/later.html").generate_mark is None
     assert marks(store, "http://127.0.0.2:8000/no-schedule.html").generate_mark is None
 
-    again = generate(store, rules, GenerateOptions(partitions=2), clock=lambda: NOW)
+    again = generate(store, rules, GenerateOptions(fetch_splits=2), clock=lambda: NOW)
     assert again.batch_id is None and again.selected == 0
     assert again.skipped == {"in an unfinished batch": 12}
 

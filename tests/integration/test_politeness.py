@@ -372,7 +372,7 @@ def test_retry_after_is_capped_and_holds_into_the_next_run(site: TestWebServer, 
     assert 1.5 - SLACK <= gap < 5.0  # capped at max_crawl_delay, not the year 2100
 
 
-# ------------------------------------------------------------ partitions ---
+# ------------------------------------------------------------ fetch splits ---
 
 
 def test_with_queue_by_ip_hosts_sharing_an_ip_share_a_partition(store: Store, polite: Settings) -> None:
@@ -382,18 +382,18 @@ def test_with_queue_by_ip_hosts_sharing_an_ip_share_a_partition(store: Store, po
         pytest.skip(f"localhost resolves to {ip} here, not 127.0.0.1")
     add_rows(store, *(due(u) for u in names))
     # by host name (the default) they are two keys: crc32 mod 8 gives 3 and 0
-    generate(store, UrlRules.from_settings(polite), GenerateOptions(batch_id="hn", partitions=8))
-    assert [read(store, u).partition for u in names] == [3, 0]
+    generate(store, UrlRules.from_settings(polite), GenerateOptions(batch_id="hn", fetch_splits=8))
+    assert [read(store, u).fetch_split for u in names] == [3, 0]
     add_rows(store, *(WebPage(u, update_mark="hn", next_fetch=PAST) for u in names))
     by_ip = dataclasses.replace(polite, queue_by=QueueBy.IP)
-    counts = generate(store, UrlRules.from_settings(by_ip), GenerateOptions(batch_id="ip", partitions=8))
+    counts = generate(store, UrlRules.from_settings(by_ip), GenerateOptions(batch_id="ip", fetch_splits=8))
     assert counts.selected == 2
-    assert [read(store, u).partition for u in names] == [0, 0]  # one IP, one partition
+    assert [read(store, u).fetch_split for u in names] == [0, 0]  # one IP, one fetch split
     # and the option wins over the setting
     add_rows(store, *(WebPage(u, update_mark="ip", next_fetch=PAST) for u in names))
     generate(store, UrlRules.from_settings(polite),
-             GenerateOptions(batch_id="ip2", partitions=8, queue_by=QueueBy.IP))
-    assert [read(store, u).partition for u in names] == [0, 0]
+             GenerateOptions(batch_id="ip2", fetch_splits=8, queue_by=QueueBy.IP))
+    assert [read(store, u).fetch_split for u in names] == [0, 0]
 
 
 # ------------------------------------------------------------- the proxy ---

@@ -82,7 +82,7 @@ OPTION_SETS = [
     GenerateOptions(top_n=40, max_per_host=3),
     GenerateOptions(max_per_host=1),
     GenerateOptions(max_per_host=5, count_mode=CountMode.DOMAIN),
-    GenerateOptions(top_n=25, max_per_host=4, count_mode=CountMode.DOMAIN, partitions=3),
+    GenerateOptions(top_n=25, max_per_host=4, count_mode=CountMode.DOMAIN, fetch_splits=3),
     GenerateOptions(mode=CrawlMode.SITEMAP_ONLY, top_n=30),
     GenerateOptions(mode=CrawlMode.LINKS_ONLY, max_per_host=2),
     GenerateOptions(mode=CrawlMode.SITEMAP_ONLY, documents_only=True),

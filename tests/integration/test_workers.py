@@ -374,7 +374,7 @@ def test_generate_splits_and_workers_make_one_batch(web: TestWebServer, store: S
     assert [p.returncode for p in by_hand] == [0, 0], outputs
     assert [out.strip() for out, _err in outputs] == ["g1", "g1"]
     state = registry.read_batch(store, "g1")
-    assert state is not None and state.selected == 5 and state.partitions == 3  # --topN is the batch's total
+    assert state is not None and state.selected == 5 and state.fetch_splits == 3  # --topN is the batch's total
     assert {"generate.0/2", "generate.1/2"} <= set(state.done)
     refused = _cli(settings, "generate", "--split", "0/2")
     _out, err = refused.communicate(timeout=120)
@@ -388,8 +388,8 @@ def test_generate_splits_and_workers_make_one_batch(web: TestWebServer, store: S
     assert state is not None and state.selected == hosts - 5  # the rest: one seed row per host
     merged = [line for line in err.splitlines() if line.startswith("generate: batch")]
     assert len(merged) == 1 and f"selected {hosts - 5}," in merged[0], err
-    partitions = [line for line in err.splitlines() if line.startswith("fetch split ")]
-    assert sum(int(line.split(": ")[1].split()[0]) for line in partitions) == hosts - 5
+    split_lines = [line for line in err.splitlines() if line.startswith("fetch split ")]
+    assert sum(int(line.split(": ")[1].split()[0]) for line in split_lines) == hosts - 5
 
 
 def test_a_split_crawl_keeps_to_its_own_hosts(

@@ -91,10 +91,10 @@ def test_json_output_is_always_valid_json() -> None:
 
 
 def test_the_fetched_partitions_are_counted_from_the_marks() -> None:
-    state = BatchState("b", partitions=4096, done={"fetch.0/4096": "t", "fetch.7/4096": "t", "fetch.1/2": "t"})
+    state = BatchState("b", fetch_splits=4096, done={"fetch.0/4096": "t", "fetch.7/4096": "t", "fetch.1/2": "t"})
     assert state.fetched == 2
     assert state.phase() == "fetching (2 of 4096 fetch splits done)"
-    whole = BatchState("b", partitions=4096, done={"fetch": "t"})
+    whole = BatchState("b", fetch_splits=4096, done={"fetch": "t"})
     assert whole.fetched == 4096 and whole.phase().startswith("fetched, not parsed")
 
 

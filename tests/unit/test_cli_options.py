@@ -117,7 +117,7 @@ def test_an_old_name_of_a_split_flag_still_works(monkeypatch: pytest.MonkeyPatch
                                                   old: list[str]) -> None:
     given = options_reaching_the_job(monkeypatch, *new)
     assert options_reaching_the_job(monkeypatch, *old) == given
-    assert given.get("partitions") == 3 or given.get("partition") == (1, 3)
+    assert given.get("fetch_splits") == 3 or given.get("fetch_split") == (1, 3)
 
 
 @pytest.mark.parametrize("command", [["detect"], ["fetch", "--batch", "b"], ["crawl"]], ids=" ".join)
@@ -145,9 +145,9 @@ def test_threads_is_a_hidden_old_name_of_max_connections(monkeypatch: pytest.Mon
 
 
 def test_without_a_split_flag_the_defaults_hold(monkeypatch: pytest.MonkeyPatch) -> None:
-    assert options_reaching_the_job(monkeypatch, "generate")["partitions"] == 1
-    assert options_reaching_the_job(monkeypatch, "crawl")["partitions"] == 1
-    assert options_reaching_the_job(monkeypatch, "fetch", "--batch", "b")["partition"] is None
+    assert options_reaching_the_job(monkeypatch, "generate")["fetch_splits"] == 1
+    assert options_reaching_the_job(monkeypatch, "crawl")["fetch_splits"] == 1
+    assert options_reaching_the_job(monkeypatch, "fetch", "--batch", "b")["fetch_split"] is None
 
 
 @pytest.mark.parametrize("args", [["generate", "--fetch-splits", "2", "--partitions", "2"],

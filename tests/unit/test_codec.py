@@ -57,7 +57,7 @@ PAGE = WebPage(
     blacklisted="quality: too many errors", cross_submitters=("http://other.example/robots.txt",), quality=0.75,
     quality_state=QualityState.DEMOTED, quality_valid=1.0, quality_fetch=0.5, quality_lastmod=0.25,
     quality_duplicates=1.0, quality_errors=0.0, quality_freshness=0.125, quality_notes=("n1",), quality_time=T,
-    weighted_priority=0.6, score=-1.5, depth=3, radius=-1, seed=True, batch_id="20240229235958-ab12", partition=7,
+    weighted_priority=0.6, score=-1.5, depth=3, radius=-1, seed=True, batch_id="20240229235958-ab12", fetch_split=7,
     canonical="http://example.com/a", noindex=True, nofollow=False, inject_mark=T, generate_mark="g",
     fetch_mark="f", parse_mark="p", update_mark="u", discover_mark="d", merge_mark="m",
     inlinks={"http://example.com/sitemap.xml": "sitemap pr=0.8 cf=weekly lm=2024-01-01T00:00:00Z dp=3 ra=0 b=g",
@@ -193,8 +193,8 @@ def test_a_stored_value_out_of_range_is_an_unreadable_cell(column: bytes, raw: b
 def test_bounded_columns_read_their_bounds() -> None:
     cells = {b"m:dp": b"1000", b"m:ra": b"0", b"m:pa": b"4095", b"s:pr": b"1.0", b"f:fi": b"9007199254740992"}
     row = decode(WebPage, "http://x/", cells)
-    assert (row.depth, row.radius, row.partition, row.priority, row.fetch_interval) == (1000, 0, 4095, 1.0, 2**53)
-    assert decode(BatchRow, "b", {b"b:np": b"4096"}).partitions == 4096
+    assert (row.depth, row.radius, row.fetch_split, row.priority, row.fetch_interval) == (1000, 0, 4095, 1.0, 2**53)
+    assert decode(BatchRow, "b", {b"b:np": b"4096"}).fetch_splits == 4096
     with pytest.raises(CellDecodeError, match="b:np"):
         decode(BatchRow, "b", {b"b:np": b"0"})
 

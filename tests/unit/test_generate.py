@@ -1,4 +1,4 @@
-"""generate's pure parts: ranking, held rows, modes, constraints, partitions, caps."""
+"""generate's pure parts: ranking, held rows, modes, constraints, fetch splits, caps."""
 
 from __future__ import annotations
 
@@ -92,8 +92,8 @@ def test_compare_filter_uses_the_column_and_its_text_format() -> None:
 
 
 def test_options_are_checked() -> None:
-    GenerateOptions(top_n=1, max_per_host=1, partitions=1, batch_id="b-1").check()
-    for bad in (GenerateOptions(top_n=0), GenerateOptions(max_per_host=0), GenerateOptions(partitions=0),
+    GenerateOptions(top_n=1, max_per_host=1, fetch_splits=1, batch_id="b-1").check()
+    for bad in (GenerateOptions(top_n=0), GenerateOptions(max_per_host=0), GenerateOptions(fetch_splits=0),
                 GenerateOptions(batch_id="a b"), GenerateOptions(batch_id="x'y")):
         with pytest.raises(UsageError):
             bad.check()

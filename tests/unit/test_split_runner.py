@@ -70,7 +70,7 @@ def test_the_tasks_of_a_runner_that_reruns_wait_for_a_lease() -> None:
 
 def test_generate_tasks_share_one_batch_and_split_top_n() -> None:
     recorder = Recorder()
-    generate_workers(recorder, SETTINGS, GenerateOptions(top_n=10, batch_id="g1", partitions=3), 3)
+    generate_workers(recorder, SETTINGS, GenerateOptions(top_n=10, batch_id="g1", fetch_splits=3), 3)
     [(_phase, batch, tasks)] = recorder.runs
     assert all(sent(t).job is generate_phase for t in tasks)
     options = [t.options for t in tasks]
@@ -87,7 +87,7 @@ def test_fetch_tasks_are_partitions() -> None:
     assert [t.label for t in tasks] == ["0/2", "1/2"]
     task = sent(tasks[1])
     assert task.job is fetch_phase and isinstance(task.options, FetchOptions)
-    assert task.options.partition == (1, 2) and not task.options.wait and task.options.connections == 3
+    assert task.options.fetch_split == (1, 2) and not task.options.wait and task.options.connections == 3
 
 
 def test_dask_without_distributed_says_what_to_install(tmp_path: Path) -> None:
