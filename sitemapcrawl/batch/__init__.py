@@ -23,6 +23,6 @@ FACE: dict[str, tuple[str, ...]] = {
     ),
     "workers": (
         "Channel", "Pool", "Runner", "WorkerResults", "merge_counts", "raise_failed", "run_splits", "sub_splits",
-        "top_n_of_split",
+        "tasks_wait", "top_n_of_split",
     ),
 }

@@ -59,6 +59,12 @@ class Runner(Protocol):
         cancel what runs, then let the interrupt go on."""
 
 
+def tasks_wait(runner: Runner, asked: bool) -> bool:
+    """Whether the runner's tasks wait for a lease a live holder keeps: when asked (`--wait`), or when
+    the runner reruns a lost task (the rerun starts while the lost run's lease has not yet expired)."""
+    return asked or runner.reruns
+
+
 # ------------------------------------------------------------ worker side --
 
 class Throttle:

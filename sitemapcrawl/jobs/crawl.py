@@ -36,6 +36,7 @@ from sitemapcrawl.batch.workers import (
     raise_failed,
     run_splits,
     sub_splits,
+    tasks_wait,
     top_n_of_split,
 )
 from sitemapcrawl.clock import Clock, utc_now
@@ -422,9 +423,8 @@ def generate_workers(runner: Runner, settings: Settings, options: GenerateOption
 
 def parse_workers(runner: Runner, settings: Settings, batch: str, mode: CrawlMode, split: Split, workers: int,
                   wait: bool = False) -> tuple[ParseCounts, WorkerResults]:
-    """Run parse as `workers` tasks over `split` (waiting for a live holder's lease: with `wait`, or when
-    the runner reruns a lost task)."""
-    wait = wait or runner.reruns
+    """Run parse as `workers` tasks over `split` (waiting for a live holder's lease: `tasks_wait`)."""
+    wait = tasks_wait(runner, wait)
     results = run_splits(runner, "parse", batch, split, workers, lambda s: SplitTask(
         "parse", s.text(), parse_phase, settings, BatchSplit(batch, mode, s, wait=wait)))
     return results.merged(ParseCounts), results
@@ -435,8 +435,8 @@ def updatedb_workers(runner: Runner, settings: Settings, batch: str, mode: Crawl
     """Run updatedb as `workers` tasks over `split`, in two phases: every split spreads its links, then
     (once all have, and none failed) every split merges. No task waits for another: the barrier between
     the steps is here, so any number of workers (one is enough) runs them, and a lost task is simply run
-    again. Tasks wait for a live holder's lease with `wait`, or when the runner reruns a lost task."""
-    wait = wait or runner.reruns
+    again. Tasks wait for a live holder's lease as `tasks_wait` says."""
+    wait = tasks_wait(runner, wait)
 
     def task(s: Split, step: UpdateStep) -> SplitTask[BatchSplit]:
         return SplitTask("updatedb", s.text(), updatedb_phase, settings, BatchSplit(batch, mode, s, step, wait))
@@ -454,8 +454,8 @@ def updatedb_workers(runner: Runner, settings: Settings, batch: str, mode: Crawl
 def fetch_workers(runner: Runner, options: FetchOptions, settings: Settings,
                   fetch_splits: int) -> tuple[FetchCounts, WorkerResults]:
     """Run fetch as one task per fetch split of the batch (`fetch --split K/N`), waiting for a live holder's
-    lease with `options.wait`, or when the runner reruns a lost task."""
-    mine = replace(options, wait=options.wait or runner.reruns)
+    lease as `tasks_wait` says."""
+    mine = replace(options, wait=tasks_wait(runner, options.wait))
     results = runner.run("fetch", options.batch_id, [SplitTask(
         "fetch", f"{k}/{fetch_splits}", fetch_phase, settings, replace(mine, fetch_split=(k, fetch_splits)))
         for k in range(fetch_splits)])
