@@ -298,6 +298,10 @@ MAX_NUMBER = 2**53
 #: Most fetch splits a batch may have (`generate --fetch-splits`): more than any
 #: cluster runs fetchers, few enough that a registry row names each one cheaply.
 MAX_FETCH_SPLITS = 4_096
+#: Most splits a phase may have (`--split K/N`, `--workers`, the setting splits): the host
+#: buckets of the row keys (`model.splits.BUCKETS`, which config sits below), as a split is
+#: a range of them.
+MAX_SPLITS = 256
 #: Most hops a row may keep (seed `depth` / `radius`, the settings seed_depth and seed_radius).
 MAX_HOPS = 1_000
 _DAY = 86_400
@@ -330,7 +334,7 @@ RULES: dict[str, Rule] = {
     "max_cell_bytes": Rule(1),
     "warc_max_bytes": Rule(1_000),
     "lease_seconds": Rule(1, _DAY),
-    "splits": Rule(1, 256),
+    "splits": Rule(1, MAX_SPLITS),
     "batch_max_age": Rule(1, TEN_YEARS),
     "dask_reconnect_wait": Rule(0, _DAY),
     "seed_score": Rule(-MAX_NUMBER),

@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import enum
 
-from sitemapcrawl.errors import UsageError
-
 
 class CrawlMode(enum.StrEnum):
     """Which rows a crawl fetches."""
@@ -24,14 +22,6 @@ class CrawlMode(enum.StrEnum):
 def choices(kind: type[enum.Enum]) -> str:
     """The values of a choice as a message or the docs list them: `host, ip`."""
     return ", ".join(str(member.value) for member in kind)
-
-
-def crawl_mode(value: str) -> CrawlMode:
-    """The crawl mode named `value` (a batch's stored mode); UsageError listing the choices otherwise."""
-    try:
-        return CrawlMode(value)
-    except ValueError:
-        raise UsageError(f"crawl mode {value!r}: choose one of {choices(CrawlMode)}") from None
 
 
 class CountMode(enum.StrEnum):

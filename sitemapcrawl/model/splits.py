@@ -19,7 +19,9 @@ from dataclasses import dataclass
 
 from sitemapcrawl.errors import UsageError
 
-#: Host buckets. A split is a range of them, so at most this many splits.
+#: Host buckets. A split is a range of them, so at most this many splits (`config.MAX_SPLITS`, the
+#: settings' bound, is this number: a test holds them equal). Batch records keep their bucket in the
+#: row key, so changing it would strand the records of every stored batch.
 BUCKETS = 256
 
 

@@ -19,6 +19,7 @@ from typer.models import OptionInfo
 from typer.testing import CliRunner
 
 from sitemapcrawl.cli.app import app
+from sitemapcrawl.config import MAX_SPLITS, RULES
 from sitemapcrawl.model.splits import BUCKETS
 
 #: A flag that means two things, one alias per meaning, and why it is spelled alike.
@@ -81,6 +82,7 @@ def test_an_option_several_commands_share_spells_its_flag() -> None:
 def test_the_most_splits_and_workers_are_the_host_buckets() -> None:
     bounds = {flags[0]: info.max for _, _, info, flags, _ in declarations() if flags[0] in ("--workers", "--splits")}
     assert bounds == {"--workers": BUCKETS, "--splits": BUCKETS}
+    assert RULES["splits"].high == MAX_SPLITS == BUCKETS  # the setting too (config sits below model)
 
 
 # --- one word for a slice of work: --split everywhere, the old names hidden but working ----------
