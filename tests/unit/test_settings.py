@@ -261,10 +261,11 @@ def test_config_show_prints_every_setting_and_its_source(tmp_path: Path, monkeyp
 
 
 @pytest.mark.parametrize(("args", "env", "message"), [
-    (["fetch", "--batch", "b", "--delay", "1e300"], {}, "setting delay from flag --delay: 1e+300: out of range"),
+    (["fetch", "--batch", "b", "--delay", "1e300"], {},  # the flag refuses what the setting would
+     "sitemapcrawl fetch: error: Invalid value for '--delay': 1e300 is not in the range 0<=x<=86400"),
     (["config", "show"], {f"{ENV}MAX_CONNECTIONS": "0"},
-     f"setting max_connections from environment ${ENV}MAX_CONNECTIONS: '0': out of"),
-    (["config", "show"], {f"{ENV}MAX_REDIRECTS": "-2"}, "setting max_redirects from environment"),
+     f"sitemapcrawl: error: setting max_connections from environment ${ENV}MAX_CONNECTIONS: '0': out of"),
+    (["config", "show"], {f"{ENV}MAX_REDIRECTS": "-2"}, "sitemapcrawl: error: setting max_redirects from environment"),
 ])
 def test_the_command_line_exits_2_with_one_line(args: list[str], env: dict[str, str], message: str,
                                                 monkeypatch: pytest.MonkeyPatch) -> None:
@@ -272,7 +273,7 @@ def test_the_command_line_exits_2_with_one_line(args: list[str], env: dict[str, 
         monkeypatch.setenv(key, value)
     result = runner.invoke(app, args)
     assert result.exit_code == 2, result.output
-    assert result.stderr.startswith(f"sitemapcrawl: error: {message}")
+    assert result.stderr.startswith(message)
     assert len(result.stderr.strip().splitlines()) == 1 and "Traceback" not in result.output
 
 
