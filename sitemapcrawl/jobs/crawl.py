@@ -44,7 +44,7 @@ from sitemapcrawl.config import Settings
 from sitemapcrawl.errors import LeaseHeldError, UsageError
 from sitemapcrawl.jobs.detect import DetectCounts, detect
 from sitemapcrawl.jobs.fetch import FetchCounts, FetchOptions, fetch_phase
-from sitemapcrawl.jobs.generate import GenerateCounts, GenerateOptions, generate_phase, new_batch_id
+from sitemapcrawl.jobs.generate import GenerateCounts, GenerateOptions, generate_phase
 from sitemapcrawl.jobs.inject import InjectCounts, Rejected, inject
 from sitemapcrawl.jobs.parse import ParseCounts, parse_phase
 from sitemapcrawl.jobs.updatedb import UpdateCounts, updatedb_phase
@@ -408,7 +408,7 @@ def generate_workers(runner: Runner, settings: Settings, options: GenerateOption
     (a split of several machines needs the batch id they share).
     """
     options.check()
-    batch = options.batch_id or new_batch_id(clock())
+    batch = options.batch_for(clock())
 
     def task(s: Split) -> SplitTask[GenerateOptions]:
         mine = replace(options, batch_id=batch, split=s, top_n=top_n_of_split(options.top_n, s))
@@ -486,7 +486,7 @@ class Splits:
         lost), the registry's count is taken. Cost: a get and a check-and-put before; one get when none
         were selected.
         """
-        batch = options.batch_id or new_batch_id(utc_now())  # a split crawl's batch is its own
+        batch = options.batch_for(utc_now())  # the crawl's splits' batch: named in the registry first
         mine = replace(options, split=self.split, fetch_splits=self.workers, batch_id=batch)
         with Store(self.settings) as store:  # named before any runs: a crawl killed now runs them next time
             registry.begin_generating(store, batch, sub_splits(self.split, self.workers))

@@ -91,6 +91,11 @@ class GenerateOptions:
         if not self.split.whole and self.batch_id is None:
             raise UsageError("--split needs --batch-id: every split of a generate adds to the same batch")
 
+    def batch_for(self, now: datetime) -> str:
+        """The batch a run adds to: the id given, or a new one (`new_batch_id`). A run of several splits
+        asks once, before any split runs, and gives the id to each."""
+        return self.batch_id or new_batch_id(now)
+
 
 @dataclass
 class GenerateCounts:
@@ -357,7 +362,7 @@ def generate(
             registry.end_generating(store, options.batch_id, options.split)
         log.info("generate: %s", counts.summary())
         return counts
-    batch = options.batch_id or new_batch_id(now)
+    batch = options.batch_for(now)
     counts.batch_id = batch
 
     by = options.queue_by or rules.settings.queue_by

@@ -100,6 +100,8 @@ def test_options_are_checked() -> None:
 def test_new_batch_id_starts_with_the_time() -> None:
     assert new_batch_id(T0).startswith("20250101000000-")
     GenerateOptions(batch_id=new_batch_id(T0)).check()
+    assert GenerateOptions(batch_id="b1").batch_for(T0) == "b1"
+    assert GenerateOptions().batch_for(T0).startswith("20250101000000-")
 
 
 def _candidates(by_domain: bool = False) -> list[Candidate]:
