@@ -48,7 +48,7 @@ from usp.web_client.abstract_client import (
 import sitemapcrawl
 from sitemapcrawl.config import load_settings
 from sitemapcrawl.errors import SitemapError
-from sitemapcrawl.sitemaps.discovery import WELL_KNOWN_SITEMAP_PATHS
+from sitemapcrawl.sitemaps.discovery import WELL_KNOWN_SITEMAP_PATHS, site_root
 from sitemapcrawl.sitemaps.document import parse_sitemap
 from sitemapcrawl.sitemaps.limits import SitemapLimits
 from sitemapcrawl.sitemaps.model import SitemapKind, SitemapRef
@@ -240,12 +240,6 @@ class UspTreeReader:
         return pages_sitemap(document.kind, final, document.page_chunks(CHUNK_PAGES), self.spool)
 
 
-def homepage_of(url: str) -> str:
-    """`scheme://host[:port]/` of `url` (as usp's `strip_url_to_homepage`)."""
-    parts = urlsplit(url)
-    return f"{parts.scheme}://{parts.netloc}/"
-
-
 def usp_tree(
     homepage_url: str,
     fetcher: Fetcher,
@@ -267,7 +261,7 @@ def usp_tree(
     if parts.scheme.lower() not in HTTP_SCHEMES or not parts.netloc:
         raise SitemapError(f"URL {homepage_url} is not a HTTP(s) URL.")
     if normalize_homepage_url:
-        homepage_url = homepage_of(homepage_url)
+        homepage_url = site_root(homepage_url)  # as usp's strip_url_to_homepage
     if not homepage_url.endswith("/"):
         homepage_url += "/"
     found: list[AbstractSitemap] = []
