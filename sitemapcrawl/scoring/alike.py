@@ -91,7 +91,8 @@ class _CountAlike:
     def __init__(self, step: CountStep) -> None:
         self.step = step
         self._kinds = evidence.KindNumbers()  # numbered: each row alike looks its kind up
-        self._judged: evidence.Forgetful[tuple[bytes, int, bool], CountFirst] = evidence.Forgetful()
+        self._judged: evidence.Forgetful[tuple[bytes, int, tuple[tuple[str, bool, str], ...]], CountFirst] = (
+            evidence.Forgetful())
 
     def first(self, key: bytes, row: WebPage) -> tuple[dict[bytes, bytes], CountFirst]:
         """`CountStep.take` of one row judged for the first time: its cells, and how it was judged."""
@@ -101,11 +102,12 @@ class _CountAlike:
         step.counts.rows += 1
         kind = self._kinds.of(tally.key())
         lines, cell = step.judge(key, row, origin, name, tally, kind)
-        shape = (origin, kind, bool(row.is_sitemap))
-        judged = self._judged.get(shape)  # shared by the rows of a kind and origin: memory, not time
+        # Shared by the rows of a kind, origin and audit notes (memory, not time). The notes are of the key:
+        # why a row is on a list reads more than its tally does (a news entry's date).
+        shape = (origin, kind, count_step.lists_noted(row, lines))
+        judged = self._judged.get(shape)
         if judged is None:
-            judged = self._judged.keep(shape, CountFirst(origin, name, tally, kind, bool(row.is_sitemap),
-                                                         count_step.lists_noted(row, lines)))
+            judged = self._judged.keep(shape, CountFirst(origin, name, tally, kind, bool(row.is_sitemap), shape[2]))
         return ({_HC: cell} if cell is not None else {}), judged
 
     def again(self, key: bytes, url: str, judged: CountFirst) -> None:

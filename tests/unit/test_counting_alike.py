@@ -120,3 +120,18 @@ def test_rows_whose_texts_do_not_repeat_are_judged_each_by_itself() -> None:
     done, by_kind = counted(repeating, quality=True, alike=True, repeats_seen=10)
     assert done == one_by_one
     assert by_kind == 60
+
+
+def test_rows_alike_in_their_counts_but_not_in_why_keep_their_own_reason() -> None:
+    """Two news entries of one origin, stale alike but published on different days, count the same; each
+    kind's rows are sampled with its own date (why a row is on a list reads more than its tally)."""
+    texts = [format_inlink(Inlink(InlinkKind.SITEMAP, 1, 0, BATCH, news_date=datetime(2026, 5, day, tzinfo=UTC),
+                                  news_stale=True)) for day in (1, 2)]
+    rows = [(texts[n % 2], TRUSTED, f"http://127.0.0.2:8000/n/{n}.html") for n in range(6)]
+    one_by_one, _none = counted(rows, quality=False, alike=False)
+    done, by_kind = counted(rows, quality=False, alike=True)
+    assert done == one_by_one
+    assert by_kind == 6
+    samples = done["samples"][b"127.0.0.2:http:8000"]  # type: ignore[index]
+    assert samples["news-stale"]["http://127.0.0.2:8000/n/3.html"] == (
+        True, "published 2026-05-02T00:00:00Z, over two days before its sitemap was read")
