@@ -13,10 +13,10 @@ its rerun. A row with `m:hc` or `s:fl` is counted already:
 updatedb moves it between counts when it judges it.
 
 Cost per call: a multi-get of the rows there before that no counting
-holds (when there are), a multi-get of the audit samples of the origins of rows on
-an audit list (when there are), a write of the cells, a write of the
-sitemap summaries (when there are sitemaps; a multi-get too when some of
-them are rows that were there before), a write of the `m:hc` cells.
+holds (when there are: what they are counted and summarised by), a
+multi-get of the audit samples of the origins of rows on an audit list
+(when there are), a write of the cells, a write of the sitemap summaries
+(when there are sitemaps), a write of the `m:hc` cells.
 """
 
 from __future__ import annotations
@@ -27,14 +27,17 @@ from collections.abc import Iterable
 from sitemapcrawl.model.audit import audit_lists
 from sitemapcrawl.model.cells import overlaid
 from sitemapcrawl.model.webpage import WEBPAGE_TABLE, WebPage
-from sitemapcrawl.scoring import evidence
+from sitemapcrawl.scoring import evidence, rowcounts
 from sitemapcrawl.scoring.count_step import CountCounts, CountStep
 from sitemapcrawl.storage.store import Store
 from sitemapcrawl.storage.tables import Unreadable, read_pages
 
 #: What a job reads of the rows it is about to write, for `count_written`: whether a counting holds them. The
-#: few that no counting holds are read again whole (`CountStep.FIELDS`), not every row a chunk meets.
+#: few that no counting holds are read again whole (`_STALE_FIELDS`), not every row a chunk meets.
 FIELDS = ["counted", "first_listing"]
+#: What a row there before that no counting holds is read with once written: what it is counted by and, a
+#: sitemap, summarised by.
+_STALE_FIELDS = list(dict.fromkeys([*CountStep.FIELDS, *rowcounts.SUMMARY_FIELDS]))
 
 Written = tuple[bytes, WebPage | None, WebPage]
 """A row a job wrote: its key, the row as read before (with at least `FIELDS`; None: a new row), the update put
@@ -47,8 +50,7 @@ def count_written(store: Store, written: Iterable[Written], job: str, unreadable
     Call it once the rows are written. `job` names the run id's kind
     (`inject`, `detect`). Raises the store's errors.
     """
-    rows: dict[bytes, WebPage] = {}
-    whole: set[bytes] = set()  # new rows: what was put is all they hold, their summaries need no read
+    rows: dict[bytes, WebPage] = {}  # each row whole: a new one holds what was put, a stale one is read so
     stale: set[bytes] = set()  # rows there before that no counting holds: read as written
     for key, before, update in written:
         if key in stale:
@@ -58,11 +60,10 @@ def count_written(store: Store, written: Iterable[Written], job: str, unreadable
             rows[key] = overlaid(held, update)
         elif before is None:
             rows[key] = update
-            whole.add(key)
         elif before.counted is None and before.first_listing is None:
             stale.add(key)
     if stale:
-        rows.update(read_pages(store, sorted(stale), CountStep.FIELDS, job, unreadable))
+        rows.update(read_pages(store, sorted(stale), _STALE_FIELDS, job, unreadable))
     if not rows:
         return CountCounts()
     ordered = sorted(rows.items())
@@ -70,7 +71,7 @@ def count_written(store: Store, written: Iterable[Written], job: str, unreadable
     step.read_samples(key for key, row in ordered if audit_lists(row))  # a new row is on few lists
     marks = step.take(ordered)
     # The cells first: a run stopped before its marks is rerun alike.
-    counts = step.finish(fold=False, whole={key: rows[key] for key in whole})
+    counts = step.finish(fold=False, whole=rows)
     store.write(WEBPAGE_TABLE, marks)
     return counts
 
