@@ -116,10 +116,7 @@ class _CountAlike:
         reads the URL only to compare it with one). Its cell is the one `first` gave that row."""
         step = self.step
         step.counts.rows += 1
-        step.counts.changed += 1
-        if judged.is_sitemap:
-            step.summarise.add(key)
-        step.ledger.lines(judged.origin, judged.kind, count_step.counted, judged.name, judged.tally)
+        step.count_first(key, judged.origin, judged.name, judged.tally, judged.kind, judged.is_sitemap)
         step.note_lists(judged.origin, url, judged.notes)
 
 

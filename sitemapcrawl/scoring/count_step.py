@@ -128,18 +128,28 @@ class CountStep:
         """Judge one row of origin `origin` (named `name`) again, its tally `tally`; its lines, and its `m:hc`
         cell when it changed (None: unchanged). `kind`: its ledger kind when judged for the first time
         (default: its tally's key; rows of one kind give the same lines)."""
+        if not row.counted:  # judged for the first time (every new row): once per origin and tally
+            lines, cell = self.count_first(key, origin, name, tally, tally.key() if kind is None else kind,
+                                           bool(row.is_sitemap))
+            self.note_lists(origin, row.url, lists_noted(row, lines))
+            return lines, cell
         if row.is_sitemap:
             self.summarise.add(key)
-        if not row.counted:  # judged for the first time (every new row): once per origin and tally
-            lines, cell = self.ledger.lines(origin, tally.key() if kind is None else kind, counted, name, tally)
-            self.note_lists(origin, row.url, lists_noted(row, lines))
-            self.counts.changed += 1
-            return lines, cell
         lines, changed = self.ledger.again(origin, row.url, row.counted, counted(name, tally))
         self.note_lists(origin, row.url, lists_noted(row, lines))
         if changed is not None:
             self.counts.changed += 1
         return lines, changed
+
+    def count_first(self, key: bytes, origin: bytes, name: str, tally: Tally, kind: Hashable,
+                    is_sitemap: bool) -> tuple[list[Contribution], bytes]:
+        """`judge` of row `key`, judged for the first time, but its audit lists (`note_lists`): its lines and
+        `m:hc` cell. `kind`: its ledger kind (equal for rows of equal `tally` and origin). A lookup when the
+        kind was met before (`scoring.alike` counts rows alike so)."""
+        self.counts.changed += 1
+        if is_sitemap:
+            self.summarise.add(key)
+        return self.ledger.lines(origin, kind, counted, name, tally)
 
     def note_lists(self, origin: bytes, url: str, noted: tuple[tuple[str, bool, str], ...]) -> None:
         """Note `url` on (True, and why) or off (False) these audit lists of `origin` (`lists_noted`): for
