@@ -230,7 +230,10 @@ def take_counted_snapshot(store: Store, now: datetime) -> Snapshot:
                 summaries.append((rowkeys.row_key(value["url"]).encode("utf-8"), value))
             for name, listed in rowcounts.read_samples(row.audit_samples or {}).items():
                 if name in samples:
-                    samples[name] += [(rowkeys.row_key(u).encode("utf-8"), u, why) for u, why in listed.items()]
+                    found = samples[name]
+                    found += [(rowkeys.row_key(u).encode("utf-8"), u, why) for u, why in listed.items()]
+                    if len(found) > 2 * AUDIT_CAP:  # the first in key order are shown: memory stays a few caps
+                        samples[name] = sorted(found)[:AUDIT_CAP]
         except (InvalidUrlError, CellDecodeError, UnicodeDecodeError, ValueError) as exc:
             log.warning("panels: skipping host row %r: %s", key[:200], exc)
             report.totals.unreadable += 1

@@ -6,11 +6,14 @@ from collections import Counter
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from memory_store import MemoryStore
 
 from sitemapcrawl.errors import UsageError
-from sitemapcrawl.model.webpage import ChangeFreq, QualityState, WebPage
+from sitemapcrawl.model.cells import encode
+from sitemapcrawl.model.webpage import HOST_TABLE, ChangeFreq, HostRow, QualityState, WebPage
 from sitemapcrawl.report.html import bar_chart, page, render_panel
 from sitemapcrawl.report.panels import (
+    AUDIT_CAP,
     PANELS,
     Extras,
     SitemapQuality,
@@ -18,9 +21,12 @@ from sitemapcrawl.report.panels import (
     add_extra,
     panel_data,
     panel_options,
+    take_counted_snapshot,
 )
 from sitemapcrawl.report.serve import ServeOptions
 from sitemapcrawl.report.text import Report, SitemapSummary
+from sitemapcrawl.scoring import rowcounts
+from sitemapcrawl.web import rowkeys
 
 NOW = datetime(2025, 6, 1, 12, 0, tzinfo=UTC)
 HOSTILE = "<script>alert(1)</script>"
@@ -104,3 +110,29 @@ def test_serve_options_are_checked() -> None:
     for bad in (ServeOptions(port=70000), ServeOptions(refresh=0.5), ServeOptions(refresh=4000)):
         with pytest.raises(UsageError):
             bad.check()
+
+
+def test_the_counted_audit_shows_the_first_samples_in_key_order_of_many_origins() -> None:
+    """`serve`'s audit lists, from the samples of more origins than a list shows: the first `AUDIT_CAP` in
+    row-key order, with their reasons, however many origins hold samples."""
+    class HostScan(MemoryStore):
+        def require_tables(self, *_tables: str) -> None:
+            pass
+
+        def existing_tables(self) -> set[str]:
+            return {HOST_TABLE}
+
+        def scan(self, table: str, stop: bytes, columns: object = None) -> list[tuple[bytes, dict[bytes, bytes]]]:
+            return [(key, cells) for key, cells in sorted(self.tables[table].items()) if key < stop]
+
+    store = HostScan()
+    every: list[str] = []
+    for origin in (f"http://127.0.0.{n}" for n in range(2, 9)):
+        listed = {f"{origin}/p/{n}.html": f"linked from no crawled page {n}" for n in range(AUDIT_CAP)}
+        every += listed
+        store.tables[HOST_TABLE][rowkeys.row_key(origin + "/")[:-1].encode()] = encode(
+            HostRow("", audit_samples={"orphans": rowcounts.sample_text(listed)}))
+    audit = take_counted_snapshot(store, NOW).extras.audit["orphans"]  # type: ignore[arg-type]
+    first = sorted(every, key=rowkeys.row_key)[:AUDIT_CAP]
+    assert audit.urls == first
+    assert audit.reasons[first[-1]] == f"linked from no crawled page {first[-1].split('/')[-1][:-5]}"
