@@ -183,6 +183,27 @@ def test_every_package_shows_a_public_face() -> None:
         assert ast.get_docstring(ast.parse(source)), f"{init.relative_to(PACKAGE)} has no docstring"
 
 
+def unnamed_modules(init: Path) -> list[str]:
+    """The modules of the package of `init` that its docstring does not name in backquotes."""
+    docstring = ast.get_docstring(ast.parse(init.read_text(encoding="utf-8"))) or ""
+    return sorted(path.stem for path in init.parent.glob("*.py")
+                  if path.stem != "__init__" and f"`{path.stem}`" not in docstring)
+
+
+def test_every_package_docstring_names_its_modules() -> None:
+    """docs/layout.md leaves the list of a package's modules to its docstring: a module it omits is unseen."""
+    unnamed = {init.parent.name: found for init in sorted(PACKAGE.glob("*/__init__.py"))
+               if (found := unnamed_modules(init))}
+    assert unnamed == {}
+
+
+def test_the_docstring_reader_sees_a_module_not_named(tmp_path: Path) -> None:
+    (tmp_path / "__init__.py").write_text('"""`feed` reads; work writes."""\n', encoding="utf-8")
+    for name in ("feed", "work", "engine"):
+        (tmp_path / f"{name}.py").write_text("", encoding="utf-8")
+    assert unnamed_modules(tmp_path / "__init__.py") == ["engine", "work"]
+
+
 def faces() -> dict[str, dict[str, tuple[str, ...]]]:
     """Each package's `FACE`: module -> the names other packages may use (read from the source, not imported)."""
     found = {}
