@@ -296,7 +296,7 @@ PORT_BAND = 400
 """How many ports each test worker takes its servers' ports from (`free_port`)."""
 
 
-def _ephemeral_low() -> int:
+def ephemeral_low() -> int:
     """The lowest port the OS hands out by itself (bind to 0, a connection's own end)."""
     try:
         return int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
@@ -308,13 +308,14 @@ def _worker_band() -> range:
     """This test worker's own ports: a band below the ephemeral range, one per xdist worker (gwN)."""
     worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0")
     index = int(worker[2:]) if worker[2:].isdigit() else 0
-    top = _ephemeral_low() - index * PORT_BAND
-    assert top - PORT_BAND > 1024, f"no room for worker {worker}'s ports below {_ephemeral_low()}"
+    top = ephemeral_low() - index * PORT_BAND
+    assert top - PORT_BAND > 1024, f"no room for worker {worker}'s ports below {ephemeral_low()}"
     return range(top - PORT_BAND, top)
 
 
-_ports: Iterator[int] | None = None
-"""This process's turn through its band (`free_port`), made at the first call."""
+_turns = itertools.count(os.getpid())
+"""This process's turn through its band (`free_port`): it starts at the pid, so a rerun soon after starts
+elsewhere in the band."""
 
 
 def free_port() -> int:
@@ -327,12 +328,9 @@ def free_port() -> int:
     (both seen in CI: a cluster's Thrift server that never bound its port). No other worker, and no
     port the OS hands out, is ever in this band; a port is reused only after the whole band.
     """
-    global _ports
     band = _worker_band()
-    if _ports is None:
-        start = band.start + os.getpid() % len(band)  # a rerun soon after starts elsewhere in the band
-        _ports = itertools.cycle([*range(start, band.stop), *range(band.start, start)])
-    for port in itertools.islice(_ports, len(band)):
+    for turn in itertools.islice(_turns, len(band)):
+        port = band[turn % len(band)]
         with socket.socket() as probe:
             try:
                 probe.bind(("127.0.0.1", port))

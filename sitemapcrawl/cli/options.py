@@ -29,12 +29,12 @@ from sitemapcrawl.modes import CrawlMode, QueueBy
 T = TypeVar("T")
 
 
-def _range(name: str) -> dict[str, Any]:
-    """`min=` and `max=` of the option that sets setting `name`: the range `config.RULES` gives it, so
-    a flag and the setting it overrides refuse the same values."""
+def setting_range(name: str) -> dict[str, Any]:
+    """`min=` and `max=` of an option that sets setting `name`: the range `config.RULES` gives it (no
+    upper bound: `MAX_NUMBER`), so a flag and the setting it overrides refuse the same values."""
     rule = RULES[name]
-    assert rule.low is not None and rule.high is not None and not rule.above, name
-    return {"min": rule.low, "max": rule.high}
+    assert rule.low is not None and not rule.above, name
+    return {"min": rule.low, "max": MAX_NUMBER if rule.high is None else rule.high}
 
 
 # --- output ---------------------------------------------------------------------------------------
@@ -87,7 +87,7 @@ FetchSplitsOption = Annotated[int | None, typer.Option(
     help="Split the batch's fetch N ways: hash(politeness key) mod N, so a fetch queue is in one split "
          "(see --queue-by) [default: 1].")]
 SplitsOption = Annotated[int | None, typer.Option(
-    "--splits", **_range("splits"), metavar="N", show_default=False,
+    "--splits", **setting_range("splits"), metavar="N", show_default=False,
     help=f"With --split auto: the task count N, where the scheduler sets none (Kubernetes). {setting('splits')}")]
 WorkersOption = Annotated[int, typer.Option(
     "--workers", min=1, max=BUCKETS, metavar="N",
@@ -112,14 +112,14 @@ WarcOption = Annotated[str | None, typer.Option(
     "--warc", metavar="DIR", show_default=False, callback=_warc_folder,
     help=f"Also write every request and response as WARC files in DIR. {setting('warc_dir')}")]
 MaxConnectionsOption = Annotated[int | None, typer.Option(
-    "--max-connections", **_range("max_connections"), metavar="N", show_default=False,
+    "--max-connections", **setting_range("max_connections"), metavar="N", show_default=False,
     help="Requests in flight at once over all hosts; each host keeps its own pace, so the hosts ready "
          f"decide how many are. {setting('max_connections')}")]
 ThreadsPerHostOption = Annotated[int | None, typer.Option(
-    "--threads-per-host", **_range("threads_per_host"), metavar="N", show_default=False,
+    "--threads-per-host", **setting_range("threads_per_host"), metavar="N", show_default=False,
     help=f"Requests in flight per host. {setting('threads_per_host')}")]
 DelayOption = Annotated[float | None, typer.Option(
-    "--delay", **_range("delay"), metavar="SECONDS", show_default=False,
+    "--delay", **setting_range("delay"), metavar="SECONDS", show_default=False,
     help=f"Pause between requests to a host. {setting('delay')}")]
 HeaderOption = Annotated[list[str] | None, typer.Option(
     "--header", metavar="NAME:VALUE", show_default=False,
@@ -142,7 +142,7 @@ OldPartitionsOption = Annotated[int | None, typer.Option(
     "--partitions", min=1, max=MAX_FETCH_SPLITS, metavar="N", hidden=True, show_default=False,
     help="The old name of --fetch-splits.")]
 OldThreadsOption = Annotated[int | None, typer.Option(
-    "--threads", **_range("max_connections"), metavar="N", hidden=True, show_default=False,
+    "--threads", **setting_range("max_connections"), metavar="N", hidden=True, show_default=False,
     help="The old name of --max-connections.")]
 
 

@@ -18,7 +18,15 @@ from typing import Annotated, Any
 import typer
 
 from sitemapcrawl.cli.console import EXIT_INTERRUPTED
-from sitemapcrawl.cli.options import HeaderOption, JsonlOption, JsonOption, NetrcOption, ProbeOption, StrictOption
+from sitemapcrawl.cli.options import (
+    HeaderOption,
+    JsonlOption,
+    JsonOption,
+    NetrcOption,
+    ProbeOption,
+    StrictOption,
+    setting_range,
+)
 from sitemapcrawl.cli.shared import (
     State,
     access_flags,
@@ -28,7 +36,7 @@ from sitemapcrawl.cli.shared import (
     setting,
     stage_progress,
 )
-from sitemapcrawl.config import MAX_NUMBER, Settings, with_flags
+from sitemapcrawl.config import Settings, with_flags
 from sitemapcrawl.errors import SitemapError, UsageError
 from sitemapcrawl.urlparts import HTTP_SCHEMES
 
@@ -75,10 +83,10 @@ def sitemap_parse(
     source: Annotated[str, typer.Argument(metavar="URL|FILE", help="A sitemap URL or a local file path.")],
     jsonl: JsonlOption = False,
     strict: StrictOption = None,
-    max_urls: Annotated[int | None, typer.Option(min=0, max=MAX_NUMBER, metavar="N", show_default=False,
+    max_urls: Annotated[int | None, typer.Option(**setting_range("max_sitemap_urls"), metavar="N", show_default=False,
                                                  help=f"Entries kept. {setting('max_sitemap_urls')}")] = None,
     max_bytes: Annotated[
-        int | None, typer.Option(min=0, max=MAX_NUMBER, metavar="N", show_default=False,
+        int | None, typer.Option(**setting_range("max_sitemap_bytes"), metavar="N", show_default=False,
                                  help=f"Uncompressed bytes read. {setting('max_sitemap_bytes')}")
     ] = None,
     vouched_by: Annotated[

@@ -2,12 +2,11 @@
 
 `feed` reads a batch's members and hands out per-host work; `queues` keeps one
 queue per politeness key; `pacing` spaces requests by crawl delay across
-threads and processes; `work` fetches one URL (robots.txt, conditional GET,
-redirects) into an outcome; `write` records outcomes and host times;
-`model` holds the values they pass. `jobs.fetch` wires them together.
+threads and processes; `engine` asks every ready host at once within a
+connection cap (robots.txt, conditional GET, redirects); `outcomes` turns an
+answer into the facts its row records; `write` records outcomes and host
+times; `model` holds the values they pass. `jobs.fetch` wires them together.
 """
-
-__all__ = ["feed", "model", "pacing", "queues", "work", "write"]
 
 #: What other packages may use of this one, module by module (tests/unit/test_layout.py refuses any other
 #: name): a module or a name not here is this package's own.

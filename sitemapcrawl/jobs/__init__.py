@@ -3,7 +3,9 @@
 A job never hands data to the next one through memory or files: all state is
 in HBase, so every job can be stopped and run again. Jobs import the parts
 below them (fetcher, scoring, batch, storage, web, model), never another job,
-except `crawl`, the one loop that runs the others.
+except `crawl`, the one loop that runs the others. The jobs: `init`,
+`inject`, `detect`, `generate`, `fetch`, `parse`, `updatedb`, `crawl`,
+`readdb` and `export`.
 """
 
 #: What other packages may use of this one, module by module (tests/unit/test_layout.py refuses any other

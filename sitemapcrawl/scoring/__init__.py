@@ -7,7 +7,8 @@ the weight of its priorities; `rowcounts` turns them into the row counts
 steps that apply the ledger to a batch's rows, each row judged by itself;
 `alike` wraps them to judge rows merged alike once per kind; `hreflang_step`
 judges a row's hreflang return links before it is counted; `new_rows`
-counts the rows inject and detect write that no batch has judged.
+counts the rows inject and detect write that no batch has judged;
+`firstlisting` stores a first-listed row's two ledger cells as one short cell.
 """
 
 #: What other packages may use of this one, module by module (tests/unit/test_layout.py refuses any other

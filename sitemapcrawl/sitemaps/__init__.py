@@ -7,10 +7,11 @@ lxml `iterparse` loop), `feeds` (RSS and Atom), `text`, `normalize` (loc,
 lastmod, changefreq, priority), `scope` (vouching hosts, else the folder
 rule), `limits`, `discovery` (the well-known paths), `tree` (walking a site's
 sitemaps, network behind a protocol), `render` (what the CLI prints), `model`
-(values and errors), `usp_tree` and `usp_pages` (`sitemap_tree_for_homepage`,
-ultimate-sitemap-parser's call and objects, read by this engine; imported on
-first use, since usp's import costs more than the rest of the package). Which
-library does what, and why: docs/sitemaps.md.
+(values and errors), `times` (the one spelling of a time), `usp_tree` and
+`usp_pages` (`sitemap_tree_for_homepage`, ultimate-sitemap-parser's call and
+objects, read by this engine; imported on first use, since usp's import
+costs more than the rest of the package). Which library does what, and why:
+docs/sitemaps.md.
 """
 
 from typing import TYPE_CHECKING, Any

@@ -12,7 +12,8 @@ of the internet.
 
 Modules: `model` (the description), `render` (bodies), `truth` (what the
 description implies), `server` (serving, faults, revisions, access log),
-`accesslog` (what was requested, when), `generate` (ready-made webs;
+`accesslog` (what was requested, when), `latency` (thousands of slow
+sites from one event loop, for the benchmarks), `generate` (ready-made webs;
 `changing_web` changes between crawls), `__main__` (`python -m sitemapcrawl.testweb`).
 """
 

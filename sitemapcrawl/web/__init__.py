@@ -3,7 +3,8 @@
 `urls` canonicalises URLs, `hostnames` host names and registered domains,
 `rowkeys` builds row keys and key prefixes from them; `urlfilters` and `rules` decide
 which URLs are in scope; `http` is the one HTTP client (behind a small
-protocol, failures as values); `robots` parses robots.txt with protego and
+protocol, failures as values), `decoding` undoes its Content-Encoding
+within a cap; `robots` parses robots.txt with protego and
 `robots_txt` fetches it; `htmllinks` takes a page's outlinks; `pagesays`
 reads what a page says about itself (robots directives, canonical,
 hreflang) from its head and headers; `challenge` tells a bot challenge

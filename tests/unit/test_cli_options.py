@@ -8,6 +8,7 @@ distinct `typer.Option(...)` objects that declare it, over every command.
 from __future__ import annotations
 
 import inspect
+import re
 import typing
 from collections import defaultdict
 from collections.abc import Callable, Iterator
@@ -19,7 +20,7 @@ from typer.models import OptionInfo
 from typer.testing import CliRunner
 
 from sitemapcrawl.cli.app import app
-from sitemapcrawl.config import MAX_SPLITS, RULES
+from sitemapcrawl.config import MAX_NUMBER, MAX_SPLITS, RULES
 from sitemapcrawl.model.splits import BUCKETS
 
 #: A flag that means two things, one alias per meaning, and why it is spelled alike.
@@ -77,6 +78,22 @@ def test_an_option_several_commands_share_spells_its_flag() -> None:
         spelled[id(info)] = is_spelled
     loose = [sorted(where) for key, where in users.items() if len(where) > 1 and not spelled[key]]
     assert not loose, f"a shared option whose flag follows each parameter's name: {loose}"
+
+
+def test_an_option_that_sets_a_number_setting_takes_its_range() -> None:
+    """A flag refuses what the setting it overrides refuses, in the parser's words, before any work
+    (`sitemap parse --max-bytes 0` once read nothing where the setting max_sitemap_bytes refuses 0)."""
+    checked, wrong = set(), {}
+    for command, _, info, flags, _ in declarations():
+        named = re.search(r"\[setting (\w+);", info.help or "")
+        rule = RULES.get(named.group(1)) if named else None
+        if rule is None:
+            continue
+        checked.add(flags[0])
+        if (info.min, info.max) != (rule.low, MAX_NUMBER if rule.high is None else rule.high):
+            wrong[f"{command} {flags[0]}"] = (info.min, info.max, rule)
+    assert wrong == {}
+    assert {"--delay", "--max-connections", "--threads-per-host", "--splits", "--max-bytes"} <= checked
 
 
 def test_the_most_splits_and_workers_are_the_host_buckets() -> None:

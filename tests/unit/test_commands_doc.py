@@ -46,9 +46,9 @@ def visible_options(command: Any) -> list[list[str]]:
     return found
 
 
-def sections() -> dict[str, str]:
-    """Command path -> the text of its section(s) in the guide; `""` -> the text before the first one."""
-    text = GUIDE.read_text(encoding="utf-8")
+def sections(text: str | None = None) -> dict[str, str]:
+    """Command path -> the text of its section(s) in the guide (or `text`); `""` -> the text before the first one."""
+    text = GUIDE.read_text(encoding="utf-8") if text is None else text
     heads = list(HEADING.finditer(text))
     found: dict[str, str] = {"": text[:heads[0].start()] if heads else text}
     for here, after in zip(heads, [*heads[1:], None], strict=True):
@@ -77,3 +77,13 @@ def test_the_global_options_are_named_before_the_commands() -> None:
     text = sections()[""]
     missing = [names[0] for names in visible_options(ROOT) if not any(named(name, text) for name in names)]
     assert not missing, f"docs/commands.md, global options: {missing}"
+
+
+def test_the_reader_finds_sections_and_whole_flags() -> None:
+    guide = ("Global: `--hbase`.\n## `sitemapcrawl fetch [OPTIONS]`\n`--split-keys` only\n"
+             "## `sitemapcrawl sitemap parse FILE`\n`--jsonl`\n## `sitemapcrawl fetch` again\n`--split K/N`\n")
+    found = sections(guide)
+    assert sorted(found) == ["", "fetch", "sitemap parse"]
+    assert named("--hbase", found[""]) and not named("--jsonl", found[""])
+    assert named("--split", found["fetch"])  # from the second section of fetch
+    assert not named("--split", "`--split-keys` only") and not named("--json", "`--jsonl`")

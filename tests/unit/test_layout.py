@@ -3,7 +3,11 @@
 Packages sit on floors and imports point down (DESIGN.md, docs/layout.md):
 a module imports its own package or a floor below, never a package beside or
 above it; no job imports another job except `crawl`; no module outside a
-package imports a name of it that starts with `_`; no module is over 600 lines.
+package imports a name of it that starts with `_`; no package's code uses a
+name of another package that its `FACE` does not offer; no two modules import
+each other; only `clock.py` reads the wall clock; no module is over 600 lines
+nor its docstring over 20. Each rule's reader or verdict has a test of its
+own on a made-up violation, so a rule that could no longer fail is seen.
 """
 
 from __future__ import annotations
@@ -88,34 +92,70 @@ def test_every_room_has_a_floor() -> None:
     assert rooms <= set(FLOOR_OF), f"rooms without a floor: {sorted(rooms - set(FLOOR_OF))}"
 
 
+def upward(here: str, imports: list[tuple[str, list[str]]]) -> list[str]:
+    """The modules of `imports` (as `imports_of` gives them) on room `here`'s floor or above it."""
+    found = []
+    for module, names in imports:
+        for target in targets(module, names):
+            there = room_of(target)
+            if there and there != here and FLOOR_OF[there] <= FLOOR_OF[here]:
+                found.append(target)
+    return found
+
+
 @pytest.mark.parametrize("path", package_modules(), ids=lambda path: str(path.relative_to(PACKAGE)))
 def test_imports_point_down(path: Path) -> None:
     here = room_of(module_name(path))
     if not here:
         return
-    upward = []
-    for module, names in imports_of(path):
-        for target in targets(module, names):
-            there = room_of(target)
-            if there and there != here and FLOOR_OF[there] <= FLOOR_OF[here]:
-                upward.append(target)
-    assert upward == [], f"{module_name(path)} imports {upward}: same floor or above"
+    upward_imports = upward(here, imports_of(path))
+    assert upward_imports == [], f"{module_name(path)} imports {upward_imports}: same floor or above"
+
+
+def test_the_floor_rule_refuses_an_import_beside_or_above() -> None:
+    assert upward("model", [("sitemapcrawl.storage.store", ["Store"])]) == ["sitemapcrawl.storage.store"]
+    assert upward("fetcher", [("sitemapcrawl.scoring", ["evidence"])]) == ["sitemapcrawl.scoring.evidence"]
+    assert upward("storage", [("sitemapcrawl.model.cells", ["encode"]), ("sitemapcrawl.storage.store", []),
+                              ("sitemapcrawl.clock", ["utc_now"])]) == []
+
+
+def jobs_imported(path: Path) -> list[str]:
+    """The jobs that the module at `path` imports."""
+    jobs = {f"sitemapcrawl.jobs.{name}" for name in sitemapcrawl.jobs.FACE}
+    return sorted({target for module, names in imports_of(path) for target in targets(module, names)} & jobs)
 
 
 def test_no_job_imports_a_job_but_crawl() -> None:
-    jobs = {f"sitemapcrawl.jobs.{name}" for name in sitemapcrawl.jobs.FACE}
     offenders = {}
     for path in (PACKAGE / "jobs").glob("*.py"):
         if path.stem in ("crawl", "__init__"):
             continue
-        imported = {target for module, names in imports_of(path) for target in targets(module, names)} & jobs
+        imported = jobs_imported(path)
         if imported:
             offenders[path.stem] = sorted(imported)
     assert offenders == {}
 
 
+def test_the_job_rule_sees_a_job_imported(tmp_path: Path) -> None:
+    source = tmp_path / "parse.py"
+    source.write_text("from sitemapcrawl.jobs import fetch\nfrom sitemapcrawl.jobs.generate import GenerateOptions\n"
+                      "from sitemapcrawl.storage.store import Store\n", encoding="utf-8")
+    assert jobs_imported(source) == ["sitemapcrawl.jobs.fetch", "sitemapcrawl.jobs.generate"]
+
+
 def test_the_jobs_package_holds_only_jobs() -> None:
     assert {path.stem for path in (PACKAGE / "jobs").glob("*.py")} - {"__init__"} == set(sitemapcrawl.jobs.FACE)
+
+
+def private_imports(here: str, imports: list[tuple[str, list[str]]]) -> list[str]:
+    """The imports of module `here` (`""`: a test or a benchmark) that take a private name of another package."""
+    found = []
+    for module, names in imports:
+        private = [name for name in names if name.startswith("_") and name != "__version__"]
+        private += [part for part in module.split(".") if part.startswith("_") and part != "__main__"]
+        if private and (not here or room_of(module) != room_of(here)):
+            found.append(f"{module} {private}")
+    return found
 
 
 @pytest.mark.parametrize("root", [PACKAGE, TESTS, BENCHMARKS], ids=lambda root: root.name)
@@ -123,12 +163,17 @@ def test_no_private_name_is_imported_from_another_package(root: Path) -> None:
     offenders = []
     for path in sorted(root.rglob("*.py")):
         here = module_name(path) if root == PACKAGE else ""
-        for module, names in imports_of(path):
-            private = [name for name in names if name.startswith("_") and name != "__version__"]
-            private += [part for part in module.split(".") if part.startswith("_") and part != "__main__"]
-            if private and (not here or room_of(module) != room_of(here)):
-                offenders.append(f"{path.relative_to(root.parent)}: {module} {private}")
+        offenders += [f"{path.relative_to(root.parent)}: {found}" for found in private_imports(here, imports_of(path))]
     assert offenders == []
+
+
+def test_the_private_rule_refuses_a_private_name_from_elsewhere() -> None:
+    assert private_imports("sitemapcrawl.jobs.fetch", [("sitemapcrawl.storage.store", ["_retry"]),
+                                                       ("sitemapcrawl.storage._happybase", ["Pool"])]) == [
+        "sitemapcrawl.storage.store ['_retry']", "sitemapcrawl.storage._happybase ['_happybase']"]
+    assert private_imports("", [("sitemapcrawl.web.urls", ["_strip"])]) == ["sitemapcrawl.web.urls ['_strip']"]
+    assert private_imports("sitemapcrawl.storage.store", [("sitemapcrawl.storage._happybase", ["Pool"]),
+                                                          ("sitemapcrawl", ["__version__"])]) == []
 
 
 def test_every_package_shows_a_public_face() -> None:
@@ -136,6 +181,27 @@ def test_every_package_shows_a_public_face() -> None:
         source = init.read_text(encoding="utf-8")
         assert "\nFACE: dict" in source, f"{init.relative_to(PACKAGE)} has no FACE"
         assert ast.get_docstring(ast.parse(source)), f"{init.relative_to(PACKAGE)} has no docstring"
+
+
+def unnamed_modules(init: Path) -> list[str]:
+    """The modules of the package of `init` that its docstring does not name in backquotes."""
+    docstring = ast.get_docstring(ast.parse(init.read_text(encoding="utf-8"))) or ""
+    return sorted(path.stem for path in init.parent.glob("*.py")
+                  if path.stem != "__init__" and f"`{path.stem}`" not in docstring)
+
+
+def test_every_package_docstring_names_its_modules() -> None:
+    """docs/layout.md leaves the list of a package's modules to its docstring: a module it omits is unseen."""
+    unnamed = {init.parent.name: found for init in sorted(PACKAGE.glob("*/__init__.py"))
+               if (found := unnamed_modules(init))}
+    assert unnamed == {}
+
+
+def test_the_docstring_reader_sees_a_module_not_named(tmp_path: Path) -> None:
+    (tmp_path / "__init__.py").write_text('"""`feed` reads; work writes."""\n', encoding="utf-8")
+    for name in ("feed", "work", "engine"):
+        (tmp_path / f"{name}.py").write_text("", encoding="utf-8")
+    assert unnamed_modules(tmp_path / "__init__.py") == ["engine", "work"]
 
 
 def faces() -> dict[str, dict[str, tuple[str, ...]]]:
@@ -172,10 +238,23 @@ def reaches_across(path: Path) -> list[tuple[str, str]]:
         elif isinstance(node, ast.Import):
             assert not any(alias.name.startswith("sitemapcrawl.") for alias in node.names), \
                 f"{path}: write `from sitemapcrawl.package import module`"
+        elif isinstance(node, ast.ImportFrom) and node.module == "sitemapcrawl":  # a package's attributes go unseen
+            assert not any((PACKAGE / alias.name).is_dir() for alias in node.names), \
+                f"{path}: write `from sitemapcrawl.package import module`"
     for node in ast.walk(tree):
         if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in aliases:
             reached.append((aliases[node.value.id], node.attr))
     return [(module, name) for module, name in reached if room_of(module) and room_of(module) != here]
+
+
+def offered(module: str, name: str, face_of: dict[str, dict[str, tuple[str, ...]]]) -> bool:
+    """Does the package of `module` offer `name` to other packages (its `FACE`, or its `__all__`)?"""
+    package, _, rest = module.removeprefix("sitemapcrawl.").partition(".")
+    if package not in face_of:
+        return True  # a module of the package's root (config, modes...): all of it is public
+    if not rest:  # from sitemapcrawl.web import urls / from sitemapcrawl.sitemaps import parse_sitemap
+        return name in face_of[package] or name in package_names(PACKAGE / package / "__init__.py")
+    return name in face_of[package].get(rest, ())
 
 
 def test_no_package_is_reached_past_its_face() -> None:
@@ -184,21 +263,27 @@ def test_no_package_is_reached_past_its_face() -> None:
     offenders = []
     for path in package_modules():
         for module, name in reaches_across(path):
-            package, _, rest = module.removeprefix("sitemapcrawl.").partition(".")
-            if package not in face_of:
-                continue  # a module of the package's root (config, modes...): all of it is public
-            if not rest:  # from sitemapcrawl.web import urls / from sitemapcrawl.sitemaps import parse_sitemap
-                allowed = name in face_of[package] or name in package_names(PACKAGE / package / "__init__.py")
-            else:
-                allowed = name in face_of[package].get(rest, ())
-            if not allowed:
+            if not offered(module, name, face_of):
+                rest = module.removeprefix("sitemapcrawl.").partition(".")[2]
                 offenders.append(f"{module_name(path)} -> {module}{'.' if rest else ': '}{name}")
     assert offenders == [], "names another package does not offer (add them to its FACE if they are meant to be public)"
 
 
-def test_every_name_a_face_offers_exists() -> None:
+def test_the_face_rule_refuses_a_name_not_offered() -> None:
+    face_of = {"web": {"urls": ("canonicalize",)}, "sitemaps": {}}
+    assert offered("sitemapcrawl.web.urls", "canonicalize", face_of)
+    assert offered("sitemapcrawl.web", "urls", face_of)
+    assert offered("sitemapcrawl.sitemaps", "parse_sitemap", face_of)  # the package's __all__
+    assert offered("sitemapcrawl.config", "Settings", face_of)
+    assert not offered("sitemapcrawl.web.urls", "host_key", face_of)
+    assert not offered("sitemapcrawl.web", "rules", face_of)
+    assert not offered("sitemapcrawl.sitemaps.xml", "iterparse", face_of)
+
+
+def stale_names(face_of: dict[str, dict[str, tuple[str, ...]]]) -> list[str]:
+    """The modules and names the faces offer that do not exist."""
     stale = []
-    for package, face in faces().items():
+    for package, face in face_of.items():
         for module, names in face.items():
             try:
                 loaded = importlib.import_module(f"sitemapcrawl.{package}.{module}")
@@ -206,7 +291,16 @@ def test_every_name_a_face_offers_exists() -> None:
                 stale.append(f"{package}.{module}")
                 continue
             stale += [f"{package}.{module}.{name}" for name in names if not hasattr(loaded, name)]
-    assert stale == []
+    return stale
+
+
+def test_every_name_a_face_offers_exists() -> None:
+    assert stale_names(faces()) == []
+
+
+def test_a_stale_face_name_is_seen() -> None:
+    assert stale_names({"web": {"urls": ("canonicalize", "gone")}, "model": {"gone": ("x",)}}) == [
+        "web.urls.gone", "model.gone"]
 
 
 def test_the_face_reader_sees_names_and_attributes(tmp_path: Path) -> None:
@@ -219,6 +313,12 @@ def later():
 """, encoding="utf-8")
     assert sorted(reaches_across(source)) == [("sitemapcrawl.storage.store", "Store"), ("sitemapcrawl.web", "urls"),
                                               ("sitemapcrawl.web.urls", "canonicalize")]
+    for unseen in ("import sitemapcrawl.web.urls\n", "from sitemapcrawl import web\n"):
+        source.write_text(unseen, encoding="utf-8")
+        with pytest.raises(AssertionError, match="from sitemapcrawl.package import module"):
+            reaches_across(source)
+    source.write_text("from sitemapcrawl import config, logfields\n", encoding="utf-8")
+    assert reaches_across(source) == []
 
 
 def test_no_module_is_too_long() -> None:
@@ -231,11 +331,20 @@ def test_no_module_is_too_long() -> None:
 MAX_DOCSTRING_LINES = 20
 
 
+def docstring_lines(source: str) -> int:
+    """The lines of a module's docstring (0: none)."""
+    return len((ast.get_docstring(ast.parse(source), clean=False) or "").strip("\n").splitlines())
+
+
 def test_no_module_docstring_is_too_long() -> None:
     long = {str(path.relative_to(PACKAGE)): lines for path in package_modules()
-            if (lines := len((ast.get_docstring(ast.parse(path.read_text(encoding="utf-8")), clean=False) or "")
-                             .strip("\n").splitlines())) > MAX_DOCSTRING_LINES}
+            if (lines := docstring_lines(path.read_text(encoding="utf-8"))) > MAX_DOCSTRING_LINES}
     assert long == {}
+
+
+def test_the_docstring_count_sees_every_line() -> None:
+    assert docstring_lines('"""One.\n\nTwo\nthree.\n"""\nx = 1\n') == 4
+    assert docstring_lines("x = 1\n") == 0
 
 
 def test_the_reader_sees_every_form_of_import(tmp_path: Path) -> None:
@@ -254,12 +363,21 @@ def later():
     assert room_of("sitemapcrawl.web.urls") == "web"
 
 
+def mutual(reached: dict[str, set[str]]) -> list[tuple[str, ...]]:
+    """The pairs of modules that import each other, from each module's imported modules."""
+    return sorted({tuple(sorted((here, there))) for here, theirs in reached.items() for there in theirs
+                   if there != here and here in reached.get(there, set())})
+
+
 def test_no_two_modules_import_each_other() -> None:
     reached = {module_name(path): {target for module, names in imports_of(path) for target in targets(module, names)}
                for path in package_modules()}
-    pairs = sorted({tuple(sorted((here, there))) for here, theirs in reached.items() for there in theirs
-                    if there != here and here in reached.get(there, set())})
+    pairs = mutual(reached)
     assert pairs == []
+
+
+def test_the_cycle_rule_sees_two_modules_importing_each_other() -> None:
+    assert mutual({"a": {"b", "c"}, "b": {"a"}, "c": {"d"}, "d": set()}) == [("a", "b")]
 
 
 #: Calls that read the wall clock. Only `sitemapcrawl/clock.py` makes them: everything else takes a `Clock`
