@@ -1,13 +1,12 @@
 """The fetch job's parts: what to fetch, in which order, how fast, and what to write.
 
-`feed` reads a batch's members and hands out per-host work; `queues` keeps one
-queue per politeness key; `pacing` spaces requests by crawl delay across
-threads and processes; `work` fetches one URL (robots.txt, conditional GET,
-redirects) into an outcome; `write` records outcomes and host times;
-`model` holds the values they pass. `jobs.fetch` wires them together.
+`feed` reads a batch's members and the robots.txt rules of their origins;
+`queues` keeps one queue per politeness key; `pacing` spaces requests by
+crawl delay across runs and processes; `engine` fetches every ready host
+from one event loop (robots.txt, conditional GET, redirects); `outcomes`
+turns an answer into the facts on a row; `write` records outcomes and host
+times; `model` holds the values they pass. `jobs.fetch` wires them together.
 """
-
-__all__ = ["feed", "model", "pacing", "queues", "work", "write"]
 
 #: What other packages may use of this one, module by module (tests/unit/test_layout.py refuses any other
 #: name): a module or a name not here is this package's own.
