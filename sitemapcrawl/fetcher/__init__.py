@@ -1,10 +1,10 @@
 """The fetch job's parts: what to fetch, in which order, how fast, and what to write.
 
-`feed` reads a batch's members and hands out per-host work; `queues` keeps one
-queue per politeness key; `pacing` spaces requests by crawl delay across
-threads and processes; `engine` asks every ready host at once within a
-connection cap (robots.txt, conditional GET, redirects); `outcomes` turns an
-answer into the facts its row records; `write` records outcomes and host
+`feed` reads a batch's members and the robots.txt rules of their origins;
+`queues` keeps one queue per politeness key; `pacing` spaces requests by
+crawl delay across runs and processes; `engine` fetches every ready host
+from one event loop (robots.txt, conditional GET, redirects); `outcomes`
+turns an answer into the facts on a row; `write` records outcomes and host
 times; `model` holds the values they pass. `jobs.fetch` wires them together.
 """
 

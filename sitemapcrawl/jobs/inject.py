@@ -321,16 +321,16 @@ def inject(
         puts = []
         before: dict[bytes, WebPage | None] = {}
         written: list[new_rows.Written] = []
-        for key, seed in chunk.items():
-            old = before[key.encode("utf-8")] = existing.get(key.encode("utf-8"))
+        for encoded, seed in zip(keys, chunk.values(), strict=True):
+            old = before[encoded] = existing.get(encoded)
             row = row_for_seed(seed, old, now, settings, overwrite_score)
             if old is None:
                 counts.injected += 1
             else:
                 counts.updated += 1
             counts.sitemaps += 1 if seed.is_sitemap else 0
-            puts.append((key.encode("utf-8"), encode(row)))
-            written.append((key.encode("utf-8"), old, row))
+            puts.append((encoded, encode(row)))
+            written.append((encoded, old, row))
         write_pages(store, puts, before, now=now)  # with the due index entries of rows due now
         # In the row counts `serve` and the crawl's summary read: a seed no batch fetches is a row too.
         new_rows.count_written(store, written, "inject", counts.unreadable)

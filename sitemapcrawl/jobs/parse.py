@@ -11,9 +11,9 @@ page says about itself is fetch's: `web.pagesays`). Why
 blind puts, and the rules in full: docs/commands.md, parse.
 
 Cost: proportional to the batch, not the table: one range scan of member
-records and one multi-get of their rows per chunk; one get per stored body;
-two batched writes per `hbase_batch_size` entries. Memory: one document's
-stream and one write batch.
+records and one multi-get of their rows per chunk; one get per stored body,
+`PARSE_THREADS` rows at a time; two batched writes per `hbase_batch_size`
+entries. Memory: `PARSE_THREADS` documents' streams and one write batch.
 """
 
 from __future__ import annotations
@@ -451,8 +451,8 @@ def _pages_left(counts: ParseCounts) -> Callable[[int], None]:
     return left
 
 
-#: Sitemaps of a chunk parsed side by side: a small sitemap is mostly round trips to HBase (its body, its
-#: history, its entries, its row), which overlap; the CPU of the parse itself does not.
+#: Rows of a chunk parsed side by side: a row's parse is mostly round trips to HBase (a page's body; a small
+#: sitemap's body, history, entries and row), which overlap; the CPU of the parse itself does not.
 PARSE_THREADS = 4
 
 ParseOne = Callable[[bytes, WebPage, ParseCounts], tuple[WebPage | None, SitemapOutcome | None]]
@@ -460,24 +460,20 @@ ParseOne = Callable[[bytes, WebPage, ParseCounts], tuple[WebPage | None, Sitemap
 
 def _side_by_side(todo: list[tuple[bytes, WebPage]], parse: ParseOne, counts: ParseCounts) -> Iterator[
         tuple[bytes, WebPage, tuple[WebPage | None, SitemapOutcome | None]]]:
-    """(key, row, what `parse` gave) for each row of `todo`, in order: sitemap rows `PARSE_THREADS` at a time
-    (`overlap.side_by_side`), each into counts of its own added to `counts` in row order; the others here.
+    """(key, row, what `parse` gave) for each row of `todo`, in order, `PARSE_THREADS` rows at a time
+    (`overlap.side_by_side`), each into counts of its own added to `counts` in row order.
 
-    Each sitemap's parse writes its own row and history, and on its entries `il:` cells of its own and their
-    records. What one may read of another's writes (an index and its child both due again: the child's
-    vouchers) was written in the round that found the child: their order does not matter, as before.
+    A page's parse reads its body and writes nothing (its cells are the caller's to put). Each sitemap's
+    parse writes its own row and history, and on its entries `il:` cells of its own and their records. What
+    one may read of another's writes (an index and its child both due again: the child's vouchers) was
+    written in the round that found the child: their order does not matter, as before.
     """
     def apart(item: tuple[bytes, WebPage]) -> tuple[tuple[WebPage | None, SitemapOutcome | None], ParseCounts]:
         own = ParseCounts(batch_id=counts.batch_id)
         return parse(*item, own), own
 
-    sitemaps = side_by_side([(key, row) for key, row in todo if row.is_sitemap], apart, PARSE_THREADS)
-    for key, row in todo:
-        if row.is_sitemap:
-            result, own = next(sitemaps)
-            counts.add(own)
-        else:
-            result = parse(key, row, counts)
+    for (key, row), (result, own) in zip(todo, side_by_side(todo, apart, PARSE_THREADS), strict=True):
+        counts.add(own)
         yield key, row, result
 
 

@@ -465,11 +465,6 @@ class PoliteHttpClient:
         """`get`, with the final body written to `sink` (from its start) instead of `body` (left empty)."""
         return self._call(self.aio.get(url, None, max_bytes, sink))
 
-    def fetch_one(self, url: str, headers: Mapping[str, str] | None = None, max_bytes: int | None = None,
-                  *, refers: Capture | None = None) -> HttpResponse:
-        """One bare GET (`AsyncHttpClient.fetch_one`)."""
-        return self._call(self.aio.fetch_one(url, headers, max_bytes, refers=refers))
-
 
 async def _call_soon(function: Any, *args: Any) -> None:
     """`function(*args)` on the loop that runs this coroutine."""

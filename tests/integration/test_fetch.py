@@ -14,12 +14,12 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 
 import pytest
 from fetch_helpers import AGENT, PAST, add_rows, due, read, run_fetch
+from waiting import wait_for
 
 from sitemapcrawl.clock import Clock, utc_now
 from sitemapcrawl.config import Settings
@@ -238,9 +238,7 @@ def test_timeouts_and_500s_are_retried_then_gone(site: TestWebServer, store: Sto
         row = read(store, url)
         assert (row.status, row.retries) == (FetchStatus.GONE, 2)
     # the server logs a slow answer when it is written, after the client gave up
-    deadline = time.monotonic() + 10
-    while site.log.count(slow) < 2 and time.monotonic() < deadline:
-        time.sleep(0.1)
+    wait_for(lambda: site.log.count(slow) >= 2, 10, "the slow page's second answer was never logged")
     assert site.log.count(slow) == 2 and site.log.count(failing) == 2
 
 
@@ -314,9 +312,7 @@ def test_ctrl_c_stops_cleanly_and_the_batch_resumes(site: TestWebServer, store: 
     command = [sys.executable, "-m", "sitemapcrawl", "-q", "fetch", "--batch", "cc", "--delay", "0.2"]
     process = subprocess.Popen(command, env=cli_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
-        deadline = time.monotonic() + 60
-        while len(site.log.records("127.0.0.2")) < 5 and time.monotonic() < deadline:
-            time.sleep(0.05)
+        wait_for(lambda: len(site.log.records("127.0.0.2")) >= 5, 60, "the fetch made fewer than 5 requests")
         process.send_signal(signal.SIGINT)
         _out, err = process.communicate(timeout=60)
     finally:

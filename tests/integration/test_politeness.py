@@ -24,6 +24,7 @@ from urllib.parse import urlsplit
 
 import pytest
 from fetch_helpers import AGENT, PAST, add_rows, due, read, run_fetch
+from waiting import wait_for
 
 from sitemapcrawl.config import Settings
 from sitemapcrawl.jobs.crawl import CrawlOptions, crawl
@@ -147,9 +148,7 @@ def test_processes_back_to_back_and_a_restart_after_ctrl_c(site: TestWebServer, 
     seen = len(site.log)
     second = subprocess.Popen(base, env=cli_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
-        deadline = time.monotonic() + 60
-        while len(site.log) < seen + 2 and time.monotonic() < deadline:
-            time.sleep(0.02)
+        wait_for(lambda: len(site.log) >= seen + 2, 60, "the second process made fewer than 2 requests")
         second.send_signal(signal.SIGINT)
         _out, err = second.communicate(timeout=60)
     finally:

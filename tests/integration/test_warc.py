@@ -72,11 +72,11 @@ def test_the_client_keeps_a_content_coded_body_as_received_and_a_304_as_a_revisi
     recorder = WarcRecorder(tmp_path, 10_000_000, warcinfo(Settings(user_agent=AGENT)))
     client = PoliteHttpClient(AGENT, delay=0.0, recorder=recorder)
     try:  # fetch_one hands each exchange back, and its caller writes it (as fetcher.write does)
-        first = client.fetch_one(url)
+        first = client.submit(client.aio.fetch_one(url)).result()
         assert first.unrecorded is not None
         captured = recorder.record(first.unrecorded.exchange)
-        again = client.fetch_one(url, headers=conditional_headers(first.headers.get("etag"), None),
-                                 refers=captured)
+        again = client.submit(client.aio.fetch_one(url, headers=conditional_headers(first.headers.get("etag"), None),
+                                                   refers=captured)).result()
         assert again.unrecorded is not None and again.unrecorded.refers == captured
         revisited = recorder.record(again.unrecorded.exchange, again.unrecorded.refers)
     finally:
