@@ -12,12 +12,8 @@ times; `model` holds the values they pass. `jobs.fetch` wires them together.
 #: name): a module or a name not here is this package's own.
 FACE: dict[str, tuple[str, ...]] = {
     "engine": ("Engine", "host_budget"),
-    "feed": ("queue_all", "read_feed", "stored_rule"),
-    "model": (
-        "FetchCounts", "FetchItem", "FetchOptions", "FetchProgress", "QueueBy", "RobotsItem", "RobotsRule",
-        "parse_split",
-    ),
-    "outcomes": ("outcome_row", "retry_or_gone"),
+    "feed": ("queue_all", "read_feed"),
+    "model": ("FetchCounts", "FetchItem", "FetchOptions", "FetchProgress", "RobotsItem", "parse_split"),
     "pacing": ("Pacing", "StateWrite"),
     "queues": ("FetchQueues",),
     "write": ("Outbox", "Writer"),

@@ -32,18 +32,8 @@ from sitemapcrawl.batch.leases import Lease
 from sitemapcrawl.clock import Clock, utc_now
 from sitemapcrawl.errors import ArchiveError, LeaseHeldError, SitemapCrawlError, StoreUnavailableError, UsageError
 from sitemapcrawl.fetcher.engine import Engine, host_budget
-from sitemapcrawl.fetcher.feed import queue_all, read_feed, stored_rule
-from sitemapcrawl.fetcher.model import (
-    FetchCounts,
-    FetchItem,
-    FetchOptions,
-    FetchProgress,
-    QueueBy,
-    RobotsItem,
-    RobotsRule,
-    parse_split,
-)
-from sitemapcrawl.fetcher.outcomes import outcome_row, retry_or_gone
+from sitemapcrawl.fetcher.feed import queue_all, read_feed
+from sitemapcrawl.fetcher.model import FetchCounts, FetchItem, FetchOptions, FetchProgress, RobotsItem
 from sitemapcrawl.fetcher.pacing import Pacing, StateWrite
 from sitemapcrawl.fetcher.queues import FetchQueues
 from sitemapcrawl.fetcher.write import Outbox, Writer
@@ -53,8 +43,7 @@ from sitemapcrawl.storage.store import Store
 from sitemapcrawl.web.http import PoliteHttpClient
 from sitemapcrawl.web.rules import UrlRules
 
-__all__ = ["FetchCounts", "FetchItem", "FetchOptions", "FetchProgress", "QueueBy", "RobotsItem", "RobotsRule",
-           "fetch", "fetch_phase", "outcome_row", "parse_split", "retry_or_gone", "stored_rule"]
+__all__ = ["FetchCounts", "FetchOptions", "FetchProgress", "fetch", "fetch_phase"]
 
 log = logging.getLogger(__name__)
 

@@ -10,18 +10,13 @@ import pytest
 
 from sitemapcrawl.config import Settings
 from sitemapcrawl.errors import UsageError
-from sitemapcrawl.jobs.fetch import (
-    FetchCounts,
-    FetchItem,
-    FetchOptions,
-    QueueBy,
-    outcome_row,
-    parse_split,
-    retry_or_gone,
-    stored_rule,
-)
+from sitemapcrawl.fetcher.feed import stored_rule
+from sitemapcrawl.fetcher.model import FetchItem, parse_split
+from sitemapcrawl.fetcher.outcomes import outcome_row, retry_or_gone
+from sitemapcrawl.jobs.fetch import FetchCounts, FetchOptions
 from sitemapcrawl.model.schedule import SchedulePolicy, schedule
 from sitemapcrawl.model.webpage import FetchStatus, HostRow, RobotsStatus
+from sitemapcrawl.modes import QueueBy
 from sitemapcrawl.web.http import HttpResponse, conditional_headers
 from sitemapcrawl.web.robots_txt import HostReport, robots_host_row
 
