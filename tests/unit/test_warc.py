@@ -123,6 +123,10 @@ def test_warcinfo_names_the_crawler_and_its_settings_with_secrets_hidden_as_conf
     assert info["http-header-user-agent"] == "Bot/1"
     assert info["setting-warc_max_bytes"] == "5000"
     assert info["setting-http_proxy"] == "http://user:(hidden)@proxy:3128"
+    for proxy, shown in (("http://APIKEY123@proxy:8080", "http://(hidden)@proxy:8080"),
+                         ("http://proxy:8080/?token=abc", "http://proxy:8080/?(hidden)"),
+                         ("http://proxy:8080", "http://proxy:8080")):
+        assert warcinfo(Settings(user_agent="Bot/1", http_proxy=proxy))["setting-http_proxy"] == shown
     assert "X-Token" in info["setting-headers"]
     assert "secret" not in "".join(info.values()) and "tok123" not in "".join(info.values())
 
