@@ -350,7 +350,7 @@ def make_server(store: Store, options: ServeOptions) -> ThreadingHTTPServer:
     try:
         return _Server(options, store)
     except OSError as exc:
-        raise UsageError(f"cannot listen on {options.bind}:{options.port}: {exc.strerror or exc}") from None
+        raise UsageError(f"cannot listen on {host_port(options.bind, options.port)}: {exc.strerror or exc}") from None
 
 
 def server_url(server: ThreadingHTTPServer) -> str:

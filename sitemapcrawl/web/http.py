@@ -112,7 +112,7 @@ def check_proxies(settings: Settings) -> dict[str, str]:
         if not proxy:
             continue
         parts = urlsplit(proxy)
-        if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
+        if parts.scheme.lower() not in HTTP_SCHEMES or not parts.hostname:
             raise UsageError(f"{name} {proxy!r}: give a proxy URL such as http://proxy.example:3128")
         proxies[scheme] = proxy
     return proxies
