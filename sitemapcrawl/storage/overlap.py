@@ -14,7 +14,8 @@ job; its errors reach the job when it gets to that chunk. `side_by_side`
 runs a call per item on a few threads, the results in order (work that is
 mostly round trips: one small sitemap's parse).
 
-Cost: a thread per `WriteBehind` worker and per `read_ahead`; memory: `depth` chunks.
+Cost: a thread per `WriteBehind` worker (none for a single write, made at `close`) and per
+`read_ahead`; memory: `depth` chunks.
 """
 
 from __future__ import annotations
@@ -39,12 +40,25 @@ class WriteBehind:
 
     def __init__(self, depth: int = 2, workers: int = 1) -> None:
         self._depth = max(1, depth)
-        self._pool = ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="write-behind")
+        self._workers = max(1, workers)
+        self._pool: ThreadPoolExecutor | None = None
+        self._held: tuple[Callable[..., Any], tuple[Any, ...]] | None = None
         self._queued: deque[Future[Any]] = deque()
         self._failed = threading.Event()
 
     def submit(self, write: Callable[..., Any], *args: Any) -> None:
-        """Queue `write(*args)`; raise the error of an earlier call that failed."""
+        """Queue `write(*args)`; raise the error of an earlier call that failed.
+
+        The first call is held until a second comes: a job that writes one chunk (a small sitemap's
+        entries, most of a parse's) writes it at `close` on its own thread and starts no thread.
+        """
+        if self._pool is None:
+            if self._held is None:
+                self._held = (write, args)
+                return
+            self._pool = ThreadPoolExecutor(max_workers=self._workers, thread_name_prefix="write-behind")
+            held, self._held = self._held, None
+            self._queued.append(self._pool.submit(self._run, *held))
         self._wait_until(self._depth - 1)
         self._queued.append(self._pool.submit(self._run, write, args))
 
@@ -63,7 +77,14 @@ class WriteBehind:
             self._queued.popleft().result()
 
     def close(self) -> None:
-        """Wait for every queued call; raise the first error among them."""
+        """Wait for every queued call (or make the one held); raise the first error among them."""
+        if self._held is not None:
+            write, args = self._held
+            self._held = None
+            write(*args)
+            return
+        if self._pool is None:
+            return
         try:
             self._wait_until(0)
         finally:

@@ -25,6 +25,17 @@ def test_calls_run_in_order_on_one_other_thread_and_close_waits_for_all() -> Non
     assert threads and threading.get_ident() not in threads and len(threads) == 1
 
 
+def test_a_single_call_is_made_at_close_on_the_callers_thread_without_a_thread_started() -> None:
+    threads: list[int] = []
+    before = threading.active_count()
+    with WriteBehind() as later:
+        later.submit(lambda: threads.append(threading.get_ident()))
+        assert threads == [] and threading.active_count() == before  # held until a second call or close
+    assert threads == [threading.get_ident()]
+    with WriteBehind():
+        pass  # nothing submitted: nothing to do
+
+
 def test_submit_waits_while_depth_calls_are_queued() -> None:
     release = threading.Event()
     started: list[int] = []
