@@ -48,6 +48,8 @@ log = logging.getLogger(__name__)
 FETCH, PARSE, UPDATE, RELEASE = "fetch", "parse", "update", "release"
 GENERATE = "generate"
 """`generate.K/N` (unsplit: `generate`) is marked once split K of N marked the rows it selected into the batch."""
+SPREAD = "spread"
+"""`spread.K/N` is marked when split K of N of updatedb spread its links: merging waits for all."""
 GENERATING_COLUMN = column_names(BatchRow, ["generating"])[0]
 
 

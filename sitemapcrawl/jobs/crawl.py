@@ -230,7 +230,7 @@ def finish_batch(
     worker still holds on it. Returns the counts as a round numbered 0.
     """
     here = InProcess(Work(rules.settings, store=store, rules=rules, client=client, clock=clock), on_stage,
-                     updatedb_splits=registry.begun_splits(state, (UpdateStep.SPREAD.value, registry.UPDATE)))
+                     updatedb_splits=registry.begun_splits(state, (registry.SPREAD, registry.UPDATE)))
     mode = crawl_mode_of(state, options)
     seconds: dict[str, float] = {}
     if state.generating:
