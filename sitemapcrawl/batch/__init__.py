@@ -16,10 +16,10 @@ FACE: dict[str, tuple[str, ...]] = {
     "dask_runner": ("DaskRunner", "INSTALL_HINT", "check_address", "connect"),
     "leases": ("Lease",),
     "registry": (
-        "BatchState", "FETCH", "PARSE", "UPDATE", "barrier", "begin_generating", "begun_splits", "end_generating",
-        "every_batch", "fetch_split_names", "forget_generating", "generated_within", "holding", "missing_splits",
-        "phase_split_name", "read_batch", "record_done", "record_generated", "release", "require_batch", "too_old",
-        "unfinished", "working_on",
+        "BatchState", "FETCH", "PARSE", "SPREAD", "UPDATE", "barrier", "begin_generating", "begun_splits",
+        "end_generating", "every_batch", "fetch_split_names", "finish_generating", "forget_generating",
+        "generated_within", "holding", "missing_splits", "phase_split_name", "read_batch", "record_done",
+        "record_generated", "release", "require_batch", "too_old", "unfinished", "working_on",
     ),
     "workers": (
         "Channel", "Pool", "Runner", "WorkerResults", "merge_counts", "raise_failed", "run_splits", "sub_splits",

@@ -47,7 +47,9 @@ log = logging.getLogger(__name__)
 
 FETCH, PARSE, UPDATE, RELEASE = "fetch", "parse", "update", "release"
 GENERATE = "generate"
-"""With a split, `generate.K/N` is marked when split K of N selected rows into the batch."""
+"""`generate.K/N` (unsplit: `generate`) is marked once split K of N marked the rows it selected into the batch."""
+SPREAD = "spread"
+"""`spread.K/N` is marked when split K of N of updatedb spread its links: merging waits for all."""
 GENERATING_COLUMN = column_names(BatchRow, ["generating"])[0]
 
 
@@ -165,35 +167,35 @@ class BatchState:
 def _state(key: bytes, cells: dict[bytes, bytes]) -> BatchState:
     batch_id = key.decode("utf-8", "replace")
     row = decode(BatchRow, batch_id, cells)
+    done = dict(row.done or {})
     return BatchState(batch_id, row.generated, row.selected, max(1, row.fetch_splits or 1), row.mode,
-                      dict(row.done or {}), dict(row.leases or {}), _splits_of(row.generating))
+                      done, dict(row.leases or {}), _generating(row.generating, done))
 
 
-def _splits_of(text: str | None) -> tuple[Split, ...]:
-    """The splits a `b:gp` cell names (an unreadable item is left out: it cannot be run again)."""
+def _generating(text: str | None, done: dict[str, str]) -> tuple[Split, ...]:
+    """The splits a `b:gp` cell names whose `generate.K/N` (unsplit: `generate`) is not marked done
+    (an unreadable item is left out: it cannot be run again)."""
     found = []
     for item in (text or "").split():
         with contextlib.suppress(UsageError):
             found.append(Split.parse(item))
-    return tuple(dict.fromkeys(found))
+    return tuple(s for s in dict.fromkeys(found) if phase_split_name(GENERATE, s) not in done)
 
 
 def record_generated(store: Store, batch_id: str, now: datetime, selected: int, fetch_splits: int,
                      mode: str, split: Split = WHOLE) -> None:
-    """Register a new batch (one put), saying its rows are recorded (`tables`: members, touched rows);
-    a split of a generate adds its share to it.
+    """Register a new batch (one put), saying its rows are recorded (`tables`: members, touched rows),
+    before generate marks its rows; a split of a generate joins the batch.
 
     With a split (`generate --split K/N --batch-id ID`), every split registers
-    the same batch: the first writes the facts, each adds its selected rows to
-    `b:n` (check-and-put), so the batch's total is the sum of its splits, and
-    marks `generate.K/N` (the splits the batch is made of, `batch_splits`). A
-    split whose number of fetch splits or mode differ from the registered ones raises
-    UsageError (the splits of one batch must agree).
-
-    Either way the split is *generating* (`b:gp`) until `end_generating`: a
-    generate run again for the batch (`jobs.crawl.finish_batch`) registers
-    again without counting its rows twice, and an unsplit one keeps the
-    batch's first time. Cost: one get more than the puts.
+    the same batch: the first writes the facts, each names itself in `b:gp`
+    (unless a crawl named it already), and adds its rows once they are marked
+    (`finish_generating`). A split whose number of fetch splits or mode differ
+    from the registered ones raises UsageError (the splits of one batch must
+    agree). Unsplit, the put holds the rows and names `0/1` in `b:gp`, and
+    keeps the batch's first time (a generate run again for it,
+    `jobs.crawl.finish_batch`). Cost: one get more than the put (with a split
+    not named yet, a check-and-put too).
     """
     if split.whole:
         state = read_batch(store, batch_id)
@@ -202,7 +204,7 @@ def record_generated(store: Store, batch_id: str, now: datetime, selected: int, 
             batch_id, generated=first, selected=selected, fetch_splits=fetch_splits, mode=mode, records=True,
             generating=WHOLE.text())))])
         return
-    _add_split_generated(store, batch_id, now, selected, fetch_splits, mode, split)
+    _add_split_generated(store, batch_id, now, fetch_splits, mode, split)
 
 
 def record_done(store: Store, batch_id: str, names: list[str], now: datetime) -> None:
@@ -280,7 +282,7 @@ def release(store: Store, batch_id: str, now: datetime, force: bool = False) -> 
 
     Raises UsageError for a batch the registry does not know, LeaseHeldError
     for one a live worker holds a lease of (unless `force`; see the module
-    docstring). Cost: one check-and-put per lease cell, then as above.
+    docstring). Cost: one put of the lease cells, then as above.
     """
     state = read_batch(store, batch_id)
     if state is None:
@@ -316,14 +318,11 @@ def live_holders(state: BatchState, now: datetime) -> list[tuple[str, Holder]]:
 
 def _fence(store: Store, batch_id: str, state: BatchState, now: datetime) -> None:
     """Take every lease cell of the batch over (expired, in the name of `released`): a holder's next
-    refresh or `Lease.confirm` fails, so it stops and writes nothing more for the batch."""
-    key = batch_id.encode()
-    for split_name in state.leases:
-        column = batch_cell("l", split_name)
-        while True:
-            current = (store.row(BATCH_TABLE, key, [column]) or {}).get(column)
-            if store.check_and_put(BATCH_TABLE, key, column, current, Holder("released", now, now).text()):
-                break
+    refresh or `Lease.confirm` (a check-and-put on its own value) fails, so it stops and writes nothing
+    more for the batch. A plain put does it, whatever the cells hold: one round trip for all of them."""
+    if state.leases:
+        released = Holder("released", now, now).text()
+        store.write(BATCH_TABLE, [(batch_id.encode(), {batch_cell("l", name): released for name in state.leases})])
 
 
 @contextlib.contextmanager
@@ -477,38 +476,32 @@ def barrier(store: Store, batch_id: str, stage: str, phase: str, split: Split, s
         time.sleep(poll)
 
 
-def _add_split_generated(store: Store, batch_id: str, now: datetime, selected: int, fetch_splits: int,
-                         mode: str, split: Split) -> None:
-    key = batch_id.encode()
+def _add_split_generated(store: Store, batch_id: str, now: datetime, fetch_splits: int, mode: str,
+                         split: Split) -> None:
     state = read_batch(store, batch_id)
     if state is not None and state.generated is not None and (
             state.fetch_splits != max(1, fetch_splits) or (state.mode and state.mode != mode)):
         raise UsageError(f"batch {batch_id} was generated with --fetch-splits {state.fetch_splits} and mode "
                          f"{state.mode}; every split of it must use the same")
     # Named before the batch is known, so a kill after leaves it named; a crawl named it already (`b:gp`,
-    # read with the row above): nothing to write, and no read again.
-    if state is None or split not in state.generating:
+    # read with the row above), and a split run again after it finished is no longer generating: nothing
+    # to write, and no read again.
+    named = state is not None and (split in state.generating or phase_split_name(GENERATE, split) in state.done)
+    if not named:
         begin_generating(store, batch_id, [split])
     if state is None or state.generated is None:
-        store.write(BATCH_TABLE, [(key, encode(BatchRow(batch_id, generated=now, fetch_splits=fetch_splits,
-                                                        mode=mode, records=True)))])
-    if state is not None and phase_split_name(GENERATE, split) in state.done:
-        return  # this split registered before (a generate run again): its rows are counted
-    column = column_names(BatchRow, ["selected"])[0]
-    while True:
-        current = (store.row(BATCH_TABLE, key, [column]) or {}).get(column)
-        total = (int(current) if current and current.isdigit() else 0) + selected
-        if store.check_and_put(BATCH_TABLE, key, column, current, encode(BatchRow(batch_id, selected=total))[column]):
-            break
-    record_done(store, batch_id, [phase_split_name(GENERATE, split)], now)
+        store.write(BATCH_TABLE, [(batch_id.encode(), encode(BatchRow(
+            batch_id, generated=now, fetch_splits=fetch_splits, mode=mode, records=True)))])
 
 
 # -------------------------------------------------------------- generating --
-# `b:gp` names the generate splits of a batch begun and not finished: the crawl
-# writes every split it is about to run (`begin_generating`), a split adds
-# itself when it registers rows, and removes itself once its rows are marked
-# (`end_generating`). A crawl killed in between leaves them named there, and
-# the next crawl runs them for the same batch before fetching it.
+# `b:gp` names the generate splits of a batch begun: the crawl writes every
+# split it is about to run (`begin_generating`), a split not named adds itself
+# when it registers. A named split is generating until its rows are marked and
+# `d:generate.K/N` (unsplit: `d:generate`) says so (`finish_generating`), or it
+# selected none and its name goes (`end_generating`). A crawl killed in
+# between leaves them generating, and the next crawl runs them for the same
+# batch before fetching it.
 
 def _change_generating(store: Store, batch_id: str, change: Callable[[list[str]], list[str]]) -> None:
     """Rewrite `b:gp` by check-and-put until no other split changed it in between (nothing when unchanged)."""
@@ -528,8 +521,31 @@ def begin_generating(store: Store, batch_id: str, splits: list[Split]) -> None:
     _change_generating(store, batch_id, lambda items: list(dict.fromkeys([*items, *texts])))
 
 
+def finish_generating(store: Store, batch_id: str, split: Split, selected: int, now: datetime) -> None:
+    """`split` of the batch's generate marked its `selected` rows: add them to the batch's `b:n`, once,
+    and mark `generate.K/N` done (unsplit, `record_generated` wrote the rows: only the mark).
+
+    A split run again after it finished (its mark read with `b:n`) adds nothing. Cost: one put unsplit;
+    with a split, one get, a check-and-put (more while other splits add theirs) and the put.
+    """
+    name = phase_split_name(GENERATE, split)
+    if not split.whole:
+        key, done = batch_id.encode(), batch_cell("d", name)
+        column = column_names(BatchRow, ["selected"])[0]
+        while True:
+            cells = store.row(BATCH_TABLE, key, [column, done]) or {}
+            if done in cells:
+                return  # finished before (a generate run again): its rows are counted
+            current = cells.get(column)
+            total = (int(current) if current and current.isdigit() else 0) + selected
+            if store.check_and_put(BATCH_TABLE, key, column, current,
+                                   encode(BatchRow(batch_id, selected=total))[column]):
+                break
+    record_done(store, batch_id, [name], now)
+
+
 def end_generating(store: Store, batch_id: str, split: Split) -> None:
-    """`split` of the batch's generate is finished: its rows are marked (or it selected none).
+    """`split` of the batch's generate selected no row: its name goes from `b:gp`.
 
     Cost: one get, and one check-and-put when it was named (a batch never named costs the get).
     """

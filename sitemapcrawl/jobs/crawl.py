@@ -230,7 +230,7 @@ def finish_batch(
     worker still holds on it. Returns the counts as a round numbered 0.
     """
     here = InProcess(Work(rules.settings, store=store, rules=rules, client=client, clock=clock), on_stage,
-                     updatedb_splits=registry.begun_splits(state, (UpdateStep.SPREAD.value, registry.UPDATE)))
+                     updatedb_splits=registry.begun_splits(state, (registry.SPREAD, registry.UPDATE)))
     mode = crawl_mode_of(state, options)
     seconds: dict[str, float] = {}
     if state.generating:
@@ -250,11 +250,16 @@ def finish_generate(phases: Phases, store: Store, state: BatchState, options: Cr
     killed run would have made. Cost: those splits' generate, one get.
     """
     for part in state.generating:
-        phases.generate(GenerateOptions(
-            top_n=top_n_of_split(options.top_n, part), max_per_host=options.max_per_host,
-            count_mode=options.count_mode, fetch_splits=state.fetch_splits, mode=mode, batch_id=state.batch_id,
-            documents_only=options.documents_only, split=part))
+        phases.generate(replace(_generate_options(options, mode), top_n=top_n_of_split(options.top_n, part),
+                                fetch_splits=state.fetch_splits, batch_id=state.batch_id, split=part))
     return registry.read_batch(store, state.batch_id) or state
+
+
+def _generate_options(options: CrawlOptions, mode: CrawlMode) -> GenerateOptions:
+    """The options of a crawl's generate (a round's, or a split's finished for a batch left generating)."""
+    return GenerateOptions(top_n=options.top_n, max_per_host=options.max_per_host, count_mode=options.count_mode,
+                           fetch_splits=options.fetch_splits, mode=mode, documents_only=options.documents_only,
+                           split=options.split)
 
 
 def split_origins(store: Store, split: Split) -> list[str]:
@@ -351,9 +356,7 @@ def crawl(
     if mode is not CrawlMode.LINKS_ONLY:
         result.detect = _detect(store, client, rules, options, on_stage, clock)
     phases = phases or InProcess(Work(rules.settings, store=store, rules=rules, client=client, clock=clock), on_stage)
-    generate_options = GenerateOptions(top_n=options.top_n, max_per_host=options.max_per_host,
-                                       count_mode=options.count_mode, fetch_splits=options.fetch_splits, mode=mode,
-                                       documents_only=options.documents_only, split=options.split)
+    generate_options = _generate_options(options, mode)
     result.stopped = "rounds done"
     for number in range(1, options.rounds + 1):
         started = time.monotonic()

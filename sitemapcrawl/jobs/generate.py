@@ -378,7 +378,8 @@ def generate(
 
     members = list(split_members())
     # Registered before its rows are marked: a generate killed half-way leaves
-    # a batch that crawl finishes, never rows held by a batch nobody knows.
+    # a batch that crawl finishes, never rows held by a batch nobody knows;
+    # the split is generating until its rows are marked (`finish_generating`).
     # Recorded before marked too: later phases read the batch from its records.
     registry.record_generated(store, batch, now, len(chosen), options.fetch_splits, options.mode.value,
                              options.split)
@@ -387,7 +388,7 @@ def generate(
     counts.selected = store.write(WEBPAGE_TABLE, (
         (candidate.key, encode(WebPage(candidate.url, generate_mark=batch, batch_id=batch, fetch_split=part)))
         for candidate, part in members)).rows
-    registry.end_generating(store, batch, options.split)
+    registry.finish_generating(store, batch, options.split, len(chosen), now)
     log.info("generate: %s", counts.summary())
     return counts
 

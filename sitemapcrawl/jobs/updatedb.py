@@ -70,9 +70,6 @@ from sitemapcrawl.web.rules import UrlRules
 
 log = logging.getLogger(__name__)
 
-SPREAD = "spread"
-"""The registry mark a split sets when its links are spread (`spread.K/N`): merging waits for all."""
-
 WRITE_SPAN = 4
 """Read chunks whose merged rows the merge pass writes in one `write_pages` span: their due entries
 go in one put (new rows due at one time share index rows), so a write-behind thread makes five
@@ -552,7 +549,7 @@ def updatedb(
         if step is UpdateStep.ALL:
             _spread(store, batch_id, rules, mode, counts, chunk, split, on_progress)
             if not split.whole:  # links into this split's rows come from every split: all spread first
-                registry.barrier(store, batch_id, SPREAD, registry.UPDATE, split, rules.settings, wait=wait)
+                registry.barrier(store, batch_id, registry.SPREAD, registry.UPDATE, split, rules.settings, wait=wait)
         # Every split counts its own rows (each host bucket's cells are its own); a full rescore counts all.
         counting = None if rescore else AlikeCounting(BatchCounting(
             store, rules, batch_id, now, quality=quality, split=split, unreadable=counts.unreadable))
@@ -573,7 +570,7 @@ def _spread_step(store: Store, rules: UrlRules, batch_id: str, mode: CrawlMode, 
                  split: Split, before: registry.BatchState, wait: bool, on_progress: Callable[[int], None],
                  now: datetime) -> UpdateCounts:
     """updatedb's first step alone: spread this split's links under its lease, then mark `spread.K/N`."""
-    split_name = registry.phase_split_name(SPREAD, split)
+    split_name = registry.phase_split_name(registry.SPREAD, split)
     if split_name in before.done:
         log.info("updatedb: batch %s split %s spread its links already", batch_id, split.text())
         return counts
@@ -586,7 +583,7 @@ def _spread_step(store: Store, rules: UrlRules, batch_id: str, mode: CrawlMode, 
 
 def _check_spread(state: registry.BatchState, batch_id: str, split: Split) -> None:
     """SplitWaitError naming the splits of the batch that have not spread their links (merge needs them all)."""
-    missing = registry.missing_splits(state, SPREAD, split.count)
+    missing = registry.missing_splits(state, registry.SPREAD, split.count)
     if missing:
         names = ", ".join(s.text() for s in missing[:8]) + (" ..." if len(missing) > 8 else "")
         raise SplitWaitError(f"batch {batch_id}: split(s) {names} have not spread their links: run `updatedb "

@@ -358,10 +358,11 @@ class BatchRow(Row):
     records: bool | None = col(
         "b", "rec", FLAG, "the batch's rows are recorded in batchrow (absent: a batch from before)", "generate")
     generating: str | None = col(
-        "b", "gp", TEXT, "generate splits begun and not finished (K/N, space-separated; 0/1 unsplit): a crawl "
-                         "runs them for this batch before fetching it", "generate, crawl")
+        "b", "gp", TEXT, "generate splits begun (K/N, space-separated; 0/1 unsplit): those without their "
+                         "d:generate.K/N (d:generate) a crawl runs for this batch before fetching it",
+        "generate, crawl")
     done: Mapping[str, str] | None = mapcol(
-        "d", "fetch.K/N, parse, update or release (with splits also generate.K/N, parse.K/N, spread.K/N, "
+        "d", "generate, fetch.K/N, parse, update or release (with splits also generate.K/N, parse.K/N, spread.K/N, "
              "update.K/N) -> UTC time it finished", "fetch, parse, updatedb, batches",
         key="phase")
     leases: Mapping[str, str] | None = mapcol(

@@ -32,6 +32,7 @@ from pathlib import Path
 import pytest
 from hbase_fixtures import REPO, free_port
 from split_helpers import AGENT, table
+from waiting import wait_for
 
 from sitemapcrawl.config import Settings
 from sitemapcrawl.storage.store import Store
@@ -67,10 +68,9 @@ class DaskCluster:
             sys.executable, "-m", "distributed.cli.dask_scheduler", "--host", "127.0.0.1", "--port", str(self.port),
             "--no-dashboard", "--scheduler-file", str(self.file)])
         self.schedulers.append(scheduler)
-        deadline = time.monotonic() + 60
-        while not self.file.exists() or not self.file.read_text():
-            assert scheduler.poll() is None and time.monotonic() < deadline, "the Dask scheduler did not start"
-            time.sleep(0.2)
+        wait_for(lambda: scheduler.poll() is not None or (self.file.exists() and bool(self.file.read_text())), 60,
+                 "the Dask scheduler did not start")
+        assert scheduler.poll() is None, f"the Dask scheduler ended (exit status {scheduler.returncode})"
         return scheduler
 
     def kill_scheduler(self) -> None:
@@ -193,10 +193,10 @@ def test_a_dask_worker_killed_mid_phase_loses_nothing(
     web.reset()
 
     def replace_the_killed_worker(crawl: subprocess.Popen[str]) -> None:
-        deadline = time.monotonic() + 300
-        while doomed.poll() is None:  # two processes to watch: whichever ends first tells
-            assert crawl.poll() is None and time.monotonic() < deadline, f"no worker was killed during {phase}"
-            time.sleep(0.1)
+        # Two processes to watch: whichever ends first tells.
+        wait_for(lambda: doomed.poll() is not None or crawl.poll() is not None, 300,
+                 f"no worker was killed during {phase}")
+        assert doomed.poll() is not None, f"no worker was killed during {phase}"
         assert doomed.returncode == -signal.SIGKILL
         dask_cluster.worker()  # a replacement joins, as a batch scheduler would restart one
 

@@ -199,7 +199,7 @@ def test_a_crawl_whose_split_merge_was_killed_finishes_it_in_the_same_splits(
         run_crawl(mine, web, lambda s: Splits(KillingRunner("updatedb-merge", 2, stop_before=0), s, 2))
     [left] = registry.unfinished(store)
     assert {"spread.0/2", "spread.1/2"} <= set(left.done) and "update.0/2" not in left.done
-    assert registry.begun_splits(left, ("spread", registry.UPDATE)) == [Split(0, 2), Split(1, 2)]
+    assert registry.begun_splits(left, (registry.SPREAD, registry.UPDATE)) == [Split(0, 2), Split(1, 2)]
     result = run_crawl(mine, web, lambda _settings: None)  # finished here, then rounds in this process
     assert result.stopped == "nothing due" and [r.generate.batch_id for r in result.resumed] == [left.batch_id]
     now = table(store)

@@ -16,7 +16,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from collections import Counter
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -26,6 +25,7 @@ from pathlib import Path
 import pytest
 from hbase_fixtures import REPO
 from split_helpers import AGENT, START, prepare_batch, split_settings, table
+from waiting import wait_for
 
 from sitemapcrawl.batch import registry
 from sitemapcrawl.batch.leases import Lease
@@ -324,9 +324,8 @@ def test_ctrl_c_stops_every_worker_and_the_crawl_resumes(
         seeds = tmp_path / "seeds.txt"
         seeds.write_text("".join(f"{u}\n" for u in slow.base_urls()), encoding="utf-8")
         crawl = _cli(settings, "crawl", str(seeds), "--rounds", "3", "--delay", "0.3", "--workers", "2")
-        deadline = time.monotonic() + 60
-        while not any(r.target.startswith("/p/") for r in slow.log.records()) and time.monotonic() < deadline:
-            time.sleep(0.1)  # the fetch workers are at work
+        wait_for(lambda: any(r.target.startswith("/p/") for r in slow.log.records()), 60,
+                 "no fetch worker asked for a page")  # the fetch workers are at work
         workers = _children_of(crawl.pid)
         assert len(workers) == 2
         crawl.send_signal(signal.SIGINT)

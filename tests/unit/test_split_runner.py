@@ -80,7 +80,7 @@ def test_generate_tasks_share_one_batch_and_split_top_n() -> None:
     assert [t.label for t in tasks] == ["0/3", "1/3", "2/3"]
 
 
-def test_fetch_tasks_are_partitions() -> None:
+def test_fetch_tasks_are_the_fetch_splits() -> None:
     recorder = Recorder()
     fetch_workers(recorder, FetchOptions.from_settings(SETTINGS, "b2"), SETTINGS, 2)
     [(_phase, _batch, tasks)] = recorder.runs

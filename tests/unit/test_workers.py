@@ -7,14 +7,23 @@ from datetime import UTC, datetime
 import pytest
 
 from sitemapcrawl.batch.calls import as_dict
-from sitemapcrawl.batch.registry import BatchState, batch_splits, begun_splits, generated_within, missing_splits
+from sitemapcrawl.batch.registry import (
+    BatchState,
+    batch_splits,
+    begun_splits,
+    generated_within,
+    missing_splits,
+    read_batch,
+)
 from sitemapcrawl.batch.workers import Throttle, merge_counts, sub_splits, top_n_of_split
 from sitemapcrawl.errors import UsageError
 from sitemapcrawl.fetcher.model import FetchCounts
 from sitemapcrawl.jobs.generate import GenerateCounts
 from sitemapcrawl.jobs.parse import ParseCounts
 from sitemapcrawl.jobs.updatedb import UpdateCounts
+from sitemapcrawl.model.cells import encode
 from sitemapcrawl.model.splits import BUCKETS, Split
+from sitemapcrawl.model.webpage import BatchRow
 from sitemapcrawl.scoring.quality_step import QualityCounts
 
 
@@ -106,6 +115,27 @@ def test_the_generate_splits_not_finished_are_named_in_the_batch_state() -> None
     state = BatchState("b", generating=(Split(1, 2),))
     assert state.phase() == "generating (1/2 not finished)"
     assert generated_within(state, Split(1, 2)) and not generated_within(state, Split(0, 2))
+
+
+class _OneRow:
+    """A store holding one batch row (what `read_batch` reads: one get)."""
+
+    def __init__(self, row: BatchRow) -> None:
+        self.cells = encode(row)
+
+    def row(self, _table: str, _key: bytes) -> dict[bytes, bytes]:
+        return self.cells
+
+
+def test_a_named_generate_split_is_generating_until_its_done_mark() -> None:
+    when = datetime(2026, 1, 1, tzinfo=UTC)
+    row = BatchRow("b", generated=when, generating="0/2 1/2", done={"generate.0/2": "2026-01-01T00:00:00Z"})
+    state = read_batch(_OneRow(row), "b")  # type: ignore[arg-type]
+    assert state is not None and state.generating == (Split(1, 2),)
+    unsplit = BatchRow("b", generated=when, generating="0/1")
+    assert read_batch(_OneRow(unsplit), "b").generating == (Split(0, 1),)  # type: ignore[arg-type,union-attr]
+    unsplit.done = {"generate": "2026-01-01T00:00:00Z"}
+    assert read_batch(_OneRow(unsplit), "b").generating == ()  # type: ignore[arg-type,union-attr]
 
 
 def test_a_split_crawl_finishes_only_the_batches_generated_inside_its_split() -> None:
