@@ -30,7 +30,7 @@ from typing import Any
 
 from sitemapcrawl.errors import UsageError
 from sitemapcrawl.modes import CrawlMode, LogFormat, QueueBy, ThriftProtocol, ThriftTransport, choices
-from sitemapcrawl.urlparts import HTTP_SCHEMES
+from sitemapcrawl.urlparts import HTTP_SCHEMES, credentials_hidden
 
 ENV_PREFIX = "SITEMAPCRAWL_"
 #: What `effective` shows instead of a value that may be a credential.
@@ -582,24 +582,16 @@ def with_flags(settings: Settings, flags: Mapping[str, Any]) -> Settings:
     return merged
 
 
-def _proxy_shown(url: str) -> str:
-    """A proxy URL with what may be a credential hidden: a password (`user:(hidden)@`), a userinfo
-    without one (an API key: `(hidden)@`), and a query string."""
-    shown = re.sub(r"(//[^/@:]*:)[^/@]*@", rf"\g<1>{HIDDEN}@", url)
-    shown = re.sub(r"//[^/@:]+@", f"//{HIDDEN}@", shown)
-    return re.sub(r"\?.*", f"?{HIDDEN}", shown, flags=re.S)
-
-
 def effective(settings: Settings) -> list[tuple[str, Any, str]]:
     """Every setting as (name, value, source), values as JSON would hold them (paths and choices as text); the values of
-    `headers` and a proxy URL's credentials hidden (`_proxy_shown`)."""
+    `headers` and a proxy URL's credentials hidden (`urlparts.credentials_hidden`)."""
     rows = []
     for name in field_types():
         value = getattr(settings, name)
         if name == "headers":
             value = [f"{line.partition(':')[0]}: {HIDDEN}" for line in value]
         elif name in ("http_proxy", "https_proxy"):
-            value = _proxy_shown(value)
+            value = credentials_hidden(value, HIDDEN)
         if isinstance(value, (Path, enum.Enum)):
             value = str(value)
         elif isinstance(value, tuple):

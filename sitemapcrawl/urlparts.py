@@ -1,7 +1,8 @@
 """The URL facts that the sitemap engine, the web side and the settings share.
 
 The schemes crawled and their default ports, a URL's (scheme, host, port)
-with the default filled in, and `host:port` as an address writes it. They sit
+with the default filled in, `host:port` as an address writes it, and a URL
+shown with its credentials hidden. They sit
 on a floor of their own below `sitemaps/` and `config`, because `sitemaps/`
 may not import `web/`, and each copy of "http is 80" is a copy that drifts.
 Canonical URLs (what a row key is made of) stay in `web.urls`. Stdlib only.
@@ -9,6 +10,7 @@ Canonical URLs (what a row key is made of) stay in `web.urls`. Stdlib only.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from types import MappingProxyType
 from urllib.parse import urlsplit
@@ -53,3 +55,12 @@ def host_port(host: str, port: int | None = None) -> str:
     """
     shown = f"[{host}]" if ":" in host else host
     return shown if port is None else f"{shown}:{port}"
+
+
+def credentials_hidden(url: str, mark: str) -> str:
+    """`url` as shown where it is kept (`config show`, a WARC file's warcinfo), with `mark` for what may
+    be a credential: a password (`user:MARK@`), a user name standing alone (an API key: `MARK@`), and
+    the query string (`?MARK`)."""
+    shown = re.sub(r"(//[^/@:]*:)[^/@]*@", rf"\g<1>{mark}@", url)
+    shown = re.sub(r"//[^/@:]+@", f"//{mark}@", shown)
+    return re.sub(r"\?.*", f"?{mark}", shown, flags=re.S)

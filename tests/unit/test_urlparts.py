@@ -7,7 +7,7 @@ import pytest
 from sitemapcrawl.config import Settings
 from sitemapcrawl.sitemaps.scope import vouch_host
 from sitemapcrawl.storage.gateways import Gateway
-from sitemapcrawl.urlparts import DEFAULT_PORTS, HTTP_SCHEMES, host_port, origin_parts, port_of
+from sitemapcrawl.urlparts import DEFAULT_PORTS, HTTP_SCHEMES, credentials_hidden, host_port, origin_parts, port_of
 from sitemapcrawl.web.urls import canonicalize
 
 
@@ -78,3 +78,10 @@ def test_host_port_brackets_ipv6(host: str, port: int | None, text: str) -> None
 def test_a_gateway_address_is_written_as_the_setting_writes_it() -> None:
     assert Gateway("::1", 9090).address == "[::1]:9090"
     assert Gateway("127.0.0.1", 9090).address == Settings().hbase
+
+
+def test_credentials_hidden_covers_a_password_a_lone_user_name_and_the_query() -> None:
+    assert credentials_hidden("http://u:secret@proxy:3128", "X") == "http://u:X@proxy:3128"
+    assert credentials_hidden("http://APIKEY@proxy:8080/", "X") == "http://X@proxy:8080/"
+    assert credentials_hidden("http://proxy:8080/?token=abc&b=1", "X") == "http://proxy:8080/?X"
+    assert credentials_hidden("https://proxy.example:443", "X") == "https://proxy.example:443"
